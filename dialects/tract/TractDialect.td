@@ -1,0 +1,27 @@
+#ifndef TRACT_DIALECT_TD
+#define TRACT_DIALECT_TD
+
+include "mlir/IR/OpBase.td"
+
+def Tract_Dialect : Dialect {
+  let name = "tract";
+  let summary = "tract-opl: the operator set of the tract inference engine";
+  let description = [{
+    The `tract` dialect models a neural network the way the tract engine
+    sees it after import: a small set of operators close to NNEF and to
+    tract's core (einsum, conv, pools, axis ops, element-wise families,
+    reductions, scans, pulse ops). ONNX- and NNEF-only spellings are
+    translated by the frontends and never appear here.
+
+    Values are ranked tensors of builtin element types. Element-wise binary
+    operators broadcast numpy-style over operands of *equal rank*: frontends
+    make rank changes explicit with axis operators.
+  }];
+  let cppNamespace = "::mlir::tract";
+  let hasConstantMaterializer = 1;
+}
+
+class Tract_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tract_Dialect, mnemonic, traits>;
+
+#endif // TRACT_DIALECT_TD

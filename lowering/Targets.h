@@ -1,0 +1,33 @@
+#ifndef LOWERING_TARGETS_H
+#define LOWERING_TARGETS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+
+namespace mlir::tract {
+
+/// A CPU target that `tract compile --target NAME` can emit objects for.
+struct CpuTarget {
+  llvm::StringRef name;       ///< short name on the command line
+  llvm::StringRef triple;     ///< LLVM target triple
+  llvm::StringRef defaultCpu; ///< CPU used when `--cpu` is not given
+};
+
+/// The targets the project compiles for: x86_64, aarch64, armv7, wasm32.
+llvm::ArrayRef<CpuTarget> cpuTargets();
+
+/// Finds a target by its short name or its full triple; nullptr if unknown.
+const CpuTarget *lookupCpuTarget(llvm::StringRef nameOrTriple);
+
+/// The host's target, as one of cpuTargets(); nullptr on another host.
+const CpuTarget *hostCpuTarget();
+
+/// True if the LLVM the project links can generate code for `target`;
+/// otherwise `error` says why.
+bool isTargetAvailable(const CpuTarget &target, std::string &error);
+
+} // namespace mlir::tract
+
+#endif // LOWERING_TARGETS_H

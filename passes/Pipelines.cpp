@@ -1,0 +1,26 @@
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::tract {
+#define GEN_PASS_REGISTRATION
+#include "passes/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+
+void mlir::tract::buildDeclutterPipeline(OpPassManager &pm) {
+  pm.addPass(createTractDeclutter());
+  pm.addPass(createCSEPass());
+  // CSE merges duplicated subgraphs, which lets more patterns match.
+  pm.addPass(createTractDeclutter());
+}
+
+void mlir::tract::registerTractPassesAndPipelines() {
+  registerTractPasses();
+  PassPipelineRegistration<>(
+      "tract-declutter-pipeline",
+      "The declutter pipeline that `tract -O` runs on a model",
+      [](OpPassManager &pm) { buildDeclutterPipeline(pm); });
+}

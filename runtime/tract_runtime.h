@@ -1,0 +1,84 @@
+/* tract runtime: the C ABI shared by compiled models and their host.
+ *
+ * Tensors are described by a dtype, a rank, dims and a pointer to dense
+ * row-major data. Errors are reported as a status code plus a thread-local
+ * message that names what went wrong. */
+#ifndef TRACT_RUNTIME_H
+#define TRACT_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tract_status {
+  TRACT_OK = 0,
+  TRACT_ERROR = 1,
+} tract_status;
+
+/* Element types, named as tract names them (Bool, U8, ..., F32, F64). */
+typedef enum tract_dtype {
+  TRACT_DT_BOOL = 0,
+  TRACT_DT_U8,
+  TRACT_DT_U16,
+  TRACT_DT_U32,
+  TRACT_DT_U64,
+  TRACT_DT_I8,
+  TRACT_DT_I16,
+  TRACT_DT_I32,
+  TRACT_DT_I64,
+  TRACT_DT_F16,
+  TRACT_DT_BF16,
+  TRACT_DT_F32,
+  TRACT_DT_F64,
+  TRACT_DT_COUNT
+} tract_dtype;
+
+/* Size of one element in bytes, or 0 for an invalid dtype. */
+size_t tract_dtype_size(tract_dtype dt);
+/* tract's name of the dtype ("F32", "I64", "Bool"), or NULL if invalid. */
+const char *tract_dtype_name(tract_dtype dt);
+/* Parses a dtype name, case-insensitively ("f32", "F32", "bool").
+ * Returns TRACT_ERROR (with a message) for an unknown name. */
+tract_status tract_dtype_from_name(const char *name, tract_dtype *out);
+
+#define TRACT_MAX_RANK 16
+
+typedef struct tract_tensor {
+  tract_dtype dtype;
+  int32_t rank;
+  int64_t dims[TRACT_MAX_RANK];
+  void *data; /* dense, row-major, aligned to TRACT_TENSOR_ALIGN */
+} tract_tensor;
+
+#define TRACT_TENSOR_ALIGN 64
+
+/* Number of elements (1 for a scalar). */
+int64_t tract_tensor_len(const tract_tensor *t);
+/* Number of bytes of data. */
+size_t tract_tensor_nbytes(const tract_tensor *t);
+
+/* Allocates a zero-filled tensor. Returns NULL (with a message) on a bad
+ * dtype, rank, negative dim, size overflow or allocation failure. */
+tract_tensor *tract_tensor_new(tract_dtype dt, int32_t rank,
+                               const int64_t *dims);
+void tract_tensor_free(tract_tensor *t);
+
+/* The last error of this thread, or "" if none. */
+const char *tract_last_error(void);
+/* Records an error message (printf-style) for this thread; returns
+ * TRACT_ERROR so that callers can `return tract_set_error(...)`. */
+tract_status tract_set_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void tract_clear_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACT_RUNTIME_H */

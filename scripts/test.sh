@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The whole test suite: the lit tests (FileCheck over the tools' output) and
+# the GoogleTest unit tests (under CTest). Installs what is missing, builds
+# incrementally, and ends with one line: "tests: N passed, N failed".
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="${TRACT_BUILD_DIR:-$root/build}"
+export TRACT_BUILD_DIR="$build"
+
+"$root/scripts/setup.sh" || exit 1
+"$root/scripts/build.sh" || exit 1
+
+llvm_prefix=$(llvm-config-22 --prefix 2>/dev/null || echo /usr/lib/llvm-22)
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+echo "== lit"
+"$llvm_prefix/bin/lit" -sv "$build/test" 2>&1 | tee "$logs/lit.txt"
+lit_status=${PIPESTATUS[0]}
+
+echo "== unit tests (ctest)"
+ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$logs/ctest.txt"
+ctest_status=${PIPESTATUS[0]}
+
+count() { # count FILE REGEX: the number captured by REGEX's first group, or 0
+  sed -nE "s/$2/\\1/p" "$1" | tail -n 1 | grep -E '^[0-9]+$' || echo 0
+}
+lit_passed=$(count "$logs/lit.txt" '^ *Passed *: *([0-9]+).*')
+lit_failed=$(count "$logs/lit.txt" '^ *Failed *: *([0-9]+).*')
+lit_skipped=0
+for kind in Unsupported "Expectedly Failed" Excluded Skipped; do
+  lit_skipped=$((lit_skipped + $(count "$logs/lit.txt" "^ *$kind *: *([0-9]+).*")))
+done
+lit_unexpected=$(count "$logs/lit.txt" '^ *Unexpectedly Passed *: *([0-9]+).*')
+ctest_total=$(count "$logs/ctest.txt" '.*tests failed out of ([0-9]+).*')
+ctest_failed=$(count "$logs/ctest.txt" '.* ([0-9]+) tests failed out of.*')
+
+passed=$((lit_passed + ctest_total - ctest_failed))
+failed=$((lit_failed + lit_unexpected + ctest_failed))
+# A runner that crashed or ran nothing is a failure, whatever it counted.
+if ((lit_status != 0 && failed == 0)) || ((ctest_status != 0 && failed == 0)) ||
+    ((lit_passed == 0)) || ((ctest_total == 0)); then
+  failed=$((failed + 1))
+fi
+
+echo
+echo "lit: $lit_passed passed, $lit_failed failed; unit: $((ctest_total - ctest_failed)) passed, $ctest_failed failed"
+echo "tests: $passed passed, $failed failed, $lit_skipped skipped"
+((failed == 0))

@@ -1,0 +1,24 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "tract-mlir"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tract_obj_root, "test")
+# Unit tests run under CTest, not lit.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
+
+config.substitutions.append(("%tract_src_root", config.tract_src_root))
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.tract_tools_dir, config.llvm_tools_dir]
+tools = ["tract", "tract-opt", "tract-translate"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -1,0 +1,89 @@
+#include "tools/tract/CommandLine.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace mlir::tract;
+
+namespace {
+
+std::optional<cli::Invocation> parse(std::vector<llvm::StringRef> args,
+                                     std::string &error) {
+  return cli::parse(args, error);
+}
+
+TEST(TractCommandLine, DumpIsTheDefaultSubcommand) {
+  std::string error;
+  auto invocation = parse({"model.onnx"}, error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_EQ(invocation->model, "model.onnx");
+  EXPECT_EQ(invocation->subcommand, "dump");
+  EXPECT_FALSE(invocation->optimize);
+}
+
+TEST(TractCommandLine, GlobalOptionsBeforeTheModel) {
+  std::string error;
+  auto invocation =
+      parse({"-i", "1,S,64,f32", "--set=S=3", "--set", "P=2", "-O",
+             "--nnef-tract-core", "--pulse", "S=8", "model", "run"},
+            error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_EQ(invocation->inputFacts, std::vector<std::string>{"1,S,64,f32"});
+  EXPECT_EQ(invocation->sets, (std::vector<std::string>{"S=3", "P=2"}));
+  EXPECT_EQ(invocation->pulse, "S=8");
+  EXPECT_TRUE(invocation->optimize);
+  EXPECT_EQ(invocation->subcommand, "run");
+}
+
+TEST(TractCommandLine, DumpOptionsAfterTheModel) {
+  std::string error;
+  auto invocation = parse({"model.mlir", "dump", "--mlir", "-q"}, error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_TRUE(invocation->dumpMlir);
+  EXPECT_TRUE(invocation->quiet);
+  // Without a subcommand, options after the model are dump's.
+  invocation = parse({"model.mlir", "--mlir"}, error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_TRUE(invocation->dumpMlir);
+}
+
+TEST(TractCommandLine, UnknownOptionGetsAHint) {
+  std::string error;
+  EXPECT_FALSE(parse({"--sett", "S=3", "model"}, error));
+  EXPECT_EQ(error, "unknown option '--sett'; did you mean '--set'?");
+  EXPECT_FALSE(parse({"model", "dump", "--mlri"}, error));
+  EXPECT_EQ(error, "unknown option '--mlri' for 'dump'; did you mean "
+                   "'--mlir'?");
+  EXPECT_FALSE(parse({"--frobnicate", "model"}, error));
+  EXPECT_EQ(error, "unknown option '--frobnicate'; see 'tract --help'");
+}
+
+TEST(TractCommandLine, ReportsMisuse) {
+  std::string error;
+  EXPECT_FALSE(parse({}, error));
+  EXPECT_EQ(error, "no model given; see 'tract --help'");
+  EXPECT_FALSE(parse({"--set"}, error));
+  EXPECT_EQ(error, "option '--set' expects a value");
+  EXPECT_FALSE(parse({"model", "frob"}, error));
+  EXPECT_EQ(error,
+            "unknown subcommand 'frob'; expected one of dump, run, bench, "
+            "compile");
+  EXPECT_FALSE(parse({"model", "run", "--mlir"}, error));
+  EXPECT_EQ(error, "option '--mlir' does not apply to 'run'");
+  EXPECT_FALSE(parse({"-O=1", "model"}, error));
+  EXPECT_EQ(error, "option '-O' takes no value");
+}
+
+TEST(TractCommandLine, HelpAndVersionNeedNoModel) {
+  std::string error;
+  auto invocation = parse({"--help"}, error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_TRUE(invocation->help);
+  invocation = parse({"-V"}, error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_TRUE(invocation->version);
+  EXPECT_NE(cli::usage().find("--set VALUE"), std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,213 @@
+#include "tools/tract/CommandLine.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir::tract::cli;
+using llvm::StringRef;
+
+namespace {
+
+enum class Scope { Global, Dump };
+
+struct Flag {
+  Scope scope;
+  StringRef longName;  // with its dashes
+  StringRef shortName; // may be empty
+  bool takesValue;
+  StringRef help;
+};
+
+// NNEF extension switches of tract: tract-mlir always reads and writes every
+// extension, so these are accepted and change nothing.
+const StringRef kNnefExtensionFlags[] = {
+    "--nnef-tract-core",   "--nnef-tract-onnx",
+    "--nnef-tract-pulse",  "--nnef-tract-extra",
+    "--nnef-tract-transformers", "--nnef-extended-identifier",
+};
+
+const Flag kFlags[] = {
+    {Scope::Global, "--input-facts", "-i", true,
+     "input fact, e.g. 1,S,64,f32 (repeatable)"},
+    {Scope::Global, "--set", "", true, "concretize a symbol, e.g. S=3"},
+    {Scope::Global, "--assert", "", true, "add an assertion, e.g. S>=1"},
+    {Scope::Global, "--pulse", "", true, "pulsify, e.g. S=8"},
+    {Scope::Global, "--pass", "", true, "stop at this stage of the pipeline"},
+    {Scope::Global, "--optimize", "-O", false, "declutter the model"},
+    {Scope::Global, "--help", "-h", false, "print this help"},
+    {Scope::Global, "--version", "-V", false, "print the version"},
+    {Scope::Dump, "--mlir", "", false, "print the tract-dialect IR"},
+    {Scope::Dump, "--quiet", "-q", false, "print nothing"},
+};
+
+const StringRef kSubcommands[] = {"dump", "run", "bench", "compile"};
+
+const Flag *findFlag(Scope scope, StringRef name) {
+  for (const Flag &flag : kFlags)
+    if (flag.scope == scope &&
+        (flag.longName == name || (!flag.shortName.empty() &&
+                                   flag.shortName == name)))
+      return &flag;
+  return nullptr;
+}
+
+/// The known spelling closest to `name`, if any is close enough to be a typo.
+std::optional<StringRef> closestFlag(Scope scope, StringRef name) {
+  std::optional<StringRef> best;
+  unsigned bestDistance = 3;
+  auto consider = [&](StringRef candidate) {
+    unsigned distance = name.edit_distance(candidate);
+    if (distance < bestDistance) {
+      bestDistance = distance;
+      best = candidate;
+    }
+  };
+  for (const Flag &flag : kFlags)
+    if (flag.scope == scope || flag.scope == Scope::Global)
+      consider(flag.longName);
+  if (scope == Scope::Global)
+    for (StringRef flag : kNnefExtensionFlags)
+      consider(flag);
+  return best;
+}
+
+std::string unknownFlagError(Scope scope, StringRef arg,
+                             StringRef subcommand) {
+  std::string message = "unknown option '" + arg.str() + "'";
+  if (scope == Scope::Dump)
+    message += " for '" + subcommand.str() + "'";
+  if (std::optional<StringRef> hint = closestFlag(scope, arg))
+    message += "; did you mean '" + hint->str() + "'?";
+  else
+    message += "; see 'tract --help'";
+  return message;
+}
+
+} // namespace
+
+std::optional<Invocation>
+mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
+  Invocation invocation;
+  bool haveModel = false, haveSubcommand = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    StringRef arg = args[i];
+    if (!arg.starts_with("-") || arg == "-") {
+      if (!haveModel) {
+        invocation.model = arg.str();
+        haveModel = true;
+      } else if (!haveSubcommand && llvm::is_contained(kSubcommands, arg)) {
+        invocation.subcommand = arg.str();
+        haveSubcommand = true;
+      } else if (!haveSubcommand) {
+        error = "unknown subcommand '" + arg.str() +
+                "'; expected one of dump, run, bench, compile";
+        return std::nullopt;
+      } else {
+        error = "unexpected argument '" + arg.str() + "'";
+        return std::nullopt;
+      }
+      continue;
+    }
+    if (!haveModel && llvm::is_contained(kNnefExtensionFlags, arg))
+      continue;
+
+    // Options before the model are global; after it, they belong to the
+    // subcommand (dump when none was named).
+    Scope scope = haveModel ? Scope::Dump : Scope::Global;
+    auto [name, inlineValue] = arg.split('=');
+    bool hasInlineValue = arg.contains('=');
+    const Flag *flag = findFlag(scope, name);
+    if (!flag) {
+      error = unknownFlagError(scope, name, invocation.subcommand);
+      return std::nullopt;
+    }
+    if (scope == Scope::Dump && invocation.subcommand != "dump") {
+      error = "option '" + name.str() + "' does not apply to '" +
+              invocation.subcommand + "'";
+      return std::nullopt;
+    }
+    std::string value;
+    if (flag->takesValue) {
+      if (hasInlineValue) {
+        value = inlineValue.str();
+      } else if (i + 1 < args.size()) {
+        value = args[++i].str();
+      } else {
+        error = "option '" + name.str() + "' expects a value";
+        return std::nullopt;
+      }
+    } else if (hasInlineValue) {
+      error = "option '" + name.str() + "' takes no value";
+      return std::nullopt;
+    }
+
+    StringRef longName = flag->longName;
+    if (longName == "--input-facts")
+      invocation.inputFacts.push_back(value);
+    else if (longName == "--set")
+      invocation.sets.push_back(value);
+    else if (longName == "--assert")
+      invocation.assertions.push_back(value);
+    else if (longName == "--pulse")
+      invocation.pulse = value;
+    else if (longName == "--pass")
+      invocation.stage = value;
+    else if (longName == "--optimize")
+      invocation.optimize = true;
+    else if (longName == "--help")
+      invocation.help = true;
+    else if (longName == "--version")
+      invocation.version = true;
+    else if (longName == "--mlir")
+      invocation.dumpMlir = true;
+    else if (longName == "--quiet")
+      invocation.quiet = true;
+  }
+  if (!haveModel && !invocation.help && !invocation.version) {
+    error = "no model given; see 'tract --help'";
+    return std::nullopt;
+  }
+  return invocation;
+}
+
+std::string mlir::tract::cli::usage() {
+  std::string text =
+      "tract-mlir: load, optimize, compile and run neural network models\n"
+      "\n"
+      "USAGE: tract [OPTIONS] MODEL [SUBCOMMAND [OPTIONS]]\n"
+      "\n"
+      "MODEL is a .onnx file, an NNEF folder or .nnef.tgz archive, or\n"
+      "tract-dialect IR (.mlir).\n"
+      "\n"
+      "SUBCOMMANDS:\n"
+      "  dump     list the model's operators (default)\n"
+      "  run      run the model\n"
+      "  bench    time the model\n"
+      "  compile  compile the model to an object file\n"
+      "\n"
+      "OPTIONS:\n";
+  auto describe = [&](Scope scope) {
+    for (const Flag &flag : kFlags) {
+      if (flag.scope != scope)
+        continue;
+      std::string names = flag.shortName.empty()
+                              ? "    " + flag.longName.str()
+                              : flag.shortName.str() + ", " +
+                                    flag.longName.str();
+      if (flag.takesValue)
+        names += " VALUE";
+      text += "  " + names + std::string(names.size() < 26
+                                             ? 26 - names.size()
+                                             : 1,
+                                         ' ') +
+              flag.help.str() + "\n";
+    }
+  };
+  describe(Scope::Global);
+  text += "      --nnef-tract-core and the other --nnef-* switches are\n"
+          "                            accepted: every extension is always "
+          "on\n"
+          "\nDUMP OPTIONS:\n";
+  describe(Scope::Dump);
+  return text;
+}

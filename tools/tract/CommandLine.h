@@ -1,0 +1,44 @@
+#ifndef TOOLS_TRACT_COMMANDLINE_H
+#define TOOLS_TRACT_COMMANDLINE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tract::cli {
+
+/// What `tract [GLOBAL OPTIONS] MODEL [SUBCOMMAND [OPTIONS]]` asked for,
+/// following the conventions of tract's own command line.
+struct Invocation {
+  // Global options, before the model.
+  std::vector<std::string> inputFacts; ///< -i / --input-facts, repeatable
+  std::vector<std::string> sets;       ///< --set S=3, repeatable
+  std::vector<std::string> assertions; ///< --assert EXPR, repeatable
+  std::optional<std::string> pulse;    ///< --pulse S=8
+  std::optional<std::string> stage;    ///< --pass STAGE
+  bool optimize = false;               ///< -O
+  bool help = false;
+  bool version = false;
+
+  std::string model;
+  std::string subcommand = "dump"; ///< dump is the default, as in tract
+
+  // dump options.
+  bool dumpMlir = false;
+  bool quiet = false;
+};
+
+/// Parses the arguments after the program name. On failure, `error` holds one
+/// line naming the offending argument, with a hint when a known flag is close.
+std::optional<Invocation> parse(llvm::ArrayRef<llvm::StringRef> args,
+                                std::string &error);
+
+/// The text of `tract --help`.
+std::string usage();
+
+} // namespace mlir::tract::cli
+
+#endif // TOOLS_TRACT_COMMANDLINE_H
