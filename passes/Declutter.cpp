@@ -15,8 +15,7 @@ using namespace mlir::tract;
 
 namespace {
 
-struct DeclutterPass
-    : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
+struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
   LogicalResult initialize(MLIRContext *context) override {
     RewritePatternSet owning(context);
     auto *dialect = context->getLoadedDialect<TractDialect>();

@@ -12,9 +12,10 @@ using namespace mlir::tract;
 // Shape helpers
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::tract::inferBroadcastResultType(
-    std::optional<Location> location, Value lhs, Value rhs,
-    SmallVectorImpl<Type> &results) {
+LogicalResult
+mlir::tract::inferBroadcastResultType(std::optional<Location> location,
+                                      Value lhs, Value rhs,
+                                      SmallVectorImpl<Type> &results) {
   auto lhsType = dyn_cast<RankedTensorType>(lhs.getType());
   auto rhsType = dyn_cast<RankedTensorType>(rhs.getType());
   if (!lhsType || !rhsType)
@@ -95,11 +96,11 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
     return inner.getInput();
   Type elementType = getElementTypeOrSelf(getType());
   if (isa<FloatType>(elementType))
-    return constFoldUnaryOp<FloatAttr, APFloat, void>(adaptor.getOperands(),
-                                       [](const APFloat &a) { return -a; });
+    return constFoldUnaryOp<FloatAttr, APFloat, void>(
+        adaptor.getOperands(), [](const APFloat &a) { return -a; });
   if (isa<IntegerType>(elementType) && !elementType.isInteger(1))
-    return constFoldUnaryOp<IntegerAttr, APInt, void>(adaptor.getOperands(),
-                                         [](const APInt &a) { return -a; });
+    return constFoldUnaryOp<IntegerAttr, APInt, void>(
+        adaptor.getOperands(), [](const APInt &a) { return -a; });
   return {};
 }
 

@@ -20,9 +20,8 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::tract::TractDialect, mlir::func::FuncDialect>();
 
-  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
-    os << "tract-mlir " TRACT_VERSION "\n";
-  });
+  llvm::cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "tract-mlir " TRACT_VERSION "\n"; });
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "tract-opt: the tract-mlir pass driver\n", registry));
 }

@@ -36,9 +36,9 @@ static void registerMlirToLlvmIr() {
 
 int main(int argc, char **argv) {
   registerMlirToLlvmIr();
-  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
-    os << "tract-mlir " TRACT_VERSION "\n";
-  });
+  llvm::cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "tract-mlir " TRACT_VERSION "\n"; });
   return failed(mlirTranslateMain(
-      argc, argv, "tract-translate: tract-mlir import, export and translation"));
+      argc, argv,
+      "tract-translate: tract-mlir import, export and translation"));
 }

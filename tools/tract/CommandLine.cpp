@@ -21,8 +21,8 @@ struct Flag {
 // NNEF extension switches of tract: tract-mlir always reads and writes every
 // extension, so these are accepted and change nothing.
 const StringRef kNnefExtensionFlags[] = {
-    "--nnef-tract-core",   "--nnef-tract-onnx",
-    "--nnef-tract-pulse",  "--nnef-tract-extra",
+    "--nnef-tract-core",         "--nnef-tract-onnx",
+    "--nnef-tract-pulse",        "--nnef-tract-extra",
     "--nnef-tract-transformers", "--nnef-extended-identifier",
 };
 
@@ -45,8 +45,8 @@ const StringRef kSubcommands[] = {"dump", "run", "bench", "compile"};
 const Flag *findFlag(Scope scope, StringRef name) {
   for (const Flag &flag : kFlags)
     if (flag.scope == scope &&
-        (flag.longName == name || (!flag.shortName.empty() &&
-                                   flag.shortName == name)))
+        (flag.longName == name ||
+         (!flag.shortName.empty() && flag.shortName == name)))
       return &flag;
   return nullptr;
 }
@@ -71,8 +71,7 @@ std::optional<StringRef> closestFlag(Scope scope, StringRef name) {
   return best;
 }
 
-std::string unknownFlagError(Scope scope, StringRef arg,
-                             StringRef subcommand) {
+std::string unknownFlagError(Scope scope, StringRef arg, StringRef subcommand) {
   std::string message = "unknown option '" + arg.str() + "'";
   if (scope == Scope::Dump)
     message += " for '" + subcommand.str() + "'";
@@ -190,16 +189,13 @@ std::string mlir::tract::cli::usage() {
     for (const Flag &flag : kFlags) {
       if (flag.scope != scope)
         continue;
-      std::string names = flag.shortName.empty()
-                              ? "    " + flag.longName.str()
-                              : flag.shortName.str() + ", " +
-                                    flag.longName.str();
+      std::string names = flag.shortName.empty() ? "    " + flag.longName.str()
+                                                 : flag.shortName.str() + ", " +
+                                                       flag.longName.str();
       if (flag.takesValue)
         names += " VALUE";
-      text += "  " + names + std::string(names.size() < 26
-                                             ? 26 - names.size()
-                                             : 1,
-                                         ' ') +
+      text += "  " + names +
+              std::string(names.size() < 26 ? 26 - names.size() : 1, ' ') +
               flag.help.str() + "\n";
     }
   };

@@ -1,0 +1,154 @@
+//===- TDim.h - symbolic dimension algebra ----------------------*- C++ -*-===//
+//
+// TDim is tract's symbolic dimension: an integer expression over named
+// symbols (`S`, `P`, `B`) with +, -, *, floor division by a positive
+// constant, min, max and broadcast (`#`). Expressions are kept in a canonical
+// form (a polynomial over atoms) so that equal expressions compare equal:
+// `(S+3)-3 == S`, `2*S+S == 3*S`, `(4*S+2)/4 == S`.
+//
+// The library depends on LLVM's support library only; the dialect stores
+// TDims in attributes and asks them questions instead of doing arithmetic on
+// shapes itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIALECTS_TDIM_TDIM_H
+#define DIALECTS_TDIM_TDIM_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace mlir::tract {
+
+/// Values of symbols, for evaluation.
+using SymbolValues = std::map<std::string, int64_t, std::less<>>;
+
+class TDim {
+public:
+  /// The constant 0.
+  TDim();
+  /// An integer constant.
+  TDim(int64_t value);
+
+  /// A named symbol. The name must be an identifier ([A-Za-z_][A-Za-z0-9_]*).
+  static TDim symbol(llvm::StringRef name);
+
+  /// Parses tract's syntax: integers, symbols, `+ - *`, `/` by a positive
+  /// constant, `min(a,b,…)`, `max(a,b,…)`, `a#b` (broadcast, lowest
+  /// precedence) and parentheses. On failure returns nullopt and, if `error`
+  /// is given, says what was expected where.
+  static std::optional<TDim> parse(llvm::StringRef text,
+                                   std::string *error = nullptr);
+
+  TDim operator+(const TDim &other) const;
+  TDim operator-(const TDim &other) const;
+  TDim operator*(const TDim &other) const;
+  TDim operator-() const;
+  TDim &operator+=(const TDim &other) { return *this = *this + other; }
+  TDim &operator-=(const TDim &other) { return *this = *this - other; }
+  TDim &operator*=(const TDim &other) { return *this = *this * other; }
+
+  /// Floor division by a positive constant (rounds toward minus infinity).
+  TDim floorDiv(int64_t divisor) const;
+  /// Ceiling division by a positive constant.
+  TDim ceilDiv(int64_t divisor) const;
+  static TDim min(llvm::ArrayRef<TDim> operands);
+  static TDim max(llvm::ArrayRef<TDim> operands);
+  /// Numpy broadcast of two dims: equal dims, or a 1 against anything.
+  /// Returns nullopt when the dims are known not to broadcast (two distinct
+  /// constants, neither of them 1).
+  static std::optional<TDim> broadcast(const TDim &lhs, const TDim &rhs);
+
+  bool isConstant() const;
+  std::optional<int64_t> getConstant() const;
+  /// The symbol's name if this expression is exactly one symbol.
+  std::optional<std::string> getSymbolName() const;
+  /// Adds the names of the symbols that occur in the expression to `names`.
+  void collectSymbols(std::set<std::string> &names) const;
+
+  /// The value under `values`, or nullopt if a symbol has no value or a
+  /// broadcast of the given values is invalid.
+  std::optional<int64_t> eval(const SymbolValues &values) const;
+  /// Replaces `symbol` by `replacement` everywhere and re-simplifies.
+  TDim substitute(llvm::StringRef symbol, const TDim &replacement) const;
+  /// Replaces every symbol that has a value in `values`.
+  TDim substitute(const SymbolValues &values) const;
+
+  /// tract's syntax, parseable by parse(): `S+P`, `(S-3)/4`, `2*S`.
+  std::string toString() const;
+
+  /// A total order over canonical forms (for sorting and uniquing).
+  int compare(const TDim &other) const;
+  bool operator==(const TDim &other) const { return compare(other) == 0; }
+  bool operator!=(const TDim &other) const { return compare(other) != 0; }
+  bool operator<(const TDim &other) const { return compare(other) < 0; }
+  friend llvm::hash_code hash_value(const TDim &dim);
+
+  struct Poly;
+
+private:
+  explicit TDim(std::shared_ptr<const Poly> poly) : poly(std::move(poly)) {}
+  std::shared_ptr<const Poly> poly;
+  friend struct TDimBuilder;
+};
+
+/// An interval of possible values; an absent end is unbounded.
+struct DimBounds {
+  std::optional<int64_t> lower;
+  std::optional<int64_t> upper;
+};
+
+/// What is known about a model's symbols: its assertions (`S >= 1`,
+/// `S+P < 4096`) and named scenarios (`tg: S == 1`). Every symbol is a
+/// dimension, so it is also known to be non-negative.
+class SymbolScope {
+public:
+  /// Adds an assertion `A op B` with op one of >=, >, <=, <, ==. Returns
+  /// false (and the reason in `error`) if it does not parse.
+  bool addAssertion(llvm::StringRef text, std::string *error = nullptr);
+  /// Adds `name: A op B`: an assertion that holds in scenario `name` only.
+  bool addScenarioAssertion(llvm::StringRef text, std::string *error = nullptr);
+
+  /// The assertions and scenario assertions as given, for export.
+  llvm::ArrayRef<std::string> getAssertions() const { return assertionTexts; }
+  llvm::ArrayRef<std::string> getScenarioAssertions() const {
+    return scenarioTexts;
+  }
+  /// Scenario names in the order they were first seen.
+  std::vector<std::string> getScenarios() const;
+
+  /// Bounds of `dim` from the assertions (plus those of `scenario`, if
+  /// given). Sound but not complete: a bound may be missing or loose.
+  DimBounds bounds(const TDim &dim, llvm::StringRef scenario = {}) const;
+  bool proveNonNegative(const TDim &dim, llvm::StringRef scenario = {}) const;
+  bool provePositive(const TDim &dim, llvm::StringRef scenario = {}) const;
+  /// Proves `lhs >= rhs`.
+  bool proveGreaterOrEqual(const TDim &lhs, const TDim &rhs,
+                           llvm::StringRef scenario = {}) const;
+
+  /// Simplifies min/max whose order the assertions decide, e.g.
+  /// `min(S,4096)` to `S` under `S <= 4000`.
+  TDim simplify(const TDim &dim, llvm::StringRef scenario = {}) const;
+
+private:
+  /// Constraints `expr >= 0` that hold in `scenario`.
+  std::vector<TDim> constraints(llvm::StringRef scenario) const;
+
+  std::vector<TDim> global; // expr >= 0
+  std::vector<std::pair<std::string, TDim>> scenarioConstraints;
+  std::vector<std::string> assertionTexts;
+  std::vector<std::string> scenarioTexts;
+};
+
+} // namespace mlir::tract
+
+#endif // DIALECTS_TDIM_TDIM_H

@@ -1,0 +1,314 @@
+#include "dialects/tdim/TDim.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+using namespace mlir::tract;
+
+namespace {
+
+TDim dim(llvm::StringRef text) {
+  std::string error;
+  std::optional<TDim> parsed = TDim::parse(text, &error);
+  EXPECT_TRUE(parsed) << text.str() << ": " << error;
+  return parsed ? *parsed : TDim();
+}
+
+const TDim S = TDim::symbol("S");
+const TDim P = TDim::symbol("P");
+
+TEST(TDim, CanonicalFormsCompareEqual) {
+  EXPECT_EQ((S + 3) - 3, S);
+  EXPECT_EQ(S * 2 + S, S * 3);
+  EXPECT_EQ((S * 4 + 2).floorDiv(4), S);
+  EXPECT_EQ(S * P, P * S);
+  EXPECT_EQ((S + P) * (S - P), S * S - P * P);
+  EXPECT_EQ(S - S, TDim(0));
+  EXPECT_EQ(dim("(S+3)-3"), dim("S"));
+  EXPECT_EQ(dim("2*S+S"), dim("3*S"));
+  EXPECT_EQ(dim("(4*S+2)/4"), dim("S"));
+  EXPECT_EQ(dim("S+P"), dim("P+S"));
+  EXPECT_NE(dim("S+1"), dim("S"));
+  EXPECT_NE(S, P);
+}
+
+TEST(TDim, Division) {
+  EXPECT_EQ((S * 6 + 4).floorDiv(2), S * 3 + 2);
+  // floor((2S+2)/4) == floor((S+1)/2): common factors go.
+  EXPECT_EQ((S * 2 + 2).floorDiv(4), (S + 1).floorDiv(2));
+  // Whole multiples come out of the division: (8S+9)/4 == 2S+2+(1/4).
+  EXPECT_EQ((S * 8 + 9).floorDiv(4), S * 2 + 2);
+  EXPECT_EQ((S * 8 + 11).floorDiv(4), S * 2 + 2 + (S * 0 + 3).floorDiv(4));
+  EXPECT_EQ((S * 5 + 3).floorDiv(4), S + (S + 3).floorDiv(4));
+  // Nested divisions merge.
+  EXPECT_EQ((S - 3).floorDiv(4).floorDiv(2), (S - 3).floorDiv(8));
+  EXPECT_EQ(TDim(-7).floorDiv(2), TDim(-4));
+  EXPECT_EQ(S.ceilDiv(4), (S + 3).floorDiv(4));
+  EXPECT_EQ(S.floorDiv(1), S);
+}
+
+TEST(TDim, MinMaxAndBroadcast) {
+  EXPECT_EQ(TDim::min({S + 1, S}), S);
+  EXPECT_EQ(TDim::max({S + 1, S, S - 4}), S + 1);
+  EXPECT_EQ(TDim::min({TDim(3), TDim(5)}), TDim(3));
+  EXPECT_EQ(TDim::min({S, TDim(8)}), TDim::min({TDim(8), S}));
+  EXPECT_EQ(TDim::min({TDim::min({S, P}), TDim(8)}),
+            TDim::min({S, P, TDim(8)}));
+  EXPECT_EQ(TDim::broadcast(S, TDim(1)), S);
+  EXPECT_EQ(TDim::broadcast(S, S), S);
+  EXPECT_EQ(TDim::broadcast(S, TDim(4)), TDim(4));
+  EXPECT_EQ(TDim::broadcast(TDim(3), TDim(4)), std::nullopt);
+  EXPECT_EQ(TDim::broadcast(S, P), TDim::broadcast(P, S));
+}
+
+TEST(TDim, PrintsTractSyntax) {
+  EXPECT_EQ(S.toString(), "S");
+  EXPECT_EQ(TDim(-12).toString(), "-12");
+  EXPECT_EQ(TDim().toString(), "0");
+  EXPECT_EQ((S * 2).toString(), "2*S");
+  EXPECT_EQ((S - 3).toString(), "S-3");
+  EXPECT_EQ((TDim(3) - S).toString(), "-S+3");
+  EXPECT_EQ((S - 3).floorDiv(4).toString(), "(S-3)/4");
+  EXPECT_EQ(S.floorDiv(4).toString(), "S/4");
+  EXPECT_EQ((S.floorDiv(4) * 2).toString(), "2*(S/4)");
+  EXPECT_EQ((-S.floorDiv(4)).toString(), "-(S/4)");
+  EXPECT_EQ(TDim::min({S, TDim(8)}).toString(), "min(S,8)");
+  EXPECT_EQ((S * P).toString(), "P*S");
+  EXPECT_EQ((TDim::broadcast(S, P)->toString()), "P#S");
+  EXPECT_EQ((*TDim::broadcast(S, P) + 1).toString(), "(P#S)+1");
+  EXPECT_EQ(((S - 3).floorDiv(4) + 1).toString(), "(S+1)/4");
+  EXPECT_EQ(((S - 3).floorDiv(4) + P).toString(), "P+(S-3)/4");
+}
+
+TEST(TDim, ParsePrintRoundTrip) {
+  for (llvm::StringRef text :
+       {"S", "S+P", "(S-3)/4", "2*S", "min(S,8)", "max(S,P+1)", "S#P",
+        "-(S/4)+P", "2*((S+1)/3)", "S*S*P-7", "min(S#P,4)+max(1,S)",
+        "(S+P)/2#B", "-S-P-1"}) {
+    TDim parsed = dim(text);
+    EXPECT_EQ(dim(parsed.toString()), parsed)
+        << text.str() << " printed as " << parsed.toString();
+  }
+}
+
+TEST(TDim, ParseErrorsSayWhereAndWhat) {
+  std::string error;
+  EXPECT_FALSE(TDim::parse("S/P", &error));
+  EXPECT_EQ(error, "expected a positive constant divisor at column 3 in 'S/P'");
+  EXPECT_FALSE(TDim::parse("S/0", &error));
+  EXPECT_FALSE(TDim::parse("S+", &error));
+  EXPECT_EQ(error, "expected a dim at column 3 in 'S+'");
+  EXPECT_FALSE(TDim::parse("(S", &error));
+  EXPECT_EQ(error, "expected ')' at column 3 in '(S'");
+  EXPECT_FALSE(TDim::parse("S $ 2", &error));
+  EXPECT_EQ(error, "unexpected '$' at column 3 in 'S $ 2'");
+  EXPECT_FALSE(TDim::parse("99999999999999999999", &error));
+  EXPECT_EQ(error, "integer out of range at column 1 in "
+                   "'99999999999999999999'");
+  EXPECT_FALSE(TDim::parse("3#4", &error));
+  EXPECT_FALSE(TDim::parse("", &error));
+}
+
+TEST(TDim, EvalAndSubstitute) {
+  TDim e = dim("(S-3)/4+2*P");
+  EXPECT_EQ(e.eval({{"S", 11}, {"P", 5}}), 12);
+  EXPECT_EQ(e.eval({{"S", 1}, {"P", 0}}), -1); // floor(-2/4) == -1
+  EXPECT_EQ(e.eval({{"S", 11}}), std::nullopt);
+  EXPECT_EQ(e.substitute("S", TDim(11)), dim("2*P+2"));
+  EXPECT_EQ(e.substitute("P", S), dim("(S-3)/4+2*S"));
+  EXPECT_EQ(e.substitute("S", P * 4 + 3), P * 3);
+  EXPECT_EQ(e.substitute(SymbolValues{{"S", 7}, {"P", 1}}), TDim(3));
+  EXPECT_EQ(dim("S#P").eval({{"S", 1}, {"P", 9}}), 9);
+  EXPECT_EQ(dim("S#P").eval({{"S", 2}, {"P", 9}}), std::nullopt);
+  std::set<std::string> names;
+  dim("min(S,B)+(P-1)/2").collectSymbols(names);
+  EXPECT_EQ(names, (std::set<std::string>{"B", "P", "S"}));
+  EXPECT_EQ(S.getSymbolName(), "S");
+  EXPECT_EQ((S + 1).getSymbolName(), std::nullopt);
+}
+
+TEST(SymbolScope, ProvesFromAssertions) {
+  SymbolScope scope;
+  // Symbols are dims: non-negative without any assertion.
+  EXPECT_TRUE(scope.proveNonNegative(S));
+  EXPECT_FALSE(scope.provePositive(S));
+  ASSERT_TRUE(scope.addAssertion("S >= 1"));
+  ASSERT_TRUE(scope.addAssertion("S <= 32000"));
+  ASSERT_TRUE(scope.addAssertion("S+P < 4096"));
+  EXPECT_TRUE(scope.provePositive(S));
+  EXPECT_TRUE(scope.proveNonNegative(dim("S-1")));
+  EXPECT_FALSE(scope.proveNonNegative(dim("S-2")));
+  EXPECT_TRUE(scope.provePositive(dim("(S+3)/4")));
+  EXPECT_TRUE(scope.proveGreaterOrEqual(TDim(4095), S + P));
+  EXPECT_TRUE(scope.provePositive(dim("4096-S")));
+  EXPECT_FALSE(scope.proveGreaterOrEqual(TDim(4094), S + P));
+  DimBounds b = scope.bounds(dim("2*S+1"));
+  EXPECT_EQ(b.lower, 3);
+  EXPECT_EQ(b.upper, 8191); // S+P < 4096 and P >= 0 bound S by 4095
+  EXPECT_EQ(scope.bounds(P).upper, 4094);
+  EXPECT_EQ(scope.simplify(dim("min(S,32000)+max(S,0)")), S * 2);
+  EXPECT_EQ(scope.simplify(dim("min(S,P)")), dim("min(S,P)"));
+  EXPECT_EQ(scope.getAssertions().size(), 3u);
+}
+
+TEST(SymbolScope, Scenarios) {
+  SymbolScope scope;
+  ASSERT_TRUE(scope.addAssertion("S >= 1"));
+  ASSERT_TRUE(scope.addScenarioAssertion("tg: S==1"));
+  ASSERT_TRUE(scope.addScenarioAssertion("pp: P==0"));
+  EXPECT_EQ(scope.getScenarios(), (std::vector<std::string>{"tg", "pp"}));
+  DimBounds tg = scope.bounds(S, "tg");
+  EXPECT_EQ(tg.lower, 1);
+  EXPECT_EQ(tg.upper, 1);
+  EXPECT_EQ(scope.bounds(S).upper, std::nullopt);
+  EXPECT_TRUE(scope.proveNonNegative(dim("1-S"), "tg"));
+  EXPECT_FALSE(scope.proveNonNegative(dim("1-S")));
+  EXPECT_TRUE(scope.proveNonNegative(dim("-P"), "pp"));
+  EXPECT_EQ(scope.simplify(dim("max(S,P+1)"), "pp"), S);
+
+  std::string error;
+  EXPECT_FALSE(scope.addAssertion("S", &error));
+  EXPECT_EQ(error, "expected a relation (>=, >, <=, <, ==) in 'S'");
+  EXPECT_FALSE(scope.addScenarioAssertion("S==1", &error));
+  EXPECT_EQ(error, "expected 'scenario: relation' in 'S==1'");
+}
+
+//===----------------------------------------------------------------------===//
+// Randomized: simplification never changes an expression's value.
+//===----------------------------------------------------------------------===//
+
+/// A plain expression tree, evaluated without any simplification.
+struct RefExpr {
+  enum Kind { Const, Sym, Add, Sub, Mul, Div, Min, Max, Bcast } kind;
+  int64_t value = 0;
+  std::string name;
+  std::vector<RefExpr> children;
+
+  std::optional<int64_t> eval(const SymbolValues &values) const {
+    if (kind == Const)
+      return value;
+    if (kind == Sym)
+      return values.at(name);
+    std::optional<int64_t> a = children[0].eval(values);
+    if (!a)
+      return std::nullopt;
+    if (kind == Div) {
+      int64_t q = *a / value;
+      return (*a % value != 0 && *a < 0) ? q - 1 : q;
+    }
+    std::optional<int64_t> b = children[1].eval(values);
+    if (!b)
+      return std::nullopt;
+    switch (kind) {
+    case Add:
+      return *a + *b;
+    case Sub:
+      return *a - *b;
+    case Mul:
+      return *a * *b;
+    case Min:
+      return std::min(*a, *b);
+    case Max:
+      return std::max(*a, *b);
+    case Bcast:
+      if (*a == 1)
+        return *b;
+      if (*b == 1 || *a == *b)
+        return *a;
+      return std::nullopt;
+    default:
+      return std::nullopt;
+    }
+  }
+
+  /// The same expression built through TDim's operators; nullopt when the
+  /// algebra refuses it (a broadcast of two incompatible constants).
+  std::optional<TDim> build() const {
+    if (kind == Const)
+      return TDim(value);
+    if (kind == Sym)
+      return TDim::symbol(name);
+    std::optional<TDim> a = children[0].build();
+    if (!a)
+      return std::nullopt;
+    if (kind == Div)
+      return a->floorDiv(value);
+    std::optional<TDim> b = children[1].build();
+    if (!b)
+      return std::nullopt;
+    switch (kind) {
+    case Add:
+      return *a + *b;
+    case Sub:
+      return *a - *b;
+    case Mul:
+      return *a * *b;
+    case Min:
+      return TDim::min({*a, *b});
+    case Max:
+      return TDim::max({*a, *b});
+    case Bcast:
+      return TDim::broadcast(*a, *b);
+    default:
+      return std::nullopt;
+    }
+  }
+};
+
+RefExpr randomExpr(std::mt19937 &rng, int depth) {
+  std::uniform_int_distribution<int> pick(0, depth > 0 ? 9 : 1);
+  std::uniform_int_distribution<int64_t> constant(-6, 12);
+  const char *symbols[] = {"S", "P", "B"};
+  int choice = pick(rng);
+  if (choice == 0)
+    return {RefExpr::Const, constant(rng), "", {}};
+  if (choice == 1)
+    return {RefExpr::Sym, 0, symbols[rng() % 3], {}};
+  static const RefExpr::Kind kinds[] = {
+      RefExpr::Add, RefExpr::Add, RefExpr::Sub, RefExpr::Mul,
+      RefExpr::Div, RefExpr::Min, RefExpr::Max, RefExpr::Bcast};
+  RefExpr::Kind kind = kinds[choice - 2];
+  RefExpr e{kind, 0, "", {randomExpr(rng, depth - 1)}};
+  if (kind == RefExpr::Div)
+    e.value = 1 + rng() % 6;
+  else
+    e.children.push_back(randomExpr(rng, depth - 1));
+  return e;
+}
+
+TEST(TDimRandomized, SimplificationPreservesValues) {
+  std::mt19937 rng(20261121);
+  std::uniform_int_distribution<int64_t> symbolValue(-5, 40);
+  int checked = 0;
+  for (int i = 0; i < 3000; ++i) {
+    RefExpr expr = randomExpr(rng, 4);
+    std::optional<TDim> built = expr.build();
+    if (!built)
+      continue;
+    std::optional<TDim> reparsed = TDim::parse(built->toString());
+    ASSERT_TRUE(reparsed) << built->toString();
+    ASSERT_EQ(*reparsed, *built) << built->toString();
+    for (int j = 0; j < 8; ++j) {
+      SymbolValues values{{"S", symbolValue(rng)},
+                          {"P", symbolValue(rng)},
+                          {"B", symbolValue(rng)}};
+      std::optional<int64_t> expected = expr.eval(values);
+      if (!expected)
+        continue; // an invalid broadcast: any answer will do
+      ASSERT_EQ(built->eval(values), expected)
+          << built->toString() << " at S=" << values["S"]
+          << " P=" << values["P"] << " B=" << values["B"];
+      ASSERT_EQ(built->substitute(values).getConstant(), expected)
+          << built->toString();
+      ASSERT_EQ(built->substitute("S", TDim(values["S"])).eval(values),
+                expected)
+          << built->toString();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
+} // namespace
