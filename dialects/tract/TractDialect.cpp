@@ -8,6 +8,7 @@ using namespace mlir::tract;
 #include "dialects/tract/TractDialect.cpp.inc"
 
 void TractDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/tract/TractOps.cpp.inc"

@@ -19,6 +19,10 @@ def Tract_Dialect : Dialect {
   }];
   let cppNamespace = "::mlir::tract";
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 class Tract_Op<string mnemonic, list<Trait> traits = []>

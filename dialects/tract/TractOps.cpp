@@ -12,35 +12,17 @@ using namespace mlir::tract;
 // Shape helpers
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-mlir::tract::inferBroadcastResultType(std::optional<Location> location,
-                                      Value lhs, Value rhs,
-                                      SmallVectorImpl<Type> &results) {
-  auto lhsType = dyn_cast<RankedTensorType>(lhs.getType());
-  auto rhsType = dyn_cast<RankedTensorType>(rhs.getType());
-  if (!lhsType || !rhsType)
-    return emitOptionalError(location, "operands must be ranked tensors");
-  if (lhsType.getRank() != rhsType.getRank())
-    return emitOptionalError(location, "operands must have equal ranks, got ",
-                             lhsType.getRank(), " and ", rhsType.getRank(),
-                             " (make rank changes explicit with axis ops)");
-  SmallVector<int64_t> shape;
-  for (auto [axis, dims] :
-       llvm::enumerate(llvm::zip(lhsType.getShape(), rhsType.getShape()))) {
-    auto [a, b] = dims;
-    if (a == 1) {
-      shape.push_back(b);
-    } else if (b == 1 || a == b) {
-      shape.push_back(a);
-    } else if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b)) {
-      // A dynamic dim facing a static one must be 1 or equal to it.
-      shape.push_back(ShapedType::isDynamic(a) ? b : a);
-    } else {
-      return emitOptionalError(location, "dims ", a, " and ", b, " on axis ",
-                               axis, " do not broadcast");
-    }
-  }
-  results.push_back(RankedTensorType::get(shape, lhsType.getElementType()));
+LogicalResult mlir::tract::inferBroadcastResultType(
+    std::optional<Location> location, Value lhs, Value rhs,
+    SmallVectorImpl<Type> &results) {
+  if (!isTractTensorType(lhs.getType()) || !isTractTensorType(rhs.getType()))
+    return emitOptionalError(location, "operands must be tract tensors");
+  FailureOr<Shape> shape =
+      broadcastShapes(location, getShape(lhs), getShape(rhs));
+  if (failed(shape))
+    return failure();
+  results.push_back(getTensorType(lhs.getContext(), *shape,
+                                  getElementTypeOrSelf(lhs.getType())));
   return success();
 }
 

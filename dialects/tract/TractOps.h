@@ -1,7 +1,9 @@
 #ifndef DIALECTS_TRACT_TRACTOPS_H
 #define DIALECTS_TRACT_TRACTOPS_H
 
+#include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractShapes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

@@ -1,6 +1,7 @@
 #ifndef TRACT_OPS_TD
 #define TRACT_OPS_TD
 
+include "dialects/tract/TractAttrs.td"
 include "dialects/tract/TractDialect.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -10,8 +11,15 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 //===----------------------------------------------------------------------===//
 
 // Signed integers are signless `iN`, unsigned ones `uiN`, booleans `i1`.
-def Tract_Tensor : RankedTensorOf<[AnyFloat, AnyInteger]>;
-def Tract_FloatTensor : RankedTensorOf<[AnyFloat]>;
+// Dynamic dims carry their expression in a #tract.dims encoding.
+class Tract_TensorOf<list<Type> allowed, string what>
+    : ConfinedType<RankedTensorOf<allowed>,
+        [CPred<"::mlir::tract::isTractTensorType($_self)">],
+        "ranked tensor of " # what # " with symbolic dims",
+        "::mlir::RankedTensorType">;
+
+def Tract_Tensor : Tract_TensorOf<[AnyFloat, AnyInteger], "numbers">;
+def Tract_FloatTensor : Tract_TensorOf<[AnyFloat], "floats">;
 
 //===----------------------------------------------------------------------===//
 // Constants

@@ -1,5 +1,6 @@
 // tract: the user command line, compatible with tract's own.
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractShapes.h"
 #include "frontends/ModelLoader.h"
 #include "passes/Passes.h"
 #include "tools/tract/CommandLine.h"
@@ -41,15 +42,14 @@ std::string dtypeName(Type type) {
   return text;
 }
 
-/// A value's fact as tract prints it: `1,?,64,F32`.
+/// A value's fact as tract prints it: `1,S,64,F32`.
 std::string factString(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor)
+  if (!isTractTensorType(type))
     return dtypeName(type);
-  std::string text;
-  for (int64_t dim : tensor.getShape())
-    text += (ShapedType::isDynamic(dim) ? "?" : std::to_string(dim)) + ",";
-  return text + dtypeName(tensor.getElementType());
+  Shape shape = getShape(type);
+  std::string text = shapeToString(shape);
+  return text + (shape.empty() ? "" : ",") +
+         dtypeName(cast<RankedTensorType>(type).getElementType());
 }
 
 std::string nodeName(Location location) {

@@ -1,0 +1,36 @@
+#ifndef TRACT_ATTRS_TD
+#define TRACT_ATTRS_TD
+
+include "dialects/tract/TractDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+
+class Tract_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<Tract_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def Tract_DimsAttr : Tract_Attr<"Dims", "dims"> {
+  let summary = "symbolic expressions of a tensor's dynamic dims";
+  let description = [{
+    The encoding of a tensor type with dynamic dims: one TDim expression per
+    `?`, in order, so that symbolic shapes are visible in the IR text.
+
+    ```mlir
+    tensor<1x?x64xf32, #tract.dims<[S]>>
+    tensor<1x8x?x64xf16, #tract.dims<[S+P]>>
+    tensor<?xf32, #tract.dims<[(S-3)/4+1]>>
+    ```
+
+    Expressions are held in canonical form, so equal shapes are equal types.
+    A constant is never an expression here: a dim known to be constant is a
+    static dim of the type. Broadcasts (`S#P`) are written as quoted strings,
+    since `#` starts an attribute alias in MLIR's syntax.
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"::mlir::tract::TDim", "one expression per dynamic dim">:$dims
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+}
+
+#endif // TRACT_ATTRS_TD
