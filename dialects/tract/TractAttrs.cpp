@@ -128,7 +128,10 @@ private:
 
 } // namespace
 
-Attribute DimsAttr::parse(AsmParser &parser, Type) {
+namespace {
+
+/// Parses `<[d0, d1, …]>`.
+FailureOr<SmallVector<TDim>> parseDimList(AsmParser &parser) {
   SmallVector<TDim> dims;
   DimTokenParser dimParser(parser);
   auto parseOne = [&]() -> ParseResult {
@@ -141,22 +144,66 @@ Attribute DimsAttr::parse(AsmParser &parser, Type) {
   if (parser.parseLess() ||
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, parseOne) ||
       parser.parseGreater())
+    return failure();
+  return dims;
+}
+
+/// Prints a dim so that DimTokenParser reads it back: broadcasts quoted.
+void printDim(AsmPrinter &printer, const TDim &dim) {
+  std::string text = dim.toString();
+  if (llvm::is_contained(text, '#'))
+    printer << '"' << text << '"';
+  else
+    printer << text;
+}
+
+void printDimList(AsmPrinter &printer, ArrayRef<TDim> dims) {
+  printer << "<[";
+  llvm::interleaveComma(dims, printer,
+                        [&](const TDim &dim) { printDim(printer, dim); });
+  printer << "]>";
+}
+
+} // namespace
+
+Attribute DimsAttr::parse(AsmParser &parser, Type) {
+  FailureOr<SmallVector<TDim>> dims = parseDimList(parser);
+  if (failed(dims))
     return {};
   return DimsAttr::getChecked(
       [&] { return parser.emitError(parser.getNameLoc()); },
-      parser.getContext(), dims);
+      parser.getContext(), *dims);
 }
 
 void DimsAttr::print(AsmPrinter &printer) const {
-  printer << "<[";
-  llvm::interleaveComma(getDims(), printer, [&](const TDim &dim) {
-    std::string text = dim.toString();
-    if (llvm::is_contained(text, '#'))
-      printer << '"' << text << '"';
-    else
-      printer << text;
-  });
-  printer << "]>";
+  printDimList(printer, getDims());
+}
+
+Attribute ShapeAttr::parse(AsmParser &parser, Type) {
+  FailureOr<SmallVector<TDim>> dims = parseDimList(parser);
+  if (failed(dims))
+    return {};
+  return ShapeAttr::get(parser.getContext(), *dims);
+}
+
+void ShapeAttr::print(AsmPrinter &printer) const {
+  printDimList(printer, getDims());
+}
+
+Attribute DimAttr::parse(AsmParser &parser, Type) {
+  DimTokenParser dimParser(parser);
+  if (parser.parseLess())
+    return {};
+  FailureOr<TDim> dim = dimParser.parseSum();
+  if (failed(dim) || parser.parseGreater())
+    return {};
+  return DimAttr::get(parser.getContext(), *dim);
+}
+
+void DimAttr::print(AsmPrinter &printer) const {
+  printer << "<";
+  printDim(printer, getValue());
+  printer << ">";
 }
 
 LogicalResult DimsAttr::verify(function_ref<InFlightDiagnostic()> emitError,

@@ -6,6 +6,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectImplementation.h"
 
+#include "dialects/tract/TractEnums.h.inc"
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tract/TractAttrs.h.inc"
 

@@ -33,4 +33,39 @@ def Tract_DimsAttr : Tract_Attr<"Dims", "dims"> {
   let genVerifyDecl = 1;
 }
 
+def Tract_DimAttr : Tract_Attr<"Dim", "dim"> {
+  let summary = "one symbolic dimension";
+  let description = [{
+    A TDim used as an op attribute, constant or symbolic: the bounds of a
+    slice, a pulse delay, a length.
+
+    ```mlir
+    start = #tract.dim<0>, end = #tract.dim<S-3>
+    ```
+  }];
+  let parameters = (ins "::mlir::tract::TDim":$value);
+  let hasCustomAssemblyFormat = 1;
+  let builders = [
+    AttrBuilder<(ins "int64_t":$value), [{
+      return $_get($_ctxt, ::mlir::tract::TDim(value));
+    }]>
+  ];
+}
+
+def Tract_ShapeAttr : Tract_Attr<"Shape", "shape"> {
+  let summary = "a list of symbolic dimensions";
+  let description = [{
+    A list of TDims used as an op attribute, constant or symbolic: the target
+    shape of a broadcast or a reshape, tile multipliers, resize sizes.
+
+    ```mlir
+    to = #tract.shape<[S, 4, 16]>
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"::mlir::tract::TDim", "dims">:$dims
+  );
+  let hasCustomAssemblyFormat = 1;
+}
+
 #endif // TRACT_ATTRS_TD

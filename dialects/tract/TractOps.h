@@ -6,6 +6,7 @@
 #include "dialects/tract/TractShapes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -13,11 +14,11 @@
 
 namespace mlir::tract {
 
-/// Result type of an element-wise binary operator: numpy broadcasting over
-/// operands of equal rank. Emits an error at `location` when the operands
-/// cannot broadcast.
+/// Result type of a broadcasting element-wise operator: numpy broadcasting
+/// over operands of equal rank. The element type is the last operand's, or
+/// i1 for predicates. Emits an error at `location` (when given) otherwise.
 LogicalResult inferBroadcastResultType(std::optional<Location> location,
-                                       Value lhs, Value rhs,
+                                       ValueRange operands, bool boolResult,
                                        SmallVectorImpl<Type> &results);
 
 } // namespace mlir::tract

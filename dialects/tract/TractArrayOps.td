@@ -1,0 +1,270 @@
+//===- TractArrayOps.td - shape, indexing and axis operators --------------===//
+
+//===----------------------------------------------------------------------===//
+// Axis operators
+//===----------------------------------------------------------------------===//
+
+def Tract_AddAxisOp : Tract_InferredOp<"add_axis"> {
+  let summary = "insert a unit axis";
+  let description = [{
+    Inserts an axis of size 1 before `axis` (`axis` may equal the rank).
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Tract_RmAxisOp : Tract_InferredOp<"rm_axis"> {
+  let summary = "remove a unit axis";
+  let description = [{
+    Removes `axis`, whose dim must be 1.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Tract_MoveAxisOp : Tract_InferredOp<"move_axis"> {
+  let summary = "move one axis to another position";
+  let description = [{
+    Removes axis `from` and inserts it back at position `to`; a permutation
+    is a sequence of moves.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$from,
+                   Tract_AxisAttr:$to);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Tract_ReshapeOp : Tract_InferredOp<"reshape"> {
+  let summary = "replace a run of axes by others of the same volume";
+  let description = [{
+    Replaces the `count` axes starting at `at` by the dims of `to`; the
+    product of the replaced dims must equal the product of `to`
+    (symbolically: `S*4` may become `S, 4`).
+
+    ```mlir
+    %1 = tract.reshape %0 {at = 1 : i64, count = 1 : i64, to = #tract.shape<[S, 4]>}
+        : tensor<1x?xf32, #tract.dims<[4*S]>> -> tensor<1x?x4xf32, #tract.dims<[S]>>
+    ```
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$at,
+                   Tract_AxisAttr:$count, Tract_ShapeAttr:$to);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Tract_BroadcastOp : Tract_InferredOp<"broadcast"> {
+  let summary = "broadcast to a shape of the same rank";
+  let arguments = (ins Tract_Tensor:$input, Tract_ShapeAttr:$shape);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Tract_TileOp : Tract_InferredOp<"tile"> {
+  let summary = "repeat a tensor along each axis";
+  let description = [{ `output[i] = input[i] * multipliers[i]`. }];
+  let arguments = (ins Tract_Tensor:$input, Tract_ShapeAttr:$multipliers);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Slicing, padding, concatenation
+//===----------------------------------------------------------------------===//
+
+def Tract_SliceOp : Tract_InferredOp<"slice"> {
+  let summary = "the range [start, end) of one axis";
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
+                   Tract_DimAttr:$start, Tract_DimAttr:$end);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}
+
+def Tract_DynSliceOp : Tract_InferredOp<"dyn_slice"> {
+  let summary = "a slice whose bounds are runtime values";
+  let description = [{
+    Slices `[start, end)` of `axis`, with `start` and `end` scalar tensors;
+    `len` is the symbolic length `end - start` (checked at run time).
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_IndexTensor:$start,
+                   Tract_IndexTensor:$end, Tract_AxisAttr:$axis,
+                   Tract_DimAttr:$len);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $start `,` $end attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_DownsampleOp : Tract_InferredOp<"downsample"> {
+  let summary = "keep every stride-th element of an axis";
+  let description = [{
+    Keeps the elements `modulo, modulo + stride, …` of `axis`:
+    `output[axis] = ceil((input[axis] - modulo) / stride)`.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$stride,
+                   DefaultValuedAttr<Tract_AxisAttr, "0">:$modulo);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Tract_PadOp : Tract_InferredOp<"pad"> {
+  let summary = "pad each axis before and after";
+  let description = [{
+    `output[i] = input[i] + before[i] + after[i]`; the border is a constant
+    (`value`, zero by default), a reflection, or the edge value repeated.
+  }];
+  let arguments = (ins Tract_Tensor:$input, DenseI64ArrayAttr:$before,
+                   DenseI64ArrayAttr:$after,
+                   DefaultValuedAttr<Tract_PadModeAttr, "::mlir::tract::PadMode::Constant">:$mode,
+                   OptionalAttr<TypedAttrInterface>:$value);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasVerifier = 1;
+}
+
+def Tract_ConcatOp : Tract_InferredOp<"concat", [SameOperandsAndResultElementType]> {
+  let summary = "concatenate along an axis";
+  let arguments = (ins Variadic<Tract_Tensor>:$inputs, Tract_AxisAttr:$axis);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Gather, scatter
+//===----------------------------------------------------------------------===//
+
+def Tract_GatherOp : Tract_InferredOp<"gather"> {
+  let summary = "pick slices of an axis by index";
+  let description = [{
+    `output = input[..axis] ++ indices.shape ++ input[axis+1..]`; negative
+    indices count from the end.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_IndexTensor:$indices,
+                   Tract_AxisAttr:$axis);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_GatherElementsOp : Tract_InferredOp<"gather_elements"> {
+  let summary = "pick elements along an axis by an index tensor";
+  let description = [{ The result has the shape of `indices`. }];
+  let arguments = (ins Tract_Tensor:$input, Tract_IndexTensor:$indices,
+                   Tract_AxisAttr:$axis);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_GatherNdOp : Tract_InferredOp<"gather_nd"> {
+  let summary = "pick slices by multi-dimensional indices";
+  let description = [{
+    With `n = indices.shape[-1]` (static):
+    `output = indices.shape[..-1] ++ input.shape[batch_dims + n..]`.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_IndexTensor:$indices,
+                   DefaultValuedAttr<Tract_AxisAttr, "0">:$batch_dims);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $indices attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_ScatterElementsOp : Tract_InferredOp<"scatter_elements"> {
+  let summary = "write updates into a copy of data at element indices";
+  let arguments = (ins Tract_Tensor:$data, Tract_IndexTensor:$indices,
+                   Tract_Tensor:$updates, Tract_AxisAttr:$axis,
+                   DefaultValuedAttr<Tract_ScatterReductionAttr,
+                       "::mlir::tract::ScatterReduction::None">:$reduction);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_ScatterNdOp : Tract_InferredOp<"scatter_nd"> {
+  let summary = "write update slices into a copy of data at nd indices";
+  let arguments = (ins Tract_Tensor:$data, Tract_IndexTensor:$indices,
+                   Tract_Tensor:$updates,
+                   DefaultValuedAttr<Tract_ScatterReductionAttr,
+                       "::mlir::tract::ScatterReduction::None">:$reduction);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $data `,` $indices `,` $updates attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_OneHotOp : Tract_InferredOp<"one_hot"> {
+  let summary = "one-hot encoding of indices";
+  let description = [{
+    Inserts an axis of size `dim` at `axis`; the element is `on` where the
+    position equals the index, `off` elsewhere. The element type is `on`'s.
+  }];
+  let arguments = (ins Tract_IndexTensor:$indices, Tract_AxisAttr:$axis,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$dim,
+                   TypedAttrInterface:$off, TypedAttrInterface:$on);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$indices attr-dict `:` type($indices) `->` type($output)";
+}
+
+def Tract_TopKOp : Tract_InferredOp<"topk"> {
+  let summary = "the k largest (or smallest) elements along an axis";
+  let description = [{
+    `k` is a scalar operand; `len` is its symbolic value, the size of the
+    axis in both results. Indices are `i64`.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_IndexTensor:$k,
+                   Tract_AxisAttr:$axis, DefaultValuedAttr<BoolAttr, "true">:$largest,
+                   Tract_DimAttr:$len);
+  let results = (outs Tract_Tensor:$values, Tract_IntTensor:$indices);
+  let assemblyFormat = [{
+    $input `,` $k attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_TriluOp : Tract_InferredOp<"trilu"> {
+  let summary = "keep the upper or lower triangle of the last two axes";
+  let description = [{
+    Zeroes elements with `col < row + k` (upper) or `col > row + k` (lower);
+    `k` is a scalar operand.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_IndexTensor:$k, BoolAttr:$upper);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $input `,` $k attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_RangeOp : Tract_InferredOp<"range"> {
+  let summary = "start, start + step, … up to end (excluded)";
+  let description = [{
+    Scalar operands; `len` is the symbolic length `ceil((end - start) / step)`.
+  }];
+  let arguments = (ins Tract_Tensor:$start, Tract_Tensor:$end,
+                   Tract_Tensor:$step, Tract_DimAttr:$len);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = [{
+    $start `,` $end `,` $step attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_ShapeOfOp : Tract_InferredOp<"shape_of"> {
+  let summary = "the shape of a tensor, as a 1-D i64 tensor";
+  let description = [{ Folds to a constant when the shape is static. }];
+  let arguments = (ins Tract_Tensor:$input);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
+}

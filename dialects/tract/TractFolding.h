@@ -1,0 +1,59 @@
+//===- TractFolding.h - constant folding of element-wise ops ----*- C++ -*-===//
+//
+// Shared by the folders of the tract ops: evaluate element-wise functions on
+// constant operands, with numpy broadcasting, under a size budget.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DIALECTS_TRACT_TRACTFOLDING_H
+#define DIALECTS_TRACT_TRACTFOLDING_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APInt.h"
+
+namespace mlir::tract {
+
+/// Constants with more elements than this are not folded (splats always
+/// are), so that folding never blows up a model's size.
+constexpr int64_t kFoldElementBudget = 1 << 16;
+
+using FloatUnaryFn = function_ref<APFloat(const APFloat &)>;
+/// On integers; `isUnsigned` tells the signedness. nullopt: do not fold.
+using IntUnaryFn =
+    function_ref<std::optional<APInt>(const APInt &, bool isUnsigned)>;
+using FloatBinaryFn =
+    function_ref<std::optional<APFloat>(const APFloat &, const APFloat &)>;
+using IntBinaryFn = function_ref<std::optional<APInt>(
+    const APInt &, const APInt &, bool isUnsigned)>;
+using FloatPredicateFn = function_ref<bool(const APFloat &, const APFloat &)>;
+using IntPredicateFn =
+    function_ref<bool(const APInt &, const APInt &, bool isUnsigned)>;
+
+/// Applies `fn` to every element of a float (or integer) constant.
+Attribute foldUnary(Attribute input, Type resultType, FloatUnaryFn floatFn,
+                    IntUnaryFn intFn = nullptr);
+/// Applies a double-precision function and rounds back to the element type.
+Attribute foldUnaryViaDouble(Attribute input, Type resultType,
+                             double (*fn)(double));
+/// Tests every element of a float constant.
+Attribute foldFloatTest(Attribute input, Type resultType,
+                        function_ref<bool(const APFloat &)> test);
+
+/// Element-wise arithmetic on two constants, broadcast to `resultType`.
+Attribute foldBinary(Attribute lhs, Attribute rhs, Type resultType,
+                     FloatBinaryFn floatFn, IntBinaryFn intFn);
+/// Element-wise comparison on two constants, giving booleans.
+Attribute foldPredicate(Attribute lhs, Attribute rhs, Type resultType,
+                        FloatPredicateFn floatFn, IntPredicateFn intFn);
+
+/// True if `attr` is a constant whose every element equals `value`.
+bool isSplatOf(Attribute attr, int64_t value);
+
+/// Converts a constant to another element type (cast semantics).
+Attribute foldCast(Attribute input, Type resultType);
+
+} // namespace mlir::tract
+
+#endif // DIALECTS_TRACT_TRACTFOLDING_H

@@ -1,0 +1,442 @@
+//===- TractNNOps.cpp - contractions, convolutions, pools, reductions -----===//
+
+#include "dialects/tract/TractOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+Type tensorLike(Value like, ArrayRef<TDim> shape) {
+  return getTensorType(like.getContext(), shape,
+                       getElementTypeOrSelf(like.getType()));
+}
+
+LogicalResult checkAxes(std::optional<Location> location,
+                        ArrayRef<int64_t> axes, size_t rank) {
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || static_cast<size_t>(axis) >= rank)
+      return emitOptionalError(location, "axis ", axis,
+                               " is out of range for rank ", rank);
+    if (i > 0 && axes[i - 1] >= axis)
+      return emitOptionalError(location, "axes must be strictly increasing");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Window geometry shared by conv, deconv and pools
+//===----------------------------------------------------------------------===//
+
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, before, after;
+  Padding padding;
+  bool ceilMode = false;
+};
+
+/// Fills defaults and checks the attribute sizes against `spatialRank`.
+LogicalResult completeWindow(std::optional<Location> location, Window &window,
+                             size_t spatialRank) {
+  auto fill = [&](SmallVector<int64_t> &values, StringRef name,
+                  int64_t fallback, bool positive) -> LogicalResult {
+    if (values.empty())
+      values.assign(spatialRank, fallback);
+    if (values.size() != spatialRank)
+      return emitOptionalError(location, "expected ", spatialRank, " ", name,
+                               ", got ", values.size());
+    for (int64_t v : values)
+      if (positive ? v < 1 : v < 0)
+        return emitOptionalError(location, name, " must be ",
+                                 positive ? "positive" : "non-negative");
+    return success();
+  };
+  if (window.kernel.size() != spatialRank)
+    return emitOptionalError(location, "expected a kernel of rank ",
+                             spatialRank, ", got ", window.kernel.size());
+  if (failed(fill(window.strides, "strides", 1, true)) ||
+      failed(fill(window.dilations, "dilations", 1, true)))
+    return failure();
+  bool isExplicit = window.padding == Padding::Explicit;
+  if (!isExplicit && (!window.before.empty() || !window.after.empty()))
+    return emitOptionalError(location,
+                             "pads are only given with explicit padding");
+  if (failed(fill(window.before, "pads_before", 0, false)) ||
+      failed(fill(window.after, "pads_after", 0, false)))
+    return failure();
+  return success();
+}
+
+/// Output spatial dims of a convolution or pool.
+Shape windowOutput(ArrayRef<TDim> input, const Window &window) {
+  Shape output;
+  for (size_t i = 0; i < input.size(); ++i) {
+    int64_t field = (window.kernel[i] - 1) * window.dilations[i] + 1;
+    int64_t stride = window.strides[i];
+    const TDim &x = input[i];
+    switch (window.padding) {
+    case Padding::Valid:
+      output.push_back((x - TDim(field - 1)).ceilDiv(stride));
+      break;
+    case Padding::Explicit: {
+      TDim span = x + TDim(window.before[i] + window.after[i] - field);
+      TDim out = window.ceilMode ? span.ceilDiv(stride) + TDim(1)
+                                 : span.floorDiv(stride) + TDim(1);
+      // ONNX pools in ceil mode drop a last window that starts in the
+      // right padding.
+      std::optional<int64_t> value = out.getConstant();
+      std::optional<int64_t> size = x.getConstant();
+      if (window.ceilMode && value && size &&
+          (*value - 1) * stride >= *size + window.before[i])
+        out = TDim(*value - 1);
+      output.push_back(out);
+      break;
+    }
+    case Padding::SameUpper:
+    case Padding::SameLower:
+      output.push_back(x.ceilDiv(stride));
+      break;
+    }
+  }
+  return output;
+}
+
+template <typename Adaptor> Window windowOf(Adaptor adaptor) {
+  Window window;
+  window.strides.assign(adaptor.getStrides().begin(),
+                        adaptor.getStrides().end());
+  window.dilations.assign(adaptor.getDilations().begin(),
+                          adaptor.getDilations().end());
+  window.before.assign(adaptor.getPadsBefore().begin(),
+                       adaptor.getPadsBefore().end());
+  window.after.assign(adaptor.getPadsAfter().begin(),
+                      adaptor.getPadsAfter().end());
+  window.padding = adaptor.getPadding();
+  return window;
+}
+
+/// The constant spatial dims of a kernel.
+FailureOr<SmallVector<int64_t>> kernelSizes(std::optional<Location> location,
+                                            ArrayRef<TDim> kernel) {
+  SmallVector<int64_t> sizes;
+  for (const TDim &dim : kernel.drop_front(2)) {
+    std::optional<int64_t> value = dim.getConstant();
+    if (!value || *value < 1)
+      return emitOptionalError(location, "kernel spatial dims must be "
+                                         "positive constants, got ",
+                               dim.toString());
+    sizes.push_back(*value);
+  }
+  return sizes;
+}
+
+LogicalResult checkBias(std::optional<Location> location, Value bias,
+                        const TDim &channels) {
+  if (!bias)
+    return success();
+  Shape shape = getShape(bias);
+  TDim volume(1);
+  for (const TDim &dim : shape)
+    volume *= dim;
+  if (volume != channels)
+    return emitOptionalError(location, "bias has ", volume.toString(),
+                             " elements, expected ", channels.toString());
+  return success();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// EinsumOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  StringRef expr = adaptor.getExpr();
+  auto [inputsPart, outputPart] = expr.split("->");
+  bool implicitOutput = !expr.contains("->");
+  SmallVector<StringRef> specs;
+  inputsPart.split(specs, ',');
+  ValueRange inputs = adaptor.getInputs();
+  if (inputs.empty())
+    return emitOptionalError(location, "einsum needs at least one input");
+  if (specs.size() != inputs.size())
+    return emitOptionalError(location, "expression '", expr, "' names ",
+                             specs.size(), " inputs, got ", inputs.size());
+  std::map<char, TDim> dims;
+  std::map<char, int> occurrences;
+  for (auto [spec, input] : llvm::zip(specs, inputs)) {
+    Shape shape = getShape(input);
+    if (spec.size() != shape.size())
+      return emitOptionalError(location, "input spec '", spec, "' has ",
+                               spec.size(), " axes, the input has rank ",
+                               shape.size());
+    for (auto [letter, dim] : llvm::zip(spec, shape)) {
+      if (!llvm::isAlpha(letter))
+        return emitOptionalError(location, "invalid axis name '",
+                                 StringRef(&letter, 1), "' in '", expr, "'");
+      ++occurrences[letter];
+      auto [it, inserted] = dims.try_emplace(letter, dim);
+      if (inserted)
+        continue;
+      std::optional<TDim> combined = TDim::broadcast(it->second, dim);
+      if (!combined)
+        return emitOptionalError(location, "axis '", StringRef(&letter, 1),
+                                 "' has dims ", it->second.toString(),
+                                 " and ", dim.toString());
+      it->second = *combined;
+    }
+  }
+  std::string output = outputPart.str();
+  if (implicitOutput) {
+    output.clear();
+    for (auto [letter, count] : occurrences)
+      if (count == 1)
+        output.push_back(letter);
+  }
+  Shape shape;
+  for (char letter : output) {
+    auto it = dims.find(letter);
+    if (it == dims.end())
+      return emitOptionalError(location, "output axis '",
+                               StringRef(&letter, 1),
+                               "' appears in no input");
+    if (llvm::count(output, letter) > 1)
+      return emitOptionalError(location, "output axis '",
+                               StringRef(&letter, 1), "' is repeated");
+    shape.push_back(it->second);
+  }
+  results.push_back(tensorLike(inputs.front(), shape));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions and pools
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  Shape input = getShape(adaptor.getInput());
+  Shape kernel = getShape(adaptor.getKernel());
+  if (input.size() < 3 || kernel.size() != input.size())
+    return emitOptionalError(location, "expected input N,C,spatial… and a "
+                                       "kernel of the same rank, got ranks ",
+                             input.size(), " and ", kernel.size());
+  int64_t group = adaptor.getGroup();
+  if (kernel[1] * TDim(group) != input[1])
+    return emitOptionalError(location, "input has ", input[1].toString(),
+                             " channels, kernel expects ",
+                             (kernel[1] * TDim(group)).toString(), " (",
+                             kernel[1].toString(), " x group ", group, ")");
+  if (std::optional<int64_t> o = kernel[0].getConstant(); o && *o % group)
+    return emitOptionalError(location, "output channels ", *o,
+                             " are not a multiple of group ", group);
+  FailureOr<SmallVector<int64_t>> sizes = kernelSizes(location, kernel);
+  if (failed(sizes))
+    return failure();
+  Window window = windowOf(adaptor);
+  window.kernel = *sizes;
+  if (failed(completeWindow(location, window, input.size() - 2)) ||
+      failed(checkBias(location, adaptor.getBias(), kernel[0])))
+    return failure();
+  Shape output{input[0], kernel[0]};
+  llvm::append_range(output,
+                     windowOutput(ArrayRef<TDim>(input).drop_front(2), window));
+  results.push_back(tensorLike(adaptor.getInput(), output));
+  return success();
+}
+
+LogicalResult DeconvOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  Shape input = getShape(adaptor.getInput());
+  Shape kernel = getShape(adaptor.getKernel());
+  if (input.size() < 3 || kernel.size() != input.size())
+    return emitOptionalError(location, "expected input N,C,spatial… and a "
+                                       "kernel of the same rank, got ranks ",
+                             input.size(), " and ", kernel.size());
+  if (kernel[0] != input[1])
+    return emitOptionalError(location, "input has ", input[1].toString(),
+                             " channels, kernel expects ",
+                             kernel[0].toString());
+  FailureOr<SmallVector<int64_t>> sizes = kernelSizes(location, kernel);
+  if (failed(sizes))
+    return failure();
+  Window window = windowOf(adaptor);
+  window.kernel = *sizes;
+  size_t spatialRank = input.size() - 2;
+  if (failed(completeWindow(location, window, spatialRank)))
+    return failure();
+  SmallVector<int64_t> adjustments(adaptor.getAdjustments());
+  if (adjustments.empty())
+    adjustments.assign(spatialRank, 0);
+  if (adjustments.size() != spatialRank)
+    return emitOptionalError(location, "expected ", spatialRank,
+                             " adjustments, got ", adjustments.size());
+  TDim channels = kernel[1] * TDim(adaptor.getGroup());
+  if (failed(checkBias(location, adaptor.getBias(), channels)))
+    return failure();
+  Shape output{input[0], channels};
+  for (size_t i = 0; i < spatialRank; ++i) {
+    const TDim &x = input[i + 2];
+    int64_t field = (window.kernel[i] - 1) * window.dilations[i] + 1;
+    int64_t stride = window.strides[i];
+    switch (window.padding) {
+    case Padding::Valid:
+      output.push_back((x - TDim(1)) * TDim(stride) +
+                       TDim(field + adjustments[i]));
+      break;
+    case Padding::Explicit:
+      output.push_back((x - TDim(1)) * TDim(stride) +
+                       TDim(field - window.before[i] - window.after[i] +
+                            adjustments[i]));
+      break;
+    case Padding::SameUpper:
+    case Padding::SameLower:
+      output.push_back(x * TDim(stride));
+      break;
+    }
+  }
+  results.push_back(tensorLike(adaptor.getInput(), output));
+  return success();
+}
+
+namespace {
+
+template <typename Adaptor>
+FailureOr<Shape> poolOutput(std::optional<Location> location,
+                            Adaptor adaptor) {
+  Shape input = getShape(adaptor.getInput());
+  if (input.size() < 3)
+    return emitOptionalError(location, "expected input N,C,spatial…, got "
+                                       "rank ",
+                             input.size());
+  Window window = windowOf(adaptor);
+  window.kernel.assign(adaptor.getKernelShape().begin(),
+                       adaptor.getKernelShape().end());
+  window.ceilMode = adaptor.getCeilMode();
+  if (failed(completeWindow(location, window, input.size() - 2)))
+    return failure();
+  for (int64_t k : window.kernel)
+    if (k < 1)
+      return emitOptionalError(location, "kernel sizes must be positive");
+  Shape output{input[0], input[1]};
+  llvm::append_range(output,
+                     windowOutput(ArrayRef<TDim>(input).drop_front(2), window));
+  return output;
+}
+
+} // namespace
+
+LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  FailureOr<Shape> output = poolOutput(location, adaptor);
+  if (failed(output))
+    return failure();
+  results.push_back(tensorLike(adaptor.getInput(), *output));
+  if (adaptor.getWithIndex())
+    results.push_back(
+        getTensorType(context, *output, IntegerType::get(context, 64)));
+  return success();
+}
+
+LogicalResult SumPoolOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  FailureOr<Shape> output = poolOutput(location, adaptor);
+  if (failed(output))
+    return failure();
+  results.push_back(tensorLike(adaptor.getInput(), *output));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReduceOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  Shape shape = getShape(adaptor.getInput());
+  ArrayRef<int64_t> axes = adaptor.getAxes();
+  if (failed(checkAxes(location, axes, shape.size())))
+    return failure();
+  Type elementType = getElementTypeOrSelf(adaptor.getInput().getType());
+  Reducer reducer = adaptor.getReducer();
+  bool isBool = elementType.isInteger(1);
+  if ((reducer == Reducer::All || reducer == Reducer::Any) != isBool)
+    return emitOptionalError(location, "all and any reduce booleans, and "
+                                       "only they do");
+  if (reducer == Reducer::MeanOfSquares && !isa<FloatType>(elementType))
+    return emitOptionalError(location, "mean_of_squares reduces floats");
+  if (adaptor.getLast() && reducer != Reducer::ArgMax &&
+      reducer != Reducer::ArgMin)
+    return emitOptionalError(location, "'last' applies to argmax and argmin");
+  if (reducer == Reducer::ArgMax || reducer == Reducer::ArgMin) {
+    if (axes.size() != 1)
+      return emitOptionalError(location, "argmax and argmin take one axis");
+    elementType = IntegerType::get(context, 64);
+  }
+  for (int64_t axis : axes)
+    shape[axis] = TDim(1);
+  results.push_back(getTensorType(context, shape, elementType));
+  return success();
+}
+
+LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  if (failed(checkAxes(location, adaptor.getAxes(),
+                       getShape(adaptor.getInput()).size())))
+    return failure();
+  results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  if (failed(checkAxes(location, adaptor.getAxes(),
+                       getShape(adaptor.getInput()).size())))
+    return failure();
+  results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> location,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  int64_t axis = adaptor.getAxis();
+  if (failed(checkAxes(location, {axis}, getShape(adaptor.getInput()).size())))
+    return failure();
+  results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  ArrayRef<TDim> sizes = adaptor.getSizes().getDims();
+  size_t rank = getShape(adaptor.getInput()).size();
+  if (sizes.size() != rank)
+    return emitOptionalError(location, "expected ", rank, " sizes, got ",
+                             sizes.size());
+  results.push_back(tensorLike(adaptor.getInput(), sizes));
+  return success();
+}

@@ -1,0 +1,137 @@
+//===- TractNNOps.td - contractions, convolutions, pools, reductions ------===//
+
+def Tract_EinsumOp : Tract_InferredOp<"einsum", [SameOperandsAndResultElementType]> {
+  let summary = "tensor contraction described by axis letters";
+  let description = [{
+    `expr` names each operand's axes and the result's, e.g. `mk,kn->mn` for a
+    matrix product or `bmk,bkn->bmn` batched; letters absent from the result
+    are summed. An axis of size 1 broadcasts against the same letter
+    elsewhere. Matmul and gemm are einsums.
+  }];
+  let arguments = (ins Variadic<Tract_Tensor>:$inputs, StrAttr:$expr);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+}
+
+class Tract_WindowOp<string mnemonic> : Tract_InferredOp<mnemonic> {
+  // Shared spatial attributes: per spatial axis, in the order of the input's
+  // axes after N and C. Empty strides and dilations mean all 1.
+  dag windowAttrs = (ins
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$strides,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$dilations,
+    DefaultValuedAttr<Tract_PaddingAttr, "::mlir::tract::Padding::Valid">:$padding,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pads_before,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pads_after);
+}
+
+def Tract_ConvOp : Tract_WindowOp<"conv"> {
+  let summary = "convolution, NC[spatial] input and O I/g [spatial] kernel";
+  let description = [{
+    `input` is `N, C, spatial…`; `kernel` is `O, C/group, k…`; `bias`, if
+    present, has `O` elements. Output spatial dims: valid
+    `ceil((x - kf + 1) / s)`, explicit `(x + b + a - kf) / s + 1`, same
+    `ceil(x / s)`, with `kf = (k - 1) * d + 1`.
+  }];
+  let arguments = !con((ins Tract_Tensor:$input, Tract_Tensor:$kernel,
+                            Optional<Tract_Tensor>:$bias,
+                            DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$group),
+                       windowAttrs);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tract_DeconvOp : Tract_WindowOp<"deconv"> {
+  let summary = "transposed convolution, kernel C O/g [spatial]";
+  let description = [{
+    `input` is `N, C, spatial…`; `kernel` is `C, O/group, k…` (the layout of
+    the convolution it transposes). Output spatial dims: valid
+    `(x - 1) * s + kf + adj`, explicit `(x - 1) * s + kf - b - a + adj`,
+    same `x * s`.
+  }];
+  let arguments = !con((ins Tract_Tensor:$input, Tract_Tensor:$kernel,
+                            Optional<Tract_Tensor>:$bias,
+                            DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$group,
+                            DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$adjustments),
+                       windowAttrs);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tract_MaxPoolOp : Tract_WindowOp<"max_pool"> {
+  let summary = "maximum over windows of the spatial axes";
+  let description = [{
+    `input` is `N, C, spatial…`; `kernel_shape` is spatial. With
+    `ceil_mode`, explicit padding rounds the output size up. With
+    `with_index`, a second result gives the flat index of each maximum.
+  }];
+  let arguments = !con((ins Tract_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                            DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                            DefaultValuedAttr<BoolAttr, "false">:$with_index),
+                       windowAttrs);
+  let results = (outs Tract_Tensor:$output, Optional<Tract_IntTensor>:$indices);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tract_SumPoolOp : Tract_WindowOp<"sum_pool"> {
+  let summary = "sum (or average) over windows of the spatial axes";
+  let description = [{
+    Average pooling is a sum pool with `normalize`; `count_include_pad`
+    counts padded cells in the divisor.
+  }];
+  let arguments = !con((ins Tract_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
+                            DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
+                            DefaultValuedAttr<BoolAttr, "false">:$normalize,
+                            DefaultValuedAttr<BoolAttr, "false">:$count_include_pad),
+                       windowAttrs);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tract_ReduceOp : Tract_InferredOp<"reduce"> {
+  let summary = "reduce axes, keeping them as size 1";
+  let description = [{
+    `axes` are strictly increasing. argmax/argmin give `i64` indices (of the
+    first extremum, or the last with `last`); all/any take booleans;
+    mean_of_squares averages `x * x`.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_ReducerAttr:$reducer,
+                   DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "false">:$last);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$reducer $input attr-dict `:` type($input) `->` type($output)";
+}
+
+class Tract_AxesNormOp<string mnemonic, string summaryText>
+    : Tract_InferredOp<mnemonic> {
+  let summary = summaryText;
+  let arguments = (ins Tract_FloatTensor:$input, DenseI64ArrayAttr:$axes);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Tract_SoftmaxOp : Tract_AxesNormOp<"softmax", "exp(x) / sum(exp(x)) over axes">;
+def Tract_LogSoftmaxOp : Tract_AxesNormOp<"log_softmax", "x - log(sum(exp(x))) over axes">;
+
+def Tract_RmsNormOp : Tract_InferredOp<"rms_norm"> {
+  let summary = "x / sqrt(mean(x * x, axis) + eps)";
+  let arguments = (ins Tract_FloatTensor:$input, Tract_AxisAttr:$axis,
+                   DefaultValuedAttr<F64Attr, "1e-6">:$eps);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Tract_ResizeOp : Tract_InferredOp<"resize"> {
+  let summary = "resample to a new shape";
+  let description = [{
+    `sizes` is the output shape (frontends turn scales into sizes).
+  }];
+  let arguments = (ins Tract_FloatTensor:$input, Tract_ShapeAttr:$sizes,
+                   DefaultValuedAttr<Tract_CoordTransformAttr,
+                       "::mlir::tract::CoordTransform::HalfPixel">:$coord_transform,
+                   DefaultValuedAttr<Tract_InterpolatorAttr,
+                       "::mlir::tract::Interpolator::Nearest">:$interpolator,
+                   DefaultValuedAttr<Tract_NearestModeAttr,
+                       "::mlir::tract::NearestMode::Floor">:$nearest_mode);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}

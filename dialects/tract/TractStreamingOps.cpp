@@ -1,0 +1,138 @@
+//===- TractStreamingOps.cpp - pulse and transformer operators ------------===//
+
+#include "dialects/tract/TractOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+LogicalResult checkAxis(std::optional<Location> location, int64_t axis,
+                        Value input) {
+  size_t rank = getShape(input).size();
+  if (axis < 0 || static_cast<size_t>(axis) >= rank)
+    return emitOptionalError(location, "axis ", axis,
+                             " is out of range for rank ", rank);
+  return success();
+}
+
+LogicalResult checkValueType(std::optional<Location> location,
+                             std::optional<TypedAttr> value, Value input) {
+  Type elementType = getElementTypeOrSelf(input.getType());
+  if (value && value->getType() != elementType)
+    return emitOptionalError(location, "value of type ", value->getType(),
+                             " does not match the element type ",
+                             elementType);
+  return success();
+}
+
+} // namespace
+
+LogicalResult DelayOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> location,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &results) {
+  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())))
+    return failure();
+  Shape shape = getShape(adaptor.getInput());
+  shape[adaptor.getAxis()] += TDim(adaptor.getOverlap());
+  results.push_back(getTensorType(adaptor.getInput().getContext(), shape,
+                                  getElementTypeOrSelf(adaptor.getInput())));
+  return success();
+}
+
+LogicalResult PulsePadOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> location,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &results) {
+  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())) ||
+      failed(checkValueType(location, adaptor.getValue(), adaptor.getInput())))
+    return failure();
+  if (adaptor.getValue() && adaptor.getMode() != PadMode::Constant)
+    return emitOptionalError(location,
+                             "a pad value only applies to constant padding");
+  results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult PulseMaskOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())) ||
+      failed(checkValueType(location, adaptor.getValue(), adaptor.getInput())))
+    return failure();
+  results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult SdpaOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> location,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &results) {
+  Shape q = getShape(adaptor.getQ()), k = getShape(adaptor.getK()),
+        v = getShape(adaptor.getV());
+  size_t rank = q.size();
+  if ((rank != 3 && rank != 4) || k.size() != rank || v.size() != rank)
+    return emitOptionalError(location, "q, k and v must all have rank 3 or "
+                                       "4, got ",
+                             q.size(), ", ", k.size(), " and ", v.size());
+  if (q.back() != k.back())
+    return emitOptionalError(location, "q and k have head sizes ",
+                             q.back().toString(), " and ",
+                             k.back().toString());
+  if (k[rank - 2] != v[rank - 2])
+    return emitOptionalError(location, "k and v have sequence lengths ",
+                             k[rank - 2].toString(), " and ",
+                             v[rank - 2].toString());
+  if (rank == 4) {
+    std::optional<int64_t> qHeads = q[1].getConstant(),
+                           kvHeads = k[1].getConstant();
+    if (k[1] != v[1] || (qHeads && kvHeads && *qHeads % *kvHeads))
+      return emitOptionalError(location, "query heads ", q[1].toString(),
+                               " must be a multiple of key/value heads ",
+                               k[1].toString());
+  }
+  if (adaptor.getCausal() && adaptor.getMask())
+    return emitOptionalError(location, "a causal sdpa takes no mask");
+  Shape output(q.begin(), q.end() - 1);
+  output.push_back(v.back());
+  results.push_back(getTensorType(adaptor.getQ().getContext(), output,
+                                  getElementTypeOrSelf(adaptor.getQ())));
+  return success();
+}
+
+LogicalResult ApplyRopeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> location,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &results) {
+  Shape input = getShape(adaptor.getInput());
+  if (input.empty())
+    return emitOptionalError(location, "apply_rope needs rank >= 1");
+  if (std::optional<int64_t> last = input.back().getConstant();
+      last && *last % 2)
+    return emitOptionalError(location, "the rotated axis has odd size ",
+                             *last);
+  for (Value table : {adaptor.getCos(), adaptor.getSin()})
+    if (getShape(table).size() != input.size())
+      return emitOptionalError(location,
+                               "cos and sin must have the input's rank");
+  results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult DynKvCacheOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())))
+    return failure();
+  Shape shape = getShape(adaptor.getInput());
+  shape[adaptor.getAxis()] += adaptor.getPast().getValue();
+  results.push_back(getTensorType(adaptor.getInput().getContext(), shape,
+                                  getElementTypeOrSelf(adaptor.getInput())));
+  return success();
+}

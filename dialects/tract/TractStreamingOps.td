@@ -1,0 +1,82 @@
+//===- TractStreamingOps.td - pulse and transformer operators -------------===//
+
+def Tract_DelayOp : Tract_InferredOp<"delay"> {
+  let summary = "delay a stream by a number of frames (stateful)";
+  let description = [{
+    Outputs the frames of `axis` received `delay` frames earlier, plus
+    `overlap` more frames before them: `output[axis] = input[axis] + overlap`.
+    The missing history at the start of the stream is zero.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$delay,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$overlap);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Tract_PulsePadOp : Tract_InferredOp<"pulse_pad"> {
+  let summary = "the padding of a stream, applied pulse by pulse (stateful)";
+  let description = [{
+    Replaces frames of `axis` outside `[begin_input, end_input)` of the
+    whole stream by the border (`mode`, `value`), so that a padded batch
+    op can run on pulses. `before` and `after` are the batch padding.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$before,
+                   Tract_DimAttr:$after,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$begin_input,
+                   Tract_DimAttr:$end_input,
+                   DefaultValuedAttr<Tract_PadModeAttr, "::mlir::tract::PadMode::Constant">:$mode,
+                   OptionalAttr<TypedAttrInterface>:$value,
+                   DefaultValuedAttr<ConfinedAttr<I64Attr, [IntNonNegative]>, "0">:$overlap);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Tract_PulseMaskOp : Tract_InferredOp<"pulse_mask"> {
+  let summary = "replace frames of a stream outside [begin, end) (stateful)";
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$begin,
+                   Tract_DimAttr:$end, TypedAttrInterface:$value);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
+def Tract_SdpaOp : Tract_InferredOp<"sdpa"> {
+  let summary = "scaled dot-product attention";
+  let description = [{
+    `q`, `k`, `v` have rank 3 (`b, seq, d`) or 4 (`b, heads, seq, d`, with
+    query heads a multiple of key heads). The result is `b, [heads,] seq_q,
+    d_v`. `scale` defaults to `1 / sqrt(d)`; `causal` masks positions after
+    the query's, and excludes an explicit `mask`.
+  }];
+  let arguments = (ins Tract_FloatTensor:$q, Tract_FloatTensor:$k,
+                   Tract_FloatTensor:$v, Optional<Tract_Tensor>:$mask,
+                   OptionalAttr<F64Attr>:$scale,
+                   DefaultValuedAttr<BoolAttr, "false">:$causal);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tract_ApplyRopeOp : Tract_InferredOp<"apply_rope"> {
+  let summary = "rotary position embedding: x * cos + rotate_half(x) * sin";
+  let arguments = (ins Tract_FloatTensor:$input, Tract_FloatTensor:$cos,
+                   Tract_FloatTensor:$sin);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $cos `,` $sin attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tract_DynKvCacheOp : Tract_InferredOp<"dyn_kv_cache"> {
+  let summary = "append to a key/value cache and return it (stateful)";
+  let description = [{
+    Concatenates the cached past (of length `past` on `axis`) with the input
+    and returns the result, which becomes the cache of the next call:
+    `output[axis] = past + input[axis]`.
+  }];
+  let arguments = (ins Tract_Tensor:$input, StrAttr:$name, Tract_AxisAttr:$axis,
+                   Tract_DimAttr:$past);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
