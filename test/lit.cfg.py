@@ -14,6 +14,7 @@ config.test_exec_root = os.path.join(config.tract_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
 
 config.substitutions.append(("%tract_src_root", config.tract_src_root))
+config.substitutions.append(("%tract_obj_root", config.tract_obj_root))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -2,6 +2,8 @@
 
 #include "dialects/tract/TractOps.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::tract;
 
@@ -22,4 +24,131 @@ Operation *TractDialect::materializeConstant(OpBuilder &builder,
   if (!elements || elements.getType() != type)
     return nullptr;
   return ConstOp::create(builder, loc, type, elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Module attributes: symbols, assertions, scenarios, properties
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Adds the symbols a type's #tract.dims encoding uses to `names`.
+void collectTypeSymbols(Type type, std::set<std::string> &names) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return;
+  if (auto dims = dyn_cast_if_present<DimsAttr>(tensor.getEncoding()))
+    for (const TDim &dim : dims.getDims())
+      dim.collectSymbols(names);
+}
+
+/// Every element of `attr` is a string; calls `check` on each.
+LogicalResult verifyStringArray(Operation *op, NamedAttribute attribute,
+                                function_ref<LogicalResult(StringRef)> check) {
+  auto array = dyn_cast<ArrayAttr>(attribute.getValue());
+  if (!array)
+    return op->emitError() << attribute.getName()
+                           << " must be an array of strings";
+  for (Attribute element : array) {
+    auto text = dyn_cast<StringAttr>(element);
+    if (!text)
+      return op->emitError() << attribute.getName()
+                             << " must be an array of strings";
+    if (failed(check(text.getValue())))
+      return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult TractDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  StringRef name = attribute.getName().getValue();
+  if (name != kPropertiesAttrName && !isa<ModuleOp>(op))
+    return op->emitError() << name << " belongs on the module";
+  if (name == kSymbolsAttrName) {
+    std::set<std::string> declared;
+    if (failed(verifyStringArray(op, attribute, [&](StringRef symbol) -> LogicalResult {
+          std::optional<TDim> parsed = TDim::parse(symbol);
+          if (!parsed || parsed->getSymbolName() != symbol.str())
+            return op->emitError() << "'" << symbol
+                                   << "' is not a valid symbol name";
+          declared.insert(symbol.str());
+          return success();
+        })))
+      return failure();
+    // Every symbol of every shape in the module must be declared.
+    std::set<std::string> used;
+    op->walk([&](Operation *inner) {
+      for (Type type : inner->getResultTypes())
+        collectTypeSymbols(type, used);
+      for (Region &region : inner->getRegions())
+        for (Block &block : region)
+          for (BlockArgument argument : block.getArguments())
+            collectTypeSymbols(argument.getType(), used);
+    });
+    for (const std::string &symbol : used)
+      if (!declared.count(symbol))
+        return op->emitError() << "symbol '" << symbol
+                               << "' is used in a shape but not declared in "
+                               << kSymbolsAttrName;
+    return success();
+  }
+  if (name == kAssertionsAttrName) {
+    SymbolScope scope;
+    return verifyStringArray(op, attribute, [&](StringRef text) -> LogicalResult {
+      std::string error;
+      if (!scope.addAssertion(text, &error))
+        return op->emitError() << "invalid assertion: " << error;
+      return success();
+    });
+  }
+  if (name == kScenariosAttrName) {
+    auto scenarios = dyn_cast<DictionaryAttr>(attribute.getValue());
+    if (!scenarios)
+      return op->emitError() << name
+                             << " must map scenario names to assertions";
+    SymbolScope scope;
+    for (NamedAttribute scenario : scenarios)
+      if (failed(verifyStringArray(op, scenario, [&](StringRef text) -> LogicalResult {
+            std::string error;
+            if (!scope.addScenarioAssertion(
+                    (scenario.getName().getValue() + ": " + text).str(),
+                    &error))
+              return op->emitError() << "invalid scenario assertion: "
+                                     << error;
+            return success();
+          })))
+        return failure();
+    return success();
+  }
+  if (name == kPropertiesAttrName) {
+    if (!isa<ModuleOp>(op) || !isa<DictionaryAttr>(attribute.getValue()))
+      return op->emitError() << name << " must be a dictionary on the module";
+    return success();
+  }
+  return op->emitError() << "unknown tract attribute " << name;
+}
+
+FailureOr<SymbolScope> mlir::tract::getSymbolScope(ModuleOp module) {
+  SymbolScope scope;
+  if (auto assertions = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
+    for (auto text : assertions.getAsValueRange<StringAttr>()) {
+      std::string error;
+      if (!scope.addAssertion(text, &error))
+        return module.emitError() << "invalid assertion: " << error;
+    }
+  if (auto scenarios =
+          module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
+    for (NamedAttribute scenario : scenarios)
+      for (auto text : cast<ArrayAttr>(scenario.getValue())
+                           .getAsValueRange<StringAttr>()) {
+        std::string error;
+        if (!scope.addScenarioAssertion(
+                (scenario.getName().getValue() + ": " + text).str(), &error))
+          return module.emitError() << "invalid scenario assertion: "
+                                    << error;
+      }
+  return scope;
 }

@@ -13,6 +13,15 @@ def Tract_Dialect : Dialect {
     reductions, scans, pulse ops). ONNX- and NNEF-only spellings are
     translated by the frontends and never appear here.
 
+    Module attributes carry what tract keeps beside the graph:
+
+    * `tract.symbols = ["S", "P"]`: the symbols of the model; when present,
+      every symbol in a shape must be declared there;
+    * `tract.assertions = ["S >= 1", "S+P < 4096"]`: facts that always hold;
+    * `tract.scenarios = {tg = ["S == 1"]}`: facts that hold in a named
+      scenario only;
+    * `tract.properties = {...}`: model properties, any attributes.
+
     Values are ranked tensors of builtin element types. Element-wise binary
     operators broadcast numpy-style over operands of *equal rank*: frontends
     make rank changes explicit with axis operators.
@@ -20,6 +29,7 @@ def Tract_Dialect : Dialect {
   let cppNamespace = "::mlir::tract";
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerAttributes();
   }];

@@ -330,3 +330,37 @@ func.func @bad_quoted_dim(%a: tensor<?xf32, #tract.dims<["S/P"]>>) {
 func.func @bad_symbol(%a: tensor<?xf32, #tract.dims<[a.b]>>) {
   return
 }
+
+// -----
+
+// expected-error @+1 {{symbol 'P' is used in a shape but not declared in tract.symbols}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @f(%a: tensor<?xf32, #tract.dims<[S+P]>>) {
+    return
+  }
+}
+
+// -----
+
+// expected-error @+1 {{invalid assertion: expected a relation (>=, >, <=, <, ==) in 'S'}}
+module attributes {tract.assertions = ["S"]} {
+}
+
+// -----
+
+// expected-error @+1 {{invalid scenario assertion: expected a dim at column 1 in ''}}
+module attributes {tract.scenarios = {tg = ["S == "]}} {
+}
+
+// -----
+
+// expected-error @+1 {{'2S' is not a valid symbol name}}
+module attributes {tract.symbols = ["2S"]} {
+}
+
+// -----
+
+// expected-error @+1 {{tract.symbols belongs on the module}}
+func.func @misplaced() attributes {tract.symbols = ["S"]} {
+  return
+}
