@@ -10,27 +10,6 @@ using namespace mlir::tract;
 
 namespace {
 
-/// The result type `shape` with the element type of `like`.
-Type tensorLike(Value like, ArrayRef<TDim> shape) {
-  return getTensorType(like.getContext(), shape,
-                       getElementTypeOrSelf(like.getType()));
-}
-
-LogicalResult checkAxis(std::optional<Location> location, int64_t axis,
-                        size_t rank, StringRef what = "axis") {
-  if (axis < 0 || static_cast<size_t>(axis) >= rank)
-    return emitOptionalError(location, what, " ", axis,
-                             " is out of range for rank ", rank);
-  return success();
-}
-
-TDim product(ArrayRef<TDim> dims) {
-  TDim result(1);
-  for (const TDim &dim : dims)
-    result *= dim;
-  return result;
-}
-
 /// A constant operand with the op's result shape and element type, when the
 /// result is static: enough to fold ops that only move splat elements.
 OpFoldResult reshapeSplat(Attribute input, Type resultType) {
@@ -65,7 +44,7 @@ LogicalResult AddAxisOp::inferReturnTypes(MLIRContext *,
   if (failed(checkAxis(location, axis, shape.size() + 1)))
     return failure();
   shape.insert(shape.begin() + axis, TDim(1));
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -85,7 +64,7 @@ LogicalResult RmAxisOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(location, "axis ", axis, " has dim ",
                              shape[axis].toString(), ", not 1");
   shape.erase(shape.begin() + axis);
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -105,7 +84,7 @@ LogicalResult MoveAxisOp::inferReturnTypes(MLIRContext *,
   TDim moved = shape[from];
   shape.erase(shape.begin() + from);
   shape.insert(shape.begin() + to, moved);
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -126,16 +105,15 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
                              " are out of range for rank ", shape.size());
   ArrayRef<TDim> to = adaptor.getTo().getDims();
   ArrayRef<TDim> replaced = ArrayRef<TDim>(shape).slice(at, count);
-  if (product(replaced) != product(to))
-    return emitOptionalError(location, "cannot reshape ",
-                             shapeToString(replaced), " (volume ",
-                             product(replaced).toString(), ") to ",
-                             shapeToString(to), " (volume ",
-                             product(to).toString(), ")");
+  if (volume(replaced) != volume(to))
+    return emitOptionalError(
+        location, "cannot reshape ", shapeToString(replaced), " (volume ",
+        volume(replaced).toString(), ") to ", shapeToString(to), " (volume ",
+        volume(to).toString(), ")");
   Shape result(shape.begin(), shape.begin() + at);
   llvm::append_range(result, to);
   result.append(shape.begin() + at + count, shape.end());
-  results.push_back(tensorLike(adaptor.getInput(), result));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), result));
   return success();
 }
 
@@ -161,7 +139,7 @@ LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *,
                                from.toString(), " to ", to.toString(),
                                " on axis ", axis);
   }
-  results.push_back(tensorLike(adaptor.getInput(), target));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), target));
   return success();
 }
 
@@ -182,7 +160,7 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *,
                              " multipliers, got ", multipliers.size());
   for (auto [dim, multiplier] : llvm::zip(shape, multipliers))
     dim *= multiplier;
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -210,8 +188,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(location, "slice end ", end.toString(),
                              " is before its start ", start.toString());
   if (std::optional<int64_t> value = start.getConstant(); value && *value < 0)
-    return emitOptionalError(location, "slice start ", *value,
-                             " is negative");
+    return emitOptionalError(location, "slice start ", *value, " is negative");
   // A constant end beyond a constant dim is out of bounds.
   std::optional<int64_t> endValue = end.getConstant();
   std::optional<int64_t> dimValue = shape[axis].getConstant();
@@ -219,7 +196,7 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(location, "slice end ", *endValue,
                              " is past the dim ", *dimValue);
   shape[axis] = len;
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -238,10 +215,10 @@ LogicalResult DynSliceOp::inferReturnTypes(MLIRContext *,
   if (failed(checkAxis(location, axis, shape.size())))
     return failure();
   for (Value bound : {adaptor.getStart(), adaptor.getEnd()})
-    if (product(getShape(bound)) != TDim(1))
+    if (volume(getShape(bound)) != TDim(1))
       return emitOptionalError(location, "slice bounds must be scalars");
   shape[axis] = adaptor.getLen().getValue();
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -255,7 +232,7 @@ LogicalResult DownsampleOp::inferReturnTypes(MLIRContext *,
     return failure();
   int64_t stride = adaptor.getStride(), modulo = adaptor.getModulo();
   shape[axis] = (shape[axis] - TDim(modulo)).ceilDiv(stride);
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -274,7 +251,7 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(location, "pads must be non-negative");
     dim = dim + TDim(before[i] + after[i]);
   }
-  results.push_back(tensorLike(adaptor.getInput(), shape));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -317,7 +294,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     }
     shape[axis] += other[axis];
   }
-  results.push_back(tensorLike(inputs.front(), shape));
+  results.push_back(getTensorTypeLike(inputs.front(), shape));
   return success();
 }
 
@@ -342,15 +319,13 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   Shape result(shape.begin(), shape.begin() + axis);
   llvm::append_range(result, getShape(adaptor.getIndices()));
   result.append(shape.begin() + axis + 1, shape.end());
-  results.push_back(tensorLike(adaptor.getInput(), result));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), result));
   return success();
 }
 
-LogicalResult
-GatherElementsOp::inferReturnTypes(MLIRContext *,
-                                   std::optional<Location> location,
-                                   Adaptor adaptor,
-                                   SmallVectorImpl<Type> &results) {
+LogicalResult GatherElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
   Shape shape = getShape(adaptor.getInput());
   Shape indices = getShape(adaptor.getIndices());
   if (indices.size() != shape.size())
@@ -358,7 +333,7 @@ GatherElementsOp::inferReturnTypes(MLIRContext *,
                              ", expected ", shape.size());
   if (failed(checkAxis(location, adaptor.getAxis(), shape.size())))
     return failure();
-  results.push_back(tensorLike(adaptor.getInput(), indices));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), indices));
   return success();
 }
 
@@ -373,24 +348,21 @@ LogicalResult GatherNdOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(location, "indices must have rank >= 1");
   std::optional<int64_t> n = indices.back().getConstant();
   if (!n || *n < 1 || batchDims + *n > shape.size())
-    return emitOptionalError(location, "the last indices dim ",
-                             indices.back().toString(),
-                             " must be a constant in 1..",
-                             shape.size() - batchDims);
+    return emitOptionalError(
+        location, "the last indices dim ", indices.back().toString(),
+        " must be a constant in 1..", shape.size() - batchDims);
   if (batchDims >= indices.size())
     return emitOptionalError(location, "batch_dims ", batchDims,
                              " must be less than the indices' rank");
   Shape result(indices.begin(), indices.end() - 1);
   result.append(shape.begin() + batchDims + *n, shape.end());
-  results.push_back(tensorLike(adaptor.getInput(), result));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), result));
   return success();
 }
 
-LogicalResult
-ScatterElementsOp::inferReturnTypes(MLIRContext *,
-                                    std::optional<Location> location,
-                                    Adaptor adaptor,
-                                    SmallVectorImpl<Type> &results) {
+LogicalResult ScatterElementsOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
   Shape data = getShape(adaptor.getData());
   if (getShape(adaptor.getIndices()) != getShape(adaptor.getUpdates()))
     return emitOptionalError(location,
@@ -456,11 +428,12 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
   int64_t axis = adaptor.getAxis();
   if (failed(checkAxis(location, axis, shape.size())))
     return failure();
-  if (product(getShape(adaptor.getK())) != TDim(1))
+  if (volume(getShape(adaptor.getK())) != TDim(1))
     return emitOptionalError(location, "k must be a scalar");
   shape[axis] = adaptor.getLen().getValue();
-  results.push_back(tensorLike(adaptor.getInput(), shape));
-  results.push_back(getTensorType(context, shape, IntegerType::get(context, 64)));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
+  results.push_back(
+      getTensorType(context, shape, IntegerType::get(context, 64)));
   return success();
 }
 
@@ -470,7 +443,7 @@ LogicalResult TriluOp::inferReturnTypes(MLIRContext *,
                                         SmallVectorImpl<Type> &results) {
   if (getShape(adaptor.getInput()).size() < 2)
     return emitOptionalError(location, "trilu needs rank >= 2");
-  if (product(getShape(adaptor.getK())) != TDim(1))
+  if (volume(getShape(adaptor.getK())) != TDim(1))
     return emitOptionalError(location, "k must be a scalar");
   results.push_back(adaptor.getInput().getType());
   return success();
@@ -481,15 +454,16 @@ LogicalResult RangeOp::inferReturnTypes(MLIRContext *,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
   Type elementType = getElementTypeOrSelf(adaptor.getStart().getType());
-  for (Value operand : {adaptor.getStart(), adaptor.getEnd(), adaptor.getStep()}) {
-    if (product(getShape(operand)) != TDim(1))
+  for (Value operand :
+       {adaptor.getStart(), adaptor.getEnd(), adaptor.getStep()}) {
+    if (volume(getShape(operand)) != TDim(1))
       return emitOptionalError(location, "range bounds must be scalars");
     if (getElementTypeOrSelf(operand.getType()) != elementType)
       return emitOptionalError(location,
                                "range bounds must share one element type");
   }
   results.push_back(
-      tensorLike(adaptor.getStart(), {adaptor.getLen().getValue()}));
+      getTensorTypeLike(adaptor.getStart(), {adaptor.getLen().getValue()}));
   return success();
 }
 

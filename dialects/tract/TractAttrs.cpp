@@ -118,7 +118,8 @@ private:
         return failure();
       return name == "min" ? TDim::min(operands) : TDim::max(operands);
     }
-    if (!llvm::all_of(name, [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+    if (!llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }))
       return parser.emitError(at, "invalid symbol name '") << name << "'";
     return TDim::symbol(name);
   }

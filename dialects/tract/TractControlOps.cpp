@@ -10,26 +10,15 @@ using namespace mlir::tract;
 
 namespace {
 
-TDim volume(ArrayRef<TDim> shape) {
-  TDim result(1);
-  for (const TDim &dim : shape)
-    result *= dim;
-  return result;
-}
-
-Type tensorLike(Type like, ArrayRef<TDim> shape) {
-  return getTensorType(like.getContext(), shape, getElementTypeOrSelf(like));
-}
-
 /// Checks that a region's yield matches `types`.
 LogicalResult verifyYield(Operation *op, Region &region, TypeRange types,
                           StringRef what) {
   auto yield = cast<YieldOp>(region.front().getTerminator());
   if (yield.getValues().getTypes() != types)
-    return op->emitOpError() << what << " yields " << yield.getValues().size()
-                             << " values of types "
-                             << yield.getValues().getTypes()
-                             << ", expected " << types;
+    return op->emitOpError()
+           << what << " yields " << yield.getValues().size()
+           << " values of types " << yield.getValues().getTypes()
+           << ", expected " << types;
   return success();
 }
 
@@ -45,9 +34,9 @@ LogicalResult ScanOp::verifyRegions() {
     return emitOpError("expected one chunk per scan axis, got ")
            << chunks.size() << " chunks for " << numScans << " axes";
   if (numStates + numScans > static_cast<int64_t>(inputs.size()))
-    return emitOpError("has ") << inputs.size() << " inputs, fewer than its "
-                               << numStates << " states and " << numScans
-                               << " scanned inputs";
+    return emitOpError("has ")
+           << inputs.size() << " inputs, fewer than its " << numStates
+           << " states and " << numScans << " scanned inputs";
   Block &body = getBody().front();
   if (body.getNumArguments() != inputs.size())
     return emitOpError("body takes ")
@@ -74,7 +63,7 @@ LogicalResult ScanOp::verifyRegions() {
                << iterations->toString() << " and " << count.toString();
       iterations = count;
       shape[axis] = TDim(chunk);
-      expected = tensorLike(input.getType(), shape);
+      expected = getTensorTypeLike(input.getType(), shape);
     }
     if (body.getArgument(index).getType() != expected)
       return emitOpError("body argument ")
@@ -84,9 +73,10 @@ LogicalResult ScanOp::verifyRegions() {
 
   size_t numOutputs = numStates + outputAxes.size();
   if (getNumResults() != numOutputs)
-    return emitOpError("has ") << getNumResults() << " results, expected "
-                               << numOutputs << " (states, then scanned "
-                                  "outputs)";
+    return emitOpError("has ")
+           << getNumResults() << " results, expected " << numOutputs
+           << " (states, then scanned "
+              "outputs)";
   auto yield = cast<YieldOp>(body.getTerminator());
   if (yield.getValues().size() != numOutputs)
     return emitOpError("body yields ")
@@ -107,12 +97,12 @@ LogicalResult ScanOp::verifyRegions() {
       if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
         return emitOpError("output axis ") << axis << " is out of range";
       shape[axis] = shape[axis] * *iterations;
-      expected = tensorLike(yielded, shape);
+      expected = getTensorTypeLike(yielded, shape);
     }
     if (getResult(i).getType() != expected)
-      return emitOpError("result ") << i << " has type "
-                                    << getResult(i).getType() << ", expected "
-                                    << expected;
+      return emitOpError("result ")
+             << i << " has type " << getResult(i).getType() << ", expected "
+             << expected;
   }
   return success();
 }

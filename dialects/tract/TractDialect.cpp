@@ -52,8 +52,8 @@ LogicalResult verifyStringArray(Operation *op, NamedAttribute attribute,
   for (Attribute element : array) {
     auto text = dyn_cast<StringAttr>(element);
     if (!text)
-      return op->emitError() << attribute.getName()
-                             << " must be an array of strings";
+      return op->emitError()
+             << attribute.getName() << " must be an array of strings";
     if (failed(check(text.getValue())))
       return failure();
   }
@@ -69,14 +69,15 @@ LogicalResult TractDialect::verifyOperationAttribute(Operation *op,
     return op->emitError() << name << " belongs on the module";
   if (name == kSymbolsAttrName) {
     std::set<std::string> declared;
-    if (failed(verifyStringArray(op, attribute, [&](StringRef symbol) -> LogicalResult {
-          std::optional<TDim> parsed = TDim::parse(symbol);
-          if (!parsed || parsed->getSymbolName() != symbol.str())
-            return op->emitError() << "'" << symbol
-                                   << "' is not a valid symbol name";
-          declared.insert(symbol.str());
-          return success();
-        })))
+    if (failed(verifyStringArray(
+            op, attribute, [&](StringRef symbol) -> LogicalResult {
+              std::optional<TDim> parsed = TDim::parse(symbol);
+              if (!parsed || parsed->getSymbolName() != symbol.str())
+                return op->emitError()
+                       << "'" << symbol << "' is not a valid symbol name";
+              declared.insert(symbol.str());
+              return success();
+            })))
       return failure();
     // Every symbol of every shape in the module must be declared.
     std::set<std::string> used;
@@ -97,29 +98,31 @@ LogicalResult TractDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kAssertionsAttrName) {
     SymbolScope scope;
-    return verifyStringArray(op, attribute, [&](StringRef text) -> LogicalResult {
-      std::string error;
-      if (!scope.addAssertion(text, &error))
-        return op->emitError() << "invalid assertion: " << error;
-      return success();
-    });
+    return verifyStringArray(
+        op, attribute, [&](StringRef text) -> LogicalResult {
+          std::string error;
+          if (!scope.addAssertion(text, &error))
+            return op->emitError() << "invalid assertion: " << error;
+          return success();
+        });
   }
   if (name == kScenariosAttrName) {
     auto scenarios = dyn_cast<DictionaryAttr>(attribute.getValue());
     if (!scenarios)
-      return op->emitError() << name
-                             << " must map scenario names to assertions";
+      return op->emitError()
+             << name << " must map scenario names to assertions";
     SymbolScope scope;
     for (NamedAttribute scenario : scenarios)
-      if (failed(verifyStringArray(op, scenario, [&](StringRef text) -> LogicalResult {
-            std::string error;
-            if (!scope.addScenarioAssertion(
-                    (scenario.getName().getValue() + ": " + text).str(),
-                    &error))
-              return op->emitError() << "invalid scenario assertion: "
-                                     << error;
-            return success();
-          })))
+      if (failed(verifyStringArray(
+              op, scenario, [&](StringRef text) -> LogicalResult {
+                std::string error;
+                if (!scope.addScenarioAssertion(
+                        (scenario.getName().getValue() + ": " + text).str(),
+                        &error))
+                  return op->emitError()
+                         << "invalid scenario assertion: " << error;
+                return success();
+              })))
         return failure();
     return success();
   }
@@ -142,13 +145,12 @@ FailureOr<SymbolScope> mlir::tract::getSymbolScope(ModuleOp module) {
   if (auto scenarios =
           module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
     for (NamedAttribute scenario : scenarios)
-      for (auto text : cast<ArrayAttr>(scenario.getValue())
-                           .getAsValueRange<StringAttr>()) {
+      for (auto text :
+           cast<ArrayAttr>(scenario.getValue()).getAsValueRange<StringAttr>()) {
         std::string error;
         if (!scope.addScenarioAssertion(
                 (scenario.getName().getValue() + ": " + text).str(), &error))
-          return module.emitError() << "invalid scenario assertion: "
-                                    << error;
+          return module.emitError() << "invalid scenario assertion: " << error;
       }
   return scope;
 }

@@ -15,9 +15,10 @@ using namespace mlir::tract;
 // Broadcasting result types
 //===----------------------------------------------------------------------===//
 
-LogicalResult mlir::tract::inferBroadcastResultType(
-    std::optional<Location> location, ValueRange operands, bool boolResult,
-    SmallVectorImpl<Type> &results) {
+LogicalResult
+mlir::tract::inferBroadcastResultType(std::optional<Location> location,
+                                      ValueRange operands, bool boolResult,
+                                      SmallVectorImpl<Type> &results) {
   for (Value operand : operands)
     if (!isTractTensorType(operand.getType()))
       return emitOptionalError(location, "operands must be tract tensors");
@@ -66,11 +67,11 @@ double roundHalfEven(double x) { return std::nearbyint(x); }
 } // namespace
 
 OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
-  return foldUnary(adaptor.getInput(), getType(),
-                   [](const APFloat &v) { return abs(v); },
-                   [](const APInt &v, bool isUnsigned) {
-                     return std::optional<APInt>(isUnsigned ? v : v.abs());
-                   });
+  return foldUnary(
+      adaptor.getInput(), getType(), [](const APFloat &v) { return abs(v); },
+      [](const APInt &v, bool isUnsigned) {
+        return std::optional<APInt>(isUnsigned ? v : v.abs());
+      });
 }
 
 OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
@@ -85,8 +86,7 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult SquareOp::fold(FoldAdaptor adaptor) {
   return foldUnary(
-      adaptor.getInput(), getType(),
-      [](const APFloat &v) { return v * v; },
+      adaptor.getInput(), getType(), [](const APFloat &v) { return v * v; },
       [](const APInt &v, bool) { return std::optional<APInt>(v * v); });
 }
 
@@ -99,8 +99,8 @@ OpFoldResult SignOp::fold(FoldAdaptor adaptor) {
         return APFloat::getOne(v.getSemantics(), v.isNegative());
       },
       [](const APInt &v, bool isUnsigned) {
-        int64_t sign = isUnsigned ? !v.isZero()
-                                  : (v.isNegative() ? -1 : !v.isZero());
+        int64_t sign =
+            isUnsigned ? !v.isZero() : (v.isNegative() ? -1 : !v.isZero());
         return std::optional<APInt>(APInt(v.getBitWidth(), sign, true));
       });
 }
@@ -150,8 +150,9 @@ OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
 OpFoldResult BitNotOp::fold(FoldAdaptor adaptor) {
   if (auto inner = getInput().getDefiningOp<BitNotOp>())
     return inner.getInput();
-  return foldUnary(adaptor.getInput(), getType(), nullptr,
-                   [](const APInt &v, bool) { return std::optional<APInt>(~v); });
+  return foldUnary(
+      adaptor.getInput(), getType(), nullptr,
+      [](const APInt &v, bool) { return std::optional<APInt>(~v); });
 }
 
 LogicalResult IsNanOp::inferReturnTypes(MLIRContext *context,
@@ -262,7 +263,8 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       },
       [](const APInt &a, const APInt &b,
          bool isUnsigned) -> std::optional<APInt> {
-        if (b.isZero() || (!isUnsigned && a.isMinSignedValue() && b.isAllOnes()))
+        if (b.isZero() ||
+            (!isUnsigned && a.isMinSignedValue() && b.isAllOnes()))
           return std::nullopt; // a run-time error, not a constant
         return isUnsigned ? a.udiv(b) : a.sdiv(b);
       });
@@ -278,7 +280,8 @@ OpFoldResult RemOp::fold(FoldAdaptor adaptor) {
       },
       [](const APInt &a, const APInt &b,
          bool isUnsigned) -> std::optional<APInt> {
-        if (b.isZero() || (!isUnsigned && a.isMinSignedValue() && b.isAllOnes()))
+        if (b.isZero() ||
+            (!isUnsigned && a.isMinSignedValue() && b.isAllOnes()))
           return std::nullopt;
         return isUnsigned ? a.urem(b) : a.srem(b);
       });
@@ -303,7 +306,9 @@ OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
     return getLhs();
   return foldBinary(
       adaptor.getLhs(), adaptor.getRhs(), getType(),
-      [](const APFloat &a, const APFloat &b) { return floatMinMax(a, b, true); },
+      [](const APFloat &a, const APFloat &b) {
+        return floatMinMax(a, b, true);
+      },
       [](const APInt &a, const APInt &b, bool isUnsigned) {
         return std::optional<APInt>(isUnsigned ? llvm::APIntOps::umin(a, b)
                                                : llvm::APIntOps::smin(a, b));
@@ -327,11 +332,11 @@ OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
 namespace {
 
 /// Folds a comparison; NaN compares unequal to everything.
-Attribute foldComparison(Attribute lhs, Attribute rhs, Type resultType,
-                         APFloat::cmpResult floatWanted1,
-                         APFloat::cmpResult floatWanted2, bool negate,
-                         function_ref<bool(const APInt &, const APInt &, bool)>
-                             intFn) {
+Attribute
+foldComparison(Attribute lhs, Attribute rhs, Type resultType,
+               APFloat::cmpResult floatWanted1, APFloat::cmpResult floatWanted2,
+               bool negate,
+               function_ref<bool(const APInt &, const APInt &, bool)> intFn) {
   return foldPredicate(
       lhs, rhs, resultType,
       [&](const APFloat &a, const APFloat &b) {
@@ -345,19 +350,17 @@ Attribute foldComparison(Attribute lhs, Attribute rhs, Type resultType,
 } // namespace
 
 OpFoldResult EqOp::fold(FoldAdaptor adaptor) {
-  return foldComparison(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                        APFloat::cmpEqual, APFloat::cmpEqual, false,
-                        [](const APInt &a, const APInt &b, bool) {
-                          return a == b;
-                        });
+  return foldComparison(
+      adaptor.getLhs(), adaptor.getRhs(), getType(), APFloat::cmpEqual,
+      APFloat::cmpEqual, false,
+      [](const APInt &a, const APInt &b, bool) { return a == b; });
 }
 
 OpFoldResult NeOp::fold(FoldAdaptor adaptor) {
-  return foldComparison(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                        APFloat::cmpEqual, APFloat::cmpEqual, true,
-                        [](const APInt &a, const APInt &b, bool) {
-                          return a != b;
-                        });
+  return foldComparison(
+      adaptor.getLhs(), adaptor.getRhs(), getType(), APFloat::cmpEqual,
+      APFloat::cmpEqual, true,
+      [](const APInt &a, const APInt &b, bool) { return a != b; });
 }
 
 OpFoldResult LtOp::fold(FoldAdaptor adaptor) {
@@ -378,8 +381,7 @@ OpFoldResult LeOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult GtOp::fold(FoldAdaptor adaptor) {
   return foldComparison(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                        APFloat::cmpGreaterThan, APFloat::cmpGreaterThan,
-                        false,
+                        APFloat::cmpGreaterThan, APFloat::cmpGreaterThan, false,
                         [](const APInt &a, const APInt &b, bool isUnsigned) {
                           return isUnsigned ? a.ugt(b) : a.sgt(b);
                         });

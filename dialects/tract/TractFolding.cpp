@@ -62,10 +62,10 @@ void forEachBroadcastPair(ArrayRef<int64_t> out, ArrayRef<int64_t> lhs,
 }
 
 template <typename In, typename Out>
-Attribute broadcastFold(DenseElementsAttr lhs, DenseElementsAttr rhs,
-                        RankedTensorType resultType,
-                        function_ref<std::optional<Out>(const In &, const In &)>
-                            fn) {
+Attribute
+broadcastFold(DenseElementsAttr lhs, DenseElementsAttr rhs,
+              RankedTensorType resultType,
+              function_ref<std::optional<Out>(const In &, const In &)> fn) {
   if (lhs.getType().getRank() != resultType.getRank() ||
       rhs.getType().getRank() != resultType.getRank())
     return {};
@@ -160,9 +160,8 @@ Attribute mlir::tract::foldFloatTest(Attribute input, Type resultType,
   return DenseElementsAttr::get(type, ArrayRef<bool>(out));
 }
 
-Attribute mlir::tract::foldBinary(Attribute lhs, Attribute rhs,
-                                  Type resultType, FloatBinaryFn floatFn,
-                                  IntBinaryFn intFn) {
+Attribute mlir::tract::foldBinary(Attribute lhs, Attribute rhs, Type resultType,
+                                  FloatBinaryFn floatFn, IntBinaryFn intFn) {
   DenseElementsAttr l = foldable(lhs), r = foldable(rhs);
   RankedTensorType type = staticResult(resultType);
   if (!l || !r || !type)
@@ -172,10 +171,10 @@ Attribute mlir::tract::foldBinary(Attribute lhs, Attribute rhs,
     return broadcastFold<APFloat, APFloat>(l, r, type, floatFn);
   if (isa<IntegerType>(elementType) && intFn) {
     bool isUnsigned = elementType.isUnsignedInteger();
-    return broadcastFold<APInt, APInt>(
-        l, r, type, [&](const APInt &a, const APInt &b) {
-          return intFn(a, b, isUnsigned);
-        });
+    return broadcastFold<APInt, APInt>(l, r, type,
+                                       [&](const APInt &a, const APInt &b) {
+                                         return intFn(a, b, isUnsigned);
+                                       });
   }
   return {};
 }
@@ -228,8 +227,8 @@ Attribute mlir::tract::foldCast(Attribute input, Type resultType) {
       APFloat value = f.getValue();
       if (auto toFloat = dyn_cast<FloatType>(to)) {
         bool lost;
-        value.convert(toFloat.getFloatSemantics(),
-                      APFloat::rmNearestTiesToEven, &lost);
+        value.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                      &lost);
         return FloatAttr::get(to, value);
       }
       if (isBool(to))

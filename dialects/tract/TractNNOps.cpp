@@ -11,11 +11,6 @@ using namespace mlir::tract;
 
 namespace {
 
-Type tensorLike(Value like, ArrayRef<TDim> shape) {
-  return getTensorType(like.getContext(), shape,
-                       getElementTypeOrSelf(like.getType()));
-}
-
 LogicalResult checkAxes(std::optional<Location> location,
                         ArrayRef<int64_t> axes, size_t rank) {
   for (auto [i, axis] : llvm::enumerate(axes)) {
@@ -125,8 +120,9 @@ FailureOr<SmallVector<int64_t>> kernelSizes(std::optional<Location> location,
   for (const TDim &dim : kernel.drop_front(2)) {
     std::optional<int64_t> value = dim.getConstant();
     if (!value || *value < 1)
-      return emitOptionalError(location, "kernel spatial dims must be "
-                                         "positive constants, got ",
+      return emitOptionalError(location,
+                               "kernel spatial dims must be "
+                               "positive constants, got ",
                                dim.toString());
     sizes.push_back(*value);
   }
@@ -187,8 +183,8 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
       std::optional<TDim> combined = TDim::broadcast(it->second, dim);
       if (!combined)
         return emitOptionalError(location, "axis '", StringRef(&letter, 1),
-                                 "' has dims ", it->second.toString(),
-                                 " and ", dim.toString());
+                                 "' has dims ", it->second.toString(), " and ",
+                                 dim.toString());
       it->second = *combined;
     }
   }
@@ -203,15 +199,14 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
   for (char letter : output) {
     auto it = dims.find(letter);
     if (it == dims.end())
-      return emitOptionalError(location, "output axis '",
-                               StringRef(&letter, 1),
+      return emitOptionalError(location, "output axis '", StringRef(&letter, 1),
                                "' appears in no input");
     if (llvm::count(output, letter) > 1)
-      return emitOptionalError(location, "output axis '",
-                               StringRef(&letter, 1), "' is repeated");
+      return emitOptionalError(location, "output axis '", StringRef(&letter, 1),
+                               "' is repeated");
     shape.push_back(it->second);
   }
-  results.push_back(tensorLike(inputs.front(), shape));
+  results.push_back(getTensorTypeLike(inputs.front(), shape));
   return success();
 }
 
@@ -226,8 +221,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   Shape input = getShape(adaptor.getInput());
   Shape kernel = getShape(adaptor.getKernel());
   if (input.size() < 3 || kernel.size() != input.size())
-    return emitOptionalError(location, "expected input N,C,spatial… and a "
-                                       "kernel of the same rank, got ranks ",
+    return emitOptionalError(location,
+                             "expected input N,C,spatial… and a "
+                             "kernel of the same rank, got ranks ",
                              input.size(), " and ", kernel.size());
   int64_t group = adaptor.getGroup();
   if (kernel[1] * TDim(group) != input[1])
@@ -249,7 +245,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   Shape output{input[0], kernel[0]};
   llvm::append_range(output,
                      windowOutput(ArrayRef<TDim>(input).drop_front(2), window));
-  results.push_back(tensorLike(adaptor.getInput(), output));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), output));
   return success();
 }
 
@@ -260,8 +256,9 @@ LogicalResult DeconvOp::inferReturnTypes(MLIRContext *,
   Shape input = getShape(adaptor.getInput());
   Shape kernel = getShape(adaptor.getKernel());
   if (input.size() < 3 || kernel.size() != input.size())
-    return emitOptionalError(location, "expected input N,C,spatial… and a "
-                                       "kernel of the same rank, got ranks ",
+    return emitOptionalError(location,
+                             "expected input N,C,spatial… and a "
+                             "kernel of the same rank, got ranks ",
                              input.size(), " and ", kernel.size());
   if (kernel[0] != input[1])
     return emitOptionalError(location, "input has ", input[1].toString(),
@@ -295,9 +292,9 @@ LogicalResult DeconvOp::inferReturnTypes(MLIRContext *,
                        TDim(field + adjustments[i]));
       break;
     case Padding::Explicit:
-      output.push_back((x - TDim(1)) * TDim(stride) +
-                       TDim(field - window.before[i] - window.after[i] +
-                            adjustments[i]));
+      output.push_back(
+          (x - TDim(1)) * TDim(stride) +
+          TDim(field - window.before[i] - window.after[i] + adjustments[i]));
       break;
     case Padding::SameUpper:
     case Padding::SameLower:
@@ -305,19 +302,19 @@ LogicalResult DeconvOp::inferReturnTypes(MLIRContext *,
       break;
     }
   }
-  results.push_back(tensorLike(adaptor.getInput(), output));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), output));
   return success();
 }
 
 namespace {
 
 template <typename Adaptor>
-FailureOr<Shape> poolOutput(std::optional<Location> location,
-                            Adaptor adaptor) {
+FailureOr<Shape> poolOutput(std::optional<Location> location, Adaptor adaptor) {
   Shape input = getShape(adaptor.getInput());
   if (input.size() < 3)
-    return emitOptionalError(location, "expected input N,C,spatial…, got "
-                                       "rank ",
+    return emitOptionalError(location,
+                             "expected input N,C,spatial…, got "
+                             "rank ",
                              input.size());
   Window window = windowOf(adaptor);
   window.kernel.assign(adaptor.getKernelShape().begin(),
@@ -343,7 +340,7 @@ LogicalResult MaxPoolOp::inferReturnTypes(MLIRContext *context,
   FailureOr<Shape> output = poolOutput(location, adaptor);
   if (failed(output))
     return failure();
-  results.push_back(tensorLike(adaptor.getInput(), *output));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), *output));
   if (adaptor.getWithIndex())
     results.push_back(
         getTensorType(context, *output, IntegerType::get(context, 64)));
@@ -357,7 +354,7 @@ LogicalResult SumPoolOp::inferReturnTypes(MLIRContext *,
   FailureOr<Shape> output = poolOutput(location, adaptor);
   if (failed(output))
     return failure();
-  results.push_back(tensorLike(adaptor.getInput(), *output));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), *output));
   return success();
 }
 
@@ -395,26 +392,34 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+namespace {
+
+/// Softmax and log-softmax keep their input's type over valid axes.
+LogicalResult inferAxesNormType(std::optional<Location> location, Value input,
+                                ArrayRef<int64_t> axes,
+                                SmallVectorImpl<Type> &results) {
+  if (failed(checkAxes(location, axes, getShape(input).size())))
+    return failure();
+  results.push_back(input.getType());
+  return success();
+}
+
+} // namespace
+
 LogicalResult SoftmaxOp::inferReturnTypes(MLIRContext *,
                                           std::optional<Location> location,
                                           Adaptor adaptor,
                                           SmallVectorImpl<Type> &results) {
-  if (failed(checkAxes(location, adaptor.getAxes(),
-                       getShape(adaptor.getInput()).size())))
-    return failure();
-  results.push_back(adaptor.getInput().getType());
-  return success();
+  return inferAxesNormType(location, adaptor.getInput(), adaptor.getAxes(),
+                           results);
 }
 
 LogicalResult LogSoftmaxOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> location,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &results) {
-  if (failed(checkAxes(location, adaptor.getAxes(),
-                       getShape(adaptor.getInput()).size())))
-    return failure();
-  results.push_back(adaptor.getInput().getType());
-  return success();
+  return inferAxesNormType(location, adaptor.getInput(), adaptor.getAxes(),
+                           results);
 }
 
 LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
@@ -437,6 +442,6 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
   if (sizes.size() != rank)
     return emitOptionalError(location, "expected ", rank, " sizes, got ",
                              sizes.size());
-  results.push_back(tensorLike(adaptor.getInput(), sizes));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), sizes));
   return success();
 }

@@ -1,6 +1,7 @@
 #include "dialects/tract/TractShapes.h"
 
 #include "dialects/tract/TractAttrs.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -50,6 +51,27 @@ RankedTensorType mlir::tract::getTensorType(MLIRContext *context,
   if (!symbolic.empty())
     encoding = DimsAttr::get(context, symbolic);
   return RankedTensorType::get(staticShape, elementType, encoding);
+}
+
+RankedTensorType mlir::tract::getTensorTypeLike(Type like,
+                                                ArrayRef<TDim> dims) {
+  return getTensorType(like.getContext(), dims, getElementTypeOrSelf(like));
+}
+
+TDim mlir::tract::volume(ArrayRef<TDim> shape) {
+  TDim result(1);
+  for (const TDim &dim : shape)
+    result *= dim;
+  return result;
+}
+
+LogicalResult mlir::tract::checkAxis(std::optional<Location> location,
+                                     int64_t axis, size_t rank,
+                                     StringRef what) {
+  if (axis < 0 || static_cast<size_t>(axis) >= rank)
+    return emitOptionalError(location, what, " ", axis,
+                             " is out of range for rank ", rank);
+  return success();
 }
 
 std::string mlir::tract::shapeToString(ArrayRef<TDim> shape) {

@@ -31,6 +31,21 @@ inline Shape getShape(Value value) { return getShape(value.getType()); }
 RankedTensorType getTensorType(MLIRContext *context, llvm::ArrayRef<TDim> dims,
                                Type elementType);
 
+/// The tensor type with these dims and the element type of `like`.
+RankedTensorType getTensorTypeLike(Type like, llvm::ArrayRef<TDim> dims);
+inline RankedTensorType getTensorTypeLike(Value like,
+                                          llvm::ArrayRef<TDim> dims) {
+  return getTensorTypeLike(like.getType(), dims);
+}
+
+/// The product of the dims (1 for a scalar).
+TDim volume(llvm::ArrayRef<TDim> shape);
+
+/// Checks that `axis` names an axis of a tensor of rank `rank`; the error
+/// calls it `what`.
+LogicalResult checkAxis(std::optional<Location> location, int64_t axis,
+                        size_t rank, llvm::StringRef what = "axis");
+
 /// `shape` as tract prints a fact: `1,S,64`.
 std::string shapeToString(llvm::ArrayRef<TDim> shape);
 

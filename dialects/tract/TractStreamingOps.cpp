@@ -10,22 +10,12 @@ using namespace mlir::tract;
 
 namespace {
 
-LogicalResult checkAxis(std::optional<Location> location, int64_t axis,
-                        Value input) {
-  size_t rank = getShape(input).size();
-  if (axis < 0 || static_cast<size_t>(axis) >= rank)
-    return emitOptionalError(location, "axis ", axis,
-                             " is out of range for rank ", rank);
-  return success();
-}
-
 LogicalResult checkValueType(std::optional<Location> location,
                              std::optional<TypedAttr> value, Value input) {
   Type elementType = getElementTypeOrSelf(input.getType());
   if (value && value->getType() != elementType)
     return emitOptionalError(location, "value of type ", value->getType(),
-                             " does not match the element type ",
-                             elementType);
+                             " does not match the element type ", elementType);
   return success();
 }
 
@@ -35,12 +25,12 @@ LogicalResult DelayOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> location,
                                         Adaptor adaptor,
                                         SmallVectorImpl<Type> &results) {
-  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())))
+  if (failed(checkAxis(location, adaptor.getAxis(),
+                       getShape(adaptor.getInput()).size())))
     return failure();
   Shape shape = getShape(adaptor.getInput());
   shape[adaptor.getAxis()] += TDim(adaptor.getOverlap());
-  results.push_back(getTensorType(adaptor.getInput().getContext(), shape,
-                                  getElementTypeOrSelf(adaptor.getInput())));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
 
@@ -48,7 +38,8 @@ LogicalResult PulsePadOp::inferReturnTypes(MLIRContext *,
                                            std::optional<Location> location,
                                            Adaptor adaptor,
                                            SmallVectorImpl<Type> &results) {
-  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())) ||
+  if (failed(checkAxis(location, adaptor.getAxis(),
+                       getShape(adaptor.getInput()).size())) ||
       failed(checkValueType(location, adaptor.getValue(), adaptor.getInput())))
     return failure();
   if (adaptor.getValue() && adaptor.getMode() != PadMode::Constant)
@@ -62,7 +53,8 @@ LogicalResult PulseMaskOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> location,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
-  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())) ||
+  if (failed(checkAxis(location, adaptor.getAxis(),
+                       getShape(adaptor.getInput()).size())) ||
       failed(checkValueType(location, adaptor.getValue(), adaptor.getInput())))
     return failure();
   results.push_back(adaptor.getInput().getType());
@@ -77,13 +69,13 @@ LogicalResult SdpaOp::inferReturnTypes(MLIRContext *,
         v = getShape(adaptor.getV());
   size_t rank = q.size();
   if ((rank != 3 && rank != 4) || k.size() != rank || v.size() != rank)
-    return emitOptionalError(location, "q, k and v must all have rank 3 or "
-                                       "4, got ",
+    return emitOptionalError(location,
+                             "q, k and v must all have rank 3 or "
+                             "4, got ",
                              q.size(), ", ", k.size(), " and ", v.size());
   if (q.back() != k.back())
     return emitOptionalError(location, "q and k have head sizes ",
-                             q.back().toString(), " and ",
-                             k.back().toString());
+                             q.back().toString(), " and ", k.back().toString());
   if (k[rank - 2] != v[rank - 2])
     return emitOptionalError(location, "k and v have sequence lengths ",
                              k[rank - 2].toString(), " and ",
@@ -114,8 +106,7 @@ LogicalResult ApplyRopeOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(location, "apply_rope needs rank >= 1");
   if (std::optional<int64_t> last = input.back().getConstant();
       last && *last % 2)
-    return emitOptionalError(location, "the rotated axis has odd size ",
-                             *last);
+    return emitOptionalError(location, "the rotated axis has odd size ", *last);
   for (Value table : {adaptor.getCos(), adaptor.getSin()})
     if (getShape(table).size() != input.size())
       return emitOptionalError(location,
@@ -128,11 +119,11 @@ LogicalResult DynKvCacheOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> location,
                                              Adaptor adaptor,
                                              SmallVectorImpl<Type> &results) {
-  if (failed(checkAxis(location, adaptor.getAxis(), adaptor.getInput())))
+  if (failed(checkAxis(location, adaptor.getAxis(),
+                       getShape(adaptor.getInput()).size())))
     return failure();
   Shape shape = getShape(adaptor.getInput());
   shape[adaptor.getAxis()] += adaptor.getPast().getValue();
-  results.push_back(getTensorType(adaptor.getInput().getContext(), shape,
-                                  getElementTypeOrSelf(adaptor.getInput())));
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
 }
