@@ -60,6 +60,9 @@ def Tract_ReshapeOp : Tract_InferredOp<"reshape"> {
 
 def Tract_BroadcastOp : Tract_InferredOp<"broadcast"> {
   let summary = "broadcast to a shape of the same rank";
+  let description = [{
+    Each dim of the input must be 1 or equal the target dim; `shape` may be symbolic (`#tract.shape<[B, 3]>`).
+  }];
   let arguments = (ins Tract_Tensor:$input, Tract_ShapeAttr:$shape);
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
@@ -81,6 +84,9 @@ def Tract_TileOp : Tract_InferredOp<"tile"> {
 
 def Tract_SliceOp : Tract_InferredOp<"slice"> {
   let summary = "the range [start, end) of one axis";
+  let description = [{
+    `output[axis] = end - start`; `start` and `end` are dims (`#tract.dim<S-1>`), constant or symbolic, with `0 <= start <= end <= input[axis]`.
+  }];
   let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
                    Tract_DimAttr:$start, Tract_DimAttr:$end);
   let results = (outs Tract_Tensor:$output);
@@ -133,6 +139,9 @@ def Tract_PadOp : Tract_InferredOp<"pad"> {
 
 def Tract_ConcatOp : Tract_InferredOp<"concat", [SameOperandsAndResultElementType]> {
   let summary = "concatenate along an axis";
+  let description = [{
+    All inputs have the same rank and element type and equal dims off `axis`; `output[axis]` is the sum of the inputs' dims there.
+  }];
   let arguments = (ins Variadic<Tract_Tensor>:$inputs, Tract_AxisAttr:$axis);
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
@@ -184,6 +193,9 @@ def Tract_GatherNdOp : Tract_InferredOp<"gather_nd"> {
 
 def Tract_ScatterElementsOp : Tract_InferredOp<"scatter_elements"> {
   let summary = "write updates into a copy of data at element indices";
+  let description = [{
+    For each element of `indices` (same shape as `updates`), writes the update at that index along `axis`, combining with the data by `reduction`. The result has the data's type.
+  }];
   let arguments = (ins Tract_Tensor:$data, Tract_IndexTensor:$indices,
                    Tract_Tensor:$updates, Tract_AxisAttr:$axis,
                    DefaultValuedAttr<Tract_ScatterReductionAttr,
@@ -196,6 +208,9 @@ def Tract_ScatterElementsOp : Tract_InferredOp<"scatter_elements"> {
 
 def Tract_ScatterNdOp : Tract_InferredOp<"scatter_nd"> {
   let summary = "write update slices into a copy of data at nd indices";
+  let description = [{
+    Each row of the last axis of `indices` addresses a slice of `data`; `updates` has shape `indices.shape[..-1] ++ data.shape[n..]`, combined by `reduction`. The result has the data's type.
+  }];
   let arguments = (ins Tract_Tensor:$data, Tract_IndexTensor:$indices,
                    Tract_Tensor:$updates,
                    DefaultValuedAttr<Tract_ScatterReductionAttr,

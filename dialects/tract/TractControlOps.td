@@ -3,6 +3,9 @@
 def Tract_YieldOp : Tract_Op<"yield", [Pure, Terminator, ReturnLike,
     ParentOneOf<["ScanOp", "IfOp"]>]> {
   let summary = "the results of a scan or if body";
+  let description = [{
+    Ends the body of a `tract.scan` or a region of a `tract.if`; its operands are the region's results.
+  }];
   let arguments = (ins Variadic<Tract_Tensor>:$values);
   let assemblyFormat = "($values^ `:` type($values))? attr-dict";
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];

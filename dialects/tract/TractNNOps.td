@@ -114,6 +114,9 @@ def Tract_LogSoftmaxOp : Tract_AxesNormOp<"log_softmax", "x - log(sum(exp(x))) o
 
 def Tract_RmsNormOp : Tract_InferredOp<"rms_norm"> {
   let summary = "x / sqrt(mean(x * x, axis) + eps)";
+  let description = [{
+    Normalizes along one axis by the root mean square; `eps` keeps the division finite. The result has the input's type.
+  }];
   let arguments = (ins Tract_FloatTensor:$input, Tract_AxisAttr:$axis,
                    DefaultValuedAttr<F64Attr, "1e-6">:$eps);
   let results = (outs Tract_FloatTensor:$output);

@@ -35,6 +35,9 @@ def Tract_PulsePadOp : Tract_InferredOp<"pulse_pad"> {
 
 def Tract_PulseMaskOp : Tract_InferredOp<"pulse_mask"> {
   let summary = "replace frames of a stream outside [begin, end) (stateful)";
+  let description = [{
+    Used by pulsified models where a batch op must not see frames past the end of the stream: frames of `axis` outside `[begin, end)` of the whole stream become `value`. The shape is unchanged.
+  }];
   let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
                    ConfinedAttr<I64Attr, [IntNonNegative]>:$begin,
                    Tract_DimAttr:$end, TypedAttrInterface:$value);
@@ -60,6 +63,9 @@ def Tract_SdpaOp : Tract_InferredOp<"sdpa"> {
 
 def Tract_ApplyRopeOp : Tract_InferredOp<"apply_rope"> {
   let summary = "rotary position embedding: x * cos + rotate_half(x) * sin";
+  let description = [{
+    `rotate_half` negates and swaps the two halves of the last axis: `[-x[h:], x[:h]]`. `cos` and `sin` have the input's rank and broadcast to it. The result has the input's type.
+  }];
   let arguments = (ins Tract_FloatTensor:$input, Tract_FloatTensor:$cos,
                    Tract_FloatTensor:$sin);
   let results = (outs Tract_FloatTensor:$output);
