@@ -498,9 +498,21 @@ int TDim::compare(const TDim &other) const {
   return 0;
 }
 
+static llvm::hash_code hashAtom(const Atom &atom) {
+  llvm::hash_code args =
+      llvm::hash_combine_range(atom.args.begin(), atom.args.end());
+  return llvm::hash_combine(atom.kind, atom.name, atom.divisor, args);
+}
+
 llvm::hash_code mlir::tract::hash_value(const TDim &dim) {
-  // Printing is canonical, so it is a faithful (if not the fastest) key.
-  return llvm::hash_value(dim.toString());
+  // Structural, over the canonical terms: equal dims hash equally.
+  llvm::hash_code hash = llvm::hash_value(B::terms(dim).size());
+  for (const Term &term : B::terms(dim)) {
+    hash = llvm::hash_combine(hash, term.coefficient);
+    for (const AtomPtr &atom : term.atoms)
+      hash = llvm::hash_combine(hash, hashAtom(*atom));
+  }
+  return hash;
 }
 
 //===----------------------------------------------------------------------===//
@@ -555,9 +567,7 @@ std::string TDim::toString() const {
   // `(S-3)/4` is held as `(S+1)/4-1`; print it the way people write it by
   // folding the constant term back into the first division.
   std::optional<int64_t> constant;
-  if (!terms.back().atoms.empty())
-    constant = std::nullopt;
-  else
+  if (terms.back().atoms.empty())
     constant = terms.back().coefficient;
   const Term *foldInto = nullptr;
   if (constant)

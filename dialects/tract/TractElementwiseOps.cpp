@@ -410,39 +410,22 @@ APInt bitAnd(const APInt &a, const APInt &b) { return a & b; }
 APInt bitOr(const APInt &a, const APInt &b) { return a | b; }
 APInt bitXor(const APInt &a, const APInt &b) { return a ^ b; }
 
-/// Booleans fold through foldBinary's integer path, which skips i1: go
-/// through the bitwise helper on splats directly.
-Attribute foldLogical(Attribute lhs, Attribute rhs, Type resultType,
-                      bool (*fn)(bool, bool)) {
-  auto l = dyn_cast_if_present<DenseElementsAttr>(lhs);
-  auto r = dyn_cast_if_present<DenseElementsAttr>(rhs);
-  auto type = dyn_cast<RankedTensorType>(resultType);
-  if (!l || !r || !l.isSplat() || !r.isSplat() || !type ||
-      !type.hasStaticShape())
-    return {};
-  return DenseElementsAttr::get(
-      type, fn(l.getSplatValue<bool>(), r.getSplatValue<bool>()));
-}
-
 } // namespace
 
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  return foldLogical(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                     [](bool a, bool b) { return a && b; });
+  return foldBits(adaptor.getLhs(), adaptor.getRhs(), getType(), bitAnd);
 }
 
 OpFoldResult OrOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
-  return foldLogical(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                     [](bool a, bool b) { return a || b; });
+  return foldBits(adaptor.getLhs(), adaptor.getRhs(), getType(), bitOr);
 }
 
 OpFoldResult XorOp::fold(FoldAdaptor adaptor) {
-  return foldLogical(adaptor.getLhs(), adaptor.getRhs(), getType(),
-                     [](bool a, bool b) { return a != b; });
+  return foldBits(adaptor.getLhs(), adaptor.getRhs(), getType(), bitXor);
 }
 
 OpFoldResult BitAndOp::fold(FoldAdaptor adaptor) {

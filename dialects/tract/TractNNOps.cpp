@@ -129,6 +129,26 @@ FailureOr<SmallVector<int64_t>> kernelSizes(std::optional<Location> location,
   return sizes;
 }
 
+/// The checks conv and deconv share: ranks, a constant kernel, and the
+/// window attributes; returns the completed window.
+template <typename Adaptor>
+FailureOr<Window> convWindow(std::optional<Location> location, Adaptor adaptor,
+                             ArrayRef<TDim> input, ArrayRef<TDim> kernel) {
+  if (input.size() < 3 || kernel.size() != input.size())
+    return emitOptionalError(location,
+                             "expected input N,C,spatial… and a "
+                             "kernel of the same rank, got ranks ",
+                             input.size(), " and ", kernel.size());
+  FailureOr<SmallVector<int64_t>> sizes = kernelSizes(location, kernel);
+  if (failed(sizes))
+    return failure();
+  Window window = windowOf(adaptor);
+  window.kernel = *sizes;
+  if (failed(completeWindow(location, window, input.size() - 2)))
+    return failure();
+  return window;
+}
+
 LogicalResult checkBias(std::optional<Location> location, Value bias,
                         const TDim &channels) {
   if (!bias)
@@ -220,11 +240,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        SmallVectorImpl<Type> &results) {
   Shape input = getShape(adaptor.getInput());
   Shape kernel = getShape(adaptor.getKernel());
-  if (input.size() < 3 || kernel.size() != input.size())
-    return emitOptionalError(location,
-                             "expected input N,C,spatial… and a "
-                             "kernel of the same rank, got ranks ",
-                             input.size(), " and ", kernel.size());
+  FailureOr<Window> window = convWindow(location, adaptor, input, kernel);
+  if (failed(window))
+    return failure();
   int64_t group = adaptor.getGroup();
   if (kernel[1] * TDim(group) != input[1])
     return emitOptionalError(location, "input has ", input[1].toString(),
@@ -234,17 +252,11 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if (std::optional<int64_t> o = kernel[0].getConstant(); o && *o % group)
     return emitOptionalError(location, "output channels ", *o,
                              " are not a multiple of group ", group);
-  FailureOr<SmallVector<int64_t>> sizes = kernelSizes(location, kernel);
-  if (failed(sizes))
-    return failure();
-  Window window = windowOf(adaptor);
-  window.kernel = *sizes;
-  if (failed(completeWindow(location, window, input.size() - 2)) ||
-      failed(checkBias(location, adaptor.getBias(), kernel[0])))
+  if (failed(checkBias(location, adaptor.getBias(), kernel[0])))
     return failure();
   Shape output{input[0], kernel[0]};
-  llvm::append_range(output,
-                     windowOutput(ArrayRef<TDim>(input).drop_front(2), window));
+  llvm::append_range(
+      output, windowOutput(ArrayRef<TDim>(input).drop_front(2), *window));
   results.push_back(getTensorTypeLike(adaptor.getInput(), output));
   return success();
 }
@@ -255,23 +267,15 @@ LogicalResult DeconvOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &results) {
   Shape input = getShape(adaptor.getInput());
   Shape kernel = getShape(adaptor.getKernel());
-  if (input.size() < 3 || kernel.size() != input.size())
-    return emitOptionalError(location,
-                             "expected input N,C,spatial… and a "
-                             "kernel of the same rank, got ranks ",
-                             input.size(), " and ", kernel.size());
+  FailureOr<Window> completed = convWindow(location, adaptor, input, kernel);
+  if (failed(completed))
+    return failure();
+  const Window &window = *completed;
   if (kernel[0] != input[1])
     return emitOptionalError(location, "input has ", input[1].toString(),
                              " channels, kernel expects ",
                              kernel[0].toString());
-  FailureOr<SmallVector<int64_t>> sizes = kernelSizes(location, kernel);
-  if (failed(sizes))
-    return failure();
-  Window window = windowOf(adaptor);
-  window.kernel = *sizes;
   size_t spatialRank = input.size() - 2;
-  if (failed(completeWindow(location, window, spatialRank)))
-    return failure();
   SmallVector<int64_t> adjustments(adaptor.getAdjustments());
   if (adjustments.empty())
     adjustments.assign(spatialRank, 0);

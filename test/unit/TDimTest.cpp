@@ -32,6 +32,10 @@ TEST(TDim, CanonicalFormsCompareEqual) {
   EXPECT_EQ(dim("S+P"), dim("P+S"));
   EXPECT_NE(dim("S+1"), dim("S"));
   EXPECT_NE(S, P);
+  // Equal dims hash equally, whatever way they were built.
+  EXPECT_EQ(hash_value(dim("S+P")), hash_value(dim("P+S")));
+  EXPECT_EQ(hash_value(dim("(4*S+2)/4+min(S,8)")),
+            hash_value(S + TDim::min({TDim(8), S})));
 }
 
 TEST(TDim, Division) {

@@ -134,7 +134,6 @@ int main(int argc, char **argv) {
     return notImplemented("--pass");
 
   MLIRContext context;
-  context.loadDialect<TractDialect, func::FuncDialect>();
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = loadModel(invocation->model, &context);

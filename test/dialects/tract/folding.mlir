@@ -117,3 +117,19 @@ func.func @identities(%x: tensor<?x3xf32, #tract.dims<[S]>>) -> (tensor<?x3xf32,
   %3 = tract.shape_of %2 : tensor<?x3xf32, #tract.dims<[S]>> -> tensor<2xi64>
   return %2, %3 : tensor<?x3xf32, #tract.dims<[S]>>, tensor<2xi64>
 }
+
+// -----
+
+// Logical ops fold element by element, not only on splats.
+// CHECK-LABEL: func.func @logical
+// CHECK-DAG: tract.const dense<[true, false, false, false]> : tensor<4xi1>
+// CHECK-DAG: tract.const dense<[true, true, true, false]> : tensor<4xi1>
+// CHECK-DAG: tract.const dense<[false, true, true, false]> : tensor<4xi1>
+func.func @logical() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  %a = tract.const dense<[true, true, false, false]> : tensor<4xi1>
+  %b = tract.const dense<[true, false, true, false]> : tensor<4xi1>
+  %0 = tract.and %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %1 = tract.or %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %2 = tract.xor %a, %b : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
