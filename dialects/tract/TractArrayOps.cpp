@@ -2,6 +2,8 @@
 
 #include "dialects/tract/TractOps.h"
 
+#include "dialects/tract/TractFolding.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -27,6 +29,58 @@ OpFoldResult reshapeDense(Attribute input, Type resultType) {
   if (!dense || !type || !type.hasStaticShape())
     return {};
   return dense.reshape(type);
+}
+
+/// The static shape of `value`'s type, or nullopt.
+std::optional<ArrayRef<int64_t>> staticShape(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return type.getShape();
+}
+
+/// Folds an op that copies elements of a constant `input` to a static result:
+/// `inputIndex` rewrites a result multi-index into the input multi-index it
+/// reads, in place, or returns false to stop folding; a coordinate of -1 on
+/// any axis selects `fill`.
+OpFoldResult
+foldByInputIndex(Value input, Attribute constant, Type resultType,
+                 function_ref<bool(MutableArrayRef<int64_t>)> inputIndex,
+                 Attribute fill = {}) {
+  std::optional<ArrayRef<int64_t>> shape = staticShape(input);
+  if (!constant || !shape)
+    return {};
+  SmallVector<int64_t> strides = getStrides(*shape);
+  SmallVector<int64_t> index;
+  return foldIndexMap(
+      constant, resultType,
+      [&](ArrayRef<int64_t> resultIndex) -> std::optional<int64_t> {
+        index.assign(resultIndex.begin(), resultIndex.end());
+        if (!inputIndex(index))
+          return std::nullopt;
+        int64_t flat = 0;
+        for (auto [i, stride] : llvm::zip(index, strides)) {
+          if (i == -1)
+            return -1;
+          flat += i * stride;
+        }
+        return flat;
+      },
+      fill);
+}
+
+/// Wraps a negative index once and checks it is in [0, dim).
+bool normalizeIndex(int64_t &index, int64_t dim) {
+  if (index < 0)
+    index += dim;
+  return index >= 0 && index < dim;
+}
+
+/// A zero of `type`, the default fill of padding.
+Attribute zeroOf(Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return FloatAttr::get(floatType, 0.0);
+  return IntegerAttr::get(type, 0);
 }
 
 } // namespace
@@ -91,7 +145,21 @@ LogicalResult MoveAxisOp::inferReturnTypes(MLIRContext *,
 OpFoldResult MoveAxisOp::fold(FoldAdaptor adaptor) {
   if (getFrom() == getTo())
     return getInput();
-  return reshapeSplat(adaptor.getInput(), getType());
+  if (OpFoldResult splat = reshapeSplat(adaptor.getInput(), getType()))
+    return splat;
+  int64_t from = getFrom(), to = getTo();
+  return foldByInputIndex(getInput(), adaptor.getInput(), getType(),
+                          [&](MutableArrayRef<int64_t> index) {
+                            // Undo the move: take the coordinate at `to` back
+                            // to `from`.
+                            int64_t moved = index[to];
+                            SmallVector<int64_t> rest(index.begin(),
+                                                      index.end());
+                            rest.erase(rest.begin() + to);
+                            rest.insert(rest.begin() + from, moved);
+                            llvm::copy(rest, index.begin());
+                            return true;
+                          });
 }
 
 LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
@@ -146,7 +214,16 @@ LogicalResult BroadcastOp::inferReturnTypes(MLIRContext *,
 OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  return reshapeSplat(adaptor.getInput(), getType());
+  if (OpFoldResult splat = reshapeSplat(adaptor.getInput(), getType()))
+    return splat;
+  std::optional<ArrayRef<int64_t>> shape = staticShape(getInput());
+  return foldByInputIndex(getInput(), adaptor.getInput(), getType(),
+                          [&](MutableArrayRef<int64_t> index) {
+                            for (auto [i, dim] : llvm::zip(index, *shape))
+                              if (dim == 1)
+                                i = 0;
+                            return true;
+                          });
 }
 
 LogicalResult TileOp::inferReturnTypes(MLIRContext *,
@@ -167,7 +244,15 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *,
 OpFoldResult TileOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
-  return reshapeSplat(adaptor.getInput(), getType());
+  if (OpFoldResult splat = reshapeSplat(adaptor.getInput(), getType()))
+    return splat;
+  std::optional<ArrayRef<int64_t>> shape = staticShape(getInput());
+  return foldByInputIndex(getInput(), adaptor.getInput(), getType(),
+                          [&](MutableArrayRef<int64_t> index) {
+                            for (auto [i, dim] : llvm::zip(index, *shape))
+                              i %= dim;
+                            return true;
+                          });
 }
 
 //===----------------------------------------------------------------------===//
@@ -203,7 +288,17 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType() && getStart().getValue() == TDim(0))
     return getInput();
-  return reshapeSplat(adaptor.getInput(), getType());
+  if (OpFoldResult splat = reshapeSplat(adaptor.getInput(), getType()))
+    return splat;
+  std::optional<int64_t> start = getStart().getValue().getConstant();
+  if (!start)
+    return {};
+  int64_t axis = getAxis();
+  return foldByInputIndex(getInput(), adaptor.getInput(), getType(),
+                          [&](MutableArrayRef<int64_t> index) {
+                            index[axis] += *start;
+                            return true;
+                          });
 }
 
 LogicalResult DynSliceOp::inferReturnTypes(MLIRContext *,
@@ -234,6 +329,19 @@ LogicalResult DownsampleOp::inferReturnTypes(MLIRContext *,
   shape[axis] = (shape[axis] - TDim(modulo)).ceilDiv(stride);
   results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
   return success();
+}
+
+OpFoldResult DownsampleOp::fold(FoldAdaptor adaptor) {
+  if (getStride() == 1 && getModulo() == 0)
+    return getInput();
+  if (OpFoldResult splat = reshapeSplat(adaptor.getInput(), getType()))
+    return splat;
+  int64_t axis = getAxis(), stride = getStride(), modulo = getModulo();
+  return foldByInputIndex(getInput(), adaptor.getInput(), getType(),
+                          [&](MutableArrayRef<int64_t> index) {
+                            index[axis] = index[axis] * stride + modulo;
+                            return true;
+                          });
 }
 
 LogicalResult PadOp::inferReturnTypes(MLIRContext *,
@@ -268,6 +376,49 @@ LogicalResult PadOp::verify() {
   return success();
 }
 
+OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  std::optional<ArrayRef<int64_t>> shape = staticShape(getInput());
+  if (!shape)
+    return {};
+  ArrayRef<int64_t> before = getBefore();
+  PadMode mode = getMode();
+  Attribute fill = getValue() ? Attribute(*getValue())
+                              : zeroOf(getElementTypeOrSelf(getType()));
+  return foldByInputIndex(
+      getInput(), adaptor.getInput(), getType(),
+      [&](MutableArrayRef<int64_t> index) {
+        bool outside = false;
+        for (auto [axis, i] : llvm::enumerate(index)) {
+          int64_t dim = (*shape)[axis];
+          i -= before[axis];
+          if (i >= 0 && i < dim)
+            continue;
+          switch (mode) {
+          case PadMode::Constant:
+            outside = true;
+            break;
+          case PadMode::Edge:
+            i = std::clamp<int64_t>(i, 0, dim - 1);
+            break;
+          case PadMode::Reflect:
+            if (dim == 1)
+              i = 0;
+            else
+              i = i < 0 ? -i : 2 * (dim - 1) - i;
+            if (i < 0 || i >= dim)
+              return false; // reflected more than once
+            break;
+          }
+        }
+        if (outside)
+          index.front() = -1;
+        return true;
+      },
+      fill);
+}
+
 LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,
@@ -298,10 +449,10 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-OpFoldResult ConcatOp::fold(FoldAdaptor) {
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs().front().getType() == getType())
     return getInputs().front();
-  return {};
+  return foldConcat(adaptor.getInputs(), getType(), getAxis());
 }
 
 //===----------------------------------------------------------------------===//
@@ -323,6 +474,32 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  std::optional<ArrayRef<int64_t>> shape = staticShape(getInput());
+  std::optional<ArrayRef<int64_t>> indicesShape = staticShape(getIndices());
+  std::optional<SmallVector<int64_t>> indices =
+      getIntValues(adaptor.getIndices());
+  if (!shape || !indicesShape || !indices)
+    return {};
+  int64_t axis = getAxis(), rank = indicesShape->size();
+  SmallVector<int64_t> indexStrides = getStrides(*indicesShape);
+  return foldByInputIndex(getInput(), adaptor.getInput(), getType(),
+                          [&](MutableArrayRef<int64_t> index) {
+                            int64_t flat = 0;
+                            for (int64_t k = 0; k < rank; ++k)
+                              flat += index[axis + k] * indexStrides[k];
+                            int64_t picked = (*indices)[flat];
+                            if (!normalizeIndex(picked, (*shape)[axis]))
+                              return false;
+                            SmallVector<int64_t> input(index.take_front(axis));
+                            input.push_back(picked);
+                            llvm::append_range(input,
+                                               index.drop_front(axis + rank));
+                            llvm::copy(input, index.begin());
+                            return true;
+                          });
+}
+
 LogicalResult GatherElementsOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {
@@ -335,6 +512,26 @@ LogicalResult GatherElementsOp::inferReturnTypes(
     return failure();
   results.push_back(getTensorTypeLike(adaptor.getInput(), indices));
   return success();
+}
+
+OpFoldResult GatherElementsOp::fold(FoldAdaptor adaptor) {
+  std::optional<ArrayRef<int64_t>> shape = staticShape(getInput());
+  std::optional<ArrayRef<int64_t>> indicesShape = staticShape(getIndices());
+  std::optional<SmallVector<int64_t>> indices =
+      getIntValues(adaptor.getIndices());
+  if (!shape || !indicesShape || !indices)
+    return {};
+  int64_t axis = getAxis();
+  SmallVector<int64_t> indexStrides = getStrides(*indicesShape);
+  return foldByInputIndex(getInput(), adaptor.getInput(), getType(),
+                          [&](MutableArrayRef<int64_t> index) {
+                            int64_t flat = 0;
+                            for (auto [i, stride] :
+                                 llvm::zip(index, indexStrides))
+                              flat += i * stride;
+                            index[axis] = (*indices)[flat];
+                            return normalizeIndex(index[axis], (*shape)[axis]);
+                          });
 }
 
 LogicalResult GatherNdOp::inferReturnTypes(MLIRContext *,
@@ -420,6 +617,33 @@ LogicalResult OneHotOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+OpFoldResult OneHotOp::fold(FoldAdaptor adaptor) {
+  auto type = dyn_cast<RankedTensorType>(getType());
+  std::optional<ArrayRef<int64_t>> indicesShape = staticShape(getIndices());
+  std::optional<SmallVector<int64_t>> indices =
+      getIntValues(adaptor.getIndices());
+  if (!type || !type.hasStaticShape() || type.getEncoding() || !indices ||
+      !indicesShape || type.getNumElements() > kFoldElementBudget)
+    return {};
+  int64_t axis = getAxis(), dim = getDim();
+  SmallVector<Attribute> out;
+  // Result order: outer indices, the one-hot axis, inner indices.
+  int64_t outer = 1, inner = 1;
+  for (int64_t d : indicesShape->take_front(axis))
+    outer *= d;
+  for (int64_t d : indicesShape->drop_front(axis))
+    inner *= d;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < dim; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t index = (*indices)[o * inner + i];
+        if (index < 0)
+          index += dim;
+        out.push_back(index == j ? getOn() : getOff());
+      }
+  return DenseElementsAttr::get(type, out);
+}
+
 LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
                                        std::optional<Location> location,
                                        Adaptor adaptor,
@@ -465,6 +689,34 @@ LogicalResult RangeOp::inferReturnTypes(MLIRContext *,
   results.push_back(
       getTensorTypeLike(adaptor.getStart(), {adaptor.getLen().getValue()}));
   return success();
+}
+
+OpFoldResult RangeOp::fold(FoldAdaptor adaptor) {
+  auto type = dyn_cast<RankedTensorType>(getType());
+  auto start = dyn_cast_if_present<DenseElementsAttr>(adaptor.getStart());
+  auto step = dyn_cast_if_present<DenseElementsAttr>(adaptor.getStep());
+  if (!type || !type.hasStaticShape() || type.getEncoding() || !start ||
+      !step || type.getNumElements() > kFoldElementBudget)
+    return {};
+  Type elementType = type.getElementType();
+  SmallVector<Attribute> out;
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    APFloat first = start.getSplatValue<APFloat>();
+    APFloat delta = step.getSplatValue<APFloat>();
+    for (int64_t i = 0; i < type.getNumElements(); ++i) {
+      APFloat count(first.getSemantics());
+      count.convertFromAPInt(APInt(64, i), false, APFloat::rmNearestTiesToEven);
+      out.push_back(FloatAttr::get(floatType, first + count * delta));
+    }
+  } else if (isa<IntegerType>(elementType) && !elementType.isInteger(1)) {
+    APInt first = start.getSplatValue<APInt>();
+    APInt delta = step.getSplatValue<APInt>();
+    for (int64_t i = 0; i < type.getNumElements(); ++i)
+      out.push_back(IntegerAttr::get(elementType, first + delta * i));
+  } else {
+    return {};
+  }
+  return DenseElementsAttr::get(type, out);
 }
 
 LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context,

@@ -120,6 +120,7 @@ def Tract_DownsampleOp : Tract_InferredOp<"downsample"> {
                    DefaultValuedAttr<Tract_AxisAttr, "0">:$modulo);
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
 }
 
 def Tract_PadOp : Tract_InferredOp<"pad"> {
@@ -135,6 +136,7 @@ def Tract_PadOp : Tract_InferredOp<"pad"> {
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 def Tract_ConcatOp : Tract_InferredOp<"concat", [SameOperandsAndResultElementType]> {
@@ -164,6 +166,7 @@ def Tract_GatherOp : Tract_InferredOp<"gather"> {
   let assemblyFormat = [{
     $input `,` $indices attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Tract_GatherElementsOp : Tract_InferredOp<"gather_elements"> {
@@ -175,6 +178,7 @@ def Tract_GatherElementsOp : Tract_InferredOp<"gather_elements"> {
   let assemblyFormat = [{
     $input `,` $indices attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Tract_GatherNdOp : Tract_InferredOp<"gather_nd"> {
@@ -232,6 +236,7 @@ def Tract_OneHotOp : Tract_InferredOp<"one_hot"> {
                    TypedAttrInterface:$off, TypedAttrInterface:$on);
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$indices attr-dict `:` type($indices) `->` type($output)";
+  let hasFolder = 1;
 }
 
 def Tract_TopKOp : Tract_InferredOp<"topk"> {
@@ -273,6 +278,7 @@ def Tract_RangeOp : Tract_InferredOp<"range"> {
   let assemblyFormat = [{
     $start `,` $end `,` $step attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def Tract_ShapeOfOp : Tract_InferredOp<"shape_of"> {

@@ -3,6 +3,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/APSInt.h"
 
+#include <map>
+
 using namespace mlir;
 using namespace mlir::tract;
 
@@ -268,4 +270,384 @@ Attribute mlir::tract::foldCast(Attribute input, Type resultType) {
     out.push_back(value);
   }
   return DenseElementsAttr::get(type, out);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement, reductions and contractions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Calls `fn` with each multi-index of `shape` in row-major order, until it
+/// returns false; returns false if it did.
+bool forEachIndex(ArrayRef<int64_t> shape,
+                  function_ref<bool(ArrayRef<int64_t>)> fn) {
+  int64_t total = 1;
+  for (int64_t d : shape)
+    total *= d;
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t n = 0; n < total; ++n) {
+    if (!fn(index))
+      return false;
+    for (size_t a = shape.size(); a-- > 0;) {
+      if (++index[a] < shape[a])
+        break;
+      index[a] = 0;
+    }
+  }
+  return true;
+}
+
+/// An operand and a result with the same element type, small enough to fold.
+bool sameElementType(DenseElementsAttr input, RankedTensorType type) {
+  return input && type && input.getElementType() == type.getElementType();
+}
+
+} // namespace
+
+SmallVector<int64_t> mlir::tract::getStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+Attribute mlir::tract::foldIndexMap(Attribute input, Type resultType,
+                                    IndexMapFn source, Attribute fill) {
+  DenseElementsAttr dense = foldable(input);
+  RankedTensorType type = staticResult(resultType);
+  if (!sameElementType(dense, type) ||
+      type.getNumElements() > kFoldElementBudget)
+    return {};
+  SmallVector<Attribute> values(dense.getValues<Attribute>());
+  SmallVector<Attribute> out;
+  out.reserve(type.getNumElements());
+  bool ok = forEachIndex(type.getShape(), [&](ArrayRef<int64_t> index) {
+    std::optional<int64_t> i = source(index);
+    if (!i || *i >= static_cast<int64_t>(values.size()) || *i < -1 ||
+        (*i == -1 && !fill))
+      return false;
+    out.push_back(*i == -1 ? fill : values[*i]);
+    return true;
+  });
+  if (!ok)
+    return {};
+  return DenseElementsAttr::get(type, out);
+}
+
+Attribute mlir::tract::foldConcat(ArrayRef<Attribute> inputs, Type resultType,
+                                  int64_t axis) {
+  RankedTensorType type = staticResult(resultType);
+  if (!type || type.getNumElements() > kFoldElementBudget)
+    return {};
+  SmallVector<SmallVector<Attribute>> values;
+  SmallVector<int64_t> chunks;
+  for (Attribute input : inputs) {
+    DenseElementsAttr dense = foldable(input);
+    if (!sameElementType(dense, type))
+      return {};
+    ArrayRef<int64_t> shape = dense.getType().getShape();
+    chunks.push_back(getStrides(shape)[axis] * shape[axis]);
+    values.emplace_back(dense.getValues<Attribute>());
+  }
+  int64_t outer = 1;
+  for (int64_t d : type.getShape().take_front(axis))
+    outer *= d;
+  SmallVector<Attribute> out;
+  out.reserve(type.getNumElements());
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto [chunk, elements] : llvm::zip(chunks, values))
+      llvm::append_range(out,
+                         ArrayRef<Attribute>(elements).slice(o * chunk, chunk));
+  return DenseElementsAttr::get(type, out);
+}
+
+std::optional<SmallVector<int64_t>> mlir::tract::getIntValues(Attribute attr) {
+  DenseElementsAttr dense = foldable(attr);
+  if (!dense || !isa<IntegerType>(dense.getElementType()))
+    return std::nullopt;
+  bool isUnsigned = dense.getElementType().isUnsignedInteger() ||
+                    isBool(dense.getElementType());
+  SmallVector<int64_t> values;
+  values.reserve(dense.getNumElements());
+  for (const APInt &value : dense.getValues<APInt>())
+    values.push_back(isUnsigned ? value.getZExtValue() : value.getSExtValue());
+  return values;
+}
+
+namespace {
+
+/// Calls `fn(position, flatIndex)` for each input element reduced into the
+/// result element at `outIndex`.
+void forEachReduced(ArrayRef<int64_t> outIndex, ArrayRef<int64_t> strides,
+                    ArrayRef<int64_t> axes, ArrayRef<int64_t> window,
+                    function_ref<void(int64_t, int64_t)> fn) {
+  int64_t base = 0;
+  for (auto [i, stride] : llvm::zip(outIndex, strides))
+    base += i * stride;
+  int64_t position = 0;
+  forEachIndex(window, [&](ArrayRef<int64_t> offsets) {
+    int64_t flat = base;
+    for (auto [offset, axis] : llvm::zip(offsets, axes))
+      flat += offset * strides[axis];
+    fn(position++, flat);
+    return true;
+  });
+}
+
+template <typename T>
+Attribute reduceWith(ArrayRef<T> values, RankedTensorType inputType,
+                     RankedTensorType type, ArrayRef<int64_t> axes,
+                     function_ref<Attribute(ArrayRef<T>)> combine) {
+  SmallVector<int64_t> strides = getStrides(inputType.getShape());
+  SmallVector<int64_t> window;
+  for (int64_t axis : axes)
+    window.push_back(inputType.getDimSize(axis));
+  SmallVector<Attribute> out;
+  SmallVector<T> group;
+  bool ok = forEachIndex(type.getShape(), [&](ArrayRef<int64_t> index) {
+    group.clear();
+    forEachReduced(index, strides, axes, window, [&](int64_t, int64_t flat) {
+      group.push_back(values[flat]);
+    });
+    Attribute value = combine(group);
+    out.push_back(value);
+    return static_cast<bool>(value);
+  });
+  if (!ok)
+    return {};
+  return DenseElementsAttr::get(type, out);
+}
+
+/// The position of the extremum of `values`: the first one, or the last with
+/// `last`. `better(a, b)` tells whether a strictly beats b.
+template <typename T, typename Better>
+int64_t argExtremum(ArrayRef<T> values, bool last, Better better) {
+  int64_t best = 0;
+  for (int64_t i = 1, e = values.size(); i < e; ++i)
+    if (better(values[i], values[best]) ||
+        (last && !better(values[best], values[i])))
+      best = i;
+  return best;
+}
+
+} // namespace
+
+Attribute mlir::tract::foldReduce(Attribute input, Type resultType,
+                                  ArrayRef<int64_t> axes, Reducer reducer,
+                                  bool last) {
+  DenseElementsAttr dense = foldable(input);
+  RankedTensorType type = staticResult(resultType);
+  if (!dense || !type)
+    return {};
+  auto inputType = cast<RankedTensorType>(dense.getType());
+  Type elementType = inputType.getElementType();
+  Type outType = type.getElementType();
+  auto index = [&](int64_t i) -> Attribute {
+    return IntegerAttr::get(outType, i);
+  };
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    SmallVector<APFloat> values(dense.getValues<APFloat>());
+    return reduceWith<APFloat>(
+        values, inputType, type, axes,
+        [&](ArrayRef<APFloat> group) -> Attribute {
+          const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+          auto greater = [](const APFloat &a, const APFloat &b) {
+            return a.compare(b) == APFloat::cmpGreaterThan;
+          };
+          auto less = [](const APFloat &a, const APFloat &b) {
+            return a.compare(b) == APFloat::cmpLessThan;
+          };
+          APFloat acc(semantics);
+          switch (reducer) {
+          case Reducer::Sum:
+          case Reducer::MeanOfSquares:
+            acc = APFloat::getZero(semantics);
+            for (const APFloat &v : group)
+              acc = acc + (reducer == Reducer::Sum ? v : v * v);
+            if (reducer == Reducer::MeanOfSquares) {
+              APFloat count(semantics);
+              count.convertFromAPInt(APInt(64, group.size()), false,
+                                     APFloat::rmNearestTiesToEven);
+              acc = acc / count;
+            }
+            break;
+          case Reducer::Prod:
+            acc = APFloat::getOne(semantics);
+            for (const APFloat &v : group)
+              acc = acc * v;
+            break;
+          case Reducer::Min:
+          case Reducer::Max:
+            acc = group.front();
+            for (const APFloat &v : group.drop_front())
+              acc = reducer == Reducer::Min ? minimum(acc, v) : maximum(acc, v);
+            break;
+          case Reducer::ArgMax:
+            return index(argExtremum(group, last, greater));
+          case Reducer::ArgMin:
+            return index(argExtremum(group, last, less));
+          default:
+            return {};
+          }
+          return FloatAttr::get(floatType, acc);
+        });
+  }
+  auto intType = dyn_cast<IntegerType>(elementType);
+  if (!intType)
+    return {};
+  bool isUnsigned = intType.isUnsigned();
+  SmallVector<APInt> values(dense.getValues<APInt>());
+  return reduceWith<APInt>(
+      values, inputType, type, axes, [&](ArrayRef<APInt> group) -> Attribute {
+        auto greater = [&](const APInt &a, const APInt &b) {
+          return isUnsigned ? a.ugt(b) : a.sgt(b);
+        };
+        auto less = [&](const APInt &a, const APInt &b) {
+          return isUnsigned ? a.ult(b) : a.slt(b);
+        };
+        APInt acc = group.front();
+        switch (reducer) {
+        case Reducer::Sum:
+          for (const APInt &v : group.drop_front())
+            acc += v;
+          break;
+        case Reducer::Prod:
+          for (const APInt &v : group.drop_front())
+            acc *= v;
+          break;
+        case Reducer::Min:
+        case Reducer::Max:
+        case Reducer::All:
+        case Reducer::Any:
+          for (const APInt &v : group.drop_front()) {
+            bool takeMin = reducer == Reducer::Min || reducer == Reducer::All;
+            // On booleans, all is a minimum and any a maximum (unsigned).
+            if (takeMin ? (isBool(intType) ? v.ult(acc) : less(v, acc))
+                        : (isBool(intType) ? v.ugt(acc) : greater(v, acc)))
+              acc = v;
+          }
+          break;
+        case Reducer::ArgMax:
+          return index(argExtremum(group, last, greater));
+        case Reducer::ArgMin:
+          return index(argExtremum(group, last, less));
+        default:
+          return {};
+        }
+        return IntegerAttr::get(intType, acc);
+      });
+}
+
+Attribute mlir::tract::foldEinsum(ArrayRef<Attribute> inputs, Type resultType,
+                                  StringRef expr) {
+  RankedTensorType type = staticResult(resultType);
+  if (!type)
+    return {};
+  Type elementType = type.getElementType();
+  if (!isa<FloatType>(elementType) &&
+      !(isa<IntegerType>(elementType) && !isBool(elementType)))
+    return {};
+  auto [inputsPart, outputPart] = expr.split("->");
+  SmallVector<StringRef> specs;
+  inputsPart.split(specs, ',');
+  if (specs.size() != inputs.size())
+    return {};
+  std::map<char, int64_t> sizes;
+  std::map<char, int> occurrences;
+  SmallVector<DenseElementsAttr> operands;
+  for (auto [spec, input] : llvm::zip(specs, inputs)) {
+    DenseElementsAttr dense = foldable(input);
+    if (!sameElementType(dense, type) ||
+        dense.getType().getRank() != static_cast<int64_t>(spec.size()))
+      return {};
+    operands.push_back(dense);
+    for (auto [letter, dim] : llvm::zip(spec, dense.getType().getShape())) {
+      ++occurrences[letter];
+      int64_t &size = sizes.try_emplace(letter, dim).first->second;
+      size = std::max(size, dim);
+    }
+  }
+  std::string output = outputPart.str();
+  if (!expr.contains("->")) {
+    output.clear();
+    for (auto [letter, count] : occurrences)
+      if (count == 1)
+        output.push_back(letter);
+  }
+  // Result letters first, then the summed ones.
+  std::string letters = output;
+  for (auto [letter, size] : sizes)
+    if (!llvm::is_contained(output, letter))
+      letters.push_back(letter);
+  SmallVector<int64_t> summedShape;
+  int64_t cost = type.getNumElements() * inputs.size();
+  for (char letter : StringRef(letters).drop_front(output.size())) {
+    summedShape.push_back(sizes[letter]);
+    cost *= sizes[letter];
+  }
+  if (cost > 16 * kFoldElementBudget)
+    return {};
+  // For each operand and letter position, the stride of that letter (zero
+  // where the operand broadcasts it).
+  SmallVector<SmallVector<int64_t>> letterStrides;
+  for (auto [spec, dense] : llvm::zip(specs, operands)) {
+    ArrayRef<int64_t> shape = dense.getType().getShape();
+    SmallVector<int64_t> strides = getStrides(shape);
+    SmallVector<int64_t> perLetter(letters.size(), 0);
+    for (auto [axis, letter] : llvm::enumerate(spec))
+      if (shape[axis] != 1)
+        perLetter[StringRef(letters).find(letter)] += strides[axis];
+    letterStrides.push_back(perLetter);
+  }
+  auto flatIndex = [&](size_t operand, ArrayRef<int64_t> outIndex,
+                       ArrayRef<int64_t> summedIndex) {
+    int64_t flat = 0;
+    ArrayRef<int64_t> strides = letterStrides[operand];
+    for (auto [i, v] : llvm::enumerate(outIndex))
+      flat += v * strides[i];
+    for (auto [i, v] : llvm::enumerate(summedIndex))
+      flat += v * strides[outIndex.size() + i];
+    return flat;
+  };
+  auto contract = [&](auto zero, auto one, auto valuesOf, auto makeAttr) {
+    using T = decltype(zero);
+    SmallVector<SmallVector<T>> values;
+    for (DenseElementsAttr dense : operands)
+      values.push_back(valuesOf(dense));
+    SmallVector<Attribute> out;
+    forEachIndex(type.getShape(), [&](ArrayRef<int64_t> outIndex) {
+      T acc = zero;
+      forEachIndex(summedShape, [&](ArrayRef<int64_t> summedIndex) {
+        T term = one;
+        for (size_t k = 0; k < values.size(); ++k)
+          term = term * values[k][flatIndex(k, outIndex, summedIndex)];
+        acc = acc + term;
+        return true;
+      });
+      out.push_back(makeAttr(acc));
+      return true;
+    });
+    return DenseElementsAttr::get(type, out);
+  };
+  if (auto floatType = dyn_cast<FloatType>(elementType)) {
+    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+    return contract(
+        APFloat::getZero(semantics), APFloat::getOne(semantics),
+        [](DenseElementsAttr d) {
+          return SmallVector<APFloat>(d.getValues<APFloat>());
+        },
+        [&](const APFloat &v) -> Attribute {
+          return FloatAttr::get(floatType, v);
+        });
+  }
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  return contract(
+      APInt(width, 0), APInt(width, 1),
+      [](DenseElementsAttr d) {
+        return SmallVector<APInt>(d.getValues<APInt>());
+      },
+      [&](const APInt &v) -> Attribute {
+        return IntegerAttr::get(elementType, v);
+      });
 }

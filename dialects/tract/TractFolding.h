@@ -8,6 +8,7 @@
 #ifndef DIALECTS_TRACT_TRACTFOLDING_H
 #define DIALECTS_TRACT_TRACTFOLDING_H
 
+#include "dialects/tract/TractAttrs.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -53,6 +54,29 @@ bool isSplatOf(Attribute attr, int64_t value);
 
 /// Converts a constant to another element type (cast semantics).
 Attribute foldCast(Attribute input, Type resultType);
+
+/// Maps a result multi-index to the flat index of the input element it
+/// copies, or -1 for the fill value; nullopt stops folding (an index out of
+/// range, say).
+using IndexMapFn =
+    function_ref<std::optional<int64_t>(ArrayRef<int64_t> resultIndex)>;
+/// Rearranges the elements of a constant into `resultType` (transposes,
+/// slices, broadcasts, tiles, gathers all are index maps).
+Attribute foldIndexMap(Attribute input, Type resultType, IndexMapFn source,
+                       Attribute fill = {});
+/// The row-major strides of a static shape.
+SmallVector<int64_t> getStrides(ArrayRef<int64_t> shape);
+/// Concatenates constants along `axis`.
+Attribute foldConcat(ArrayRef<Attribute> inputs, Type resultType, int64_t axis);
+/// The values of an integer constant, sign- or zero-extended to 64 bits.
+std::optional<SmallVector<int64_t>> getIntValues(Attribute attr);
+
+/// Reduces `axes` of a constant, keeping them as size 1.
+Attribute foldReduce(Attribute input, Type resultType, ArrayRef<int64_t> axes,
+                     Reducer reducer, bool last);
+/// Evaluates an einsum `expr` on constants.
+Attribute foldEinsum(ArrayRef<Attribute> inputs, Type resultType,
+                     StringRef expr);
 
 } // namespace mlir::tract
 

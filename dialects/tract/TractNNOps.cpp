@@ -2,6 +2,8 @@
 
 #include "dialects/tract/TractOps.h"
 
+#include "dialects/tract/TractFolding.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -230,6 +232,10 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+OpFoldResult EinsumOp::fold(FoldAdaptor adaptor) {
+  return foldEinsum(adaptor.getInputs(), getType(), getExpr());
+}
+
 //===----------------------------------------------------------------------===//
 // Convolutions and pools
 //===----------------------------------------------------------------------===//
@@ -394,6 +400,13 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *context,
     shape[axis] = TDim(1);
   results.push_back(getTensorType(context, shape, elementType));
   return success();
+}
+
+OpFoldResult ReduceOp::fold(FoldAdaptor adaptor) {
+  if (getAxes().empty() && getInput().getType() == getType())
+    return getInput();
+  return foldReduce(adaptor.getInput(), getType(), getAxes(), getReducer(),
+                    getLast());
 }
 
 namespace {

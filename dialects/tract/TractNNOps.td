@@ -11,6 +11,7 @@ def Tract_EinsumOp : Tract_InferredOp<"einsum", [SameOperandsAndResultElementTyp
   let arguments = (ins Variadic<Tract_Tensor>:$inputs, StrAttr:$expr);
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasFolder = 1;
 }
 
 class Tract_WindowOp<string mnemonic> : Tract_InferredOp<mnemonic> {
@@ -99,6 +100,7 @@ def Tract_ReduceOp : Tract_InferredOp<"reduce"> {
                    DefaultValuedAttr<BoolAttr, "false">:$last);
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$reducer $input attr-dict `:` type($input) `->` type($output)";
+  let hasFolder = 1;
 }
 
 class Tract_AxesNormOp<string mnemonic, string summaryText>
