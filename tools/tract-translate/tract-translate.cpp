@@ -1,6 +1,9 @@
 // tract-translate: converts between tract-dialect IR and the formats around
 // it. Model importers and the NNEF exporter register here as they land;
 // --mlir-to-llvmir turns lowered (LLVM-dialect) IR into LLVM IR.
+#include "dialects/tract/TractDialect.h"
+#include "frontends/onnx/OnnxImporter.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -11,6 +14,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -34,7 +38,29 @@ static void registerMlirToLlvmIr() {
       });
 }
 
+static llvm::cl::list<std::string> inputFacts(
+    "input-fact",
+    llvm::cl::desc("Input fact for --import-onnx, by input position, in "
+                   "tract's -i syntax (e.g. 1,S,64,f32)"));
+
+static void registerImportOnnx() {
+  TranslateToMLIRRegistration registration(
+      "import-onnx", "Import an ONNX model into the tract dialect",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        StringRef path = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                             ->getBufferIdentifier();
+        tract::onnx::ImportOptions options;
+        options.inputFacts.assign(inputFacts.begin(), inputFacts.end());
+        return tract::onnx::importOnnxFile(path, context, options);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<tract::TractDialect, func::FuncDialect>();
+      });
+}
+
 int main(int argc, char **argv) {
+  registerImportOnnx();
   registerMlirToLlvmIr();
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << "tract-mlir " TRACT_VERSION "\n"; });

@@ -1,0 +1,101 @@
+//===- GraphImporter.h - ONNX graphs and tensors to tract IR ----*- C++ -*-===//
+//
+// Internal to the ONNX frontend: the state of one model import (opsets,
+// symbols, symbolic values of shape tensors) and of one graph scope (names
+// to values), shared by the main graph and the subgraphs of If, Loop and
+// Scan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_ONNX_GRAPHIMPORTER_H
+#define FRONTENDS_ONNX_GRAPHIMPORTER_H
+
+#include "dialects/tdim/TDim.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <set>
+#include <string>
+
+namespace onnx {
+class GraphProto;
+class TensorProto;
+class TypeProto;
+class ValueInfoProto;
+} // namespace onnx
+
+namespace mlir::tract::onnx {
+
+/// What one model import shares across its graphs.
+struct ModelState {
+  MLIRContext *context;
+  /// The model's folder, against which external data paths resolve.
+  std::string baseDir;
+  /// The model file, for locations.
+  std::string fileName;
+  /// The default-domain opset.
+  int64_t opset = 1;
+  /// Symbolic values of small integer tensors (shapes being computed).
+  DenseMap<Value, SmallVector<TDim>> dims;
+  /// Every symbol in use, for the module's `tract.symbols`.
+  std::set<std::string> symbols;
+  int freshCounter = 0;
+};
+
+/// The MLIR element type of an ONNX `TensorProto.DataType`, or null with
+/// `name` set to the dtype's name when the type is not supported.
+Type convertDataType(MLIRContext *context, int dataType, std::string &name);
+
+/// A valid symbol name for an ONNX `dim_param`.
+std::string sanitizeSymbol(StringRef name);
+
+/// One scope of names.
+class GraphImporter {
+public:
+  GraphImporter(ModelState &model, GraphImporter *parent = nullptr)
+      : model(model), parent(parent) {}
+
+  ModelState &getModel() { return model; }
+
+  /// The value named `name` here or in an enclosing graph; null if none.
+  Value lookup(StringRef name) const;
+  void define(StringRef name, Value value) { values[name] = value; }
+
+  /// Builds a `tract.const` from a TensorProto, reading external data when
+  /// the tensor says so.
+  FailureOr<Value> importTensor(const ::onnx::TensorProto &tensor,
+                                OpBuilder &builder, Location loc,
+                                std::string &error);
+  FailureOr<DenseElementsAttr> readTensor(const ::onnx::TensorProto &tensor,
+                                          std::string &error);
+
+  /// The tensor type a graph input or output declares; unknown dims get
+  /// fresh symbols.
+  FailureOr<RankedTensorType> convertType(const ::onnx::TypeProto &type,
+                                          StringRef what, std::string &error);
+
+  /// Imports the initializers and nodes of `graph` at the builder's
+  /// insertion point, after the caller has defined the graph's inputs.
+  LogicalResult importNodes(const ::onnx::GraphProto &graph,
+                            OpBuilder &builder);
+
+  /// Imports a subgraph whose inputs are `inputs`, in a nested scope, and
+  /// returns the values of its outputs.
+  FailureOr<SmallVector<Value>> importSubgraph(const ::onnx::GraphProto &graph,
+                                               ArrayRef<Value> inputs,
+                                               OpBuilder &builder);
+
+  TDim freshSymbol(StringRef hint);
+  Location nodeLocation(StringRef name);
+
+private:
+  ModelState &model;
+  GraphImporter *parent;
+  llvm::StringMap<Value> values;
+};
+
+} // namespace mlir::tract::onnx
+
+#endif // FRONTENDS_ONNX_GRAPHIMPORTER_H

@@ -1,0 +1,344 @@
+//===- NodeContext.cpp - what an ONNX op handler sees ---------------------===//
+
+#include "frontends/onnx/NodeContext.h"
+
+#include "dialects/tract/TractFolding.h"
+#include "frontends/onnx/GraphImporter.h"
+#include "frontends/onnx/onnx.pb.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "mlir/IR/Verifier.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::onnx;
+
+NodeContext::NodeContext(GraphImporter &graph, const ::onnx::NodeProto &node,
+                         int64_t opset, OpBuilder &builder, Location loc)
+    : graph(graph), node(node), opset(opset), builder(builder), loc(loc) {}
+
+StringRef NodeContext::getOpType() const { return node.op_type(); }
+StringRef NodeContext::getName() const { return node.name(); }
+
+//===----------------------------------------------------------------------===//
+// Inputs
+//===----------------------------------------------------------------------===//
+
+unsigned NodeContext::getNumInputs() const { return node.input_size(); }
+
+bool NodeContext::hasInput(unsigned i) const {
+  return i < static_cast<unsigned>(node.input_size()) && !node.input(i).empty();
+}
+
+Value NodeContext::input(unsigned i) const {
+  if (!hasInput(i))
+    return {};
+  return graph.lookup(node.input(i));
+}
+
+unsigned NodeContext::getNumOutputs() const { return node.output_size(); }
+
+bool NodeContext::hasOutput(unsigned i) const {
+  return i < static_cast<unsigned>(node.output_size()) &&
+         !node.output(i).empty();
+}
+
+DenseElementsAttr NodeContext::getConstant(unsigned i) const {
+  Value value = input(i);
+  if (!value)
+    return {};
+  if (auto op = value.getDefiningOp<ConstOp>())
+    return dyn_cast<DenseElementsAttr>(op.getValue());
+  return {};
+}
+
+std::optional<SmallVector<int64_t>>
+NodeContext::getConstInts(unsigned i) const {
+  DenseElementsAttr constant = getConstant(i);
+  if (!constant || !isa<IntegerType>(constant.getElementType()))
+    return std::nullopt;
+  bool isUnsigned = constant.getElementType().isUnsignedInteger() ||
+                    constant.getElementType().isInteger(1);
+  SmallVector<int64_t> values;
+  for (const APInt &value : constant.getValues<APInt>())
+    values.push_back(isUnsigned ? value.getZExtValue() : value.getSExtValue());
+  return values;
+}
+
+std::optional<SmallVector<double>>
+NodeContext::getConstFloats(unsigned i) const {
+  DenseElementsAttr constant = getConstant(i);
+  if (!constant)
+    return std::nullopt;
+  SmallVector<double> values;
+  if (isa<FloatType>(constant.getElementType())) {
+    for (const APFloat &value : constant.getValues<APFloat>())
+      values.push_back(value.convertToDouble());
+    return values;
+  }
+  std::optional<SmallVector<int64_t>> ints = getConstInts(i);
+  if (!ints)
+    return std::nullopt;
+  for (int64_t value : *ints)
+    values.push_back(static_cast<double>(value));
+  return values;
+}
+
+std::optional<SmallVector<TDim>> NodeContext::getDims(Value value) const {
+  if (!value)
+    return std::nullopt;
+  auto &dims = graph.getModel().dims;
+  if (auto it = dims.find(value); it != dims.end())
+    return it->second;
+  auto op = value.getDefiningOp<ConstOp>();
+  if (!op)
+    return std::nullopt;
+  auto constant = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!constant || !isa<IntegerType>(constant.getElementType()) ||
+      constant.getType().getRank() > 1 ||
+      constant.getNumElements() > kFoldElementBudget)
+    return std::nullopt;
+  bool isUnsigned = constant.getElementType().isUnsignedInteger();
+  SmallVector<TDim> result;
+  for (const APInt &v : constant.getValues<APInt>())
+    result.push_back(TDim(isUnsigned ? static_cast<int64_t>(v.getZExtValue())
+                                     : v.getSExtValue()));
+  return result;
+}
+
+std::optional<SmallVector<TDim>> NodeContext::getDims(unsigned i) const {
+  return getDims(input(i));
+}
+
+void NodeContext::setDims(Value value, ArrayRef<TDim> dims) {
+  if (value)
+    graph.getModel().dims[value] = SmallVector<TDim>(dims);
+}
+
+//===----------------------------------------------------------------------===//
+// Attributes
+//===----------------------------------------------------------------------===//
+
+const ::onnx::AttributeProto *NodeContext::getAttr(StringRef name) const {
+  for (const auto &attribute : node.attribute())
+    if (attribute.name() == name)
+      return &attribute;
+  return nullptr;
+}
+
+std::optional<int64_t> NodeContext::getOptInt(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  if (!attribute)
+    return std::nullopt;
+  return attribute->i();
+}
+
+int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
+  return getOptInt(name).value_or(defaultValue);
+}
+
+std::optional<float> NodeContext::getOptFloat(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  if (!attribute)
+    return std::nullopt;
+  return attribute->f();
+}
+
+float NodeContext::getFloat(StringRef name, float defaultValue) const {
+  return getOptFloat(name).value_or(defaultValue);
+}
+
+std::optional<std::string> NodeContext::getOptString(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  if (!attribute)
+    return std::nullopt;
+  return attribute->s();
+}
+
+std::string NodeContext::getString(StringRef name,
+                                   StringRef defaultValue) const {
+  return getOptString(name).value_or(defaultValue.str());
+}
+
+std::optional<SmallVector<int64_t>> NodeContext::getInts(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  if (!attribute)
+    return std::nullopt;
+  return SmallVector<int64_t>(attribute->ints().begin(),
+                              attribute->ints().end());
+}
+
+std::optional<SmallVector<float>> NodeContext::getFloats(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  if (!attribute)
+    return std::nullopt;
+  return SmallVector<float>(attribute->floats().begin(),
+                            attribute->floats().end());
+}
+
+std::optional<SmallVector<std::string>>
+NodeContext::getStrings(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  if (!attribute)
+    return std::nullopt;
+  return SmallVector<std::string>(attribute->strings().begin(),
+                                  attribute->strings().end());
+}
+
+const ::onnx::TensorProto *NodeContext::getTensor(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  return attribute && attribute->has_t() ? &attribute->t() : nullptr;
+}
+
+const ::onnx::GraphProto *NodeContext::getGraphAttr(StringRef name) const {
+  const auto *attribute = getAttr(name);
+  return attribute && attribute->has_g() ? &attribute->g() : nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// Building
+//===----------------------------------------------------------------------===//
+
+Value NodeContext::fail() {
+  poisoned = true;
+  return {};
+}
+
+Value NodeContext::finish(OperationState &state) {
+  Operation *op = builder.create(state);
+  SmallVector<Value, 1> folded;
+  if (succeeded(builder.tryFold(op, folded)) && !folded.empty()) {
+    op->erase();
+    return folded.front();
+  }
+  return op->getResult(0);
+}
+
+Operation *NodeContext::createWithTypes(OperationState &state) {
+  if (llvm::any_of(state.operands, [](Value v) { return !v; })) {
+    fail();
+    return nullptr;
+  }
+  Operation *op = builder.create(state);
+  if (mlir::failed(mlir::verify(op))) {
+    op->erase();
+    fail();
+    return nullptr;
+  }
+  return op;
+}
+
+Value NodeContext::constant(DenseElementsAttr value) {
+  return ConstOp::create(builder, loc, value.getType(), value);
+}
+
+Value NodeContext::scalar(Type elementType, double value, unsigned rank) {
+  auto type = RankedTensorType::get(SmallVector<int64_t>(rank, 1), elementType);
+  if (auto floatType = dyn_cast<FloatType>(elementType))
+    return constant(
+        DenseElementsAttr::get(type, FloatAttr::get(floatType, value)));
+  return intScalar(elementType, static_cast<int64_t>(value), rank);
+}
+
+Value NodeContext::intScalar(Type elementType, int64_t value, unsigned rank) {
+  auto type = RankedTensorType::get(SmallVector<int64_t>(rank, 1), elementType);
+  if (isa<FloatType>(elementType))
+    return scalar(elementType, static_cast<double>(value), rank);
+  return constant(
+      DenseElementsAttr::get(type, IntegerAttr::get(elementType, value)));
+}
+
+Value NodeContext::castTo(Value value, Type elementType) {
+  if (!value || elementType == NodeContext::elementType(value))
+    return value;
+  OperationState state(loc, CastOp::getOperationName());
+  Type type = getTensorType(getContext(), getShape(value), elementType);
+  CastOp::build(builder, state, type, value);
+  return finish(state);
+}
+
+Value NodeContext::unsqueezeTo(Value value, int64_t targetRank) {
+  while (value && rank(value) < targetRank)
+    value = create<AddAxisOp>(value, int64_t(0));
+  return value;
+}
+
+TDim NodeContext::freshSymbol(StringRef hint) {
+  return graph.freshSymbol(hint);
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+LogicalResult NodeContext::error(const Twine &message) {
+  if (failure.empty())
+    failure = message.str();
+  poisoned = true;
+  return LogicalResult::failure();
+}
+
+FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    (void)error("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(rank));
+    return LogicalResult::failure();
+  }
+  return normalized;
+}
+
+Type NodeContext::elementType(Value value) {
+  return value ? getElementTypeOrSelf(value.getType()) : Type();
+}
+
+int64_t NodeContext::rank(Value value) {
+  if (!value)
+    return -1;
+  return cast<RankedTensorType>(value.getType()).getRank();
+}
+
+//===----------------------------------------------------------------------===//
+// OpRegistry
+//===----------------------------------------------------------------------===//
+
+void OpRegistry::add(StringRef opType, int sinceVersion, OpHandler handler) {
+  handlers[opType.str()][sinceVersion] = std::move(handler);
+}
+
+void OpRegistry::add(StringRef opType, std::initializer_list<int> versions,
+                     OpHandler handler) {
+  for (int version : versions)
+    add(opType, version, handler);
+}
+
+const OpHandler *OpRegistry::lookup(StringRef opType, int64_t opset) const {
+  auto it = handlers.find(opType.str());
+  if (it == handlers.end())
+    return nullptr;
+  auto version = it->second.upper_bound(static_cast<int>(opset));
+  if (version == it->second.begin())
+    return nullptr;
+  return &std::prev(version)->second;
+}
+
+std::vector<std::pair<std::string, int>> OpRegistry::list() const {
+  std::vector<std::pair<std::string, int>> result;
+  for (const auto &[op, versions] : handlers)
+    for (const auto &[version, handler] : versions)
+      result.emplace_back(op, version);
+  return result;
+}
+
+const OpRegistry &OpRegistry::get() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    registerElementwiseOps(r);
+    registerArrayOps(r);
+    registerNNOps(r);
+    registerReduceOps(r);
+    registerControlOps(r);
+    registerRecurrentOps(r);
+    return r;
+  }();
+  return registry;
+}

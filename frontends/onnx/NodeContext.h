@@ -1,0 +1,218 @@
+//===- NodeContext.h - what an ONNX op handler sees -------------*- C++ -*-===//
+//
+// Op handlers translate one ONNX node into tract ops. They read the node's
+// inputs and attributes through a NodeContext, build ops whose result types
+// the dialect infers, and return the values of the node's outputs. Handlers
+// are registered by (op type, since-version) and split by op family.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_ONNX_NODECONTEXT_H
+#define FRONTENDS_ONNX_NODECONTEXT_H
+
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace onnx {
+class NodeProto;
+class AttributeProto;
+class TensorProto;
+class GraphProto;
+} // namespace onnx
+
+namespace mlir::tract::onnx {
+
+class GraphImporter;
+
+class NodeContext {
+public:
+  NodeContext(GraphImporter &graph, const ::onnx::NodeProto &node,
+              int64_t opset, OpBuilder &builder, Location loc);
+
+  StringRef getOpType() const;
+  StringRef getName() const;
+  int64_t getOpset() const { return opset; }
+  OpBuilder &getBuilder() { return builder; }
+  Location getLoc() const { return loc; }
+  MLIRContext *getContext() { return builder.getContext(); }
+  GraphImporter &getGraph() { return graph; }
+  const ::onnx::NodeProto &getNode() const { return node; }
+
+  //===--------------------------------------------------------------------===//
+  // Inputs
+  //===--------------------------------------------------------------------===//
+
+  /// The number of inputs as written, trailing empty names included.
+  unsigned getNumInputs() const;
+  /// Input `i` is given (present and not an empty name).
+  bool hasInput(unsigned i) const;
+  /// The value of input `i`; null if absent.
+  Value input(unsigned i) const;
+  /// The number of outputs the node declares.
+  unsigned getNumOutputs() const;
+  /// Output `i` is wanted (present and not an empty name).
+  bool hasOutput(unsigned i) const;
+
+  /// The constant behind input `i` (a `tract.const`), if any.
+  DenseElementsAttr getConstant(unsigned i) const;
+  /// The integer values of a constant input.
+  std::optional<SmallVector<int64_t>> getConstInts(unsigned i) const;
+  /// The float values of a constant input (any float or integer type).
+  std::optional<SmallVector<double>> getConstFloats(unsigned i) const;
+  /// The symbolic value of a 0-D or 1-D integer input: a shape computed by a
+  /// shape subgraph, say `[1, S, 64]`, or a constant.
+  std::optional<SmallVector<TDim>> getDims(unsigned i) const;
+  std::optional<SmallVector<TDim>> getDims(Value value) const;
+  /// Records the symbolic value of an integer tensor the handler produced.
+  void setDims(Value value, ArrayRef<TDim> dims);
+
+  //===--------------------------------------------------------------------===//
+  // Attributes
+  //===--------------------------------------------------------------------===//
+
+  const ::onnx::AttributeProto *getAttr(StringRef name) const;
+  bool hasAttr(StringRef name) const { return getAttr(name) != nullptr; }
+  std::optional<int64_t> getOptInt(StringRef name) const;
+  int64_t getInt(StringRef name, int64_t defaultValue) const;
+  std::optional<float> getOptFloat(StringRef name) const;
+  float getFloat(StringRef name, float defaultValue) const;
+  std::optional<std::string> getOptString(StringRef name) const;
+  std::string getString(StringRef name, StringRef defaultValue) const;
+  std::optional<SmallVector<int64_t>> getInts(StringRef name) const;
+  std::optional<SmallVector<float>> getFloats(StringRef name) const;
+  std::optional<SmallVector<std::string>> getStrings(StringRef name) const;
+  const ::onnx::TensorProto *getTensor(StringRef name) const;
+  const ::onnx::GraphProto *getGraphAttr(StringRef name) const;
+
+  //===--------------------------------------------------------------------===//
+  // Building
+  //===--------------------------------------------------------------------===//
+
+  /// Builds a single-result tract op whose result type the dialect infers,
+  /// and folds it when its operands are constant. Returns null when the op
+  /// is invalid; the reason is recorded for the node's error message.
+  template <typename OpTy, typename... Args> Value create(Args &&...args) {
+    OperationState state(loc, OpTy::getOperationName());
+    OpTy::build(builder, state, Type(), std::forward<Args>(args)...);
+    state.types.clear();
+    if (llvm::any_of(state.operands, [](Value v) { return !v; }))
+      return fail();
+    SmallVector<Type, 1> types;
+    if (failed(OpTy::inferReturnTypes(
+            getContext(), loc, state.operands,
+            state.attributes.getDictionary(getContext()),
+            state.getRawProperties(), state.regions, types)))
+      return fail();
+    state.addTypes(types);
+    return finish(state);
+  }
+
+  /// A binary element-wise op, after aligning the operands' ranks with
+  /// leading unit axes (ONNX's multidirectional broadcasting).
+  template <typename OpTy> Value binary(Value lhs, Value rhs) {
+    int64_t targetRank = std::max(rank(lhs), rank(rhs));
+    return create<OpTy>(unsqueezeTo(lhs, targetRank),
+                        unsqueezeTo(rhs, targetRank));
+  }
+
+  /// Builds a tract op with explicit result types (multi-result ops, or ops
+  /// with regions), verifying it; returns null when invalid.
+  Operation *createWithTypes(OperationState &state);
+
+  /// A constant tensor.
+  Value constant(DenseElementsAttr value);
+  /// A scalar (rank 0) or rank-`rank` all-ones-shape constant of `type`.
+  Value scalar(Type elementType, double value, unsigned rank = 0);
+  Value intScalar(Type elementType, int64_t value, unsigned rank = 0);
+  /// A constant of `like`'s element type and rank, all dims 1.
+  Value scalarLike(Value like, double value) {
+    return like ? scalar(elementType(like), value, rank(like)) : Value();
+  }
+
+  /// Casts `value` to `elementType` unless it already is.
+  Value castTo(Value value, Type elementType);
+  /// Inserts leading unit axes so that `value` has rank `rank`.
+  Value unsqueezeTo(Value value, int64_t rank);
+
+  /// A fresh symbol for a dim the model leaves unknown (data-dependent
+  /// sizes), declared in the module.
+  TDim freshSymbol(StringRef hint);
+
+  //===--------------------------------------------------------------------===//
+  // Errors
+  //===--------------------------------------------------------------------===//
+
+  /// Records `message` as the reason the node failed; returns failure.
+  LogicalResult error(const Twine &message);
+  /// An attribute value, input combination or dtype the importer does not
+  /// translate.
+  LogicalResult unsupported(const Twine &what) {
+    return error("unsupported: " + what);
+  }
+  /// Normalizes a possibly negative axis against `rank`.
+  FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+  /// The element type of `value`.
+  static Type elementType(Value value);
+  static int64_t rank(Value value);
+
+  /// Whether building or a handler failed, and the reason if one was given
+  /// (otherwise the dialect's diagnostic is the reason).
+  bool hasFailed() const { return poisoned; }
+  const std::string &getFailure() const { return failure; }
+
+private:
+  Value fail();
+  Value finish(OperationState &state);
+
+  GraphImporter &graph;
+  const ::onnx::NodeProto &node;
+  int64_t opset;
+  OpBuilder &builder;
+  Location loc;
+  std::string failure;
+  bool poisoned = false;
+};
+
+/// Translates one node; pushes one value per node output (null for outputs
+/// that are not wanted).
+using OpHandler =
+    std::function<LogicalResult(NodeContext &, SmallVectorImpl<Value> &)>;
+
+/// The handlers, keyed by op type and the opset version since which each
+/// translation applies.
+class OpRegistry {
+public:
+  void add(StringRef opType, int sinceVersion, OpHandler handler);
+  /// Several versions sharing one handler.
+  void add(StringRef opType, std::initializer_list<int> sinceVersions,
+           OpHandler handler);
+  /// The handler for `opType` at `opset`: the newest with since <= opset.
+  const OpHandler *lookup(StringRef opType, int64_t opset) const;
+  /// Whether any version of `opType` is registered.
+  bool knows(StringRef opType) const { return handlers.count(opType.str()); }
+  std::vector<std::pair<std::string, int>> list() const;
+
+  static const OpRegistry &get();
+
+private:
+  std::map<std::string, std::map<int, OpHandler>> handlers;
+};
+
+// Registration, one function per op family.
+void registerElementwiseOps(OpRegistry &registry);
+void registerArrayOps(OpRegistry &registry);
+void registerNNOps(OpRegistry &registry);
+void registerReduceOps(OpRegistry &registry);
+void registerControlOps(OpRegistry &registry);
+void registerRecurrentOps(OpRegistry &registry);
+
+} // namespace mlir::tract::onnx
+
+#endif // FRONTENDS_ONNX_NODECONTEXT_H

@@ -1,0 +1,610 @@
+//===- OnnxImporter.cpp - ONNX protobuf to the tract dialect --------------===//
+
+#include "frontends/onnx/OnnxImporter.h"
+
+#include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractOps.h"
+#include "frontends/onnx/GraphImporter.h"
+#include "frontends/onnx/NodeContext.h"
+#include "frontends/onnx/onnx.pb.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <fstream>
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::onnx;
+
+//===----------------------------------------------------------------------===//
+// Types and symbols
+//===----------------------------------------------------------------------===//
+
+Type mlir::tract::onnx::convertDataType(MLIRContext *context, int dataType,
+                                        std::string &name) {
+  using TP = ::onnx::TensorProto;
+  Builder b(context);
+  auto unsignedType = [&](unsigned width) {
+    return IntegerType::get(context, width, IntegerType::Unsigned);
+  };
+  switch (dataType) {
+  case TP::FLOAT:
+    return b.getF32Type();
+  case TP::DOUBLE:
+    return b.getF64Type();
+  case TP::FLOAT16:
+    return b.getF16Type();
+  case TP::BFLOAT16:
+    return b.getBF16Type();
+  case TP::INT8:
+    return b.getIntegerType(8);
+  case TP::INT16:
+    return b.getIntegerType(16);
+  case TP::INT32:
+    return b.getIntegerType(32);
+  case TP::INT64:
+    return b.getIntegerType(64);
+  case TP::UINT8:
+    return unsignedType(8);
+  case TP::UINT16:
+    return unsignedType(16);
+  case TP::UINT32:
+    return unsignedType(32);
+  case TP::UINT64:
+    return unsignedType(64);
+  case TP::BOOL:
+    return b.getI1Type();
+  default:
+    name = TP::DataType_IsValid(dataType)
+               ? TP::DataType_Name(static_cast<TP::DataType>(dataType))
+               : "data type " + std::to_string(dataType);
+    return {};
+  }
+}
+
+std::string mlir::tract::onnx::sanitizeSymbol(StringRef name) {
+  std::string symbol;
+  for (char c : name)
+    symbol.push_back(llvm::isAlnum(c) || c == '_' ? c : '_');
+  if (symbol.empty() || llvm::isDigit(symbol.front()))
+    symbol.insert(symbol.begin(), '_');
+  return symbol;
+}
+
+TDim GraphImporter::freshSymbol(StringRef hint) {
+  std::string name;
+  do {
+    name = (sanitizeSymbol(hint) + "__" + Twine(model.freshCounter++)).str();
+  } while (model.symbols.count(name));
+  model.symbols.insert(name);
+  return TDim::symbol(name);
+}
+
+Location GraphImporter::nodeLocation(StringRef name) {
+  Location file = FileLineColLoc::get(model.context, model.fileName, 0, 0);
+  return NameLoc::get(StringAttr::get(model.context, name), file);
+}
+
+Value GraphImporter::lookup(StringRef name) const {
+  for (const GraphImporter *scope = this; scope; scope = scope->parent) {
+    auto it = scope->values.find(name);
+    if (it != scope->values.end())
+      return it->second;
+  }
+  return {};
+}
+
+FailureOr<RankedTensorType>
+GraphImporter::convertType(const ::onnx::TypeProto &type, StringRef what,
+                           std::string &error) {
+  if (!type.has_tensor_type()) {
+    error = (what + " is not a tensor (sequence, map and optional types are "
+                    "unsupported)")
+                .str();
+    return failure();
+  }
+  const auto &tensor = type.tensor_type();
+  std::string dtypeName;
+  Type elementType =
+      convertDataType(model.context, tensor.elem_type(), dtypeName);
+  if (!elementType) {
+    error = (what + " has unsupported element type " + dtypeName).str();
+    return failure();
+  }
+  if (!tensor.has_shape()) {
+    error = (what + " has no shape; give one with an input fact").str();
+    return failure();
+  }
+  Shape shape;
+  for (const auto &dim : tensor.shape().dim()) {
+    if (dim.has_dim_value()) {
+      shape.push_back(TDim(dim.dim_value()));
+    } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
+      std::string symbol = sanitizeSymbol(dim.dim_param());
+      model.symbols.insert(symbol);
+      shape.push_back(TDim::symbol(symbol));
+    } else {
+      shape.push_back(freshSymbol("unk"));
+    }
+  }
+  return getTensorType(model.context, shape, elementType);
+}
+
+//===----------------------------------------------------------------------===//
+// Tensors
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reads `length` bytes at `offset` of an external data file, refusing paths
+/// that leave the model's folder.
+LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
+                           std::string &bytes, std::string &error) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = std::stoll(entry.value());
+    else if (entry.key() == "length")
+      length = std::stoll(entry.value());
+  }
+  if (location.empty()) {
+    error = "external data without a location";
+    return failure();
+  }
+  if (llvm::sys::path::is_absolute(location)) {
+    error = "external data path '" + location + "' is absolute";
+    return failure();
+  }
+  for (StringRef component : llvm::make_range(llvm::sys::path::begin(location),
+                                              llvm::sys::path::end(location)))
+    if (component == "..") {
+      error = "external data path '" + location + "' leaves the model folder";
+      return failure();
+    }
+  SmallString<256> path(baseDir);
+  llvm::sys::path::append(path, location);
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot read external data '" + location +
+            "': " + buffer.getError().message();
+    return failure();
+  }
+  int64_t size = (*buffer)->getBufferSize();
+  if (length < 0)
+    length = size - offset;
+  if (offset < 0 || offset + length > size) {
+    error = "external data '" + location + "' is shorter than the tensor";
+    return failure();
+  }
+  bytes.assign((*buffer)->getBufferStart() + offset, length);
+  return success();
+}
+
+template <typename T, typename Field>
+void appendAs(std::string &bytes, const Field &field) {
+  for (auto value : field) {
+    T converted = static_cast<T>(value);
+    bytes.append(reinterpret_cast<const char *>(&converted), sizeof(T));
+  }
+}
+
+} // namespace
+
+FailureOr<DenseElementsAttr>
+GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
+                          std::string &error) {
+  using TP = ::onnx::TensorProto;
+  std::string dtypeName;
+  Type elementType =
+      convertDataType(model.context, tensor.data_type(), dtypeName);
+  if (!elementType) {
+    error = "tensor '" + tensor.name() + "' has unsupported element type " +
+            dtypeName;
+    return failure();
+  }
+  if (tensor.has_segment()) {
+    error = "tensor '" + tensor.name() + "' is segmented (unsupported)";
+    return failure();
+  }
+  SmallVector<int64_t> shape;
+  int64_t count = 1;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0) {
+      error = "tensor '" + tensor.name() + "' has a negative dim";
+      return failure();
+    }
+    shape.push_back(dim);
+    count *= dim;
+  }
+  auto type = RankedTensorType::get(shape, elementType);
+  // The element size in bytes as stored in raw data (bools are bytes).
+  int64_t width =
+      elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
+  std::string bytes;
+  if (tensor.data_location() == TP::EXTERNAL) {
+    if (failed(readExternal(tensor, model.baseDir, bytes, error))) {
+      error = "tensor '" + tensor.name() + "': " + error;
+      return failure();
+    }
+  } else if (tensor.has_raw_data()) {
+    bytes = tensor.raw_data();
+  } else {
+    switch (tensor.data_type()) {
+    case TP::FLOAT:
+      appendAs<float>(bytes, tensor.float_data());
+      break;
+    case TP::DOUBLE:
+      appendAs<double>(bytes, tensor.double_data());
+      break;
+    case TP::INT64:
+      appendAs<int64_t>(bytes, tensor.int64_data());
+      break;
+    case TP::UINT32:
+      appendAs<uint32_t>(bytes, tensor.uint64_data());
+      break;
+    case TP::UINT64:
+      appendAs<uint64_t>(bytes, tensor.uint64_data());
+      break;
+    case TP::INT32:
+      appendAs<int32_t>(bytes, tensor.int32_data());
+      break;
+    case TP::INT16:
+    case TP::UINT16:
+    case TP::FLOAT16:
+    case TP::BFLOAT16:
+      appendAs<uint16_t>(bytes, tensor.int32_data());
+      break;
+    case TP::INT8:
+    case TP::UINT8:
+    case TP::BOOL:
+      appendAs<uint8_t>(bytes, tensor.int32_data());
+      break;
+    default:
+      break;
+    }
+  }
+  if (static_cast<int64_t>(bytes.size()) != count * width) {
+    error = "tensor '" + tensor.name() + "' holds " +
+            std::to_string(bytes.size()) + " bytes, expected " +
+            std::to_string(count * width);
+    return failure();
+  }
+  if (elementType.isInteger(1)) {
+    SmallVector<bool> values;
+    for (char c : bytes)
+      values.push_back(c != 0);
+    return DenseElementsAttr::get(type, ArrayRef<bool>(values));
+  }
+  if (count == 0)
+    return DenseElementsAttr::get(type, ArrayRef<Attribute>());
+  return DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(bytes.data(), bytes.size()));
+}
+
+FailureOr<Value> GraphImporter::importTensor(const ::onnx::TensorProto &tensor,
+                                             OpBuilder &builder, Location loc,
+                                             std::string &error) {
+  FailureOr<DenseElementsAttr> value = readTensor(tensor, error);
+  if (failed(value))
+    return failure();
+  return ConstOp::create(builder, loc, value->getType(), *value).getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// Nodes
+//===----------------------------------------------------------------------===//
+
+LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
+                                         OpBuilder &builder) {
+  for (const ::onnx::TensorProto &initializer : graph.initializer()) {
+    std::string error;
+    Location loc = nodeLocation(initializer.name());
+    FailureOr<Value> value = importTensor(initializer, builder, loc, error);
+    if (failed(value))
+      return emitError(loc) << "initializer: " << error;
+    define(initializer.name(), *value);
+  }
+  const OpRegistry &registry = OpRegistry::get();
+  for (const ::onnx::NodeProto &node : graph.node()) {
+    std::string name = node.name().empty()
+                           ? node.op_type() + "(" +
+                                 (node.output_size() ? node.output(0) : "") +
+                                 ")"
+                           : node.name();
+    Location loc = nodeLocation(name);
+    auto describe = [&]() {
+      return "node '" + name + "' (" + node.op_type() + ", opset " +
+             std::to_string(model.opset) + ")";
+    };
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      return emitError(loc) << describe() << ": operators of domain '"
+                            << node.domain() << "' are unsupported";
+    for (const std::string &input : node.input())
+      if (!input.empty() && !lookup(input))
+        return emitError(loc)
+               << describe() << ": input '" << input << "' is not defined";
+    const OpHandler *handler = registry.lookup(node.op_type(), model.opset);
+    if (!handler)
+      return emitError(loc) << describe() << ": unsupported operator";
+    NodeContext context(*this, node, model.opset, builder, loc);
+    SmallVector<Value> outputs;
+    std::string diagnostic;
+    LogicalResult result = success();
+    {
+      ScopedDiagnosticHandler capture(model.context, [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error &&
+            diagnostic.empty())
+          diagnostic = diag.str();
+        return success();
+      });
+      result = (*handler)(context, outputs);
+    }
+    if (failed(result) || context.hasFailed()) {
+      std::string reason = !context.getFailure().empty() ? context.getFailure()
+                           : !diagnostic.empty()         ? diagnostic
+                                                         : "translation failed";
+      return emitError(loc) << describe() << ": " << reason;
+    }
+    for (auto [i, output] : llvm::enumerate(node.output())) {
+      if (output.empty())
+        continue;
+      if (i >= outputs.size() || !outputs[i])
+        return emitError(loc) << describe() << ": output " << i << " ('"
+                              << output << "') is not produced";
+      define(output, outputs[i]);
+    }
+  }
+  return success();
+}
+
+FailureOr<SmallVector<Value>>
+GraphImporter::importSubgraph(const ::onnx::GraphProto &graph,
+                              ArrayRef<Value> inputs, OpBuilder &builder) {
+  GraphImporter scope(model, this);
+  if (static_cast<size_t>(graph.input_size()) != inputs.size()) {
+    emitError(nodeLocation(graph.name()))
+        << "subgraph '" << graph.name() << "' takes " << graph.input_size()
+        << " inputs, got " << inputs.size();
+    return failure();
+  }
+  for (auto [input, value] : llvm::zip(graph.input(), inputs))
+    scope.define(input.name(), value);
+  if (failed(scope.importNodes(graph, builder)))
+    return failure();
+  SmallVector<Value> outputs;
+  for (const auto &output : graph.output()) {
+    Value value = scope.lookup(output.name());
+    if (!value) {
+      emitError(nodeLocation(graph.name()))
+          << "subgraph output '" << output.name() << "' is not defined";
+      return failure();
+    }
+    outputs.push_back(value);
+  }
+  return outputs;
+}
+
+//===----------------------------------------------------------------------===//
+// Models
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Parses a tract input fact: `1,S,64,f32`, `1,S,64` or `f32`.
+LogicalResult parseInputFact(StringRef text, RankedTensorType declared,
+                             MLIRContext *context, ModelState &model,
+                             RankedTensorType &result, std::string &error) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ',');
+  Type elementType = declared ? declared.getElementType() : Type();
+  static const std::pair<const char *, int> dtypes[] = {
+      {"f32", ::onnx::TensorProto::FLOAT},
+      {"f64", ::onnx::TensorProto::DOUBLE},
+      {"f16", ::onnx::TensorProto::FLOAT16},
+      {"i8", ::onnx::TensorProto::INT8},
+      {"i16", ::onnx::TensorProto::INT16},
+      {"i32", ::onnx::TensorProto::INT32},
+      {"i64", ::onnx::TensorProto::INT64},
+      {"u8", ::onnx::TensorProto::UINT8},
+      {"u16", ::onnx::TensorProto::UINT16},
+      {"u32", ::onnx::TensorProto::UINT32},
+      {"u64", ::onnx::TensorProto::UINT64},
+      {"bool", ::onnx::TensorProto::BOOL}};
+  if (!parts.empty()) {
+    StringRef last = parts.back().trim();
+    for (auto [name, code] : dtypes)
+      if (last.equals_insensitive(name)) {
+        std::string unused;
+        elementType = convertDataType(context, code, unused);
+        parts.pop_back();
+        break;
+      }
+  }
+  if (!elementType) {
+    error = "input fact '" + text.str() + "' needs an element type";
+    return failure();
+  }
+  Shape shape;
+  if (parts.empty() && declared) {
+    shape = getShape(declared);
+  } else {
+    for (StringRef part : parts) {
+      std::string parseError;
+      std::optional<TDim> dim = TDim::parse(part.trim(), &parseError);
+      if (!dim) {
+        error = "input fact '" + text.str() + "': " + parseError;
+        return failure();
+      }
+      std::set<std::string> names;
+      dim->collectSymbols(names);
+      model.symbols.insert(names.begin(), names.end());
+      shape.push_back(*dim);
+    }
+  }
+  result = getTensorType(context, shape, elementType);
+  return success();
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp>
+mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
+                                  const ImportOptions &options) {
+  context->loadDialect<TractDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  uint64_t size = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, size)) {
+    emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
+    return {};
+  }
+  if (size >= (uint64_t(2) << 30)) {
+    emitError(fileLoc) << "'" << path << "' is " << (size >> 20)
+                       << " MiB; ONNX protobuf files over 2 GiB are refused "
+                          "(store weights as external data)";
+    return {};
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(fileLoc) << "cannot read '" << path
+                       << "': " << buffer.getError().message();
+    return {};
+  }
+  ::onnx::ModelProto proto;
+  if (!proto.ParseFromArray((*buffer)->getBufferStart(),
+                            static_cast<int>((*buffer)->getBufferSize()))) {
+    emitError(fileLoc) << "'" << path << "' is not a valid ONNX model";
+    return {};
+  }
+  ModelState model;
+  model.context = context;
+  model.fileName = path.str();
+  model.baseDir = llvm::sys::path::parent_path(path).str();
+  if (model.baseDir.empty())
+    model.baseDir = ".";
+  bool hasDefaultDomain = false;
+  for (const auto &opset : proto.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx") {
+      model.opset = opset.version();
+      hasDefaultDomain = true;
+    }
+  if (!hasDefaultDomain)
+    model.opset = 1;
+
+  const ::onnx::GraphProto &graph = proto.graph();
+  GraphImporter importer(model);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  OpBuilder builder(context);
+  builder.setInsertionPointToEnd(module->getBody());
+
+  // Graph inputs that are initializers too are constants, not arguments.
+  std::set<std::string> initialized;
+  for (const auto &initializer : graph.initializer())
+    initialized.insert(initializer.name());
+  SmallVector<Type> inputTypes;
+  SmallVector<std::string> inputNames;
+  for (const auto &input : graph.input()) {
+    if (initialized.count(input.name()))
+      continue;
+    std::string error;
+    size_t position = inputNames.size();
+    FailureOr<RankedTensorType> type = failure();
+    bool hasFact = position < options.inputFacts.size() &&
+                   !options.inputFacts[position].empty();
+    if (hasFact) {
+      std::string ignored;
+      FailureOr<RankedTensorType> declared =
+          importer.convertType(input.type(), "input", ignored);
+      RankedTensorType fact;
+      if (failed(parseInputFact(options.inputFacts[position],
+                                succeeded(declared) ? *declared
+                                                    : RankedTensorType(),
+                                context, model, fact, error))) {
+        emitError(fileLoc) << error;
+        return {};
+      }
+      type = fact;
+    } else {
+      type = importer.convertType(input.type(), "input '" + input.name() + "'",
+                                  error);
+    }
+    if (failed(type)) {
+      emitError(fileLoc) << error;
+      return {};
+    }
+    inputTypes.push_back(*type);
+    inputNames.push_back(input.name());
+  }
+  if (options.inputFacts.size() > inputNames.size()) {
+    emitError(fileLoc) << options.inputFacts.size()
+                       << " input facts given, the model has "
+                       << inputNames.size() << " inputs";
+    return {};
+  }
+
+  auto func = func::FuncOp::create(builder, fileLoc, "main",
+                                   builder.getFunctionType(inputTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [name, argument] : llvm::zip(inputNames, entry->getArguments()))
+    importer.define(name, argument);
+  for (auto [i, name] : llvm::enumerate(inputNames))
+    func.setArgAttr(i, "tract.name", builder.getStringAttr(name));
+  builder.setInsertionPointToEnd(entry);
+  if (failed(importer.importNodes(graph, builder)))
+    return {};
+
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    Value value = importer.lookup(output.name());
+    if (!value) {
+      emitError(fileLoc) << "graph output '" << output.name()
+                         << "' is not produced by any node";
+      return {};
+    }
+    results.push_back(value);
+  }
+  func::ReturnOp::create(builder, fileLoc, results);
+  func.setFunctionType(
+      builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "tract.name", builder.getStringAttr(output.name()));
+
+  // Declare every symbol the shapes use.
+  std::set<std::string> used;
+  module->walk([&](Operation *op) {
+    auto collect = [&](Type type) {
+      for (const TDim &dim : getShape(type))
+        dim.collectSymbols(used);
+    };
+    for (Type type : op->getResultTypes())
+      if (isa<RankedTensorType>(type))
+        collect(type);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          if (isa<RankedTensorType>(argument.getType()))
+            collect(argument.getType());
+  });
+  SmallVector<Attribute> symbols;
+  for (const std::string &symbol : used)
+    symbols.push_back(builder.getStringAttr(symbol));
+  if (!symbols.empty())
+    (*module)->setAttr(kSymbolsAttrName, builder.getArrayAttr(symbols));
+  if (failed(verify(*module)))
+    return {};
+  return module;
+}
+
+std::vector<std::pair<std::string, int>>
+mlir::tract::onnx::listSupportedOnnxOps() {
+  return OpRegistry::get().list();
+}

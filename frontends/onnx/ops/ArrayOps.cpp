@@ -1,0 +1,10 @@
+//===- ArrayOps.cpp - ONNX Array operators
+//---------------------------------===//
+
+#include "frontends/onnx/NodeContext.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::onnx;
+
+void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {}

@@ -1,0 +1,10 @@
+//===- ControlOps.cpp - ONNX Control operators
+//---------------------------------===//
+
+#include "frontends/onnx/NodeContext.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::onnx;
+
+void mlir::tract::onnx::registerControlOps(OpRegistry &registry) {}

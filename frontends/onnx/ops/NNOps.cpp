@@ -1,0 +1,9 @@
+//===- NNOps.cpp - ONNX NN operators ---------------------------------===//
+
+#include "frontends/onnx/NodeContext.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::onnx;
+
+void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {}

@@ -1,0 +1,10 @@
+//===- ReduceOps.cpp - ONNX Reduce operators
+//---------------------------------===//
+
+#include "frontends/onnx/NodeContext.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::onnx;
+
+void mlir::tract::onnx::registerReduceOps(OpRegistry &registry) {}
