@@ -1,6 +1,7 @@
 #include "frontends/ModelLoader.h"
 
 #include "dialects/tract/TractDialect.h"
+#include "frontends/onnx/OnnxImporter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
 #include "llvm/Support/FileSystem.h"
@@ -52,13 +53,25 @@ FailureOr<ModelFormat> mlir::tract::detectModelFormat(llvm::StringRef path,
 }
 
 OwningOpRef<ModuleOp> mlir::tract::loadModel(llvm::StringRef path,
-                                             MLIRContext *context) {
+                                             MLIRContext *context,
+                                             const LoadOptions &options) {
   context->loadDialect<TractDialect, func::FuncDialect>();
   Location location = FileLineColLoc::get(context, path, 0, 0);
   std::string error;
   FailureOr<ModelFormat> format = detectModelFormat(path, error);
   if (failed(format)) {
     emitError(location) << error;
+    return nullptr;
+  }
+  if (*format == ModelFormat::Onnx) {
+    onnx::ImportOptions importOptions;
+    importOptions.inputFacts = options.inputFacts;
+    return onnx::importOnnxFile(path, context, importOptions);
+  }
+  if (!options.inputFacts.empty()) {
+    emitError(location) << "input facts (-i) apply to ONNX models; "
+                        << stringifyModelFormat(*format)
+                        << " models declare their input shapes";
     return nullptr;
   }
   if (*format == ModelFormat::Mlir)

@@ -5,6 +5,9 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <string>
+#include <vector>
+
 namespace mlir::tract {
 
 /// The containers a model can come in, as tract recognizes them.
@@ -22,9 +25,15 @@ llvm::StringRef stringifyModelFormat(ModelFormat format);
 FailureOr<ModelFormat> detectModelFormat(llvm::StringRef path,
                                          std::string &error);
 
+struct LoadOptions {
+  /// Input facts (`-i 1,S,64,f32`), by input position.
+  std::vector<std::string> inputFacts;
+};
+
 /// Loads the model at `path` into a module of the tract dialect. Errors are
 /// reported through the context's diagnostic handler.
-OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext *context);
+OwningOpRef<ModuleOp> loadModel(llvm::StringRef path, MLIRContext *context,
+                                const LoadOptions &options = {});
 
 } // namespace mlir::tract
 

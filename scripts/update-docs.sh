@@ -4,8 +4,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${TRACT_BUILD_DIR:-$root/build}"
-"$root/scripts/build.sh" mlir-doc
+"$root/scripts/build.sh" mlir-doc tract-translate
 mkdir -p "$root/docs/reference"
 cp "$build/docs/dialects/TractOps.md" "$root/docs/reference/dialect.md"
 cp "$build/docs/passes/TractPasses.md" "$root/docs/reference/passes.md"
 echo "updated docs/reference/dialect.md and docs/reference/passes.md"
+
+# The ONNX supported-operator table and the node-test import report.
+/usr/bin/python3 "$root/test/onnx/import_node_tests.py" \
+  --translate "$build/bin/tract-translate" \
+  --report "$root/docs/onnx-import.md" --ops-table "$root/docs/onnx-ops.md"
+echo "updated docs/onnx-ops.md and docs/onnx-import.md"

@@ -315,11 +315,10 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
   }
   const OpRegistry &registry = OpRegistry::get();
   for (const ::onnx::NodeProto &node : graph.node()) {
-    std::string name = node.name().empty()
-                           ? node.op_type() + "(" +
-                                 (node.output_size() ? node.output(0) : "") +
-                                 ")"
-                           : node.name();
+    // Unnamed nodes go by their first output, as in tract.
+    std::string name = !node.name().empty() ? node.name()
+                       : node.output_size() ? node.output(0)
+                                            : node.op_type();
     Location loc = nodeLocation(name);
     auto describe = [&]() {
       return "node '" + name + "' (" + node.op_type() + ", opset " +
@@ -483,6 +482,11 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
   if (!proto.ParseFromArray((*buffer)->getBufferStart(),
                             static_cast<int>((*buffer)->getBufferSize()))) {
     emitError(fileLoc) << "'" << path << "' is not a valid ONNX model";
+    return {};
+  }
+  if (!proto.has_graph()) {
+    emitError(fileLoc) << "'" << path << "' is not an ONNX model: it has no "
+                       << "graph";
     return {};
   }
   ModelState model;

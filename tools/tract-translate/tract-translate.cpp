@@ -60,6 +60,13 @@ static void registerImportOnnx() {
 }
 
 int main(int argc, char **argv) {
+  // `--list-onnx-ops` prints the (op, since-version) pairs the ONNX importer
+  // registers, one per line, for the supported-operator table.
+  if (argc == 2 && StringRef(argv[1]) == "--list-onnx-ops") {
+    for (const auto &[op, version] : tract::onnx::listSupportedOnnxOps())
+      llvm::outs() << op << " " << version << "\n";
+    return 0;
+  }
   registerImportOnnx();
   registerMlirToLlvmIr();
   llvm::cl::AddExtraVersionPrinter(

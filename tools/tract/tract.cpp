@@ -84,7 +84,12 @@ int dump(ModuleOp module, const cli::Invocation &invocation) {
   llvm::raw_ostream &os = llvm::outs();
   unsigned id = 0;
   for (BlockArgument argument : entry.getArguments()) {
-    os << id++ << " Source input_" << argument.getArgNumber() << "\n";
+    auto name = entry.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                   "tract.name");
+    os << id++ << " Source "
+       << (name ? name.str()
+                : "input_" + std::to_string(argument.getArgNumber()))
+       << "\n";
     os << "    \u2014 " << factString(argument.getType()) << "\n";
   }
   for (Operation &op : entry.getBody().front()) {
@@ -122,8 +127,6 @@ int main(int argc, char **argv) {
                     ")\n";
     return 0;
   }
-  if (!invocation->inputFacts.empty())
-    return notImplemented("--input-facts (-i)");
   if (!invocation->sets.empty())
     return notImplemented("--set");
   if (!invocation->assertions.empty())
@@ -136,7 +139,11 @@ int main(int argc, char **argv) {
   MLIRContext context;
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = loadModel(invocation->model, &context);
+  LoadOptions loadOptions;
+  loadOptions.inputFacts.assign(invocation->inputFacts.begin(),
+                                invocation->inputFacts.end());
+  OwningOpRef<ModuleOp> module =
+      loadModel(invocation->model, &context, loadOptions);
   if (!module)
     return 1;
 
