@@ -1071,6 +1071,91 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// The negative log-likelihood of `logProb` (N, C, d…) at the classes of
+/// `target` (N, d…), weighted, with `ignore_index` entries counting zero,
+/// and reduced as the node's `reduction` says.
+Value negativeLogLikelihood(NodeContext &ctx, Value logProb, Value target,
+                            Value weight) {
+  if (!logProb || !target)
+    return {};
+  std::optional<int64_t> ignoreIndex = ctx.getOptInt("ignore_index");
+  // Ignored targets may be out of range: gather class 0 for them instead.
+  Value ignored, classes = target;
+  if (ignoreIndex) {
+    ignored = ctx.binary<EqOp>(target, ctx.scalarLike(target, *ignoreIndex));
+    classes = ctx.create<SelectOp>(ignored, ctx.scalarLike(target, 0), target);
+  }
+  Value picked = ctx.create<GatherElementsOp>(
+      logProb, ctx.create<AddAxisOp>(classes, static_cast<uint64_t>(1)),
+      static_cast<uint64_t>(1));
+  Value loss =
+      ctx.create<NegOp>(ctx.create<RmAxisOp>(picked, static_cast<uint64_t>(1)));
+  // Per-element weights: weight[target], zero where ignored.
+  Value weights;
+  if (weight)
+    weights = ctx.create<GatherOp>(weight, classes, static_cast<uint64_t>(0));
+  if (ignored)
+    weights = ctx.create<SelectOp>(ignored, ctx.scalarLike(loss, 0),
+                                   weights ? weights : ctx.scalarLike(loss, 1));
+  if (weights)
+    loss = ctx.binary<MulOp>(loss, weights);
+  std::string reduction = ctx.getString("reduction", "mean");
+  if (reduction == "none")
+    return loss;
+  if (reduction != "sum" && reduction != "mean") {
+    (void)ctx.unsupported("reduction '" + reduction + "'");
+    return {};
+  }
+  // Removes the unit axes of a reduced tensor.
+  auto toScalar = [&](Value x) -> Value {
+    for (int64_t axis = NodeContext::rank(x) - 1; axis >= 0; --axis)
+      x = ctx.create<RmAxisOp>(x, static_cast<uint64_t>(axis));
+    return x;
+  };
+  SmallVector<int64_t> all = range(0, NodeContext::rank(loss));
+  Value total = toScalar(ctx.create<ReduceOp>(loss, Reducer::Sum, all));
+  if (reduction == "sum")
+    return total;
+  Value count;
+  if (weights) {
+    // Broadcast the weights to the loss's shape before summing them.
+    Value full = ctx.create<BroadcastOp>(
+        weights, ShapeAttr::get(ctx.getContext(), getShape(loss)));
+    count = ctx.create<ReduceOp>(full, Reducer::Sum, all);
+  } else if (std::optional<int64_t> size =
+                 volume(getShape(loss)).getConstant()) {
+    return ctx.binary<DivOp>(total,
+                             ctx.scalar(NodeContext::elementType(loss), *size));
+  } else {
+    count = axesVolume(ctx, loss, all);
+  }
+  return ctx.binary<DivOp>(total, toScalar(count));
+}
+
+LogicalResult nllLossHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  if (failed(requireRank(ctx, input, 2, "input")))
+    return failure();
+  outputs.push_back(
+      negativeLogLikelihood(ctx, input, ctx.input(1), ctx.input(2)));
+  return success();
+}
+
+LogicalResult softmaxCrossEntropyHandler(NodeContext &ctx, Outputs &outputs) {
+  Value scores = ctx.input(0);
+  if (failed(requireRank(ctx, scores, 2, "scores")))
+    return failure();
+  Value logProb = ctx.create<LogSoftmaxOp>(scores, ArrayRef<int64_t>{1});
+  outputs.push_back(
+      negativeLogLikelihood(ctx, logProb, ctx.input(1), ctx.input(2)));
+  outputs.push_back(ctx.hasOutput(1) ? logProb : Value());
+  return success();
+}
+
 } // namespace
 
 void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
@@ -1106,4 +1191,8 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("Dropout", {1, 6, 7, 10, 12, 13}, dropoutHandler);
   registry.add("Resize", {10, 11, 13, 18, 19}, resizeHandler);
   registry.add("Upsample", {7, 9}, upsampleHandler);
+
+  // Losses, at inference.
+  registry.add("NegativeLogLikelihoodLoss", {12, 13, 22}, nllLossHandler);
+  registry.add("SoftmaxCrossEntropyLoss", {12, 13}, softmaxCrossEntropyHandler);
 }
