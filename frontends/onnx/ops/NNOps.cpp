@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cctype>
 #include <cmath>
@@ -120,6 +121,18 @@ LogicalResult requireRank(NodeContext &ctx, Value x, int64_t minRank,
   if (NodeContext::rank(x) < minRank)
     return ctx.error("'" + what + "' has rank " + Twine(NodeContext::rank(x)) +
                      ", expected at least " + Twine(minRank));
+  return success();
+}
+
+/// The math of normalizations, softmax and resampling is on floats.
+LogicalResult requireFloat(NodeContext &ctx, Value x) {
+  Type type = NodeContext::elementType(x);
+  if (x && !isa<FloatType>(type)) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    os << type;
+    return ctx.unsupported(ctx.getOpType() + " of " + name + " tensors");
+  }
   return success();
 }
 
@@ -388,7 +401,7 @@ Value rootOf(NodeContext &ctx, Value y, double p) {
 
 LogicalResult lpPoolHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 3, "X")))
+  if (failed(requireRank(ctx, x, 3, "X")) || failed(requireFloat(ctx, x)))
     return failure();
   FailureOr<SmallVector<int64_t>> kernel = poolKernel(ctx, x);
   if (failed(kernel))
@@ -421,6 +434,8 @@ OpHandler globalPoolHandler(StringRef kind) {
     } else if (kind == "average") {
       outputs.push_back(meanOver(ctx, x, axes));
     } else {
+      if (failed(requireFloat(ctx, x)))
+        return failure();
       double p = lpNorm(ctx);
       if (p <= 0)
         return ctx.error("p must be positive, got " + num(p));
@@ -437,7 +452,7 @@ OpHandler globalPoolHandler(StringRef kind) {
 
 LogicalResult batchNormHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 2, "X")))
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
     return failure();
   if (ctx.getOpset() >= 14 && ctx.getInt("training_mode", 0))
     return ctx.unsupported("training_mode = 1");
@@ -488,8 +503,10 @@ Value standardize(NodeContext &ctx, Value x, ArrayRef<int64_t> axes,
 
 LogicalResult instanceNormHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 3, "input")))
+  if (failed(requireRank(ctx, x, 3, "input")) || failed(requireFloat(ctx, x)))
     return failure();
+  if (!ctx.input(1) || !ctx.input(2))
+    return ctx.error("expected scale and B inputs");
   int64_t rank = NodeContext::rank(x);
   Value y = standardize(ctx, x, range(2, rank), ctx.getFloat("epsilon", 1e-5f));
   y = ctx.binary<MulOp>(y, channelwise(ctx, ctx.input(1), rank));
@@ -517,12 +534,14 @@ Type stashType(NodeContext &ctx, Type elementType) {
 
 LogicalResult layerNormHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 1, "X")))
+  if (failed(requireRank(ctx, x, 1, "X")) || failed(requireFloat(ctx, x)))
     return failure();
   int64_t rank = NodeContext::rank(x);
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
   if (failed(axis))
     return failure();
+  if (!ctx.input(1))
+    return ctx.error("expected a Scale input");
   Type type = NodeContext::elementType(x);
   Type stash = stashType(ctx, type);
   if (!stash)
@@ -542,9 +561,11 @@ LogicalResult layerNormHandler(NodeContext &ctx, Outputs &outputs) {
 
 LogicalResult groupNormHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 2, "X")))
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
     return failure();
   int64_t rank = NodeContext::rank(x);
+  if (!ctx.input(1) || !ctx.input(2))
+    return ctx.error("expected scale and bias inputs");
   std::optional<int64_t> groups = ctx.getOptInt("num_groups");
   if (!groups || *groups < 1)
     return ctx.error("num_groups must be a positive attribute");
@@ -581,7 +602,7 @@ LogicalResult groupNormHandler(NodeContext &ctx, Outputs &outputs) {
 
 LogicalResult lrnHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 2, "X")))
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
     return failure();
   std::optional<int64_t> size = ctx.getOptInt("size");
   if (!size || *size < 1)
@@ -615,6 +636,8 @@ LogicalResult mvnHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (!x)
     return ctx.error("missing input");
+  if (failed(requireFloat(ctx, x)))
+    return failure();
   int64_t rank = NodeContext::rank(x);
   SmallVector<int64_t> given =
       ctx.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
@@ -791,7 +814,7 @@ FailureOr<SmallVector<int64_t>> softmaxAxes(NodeContext &ctx, Value x) {
 template <typename OpTy> OpHandler softmaxHandler() {
   return [](NodeContext &ctx, Outputs &outputs) -> LogicalResult {
     Value x = ctx.input(0);
-    if (failed(requireRank(ctx, x, 1, "input")))
+    if (failed(requireRank(ctx, x, 1, "input")) || failed(requireFloat(ctx, x)))
       return failure();
     FailureOr<SmallVector<int64_t>> axes = softmaxAxes(ctx, x);
     if (failed(axes))
@@ -947,6 +970,8 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (!x)
     return ctx.error("missing input");
+  if (failed(requireFloat(ctx, x)))
+    return failure();
   int64_t rank = NodeContext::rank(x);
   Shape input = getShape(x);
   ResizeMode mode;
@@ -1040,6 +1065,8 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (!x)
     return ctx.error("missing input");
+  if (failed(requireFloat(ctx, x)))
+    return failure();
   ResizeMode mode;
   mode.transform = CoordTransform::Asymmetric;
   mode.nearest = NearestMode::Floor;
@@ -1103,6 +1130,8 @@ Value negativeLogLikelihood(NodeContext &ctx, Value logProb, Value target,
                                    weights ? weights : ctx.scalarLike(loss, 1));
   if (weights)
     loss = ctx.binary<MulOp>(loss, weights);
+  if (!loss)
+    return {};
   std::string reduction = ctx.getString("reduction", "mean");
   if (reduction == "none")
     return loss;
@@ -1138,7 +1167,9 @@ Value negativeLogLikelihood(NodeContext &ctx, Value logProb, Value target,
 
 LogicalResult nllLossHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
-  if (failed(requireRank(ctx, input, 2, "input")))
+  if (failed(requireRank(ctx, input, 2, "input")) ||
+      failed(requireFloat(ctx, input)) ||
+      failed(requireRank(ctx, ctx.input(1), 1, "target")))
     return failure();
   outputs.push_back(
       negativeLogLikelihood(ctx, input, ctx.input(1), ctx.input(2)));
@@ -1147,7 +1178,9 @@ LogicalResult nllLossHandler(NodeContext &ctx, Outputs &outputs) {
 
 LogicalResult softmaxCrossEntropyHandler(NodeContext &ctx, Outputs &outputs) {
   Value scores = ctx.input(0);
-  if (failed(requireRank(ctx, scores, 2, "scores")))
+  if (failed(requireRank(ctx, scores, 2, "scores")) ||
+      failed(requireFloat(ctx, scores)) ||
+      failed(requireRank(ctx, ctx.input(1), 1, "labels")))
     return failure();
   Value logProb = ctx.create<LogSoftmaxOp>(scores, ArrayRef<int64_t>{1});
   outputs.push_back(

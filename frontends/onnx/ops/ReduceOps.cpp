@@ -121,7 +121,11 @@ OpHandler reduceHandler(Kind kind) {
       return success();
     }
     SmallVector<int64_t> axes = **found;
-    bool isBool = NodeContext::elementType(x).isInteger(1);
+    Type type = NodeContext::elementType(x);
+    bool isBool = type.isInteger(1);
+    if ((kind == Kind::L2 || kind == Kind::LogSum || kind == Kind::LogSumExp) &&
+        !isa<FloatType>(type))
+      return ctx.unsupported(ctx.getOpType() + " of non-float tensors");
     Value y;
     switch (kind) {
     case Kind::Sum:
