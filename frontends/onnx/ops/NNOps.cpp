@@ -331,6 +331,36 @@ FailureOr<SmallVector<int64_t>> poolKernel(NodeContext &ctx, Value x) {
   return *kernel;
 }
 
+/// Rewrites flat row-major indices into an N, C, spatial… input so that
+/// the spatial part is column-major (storage_order = 1): the spatial
+/// coordinates are recovered with row-major strides and recombined with
+/// column-major ones.
+Value columnMajorIndices(NodeContext &ctx, Value indices,
+                         ArrayRef<int64_t> spatial) {
+  if (!indices)
+    return {};
+  Type type = NodeContext::elementType(indices);
+  int64_t rank = NodeContext::rank(indices);
+  auto constant = [&](int64_t value) {
+    return ctx.intScalar(type, value, rank);
+  };
+  int64_t size = 1;
+  for (int64_t dim : spatial)
+    size *= dim;
+  Value offset = ctx.binary<RemOp>(indices, constant(size));
+  Value result = ctx.binary<SubOp>(indices, offset);
+  int64_t rowStride = size, colStride = 1;
+  for (int64_t dim : spatial) {
+    rowStride /= dim;
+    Value coordinate = ctx.binary<RemOp>(
+        ctx.binary<DivOp>(offset, constant(rowStride)), constant(dim));
+    result = ctx.binary<AddOp>(
+        result, ctx.binary<MulOp>(coordinate, constant(colStride)));
+    colStride *= dim;
+  }
+  return result;
+}
+
 LogicalResult maxPoolHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (failed(requireRank(ctx, x, 3, "X")))
@@ -343,15 +373,29 @@ LogicalResult maxPoolHandler(NodeContext &ctx, Outputs &outputs) {
   if (failed(window))
     return failure();
   bool withIndex = ctx.hasOutput(1);
-  if (withIndex && ctx.getInt("storage_order", 0))
-    return ctx.unsupported("Indices in column-major storage_order");
+  bool columnMajor = ctx.getInt("storage_order", 0);
+  SmallVector<int64_t> spatial;
+  if (withIndex && columnMajor) {
+    Shape shape = getShape(x);
+    for (const TDim &dim : ArrayRef(shape).drop_front(2)) {
+      std::optional<int64_t> size = dim.getConstant();
+      if (!size)
+        return ctx.unsupported("column-major Indices over the symbolic dim " +
+                               dim.toString());
+      spatial.push_back(*size);
+    }
+  }
   Value y = ctx.create<MaxPoolOp>(
       Type(), x, ArrayRef(*kernel), ceil, withIndex, ArrayRef(window->strides),
       ArrayRef(window->dilations), window->padding, ArrayRef(window->before),
       ArrayRef(window->after));
   outputs.push_back(y);
-  if (withIndex)
-    outputs.push_back(y ? y.getDefiningOp()->getResult(1) : Value());
+  if (!withIndex)
+    return success();
+  Value indices = y ? y.getDefiningOp()->getResult(1) : Value();
+  if (columnMajor)
+    indices = columnMajorIndices(ctx, indices, spatial);
+  outputs.push_back(indices);
   return success();
 }
 
