@@ -1,9 +1,1275 @@
-//===- NNOps.cpp - ONNX NN operators ---------------------------------===//
+//===- NNOps.cpp - ONNX neural-network operators --------------------------===//
+//
+// Convolutions and pools map to tract's window ops; matrix products
+// (Gemm, MatMul, Einsum) to tract.einsum; normalizations expand into
+// reductions and element-wise math; Softmax, Resize and Dropout map to
+// their tract counterparts.
+//
+//===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/NodeContext.h"
+
+#include "frontends/onnx/GraphImporter.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::tract;
 using namespace mlir::tract::onnx;
 
-void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {}
+namespace {
+
+using Outputs = SmallVectorImpl<Value>;
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// A double as %g prints it.
+std::string num(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+SmallVector<int64_t> range(int64_t from, int64_t to) {
+  SmallVector<int64_t> values;
+  for (int64_t i = from; i < to; ++i)
+    values.push_back(i);
+  return values;
+}
+
+/// The product of the dims of `x` on `axes`, as a constant of `x`'s element
+/// type and rank (all dims 1); computed from `tract.shape_of` at run time
+/// when a dim is symbolic.
+Value axesVolume(NodeContext &ctx, Value x, ArrayRef<int64_t> axes) {
+  if (!x)
+    return {};
+  Shape shape = getShape(x);
+  TDim count(1);
+  for (int64_t axis : axes)
+    count *= shape[axis];
+  Type elementType = NodeContext::elementType(x);
+  if (std::optional<int64_t> value = count.getConstant())
+    return ctx.scalar(elementType, static_cast<double>(*value),
+                      NodeContext::rank(x));
+  auto indicesType = RankedTensorType::get({static_cast<int64_t>(axes.size())},
+                                           ctx.getBuilder().getI64Type());
+  Value indices = ctx.constant(DenseElementsAttr::get(indicesType, axes));
+  Value dims = ctx.create<GatherOp>(ctx.create<ShapeOfOp>(x), indices,
+                                    static_cast<uint64_t>(0));
+  Value product = axes.size() == 1 ? dims
+                                   : ctx.create<ReduceOp>(dims, Reducer::Prod,
+                                                          ArrayRef<int64_t>{0});
+  return ctx.unsqueezeTo(ctx.castTo(product, elementType),
+                         NodeContext::rank(x));
+}
+
+/// The mean of `x` over `axes`, which are kept as size 1.
+Value meanOver(NodeContext &ctx, Value x, ArrayRef<int64_t> axes) {
+  return ctx.binary<DivOp>(ctx.create<ReduceOp>(x, Reducer::Sum, axes),
+                           axesVolume(ctx, x, axes));
+}
+
+/// Inserts unit axes at the end of `x` up to rank `rank`.
+Value unsqueezeTrailing(NodeContext &ctx, Value x, int64_t rank) {
+  while (x && NodeContext::rank(x) < rank)
+    x = ctx.create<AddAxisOp>(x, static_cast<uint64_t>(NodeContext::rank(x)));
+  return x;
+}
+
+/// Reshapes a per-channel vector to broadcast against an `N, C, …` tensor
+/// of rank `rank`: `[C]` becomes `[1, C, 1, …]`.
+Value channelwise(NodeContext &ctx, Value param, int64_t rank) {
+  if (!param)
+    return {};
+  return unsqueezeTrailing(
+      ctx, ctx.create<AddAxisOp>(param, static_cast<uint64_t>(0)), rank);
+}
+
+Value reshape(NodeContext &ctx, Value x, int64_t at, int64_t count,
+              ArrayRef<TDim> to) {
+  return ctx.create<ReshapeOp>(x, static_cast<uint64_t>(at),
+                               static_cast<uint64_t>(count),
+                               ShapeAttr::get(ctx.getContext(), to));
+}
+
+/// Normalizes each axis against `rank`.
+FailureOr<SmallVector<int64_t>>
+normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> normalized = ctx.normalizeAxis(axis, rank);
+    if (failed(normalized))
+      return failure();
+    result.push_back(*normalized);
+  }
+  return result;
+}
+
+LogicalResult requireRank(NodeContext &ctx, Value x, int64_t minRank,
+                          StringRef what) {
+  if (!x)
+    return ctx.error("missing input '" + what + "'");
+  if (NodeContext::rank(x) < minRank)
+    return ctx.error("'" + what + "' has rank " + Twine(NodeContext::rank(x)) +
+                     ", expected at least " + Twine(minRank));
+  return success();
+}
+
+/// The math of normalizations, softmax and resampling is on floats.
+LogicalResult requireFloat(NodeContext &ctx, Value x) {
+  Type type = NodeContext::elementType(x);
+  if (x && !isa<FloatType>(type)) {
+    std::string name;
+    llvm::raw_string_ostream os(name);
+    os << type;
+    return ctx.unsupported(ctx.getOpType() + " of " + name + " tensors");
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Window attributes
+//===----------------------------------------------------------------------===//
+
+/// The spatial attributes of a convolution or pool in tract's terms.
+struct Window {
+  SmallVector<int64_t> strides, dilations, before, after;
+  Padding padding = Padding::Valid;
+};
+
+/// Reads strides, dilations, auto_pad and pads for `spatialRank` axes.
+/// Zero explicit pads become valid padding unless `keepExplicit` (ceil
+/// mode, where tract's valid padding does not round up).
+FailureOr<Window> readWindow(NodeContext &ctx, int64_t spatialRank,
+                             bool keepExplicit = false) {
+  Window window;
+  auto read = [&](StringRef name,
+                  SmallVector<int64_t> &values) -> LogicalResult {
+    std::optional<SmallVector<int64_t>> given = ctx.getInts(name);
+    if (!given || given->empty())
+      return success();
+    if (static_cast<int64_t>(given->size()) != spatialRank)
+      return ctx.error(name + " has " + Twine(given->size()) +
+                       " values, expected " + Twine(spatialRank));
+    for (int64_t v : *given)
+      if (v < 1)
+        return ctx.error(name + " must be positive, got " + Twine(v));
+    if (llvm::any_of(*given, [](int64_t v) { return v != 1; }))
+      values = *given;
+    return success();
+  };
+  if (failed(read("strides", window.strides)) ||
+      failed(read("dilations", window.dilations)))
+    return failure();
+  std::string autoPad = ctx.getString("auto_pad", "NOTSET");
+  if (autoPad == "SAME_UPPER") {
+    window.padding = Padding::SameUpper;
+  } else if (autoPad == "SAME_LOWER") {
+    window.padding = Padding::SameLower;
+  } else if (autoPad == "VALID") {
+    window.padding = keepExplicit ? Padding::Explicit : Padding::Valid;
+  } else if (autoPad == "NOTSET" || autoPad.empty()) {
+    std::optional<SmallVector<int64_t>> pads = ctx.getInts("pads");
+    if (pads && !pads->empty()) {
+      if (static_cast<int64_t>(pads->size()) != 2 * spatialRank)
+        return ctx.error("pads has " + Twine(pads->size()) +
+                         " values, expected " + Twine(2 * spatialRank));
+      if (llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+        return ctx.unsupported("negative pads");
+      if (keepExplicit || llvm::any_of(*pads, [](int64_t p) { return p; })) {
+        window.padding = Padding::Explicit;
+        window.before.assign(pads->begin(), pads->begin() + spatialRank);
+        window.after.assign(pads->begin() + spatialRank, pads->end());
+      }
+    } else if (keepExplicit) {
+      window.padding = Padding::Explicit;
+    }
+  } else {
+    return ctx.unsupported("auto_pad '" + autoPad + "'");
+  }
+  return window;
+}
+
+/// Checks a kernel_shape attribute against the kernel's spatial dims.
+LogicalResult checkKernelShape(NodeContext &ctx, Value kernel) {
+  std::optional<SmallVector<int64_t>> kernelShape = ctx.getInts("kernel_shape");
+  if (!kernelShape || !kernel)
+    return success();
+  Shape shape = getShape(kernel);
+  if (kernelShape->size() + 2 != shape.size())
+    return ctx.error("kernel_shape has " + Twine(kernelShape->size()) +
+                     " values, the kernel has rank " + Twine(shape.size()));
+  for (auto [given, dim] :
+       llvm::zip(*kernelShape, ArrayRef(shape).drop_front(2)))
+    if (dim != TDim(given))
+      return ctx.unsupported("kernel_shape " + Twine(given) +
+                             " differing from the kernel's dim " +
+                             dim.toString());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Convolutions
+//===----------------------------------------------------------------------===//
+
+LogicalResult convHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0), w = ctx.input(1), b = ctx.input(2);
+  if (failed(requireRank(ctx, x, 3, "X")) || failed(checkKernelShape(ctx, w)))
+    return failure();
+  FailureOr<Window> window = readWindow(ctx, NodeContext::rank(x) - 2);
+  if (failed(window))
+    return failure();
+  int64_t group = ctx.getInt("group", 1);
+  if (group < 1)
+    return ctx.error("group must be positive, got " + Twine(group));
+  outputs.push_back(ctx.create<ConvOp>(
+      x, w, b, static_cast<uint64_t>(group), ArrayRef(window->strides),
+      ArrayRef(window->dilations), window->padding, ArrayRef(window->before),
+      ArrayRef(window->after)));
+  return success();
+}
+
+LogicalResult convTransposeHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0), w = ctx.input(1), b = ctx.input(2);
+  if (failed(requireRank(ctx, x, 3, "X")) || failed(checkKernelShape(ctx, w)))
+    return failure();
+  if (failed(requireRank(ctx, w, 3, "W")))
+    return failure();
+  int64_t spatialRank = NodeContext::rank(x) - 2;
+  FailureOr<Window> read = readWindow(ctx, spatialRank);
+  if (failed(read))
+    return failure();
+  Window window = *read;
+  int64_t group = ctx.getInt("group", 1);
+  if (group < 1)
+    return ctx.error("group must be positive, got " + Twine(group));
+  SmallVector<int64_t> adjustments(spatialRank, 0);
+  if (std::optional<SmallVector<int64_t>> outputPadding =
+          ctx.getInts("output_padding");
+      outputPadding && !outputPadding->empty()) {
+    if (static_cast<int64_t>(outputPadding->size()) != spatialRank)
+      return ctx.error("output_padding has " + Twine(outputPadding->size()) +
+                       " values, expected " + Twine(spatialRank));
+    adjustments = *outputPadding;
+  }
+  std::optional<SmallVector<int64_t>> outputShape = ctx.getInts("output_shape");
+  if (outputShape &&
+      static_cast<int64_t>(outputShape->size()) == spatialRank + 2)
+    outputShape->erase(outputShape->begin(), outputShape->begin() + 2);
+  if (outputShape && outputShape->empty())
+    outputShape.reset();
+  if (outputShape && static_cast<int64_t>(outputShape->size()) != spatialRank)
+    return ctx.error("output_shape has " + Twine(outputShape->size()) +
+                     " values, expected " + Twine(spatialRank));
+  bool same = window.padding == Padding::SameUpper ||
+              window.padding == Padding::SameLower;
+  bool hasAdjustments = llvm::any_of(adjustments, [](int64_t a) { return a; });
+  if (outputShape || (same && hasAdjustments)) {
+    // Explicit pads from the total padding
+    // stride * (x - 1) + output_padding + field - output.
+    Shape input = getShape(x), kernel = getShape(w);
+    bool upper = window.padding == Padding::SameUpper;
+    window.before.assign(spatialRank, 0);
+    window.after.assign(spatialRank, 0);
+    for (int64_t i = 0; i < spatialRank; ++i) {
+      std::optional<int64_t> size = input[i + 2].getConstant();
+      std::optional<int64_t> k = kernel[i + 2].getConstant();
+      if (!k)
+        return ctx.unsupported("a kernel with symbolic spatial dims");
+      int64_t stride = window.strides.empty() ? 1 : window.strides[i];
+      int64_t dilation = window.dilations.empty() ? 1 : window.dilations[i];
+      int64_t field = (*k - 1) * dilation + 1;
+      int64_t total;
+      if (outputShape) {
+        if (!size)
+          return ctx.unsupported("output_shape with the symbolic input dim " +
+                                 input[i + 2].toString());
+        total =
+            stride * (*size - 1) + adjustments[i] + field - (*outputShape)[i];
+      } else {
+        total = adjustments[i] + field - stride;
+      }
+      if (total < 0) {
+        // The output extends past the last contribution: zeros (and bias)
+        // at the end, as output_padding does.
+        adjustments[i] -= total;
+        continue;
+      }
+      int64_t small = total / 2, large = total - small;
+      window.before[i] = upper ? small : large;
+      window.after[i] = upper ? large : small;
+    }
+    window.padding = Padding::Explicit;
+  }
+  outputs.push_back(ctx.create<DeconvOp>(
+      x, w, b, static_cast<uint64_t>(group), ArrayRef(adjustments),
+      ArrayRef(window.strides), ArrayRef(window.dilations), window.padding,
+      ArrayRef(window.before), ArrayRef(window.after)));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pools
+//===----------------------------------------------------------------------===//
+
+FailureOr<SmallVector<int64_t>> poolKernel(NodeContext &ctx, Value x) {
+  std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
+  if (!kernel)
+    return ctx.error("missing kernel_shape");
+  if (static_cast<int64_t>(kernel->size()) != NodeContext::rank(x) - 2)
+    return ctx.error("kernel_shape has " + Twine(kernel->size()) +
+                     " values, expected " + Twine(NodeContext::rank(x) - 2));
+  return *kernel;
+}
+
+/// Rewrites flat row-major indices into an N, C, spatial… input so that
+/// the spatial part is column-major (storage_order = 1): the spatial
+/// coordinates are recovered with row-major strides and recombined with
+/// column-major ones.
+Value columnMajorIndices(NodeContext &ctx, Value indices,
+                         ArrayRef<int64_t> spatial) {
+  if (!indices)
+    return {};
+  Type type = NodeContext::elementType(indices);
+  int64_t rank = NodeContext::rank(indices);
+  auto constant = [&](int64_t value) {
+    return ctx.intScalar(type, value, rank);
+  };
+  int64_t size = 1;
+  for (int64_t dim : spatial)
+    size *= dim;
+  Value offset = ctx.binary<RemOp>(indices, constant(size));
+  Value result = ctx.binary<SubOp>(indices, offset);
+  int64_t rowStride = size, colStride = 1;
+  for (int64_t dim : spatial) {
+    rowStride /= dim;
+    Value coordinate = ctx.binary<RemOp>(
+        ctx.binary<DivOp>(offset, constant(rowStride)), constant(dim));
+    result = ctx.binary<AddOp>(
+        result, ctx.binary<MulOp>(coordinate, constant(colStride)));
+    colStride *= dim;
+  }
+  return result;
+}
+
+LogicalResult maxPoolHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 3, "X")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> kernel = poolKernel(ctx, x);
+  if (failed(kernel))
+    return failure();
+  bool ceil = ctx.getInt("ceil_mode", 0);
+  FailureOr<Window> window = readWindow(ctx, NodeContext::rank(x) - 2, ceil);
+  if (failed(window))
+    return failure();
+  bool withIndex = ctx.hasOutput(1);
+  bool columnMajor = ctx.getInt("storage_order", 0);
+  SmallVector<int64_t> spatial;
+  if (withIndex && columnMajor) {
+    Shape shape = getShape(x);
+    for (const TDim &dim : ArrayRef(shape).drop_front(2)) {
+      std::optional<int64_t> size = dim.getConstant();
+      if (!size)
+        return ctx.unsupported("column-major Indices over the symbolic dim " +
+                               dim.toString());
+      spatial.push_back(*size);
+    }
+  }
+  Value y = ctx.create<MaxPoolOp>(
+      Type(), x, ArrayRef(*kernel), ceil, withIndex, ArrayRef(window->strides),
+      ArrayRef(window->dilations), window->padding, ArrayRef(window->before),
+      ArrayRef(window->after));
+  outputs.push_back(y);
+  if (!withIndex)
+    return success();
+  Value indices = y ? y.getDefiningOp()->getResult(1) : Value();
+  if (columnMajor)
+    indices = columnMajorIndices(ctx, indices, spatial);
+  outputs.push_back(indices);
+  return success();
+}
+
+LogicalResult averagePoolHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 3, "X")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> kernel = poolKernel(ctx, x);
+  if (failed(kernel))
+    return failure();
+  bool ceil = ctx.getInt("ceil_mode", 0);
+  FailureOr<Window> window = readWindow(ctx, NodeContext::rank(x) - 2, ceil);
+  if (failed(window))
+    return failure();
+  bool countIncludePad = ctx.getInt("count_include_pad", 0);
+  outputs.push_back(ctx.create<SumPoolOp>(
+      x, ArrayRef(*kernel), ceil, /*normalize=*/true, countIncludePad,
+      ArrayRef(window->strides), ArrayRef(window->dilations), window->padding,
+      ArrayRef(window->before), ArrayRef(window->after)));
+  return success();
+}
+
+/// The p of LpPool and GlobalLpPool: a float before opset 2, an int after.
+double lpNorm(NodeContext &ctx) {
+  if (ctx.getOpset() < 2)
+    return ctx.getFloat("p", 2.0f);
+  return static_cast<double>(ctx.getInt("p", 2));
+}
+
+/// |x|^p, and its inverse y^(1/p).
+Value powAbs(NodeContext &ctx, Value x, double p) {
+  if (p == 2)
+    return ctx.create<SquareOp>(x);
+  Value abs = ctx.create<AbsOp>(x);
+  if (p == 1)
+    return abs;
+  return ctx.binary<PowOp>(abs, ctx.scalarLike(x, p));
+}
+
+Value rootOf(NodeContext &ctx, Value y, double p) {
+  if (p == 2)
+    return ctx.create<SqrtOp>(y);
+  if (p == 1)
+    return y;
+  return ctx.binary<PowOp>(y, ctx.scalarLike(y, 1.0 / p));
+}
+
+LogicalResult lpPoolHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 3, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> kernel = poolKernel(ctx, x);
+  if (failed(kernel))
+    return failure();
+  double p = lpNorm(ctx);
+  if (p <= 0)
+    return ctx.error("p must be positive, got " + num(p));
+  bool ceil = ctx.getInt("ceil_mode", 0);
+  FailureOr<Window> window = readWindow(ctx, NodeContext::rank(x) - 2, ceil);
+  if (failed(window))
+    return failure();
+  Value sum = ctx.create<SumPoolOp>(
+      powAbs(ctx, x, p), ArrayRef(*kernel), ceil, /*normalize=*/false,
+      /*count_include_pad=*/false, ArrayRef(window->strides),
+      ArrayRef(window->dilations), window->padding, ArrayRef(window->before),
+      ArrayRef(window->after));
+  outputs.push_back(rootOf(ctx, sum, p));
+  return success();
+}
+
+OpHandler globalPoolHandler(StringRef kind) {
+  return [kind = kind.str()](NodeContext &ctx,
+                             Outputs &outputs) -> LogicalResult {
+    Value x = ctx.input(0);
+    if (failed(requireRank(ctx, x, 3, "X")))
+      return failure();
+    SmallVector<int64_t> axes = range(2, NodeContext::rank(x));
+    if (kind == "max") {
+      outputs.push_back(ctx.create<ReduceOp>(x, Reducer::Max, axes));
+    } else if (kind == "average") {
+      outputs.push_back(meanOver(ctx, x, axes));
+    } else {
+      if (failed(requireFloat(ctx, x)))
+        return failure();
+      double p = lpNorm(ctx);
+      if (p <= 0)
+        return ctx.error("p must be positive, got " + num(p));
+      Value sum = ctx.create<ReduceOp>(powAbs(ctx, x, p), Reducer::Sum, axes);
+      outputs.push_back(rootOf(ctx, sum, p));
+    }
+    return success();
+  };
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+LogicalResult batchNormHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  if (ctx.getOpset() >= 14 && ctx.getInt("training_mode", 0))
+    return ctx.unsupported("training_mode = 1");
+  for (unsigned i = 1; i < ctx.getNumOutputs(); ++i)
+    if (ctx.hasOutput(i))
+      return ctx.unsupported("the training outputs (running or saved mean "
+                             "and variance)");
+  int64_t rank = NodeContext::rank(x);
+  double epsilon = ctx.getFloat("epsilon", 1e-5f);
+  Value scale = ctx.input(1), bias = ctx.input(2), mean = ctx.input(3),
+        var = ctx.input(4);
+  if (!scale || !bias || !mean || !var)
+    return ctx.error("expected scale, B, mean and var inputs");
+  // y = x * a + b with a = scale / sqrt(var + eps), b = B - mean * a; both
+  // fold when the statistics are constants.
+  Value a = ctx.binary<MulOp>(scale, ctx.create<RsqrtOp>(ctx.binary<AddOp>(
+                                         var, ctx.scalarLike(var, epsilon))));
+  Value shift = ctx.binary<SubOp>(bias, ctx.binary<MulOp>(mean, a));
+  bool spatial = ctx.getOpset() >= 9 || ctx.getInt("spatial", 1);
+  if (spatial) {
+    a = channelwise(ctx, a, rank);
+    shift = channelwise(ctx, shift, rank);
+  } else {
+    // Statistics per element of C x D1 x ...: only the batch broadcasts.
+    a = ctx.unsqueezeTo(a, rank);
+    shift = ctx.unsqueezeTo(shift, rank);
+  }
+  outputs.push_back(ctx.binary<AddOp>(ctx.binary<MulOp>(x, a), shift));
+  return success();
+}
+
+/// (x - mean) / sqrt(var + eps) over `axes`, with mean and variance kept
+/// as size 1; `invStd` receives 1 / sqrt(var + eps).
+Value standardize(NodeContext &ctx, Value x, ArrayRef<int64_t> axes,
+                  double epsilon, Value *meanOut = nullptr,
+                  Value *invStdOut = nullptr) {
+  Value mean = meanOver(ctx, x, axes);
+  Value centered = ctx.binary<SubOp>(x, mean);
+  Value var = ctx.create<ReduceOp>(centered, Reducer::MeanOfSquares, axes);
+  Value invStd =
+      ctx.create<RsqrtOp>(ctx.binary<AddOp>(var, ctx.scalarLike(var, epsilon)));
+  if (meanOut)
+    *meanOut = mean;
+  if (invStdOut)
+    *invStdOut = invStd;
+  return ctx.binary<MulOp>(centered, invStd);
+}
+
+LogicalResult instanceNormHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 3, "input")) || failed(requireFloat(ctx, x)))
+    return failure();
+  if (!ctx.input(1) || !ctx.input(2))
+    return ctx.error("expected scale and B inputs");
+  int64_t rank = NodeContext::rank(x);
+  Value y = standardize(ctx, x, range(2, rank), ctx.getFloat("epsilon", 1e-5f));
+  y = ctx.binary<MulOp>(y, channelwise(ctx, ctx.input(1), rank));
+  outputs.push_back(ctx.binary<AddOp>(y, channelwise(ctx, ctx.input(2), rank)));
+  return success();
+}
+
+/// The element type computations are carried in (stash_type), or null
+/// with an error recorded.
+Type stashType(NodeContext &ctx, Type elementType) {
+  std::optional<int64_t> stash = ctx.getOptInt("stash_type");
+  if (!stash)
+    return isa<FloatType>(elementType) &&
+                   elementType.getIntOrFloatBitWidth() < 32
+               ? Float32Type::get(ctx.getContext())
+               : elementType;
+  std::string name;
+  Type type = convertDataType(ctx.getContext(), static_cast<int>(*stash), name);
+  if (!type || !isa<FloatType>(type)) {
+    (void)ctx.unsupported("stash_type " + Twine(*stash));
+    return {};
+  }
+  return type;
+}
+
+LogicalResult layerNormHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 1, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  if (!ctx.input(1))
+    return ctx.error("expected a Scale input");
+  Type type = NodeContext::elementType(x);
+  Type stash = stashType(ctx, type);
+  if (!stash)
+    return failure();
+  Value mean, invStd;
+  Value y = standardize(ctx, ctx.castTo(x, stash), range(*axis, rank),
+                        ctx.getFloat("epsilon", 1e-5f), &mean, &invStd);
+  y = ctx.castTo(y, type);
+  y = ctx.binary<MulOp>(y, ctx.input(1));
+  if (ctx.hasInput(2))
+    y = ctx.binary<AddOp>(y, ctx.input(2));
+  outputs.push_back(y);
+  outputs.push_back(ctx.hasOutput(1) ? mean : Value());
+  outputs.push_back(ctx.hasOutput(2) ? invStd : Value());
+  return success();
+}
+
+LogicalResult groupNormHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  if (!ctx.input(1) || !ctx.input(2))
+    return ctx.error("expected scale and bias inputs");
+  std::optional<int64_t> groups = ctx.getOptInt("num_groups");
+  if (!groups || *groups < 1)
+    return ctx.error("num_groups must be a positive attribute");
+  TDim channels = getShape(x)[1];
+  std::optional<int64_t> c = channels.getConstant();
+  if (!c)
+    return ctx.unsupported("a symbolic channel count " + channels.toString());
+  if (*c % *groups)
+    return ctx.error(Twine(*c) + " channels are not divisible into " +
+                     Twine(*groups) + " groups");
+  Type type = NodeContext::elementType(x);
+  Type stash = ctx.getOpset() >= 21 ? stashType(ctx, type) : type;
+  if (!stash)
+    return failure();
+  // N, C, … -> N, G, C/G, …, normalized over all axes after G.
+  Value grouped = reshape(ctx, ctx.castTo(x, stash), 1, 1,
+                          {TDim(*groups), TDim(*c / *groups)});
+  Value y = standardize(ctx, grouped, range(2, rank + 1),
+                        ctx.getFloat("epsilon", 1e-5f));
+  y = ctx.castTo(y, type);
+  Value scale = ctx.input(1), bias = ctx.input(2);
+  if (ctx.getOpset() < 21) {
+    // Scale and bias per group.
+    y = ctx.binary<MulOp>(y, channelwise(ctx, scale, rank + 1));
+    y = ctx.binary<AddOp>(y, channelwise(ctx, bias, rank + 1));
+    outputs.push_back(reshape(ctx, y, 1, 2, {channels}));
+    return success();
+  }
+  y = reshape(ctx, y, 1, 2, {channels});
+  y = ctx.binary<MulOp>(y, channelwise(ctx, scale, rank));
+  outputs.push_back(ctx.binary<AddOp>(y, channelwise(ctx, bias, rank)));
+  return success();
+}
+
+LogicalResult lrnHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  std::optional<int64_t> size = ctx.getOptInt("size");
+  if (!size || *size < 1)
+    return ctx.error("size must be a positive attribute");
+  double alpha = ctx.getFloat("alpha", 1e-4f),
+         beta = ctx.getFloat("beta", 0.75f), bias = ctx.getFloat("bias", 1.0f);
+  int64_t rank = NodeContext::rank(x);
+  // Sum of squares over a window of channels: a sum pool over N, 1, C, …
+  // whose first spatial axis is the channel axis.
+  Value squares =
+      ctx.create<AddAxisOp>(ctx.create<SquareOp>(x), static_cast<uint64_t>(1));
+  SmallVector<int64_t> kernel(rank - 1, 1), before(rank - 1, 0),
+      after(rank - 1, 0);
+  kernel[0] = *size;
+  before[0] = (*size - 1) / 2;
+  after[0] = *size - 1 - before[0];
+  Value sum = ctx.create<SumPoolOp>(squares, ArrayRef(kernel), false, false,
+                                    false, ArrayRef<int64_t>{},
+                                    ArrayRef<int64_t>{}, Padding::Explicit,
+                                    ArrayRef(before), ArrayRef(after));
+  sum = ctx.create<RmAxisOp>(sum, static_cast<uint64_t>(1));
+  Value base = ctx.binary<AddOp>(
+      ctx.scalarLike(x, bias),
+      ctx.binary<MulOp>(sum, ctx.scalarLike(x, alpha / *size)));
+  outputs.push_back(
+      ctx.binary<DivOp>(x, ctx.binary<PowOp>(base, ctx.scalarLike(x, beta))));
+  return success();
+}
+
+LogicalResult mvnHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  if (failed(requireFloat(ctx, x)))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  SmallVector<int64_t> given =
+      ctx.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(ctx, given, rank);
+  if (failed(axes))
+    return failure();
+  llvm::sort(*axes);
+  axes->erase(std::unique(axes->begin(), axes->end()), axes->end());
+  // (x - mean) / (sqrt(var) + 1e-9), as ONNX defines it.
+  Value mean = meanOver(ctx, x, *axes);
+  Value centered = ctx.binary<SubOp>(x, mean);
+  Value std = ctx.create<SqrtOp>(
+      ctx.create<ReduceOp>(centered, Reducer::MeanOfSquares, *axes));
+  outputs.push_back(ctx.binary<DivOp>(
+      centered, ctx.binary<AddOp>(std, ctx.scalarLike(std, 1e-9))));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+LogicalResult gemmHandler(NodeContext &ctx, Outputs &outputs) {
+  Value a = ctx.input(0), b = ctx.input(1), c = ctx.input(2);
+  if (!a || !b)
+    return ctx.error("missing A or B");
+  if (NodeContext::rank(a) != 2 || NodeContext::rank(b) != 2)
+    return ctx.error("A and B must be matrices, got ranks " +
+                     Twine(NodeContext::rank(a)) + " and " +
+                     Twine(NodeContext::rank(b)));
+  std::string expr = ctx.getInt("transA", 0) ? "km," : "mk,";
+  expr += ctx.getInt("transB", 0) ? "nk->mn" : "kn->mn";
+  Value y = ctx.create<EinsumOp>(ValueRange{a, b}, expr);
+  double alpha = ctx.getFloat("alpha", 1.0f), beta = ctx.getFloat("beta", 1.0f);
+  if (alpha != 1.0)
+    y = ctx.binary<MulOp>(y, ctx.scalarLike(y, alpha));
+  if (c && beta != 0.0) {
+    if (beta != 1.0)
+      c = ctx.binary<MulOp>(c, ctx.scalarLike(c, beta));
+    y = ctx.binary<AddOp>(y, c);
+  }
+  outputs.push_back(y);
+  return success();
+}
+
+/// Numpy matmul: batch axes broadcast; a 1-D operand is a vector.
+LogicalResult matMulHandler(NodeContext &ctx, Outputs &outputs) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (!a || !b)
+    return ctx.error("missing A or B");
+  int64_t ra = NodeContext::rank(a), rb = NodeContext::rank(b);
+  if (ra < 1 || rb < 1)
+    return ctx.error("MatMul operands must have rank 1 or more");
+  int64_t batchA = std::max<int64_t>(ra - 2, 0),
+          batchB = std::max<int64_t>(rb - 2, 0);
+  int64_t batch = std::max(batchA, batchB);
+  if (batch > 20)
+    return ctx.unsupported("more than 20 batch axes");
+  std::string letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  std::string batchLetters = letters.substr(0, batch);
+  std::string specA =
+      batchLetters.substr(batch - batchA) + (ra > 1 ? "mk" : "k");
+  std::string specB =
+      batchLetters.substr(batch - batchB) + (rb > 1 ? "kn" : "k");
+  std::string out = batchLetters + (ra > 1 ? "m" : "") + (rb > 1 ? "n" : "");
+  outputs.push_back(
+      ctx.create<EinsumOp>(ValueRange{a, b}, specA + "," + specB + "->" + out));
+  return success();
+}
+
+/// ONNX's einsum equation with ellipses expanded into letters and the
+/// output made explicit.
+LogicalResult einsumHandler(NodeContext &ctx, Outputs &outputs) {
+  std::optional<std::string> equation = ctx.getOptString("equation");
+  if (!equation)
+    return ctx.error("missing equation");
+  std::string eq;
+  for (char ch : *equation)
+    if (!std::isspace(static_cast<unsigned char>(ch)))
+      eq.push_back(ch);
+  StringRef lhs = eq, rhs;
+  bool explicitOutput = false;
+  if (size_t arrow = eq.find("->"); arrow != std::string::npos) {
+    lhs = StringRef(eq).take_front(arrow);
+    rhs = StringRef(eq).drop_front(arrow + 2);
+    explicitOutput = true;
+  }
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < ctx.getNumInputs(); ++i) {
+    if (!ctx.input(i))
+      return ctx.error("missing input " + Twine(i));
+    inputs.push_back(ctx.input(i));
+  }
+  if (terms.size() != inputs.size())
+    return ctx.error("equation '" + *equation + "' names " +
+                     Twine(terms.size()) + " inputs, the node has " +
+                     Twine(inputs.size()));
+  // Letters the equation does not use name the ellipsis axes.
+  std::string spare;
+  for (char ch = 'A'; ch <= 'Z'; ++ch)
+    if (eq.find(ch) == std::string::npos)
+      spare.push_back(ch);
+  for (char ch = 'a'; ch <= 'z'; ++ch)
+    if (eq.find(ch) == std::string::npos)
+      spare.push_back(ch);
+  SmallVector<std::string> specs;
+  int64_t ellipsisRank = 0;
+  for (auto [term, input] : llvm::zip(terms, inputs)) {
+    size_t dots = term.find("...");
+    int64_t named =
+        static_cast<int64_t>(term.size()) - (dots == StringRef::npos ? 0 : 3);
+    for (char ch : term)
+      if (ch != '.' && !std::isalpha(static_cast<unsigned char>(ch)))
+        return ctx.error("invalid character in equation '" + *equation + "'");
+    int64_t covered = NodeContext::rank(input) - named;
+    if (dots == StringRef::npos ? covered != 0 : covered < 0)
+      return ctx.error("term '" + term + "' does not match an input of rank " +
+                       Twine(NodeContext::rank(input)));
+    ellipsisRank = std::max(ellipsisRank, covered);
+  }
+  if (ellipsisRank > static_cast<int64_t>(spare.size()))
+    return ctx.unsupported("too many axes under the ellipsis");
+  std::string ellipsis = spare.substr(0, ellipsisRank);
+  auto expand = [&](StringRef term, int64_t covered) {
+    size_t dots = term.find("...");
+    if (dots == StringRef::npos)
+      return term.str();
+    return (term.take_front(dots) + ellipsis.substr(ellipsisRank - covered) +
+            term.drop_front(dots + 3))
+        .str();
+  };
+  for (auto [term, input] : llvm::zip(terms, inputs)) {
+    int64_t named =
+        static_cast<int64_t>(term.size()) - (term.contains("...") ? 3 : 0);
+    specs.push_back(expand(term, NodeContext::rank(input) - named));
+  }
+  std::string output;
+  if (explicitOutput) {
+    output = expand(rhs, ellipsisRank);
+  } else {
+    std::map<char, int> counts;
+    for (StringRef term : terms)
+      for (char ch : term)
+        if (ch != '.')
+          ++counts[ch];
+    output = ellipsis;
+    for (auto [letter, count] : counts)
+      if (count == 1)
+        output.push_back(letter);
+  }
+  std::string expr = llvm::join(specs, ",") + "->" + output;
+  outputs.push_back(ctx.create<EinsumOp>(ValueRange(inputs), expr));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax family
+//===----------------------------------------------------------------------===//
+
+/// Before opset 13 the input is seen as a matrix flattened at `axis`, so
+/// the normalization runs over all axes from `axis` on; from 13 over one.
+FailureOr<SmallVector<int64_t>> softmaxAxes(NodeContext &ctx, Value x) {
+  int64_t rank = NodeContext::rank(x);
+  bool flattened = ctx.getOpset() < 13;
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", flattened ? 1 : -1), rank);
+  if (failed(axis))
+    return failure();
+  return flattened ? range(*axis, rank) : SmallVector<int64_t>{*axis};
+}
+
+template <typename OpTy> OpHandler softmaxHandler() {
+  return [](NodeContext &ctx, Outputs &outputs) -> LogicalResult {
+    Value x = ctx.input(0);
+    if (failed(requireRank(ctx, x, 1, "input")) || failed(requireFloat(ctx, x)))
+      return failure();
+    FailureOr<SmallVector<int64_t>> axes = softmaxAxes(ctx, x);
+    if (failed(axes))
+      return failure();
+    outputs.push_back(ctx.create<OpTy>(x, ArrayRef(*axes)));
+    return success();
+  };
+}
+
+/// One-hot of the first maximum along the axes.
+LogicalResult hardmaxHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 1, "input")))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = softmaxAxes(ctx, x);
+  if (failed(axes))
+    return failure();
+  Shape shape = getShape(x);
+  int64_t axis = axes->front();
+  Value flat = x;
+  if (axes->size() > 1)
+    flat = reshape(ctx, x, axis, axes->size(),
+                   {volume(ArrayRef(shape).drop_front(axis))});
+  if (!flat)
+    return failure();
+  TDim length = getShape(flat)[axis];
+  std::optional<int64_t> n = length.getConstant();
+  if (!n)
+    return ctx.unsupported("hardmax along the symbolic axis " +
+                           length.toString());
+  Value index = ctx.create<RmAxisOp>(
+      ctx.create<ReduceOp>(flat, Reducer::ArgMax, ArrayRef<int64_t>{axis}),
+      static_cast<uint64_t>(axis));
+  Type type = NodeContext::elementType(x);
+  auto attr = [&](double value) -> TypedAttr {
+    if (isa<FloatType>(type))
+      return FloatAttr::get(type, value);
+    return IntegerAttr::get(type, static_cast<int64_t>(value));
+  };
+  Value y = ctx.create<OneHotOp>(index, static_cast<uint64_t>(axis),
+                                 static_cast<uint64_t>(*n), attr(0), attr(1));
+  if (axes->size() > 1)
+    y = reshape(ctx, y, axis, 1, ArrayRef(shape).drop_front(axis));
+  outputs.push_back(y);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Dropout
+//===----------------------------------------------------------------------===//
+
+/// A tensor of `x`'s shape filled with `value` of `elementType`.
+Value filledLike(NodeContext &ctx, Value x, Type elementType, int64_t value) {
+  Value one = ctx.intScalar(elementType, value, NodeContext::rank(x));
+  return ctx.create<BroadcastOp>(one,
+                                 ShapeAttr::get(ctx.getContext(), getShape(x)));
+}
+
+LogicalResult dropoutHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  if (ctx.getOpset() >= 12 && ctx.hasInput(2)) {
+    std::optional<SmallVector<int64_t>> training = ctx.getConstInts(2);
+    if (!training || training->size() != 1)
+      return ctx.unsupported("a non-constant training_mode");
+    if (training->front()) {
+      std::optional<SmallVector<double>> ratio =
+          ctx.hasInput(1) ? ctx.getConstFloats(1)
+                          : std::optional<SmallVector<double>>({0.5});
+      if (!ratio || ratio->size() != 1 || ratio->front() != 0.0)
+        return ctx.unsupported("training_mode = true (random dropout)");
+    }
+  }
+  outputs.push_back(x);
+  if (ctx.hasOutput(1)) {
+    // Nothing is dropped: the mask is all true (all ones before opset 10).
+    Type maskType = ctx.getOpset() >= 10 ? IntegerType::get(ctx.getContext(), 1)
+                                         : NodeContext::elementType(x);
+    outputs.push_back(filledLike(ctx, x, maskType, 1));
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+struct ResizeMode {
+  CoordTransform transform = CoordTransform::HalfPixel;
+  Interpolator interpolator = Interpolator::Nearest;
+  NearestMode nearest = NearestMode::Floor;
+};
+
+FailureOr<Interpolator> readInterpolator(NodeContext &ctx) {
+  std::string mode = ctx.getString("mode", "nearest");
+  if (mode == "nearest")
+    return Interpolator::Nearest;
+  if (mode == "linear" || mode == "bilinear")
+    return Interpolator::Linear;
+  if (mode == "cubic") {
+    if (ctx.getFloat("cubic_coeff_a", -0.75f) != -0.75f)
+      return ctx.unsupported("cubic_coeff_a other than -0.75");
+    if (ctx.getInt("exclude_outside", 0))
+      return ctx.unsupported("exclude_outside = 1");
+    return Interpolator::Cubic;
+  }
+  return ctx.unsupported("mode '" + mode + "'");
+}
+
+/// The output sizes from per-axis scales: `floor(x * scale)`. tract.resize
+/// derives its scales from the sizes, so a scale that does not produce an
+/// exact size would be resampled differently.
+FailureOr<Shape> sizesFromScales(NodeContext &ctx, ArrayRef<TDim> input,
+                                 ArrayRef<int64_t> axes,
+                                 ArrayRef<double> scales) {
+  Shape sizes;
+  for (auto [i, dim, scale] : llvm::zip(axes, input, scales)) {
+    if (!(scale > 0))
+      return ctx.error("scale " + num(scale) + " on axis " + Twine(i) +
+                       " is not positive");
+    if (scale == 1.0) {
+      sizes.push_back(dim);
+      continue;
+    }
+    if (std::optional<int64_t> x = dim.getConstant()) {
+      double exact = static_cast<double>(*x) * scale;
+      double size = std::floor(exact);
+      if (size != exact)
+        return ctx.unsupported("scale " + num(scale) + " on axis " + Twine(i) +
+                               " (dim " + Twine(*x) +
+                               ") gives the inexact size " + num(exact) +
+                               ": tract.resize derives scales from sizes");
+      sizes.push_back(TDim(static_cast<int64_t>(size)));
+      continue;
+    }
+    double integral = std::round(scale);
+    if (integral != scale)
+      return ctx.unsupported("the fractional scale " + num(scale) +
+                             " of the symbolic dim " + dim.toString());
+    sizes.push_back(dim * TDim(static_cast<int64_t>(integral)));
+  }
+  return sizes;
+}
+
+Value buildResize(NodeContext &ctx, Value x, ArrayRef<TDim> sizes,
+                  const ResizeMode &mode) {
+  return ctx.create<ResizeOp>(x, ShapeAttr::get(ctx.getContext(), sizes),
+                              mode.transform, mode.interpolator, mode.nearest);
+}
+
+LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  if (failed(requireFloat(ctx, x)))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  Shape input = getShape(x);
+  ResizeMode mode;
+  FailureOr<Interpolator> interpolator = readInterpolator(ctx);
+  if (failed(interpolator))
+    return failure();
+  mode.interpolator = *interpolator;
+  unsigned scalesInput = 1, sizesInput = 0;
+  if (ctx.getOpset() < 11) {
+    // Resize-10 is Upsample: asymmetric coordinates, nearest rounds down.
+    mode.transform = CoordTransform::Asymmetric;
+    mode.nearest = NearestMode::Floor;
+  } else {
+    scalesInput = 2;
+    sizesInput = 3;
+    std::string transform =
+        ctx.getString("coordinate_transformation_mode", "half_pixel");
+    if (transform == "half_pixel")
+      mode.transform = CoordTransform::HalfPixel;
+    else if (transform == "align_corners")
+      mode.transform = CoordTransform::AlignCorners;
+    else if (transform == "asymmetric")
+      mode.transform = CoordTransform::Asymmetric;
+    else if (transform == "pytorch_half_pixel")
+      mode.transform = CoordTransform::PytorchHalfPixel;
+    else
+      return ctx.unsupported("coordinate_transformation_mode '" + transform +
+                             "'");
+    std::string nearest = ctx.getString("nearest_mode", "round_prefer_floor");
+    if (nearest == "round_prefer_floor")
+      mode.nearest = NearestMode::RoundPreferFloor;
+    else if (nearest == "round_prefer_ceil")
+      mode.nearest = NearestMode::RoundPreferCeil;
+    else if (nearest == "floor")
+      mode.nearest = NearestMode::Floor;
+    else if (nearest == "ceil")
+      mode.nearest = NearestMode::Ceil;
+    else
+      return ctx.unsupported("nearest_mode '" + nearest + "'");
+    if (ctx.getInt("antialias", 0))
+      return ctx.unsupported("antialias = 1");
+    std::string policy = ctx.getString("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch")
+      return ctx.unsupported("keep_aspect_ratio_policy '" + policy + "'");
+  }
+  // The axes scales and sizes apply to (opset 18), all by default.
+  SmallVector<int64_t> axes = range(0, rank);
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("axes")) {
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(ctx, *given, rank);
+    if (failed(normalized))
+      return failure();
+    axes = *normalized;
+  }
+  Shape sizes = input;
+  std::optional<SmallVector<double>> scales;
+  if (ctx.hasInput(scalesInput)) {
+    scales = ctx.getConstFloats(scalesInput);
+    if (!scales)
+      return ctx.unsupported("non-constant scales");
+  }
+  if (scales && !scales->empty()) {
+    if (scales->size() != axes.size())
+      return ctx.error("scales has " + Twine(scales->size()) +
+                       " values, expected " + Twine(axes.size()));
+    Shape selected;
+    for (int64_t axis : axes)
+      selected.push_back(input[axis]);
+    FailureOr<Shape> resized = sizesFromScales(ctx, selected, axes, *scales);
+    if (failed(resized))
+      return failure();
+    for (auto [axis, size] : llvm::zip(axes, *resized))
+      sizes[axis] = size;
+  } else if (sizesInput && ctx.hasInput(sizesInput)) {
+    std::optional<SmallVector<TDim>> given = ctx.getDims(sizesInput);
+    if (!given)
+      return ctx.unsupported("sizes that are not a constant or a known shape");
+    if (given->size() != axes.size())
+      return ctx.error("sizes has " + Twine(given->size()) +
+                       " values, expected " + Twine(axes.size()));
+    for (auto [axis, size] : llvm::zip(axes, *given))
+      sizes[axis] = size;
+  } else {
+    return ctx.error("neither scales nor sizes is given");
+  }
+  outputs.push_back(buildResize(ctx, x, sizes, mode));
+  return success();
+}
+
+LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  if (failed(requireFloat(ctx, x)))
+    return failure();
+  ResizeMode mode;
+  mode.transform = CoordTransform::Asymmetric;
+  mode.nearest = NearestMode::Floor;
+  FailureOr<Interpolator> interpolator = readInterpolator(ctx);
+  if (failed(interpolator))
+    return failure();
+  if (*interpolator == Interpolator::Cubic)
+    return ctx.unsupported("mode 'cubic'");
+  mode.interpolator = *interpolator;
+  std::optional<SmallVector<double>> scales;
+  if (ctx.getOpset() < 9) {
+    if (std::optional<SmallVector<float>> given = ctx.getFloats("scales"))
+      scales = SmallVector<double>(given->begin(), given->end());
+    else
+      return ctx.error("missing scales");
+  } else {
+    scales = ctx.getConstFloats(1);
+    if (!scales)
+      return ctx.unsupported("non-constant scales");
+  }
+  if (static_cast<int64_t>(scales->size()) != NodeContext::rank(x))
+    return ctx.error("scales has " + Twine(scales->size()) +
+                     " values, expected " + Twine(NodeContext::rank(x)));
+  FailureOr<Shape> sizes = sizesFromScales(
+      ctx, getShape(x), range(0, NodeContext::rank(x)), *scales);
+  if (failed(sizes))
+    return failure();
+  outputs.push_back(buildResize(ctx, x, *sizes, mode));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+/// The negative log-likelihood of `logProb` (N, C, d…) at the classes of
+/// `target` (N, d…), weighted, with `ignore_index` entries counting zero,
+/// and reduced as the node's `reduction` says.
+Value negativeLogLikelihood(NodeContext &ctx, Value logProb, Value target,
+                            Value weight) {
+  if (!logProb || !target)
+    return {};
+  std::optional<int64_t> ignoreIndex = ctx.getOptInt("ignore_index");
+  // Ignored targets may be out of range: gather class 0 for them instead.
+  Value ignored, classes = target;
+  if (ignoreIndex) {
+    ignored = ctx.binary<EqOp>(target, ctx.scalarLike(target, *ignoreIndex));
+    classes = ctx.create<SelectOp>(ignored, ctx.scalarLike(target, 0), target);
+  }
+  Value picked = ctx.create<GatherElementsOp>(
+      logProb, ctx.create<AddAxisOp>(classes, static_cast<uint64_t>(1)),
+      static_cast<uint64_t>(1));
+  Value loss =
+      ctx.create<NegOp>(ctx.create<RmAxisOp>(picked, static_cast<uint64_t>(1)));
+  // Per-element weights: weight[target], zero where ignored.
+  Value weights;
+  if (weight)
+    weights = ctx.create<GatherOp>(weight, classes, static_cast<uint64_t>(0));
+  if (ignored)
+    weights = ctx.create<SelectOp>(ignored, ctx.scalarLike(loss, 0),
+                                   weights ? weights : ctx.scalarLike(loss, 1));
+  if (weights)
+    loss = ctx.binary<MulOp>(loss, weights);
+  if (!loss)
+    return {};
+  std::string reduction = ctx.getString("reduction", "mean");
+  if (reduction == "none")
+    return loss;
+  if (reduction != "sum" && reduction != "mean") {
+    (void)ctx.unsupported("reduction '" + reduction + "'");
+    return {};
+  }
+  // Removes the unit axes of a reduced tensor.
+  auto toScalar = [&](Value x) -> Value {
+    for (int64_t axis = NodeContext::rank(x) - 1; axis >= 0; --axis)
+      x = ctx.create<RmAxisOp>(x, static_cast<uint64_t>(axis));
+    return x;
+  };
+  SmallVector<int64_t> all = range(0, NodeContext::rank(loss));
+  Value total = toScalar(ctx.create<ReduceOp>(loss, Reducer::Sum, all));
+  if (reduction == "sum")
+    return total;
+  Value count;
+  if (weights) {
+    // Broadcast the weights to the loss's shape before summing them.
+    Value full = ctx.create<BroadcastOp>(
+        weights, ShapeAttr::get(ctx.getContext(), getShape(loss)));
+    count = ctx.create<ReduceOp>(full, Reducer::Sum, all);
+  } else if (std::optional<int64_t> size =
+                 volume(getShape(loss)).getConstant()) {
+    return ctx.binary<DivOp>(total,
+                             ctx.scalar(NodeContext::elementType(loss), *size));
+  } else {
+    count = axesVolume(ctx, loss, all);
+  }
+  return ctx.binary<DivOp>(total, toScalar(count));
+}
+
+LogicalResult nllLossHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  if (failed(requireRank(ctx, input, 2, "input")) ||
+      failed(requireFloat(ctx, input)) ||
+      failed(requireRank(ctx, ctx.input(1), 1, "target")))
+    return failure();
+  outputs.push_back(
+      negativeLogLikelihood(ctx, input, ctx.input(1), ctx.input(2)));
+  return success();
+}
+
+LogicalResult softmaxCrossEntropyHandler(NodeContext &ctx, Outputs &outputs) {
+  Value scores = ctx.input(0);
+  if (failed(requireRank(ctx, scores, 2, "scores")) ||
+      failed(requireFloat(ctx, scores)) ||
+      failed(requireRank(ctx, ctx.input(1), 1, "labels")))
+    return failure();
+  Value logProb = ctx.create<LogSoftmaxOp>(scores, ArrayRef<int64_t>{1});
+  outputs.push_back(
+      negativeLogLikelihood(ctx, logProb, ctx.input(1), ctx.input(2)));
+  outputs.push_back(ctx.hasOutput(1) ? logProb : Value());
+  return success();
+}
+
+} // namespace
+
+void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
+  // Convolutions and pools.
+  registry.add("Conv", {1, 11}, convHandler);
+  registry.add("ConvTranspose", {1, 11}, convTransposeHandler);
+  registry.add("MaxPool", {1, 8, 10, 11, 12}, maxPoolHandler);
+  registry.add("AveragePool", {1, 7, 10, 11, 19}, averagePoolHandler);
+  registry.add("LpPool", {1, 2, 11, 18}, lpPoolHandler);
+  registry.add("GlobalAveragePool", 1, globalPoolHandler("average"));
+  registry.add("GlobalMaxPool", 1, globalPoolHandler("max"));
+  registry.add("GlobalLpPool", {1, 2}, globalPoolHandler("lp"));
+
+  // Normalizations.
+  registry.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, batchNormHandler);
+  registry.add("InstanceNormalization", {1, 6}, instanceNormHandler);
+  registry.add("LayerNormalization", 17, layerNormHandler);
+  registry.add("GroupNormalization", {18, 21}, groupNormHandler);
+  registry.add("LRN", {1, 13}, lrnHandler);
+  registry.add("MeanVarianceNormalization", {9, 13}, mvnHandler);
+
+  // Matrix products.
+  registry.add("Gemm", {1, 6, 7, 9, 11, 13}, gemmHandler);
+  registry.add("MatMul", {1, 9, 13}, matMulHandler);
+  registry.add("Einsum", 12, einsumHandler);
+
+  // Softmax family.
+  registry.add("Softmax", {1, 11, 13}, softmaxHandler<SoftmaxOp>());
+  registry.add("LogSoftmax", {1, 11, 13}, softmaxHandler<LogSoftmaxOp>());
+  registry.add("Hardmax", {1, 11, 13}, hardmaxHandler);
+
+  // Inference-time identities and resampling.
+  registry.add("Dropout", {1, 6, 7, 10, 12, 13}, dropoutHandler);
+  registry.add("Resize", {10, 11, 13, 18, 19}, resizeHandler);
+  registry.add("Upsample", {7, 9}, upsampleHandler);
+
+  // Losses, at inference.
+  registry.add("NegativeLogLikelihoodLoss", {12, 13, 22}, nllLossHandler);
+  registry.add("SoftmaxCrossEntropyLoss", {12, 13}, softmaxCrossEntropyHandler);
+}
