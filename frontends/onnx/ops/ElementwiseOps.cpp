@@ -35,6 +35,53 @@ template <typename OpTy> OpHandler binary() {
   };
 }
 
+/// Add, Sub, Mul, Div: on shape values (integer vectors computed from
+/// dims), the symbolic value of the result follows from the operands'.
+template <typename OpTy>
+OpHandler shapeArithmetic(std::optional<TDim> (*combine)(const TDim &,
+                                                         const TDim &)) {
+  return [combine](NodeContext &ctx, Outputs &outputs) {
+    Value lhs = ctx.input(0), rhs = ctx.input(1);
+    Value result = ctx.binary<OpTy>(lhs, rhs);
+    outputs.push_back(result);
+    Type type = NodeContext::elementType(result);
+    if (!result || !isa<IntegerType>(type) || type.isInteger(1) ||
+        NodeContext::rank(result) > 1)
+      return success();
+    std::optional<SmallVector<TDim>> a = ctx.getDims(lhs);
+    std::optional<SmallVector<TDim>> b = ctx.getDims(rhs);
+    if (!a || !b ||
+        (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+      return success();
+    size_t count = a->size() == 1 ? b->size() : a->size();
+    SmallVector<TDim> dims;
+    for (size_t i = 0; i < count; ++i) {
+      std::optional<TDim> dim =
+          combine((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+      if (!dim)
+        return success();
+      dims.push_back(*dim);
+    }
+    ctx.setDims(result, dims);
+    return success();
+  };
+}
+
+/// Integer division of dims, truncating like ONNX; symbolic dims are
+/// non-negative, so that floor division is the same.
+std::optional<TDim> divideDims(const TDim &a, const TDim &b) {
+  std::optional<int64_t> divisor = b.getConstant();
+  if (a == b && divisor != 0)
+    return TDim(1);
+  if (!divisor || *divisor == 0)
+    return std::nullopt;
+  if (std::optional<int64_t> dividend = a.getConstant())
+    return TDim(*dividend / *divisor);
+  if (*divisor < 0)
+    return std::nullopt;
+  return a.floorDiv(*divisor);
+}
+
 /// Min, Max, Sum: folds the op over all inputs.
 template <typename OpTy> OpHandler variadic() {
   return [](NodeContext &ctx, Outputs &outputs) {
@@ -283,10 +330,22 @@ void mlir::tract::onnx::registerElementwiseOps(OpRegistry &registry) {
   registry.add("Clip", {1, 6, 11, 12, 13}, clipHandler);
 
   // Binary arithmetic.
-  registry.add("Add", {1, 6, 7, 13, 14}, binary<AddOp>());
-  registry.add("Sub", {1, 6, 7, 13, 14}, binary<SubOp>());
-  registry.add("Mul", {1, 6, 7, 13, 14}, binary<MulOp>());
-  registry.add("Div", {1, 6, 7, 13, 14}, binary<DivOp>());
+  registry.add("Add", {1, 6, 7, 13, 14},
+               shapeArithmetic<AddOp>(
+                   [](const TDim &a, const TDim &b) -> std::optional<TDim> {
+                     return a + b;
+                   }));
+  registry.add("Sub", {1, 6, 7, 13, 14},
+               shapeArithmetic<SubOp>(
+                   [](const TDim &a, const TDim &b) -> std::optional<TDim> {
+                     return a - b;
+                   }));
+  registry.add("Mul", {1, 6, 7, 13, 14},
+               shapeArithmetic<MulOp>(
+                   [](const TDim &a, const TDim &b) -> std::optional<TDim> {
+                     return a * b;
+                   }));
+  registry.add("Div", {1, 6, 7, 13, 14}, shapeArithmetic<DivOp>(divideDims));
   registry.add("Pow", {1, 7, 12, 13, 15},
                [](NodeContext &ctx, Outputs &outputs) {
                  Value base = ctx.input(0);
