@@ -30,6 +30,10 @@ using Outputs = SmallVectorImpl<Value>;
 // Helpers
 //===----------------------------------------------------------------------===//
 
+/// ONNX writes "to the end" as INT_MAX or INT64_MAX; anything this large is
+/// past any real dim.
+constexpr int64_t kLargeIndex = std::numeric_limits<int32_t>::max();
+
 std::optional<SmallVector<int64_t>> constantValues(ArrayRef<TDim> dims) {
   SmallVector<int64_t> values;
   for (const TDim &dim : dims) {
@@ -228,6 +232,101 @@ Value shapeTensor(NodeContext &ctx, Value input, int64_t from, int64_t to,
   result = sliceAxis(ctx, result, 0, TDim(from), TDim(to));
   result = ctx.castTo(result, elementType);
   return withDims(ctx, result, dims);
+}
+
+/// The 0-D integer tensor of dim `axis` of `input`.
+Value dimScalar(NodeContext &ctx, Value input, int64_t axis, Type elementType) {
+  Shape shape = shapeOf(input);
+  if (Value constant = dimsConstant(ctx, shape[axis], elementType, {}))
+    return constant;
+  Value dims = shapeTensor(ctx, input, axis, axis + 1, elementType);
+  return withDims(ctx, ctx.create<RmAxisOp>(dims, int64_t(0)), shape[axis]);
+}
+
+/// Reverses `axis`: a gather of the indices dim-1, ..., 0.
+Value reverseAxis(NodeContext &ctx, Value input, int64_t axis) {
+  if (!input)
+    return input;
+  TDim dim = getShape(input)[axis];
+  Type i64 = ctx.getBuilder().getI64Type();
+  Value indices;
+  if (std::optional<int64_t> n = dim.getConstant()) {
+    SmallVector<int64_t> values;
+    for (int64_t i = *n - 1; i >= 0; --i)
+      values.push_back(i);
+    indices = i64Constant(ctx, values, {*n});
+  } else {
+    Value last = ctx.binary<SubOp>(dimScalar(ctx, input, axis, i64),
+                                   i64Constant(ctx, 1, {}));
+    Value minusOne = i64Constant(ctx, -1, {});
+    indices = ctx.create<RangeOp>(last, minusOne, minusOne, dimAttr(ctx, dim));
+  }
+  return ctx.create<GatherOp>(input, indices, axis);
+}
+
+/// Indices that may count from the end, made non-negative. The k-th element
+/// (in row-major order) indexes an axis of dim `dims[k % dims.size()]`;
+/// `dimsTensor` builds those dims as a tensor that broadcasts against the
+/// indices. Constant indices are rewritten; others get a select.
+Value normalizeIndices(NodeContext &ctx, Value indices, ArrayRef<TDim> dims,
+                       function_ref<Value(Type)> dimsTensor) {
+  if (!indices)
+    return indices;
+  Type elementType = NodeContext::elementType(indices);
+  if (elementType.isUnsignedInteger())
+    return indices;
+  if (DenseElementsAttr constant = [&]() -> DenseElementsAttr {
+        if (auto op = indices.getDefiningOp<ConstOp>())
+          return dyn_cast<DenseElementsAttr>(op.getValue());
+        return {};
+      }()) {
+    std::optional<SmallVector<int64_t>> values = getIntValues(constant);
+    if (values && llvm::all_of(*values, [](int64_t v) { return v >= 0; }))
+      return indices;
+    std::optional<SmallVector<int64_t>> sizes = constantValues(dims);
+    if (values && sizes) {
+      for (auto [k, value] : llvm::enumerate(*values))
+        if (value < 0)
+          value += (*sizes)[k % sizes->size()];
+      return intConstant(ctx, *values, elementType,
+                         constant.getType().getShape());
+    }
+  }
+  int64_t rank = NodeContext::rank(indices);
+  Value dim;
+  if (std::optional<SmallVector<int64_t>> sizes = constantValues(dims)) {
+    SmallVector<int64_t> shape(rank, 1);
+    if (sizes->size() > 1)
+      shape.back() = sizes->size();
+    dim = intConstant(ctx, *sizes, elementType, shape);
+  } else {
+    dim = ctx.unsqueezeTo(dimsTensor(elementType), rank);
+  }
+  Value isNegative = ctx.binary<LtOp>(
+      indices, intConstant(ctx, 0, elementType, SmallVector<int64_t>(rank, 1)));
+  Value wrapped = ctx.binary<AddOp>(indices, dim);
+  return ctx.create<SelectOp>(isNegative, wrapped, indices);
+}
+
+/// Indices along `axis` of `data`, made non-negative.
+Value normalizeAxisIndices(NodeContext &ctx, Value indices, Value data,
+                           int64_t axis) {
+  return normalizeIndices(ctx, indices, shapeOf(data)[axis], [&](Type type) {
+    return dimScalar(ctx, data, axis, type);
+  });
+}
+
+/// The rows of the last axis of ND indices address axes [from, from + n) of
+/// `data`; made non-negative.
+Value normalizeNdIndices(NodeContext &ctx, Value indices, Value data,
+                         int64_t from) {
+  std::optional<int64_t> n = shapeOf(indices).back().getConstant();
+  if (!n || from + *n > NodeContext::rank(data))
+    return indices; // the op reports the shape error
+  Shape shape = shapeOf(data);
+  return normalizeIndices(
+      ctx, indices, ArrayRef<TDim>(shape).slice(from, *n),
+      [&](Type type) { return shapeTensor(ctx, data, from, from + *n, type); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -562,6 +661,350 @@ LogicalResult concatHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Slicing
+//===----------------------------------------------------------------------===//
+
+/// Resolves an ONNX slice bound against `dim`: negative counts from the end,
+/// out of range clamps (to [0, dim] for positive steps, to [-1, dim - 1] for
+/// the end and [0, dim - 1] for the start of negative steps). Against a
+/// symbolic dim, a constant bound is taken as in range, and the INT_MAX of
+/// ONNX exports means the end of the axis.
+TDim resolveBound(const TDim &bound, const TDim &dim, int64_t step,
+                  bool isEnd) {
+  std::optional<int64_t> value = bound.getConstant();
+  if (!value)
+    return bound;
+  constexpr int64_t kHuge = int64_t(1) << 62;
+  int64_t v = std::clamp(*value, -kHuge, kHuge);
+  int64_t lowest = step < 0 && isEnd ? -1 : 0;
+  if (std::optional<int64_t> n = dim.getConstant()) {
+    if (v < 0)
+      v += *n;
+    return std::clamp(v, lowest, step < 0 ? *n - 1 : *n);
+  }
+  if (v >= kLargeIndex)
+    return step < 0 ? dim - TDim(1) : dim;
+  if (v <= -kLargeIndex)
+    return TDim(lowest);
+  return v < 0 ? dim + TDim(v) : TDim(v);
+}
+
+/// One axis of an ONNX slice with resolved bounds: a tract.slice, then for
+/// negative steps a reversal, then a downsample for strides.
+Value sliceWithStep(NodeContext &ctx, Value input, int64_t axis, TDim start,
+                    TDim end, int64_t step) {
+  if (step > 0) {
+    std::optional<int64_t> s = start.getConstant(), e = end.getConstant();
+    if (s && e && *e < *s)
+      end = start;
+    Value result = sliceAxis(ctx, input, axis, start, end);
+    if (step > 1)
+      result = ctx.create<DownsampleOp>(result, axis, step, int64_t(0));
+    return result;
+  }
+  // Elements start, start + step, ... down to end (excluded): the range
+  // (end, start] reversed.
+  TDim low = end + TDim(1), high = start + TDim(1);
+  std::optional<int64_t> l = low.getConstant(), h = high.getConstant();
+  if (l && h && *h < *l)
+    high = low;
+  Value result = reverseAxis(ctx, sliceAxis(ctx, input, axis, low, high), axis);
+  if (step < -1)
+    result = ctx.create<DownsampleOp>(result, axis, -step, int64_t(0));
+  return result;
+}
+
+/// The positions an ONNX slice picks out of a constant-length axis.
+SmallVector<int64_t> slicePositions(int64_t n, int64_t start, int64_t end,
+                                    int64_t step) {
+  SmallVector<int64_t> positions;
+  TDim dim(n);
+  int64_t s = *resolveBound(start, dim, step, false).getConstant();
+  int64_t e = *resolveBound(end, dim, step, true).getConstant();
+  for (int64_t i = s; step > 0 ? i < e : i > e; i += step)
+    positions.push_back(i);
+  return positions;
+}
+
+/// Element `i` of a 1-D integer tensor, as a scalar.
+Value elementOf(NodeContext &ctx, Value vector, int64_t i) {
+  return ctx.create<GatherOp>(vector, i64Constant(ctx, i, {}), int64_t(0));
+}
+
+/// A slice bound only known at run time, resolved like resolveBound with a
+/// positive step: wrapped when negative, clamped to [0, dim].
+Value resolveDynamicBound(NodeContext &ctx, Value bound, Value input,
+                          int64_t axis) {
+  Type type = NodeContext::elementType(bound);
+  Value dim = dimScalar(ctx, input, axis, type);
+  Value zero = intConstant(ctx, 0, type, {});
+  Value wrapped = ctx.create<SelectOp>(ctx.binary<LtOp>(bound, zero),
+                                       ctx.binary<AddOp>(bound, dim), bound);
+  return ctx.binary<MinOp>(ctx.binary<MaxOp>(wrapped, zero), dim);
+}
+
+LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  int64_t rank = shape.size();
+  std::optional<SmallVector<TDim>> starts, ends;
+  std::optional<SmallVector<int64_t>> axes, steps;
+  if (ctx.getOpset() < 10) {
+    std::optional<SmallVector<int64_t>> s = ctx.getInts("starts");
+    std::optional<SmallVector<int64_t>> e = ctx.getInts("ends");
+    if (!s || !e)
+      return ctx.error("missing starts or ends");
+    starts = llvm::to_vector_of<TDim>(*s);
+    ends = llvm::to_vector_of<TDim>(*e);
+    axes = ctx.getInts("axes");
+  } else {
+    if (!ctx.hasInput(1) || !ctx.hasInput(2) ||
+        NodeContext::rank(ctx.input(1)) != 1)
+      return ctx.error("starts and ends must be 1-D tensors");
+    starts = ctx.getDims(1);
+    ends = ctx.getDims(2);
+    if (ctx.hasInput(3) && !(axes = ctx.getConstInts(3)))
+      return ctx.unsupported("non-constant axes");
+    if (ctx.hasInput(4) && !(steps = ctx.getConstInts(4)))
+      return ctx.unsupported("non-constant steps");
+  }
+  // The number of sliced axes, from whichever operand tells it.
+  int64_t count =
+      starts ? starts->size()
+      : ends ? ends->size()
+      : axes ? axes->size()
+             : shapeOf(ctx.input(1)).front().getConstant().value_or(-1);
+  if (count < 0)
+    return ctx.unsupported("starts of unknown length");
+  if (!axes)
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, count));
+  if (!steps)
+    steps = SmallVector<int64_t>(count, 1);
+  if ((starts && static_cast<int64_t>(starts->size()) != count) ||
+      (ends && static_cast<int64_t>(ends->size()) != count) ||
+      static_cast<int64_t>(axes->size()) != count ||
+      static_cast<int64_t>(steps->size()) != count)
+    return ctx.error("starts, ends, axes and steps differ in length");
+  FailureOr<SmallVector<int64_t>> sortedAxes = normalizeAxes(ctx, *axes, rank);
+  if (failed(sortedAxes))
+    return failure();
+  for (int64_t &axis : *axes)
+    axis = *ctx.normalizeAxis(axis, rank);
+  if (llvm::is_contained(*steps, 0))
+    return ctx.error("slice step is 0");
+
+  // Slicing a shape vector slices its symbolic value.
+  std::optional<SmallVector<TDim>> dims = ctx.getDims(input);
+  if (dims && rank == 1 && starts && ends) {
+    std::optional<SmallVector<int64_t>> s = constantValues(*starts);
+    std::optional<SmallVector<int64_t>> e = constantValues(*ends);
+    if (s && e) {
+      SmallVector<TDim> picked;
+      for (int64_t i :
+           slicePositions(dims->size(), s->front(), e->front(), steps->front()))
+        picked.push_back((*dims)[i]);
+      Type type = NodeContext::elementType(input);
+      if (Value constant = dimsConstant(
+              ctx, picked, type, {static_cast<int64_t>(picked.size())})) {
+        outputs.push_back(constant);
+        return success();
+      }
+      Value result = sliceWithStep(
+          ctx, input, 0,
+          resolveBound((*starts)[0], shape[0], steps->front(), false),
+          resolveBound((*ends)[0], shape[0], steps->front(), true),
+          steps->front());
+      outputs.push_back(withDims(ctx, result, picked));
+      return success();
+    }
+  }
+
+  Value result = input;
+  if (starts && ends) {
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t axis = (*axes)[i], step = (*steps)[i];
+      TDim dim = shape[axis];
+      result = sliceWithStep(ctx, result, axis,
+                             resolveBound((*starts)[i], dim, step, false),
+                             resolveBound((*ends)[i], dim, step, true), step);
+    }
+    outputs.push_back(result);
+    return success();
+  }
+  // Bounds known at run time only: a dyn_slice per axis, of a fresh length.
+  if (llvm::any_of(*steps, [](int64_t step) { return step != 1; }))
+    return ctx.unsupported("steps other than 1 with non-constant starts or "
+                           "ends");
+  Value startValues = ctx.input(1), endValues = ctx.input(2);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t axis = (*axes)[i];
+    Value start =
+        resolveDynamicBound(ctx, elementOf(ctx, startValues, i), input, axis);
+    Value end =
+        resolveDynamicBound(ctx, elementOf(ctx, endValues, i), input, axis);
+    end = ctx.binary<MaxOp>(end, start);
+    result = ctx.create<DynSliceOp>(result, start, end, axis,
+                                    dimAttr(ctx, ctx.freshSymbol("slice")));
+  }
+  outputs.push_back(result);
+  return success();
+}
+
+LogicalResult splitHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), shape.size());
+  if (failed(axis))
+    return failure();
+  TDim dim = shape[*axis];
+  int64_t parts = ctx.getNumOutputs();
+  SmallVector<TDim> sizes;
+  std::optional<SmallVector<TDim>> split;
+  if (ctx.getOpset() >= 13 || (ctx.getOpset() < 2 && ctx.hasInput(1))) {
+    if (ctx.hasInput(1) && !(split = ctx.getDims(1)))
+      return ctx.unsupported("non-constant split");
+  } else if (std::optional<SmallVector<int64_t>> attr = ctx.getInts("split")) {
+    split = llvm::to_vector_of<TDim>(*attr);
+  }
+  if (split) {
+    sizes = *split;
+  } else if (std::optional<int64_t> n = ctx.getOptInt("num_outputs");
+             n && ctx.getOpset() >= 18) {
+    // Chunks of ceil(dim / n), the last one smaller.
+    if (*n < 1)
+      return ctx.error("num_outputs must be positive");
+    TDim chunk = dim.ceilDiv(*n);
+    sizes.assign(*n - 1, chunk);
+    sizes.push_back(dim - chunk * TDim(*n - 1));
+  } else {
+    if (ctx.getOpset() >= 18)
+      return ctx.error("neither split nor num_outputs is given");
+    TDim chunk = dim.floorDiv(parts);
+    if (chunk * TDim(parts) != dim)
+      return ctx.error("dim " + dim.toString() + " does not split into " +
+                       Twine(parts) + " equal parts");
+    sizes.assign(parts, chunk);
+  }
+  if (static_cast<int64_t>(sizes.size()) != parts)
+    return ctx.error(Twine(sizes.size()) + " split sizes for " + Twine(parts) +
+                     " outputs");
+  TDim total(0);
+  for (const TDim &size : sizes)
+    total += size;
+  if (std::optional<int64_t> excess = (total - dim).getConstant();
+      excess && *excess != 0)
+    return ctx.error("split sizes " + dimsToString(sizes) +
+                     " do not add up to dim " + dim.toString());
+  TDim offset(0);
+  for (const TDim &size : sizes) {
+    if (std::optional<int64_t> value = size.getConstant(); value && *value < 0)
+      return ctx.error("negative split size in " + dimsToString(sizes));
+    outputs.push_back(sliceAxis(ctx, input, *axis, offset, offset + size));
+    offset += size;
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Gather and scatter
+//===----------------------------------------------------------------------===//
+
+LogicalResult gatherHandler(NodeContext &ctx, Outputs &outputs) {
+  Value data = ctx.input(0), indices = ctx.input(1);
+  int64_t rank = NodeContext::rank(data);
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  // Picking from a shape vector picks symbolic values.
+  std::optional<SmallVector<TDim>> dims = ctx.getDims(data);
+  std::optional<SmallVector<int64_t>> positions = ctx.getConstInts(1);
+  if (dims && rank == 1 && positions && NodeContext::rank(indices) <= 1) {
+    SmallVector<TDim> picked;
+    for (int64_t position : *positions) {
+      int64_t n = dims->size();
+      if (position < -n || position >= n)
+        return ctx.error("index " + Twine(position) +
+                         " is out of range for dim " + Twine(n));
+      picked.push_back((*dims)[position < 0 ? position + n : position]);
+    }
+    SmallVector<int64_t> shape;
+    if (NodeContext::rank(indices) == 1)
+      shape.push_back(picked.size());
+    if (Value constant =
+            dimsConstant(ctx, picked, NodeContext::elementType(data), shape)) {
+      outputs.push_back(constant);
+      return success();
+    }
+    outputs.push_back(
+        withDims(ctx, ctx.create<GatherOp>(data, indices, *axis), picked));
+    return success();
+  }
+  outputs.push_back(ctx.create<GatherOp>(data, indices, *axis));
+  return success();
+}
+
+LogicalResult gatherElementsHandler(NodeContext &ctx, Outputs &outputs) {
+  Value data = ctx.input(0);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), NodeContext::rank(data));
+  if (failed(axis))
+    return failure();
+  Value indices = normalizeAxisIndices(ctx, ctx.input(1), data, *axis);
+  outputs.push_back(ctx.create<GatherElementsOp>(data, indices, *axis));
+  return success();
+}
+
+LogicalResult gatherNdHandler(NodeContext &ctx, Outputs &outputs) {
+  Value data = ctx.input(0);
+  int64_t batchDims = ctx.getInt("batch_dims", 0);
+  if (batchDims < 0)
+    return ctx.error("negative batch_dims");
+  Value indices = normalizeNdIndices(ctx, ctx.input(1), data, batchDims);
+  outputs.push_back(ctx.create<GatherNdOp>(data, indices, batchDims));
+  return success();
+}
+
+FailureOr<ScatterReduction> scatterReduction(NodeContext &ctx) {
+  std::string reduction = ctx.getString("reduction", "none");
+  if (reduction == "none")
+    return ScatterReduction::None;
+  if (reduction == "add")
+    return ScatterReduction::Add;
+  if (reduction == "mul")
+    return ScatterReduction::Mul;
+  if (reduction == "min" && ctx.getOpset() >= 18)
+    return ScatterReduction::Min;
+  if (reduction == "max" && ctx.getOpset() >= 18)
+    return ScatterReduction::Max;
+  (void)ctx.unsupported("reduction '" + reduction + "'");
+  return failure();
+}
+
+LogicalResult scatterElementsHandler(NodeContext &ctx, Outputs &outputs) {
+  Value data = ctx.input(0);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), NodeContext::rank(data));
+  FailureOr<ScatterReduction> reduction = scatterReduction(ctx);
+  if (failed(axis) || failed(reduction))
+    return failure();
+  Value indices = normalizeAxisIndices(ctx, ctx.input(1), data, *axis);
+  outputs.push_back(ctx.create<ScatterElementsOp>(data, indices, ctx.input(2),
+                                                  *axis, *reduction));
+  return success();
+}
+
+LogicalResult scatterNdHandler(NodeContext &ctx, Outputs &outputs) {
+  Value data = ctx.input(0);
+  FailureOr<ScatterReduction> reduction = scatterReduction(ctx);
+  if (failed(reduction))
+    return failure();
+  Value indices = normalizeNdIndices(ctx, ctx.input(1), data, 0);
+  outputs.push_back(
+      ctx.create<ScatterNdOp>(data, indices, ctx.input(2), *reduction));
+  return success();
+}
 } // namespace
 
 void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
@@ -578,4 +1021,16 @@ void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
   registry.add("Unsqueeze", {1, 11, 13, 21}, unsqueezeHandler);
   registry.add("Transpose", {1, 13, 21}, transposeHandler);
   registry.add("Concat", {1, 4, 11, 13}, concatHandler);
+
+  // Slicing.
+  registry.add("Slice", {1, 10, 11, 13}, sliceHandler);
+  registry.add("Split", {1, 2, 11, 13, 18}, splitHandler);
+
+  // Gather and scatter.
+  registry.add("Gather", {1, 11, 13}, gatherHandler);
+  registry.add("GatherElements", {11, 13}, gatherElementsHandler);
+  registry.add("GatherND", {11, 12, 13}, gatherNdHandler);
+  registry.add("Scatter", {9, 11}, scatterElementsHandler);
+  registry.add("ScatterElements", {11, 13, 16, 18}, scatterElementsHandler);
+  registry.add("ScatterND", {11, 13, 16, 18}, scatterNdHandler);
 }
