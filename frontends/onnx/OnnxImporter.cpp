@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -581,6 +582,22 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
       builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "tract.name", builder.getStringAttr(output.name()));
+
+  // Drop what the translation left unused (folded weight slices, shape
+  // subgraphs whose value was tracked symbolically), innermost first.
+  SmallVector<Operation *> dead;
+  do {
+    dead.clear();
+    module->walk<WalkOrder::PostOrder>([&](Operation *op) {
+      if (isa<ConstOp>(op) ||
+          op->getDialect() ==
+              op->getContext()->getLoadedDialect<TractDialect>())
+        if (isOpTriviallyDead(op))
+          dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      op->erase();
+  } while (!dead.empty());
 
   // Declare every symbol the shapes use.
   std::set<std::string> used;
