@@ -101,8 +101,7 @@ FailureOr<SmallVector<TDim>> shapeInput(NodeContext &ctx, unsigned i,
                                         StringRef what) {
   std::optional<SmallVector<TDim>> dims = ctx.getDims(i);
   if (!dims) {
-    (void)ctx.unsupported(what + " that is neither constant nor computed "
-                                 "from shapes");
+    (void)ctx.unsupported(what + " neither constant nor computed from shapes");
     return failure();
   }
   return *dims;
@@ -262,6 +261,26 @@ Value reverseAxis(NodeContext &ctx, Value input, int64_t axis) {
     indices = ctx.create<RangeOp>(last, minusOne, minusOne, dimAttr(ctx, dim));
   }
   return ctx.create<GatherOp>(input, indices, axis);
+}
+
+/// The positions 0, 1, ... of axis `axis` of `input`, laid along axis `at`
+/// of an i64 tensor of rank `rank` whose other dims are 1.
+Value positions(NodeContext &ctx, Value input, int64_t axis, int64_t at,
+                int64_t rank) {
+  TDim dim = shapeOf(input)[axis];
+  SmallVector<int64_t> shape(rank, 1);
+  if (std::optional<int64_t> n = dim.getConstant()) {
+    shape[at] = *n;
+    return i64Constant(ctx, llvm::to_vector(llvm::seq<int64_t>(0, *n)), shape);
+  }
+  Type i64 = ctx.getBuilder().getI64Type();
+  Value result = ctx.create<RangeOp>(
+      i64Constant(ctx, 0, {}), dimScalar(ctx, input, axis, i64),
+      i64Constant(ctx, 1, {}), dimAttr(ctx, dim));
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != at)
+      result = ctx.create<AddAxisOp>(result, i);
+  return result;
 }
 
 /// Indices that may count from the end, made non-negative. The k-th element
@@ -1005,6 +1024,456 @@ LogicalResult scatterNdHandler(NodeContext &ctx, Outputs &outputs) {
       ctx.create<ScatterNdOp>(data, indices, ctx.input(2), *reduction));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Broadcasting, tiling, padding
+//===----------------------------------------------------------------------===//
+
+LogicalResult expandHandler(NodeContext &ctx, Outputs &outputs) {
+  FailureOr<SmallVector<TDim>> requested = shapeInput(ctx, 1, "shape");
+  if (failed(requested))
+    return failure();
+  int64_t rank =
+      std::max<int64_t>(NodeContext::rank(ctx.input(0)), requested->size());
+  Value input = ctx.unsqueezeTo(ctx.input(0), rank);
+  Shape shape = shapeOf(input);
+  // The target is aligned to the right; the broadcast goes both ways.
+  SmallVector<TDim> target(rank - requested->size(), TDim(1));
+  llvm::append_range(target, *requested);
+  for (auto [dim, wanted] : llvm::zip(shape, target)) {
+    if (wanted == TDim(1) || wanted == dim) {
+      wanted = dim;
+      continue;
+    }
+    if (dim == TDim(1))
+      continue;
+    std::optional<TDim> both = TDim::broadcast(dim, wanted);
+    if (!both || *both != dim)
+      return ctx.error("cannot expand dim " + dim.toString() + " to " +
+                       wanted.toString());
+    wanted = dim;
+  }
+  if (ArrayRef<TDim>(target) == ArrayRef<TDim>(shape)) {
+    outputs.push_back(input);
+    return success();
+  }
+  outputs.push_back(ctx.create<BroadcastOp>(input, shapeAttr(ctx, target)));
+  return success();
+}
+
+LogicalResult tileHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  int64_t rank = NodeContext::rank(input);
+  SmallVector<TDim> multipliers;
+  if (ctx.getOpset() < 6) {
+    // Tile-1 repeats one axis, both given as scalar inputs.
+    std::optional<SmallVector<int64_t>> tiles = ctx.getConstInts(1);
+    std::optional<SmallVector<int64_t>> axis = ctx.getConstInts(2);
+    if (!tiles || !axis || tiles->size() != 1 || axis->size() != 1)
+      return ctx.unsupported("non-constant tiles or axis");
+    FailureOr<int64_t> normalized = ctx.normalizeAxis(axis->front(), rank);
+    if (failed(normalized))
+      return failure();
+    multipliers.assign(rank, TDim(1));
+    multipliers[*normalized] = TDim(tiles->front());
+  } else {
+    FailureOr<SmallVector<TDim>> repeats = shapeInput(ctx, 1, "repeats");
+    if (failed(repeats))
+      return failure();
+    multipliers = *repeats;
+  }
+  if (static_cast<int64_t>(multipliers.size()) != rank)
+    return ctx.error(Twine(multipliers.size()) + " repeats for rank " +
+                     Twine(rank));
+  for (const TDim &multiplier : multipliers)
+    if (std::optional<int64_t> value = multiplier.getConstant();
+        value && *value < 0)
+      return ctx.error("negative repeats " + dimsToString(multipliers));
+  if (llvm::all_of(multipliers, [](const TDim &multiplier) {
+        return multiplier == TDim(1);
+      })) {
+    outputs.push_back(input);
+    return success();
+  }
+  outputs.push_back(ctx.create<TileOp>(input, shapeAttr(ctx, multipliers)));
+  return success();
+}
+
+/// A scalar attribute of `type` with the value `value`.
+TypedAttr scalarAttr(Type type, double value) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return FloatAttr::get(floatType, value);
+  return IntegerAttr::get(type, static_cast<int64_t>(value));
+}
+
+LogicalResult padHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  int64_t rank = shape.size();
+  Type elementType = NodeContext::elementType(input);
+  std::string modeName = ctx.getString("mode", "constant");
+  PadMode mode;
+  if (modeName == "constant")
+    mode = PadMode::Constant;
+  else if (modeName == "reflect")
+    mode = PadMode::Reflect;
+  else if (modeName == "edge")
+    mode = PadMode::Edge;
+  else
+    return ctx.unsupported("mode '" + modeName + "'");
+
+  std::optional<SmallVector<int64_t>> pads;
+  TypedAttr value;
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (ctx.getOpset() < 11) {
+    pads = ctx.getInts(ctx.getOpset() < 2 ? "paddings" : "pads");
+    if (!pads)
+      return ctx.error("missing pads");
+    if (float fill = ctx.getFloat("value", 0.0f); fill != 0.0f)
+      value = scalarAttr(elementType, fill);
+  } else {
+    pads = ctx.getConstInts(1);
+    if (!pads)
+      return ctx.unsupported("non-constant pads");
+    if (ctx.hasInput(2)) {
+      DenseElementsAttr fill = ctx.getConstant(2);
+      if (!fill || fill.getNumElements() != 1)
+        return ctx.unsupported("non-constant or non-scalar constant_value");
+      if (fill.getElementType() != elementType)
+        return ctx.error("constant_value is not of the data's type");
+      auto attr = cast<TypedAttr>(*fill.value_begin<Attribute>());
+      if (attr != scalarAttr(elementType, 0))
+        value = attr;
+    }
+    if (ctx.hasInput(3)) {
+      std::optional<SmallVector<int64_t>> given = ctx.getConstInts(3);
+      if (!given)
+        return ctx.unsupported("non-constant axes");
+      axes.clear();
+      for (int64_t axis : *given) {
+        FailureOr<int64_t> normalized = ctx.normalizeAxis(axis, rank);
+        if (failed(normalized))
+          return failure();
+        axes.push_back(*normalized);
+      }
+    }
+  }
+  int64_t count = axes.size();
+  if (static_cast<int64_t>(pads->size()) != 2 * count)
+    return ctx.error(Twine(pads->size()) + " pads for " + Twine(count) +
+                     " axes");
+  if (mode != PadMode::Constant)
+    value = {};
+  SmallVector<int64_t> before(rank, 0), after(rank, 0);
+  Value result = input;
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    int64_t head = (*pads)[i], tail = (*pads)[i + count];
+    // Negative pads crop.
+    TDim start(std::max<int64_t>(0, -head));
+    TDim end = shape[axis] - TDim(std::max<int64_t>(0, -tail));
+    result = sliceAxis(ctx, result, axis, start, end);
+    before[axis] = std::max<int64_t>(0, head);
+    after[axis] = std::max<int64_t>(0, tail);
+  }
+  if (llvm::all_of(before, [](int64_t p) { return p == 0; }) &&
+      llvm::all_of(after, [](int64_t p) { return p == 0; })) {
+    outputs.push_back(result);
+    return success();
+  }
+  outputs.push_back(ctx.create<PadOp>(result, before, after, mode, value));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Generators
+//===----------------------------------------------------------------------===//
+
+LogicalResult rangeHandler(NodeContext &ctx, Outputs &outputs) {
+  Value start = ctx.input(0), limit = ctx.input(1), delta = ctx.input(2);
+  Type elementType = NodeContext::elementType(start);
+  TDim length;
+  std::optional<SmallVector<double>> first = ctx.getConstFloats(0);
+  std::optional<SmallVector<double>> last = ctx.getConstFloats(1);
+  std::optional<SmallVector<double>> step = ctx.getConstFloats(2);
+  std::optional<SmallVector<TDim>> from = ctx.getDims(0), to = ctx.getDims(1);
+  std::optional<SmallVector<int64_t>> stride = ctx.getConstInts(2);
+  if (step && step->size() == 1 && step->front() == 0)
+    return ctx.error("range delta is 0");
+  if (first && last && step && first->size() == 1 && last->size() == 1 &&
+      step->size() == 1) {
+    double count = std::ceil((last->front() - first->front()) / step->front());
+    length = TDim(std::max<int64_t>(0, static_cast<int64_t>(count)));
+  } else if (from && to && stride && from->size() == 1 && to->size() == 1 &&
+             stride->size() == 1) {
+    int64_t by = stride->front();
+    TDim span =
+        by > 0 ? to->front() - from->front() : from->front() - to->front();
+    length = span.ceilDiv(std::abs(by));
+  } else {
+    length = ctx.freshSymbol("range");
+  }
+  if (!isa<FloatType>(elementType) &&
+      (!isa<IntegerType>(elementType) || elementType.isInteger(1)))
+    return ctx.unsupported("range of booleans");
+  outputs.push_back(
+      ctx.create<RangeOp>(start, limit, delta, dimAttr(ctx, length)));
+  return success();
+}
+
+LogicalResult oneHotHandler(NodeContext &ctx, Outputs &outputs) {
+  Value indices = ctx.input(0);
+  std::optional<SmallVector<double>> depth = ctx.getConstFloats(1);
+  DenseElementsAttr values = ctx.getConstant(2);
+  if (!depth || depth->size() != 1)
+    return ctx.unsupported("non-constant depth");
+  if (!values || values.getNumElements() != 2)
+    return ctx.unsupported("values that are not a constant [off, on] pair");
+  int64_t dim = static_cast<int64_t>(depth->front());
+  if (dim < 1)
+    return ctx.error("depth " + Twine(dim) + " is not positive");
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", -1), NodeContext::rank(indices) + 1);
+  if (failed(axis))
+    return failure();
+  // Indices of any numeric type are taken as integers.
+  Type indexType = NodeContext::elementType(indices);
+  if (!isa<IntegerType>(indexType) || indexType.isInteger(1))
+    indices = ctx.castTo(indices, ctx.getBuilder().getI64Type());
+  indices = normalizeIndices(ctx, indices, TDim(dim), [&](Type type) {
+    return intConstant(ctx, dim, type, {});
+  });
+  auto pair = llvm::to_vector(values.getValues<Attribute>());
+  outputs.push_back(ctx.create<OneHotOp>(
+      indices, *axis, dim, cast<TypedAttr>(pair[0]), cast<TypedAttr>(pair[1])));
+  return success();
+}
+
+LogicalResult eyeLikeHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  if (NodeContext::rank(input) != 2)
+    return ctx.error("EyeLike needs a 2-D input");
+  Type elementType = NodeContext::elementType(input);
+  if (std::optional<int64_t> dtype = ctx.getOptInt("dtype")) {
+    std::string name;
+    elementType = convertDataType(ctx.getContext(), *dtype, name);
+    if (!elementType)
+      return ctx.unsupported("dtype " + name);
+  }
+  int64_t k = ctx.getInt("k", 0);
+  Shape shape = shapeOf(input);
+  std::optional<SmallVector<int64_t>> sizes = constantValues(shape);
+  if (sizes && (*sizes)[0] * (*sizes)[1] <= kFoldElementBudget) {
+    auto type = RankedTensorType::get(*sizes, elementType);
+    SmallVector<Attribute> data;
+    TypedAttr zero = scalarAttr(elementType, 0),
+              one = scalarAttr(elementType, 1);
+    if (elementType.isInteger(1)) {
+      zero = BoolAttr::get(ctx.getContext(), false);
+      one = BoolAttr::get(ctx.getContext(), true);
+    }
+    for (int64_t row = 0; row < (*sizes)[0]; ++row)
+      for (int64_t col = 0; col < (*sizes)[1]; ++col)
+        data.push_back(col == row + k ? one : zero);
+    outputs.push_back(ctx.constant(DenseElementsAttr::get(type, data)));
+    return success();
+  }
+  // Symbolic: (row + k == col) from two ranges.
+  Value rows = positions(ctx, input, 0, 0, 2);
+  if (k != 0)
+    rows = ctx.binary<AddOp>(rows, i64Constant(ctx, k, {1, 1}));
+  Value cols = positions(ctx, input, 1, 1, 2);
+  Value eye = ctx.create<EqOp>(rows, cols);
+  outputs.push_back(ctx.castTo(eye, elementType));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Selection
+//===----------------------------------------------------------------------===//
+
+/// Builds a multi-result tract op whose result types the dialect infers.
+template <typename OpTy, typename... Args>
+Operation *createMulti(NodeContext &ctx, Args &&...args) {
+  OperationState state(ctx.getLoc(), OpTy::getOperationName());
+  OpTy::build(ctx.getBuilder(), state, TypeRange(),
+              std::forward<Args>(args)...);
+  if (llvm::any_of(state.operands, [](Value v) { return !v; }))
+    return nullptr;
+  SmallVector<Type> types;
+  if (failed(OpTy::inferReturnTypes(
+          ctx.getContext(), ctx.getLoc(), state.operands,
+          state.attributes.getDictionary(ctx.getContext()),
+          state.getRawProperties(), state.regions, types)))
+    return nullptr;
+  state.addTypes(types);
+  return ctx.createWithTypes(state);
+}
+
+LogicalResult topKHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", -1), shape.size());
+  if (failed(axis))
+    return failure();
+  bool largest = ctx.getOpset() < 11 || ctx.getInt("largest", 1);
+  Value k;
+  TDim len;
+  if (ctx.getOpset() < 10) {
+    std::optional<int64_t> attr = ctx.getOptInt("k");
+    if (!attr)
+      return ctx.error("missing k");
+    k = i64Constant(ctx, *attr, {});
+    len = TDim(*attr);
+  } else {
+    k = ctx.input(1);
+    if (volume(shapeOf(k)) != TDim(1))
+      return ctx.error("k must hold a single value");
+    std::optional<SmallVector<TDim>> dims = ctx.getDims(1);
+    len = dims ? dims->front() : ctx.freshSymbol("k");
+  }
+  std::optional<int64_t> count = len.getConstant();
+  std::optional<int64_t> dim = shape[*axis].getConstant();
+  if (count && (*count < 0 || (dim && *count > *dim)))
+    return ctx.error("k = " + Twine(*count) + " is out of range for dim " +
+                     shape[*axis].toString());
+  Operation *op =
+      createMulti<TopKOp>(ctx, input, k, *axis, largest, dimAttr(ctx, len));
+  if (!op)
+    return ctx.error("invalid topk");
+  outputs.push_back(op->getResult(0));
+  outputs.push_back(op->getResult(1));
+  return success();
+}
+
+LogicalResult triluHandler(NodeContext &ctx, Outputs &outputs) {
+  Value k = ctx.hasInput(1) ? ctx.input(1) : i64Constant(ctx, 0, {});
+  bool upper = ctx.getInt("upper", 1);
+  outputs.push_back(ctx.create<TriluOp>(ctx.input(0), k, upper));
+  return success();
+}
+
+LogicalResult compressHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  std::optional<SmallVector<int64_t>> condition = ctx.getConstInts(1);
+  if (!condition)
+    return ctx.unsupported("non-constant condition (the output size would "
+                           "depend on the data)");
+  int64_t axis = 0;
+  if (std::optional<int64_t> attr = ctx.getOptInt("axis")) {
+    FailureOr<int64_t> normalized =
+        ctx.normalizeAxis(*attr, NodeContext::rank(input));
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  } else {
+    input = reshapeTo(ctx, input, {volume(shapeOf(input))});
+  }
+  SmallVector<int64_t> positions;
+  for (auto [i, keep] : llvm::enumerate(*condition))
+    if (keep)
+      positions.push_back(i);
+  std::optional<int64_t> dim = shapeOf(input)[axis].getConstant();
+  if (dim && !positions.empty() && positions.back() >= *dim)
+    return ctx.error("condition selects index " + Twine(positions.back()) +
+                     " of a dim of " + Twine(*dim));
+  Value indices =
+      i64Constant(ctx, positions, {static_cast<int64_t>(positions.size())});
+  outputs.push_back(ctx.create<GatherOp>(input, indices, axis));
+  return success();
+}
+
+LogicalResult reverseSequenceHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  int64_t rank = shape.size();
+  int64_t batchAxis = ctx.getInt("batch_axis", 1);
+  int64_t timeAxis = ctx.getInt("time_axis", 0);
+  if (rank < 2 ||
+      !((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return ctx.error("batch_axis and time_axis must be 0 and 1");
+  // index[t, b] = t < len[b] ? len[b] - 1 - t : t, along the time axis.
+  Type i64 = ctx.getBuilder().getI64Type();
+  Value lens = ctx.castTo(ctx.input(1), i64);
+  Value times = positions(ctx, input, timeAxis, timeAxis, 2);
+  lens = ctx.create<AddAxisOp>(lens, timeAxis);
+  Value reversed = ctx.binary<SubOp>(ctx.binary<SubOp>(lens, times),
+                                     i64Constant(ctx, 1, {1, 1}));
+  Value index =
+      ctx.create<SelectOp>(ctx.binary<LtOp>(times, lens), reversed, times);
+  for (int64_t axis = 2; axis < rank; ++axis)
+    index = ctx.create<AddAxisOp>(index, axis);
+  index = ctx.create<BroadcastOp>(index, shapeAttr(ctx, shape));
+  outputs.push_back(ctx.create<GatherElementsOp>(input, index, timeAxis));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Depth and space
+//===----------------------------------------------------------------------===//
+
+/// `dim / divisor`, or an error when it does not divide.
+FailureOr<TDim> divideDim(NodeContext &ctx, const TDim &dim, int64_t divisor) {
+  TDim quotient = dim.floorDiv(divisor);
+  if (quotient * TDim(divisor) != dim) {
+    (void)ctx.error("dim " + dim.toString() + " is not a multiple of " +
+                    Twine(divisor));
+    return failure();
+  }
+  return quotient;
+}
+
+LogicalResult depthToSpaceHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  int64_t block = ctx.getInt("blocksize", 0);
+  if (shape.size() != 4 || block < 1)
+    return ctx.error("DepthToSpace needs a 4-D input and a positive "
+                     "blocksize");
+  std::string mode = ctx.getOpset() < 11 ? "DCR" : ctx.getString("mode", "DCR");
+  if (mode != "DCR" && mode != "CRD")
+    return ctx.unsupported("mode '" + mode + "'");
+  FailureOr<TDim> depth = divideDim(ctx, shape[1], block * block);
+  if (failed(depth))
+    return failure();
+  TDim b(block);
+  // Split the channels into the blocks and the depth, interleave the blocks
+  // with the spatial axes: [N, C', H, b, W, b].
+  Value x;
+  if (mode == "DCR") {
+    x = ctx.create<ReshapeOp>(input, int64_t(1), int64_t(1),
+                              shapeAttr(ctx, {b, b, *depth}));
+    x = transposeBy(ctx, x, {0, 3, 4, 1, 5, 2});
+  } else {
+    x = ctx.create<ReshapeOp>(input, int64_t(1), int64_t(1),
+                              shapeAttr(ctx, {*depth, b, b}));
+    x = transposeBy(ctx, x, {0, 1, 4, 2, 5, 3});
+  }
+  outputs.push_back(ctx.create<ReshapeOp>(
+      x, int64_t(2), int64_t(4), shapeAttr(ctx, {shape[2] * b, shape[3] * b})));
+  return success();
+}
+
+LogicalResult spaceToDepthHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  int64_t block = ctx.getInt("blocksize", 0);
+  if (shape.size() != 4 || block < 1)
+    return ctx.error("SpaceToDepth needs a 4-D input and a positive "
+                     "blocksize");
+  FailureOr<TDim> height = divideDim(ctx, shape[2], block);
+  FailureOr<TDim> width = divideDim(ctx, shape[3], block);
+  if (failed(height) || failed(width))
+    return failure();
+  TDim b(block);
+  // [N, C, H', b, W', b] -> [N, b, b, C, H', W'] -> [N, b*b*C, H', W'].
+  Value x = ctx.create<ReshapeOp>(input, int64_t(2), int64_t(2),
+                                  shapeAttr(ctx, {*height, b, *width, b}));
+  x = transposeBy(ctx, x, {0, 3, 5, 1, 2, 4});
+  outputs.push_back(ctx.create<ReshapeOp>(x, int64_t(1), int64_t(3),
+                                          shapeAttr(ctx, {b * b * shape[1]})));
+  return success();
+}
 } // namespace
 
 void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
@@ -1033,4 +1502,24 @@ void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
   registry.add("Scatter", {9, 11}, scatterElementsHandler);
   registry.add("ScatterElements", {11, 13, 16, 18}, scatterElementsHandler);
   registry.add("ScatterND", {11, 13, 16, 18}, scatterNdHandler);
+
+  // Broadcasting, tiling, padding.
+  registry.add("Expand", {8, 13}, expandHandler);
+  registry.add("Tile", {1, 6, 13}, tileHandler);
+  registry.add("Pad", {1, 2, 11, 13, 18, 19, 21}, padHandler);
+
+  // Generators.
+  registry.add("Range", 11, rangeHandler);
+  registry.add("OneHot", {9, 11}, oneHotHandler);
+  registry.add("EyeLike", {9, 22}, eyeLikeHandler);
+
+  // Selection.
+  registry.add("TopK", {1, 10, 11}, topKHandler);
+  registry.add("Trilu", 14, triluHandler);
+  registry.add("Compress", {9, 11}, compressHandler);
+  registry.add("ReverseSequence", 10, reverseSequenceHandler);
+
+  // Depth and space.
+  registry.add("DepthToSpace", {1, 11, 13}, depthToSpaceHandler);
+  registry.add("SpaceToDepth", {1, 13}, spaceToDepthHandler);
 }
