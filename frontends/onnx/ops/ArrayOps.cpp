@@ -16,7 +16,7 @@
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/onnx.pb.h"
 
-#include <numeric>
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -67,7 +67,8 @@ Value i64Constant(NodeContext &ctx, ArrayRef<int64_t> values,
 Value dimsConstant(NodeContext &ctx, ArrayRef<TDim> dims, Type elementType,
                    ArrayRef<int64_t> shape) {
   std::optional<SmallVector<int64_t>> values = constantValues(dims);
-  if (!values || !isa<IntegerType>(elementType) || elementType.isInteger(1))
+  if (!values || !elementType || !isa<IntegerType>(elementType) ||
+      elementType.isInteger(1))
     return {};
   return intConstant(ctx, *values, elementType, shape);
 }
@@ -95,8 +96,8 @@ std::string dimsToString(ArrayRef<TDim> dims) {
 
 Shape shapeOf(Value value) { return value ? getShape(value) : Shape(); }
 
-/// A symbolic shape given by input `i` (a shape tensor), with every dim
-/// checked non-negative when constant.
+/// The symbolic value of input `i`, a shape tensor (constant or computed
+/// from shapes).
 FailureOr<SmallVector<TDim>> shapeInput(NodeContext &ctx, unsigned i,
                                         StringRef what) {
   std::optional<SmallVector<TDim>> dims = ctx.getDims(i);
@@ -292,8 +293,9 @@ Value normalizeIndices(NodeContext &ctx, Value indices, ArrayRef<TDim> dims,
   if (!indices)
     return indices;
   Type elementType = NodeContext::elementType(indices);
-  if (elementType.isUnsignedInteger())
-    return indices;
+  if (!isa<IntegerType>(elementType) || elementType.isUnsignedInteger() ||
+      elementType.isInteger(1))
+    return indices; // unsigned needs nothing; the op rejects non-integers
   if (DenseElementsAttr constant = [&]() -> DenseElementsAttr {
         if (auto op = indices.getDefiningOp<ConstOp>())
           return dyn_cast<DenseElementsAttr>(op.getValue());
@@ -339,6 +341,8 @@ Value normalizeAxisIndices(NodeContext &ctx, Value indices, Value data,
 /// `data`; made non-negative.
 Value normalizeNdIndices(NodeContext &ctx, Value indices, Value data,
                          int64_t from) {
+  if (!indices || !data || NodeContext::rank(indices) < 1)
+    return indices;
   std::optional<int64_t> n = shapeOf(indices).back().getConstant();
   if (!n || from + *n > NodeContext::rank(data))
     return indices; // the op reports the shape error
@@ -346,6 +350,24 @@ Value normalizeNdIndices(NodeContext &ctx, Value indices, Value data,
   return normalizeIndices(
       ctx, indices, ArrayRef<TDim>(shape).slice(from, *n),
       [&](Type type) { return shapeTensor(ctx, data, from, from + *n, type); });
+}
+
+/// Checks that the first `count` inputs are given before running `handler`.
+OpHandler withInputs(unsigned count, OpHandler handler) {
+  return [count, handler](NodeContext &ctx, Outputs &outputs) {
+    for (unsigned i = 0; i < count; ++i)
+      if (!ctx.hasInput(i))
+        return ctx.error("missing input " + Twine(i));
+    return handler(ctx, outputs);
+  };
+}
+
+/// Input `i`, when given, must hold integer indices.
+LogicalResult checkIndices(NodeContext &ctx, unsigned i, StringRef what) {
+  Type type = NodeContext::elementType(ctx.input(i));
+  if (ctx.hasInput(i) && (!isa<IntegerType>(type) || type.isInteger(1)))
+    return ctx.error(what + " must be integers");
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -542,7 +564,11 @@ LogicalResult reshapeHandler(NodeContext &ctx, Outputs &outputs) {
                        volume(known).toString());
     target[*inferred] = *dim;
   }
-  outputs.push_back(reshapeTo(ctx, input, target));
+  Value result = reshapeTo(ctx, input, target);
+  // A scalar shape value reshaped to [1] (or back) keeps its value.
+  if (std::optional<SmallVector<TDim>> dims = ctx.getDims(input))
+    withDims(ctx, result, *dims);
+  outputs.push_back(result);
   return success();
 }
 
@@ -778,9 +804,13 @@ LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
     ends = llvm::to_vector_of<TDim>(*e);
     axes = ctx.getInts("axes");
   } else {
-    if (!ctx.hasInput(1) || !ctx.hasInput(2) ||
-        NodeContext::rank(ctx.input(1)) != 1)
-      return ctx.error("starts and ends must be 1-D tensors");
+    auto isIndexVector = [&](unsigned i) {
+      Type type = NodeContext::elementType(ctx.input(i));
+      return ctx.hasInput(i) && NodeContext::rank(ctx.input(i)) == 1 &&
+             isa<IntegerType>(type) && !type.isInteger(1);
+    };
+    if (!isIndexVector(1) || !isIndexVector(2))
+      return ctx.error("starts and ends must be 1-D integer tensors");
     starts = ctx.getDims(1);
     ends = ctx.getDims(2);
     if (ctx.hasInput(3) && !(axes = ctx.getConstInts(3)))
@@ -810,8 +840,13 @@ LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
     return failure();
   for (int64_t &axis : *axes)
     axis = *ctx.normalizeAxis(axis, rank);
-  if (llvm::is_contained(*steps, 0))
-    return ctx.error("slice step is 0");
+  constexpr int64_t kLargestStep = int64_t(1) << 62;
+  if (llvm::any_of(*steps, [&](int64_t step) {
+        return step == 0 || step > kLargestStep || step < -kLargestStep;
+      }))
+    return ctx.error("slice steps " +
+                     dimsToString(llvm::to_vector_of<TDim>(*steps)) +
+                     " hold 0 or a step out of range");
 
   // Slicing a shape vector slices its symbolic value.
   std::optional<SmallVector<TDim>> dims = ctx.getDims(input);
@@ -879,6 +914,8 @@ LogicalResult splitHandler(NodeContext &ctx, Outputs &outputs) {
     return failure();
   TDim dim = shape[*axis];
   int64_t parts = ctx.getNumOutputs();
+  if (parts < 1)
+    return ctx.error("no outputs");
   SmallVector<TDim> sizes;
   std::optional<SmallVector<TDim>> split;
   if (ctx.getOpset() >= 13 || (ctx.getOpset() < 2 && ctx.hasInput(1))) {
@@ -931,6 +968,8 @@ LogicalResult splitHandler(NodeContext &ctx, Outputs &outputs) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult gatherHandler(NodeContext &ctx, Outputs &outputs) {
+  if (failed(checkIndices(ctx, 1, "indices")))
+    return failure();
   Value data = ctx.input(0), indices = ctx.input(1);
   int64_t rank = NodeContext::rank(data);
   FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", 0), rank);
@@ -965,6 +1004,8 @@ LogicalResult gatherHandler(NodeContext &ctx, Outputs &outputs) {
 }
 
 LogicalResult gatherElementsHandler(NodeContext &ctx, Outputs &outputs) {
+  if (failed(checkIndices(ctx, 1, "indices")))
+    return failure();
   Value data = ctx.input(0);
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.getInt("axis", 0), NodeContext::rank(data));
@@ -976,6 +1017,8 @@ LogicalResult gatherElementsHandler(NodeContext &ctx, Outputs &outputs) {
 }
 
 LogicalResult gatherNdHandler(NodeContext &ctx, Outputs &outputs) {
+  if (failed(checkIndices(ctx, 1, "indices")))
+    return failure();
   Value data = ctx.input(0);
   int64_t batchDims = ctx.getInt("batch_dims", 0);
   if (batchDims < 0)
@@ -1002,6 +1045,8 @@ FailureOr<ScatterReduction> scatterReduction(NodeContext &ctx) {
 }
 
 LogicalResult scatterElementsHandler(NodeContext &ctx, Outputs &outputs) {
+  if (failed(checkIndices(ctx, 1, "indices")))
+    return failure();
   Value data = ctx.input(0);
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.getInt("axis", 0), NodeContext::rank(data));
@@ -1015,6 +1060,8 @@ LogicalResult scatterElementsHandler(NodeContext &ctx, Outputs &outputs) {
 }
 
 LogicalResult scatterNdHandler(NodeContext &ctx, Outputs &outputs) {
+  if (failed(checkIndices(ctx, 1, "indices")))
+    return failure();
   Value data = ctx.input(0);
   FailureOr<ScatterReduction> reduction = scatterReduction(ctx);
   if (failed(reduction))
@@ -1103,7 +1150,10 @@ LogicalResult tileHandler(NodeContext &ctx, Outputs &outputs) {
 TypedAttr scalarAttr(Type type, double value) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return FloatAttr::get(floatType, value);
-  return IntegerAttr::get(type, static_cast<int64_t>(value));
+  return IntegerAttr::get(type, APInt(type.getIntOrFloatBitWidth(),
+                                      static_cast<int64_t>(value),
+                                      /*isSigned=*/true,
+                                      /*implicitTrunc=*/true));
 }
 
 LogicalResult padHandler(NodeContext &ctx, Outputs &outputs) {
@@ -1171,6 +1221,10 @@ LogicalResult padHandler(NodeContext &ctx, Outputs &outputs) {
     // Negative pads crop.
     TDim start(std::max<int64_t>(0, -head));
     TDim end = shape[axis] - TDim(std::max<int64_t>(0, -tail));
+    if (std::optional<int64_t> kept = (end - start).getConstant();
+        kept && *kept < 0)
+      return ctx.error("pads " + dimsToString(llvm::to_vector_of<TDim>(*pads)) +
+                       " crop more than dim " + shape[axis].toString());
     result = sliceAxis(ctx, result, axis, start, end);
     before[axis] = std::max<int64_t>(0, head);
     after[axis] = std::max<int64_t>(0, tail);
@@ -1202,6 +1256,8 @@ LogicalResult rangeHandler(NodeContext &ctx, Outputs &outputs) {
   if (first && last && step && first->size() == 1 && last->size() == 1 &&
       step->size() == 1) {
     double count = std::ceil((last->front() - first->front()) / step->front());
+    if (!std::isfinite(count) || count > double(int64_t(1) << 40))
+      return ctx.error("range of " + std::to_string(count) + " elements");
     length = TDim(std::max<int64_t>(0, static_cast<int64_t>(count)));
   } else if (from && to && stride && from->size() == 1 && to->size() == 1 &&
              stride->size() == 1) {
@@ -1327,6 +1383,8 @@ LogicalResult topKHandler(NodeContext &ctx, Outputs &outputs) {
     len = TDim(*attr);
   } else {
     k = ctx.input(1);
+    if (failed(checkIndices(ctx, 1, "k")))
+      return failure();
     if (volume(shapeOf(k)) != TDim(1))
       return ctx.error("k must hold a single value");
     std::optional<SmallVector<TDim>> dims = ctx.getDims(1);
@@ -1347,6 +1405,8 @@ LogicalResult topKHandler(NodeContext &ctx, Outputs &outputs) {
 }
 
 LogicalResult triluHandler(NodeContext &ctx, Outputs &outputs) {
+  if (failed(checkIndices(ctx, 1, "k")))
+    return failure();
   Value k = ctx.hasInput(1) ? ctx.input(1) : i64Constant(ctx, 0, {});
   bool upper = ctx.getInt("upper", 1);
   outputs.push_back(ctx.create<TriluOp>(ctx.input(0), k, upper));
@@ -1479,47 +1539,51 @@ LogicalResult spaceToDepthHandler(NodeContext &ctx, Outputs &outputs) {
 void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
   // Constants and shapes.
   registry.add("Constant", {1, 9, 11, 12, 13, 19, 21}, constantHandler);
-  registry.add("ConstantOfShape", {9, 20, 21}, constantOfShapeHandler);
-  registry.add("Shape", {1, 13, 15, 19, 21}, shapeHandler);
-  registry.add("Size", {1, 13, 19, 21}, sizeHandler);
+  registry.add("ConstantOfShape", {9, 20, 21},
+               withInputs(1, constantOfShapeHandler));
+  registry.add("Shape", {1, 13, 15, 19, 21}, withInputs(1, shapeHandler));
+  registry.add("Size", {1, 13, 19, 21}, withInputs(1, sizeHandler));
 
   // Reshapes and axis moves.
-  registry.add("Reshape", {1, 5, 13, 14, 19, 21}, reshapeHandler);
-  registry.add("Flatten", {1, 9, 11, 13, 21}, flattenHandler);
-  registry.add("Squeeze", {1, 11, 13, 21}, squeezeHandler);
-  registry.add("Unsqueeze", {1, 11, 13, 21}, unsqueezeHandler);
-  registry.add("Transpose", {1, 13, 21}, transposeHandler);
+  registry.add("Reshape", {1, 5, 13, 14, 19, 21},
+               withInputs(1, reshapeHandler));
+  registry.add("Flatten", {1, 9, 11, 13, 21}, withInputs(1, flattenHandler));
+  registry.add("Squeeze", {1, 11, 13, 21}, withInputs(1, squeezeHandler));
+  registry.add("Unsqueeze", {1, 11, 13, 21}, withInputs(1, unsqueezeHandler));
+  registry.add("Transpose", {1, 13, 21}, withInputs(1, transposeHandler));
   registry.add("Concat", {1, 4, 11, 13}, concatHandler);
 
   // Slicing.
-  registry.add("Slice", {1, 10, 11, 13}, sliceHandler);
-  registry.add("Split", {1, 2, 11, 13, 18}, splitHandler);
+  registry.add("Slice", {1, 10, 11, 13}, withInputs(1, sliceHandler));
+  registry.add("Split", {1, 2, 11, 13, 18}, withInputs(1, splitHandler));
 
   // Gather and scatter.
-  registry.add("Gather", {1, 11, 13}, gatherHandler);
-  registry.add("GatherElements", {11, 13}, gatherElementsHandler);
-  registry.add("GatherND", {11, 12, 13}, gatherNdHandler);
-  registry.add("Scatter", {9, 11}, scatterElementsHandler);
-  registry.add("ScatterElements", {11, 13, 16, 18}, scatterElementsHandler);
-  registry.add("ScatterND", {11, 13, 16, 18}, scatterNdHandler);
+  registry.add("Gather", {1, 11, 13}, withInputs(2, gatherHandler));
+  registry.add("GatherElements", {11, 13},
+               withInputs(2, gatherElementsHandler));
+  registry.add("GatherND", {11, 12, 13}, withInputs(2, gatherNdHandler));
+  registry.add("Scatter", {9, 11}, withInputs(3, scatterElementsHandler));
+  registry.add("ScatterElements", {11, 13, 16, 18},
+               withInputs(3, scatterElementsHandler));
+  registry.add("ScatterND", {11, 13, 16, 18}, withInputs(3, scatterNdHandler));
 
   // Broadcasting, tiling, padding.
-  registry.add("Expand", {8, 13}, expandHandler);
-  registry.add("Tile", {1, 6, 13}, tileHandler);
-  registry.add("Pad", {1, 2, 11, 13, 18, 19, 21}, padHandler);
+  registry.add("Expand", {8, 13}, withInputs(2, expandHandler));
+  registry.add("Tile", {1, 6, 13}, withInputs(2, tileHandler));
+  registry.add("Pad", {1, 2, 11, 13, 18, 19, 21}, withInputs(1, padHandler));
 
   // Generators.
-  registry.add("Range", 11, rangeHandler);
-  registry.add("OneHot", {9, 11}, oneHotHandler);
-  registry.add("EyeLike", {9, 22}, eyeLikeHandler);
+  registry.add("Range", 11, withInputs(3, rangeHandler));
+  registry.add("OneHot", {9, 11}, withInputs(3, oneHotHandler));
+  registry.add("EyeLike", {9, 22}, withInputs(1, eyeLikeHandler));
 
   // Selection.
-  registry.add("TopK", {1, 10, 11}, topKHandler);
-  registry.add("Trilu", 14, triluHandler);
-  registry.add("Compress", {9, 11}, compressHandler);
-  registry.add("ReverseSequence", 10, reverseSequenceHandler);
+  registry.add("TopK", {1, 10, 11}, withInputs(1, topKHandler));
+  registry.add("Trilu", 14, withInputs(1, triluHandler));
+  registry.add("Compress", {9, 11}, withInputs(2, compressHandler));
+  registry.add("ReverseSequence", 10, withInputs(2, reverseSequenceHandler));
 
   // Depth and space.
-  registry.add("DepthToSpace", {1, 11, 13}, depthToSpaceHandler);
-  registry.add("SpaceToDepth", {1, 13}, spaceToDepthHandler);
+  registry.add("DepthToSpace", {1, 11, 13}, withInputs(1, depthToSpaceHandler));
+  registry.add("SpaceToDepth", {1, 13}, withInputs(1, spaceToDepthHandler));
 }

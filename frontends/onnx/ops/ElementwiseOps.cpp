@@ -73,12 +73,10 @@ std::optional<TDim> divideDims(const TDim &a, const TDim &b) {
   std::optional<int64_t> divisor = b.getConstant();
   if (a == b && divisor != 0)
     return TDim(1);
-  if (!divisor || *divisor == 0)
+  if (!divisor || *divisor <= 0)
     return std::nullopt;
   if (std::optional<int64_t> dividend = a.getConstant())
     return TDim(*dividend / *divisor);
-  if (*divisor < 0)
-    return std::nullopt;
   return a.floorDiv(*divisor);
 }
 
