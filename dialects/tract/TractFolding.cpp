@@ -362,10 +362,7 @@ Attribute mlir::tract::foldConcat(ArrayRef<Attribute> inputs, Type resultType,
   return DenseElementsAttr::get(type, out);
 }
 
-std::optional<SmallVector<int64_t>> mlir::tract::getIntValues(Attribute attr) {
-  DenseElementsAttr dense = foldable(attr);
-  if (!dense || !isa<IntegerType>(dense.getElementType()))
-    return std::nullopt;
+SmallVector<int64_t> mlir::tract::readIntValues(DenseElementsAttr dense) {
   bool isUnsigned = dense.getElementType().isUnsignedInteger() ||
                     isBool(dense.getElementType());
   SmallVector<int64_t> values;
@@ -373,6 +370,13 @@ std::optional<SmallVector<int64_t>> mlir::tract::getIntValues(Attribute attr) {
   for (const APInt &value : dense.getValues<APInt>())
     values.push_back(isUnsigned ? value.getZExtValue() : value.getSExtValue());
   return values;
+}
+
+std::optional<SmallVector<int64_t>> mlir::tract::getIntValues(Attribute attr) {
+  DenseElementsAttr dense = foldable(attr);
+  if (!dense || !isa<IntegerType>(dense.getElementType()))
+    return std::nullopt;
+  return readIntValues(dense);
 }
 
 namespace {

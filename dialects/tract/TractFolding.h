@@ -68,7 +68,10 @@ Attribute foldIndexMap(Attribute input, Type resultType, IndexMapFn source,
 SmallVector<int64_t> getStrides(ArrayRef<int64_t> shape);
 /// Concatenates constants along `axis`.
 Attribute foldConcat(ArrayRef<Attribute> inputs, Type resultType, int64_t axis);
-/// The values of an integer constant, sign- or zero-extended to 64 bits.
+/// The values of an integer constant, sign- or zero-extended to 64 bits
+/// (booleans and unsigned types are zero-extended), whatever its size.
+SmallVector<int64_t> readIntValues(DenseElementsAttr dense);
+/// The same for a constant operand worth folding (within the budget).
 std::optional<SmallVector<int64_t>> getIntValues(Attribute attr);
 
 /// Reduces `axes` of a constant, keeping them as size 1.

@@ -56,12 +56,7 @@ NodeContext::getConstInts(unsigned i) const {
   DenseElementsAttr constant = getConstant(i);
   if (!constant || !isa<IntegerType>(constant.getElementType()))
     return std::nullopt;
-  bool isUnsigned = constant.getElementType().isUnsignedInteger() ||
-                    constant.getElementType().isInteger(1);
-  SmallVector<int64_t> values;
-  for (const APInt &value : constant.getValues<APInt>())
-    values.push_back(isUnsigned ? value.getZExtValue() : value.getSExtValue());
-  return values;
+  return readIntValues(constant);
 }
 
 std::optional<SmallVector<double>>
@@ -97,11 +92,9 @@ std::optional<SmallVector<TDim>> NodeContext::getDims(Value value) const {
       constant.getType().getRank() > 1 ||
       constant.getNumElements() > kFoldElementBudget)
     return std::nullopt;
-  bool isUnsigned = constant.getElementType().isUnsignedInteger();
   SmallVector<TDim> result;
-  for (const APInt &v : constant.getValues<APInt>())
-    result.push_back(TDim(isUnsigned ? static_cast<int64_t>(v.getZExtValue())
-                                     : v.getSExtValue()));
+  for (int64_t value : readIntValues(constant))
+    result.push_back(TDim(value));
   return result;
 }
 
@@ -245,6 +238,27 @@ Value NodeContext::intScalar(Type elementType, int64_t value, unsigned rank) {
     return scalar(elementType, static_cast<double>(value), rank);
   return constant(
       DenseElementsAttr::get(type, IntegerAttr::get(elementType, value)));
+}
+
+Value NodeContext::axesVolume(Value x, ArrayRef<int64_t> axes) {
+  if (!x)
+    return {};
+  Shape shape = getShape(x);
+  TDim count(1);
+  for (int64_t axis : axes)
+    count *= shape[axis];
+  Type type = elementType(x);
+  if (std::optional<int64_t> value = count.getConstant())
+    return scalar(type, static_cast<double>(*value), rank(x));
+  auto indicesType = RankedTensorType::get({static_cast<int64_t>(axes.size())},
+                                           builder.getI64Type());
+  Value indices = constant(DenseElementsAttr::get(indicesType, axes));
+  Value dims =
+      create<GatherOp>(create<ShapeOfOp>(x), indices, static_cast<uint64_t>(0));
+  Value product = axes.size() == 1 ? dims
+                                   : create<ReduceOp>(dims, Reducer::Prod,
+                                                      ArrayRef<int64_t>{0});
+  return unsqueezeTo(castTo(product, type), rank(x));
 }
 
 Value NodeContext::castTo(Value value, Type elementType) {

@@ -135,6 +135,11 @@ public:
     return like ? scalar(elementType(like), value, rank(like)) : Value();
   }
 
+  /// The product of the dims of `x` on `axes`, as a constant of `x`'s
+  /// element type and rank (all dims 1); computed from `tract.shape_of` at
+  /// run time when a dim is symbolic.
+  Value axesVolume(Value x, ArrayRef<int64_t> axes);
+
   /// Casts `value` to `elementType` unless it already is.
   Value castTo(Value value, Type elementType);
   /// Inserts leading unit axes so that `value` has rank `rank`.

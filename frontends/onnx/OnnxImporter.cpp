@@ -589,11 +589,9 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
   do {
     dead.clear();
     module->walk<WalkOrder::PostOrder>([&](Operation *op) {
-      if (isa<ConstOp>(op) ||
-          op->getDialect() ==
-              op->getContext()->getLoadedDialect<TractDialect>())
-        if (isOpTriviallyDead(op))
-          dead.push_back(op);
+      if (isa_and_present<TractDialect>(op->getDialect()) &&
+          isOpTriviallyDead(op))
+        dead.push_back(op);
     });
     for (Operation *op : dead)
       op->erase();

@@ -46,36 +46,10 @@ SmallVector<int64_t> range(int64_t from, int64_t to) {
   return values;
 }
 
-/// The product of the dims of `x` on `axes`, as a constant of `x`'s element
-/// type and rank (all dims 1); computed from `tract.shape_of` at run time
-/// when a dim is symbolic.
-Value axesVolume(NodeContext &ctx, Value x, ArrayRef<int64_t> axes) {
-  if (!x)
-    return {};
-  Shape shape = getShape(x);
-  TDim count(1);
-  for (int64_t axis : axes)
-    count *= shape[axis];
-  Type elementType = NodeContext::elementType(x);
-  if (std::optional<int64_t> value = count.getConstant())
-    return ctx.scalar(elementType, static_cast<double>(*value),
-                      NodeContext::rank(x));
-  auto indicesType = RankedTensorType::get({static_cast<int64_t>(axes.size())},
-                                           ctx.getBuilder().getI64Type());
-  Value indices = ctx.constant(DenseElementsAttr::get(indicesType, axes));
-  Value dims = ctx.create<GatherOp>(ctx.create<ShapeOfOp>(x), indices,
-                                    static_cast<uint64_t>(0));
-  Value product = axes.size() == 1 ? dims
-                                   : ctx.create<ReduceOp>(dims, Reducer::Prod,
-                                                          ArrayRef<int64_t>{0});
-  return ctx.unsqueezeTo(ctx.castTo(product, elementType),
-                         NodeContext::rank(x));
-}
-
 /// The mean of `x` over `axes`, which are kept as size 1.
 Value meanOver(NodeContext &ctx, Value x, ArrayRef<int64_t> axes) {
   return ctx.binary<DivOp>(ctx.create<ReduceOp>(x, Reducer::Sum, axes),
-                           axesVolume(ctx, x, axes));
+                           ctx.axesVolume(x, axes));
 }
 
 /// Inserts unit axes at the end of `x` up to rank `rank`.
@@ -1204,7 +1178,7 @@ Value negativeLogLikelihood(NodeContext &ctx, Value logProb, Value target,
     return ctx.binary<DivOp>(total,
                              ctx.scalar(NodeContext::elementType(loss), *size));
   } else {
-    count = axesVolume(ctx, loss, all);
+    count = ctx.axesVolume(loss, all);
   }
   return ctx.binary<DivOp>(total, toScalar(count));
 }

@@ -19,33 +19,6 @@ namespace {
 
 using Outputs = SmallVectorImpl<Value>;
 
-/// The product of the dims of `x` on `axes`, as a constant of `x`'s element
-/// type and rank (all dims 1); computed from `tract.shape_of` at run time
-/// when a dim is symbolic.
-Value axesVolume(NodeContext &ctx, Value x, ArrayRef<int64_t> axes) {
-  if (!x)
-    return {};
-  Shape shape = getShape(x);
-  TDim count(1);
-  for (int64_t axis : axes)
-    count *= shape[axis];
-  Type elementType = NodeContext::elementType(x);
-  if (std::optional<int64_t> value = count.getConstant())
-    return ctx.scalar(elementType, static_cast<double>(*value),
-                      NodeContext::rank(x));
-  OpBuilder &b = ctx.getBuilder();
-  auto indicesType = RankedTensorType::get({static_cast<int64_t>(axes.size())},
-                                           b.getI64Type());
-  Value indices = ctx.constant(DenseElementsAttr::get(indicesType, axes));
-  Value dims = ctx.create<GatherOp>(ctx.create<ShapeOfOp>(x), indices,
-                                    static_cast<uint64_t>(0));
-  Value product = axes.size() == 1 ? dims
-                                   : ctx.create<ReduceOp>(dims, Reducer::Prod,
-                                                          ArrayRef<int64_t>{0});
-  return ctx.unsqueezeTo(ctx.castTo(product, elementType),
-                         NodeContext::rank(x));
-}
-
 /// Removes the (size 1) `axes` of `x`, last first.
 Value removeAxes(NodeContext &ctx, Value x, ArrayRef<int64_t> axes) {
   for (int64_t axis : llvm::reverse(axes))
@@ -133,7 +106,7 @@ OpHandler reduceHandler(Kind kind) {
       break;
     case Kind::Mean:
       y = ctx.binary<DivOp>(reduce(ctx, x, Reducer::Sum, axes),
-                            axesVolume(ctx, x, axes));
+                            ctx.axesVolume(x, axes));
       break;
     case Kind::Max:
       y = reduce(ctx, x, isBool ? Reducer::Any : Reducer::Max, axes);
