@@ -399,12 +399,63 @@ GraphImporter::importSubgraph(const ::onnx::GraphProto &graph,
 
 namespace {
 
-/// Parses a tract input fact: `1,S,64,f32`, `1,S,64` or `f32`.
+/// Parses the values of a fact (`=1,2,3` after the type) into a constant of
+/// `type`, which must be static.
+FailureOr<DenseElementsAttr> parseFactValues(StringRef text,
+                                             RankedTensorType type,
+                                             std::string &error) {
+  if (!type.hasStaticShape()) {
+    error = "a fact with values needs a concrete shape";
+    return failure();
+  }
+  SmallVector<StringRef> items;
+  if (!text.trim().empty())
+    text.split(items, ',');
+  if (static_cast<int64_t>(items.size()) != type.getNumElements()) {
+    error = std::to_string(items.size()) + " values given for " +
+            std::to_string(type.getNumElements()) + " elements";
+    return failure();
+  }
+  Type elementType = type.getElementType();
+  SmallVector<Attribute> values;
+  for (StringRef item : items) {
+    item = item.trim();
+    if (auto floatType = dyn_cast<FloatType>(elementType)) {
+      double value;
+      if (item.getAsDouble(value)) {
+        error = "'" + item.str() + "' is not a number";
+        return failure();
+      }
+      values.push_back(FloatAttr::get(floatType, value));
+      continue;
+    }
+    auto intType = cast<IntegerType>(elementType);
+    int64_t value;
+    if (intType.getWidth() == 1 && (item == "true" || item == "false")) {
+      value = item == "true";
+    } else if (item.getAsInteger(10, value)) {
+      error = "'" + item.str() + "' is not an integer";
+      return failure();
+    }
+    values.push_back(IntegerAttr::get(
+        intType, APInt(intType.getWidth(), value, /*isSigned=*/true,
+                       /*implicitTrunc=*/true)));
+  }
+  return DenseElementsAttr::get(type, values);
+}
+
+/// Parses the shape and type of a tract input fact: `1,S,64,f32`, `1,S,64`,
+/// `f32`; with values after `=` (`i64=16000`, `2,i64=3,4`) the input becomes
+/// a constant.
 LogicalResult parseInputFact(StringRef text, RankedTensorType declared,
                              MLIRContext *context, ModelState &model,
-                             RankedTensorType &result, std::string &error) {
+                             RankedTensorType &result,
+                             DenseElementsAttr &value, std::string &error) {
+  auto [spec, valuesText] = text.split('=');
+  bool hasValues = spec.size() != text.size();
   SmallVector<StringRef> parts;
-  text.split(parts, ',');
+  if (!spec.trim().empty())
+    spec.split(parts, ',');
   Type elementType = declared ? declared.getElementType() : Type();
   static const std::pair<const char *, int> dtypes[] = {
       {"f32", ::onnx::TensorProto::FLOAT},
@@ -419,6 +470,7 @@ LogicalResult parseInputFact(StringRef text, RankedTensorType declared,
       {"u32", ::onnx::TensorProto::UINT32},
       {"u64", ::onnx::TensorProto::UINT64},
       {"bool", ::onnx::TensorProto::BOOL}};
+  bool typed = false;
   if (!parts.empty()) {
     StringRef last = parts.back().trim();
     for (auto [name, code] : dtypes)
@@ -426,6 +478,7 @@ LogicalResult parseInputFact(StringRef text, RankedTensorType declared,
         std::string unused;
         elementType = convertDataType(context, code, unused);
         parts.pop_back();
+        typed = true;
         break;
       }
   }
@@ -434,7 +487,8 @@ LogicalResult parseInputFact(StringRef text, RankedTensorType declared,
     return failure();
   }
   Shape shape;
-  if (parts.empty() && declared) {
+  // A bare type keeps the declared shape, unless values make it a scalar.
+  if (parts.empty() && declared && !(hasValues && typed)) {
     shape = getShape(declared);
   } else {
     for (StringRef part : parts) {
@@ -451,6 +505,109 @@ LogicalResult parseInputFact(StringRef text, RankedTensorType declared,
     }
   }
   result = getTensorType(context, shape, elementType);
+  if (!hasValues)
+    return success();
+  FailureOr<DenseElementsAttr> parsed =
+      parseFactValues(valuesText, result, error);
+  if (failed(parsed)) {
+    error = "input fact '" + text.str() + "': " + error;
+    return failure();
+  }
+  value = *parsed;
+  return success();
+}
+
+/// What the user says about one graph input.
+struct InputFact {
+  RankedTensorType type;
+  /// Set when the input is given a value: it becomes a constant.
+  DenseElementsAttr value;
+};
+
+/// Resolves the `-i` facts against the graph inputs (those that are not
+/// initializers), in tract's forms: `[NAME:]SPEC` and `[NAME:]@FILE.pb`.
+/// Unnamed facts apply by position among the unnamed ones; a tensor file's
+/// own name selects its input when it has one.
+LogicalResult resolveInputFacts(ArrayRef<std::string> texts,
+                                ArrayRef<const ::onnx::ValueInfoProto *> inputs,
+                                GraphImporter &importer,
+                                SmallVectorImpl<std::optional<InputFact>> &facts,
+                                std::string &error) {
+  ModelState &model = importer.getModel();
+  facts.assign(inputs.size(), std::nullopt);
+  size_t position = 0;
+  for (const std::string &fullText : texts) {
+    StringRef text = fullText;
+    if (text.empty()) {
+      ++position;
+      continue;
+    }
+    std::string name;
+    // A name never contains ',' or '='; a shape never contains ':'.
+    size_t colon = text.find(':');
+    if (colon != StringRef::npos && !text.starts_with("@") &&
+        text.find_first_of(",=") > colon) {
+      name = text.take_front(colon).str();
+      text = text.drop_front(colon + 1);
+    }
+    InputFact fact;
+    if (text.starts_with("@")) {
+      StringRef file = text.drop_front();
+      auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                                /*RequiresNullTerminator=*/false);
+      if (!buffer) {
+        error = "input fact '" + fullText + "': cannot read '" + file.str() +
+                "': " + buffer.getError().message();
+        return failure();
+      }
+      ::onnx::TensorProto tensor;
+      if (!tensor.ParseFromArray(
+              (*buffer)->getBufferStart(),
+              static_cast<int>((*buffer)->getBufferSize()))) {
+        error = "input fact '" + fullText + "': '" + file.str() +
+                "' is not an ONNX tensor";
+        return failure();
+      }
+      FailureOr<DenseElementsAttr> value = importer.readTensor(tensor, error);
+      if (failed(value)) {
+        error = "input fact '" + fullText + "': " + error;
+        return failure();
+      }
+      fact.value = *value;
+      fact.type = cast<RankedTensorType>(value->getType());
+      if (name.empty())
+        name = tensor.name();
+    }
+    size_t index = inputs.size();
+    if (!name.empty()) {
+      for (auto [i, input] : llvm::enumerate(inputs))
+        if (input->name() == name)
+          index = i;
+      if (index == inputs.size()) {
+        error = "input fact '" + fullText + "': the model has no input '" +
+                name + "'";
+        return failure();
+      }
+    } else {
+      index = position++;
+      if (index >= inputs.size()) {
+        error = std::to_string(index + 1) + " input facts given, the model "
+                "has " + std::to_string(inputs.size()) + " inputs";
+        return failure();
+      }
+    }
+    if (!fact.type) {
+      std::string ignored;
+      FailureOr<RankedTensorType> declared =
+          importer.convertType(inputs[index]->type(), "input", ignored);
+      if (failed(parseInputFact(text, succeeded(declared) ? *declared
+                                                          : RankedTensorType(),
+                                model.context, model, fact.type, fact.value,
+                                error)))
+        return failure();
+    }
+    facts[index] = fact;
+  }
   return success();
 }
 
@@ -515,45 +672,43 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
   std::set<std::string> initialized;
   for (const auto &initializer : graph.initializer())
     initialized.insert(initializer.name());
-  SmallVector<Type> inputTypes;
-  SmallVector<std::string> inputNames;
-  for (const auto &input : graph.input()) {
-    if (initialized.count(input.name()))
-      continue;
+  SmallVector<const ::onnx::ValueInfoProto *> graphInputs;
+  for (const auto &input : graph.input())
+    if (!initialized.count(input.name()))
+      graphInputs.push_back(&input);
+  SmallVector<std::optional<InputFact>> facts;
+  {
     std::string error;
-    size_t position = inputNames.size();
-    FailureOr<RankedTensorType> type = failure();
-    bool hasFact = position < options.inputFacts.size() &&
-                   !options.inputFacts[position].empty();
-    if (hasFact) {
-      std::string ignored;
-      FailureOr<RankedTensorType> declared =
-          importer.convertType(input.type(), "input", ignored);
-      RankedTensorType fact;
-      if (failed(parseInputFact(options.inputFacts[position],
-                                succeeded(declared) ? *declared
-                                                    : RankedTensorType(),
-                                context, model, fact, error))) {
-        emitError(fileLoc) << error;
-        return {};
-      }
-      type = fact;
-    } else {
-      type = importer.convertType(input.type(), "input '" + input.name() + "'",
-                                  error);
-    }
-    if (failed(type)) {
+    if (failed(resolveInputFacts(options.inputFacts, graphInputs, importer,
+                                 facts, error))) {
       emitError(fileLoc) << error;
       return {};
     }
-    inputTypes.push_back(*type);
-    inputNames.push_back(input.name());
   }
-  if (options.inputFacts.size() > inputNames.size()) {
-    emitError(fileLoc) << options.inputFacts.size()
-                       << " input facts given, the model has "
-                       << inputNames.size() << " inputs";
-    return {};
+  // Inputs given a value are constants of the model, not arguments.
+  SmallVector<Type> inputTypes;
+  SmallVector<std::string> inputNames;
+  SmallVector<std::pair<std::string, DenseElementsAttr>> constantInputs;
+  for (auto [input, fact] : llvm::zip(graphInputs, facts)) {
+    if (fact && fact->value) {
+      constantInputs.emplace_back(input->name(), fact->value);
+      continue;
+    }
+    RankedTensorType type;
+    if (fact) {
+      type = fact->type;
+    } else {
+      std::string error;
+      FailureOr<RankedTensorType> declared = importer.convertType(
+          input->type(), "input '" + input->name() + "'", error);
+      if (failed(declared)) {
+        emitError(fileLoc) << error;
+        return {};
+      }
+      type = *declared;
+    }
+    inputTypes.push_back(type);
+    inputNames.push_back(input->name());
   }
 
   auto func = func::FuncOp::create(builder, fileLoc, "main",
@@ -564,6 +719,9 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
   for (auto [i, name] : llvm::enumerate(inputNames))
     func.setArgAttr(i, "tract.name", builder.getStringAttr(name));
   builder.setInsertionPointToEnd(entry);
+  for (auto &[name, value] : constantInputs)
+    importer.define(name, ConstOp::create(builder, importer.nodeLocation(name),
+                                          value.getType(), value));
   if (failed(importer.importNodes(graph, builder)))
     return {};
 

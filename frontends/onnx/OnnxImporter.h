@@ -18,9 +18,11 @@
 namespace mlir::tract::onnx {
 
 struct ImportOptions {
-  /// Input facts in tract's `-i` syntax, by input position: `1,S,64,f32`,
-  /// `B,3,224,224,f32` or just a shape (`1,S,64`). They override what the
-  /// model declares.
+  /// Input facts in tract's `-i` syntax: `1,S,64,f32`, `B,3,224,224,f32` or
+  /// just a shape (`1,S,64`), by input position; `NAME:SPEC` names the
+  /// input. They override what the model declares. A fact with values
+  /// (`sr:i64=16000`, `2,i64=3,4`) or a tensor file (`@input_1.pb`, whose
+  /// own name selects the input) makes that input a constant of the model.
   std::vector<std::string> inputFacts;
 };
 

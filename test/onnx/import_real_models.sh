@@ -2,7 +2,8 @@
 # Imports each real model the ONNX frontend is checked on, printing one line
 # per model; fails if a model is missing or does not import.
 # Usage: import_real_models.sh TRACT_TRANSLATE MODELS_DIR MODEL[@FACT]...
-# where FACT is an input fact for the first input (tract's -i syntax).
+# where each FACT is an input fact in tract's -i syntax (positional, or
+# NAME:SPEC; NAME:TYPE=VALUES makes that input a constant).
 set -uo pipefail
 translate=$1
 models=$2
@@ -12,7 +13,10 @@ for spec in "$@"; do
   model=${spec%%@*}
   facts=()
   if [[ "$spec" == *@* ]]; then
-    facts=("--input-fact=${spec#*@}")
+    IFS=@ read -ra given <<< "${spec#*@}"
+    for fact in "${given[@]}"; do
+      facts+=("--input-fact=$fact")
+    done
   fi
   if [ ! -f "$models/$model" ]; then
     echo "FAIL $model: missing (scripts/fetch-models.sh fetches it)"

@@ -40,8 +40,10 @@ static void registerMlirToLlvmIr() {
 
 static llvm::cl::list<std::string> inputFacts(
     "input-fact",
-    llvm::cl::desc("Input fact for --import-onnx, by input position, in "
-                   "tract's -i syntax (e.g. 1,S,64,f32)"));
+    llvm::cl::desc("Input fact for --import-onnx in tract's -i syntax: "
+                   "1,S,64,f32 by position, NAME:SPEC by name; values "
+                   "(sr:i64=16000) or a tensor file (@input_1.pb) make the "
+                   "input a constant"));
 
 static void registerImportOnnx() {
   TranslateToMLIRRegistration registration(

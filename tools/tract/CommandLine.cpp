@@ -28,7 +28,8 @@ const StringRef kNnefExtensionFlags[] = {
 
 const Flag kFlags[] = {
     {Scope::Global, "--input-facts", "-i", true,
-     "input fact, e.g. 1,S,64,f32 (repeatable)"},
+     "input fact, e.g. 1,S,64,f32 or name:1,S,f32; sr:i64=16000 or "
+     "@input_1.pb make the input a constant (repeatable)"},
     {Scope::Global, "--set", "", true, "concretize a symbol, e.g. S=3"},
     {Scope::Global, "--assert", "", true, "add an assertion, e.g. S>=1"},
     {Scope::Global, "--pulse", "", true, "pulsify, e.g. S=8"},
