@@ -27,7 +27,7 @@ using namespace mlir::tract;
 
 namespace {
 
-enum class AtomKind { Symbol, Div, Min, Max, Broadcast };
+using AtomKind = TDim::AtomKind;
 
 struct Atom {
   AtomKind kind;
@@ -405,6 +405,19 @@ static std::optional<int64_t> evalAtom(const Atom &atom,
   }
   }
   llvm_unreachable("unknown atom kind");
+}
+
+std::vector<TDim::TermView> TDim::getTerms() const {
+  std::vector<TermView> terms;
+  for (const Term &term : poly->terms) {
+    TermView view{term.coefficient, {}};
+    for (const AtomPtr &atom : term.atoms) {
+      AtomView atomView{atom->kind, atom->name, atom->args, atom->divisor};
+      view.atoms.push_back(atomView);
+    }
+    terms.push_back(std::move(view));
+  }
+  return terms;
 }
 
 std::optional<int64_t> TDim::eval(const SymbolValues &values) const {

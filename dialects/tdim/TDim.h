@@ -93,6 +93,22 @@ public:
   bool operator<(const TDim &other) const { return compare(other) < 0; }
   friend llvm::hash_code hash_value(const TDim &dim);
 
+  /// The canonical form's structure, for code generation: a sum of terms,
+  /// each a coefficient times a product of atoms (repeated atoms are powers).
+  enum class AtomKind { Symbol, Div, Min, Max, Broadcast };
+  struct AtomView {
+    AtomKind kind;
+    llvm::StringRef name;       ///< Symbol
+    llvm::ArrayRef<TDim> args;  ///< Div: {numerator}; others: operands
+    int64_t divisor = 1;        ///< Div
+  };
+  struct TermView {
+    int64_t coefficient;
+    std::vector<AtomView> atoms;
+  };
+  /// The terms, valid while this TDim lives.
+  std::vector<TermView> getTerms() const;
+
   struct Poly;
 
 private:

@@ -1,6 +1,7 @@
 // tract-opt: runs the project's passes and pipelines on tract-dialect IR, for
 // pass development and lit tests.
 #include "dialects/tract/TractDialect.h"
+#include "lowering/Passes.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -12,6 +13,7 @@
 
 int main(int argc, char **argv) {
   mlir::tract::registerTractPassesAndPipelines();
+  mlir::tract::registerTractLoweringPassesAndPipelines();
   // The upstream passes that tract pipelines use, and that tests combine
   // with ours.
   mlir::registerCanonicalizerPass();
@@ -19,6 +21,7 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tract::TractDialect, mlir::func::FuncDialect>();
+  mlir::tract::registerLoweringDialects(registry);
 
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << "tract-mlir " TRACT_VERSION "\n"; });

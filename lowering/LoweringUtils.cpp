@@ -1,0 +1,244 @@
+//===- LoweringUtils.cpp - shared pieces of the tract lowering ------------===//
+
+#include "lowering/LoweringUtils.h"
+
+#include "dialects/tract/TractShapes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+Type mlir::tract::convertElementType(Type type) {
+  if (auto intType = dyn_cast<IntegerType>(type))
+    if (!intType.isSignless())
+      return IntegerType::get(type.getContext(), intType.getWidth());
+  return type;
+}
+
+Type mlir::tract::convertTractType(Type type) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType)
+    return type;
+  return RankedTensorType::get(tensorType.getShape(),
+                               convertElementType(tensorType.getElementType()));
+}
+
+bool mlir::tract::isUnsignedInteger(Type elementType) {
+  auto intType = dyn_cast<IntegerType>(elementType);
+  return intType && intType.isUnsigned();
+}
+
+TractTypeConverter::TractTypeConverter() {
+  addConversion([](Type type) { return convertTractType(type); });
+  auto cast = [](OpBuilder &builder, Type type, ValueRange inputs,
+                 Location loc) -> Value {
+    if (inputs.size() != 1)
+      return {};
+    return UnrealizedConversionCastOp::create(builder, loc, type, inputs)
+        .getResult(0);
+  };
+  addSourceMaterialization(cast);
+  addTargetMaterialization(cast);
+}
+
+Operation *mlir::tract::getEnclosingFunction(Operation *op) {
+  if (isa<func::FuncOp>(op))
+    return op;
+  return op->getParentOfType<func::FuncOp>();
+}
+
+//===----------------------------------------------------------------------===//
+// Symbols
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// `dim` as `coefficient * symbol + offset` when it has that form.
+struct LinearForm {
+  std::string symbol;
+  int64_t coefficient;
+  int64_t offset;
+};
+
+std::optional<LinearForm> getLinearForm(const TDim &dim) {
+  std::optional<LinearForm> form;
+  int64_t offset = 0;
+  for (const TDim::TermView &term : dim.getTerms()) {
+    if (term.atoms.empty()) {
+      offset = term.coefficient;
+      continue;
+    }
+    if (form || term.atoms.size() != 1 ||
+        term.atoms[0].kind != TDim::AtomKind::Symbol)
+      return std::nullopt;
+    form = LinearForm{term.atoms[0].name.str(), term.coefficient, 0};
+  }
+  if (form)
+    form->offset = offset;
+  return form;
+}
+
+} // namespace
+
+LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
+  auto func = cast<func::FuncOp>(funcOp);
+  llvm::StringMap<Value> &bound = symbols[func];
+  Block &entry = func.getBody().front();
+  OpBuilder builder = OpBuilder::atBlockBegin(&entry);
+  Location loc = func.getLoc();
+  // Dims to read: (argument, axis, expression).
+  struct DynamicDim {
+    BlockArgument argument;
+    int64_t axis;
+    TDim dim;
+  };
+  SmallVector<DynamicDim> pending;
+  for (BlockArgument argument : entry.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (!type)
+      continue;
+    for (auto [axis, dim] : llvm::enumerate(getShape(type)))
+      if (!dim.isConstant())
+        pending.push_back({argument, static_cast<int64_t>(axis), dim});
+  }
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (DynamicDim &dynamic : pending) {
+      std::optional<LinearForm> form = getLinearForm(dynamic.dim);
+      if (!form || bound.count(form->symbol))
+        continue;
+      Value size =
+          tensor::DimOp::create(builder, loc, dynamic.argument, dynamic.axis);
+      if (form->offset != 0)
+        size = arith::SubIOp::create(
+            builder, loc, size,
+            arith::ConstantIndexOp::create(builder, loc, form->offset));
+      if (form->coefficient != 1)
+        size = arith::FloorDivSIOp::create(
+            builder, loc, size,
+            arith::ConstantIndexOp::create(builder, loc, form->coefficient));
+      bound[form->symbol] = size;
+      progress = true;
+    }
+  }
+  // Every symbol the function's types use must be bound.
+  std::set<std::string> used;
+  func.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (isa<RankedTensorType>(type))
+        for (const TDim &dim : getShape(type))
+          dim.collectSymbols(used);
+  });
+  for (const DynamicDim &dynamic : pending)
+    dynamic.dim.collectSymbols(used);
+  for (const std::string &name : used)
+    if (!bound.count(name))
+      return func.emitError() << "symbol " << name
+                              << " is not determined by the dims of the "
+                                 "inputs; give its value with --set "
+                              << name << "=N";
+  return success();
+}
+
+const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {
+  auto it = symbols.find(func);
+  return it == symbols.end() ? nullptr : &it->second;
+}
+
+Value SymbolValueMap::materialize(OpBuilder &builder, Location loc,
+                                  Operation *func, const TDim &dim) const {
+  if (std::optional<int64_t> value = dim.getConstant())
+    return arith::ConstantIndexOp::create(builder, loc, *value);
+  const llvm::StringMap<Value> *bound = lookup(func);
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  };
+  Value sum;
+  for (const TDim::TermView &term : dim.getTerms()) {
+    Value product;
+    for (const TDim::AtomView &atom : term.atoms) {
+      Value value;
+      switch (atom.kind) {
+      case TDim::AtomKind::Symbol:
+        value = bound ? bound->lookup(atom.name) : Value();
+        if (!value)
+          return {};
+        break;
+      case TDim::AtomKind::Div:
+        value = materialize(builder, loc, func, atom.args[0]);
+        if (!value)
+          return {};
+        value = arith::FloorDivSIOp::create(builder, loc, value,
+                                            constant(atom.divisor));
+        break;
+      case TDim::AtomKind::Min:
+      case TDim::AtomKind::Max:
+      case TDim::AtomKind::Broadcast:
+        for (const TDim &arg : atom.args) {
+          Value operand = materialize(builder, loc, func, arg);
+          if (!operand)
+            return {};
+          if (!value) {
+            value = operand;
+          } else if (atom.kind == TDim::AtomKind::Min) {
+            value = arith::MinSIOp::create(builder, loc, value, operand);
+          } else if (atom.kind == TDim::AtomKind::Max) {
+            value = arith::MaxSIOp::create(builder, loc, value, operand);
+          } else {
+            // Broadcast: the operand that is not 1.
+            Value isOne = arith::CmpIOp::create(
+                builder, loc, arith::CmpIPredicate::eq, value, constant(1));
+            value =
+                arith::SelectOp::create(builder, loc, isOne, operand, value);
+          }
+        }
+        break;
+      }
+      product =
+          product
+              ? arith::MulIOp::create(builder, loc, product, value).getResult()
+              : value;
+    }
+    Value termValue;
+    if (!product)
+      termValue = constant(term.coefficient);
+    else if (term.coefficient == 1)
+      termValue = product;
+    else
+      termValue = arith::MulIOp::create(builder, loc, product,
+                                        constant(term.coefficient));
+    sum = sum ? arith::AddIOp::create(builder, loc, sum, termValue).getResult()
+              : termValue;
+  }
+  return sum ? sum : constant(0);
+}
+
+SmallVector<Value> SymbolValueMap::dynamicSizes(OpBuilder &builder,
+                                                Location loc, Operation *func,
+                                                Type type) const {
+  SmallVector<Value> sizes;
+  auto tensorType = cast<RankedTensorType>(type);
+  Shape shape = getShape(type);
+  for (auto [axis, size] : llvm::enumerate(tensorType.getShape()))
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(materialize(builder, loc, func, shape[axis]));
+  return sizes;
+}
+
+Value SymbolValueMap::emptyTensor(OpBuilder &builder, Location loc,
+                                  Operation *func, Type type,
+                                  Type elementType) const {
+  auto tensorType = cast<RankedTensorType>(type);
+  SmallVector<Value> sizes = dynamicSizes(builder, loc, func, type);
+  if (llvm::any_of(sizes, [](Value v) { return !v; }))
+    return {};
+  Type element = elementType ? elementType
+                             : convertElementType(tensorType.getElementType());
+  return tensor::EmptyOp::create(builder, loc, tensorType.getShape(), element,
+                                 sizes);
+}

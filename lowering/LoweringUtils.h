@@ -1,0 +1,88 @@
+//===- LoweringUtils.h - shared pieces of the tract lowering ----*- C++ -*-===//
+//
+// What every lowering pattern needs: the type converter (tract tensors carry
+// their symbolic dims in an encoding and may be unsigned; upstream dialects
+// want plain signless tensors), and the run-time values of the symbols, from
+// which the dynamic sizes of results are computed.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWERING_LOWERINGUTILS_H
+#define LOWERING_LOWERINGUTILS_H
+
+#include "dialects/tdim/TDim.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::tract {
+
+/// tract tensors to plain ones: the dims encoding is dropped and unsigned
+/// integers become signless (their semantics are chosen per op from the
+/// original type).
+class TractTypeConverter : public TypeConverter {
+public:
+  TractTypeConverter();
+};
+
+/// The plain tensor type of a tract tensor type.
+Type convertTractType(Type type);
+/// The signless element type of a tract element type.
+Type convertElementType(Type type);
+
+/// The run-time values of a function's symbols, bound at its entry from the
+/// dims of its arguments.
+class SymbolValueMap {
+public:
+  /// Binds the symbols of `func` from its tensor arguments' dims: a dim that
+  /// is exactly a symbol binds it; a dim `a*S+b` binds S when it is the only
+  /// unbound symbol. Fails with an error naming a symbol no input determines.
+  LogicalResult bindFunction(Operation *func);
+
+  /// The index value of `dim` at the builder's insertion point, inside
+  /// `func` (constants fold; symbols come from the entry).
+  Value materialize(OpBuilder &builder, Location loc, Operation *func,
+                    const TDim &dim) const;
+
+  /// The dynamic sizes of `type` (a tract tensor type), in order, for
+  /// `tensor.empty`.
+  SmallVector<Value> dynamicSizes(OpBuilder &builder, Location loc,
+                                  Operation *func, Type type) const;
+
+  /// A `tensor.empty` of the plain version of `type`, with `elementType` if
+  /// given.
+  Value emptyTensor(OpBuilder &builder, Location loc, Operation *func,
+                    Type type, Type elementType = {}) const;
+
+  /// The symbols of `func`, as bound.
+  const llvm::StringMap<Value> *lookup(Operation *func) const;
+
+private:
+  llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;
+};
+
+/// The function an op is lowered within.
+Operation *getEnclosingFunction(Operation *op);
+
+/// Whether the tract element type is an unsigned integer.
+bool isUnsignedInteger(Type elementType);
+
+/// Pattern populators, one per op family; `symbols` outlives the patterns.
+void populateElementwiseLoweringPatterns(const TypeConverter &converter,
+                                         const SymbolValueMap &symbols,
+                                         RewritePatternSet &patterns);
+void populateArrayLoweringPatterns(const TypeConverter &converter,
+                                   const SymbolValueMap &symbols,
+                                   RewritePatternSet &patterns);
+void populateNNLoweringPatterns(const TypeConverter &converter,
+                                const SymbolValueMap &symbols,
+                                RewritePatternSet &patterns);
+void populateControlLoweringPatterns(const TypeConverter &converter,
+                                     const SymbolValueMap &symbols,
+                                     RewritePatternSet &patterns);
+
+} // namespace mlir::tract
+
+#endif // LOWERING_LOWERINGUTILS_H

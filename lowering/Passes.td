@@ -1,0 +1,27 @@
+#ifndef TRACT_LOWERING_PASSES_TD
+#define TRACT_LOWERING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
+  let summary = "Lower tract ops to linalg, tensor, arith, math and scf";
+  let description = [{
+    Converts every tract op to upstream dialects on tensors: element-wise ops
+    to `linalg.generic`, contractions and windows to linalg named or generic
+    ops, axis ops to `tensor` reshapes and slices, `scan`/`if` to `scf`.
+
+    The symbols of each function are bound at its entry from its arguments'
+    dims (`tensor.dim`), and every dynamic size is computed from them, so
+    symbolic shapes become `index` arithmetic. Function signatures lose the
+    `#tract.dims` encoding and unsigned integers become signless. Results
+    are copied into fresh tensors, so that a caller owns every buffer it
+    gets back.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // TRACT_LOWERING_PASSES_TD

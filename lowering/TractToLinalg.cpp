@@ -1,0 +1,160 @@
+//===- TractToLinalg.cpp - the tract-lower-to-linalg pass -----------------===//
+//
+// Prepares each function (binds its symbols, strips its signature of tract
+// encodings, copies its results) and runs the dialect conversion with the
+// patterns of every op family.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/LoweringUtils.h"
+#include "lowering/Passes.h"
+
+#include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTLOWERTOLINALG
+#include "lowering/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// Gives `func` a plain signature: arguments change type in place (the
+/// symbols read their dims) and tract ops see them through casts the
+/// conversion removes; results are copied into fresh tensors.
+LogicalResult prepareFunction(func::FuncOp func, SymbolValueMap &symbols) {
+  if (func.isExternal())
+    return success();
+  if (failed(symbols.bindFunction(func)))
+    return failure();
+  Block &entry = func.getBody().front();
+  OpBuilder builder(func.getContext());
+  // After the symbol bindings at the top of the entry block.
+  Operation *firstOp = nullptr;
+  for (Operation &op : entry)
+    if (!isa<tensor::DimOp, arith::ConstantOp, arith::SubIOp,
+             arith::FloorDivSIOp>(op)) {
+      firstOp = &op;
+      break;
+    }
+  for (BlockArgument argument : entry.getArguments()) {
+    Type original = argument.getType();
+    Type plain = convertTractType(original);
+    if (plain == original)
+      continue;
+    argument.setType(plain);
+    builder.setInsertionPoint(firstOp);
+    auto cast = UnrealizedConversionCastOp::create(builder, func.getLoc(),
+                                                   original, argument);
+    argument.replaceUsesWithIf(cast.getResult(0), [&](OpOperand &use) {
+      return use.getOwner() != cast && !isa<tensor::DimOp>(use.getOwner());
+    });
+  }
+  SmallVector<Type> resultTypes;
+  WalkResult walk = func.walk([&](func::ReturnOp ret) {
+    if (ret->getParentOp() != func)
+      return WalkResult::advance();
+    builder.setInsertionPoint(ret);
+    SmallVector<Value> copies;
+    for (Value value : ret.getOperands()) {
+      Type original = value.getType();
+      Type plain = convertTractType(original);
+      if (!isa<RankedTensorType>(plain)) {
+        copies.push_back(value);
+        continue;
+      }
+      Value input = value;
+      if (plain != original)
+        input = UnrealizedConversionCastOp::create(builder, ret.getLoc(), plain,
+                                                   value)
+                    .getResult(0);
+      Value init = symbols.emptyTensor(builder, ret.getLoc(), func, original);
+      if (!init) {
+        ret.emitError() << "a result size cannot be computed from the inputs";
+        return WalkResult::interrupt();
+      }
+      copies.push_back(
+          linalg::CopyOp::create(builder, ret.getLoc(), input, init)
+              .getResult(0));
+    }
+    ret->setOperands(copies);
+    resultTypes.assign(ValueRange(copies).getTypes().begin(),
+                       ValueRange(copies).getTypes().end());
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  func.setFunctionType(FunctionType::get(
+      func.getContext(), entry.getArgumentTypes(), resultTypes));
+  return success();
+}
+
+/// tract.const → arith.constant of the plain type.
+struct ConstLowering : public OpConversionPattern<ConstOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConstOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type =
+        cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    auto value = dyn_cast<DenseElementsAttr>(op.getValue());
+    if (!value)
+      return rewriter.notifyMatchFailure(op, "not a dense constant");
+    if (value.getType() != type) {
+      if (value.getElementType() == type.getElementType())
+        value = value.reshape(type);
+      else
+        value = value.bitcast(type.getElementType()).reshape(type);
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, type, value);
+    return success();
+  }
+};
+
+struct TractLowerToLinalgPass
+    : public tract::impl::TractLowerToLinalgBase<TractLowerToLinalgPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *context = &getContext();
+    SymbolValueMap symbols;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (failed(prepareFunction(func, symbols)))
+        return signalPassFailure();
+
+    TractTypeConverter converter;
+    RewritePatternSet patterns(context);
+    patterns.add<ConstLowering>(converter, context);
+    populateElementwiseLoweringPatterns(converter, symbols, patterns);
+    populateArrayLoweringPatterns(converter, symbols, patterns);
+    populateNNLoweringPatterns(converter, symbols, patterns);
+    populateControlLoweringPatterns(converter, symbols, patterns);
+    populateReturnOpTypeConversionPattern(patterns, converter);
+
+    ConversionTarget target(*context);
+    target.addIllegalDialect<TractDialect>();
+    target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                           math::MathDialect, scf::SCFDialect,
+                           tensor::TensorDialect>();
+    target.addLegalOp<ModuleOp, UnrealizedConversionCastOp>();
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
+      return converter.isSignatureLegal(func.getFunctionType());
+    });
+    target.addDynamicallyLegalOp<func::ReturnOp>(
+        [&](func::ReturnOp ret) { return converter.isLegal(ret); });
+    if (failed(applyPartialConversion(module, target, std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
