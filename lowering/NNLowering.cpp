@@ -1,10 +1,13 @@
 //===- NNLowering.cpp - tract contractions, windows and reductions --------===//
 //
 // Einsum becomes linalg.matmul / batch_matmul when it is exactly one, and a
-// linalg.generic over one loop per axis letter otherwise. The scalar
-// semantics follow the folders: sums and products stay in the element type
-// (integers wrap), float min/max propagate NaN, and integers compare by the
-// signedness of their tract type.
+// linalg.generic over one loop per axis letter otherwise. Convolutions pad
+// their input with tensor.pad and use the linalg.conv_* / depthwise_conv_*
+// named ops where one fits, a linalg.generic over the channel groups
+// otherwise; transposed convolutions are convolutions of a spread input.
+// The scalar semantics follow the folders: sums and products stay in the
+// element type (integers wrap), float min/max propagate NaN, and integers
+// compare by the signedness of their tract type.
 //
 //===----------------------------------------------------------------------===//
 
@@ -124,6 +127,22 @@ SmallVector<utils::IteratorType> iterators(size_t parallel, size_t reduction) {
                                           utils::IteratorType::parallel);
   result.append(reduction, utils::IteratorType::reduction);
   return result;
+}
+
+/// A linalg.generic over the loops of `init` with only parallel iterators.
+Value mapGeneric(const Builder &builder, ValueRange inputs,
+                 ArrayRef<AffineMap> inputMaps, Value init,
+                 function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto rank = cast<RankedTensorType>(init.getType()).getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(builder.b.getMultiDimIdentityMap(rank));
+  return linalg::GenericOp::create(
+             builder.b, builder.loc, init.getType(), inputs, init, maps,
+             iterators(rank, 0),
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               linalg::YieldOp::create(b, loc, body(b, loc, args.drop_back()));
+             })
+      .getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -247,10 +266,389 @@ struct EinsumLowering : public NNPattern<EinsumOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Windows: convolutions and pools
+//===----------------------------------------------------------------------===//
+
+/// The spatial attributes of a window op, defaults filled in.
+struct Window {
+  SmallVector<int64_t> kernel, strides, dilations, before, after;
+  Padding padding;
+  bool ceilMode = false;
+
+  size_t rank() const { return kernel.size(); }
+  /// The extent of the dilated kernel along spatial axis `i`.
+  int64_t field(size_t i) const { return (kernel[i] - 1) * dilations[i] + 1; }
+};
+
+template <typename OpTy> Window windowOf(OpTy op, ArrayRef<int64_t> kernel) {
+  size_t rank = kernel.size();
+  auto orDefault = [&](ArrayRef<int64_t> values, int64_t fallback) {
+    return values.empty() ? SmallVector<int64_t>(rank, fallback)
+                          : SmallVector<int64_t>(values);
+  };
+  Window window;
+  window.kernel.assign(kernel.begin(), kernel.end());
+  window.strides = orDefault(op.getStrides(), 1);
+  window.dilations = orDefault(op.getDilations(), 1);
+  window.before = orDefault(op.getPadsBefore(), 0);
+  window.after = orDefault(op.getPadsAfter(), 0);
+  window.padding = op.getPadding();
+  return window;
+}
+
+/// What the windows read before and after each spatial axis of the input to
+/// produce an output of spatial dims `output`.
+struct Pads {
+  SmallVector<TDim> low, high;
+
+  bool isZero() const {
+    auto zero = [](const TDim &dim) { return dim == TDim(0); };
+    return llvm::all_of(low, zero) && llvm::all_of(high, zero);
+  }
+};
+
+Pads windowPads(const Window &window, ArrayRef<TDim> input,
+                ArrayRef<TDim> output) {
+  Pads pads;
+  for (size_t i = 0; i < window.rank(); ++i) {
+    TDim field(window.field(i)), stride(window.strides[i]);
+    // The end of the last window, in input coordinates.
+    TDim end = (output[i] - TDim(1)) * stride + field;
+    switch (window.padding) {
+    case Padding::Valid:
+      pads.low.push_back(TDim(0));
+      pads.high.push_back(TDim(0));
+      break;
+    case Padding::Explicit: {
+      TDim before(window.before[i]), after(window.after[i]);
+      pads.low.push_back(before);
+      // In ceil mode the last window may also read past the explicit pads.
+      pads.high.push_back(window.ceilMode
+                              ? TDim::max({after, end - input[i] - before})
+                              : after);
+      break;
+    }
+    case Padding::SameUpper:
+    case Padding::SameLower: {
+      TDim total = TDim::max({TDim(0), end - input[i]});
+      TDim small = total.floorDiv(2);
+      TDim low = window.padding == Padding::SameUpper ? small : total - small;
+      pads.low.push_back(low);
+      pads.high.push_back(total - low);
+      break;
+    }
+    }
+  }
+  return pads;
+}
+
+/// `input` (N, C, spatial…) padded with `value` on its spatial axes.
+Value padSpatial(const Builder &builder, Value input, ArrayRef<TDim> shape,
+                 const Pads &pads, Value value, Shape &padded) {
+  padded.assign(shape.begin(), shape.end());
+  if (pads.isZero())
+    return input;
+  SmallVector<OpFoldResult> low(2, builder.b.getIndexAttr(0)), high = low;
+  for (size_t i = 0; i < pads.low.size(); ++i) {
+    low.push_back(builder.size(pads.low[i]));
+    high.push_back(builder.size(pads.high[i]));
+    padded[i + 2] = shape[i + 2] + pads.low[i] + pads.high[i];
+  }
+  return tensor::PadOp::create(builder.b, builder.loc,
+                               builder.type(padded, value.getType()), input,
+                               low, high, value);
+}
+
+/// `value` of volume `size` as a 1-D tensor.
+Value flatten(const Builder &builder, Value value, const TDim &size) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getRank() == 1)
+    return value;
+  if (type.getRank() == 0)
+    return builder.expand(value, {TDim(1)}, {});
+  ReassociationIndices all =
+      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
+  return builder.collapse(value, {all});
+}
+
+/// The accumulator a convolution starts from: its bias broadcast over the
+/// output (N, O, spatial…), or zeros.
+Value convInit(const Builder &builder, Value bias, ArrayRef<TDim> output,
+               Type element) {
+  Value empty = builder.empty(output, element);
+  if (!bias)
+    return builder.fill(empty, scalar(builder.b, builder.loc, element, 0));
+  Value channels = flatten(builder, bias, output[1]);
+  SmallVector<int64_t> added{0};
+  llvm::append_range(added, llvm::seq<int64_t>(2, output.size()));
+  return linalg::BroadcastOp::create(builder.b, builder.loc, channels, empty,
+                                     added)
+      ->getResult(0);
+}
+
+/// Reassociation splitting axis `axis` of a rank-`rank` tensor in two.
+SmallVector<ReassociationIndices> splitAxis(size_t rank, size_t axis) {
+  SmallVector<ReassociationIndices> groups;
+  for (size_t i = 0, j = 0; i < rank; ++i) {
+    if (i == axis) {
+      groups.push_back({static_cast<int64_t>(j), static_cast<int64_t>(j + 1)});
+      j += 2;
+    } else {
+      groups.push_back({static_cast<int64_t>(j++)});
+    }
+  }
+  return groups;
+}
+
+/// Shape `shape` with axis `axis` split into (`outer`, dim / `outer`).
+Shape splitShape(ArrayRef<TDim> shape, size_t axis, int64_t outer) {
+  Shape result(shape.begin(), shape.begin() + axis);
+  result.push_back(TDim(outer));
+  result.push_back(shape[axis].floorDiv(outer));
+  result.append(shape.begin() + axis + 1, shape.end());
+  return result;
+}
+
+template <typename ConvTy>
+Value namedConv(const Builder &builder, Value input, Value kernel, Value init,
+                const Window &window) {
+  return ConvTy::create(builder.b, builder.loc, TypeRange{init.getType()},
+                        ValueRange{input, kernel}, ValueRange{init},
+                        builder.b.getI64TensorAttr(window.strides),
+                        builder.b.getI64TensorAttr(window.dilations))
+      ->getResult(0);
+}
+
+/// A grouped convolution (or transposed convolution) as one linalg.generic
+/// over (n, g, o, y…, c, k…). `input` is (N, G, C/G, spatial…), `kernel`
+/// (G, ·, ·, k…) and `init` (N, G, O/G, y…); `inputIndex` and `kernelIndex`
+/// give the spatial and channel indexing of each.
+Value groupedConvolution(const Builder &builder, Value input, Value kernel,
+                         Value init, size_t rank,
+                         ArrayRef<AffineExpr> inputSpatial,
+                         ArrayRef<AffineExpr> kernelExprs) {
+  MLIRContext *context = builder.b.getContext();
+  size_t loops = 4 + 2 * rank;
+  auto d = [&](size_t i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineExpr> inputExprs{d(0), d(1), d(3 + rank)};
+  llvm::append_range(inputExprs, inputSpatial);
+  SmallVector<AffineExpr> outputExprs{d(0), d(1), d(2)};
+  for (size_t i = 0; i < rank; ++i)
+    outputExprs.push_back(d(3 + i));
+  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, inputExprs, context),
+                              AffineMap::get(loops, 0, kernelExprs, context),
+                              AffineMap::get(loops, 0, outputExprs, context)};
+  return linalg::GenericOp::create(
+             builder.b, builder.loc, init.getType(), ValueRange{input, kernel},
+             init, maps, iterators(3 + rank, 1 + rank),
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               linalg::YieldOp::create(
+                   b, loc, add(b, loc, args[2], mul(b, loc, args[0], args[1])));
+             })
+      .getResult(0);
+}
+
+/// The constant spatial dims of a kernel (O or C, ·, k…).
+SmallVector<int64_t> kernelSpatial(ArrayRef<TDim> kernel) {
+  SmallVector<int64_t> sizes;
+  for (const TDim &dim : kernel.drop_front(2))
+    sizes.push_back(*dim.getConstant());
+  return sizes;
+}
+
+struct ConvLowering : public NNPattern<ConvOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult
+  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    if (element.isInteger(1))
+      return op.emitError() << "cannot lower a convolution of booleans";
+    if (op.getBias() && getElementTypeOrSelf(op.getBias().getType()) != element)
+      return op.emitError() << "cannot lower a convolution whose bias has "
+                               "another element type than its input";
+    Shape input = getShape(op.getInput()), kernel = getShape(op.getKernel());
+    Shape output = getShape(op.getType());
+    size_t rank = input.size() - 2;
+    Window window = windowOf(op, kernelSpatial(kernel));
+    Builder builder(rewriter, op, symbols);
+    Pads pads = windowPads(window, ArrayRef(input).drop_front(2),
+                           ArrayRef(output).drop_front(2));
+    Shape padded;
+    Value zero = scalar(rewriter, op.getLoc(), element, 0);
+    Value x =
+        padSpatial(builder, adaptor.getInput(), input, pads, zero, padded);
+    Value init = convInit(builder, adaptor.getBias(), output, element);
+    Value w = adaptor.getKernel();
+    int64_t group = op.getGroup();
+    Value result;
+    if (group == 1 && rank == 1) {
+      result = namedConv<linalg::Conv1DNcwFcwOp>(builder, x, w, init, window);
+    } else if (group == 1 && rank == 2) {
+      result = namedConv<linalg::Conv2DNchwFchwOp>(builder, x, w, init, window);
+    } else if (group == 1 && rank == 3) {
+      result =
+          namedConv<linalg::Conv3DNcdhwFcdhwOp>(builder, x, w, init, window);
+    } else if (rank <= 3 && input[1] == TDim(group) &&
+               kernel[0] == TDim(group)) {
+      // Depthwise, one output channel per input channel: the kernel
+      // (C, 1, k…) is (C, k…).
+      SmallVector<ReassociationIndices> groups{{0, 1}};
+      for (size_t i = 0; i < rank; ++i)
+        groups.push_back({static_cast<int64_t>(i + 2)});
+      w = builder.collapse(w, groups);
+      if (rank == 1)
+        result = namedConv<linalg::DepthwiseConv1DNcwCwOp>(builder, x, w, init,
+                                                           window);
+      else if (rank == 2)
+        result = namedConv<linalg::DepthwiseConv2DNchwChwOp>(builder, x, w,
+                                                             init, window);
+      else
+        result = namedConv<linalg::DepthwiseConv3DNcdhwCdhwOp>(builder, x, w,
+                                                               init, window);
+    } else {
+      // (N, C, x…) as (N, G, C/G, x…), the kernel (O, C/G, k…) as
+      // (G, O/G, C/G, k…) and the output (N, O, y…) as (N, G, O/G, y…).
+      x = builder.expand(x, splitShape(padded, 1, group),
+                         splitAxis(padded.size(), 1));
+      w = builder.expand(w, splitShape(kernel, 0, group),
+                         splitAxis(kernel.size(), 0));
+      Value groupedInit = builder.expand(init, splitShape(output, 1, group),
+                                         splitAxis(output.size(), 1));
+      MLIRContext *context = rewriter.getContext();
+      auto d = [&](size_t i) { return getAffineDimExpr(i, context); };
+      SmallVector<AffineExpr> spatial;
+      SmallVector<AffineExpr> kernelExprs{d(1), d(2), d(3 + rank)};
+      for (size_t i = 0; i < rank; ++i) {
+        spatial.push_back(d(3 + i) * window.strides[i] +
+                          d(4 + rank + i) * window.dilations[i]);
+        kernelExprs.push_back(d(4 + rank + i));
+      }
+      result = groupedConvolution(builder, x, w, groupedInit, rank, spatial,
+                                  kernelExprs);
+      result = builder.collapse(result, splitAxis(output.size(), 1));
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// `kernel` (·, ·, ·, k…) with its spatial axes reversed.
+Value flipSpatial(const Builder &builder, Value kernel, ArrayRef<TDim> shape,
+                  Type element) {
+  MLIRContext *context = builder.b.getContext();
+  SmallVector<AffineExpr> exprs;
+  for (auto [axis, dim] : llvm::enumerate(shape)) {
+    AffineExpr d = getAffineDimExpr(axis, context);
+    exprs.push_back(axis < 3 ? d : *dim.getConstant() - 1 - d);
+  }
+  return mapGeneric(
+      builder, kernel, AffineMap::get(shape.size(), 0, exprs, context),
+      builder.empty(shape, element),
+      [](OpBuilder &, Location, ValueRange args) -> Value { return args[0]; });
+}
+
+/// A transposed convolution is the convolution, by the spatially flipped
+/// kernel with its channel axes swapped, of the input spread `stride` apart
+/// in a zero tensor: output y reads the spread input at y + shift + j * d
+/// and the flipped kernel at j.
+struct DeconvLowering : public NNPattern<DeconvOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult
+  matchAndRewrite(DeconvOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    if (element.isInteger(1))
+      return op.emitError()
+             << "cannot lower a transposed convolution of booleans";
+    if (op.getBias() && getElementTypeOrSelf(op.getBias().getType()) != element)
+      return op.emitError() << "cannot lower a transposed convolution whose "
+                               "bias has another element type than its input";
+    Shape input = getShape(op.getInput()), kernel = getShape(op.getKernel());
+    Shape output = getShape(op.getType());
+    size_t rank = input.size() - 2;
+    Window window = windowOf(op, kernelSpatial(kernel));
+    SmallVector<int64_t> adjustments(op.getAdjustments());
+    if (adjustments.empty())
+      adjustments.assign(rank, 0);
+    int64_t group = op.getGroup();
+    Builder builder(rewriter, op, symbols);
+    MLIRContext *context = rewriter.getContext();
+    auto d = [&](size_t i) { return getAffineDimExpr(i, context); };
+
+    // Output y is the full transposed convolution at y + before (zero
+    // outside of it). In the spread tensor, input x sits at
+    // x * s + offset + shift, with shift >= 0 making room for the windows
+    // that start before the first input.
+    Shape spread{input[0], input[1]};
+    SmallVector<OpFoldResult> offsets(2, rewriter.getIndexAttr(0));
+    SmallVector<int64_t> steps{1, 1};
+    SmallVector<AffineExpr> spatial;
+    SmallVector<AffineExpr> kernelExprs{d(1), d(3 + rank), d(2)};
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t field = window.field(i), stride = window.strides[i];
+      int64_t before = 0;
+      switch (window.padding) {
+      case Padding::Valid:
+        break;
+      case Padding::Explicit:
+        before = window.before[i];
+        break;
+      case Padding::SameUpper:
+      case Padding::SameLower: {
+        int64_t total = field + adjustments[i] - stride;
+        if (total > 0)
+          before = window.padding == Padding::SameUpper ? total / 2
+                                                        : total - total / 2;
+        break;
+      }
+      }
+      int64_t offset = field - 1 - before;
+      int64_t shift = std::max<int64_t>(0, -offset);
+      const TDim &x = input[i + 2], &y = output[i + 2];
+      spread.push_back(
+          TDim::max({y + TDim(field - 1 + shift),
+                     (x - TDim(1)) * TDim(stride) + TDim(offset + shift + 1)}));
+      offsets.push_back(rewriter.getIndexAttr(offset + shift));
+      steps.push_back(stride);
+      spatial.push_back(d(3 + i) + shift +
+                        d(4 + rank + i) * window.dilations[i]);
+      kernelExprs.push_back(d(4 + rank + i));
+    }
+    Value zero = scalar(rewriter, op.getLoc(), element, 0);
+    Value spreadInput = tensor::InsertSliceOp::create(
+        rewriter, op.getLoc(), adaptor.getInput(),
+        builder.filled(spread, element, zero), offsets, builder.sizes(input),
+        llvm::map_to_vector(steps, [&](int64_t step) -> OpFoldResult {
+          return rewriter.getIndexAttr(step);
+        }));
+    // (N, C, ·) as (N, G, C/G, ·), the kernel (C, O/G, k…) as
+    // (G, C/G, O/G, k…) and the output (N, O, y…) as (N, G, O/G, y…).
+    Value x = builder.expand(spreadInput, splitShape(spread, 1, group),
+                             splitAxis(spread.size(), 1));
+    Shape groupedKernel = splitShape(kernel, 0, group);
+    Value w = builder.expand(adaptor.getKernel(), groupedKernel,
+                             splitAxis(kernel.size(), 0));
+    w = flipSpatial(builder, w, groupedKernel, element);
+    Value init = convInit(builder, adaptor.getBias(), output, element);
+    init = builder.expand(init, splitShape(output, 1, group),
+                          splitAxis(output.size(), 1));
+    Value result =
+        groupedConvolution(builder, x, w, init, rank, spatial, kernelExprs);
+    rewriter.replaceOp(op,
+                       builder.collapse(result, splitAxis(output.size(), 1)));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
                                              const SymbolValueMap &symbols,
                                              RewritePatternSet &patterns) {
-  patterns.add<EinsumLowering>(converter, symbols, patterns.getContext());
+  patterns.add<EinsumLowering, ConvLowering, DeconvLowering>(
+      converter, symbols, patterns.getContext());
 }
