@@ -5,6 +5,10 @@
 // their input with tensor.pad and use the linalg.conv_* / depthwise_conv_*
 // named ops where one fits, a linalg.generic over the channel groups
 // otherwise; transposed convolutions are convolutions of a spread input.
+// Reductions are linalg.reduce (argmax/argmin a linalg.generic carrying the
+// position) followed by an expand_shape that keeps the axes as size 1;
+// softmax, log-softmax and rms_norm are reductions and element-wise
+// generics reading the reduced tensors through maps that skip the axes.
 // The scalar semantics follow the folders: sums and products stay in the
 // element type (integers wrap), float min/max propagate NaN, and integers
 // compare by the signedness of their tract type.
@@ -644,11 +648,409 @@ struct DeconvLowering : public NNPattern<DeconvOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Reductions and normalizations
+//===----------------------------------------------------------------------===//
+
+/// The shape without `axes`.
+Shape dropAxes(ArrayRef<TDim> shape, ArrayRef<int64_t> axes) {
+  Shape result;
+  for (auto [axis, dim] : llvm::enumerate(shape))
+    if (!llvm::is_contained(axes, static_cast<int64_t>(axis)))
+      result.push_back(dim);
+  return result;
+}
+
+/// The map from loops over `rank` axes to the axes that are not in `axes`.
+AffineMap dropAxesMap(size_t rank, ArrayRef<int64_t> axes,
+                      MLIRContext *context) {
+  SmallVector<AffineExpr> exprs;
+  for (size_t axis = 0; axis < rank; ++axis)
+    if (!llvm::is_contained(axes, static_cast<int64_t>(axis)))
+      exprs.push_back(getAffineDimExpr(axis, context));
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
+/// The reassociation that puts back `axes` as size-1 axes in a tensor of
+/// rank `rank`: each joins the group of a kept axis next to it.
+SmallVector<ReassociationIndices> keptAxesGroups(size_t rank,
+                                                 ArrayRef<int64_t> axes) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices leading;
+  for (int64_t axis = 0; axis < static_cast<int64_t>(rank); ++axis) {
+    if (!llvm::is_contained(axes, axis))
+      groups.push_back({axis});
+    else if (groups.empty())
+      leading.push_back(axis);
+    else
+      groups.back().push_back(axis);
+  }
+  if (!groups.empty())
+    groups.front().insert(groups.front().begin(), leading.begin(),
+                          leading.end());
+  return groups;
+}
+
+/// Integers compare unsigned when their tract type is unsigned or boolean.
+bool comparesUnsigned(Type element) {
+  return isUnsignedInteger(element) || element.isInteger(1);
+}
+
+/// The extremes of a tract element type: where a max or a min starts.
+Value lowest(OpBuilder &b, Location loc, Type element) {
+  Type type = convertElementType(element);
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc, type,
+        b.getFloatAttr(type, APFloat::getInf(floatType.getFloatSemantics(),
+                                             /*Negative=*/true)));
+  unsigned width = type.getIntOrFloatBitWidth();
+  return arith::ConstantOp::create(
+      b, loc, type,
+      b.getIntegerAttr(type, comparesUnsigned(element)
+                                 ? APInt::getMinValue(width)
+                                 : APInt::getSignedMinValue(width)));
+}
+
+Value highest(OpBuilder &b, Location loc, Type element) {
+  Type type = convertElementType(element);
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc, type,
+        b.getFloatAttr(type, APFloat::getInf(floatType.getFloatSemantics())));
+  unsigned width = type.getIntOrFloatBitWidth();
+  return arith::ConstantOp::create(
+      b, loc, type,
+      b.getIntegerAttr(type, comparesUnsigned(element)
+                                 ? APInt::getMaxValue(width)
+                                 : APInt::getSignedMaxValue(width)));
+}
+
+/// NaN-propagating for floats, by the signedness of the tract type for
+/// integers.
+Value maxOf(OpBuilder &b, Location loc, Type element, Value lhs, Value rhs) {
+  if (isFloat(element))
+    return arith::MaximumFOp::create(b, loc, lhs, rhs);
+  if (comparesUnsigned(element))
+    return arith::MaxUIOp::create(b, loc, lhs, rhs);
+  return arith::MaxSIOp::create(b, loc, lhs, rhs);
+}
+
+Value minOf(OpBuilder &b, Location loc, Type element, Value lhs, Value rhs) {
+  if (isFloat(element))
+    return arith::MinimumFOp::create(b, loc, lhs, rhs);
+  if (comparesUnsigned(element))
+    return arith::MinUIOp::create(b, loc, lhs, rhs);
+  return arith::MinSIOp::create(b, loc, lhs, rhs);
+}
+
+/// lhs > rhs (or lhs < rhs with `less`); false when a float is NaN.
+Value strictlyBeyond(OpBuilder &b, Location loc, Type element, Value lhs,
+                     Value rhs, bool less) {
+  if (isFloat(element))
+    return arith::CmpFOp::create(
+        b, loc, less ? arith::CmpFPredicate::OLT : arith::CmpFPredicate::OGT,
+        lhs, rhs);
+  bool isUnsigned = comparesUnsigned(element);
+  arith::CmpIPredicate predicate =
+      less
+          ? (isUnsigned ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt)
+          : (isUnsigned ? arith::CmpIPredicate::ugt
+                        : arith::CmpIPredicate::sgt);
+  return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+}
+
+/// `count` as a scalar of the tract element type `element`.
+Value countOf(const Builder &builder, const TDim &count, Type element) {
+  if (std::optional<int64_t> value = count.getConstant())
+    return scalar(builder.b, builder.loc, element, *value);
+  OpBuilder &b = builder.b;
+  Type type = convertElementType(element);
+  Value wide = arith::IndexCastUIOp::create(b, builder.loc, b.getI64Type(),
+                                            builder.index(count));
+  if (isFloat(type))
+    return arith::UIToFPOp::create(b, builder.loc, type, wide);
+  if (type.getIntOrFloatBitWidth() < 64)
+    return arith::TruncIOp::create(b, builder.loc, type, wide);
+  return wide;
+}
+
+/// `input` reduced over `axes` by linalg.reduce with `combine(in, acc)`,
+/// starting from `start`; the axes are dropped.
+Value reduceAxes(
+    const Builder &builder, Value input, ArrayRef<TDim> shape,
+    ArrayRef<int64_t> axes, Type element, Value start,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  Value init = builder.filled(dropAxes(shape, axes), element, start);
+  return linalg::ReduceOp::create(
+             builder.b, builder.loc, ValueRange{input}, ValueRange{init}, axes,
+             [&](OpBuilder &b, Location loc, ValueRange args) {
+               linalg::YieldOp::create(b, loc,
+                                       combine(b, loc, args[0], args[1]));
+             })
+      .getResult(0);
+}
+
+struct ReduceLowering : public NNPattern<ReduceOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult
+  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getInput().getType());
+    Shape shape = getShape(op.getInput());
+    ArrayRef<int64_t> axes = op.getAxes();
+    Reducer reducer = op.getReducer();
+    Builder builder(rewriter, op, symbols);
+    Location loc = op.getLoc();
+    if (reducer == Reducer::ArgMax || reducer == Reducer::ArgMin) {
+      rewriter.replaceOp(
+          op, argExtremum(builder, adaptor.getInput(), shape, axes.front(),
+                          element, reducer == Reducer::ArgMin, op.getLast()));
+      return success();
+    }
+    if (axes.empty() && reducer != Reducer::MeanOfSquares) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    Value start;
+    std::function<Value(OpBuilder &, Location, Value, Value)> combine;
+    switch (reducer) {
+    case Reducer::Sum:
+    case Reducer::Any:
+      start = scalar(rewriter, loc, element, 0);
+      combine = [&](OpBuilder &b, Location l, Value in, Value acc) -> Value {
+        if (reducer == Reducer::Any)
+          return arith::OrIOp::create(b, l, acc, in);
+        return add(b, l, acc, in);
+      };
+      break;
+    case Reducer::Prod:
+    case Reducer::All:
+      start = scalar(rewriter, loc, element, 1);
+      combine = [&](OpBuilder &b, Location l, Value in, Value acc) -> Value {
+        if (reducer == Reducer::All)
+          return arith::AndIOp::create(b, l, acc, in);
+        return mul(b, l, acc, in);
+      };
+      break;
+    case Reducer::Min:
+      start = highest(rewriter, loc, element);
+      combine = [&](OpBuilder &b, Location l, Value in, Value acc) {
+        return minOf(b, l, element, acc, in);
+      };
+      break;
+    case Reducer::Max:
+      start = lowest(rewriter, loc, element);
+      combine = [&](OpBuilder &b, Location l, Value in, Value acc) {
+        return maxOf(b, l, element, acc, in);
+      };
+      break;
+    case Reducer::MeanOfSquares:
+      start = scalar(rewriter, loc, element, 0);
+      combine = [&](OpBuilder &b, Location l, Value in, Value acc) {
+        return add(b, l, acc, mul(b, l, in, in));
+      };
+      break;
+    default:
+      return op.emitError()
+             << "cannot lower reducer " << stringifyReducer(reducer);
+    }
+    Value result = reduceAxes(builder, adaptor.getInput(), shape, axes, element,
+                              start, combine);
+    Shape reduced = dropAxes(shape, axes);
+    if (reducer == Reducer::MeanOfSquares) {
+      TDim count(1);
+      for (int64_t axis : axes)
+        count *= shape[axis];
+      Value divisor = countOf(builder, count, element);
+      result = mapGeneric(
+          builder, result, rewriter.getMultiDimIdentityMap(reduced.size()),
+          builder.empty(reduced, element),
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            return arith::DivFOp::create(b, l, args[0], divisor);
+          });
+    }
+    rewriter.replaceOp(op, builder.expand(result, getShape(op.getType()),
+                                          keptAxesGroups(shape.size(), axes)));
+    return success();
+  }
+
+  /// The i64 position of the first (or `last`) maximum (or minimum with
+  /// `less`) along `axis`, which is kept as size 1. As in the folder, the
+  /// running extremum starts at the first element and moves to a later one
+  /// that strictly beats it, or, for the last, that it does not strictly
+  /// beat.
+  Value argExtremum(const Builder &builder, Value input, ArrayRef<TDim> shape,
+                    int64_t axis, Type element, bool less, bool last) const {
+    OpBuilder &rewriter = builder.b;
+    MLIRContext *context = rewriter.getContext();
+    Shape reduced = dropAxes(shape, axis);
+    SmallVector<OpFoldResult> offsets(shape.size(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes = builder.sizes(shape);
+    sizes[axis] = rewriter.getIndexAttr(1);
+    SmallVector<OpFoldResult> strides(shape.size(), rewriter.getIndexAttr(1));
+    Value first = tensor::ExtractSliceOp::create(
+        rewriter, builder.loc,
+        builder.type(reduced, getElementTypeOrSelf(input.getType())), input,
+        offsets, sizes, strides);
+    Type i64 = rewriter.getI64Type();
+    Value positions = builder.filled(
+        reduced, i64,
+        arith::ConstantOp::create(rewriter, builder.loc, i64,
+                                  rewriter.getI64IntegerAttr(0)));
+    AffineMap reducedMap = dropAxesMap(shape.size(), axis, context);
+    SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(shape.size()),
+                                reducedMap, reducedMap};
+    SmallVector<utils::IteratorType> loops(shape.size(),
+                                           utils::IteratorType::parallel);
+    loops[axis] = utils::IteratorType::reduction;
+    auto generic = linalg::GenericOp::create(
+        rewriter, builder.loc, TypeRange{first.getType(), positions.getType()},
+        input, ValueRange{first, positions}, maps, loops,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value value = args[0], best = args[1], position = args[2];
+          Value take =
+              last ? arith::XOrIOp::create(
+                         b, loc,
+                         strictlyBeyond(b, loc, element, best, value, less),
+                         arith::ConstantOp::create(b, loc, b.getBoolAttr(true)))
+                         .getResult()
+                   : strictlyBeyond(b, loc, element, value, best, less);
+          Value here = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), linalg::IndexOp::create(b, loc, axis));
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{
+                  arith::SelectOp::create(b, loc, take, value, best),
+                  arith::SelectOp::create(b, loc, take, here, position)});
+        });
+    Shape result(shape.begin(), shape.end());
+    result[axis] = TDim(1);
+    return builder.expand(generic.getResult(1), result,
+                          keptAxesGroups(shape.size(), axis));
+  }
+};
+
+/// Softmax and log-softmax subtract the maximum over the axes before
+/// exponentiating, so that the largest term is exp(0).
+template <typename OpTy> struct SoftmaxLowering : public NNPattern<OpTy> {
+  using NNPattern<OpTy>::NNPattern;
+  static constexpr bool isLog = std::is_same_v<OpTy, LogSoftmaxOp>;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    Shape shape = getShape(op.getType());
+    ArrayRef<int64_t> axes = op.getAxes();
+    Builder builder(rewriter, op, this->symbols);
+    Location loc = op.getLoc();
+    MLIRContext *context = rewriter.getContext();
+    Value x = adaptor.getInput();
+    Value max = reduceAxes(builder, x, shape, axes, element,
+                           lowest(rewriter, loc, element),
+                           [&](OpBuilder &b, Location l, Value in, Value acc) {
+                             return maxOf(b, l, element, acc, in);
+                           });
+    AffineMap identity = rewriter.getMultiDimIdentityMap(shape.size());
+    AffineMap reducedMap = dropAxesMap(shape.size(), axes, context);
+    Shape reduced = dropAxes(shape, axes);
+    Value zero = scalar(rewriter, loc, element, 0);
+    Value result;
+    if (!isLog) {
+      Value exp =
+          mapGeneric(builder, ValueRange{x, max}, {identity, reducedMap},
+                     builder.empty(shape, element),
+                     [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                       return math::ExpOp::create(
+                           b, l, arith::SubFOp::create(b, l, args[0], args[1]));
+                     });
+      Value sum = reduceAxes(builder, exp, shape, axes, element, zero,
+                             [&](OpBuilder &b, Location l, Value in,
+                                 Value acc) { return add(b, l, acc, in); });
+      result =
+          mapGeneric(builder, ValueRange{exp, sum}, {identity, reducedMap},
+                     builder.empty(shape, element),
+                     [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                       return arith::DivFOp::create(b, l, args[0], args[1]);
+                     });
+    } else {
+      SmallVector<utils::IteratorType> loops(shape.size(),
+                                             utils::IteratorType::parallel);
+      for (int64_t axis : axes)
+        loops[axis] = utils::IteratorType::reduction;
+      Value sum =
+          linalg::GenericOp::create(
+              rewriter, loc, builder.type(reduced, element), ValueRange{x, max},
+              builder.filled(reduced, element, zero),
+              SmallVector<AffineMap>{identity, reducedMap, reducedMap}, loops,
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                Value exp = math::ExpOp::create(
+                    b, l, arith::SubFOp::create(b, l, args[0], args[1]));
+                linalg::YieldOp::create(b, l, add(b, l, args[2], exp));
+              })
+              .getResult(0);
+      result = mapGeneric(
+          builder, ValueRange{x, max, sum}, {identity, reducedMap, reducedMap},
+          builder.empty(shape, element),
+          [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+            Value shifted = arith::SubFOp::create(b, l, args[0], args[1]);
+            return arith::SubFOp::create(b, l, shifted,
+                                         math::LogOp::create(b, l, args[2]));
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct RmsNormLowering : public NNPattern<RmsNormOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult
+  matchAndRewrite(RmsNormOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    Shape shape = getShape(op.getType());
+    int64_t axis = op.getAxis();
+    Builder builder(rewriter, op, symbols);
+    Location loc = op.getLoc();
+    Value x = adaptor.getInput();
+    Value squares = reduceAxes(
+        builder, x, shape, axis, element, scalar(rewriter, loc, element, 0),
+        [&](OpBuilder &b, Location l, Value in, Value acc) {
+          return add(b, l, acc, mul(b, l, in, in));
+        });
+    Shape reduced = dropAxes(shape, axis);
+    Value count = countOf(builder, shape[axis], element);
+    Value eps = scalar(rewriter, loc, element, op.getEps().convertToDouble());
+    Value rms = mapGeneric(
+        builder, squares, rewriter.getMultiDimIdentityMap(reduced.size()),
+        builder.empty(reduced, element),
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value mean = arith::DivFOp::create(b, l, args[0], count);
+          return math::SqrtOp::create(b, l,
+                                      arith::AddFOp::create(b, l, mean, eps));
+        });
+    rewriter.replaceOp(
+        op, mapGeneric(builder, ValueRange{x, rms},
+                       {rewriter.getMultiDimIdentityMap(shape.size()),
+                        dropAxesMap(shape.size(), axis, rewriter.getContext())},
+                       builder.empty(shape, element),
+                       [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+                         return arith::DivFOp::create(b, l, args[0], args[1]);
+                       }));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
                                              const SymbolValueMap &symbols,
                                              RewritePatternSet &patterns) {
-  patterns.add<EinsumLowering, ConvLowering, DeconvLowering>(
-      converter, symbols, patterns.getContext());
+  patterns.add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
+               SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
+               RmsNormLowering>(converter, symbols, patterns.getContext());
 }

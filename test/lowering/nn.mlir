@@ -296,3 +296,208 @@ module {
     return %0 : tensor<1x1x2xi1>
   }
 }
+
+// -----
+
+// A reduction is a linalg.reduce that drops the axes, and a
+// tensor.expand_shape that puts them back as size 1.
+// CHECK-LABEL: func.func @reduce_sum(
+// LLVM-LABEL: llvm.func @reduce_sum(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<2x?x3xf32>)
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %c1
+// CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:         %[[E:.*]] = tensor.empty(%[[S]]) : tensor<?xf32>
+// CHECK:         %[[F:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<?xf32>)
+// CHECK:         %[[R:.*]] = linalg.reduce { arith.addf } ins(%[[X]] : tensor<2x?x3xf32>) outs(%[[F]] : tensor<?xf32>) dimensions = [0, 2]
+// CHECK:         tensor.expand_shape %[[R]] {{\[}}[0, 1, 2]] output_shape [1, %[[S]], 1] : tensor<?xf32> into tensor<1x?x1xf32>
+module attributes {tract.symbols = ["S"]} {
+  func.func @reduce_sum(%x: tensor<2x?x3xf32, #tract.dims<[S]>>) -> tensor<1x?x1xf32, #tract.dims<[S]>> {
+    %0 = tract.reduce sum %x {axes = array<i64: 0, 2>} : tensor<2x?x3xf32, #tract.dims<[S]>> -> tensor<1x?x1xf32, #tract.dims<[S]>>
+    return %0 : tensor<1x?x1xf32, #tract.dims<[S]>>
+  }
+}
+
+// -----
+
+// Float min and max propagate NaN from the infinities they start at;
+// integers compare by their tract signedness; all and any are and/or.
+// CHECK-LABEL: func.func @reducers(
+// LLVM-LABEL: llvm.func @reducers(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[INF:.*]] = arith.constant 0x7F800000 : f32
+// CHECK:         linalg.fill ins(%[[INF]] : f32)
+// CHECK:         linalg.reduce { arith.minimumf }
+// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         linalg.fill ins(%[[NINF]] : f32)
+// CHECK:         linalg.reduce { arith.maximumf }
+// CHECK:         %[[UMIN:.*]] = arith.constant 0 : i8
+// CHECK:         linalg.fill ins(%[[UMIN]] : i8)
+// CHECK:         linalg.reduce { arith.maxui }
+// CHECK:         %[[SMAX:.*]] = arith.constant 127 : i8
+// CHECK:         linalg.fill ins(%[[SMAX]] : i8)
+// CHECK:         linalg.reduce { arith.minsi }
+// CHECK:         %[[ONE:.*]] = arith.constant 1 : i32
+// CHECK:         linalg.fill ins(%[[ONE]] : i32)
+// CHECK:         linalg.reduce { arith.muli {{.*}}}
+// CHECK:         %[[TRUE:.*]] = arith.constant true
+// CHECK:         linalg.fill ins(%[[TRUE]] : i1)
+// CHECK:         linalg.reduce { arith.andi }
+// CHECK:         %[[FALSE:.*]] = arith.constant false
+// CHECK:         linalg.fill ins(%[[FALSE]] : i1)
+// CHECK:         linalg.reduce { arith.ori }
+module {
+  func.func @reducers(%f: tensor<3x4xf32>, %u: tensor<3x4xui8>, %s: tensor<3x4xi8>, %i: tensor<3x4xi32>, %b: tensor<3x4xi1>) -> (tensor<3x1xf32>, tensor<1x4xf32>, tensor<3x1xui8>, tensor<3x1xi8>, tensor<3x1xi32>, tensor<3x1xi1>, tensor<3x1xi1>) {
+    %0 = tract.reduce min %f {axes = array<i64: 1>} : tensor<3x4xf32> -> tensor<3x1xf32>
+    %1 = tract.reduce max %f {axes = array<i64: 0>} : tensor<3x4xf32> -> tensor<1x4xf32>
+    %2 = tract.reduce max %u {axes = array<i64: 1>} : tensor<3x4xui8> -> tensor<3x1xui8>
+    %3 = tract.reduce min %s {axes = array<i64: 1>} : tensor<3x4xi8> -> tensor<3x1xi8>
+    %4 = tract.reduce prod %i {axes = array<i64: 1>} : tensor<3x4xi32> -> tensor<3x1xi32>
+    %5 = tract.reduce all %b {axes = array<i64: 1>} : tensor<3x4xi1> -> tensor<3x1xi1>
+    %6 = tract.reduce any %b {axes = array<i64: 1>} : tensor<3x4xi1> -> tensor<3x1xi1>
+    return %0, %1, %2, %3, %4, %5, %6 : tensor<3x1xf32>, tensor<1x4xf32>, tensor<3x1xui8>, tensor<3x1xi8>, tensor<3x1xi32>, tensor<3x1xi1>, tensor<3x1xi1>
+  }
+}
+
+// -----
+
+// mean_of_squares sums x * x and divides by the number of reduced
+// elements.
+// CHECK-LABEL: func.func @mean_of_squares(
+// LLVM-LABEL: llvm.func @mean_of_squares(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[R:.*]] = linalg.reduce ins(%{{.*}} : tensor<3x4xf32>) outs(%{{.*}} : tensor<f32>) dimensions = [0, 1]
+// CHECK:           %[[SQ:.*]] = arith.mulf %in, %in : f32
+// CHECK:           arith.addf %init, %[[SQ]] : f32
+// CHECK:         %[[N:.*]] = arith.constant 1.200000e+01 : f32
+// CHECK:         %[[M:.*]] = linalg.generic {{.*}} ins(%[[R]] : tensor<f32>)
+// CHECK:           arith.divf %in, %[[N]] : f32
+// CHECK:         tensor.expand_shape %[[M]] [] output_shape [1, 1] : tensor<f32> into tensor<1x1xf32>
+module {
+  func.func @mean_of_squares(%x: tensor<3x4xf32>) -> tensor<1x1xf32> {
+    %0 = tract.reduce mean_of_squares %x {axes = array<i64: 0, 1>} : tensor<3x4xf32> -> tensor<1x1xf32>
+    return %0 : tensor<1x1xf32>
+  }
+}
+
+// -----
+
+// argmax starts from the first element and its index 0, and moves on to an
+// element that beats it strictly (or, for the last, that it does not beat),
+// comparing unsigned integers unsigned.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @argmax_last(
+// LLVM-LABEL: llvm.func @argmax_last(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<3x4xi8>)
+// CHECK:         %[[FIRST:.*]] = tensor.extract_slice %[[X]][0, 0] [3, 1] [1, 1] : tensor<3x4xi8> to tensor<3xi8>
+// CHECK:         %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<3xi64>)
+// CHECK:         %[[R:.*]]:2 = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<3x4xi8>) outs(%[[FIRST]], %[[ZERO]] : tensor<3xi8>, tensor<3xi64>)
+// CHECK:         ^bb0(%[[IN:.*]]: i8, %[[BEST:.*]]: i8, %[[POS:.*]]: i64):
+// CHECK:           %[[BEATEN:.*]] = arith.cmpi ugt, %[[BEST]], %[[IN]] : i8
+// CHECK:           %[[TAKE:.*]] = arith.xori %[[BEATEN]], %true : i1
+// CHECK:           %[[I:.*]] = linalg.index 1 : index
+// CHECK:           %[[I64:.*]] = arith.index_cast %[[I]] : index to i64
+// CHECK:           %[[V:.*]] = arith.select %[[TAKE]], %[[IN]], %[[BEST]] : i8
+// CHECK:           %[[P:.*]] = arith.select %[[TAKE]], %[[I64]], %[[POS]] : i64
+// CHECK:           linalg.yield %[[V]], %[[P]] : i8, i64
+// CHECK:         tensor.expand_shape %[[R]]#1 {{\[}}[0, 1]] output_shape [3, 1] : tensor<3xi64> into tensor<3x1xi64>
+module {
+  func.func @argmax_last(%x: tensor<3x4xui8>) -> tensor<3x1xi64> {
+    %0 = tract.reduce argmax %x {axes = array<i64: 1>, last = true} : tensor<3x4xui8> -> tensor<3x1xi64>
+    return %0 : tensor<3x1xi64>
+  }
+}
+
+// -----
+
+// argmin of floats: an ordered comparison, so NaN never moves it.
+// CHECK-LABEL: func.func @argmin(
+// LLVM-LABEL: llvm.func @argmin(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         tensor.extract_slice %{{.*}}[0, 0] [1, 4] [1, 1] : tensor<3x4xf32> to tensor<4xf32>
+// CHECK:         linalg.generic {{.*}} iterator_types = ["reduction", "parallel"]
+// CHECK:           %[[TAKE:.*]] = arith.cmpf olt, %in, %out : f32
+// CHECK:           linalg.index 0 : index
+// CHECK:         tensor.expand_shape %{{.*}} {{\[}}[0, 1]] output_shape [1, 4] : tensor<4xi64> into tensor<1x4xi64>
+module {
+  func.func @argmin(%x: tensor<3x4xf32>) -> tensor<1x4xi64> {
+    %0 = tract.reduce argmin %x {axes = array<i64: 0>} : tensor<3x4xf32> -> tensor<1x4xi64>
+    return %0 : tensor<1x4xi64>
+  }
+}
+
+// -----
+
+// Softmax subtracts the maximum over its axes before exponentiating; the
+// reduced tensors are read back through maps that skip the axes.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[RED:.*]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-LABEL: func.func @softmax(
+// LLVM-LABEL: llvm.func @softmax(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<2x?x3xf32>)
+// CHECK:         %[[MAX:.*]] = linalg.reduce { arith.maximumf } ins(%[[X]] : tensor<2x?x3xf32>) outs(%{{.*}} : tensor<?xf32>) dimensions = [0, 2]
+// CHECK:         %[[EXP:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[RED]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[MAX]] : tensor<2x?x3xf32>, tensor<?xf32>)
+// CHECK:           %[[D:.*]] = arith.subf %in, %in_{{.*}} : f32
+// CHECK:           math.exp %[[D]] : f32
+// CHECK:         %[[SUM:.*]] = linalg.reduce { arith.addf } ins(%[[EXP]] : tensor<2x?x3xf32>) outs(%{{.*}} : tensor<?xf32>) dimensions = [0, 2]
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[RED]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[EXP]], %[[SUM]] : tensor<2x?x3xf32>, tensor<?xf32>)
+// CHECK:           arith.divf
+module attributes {tract.symbols = ["S"]} {
+  func.func @softmax(%x: tensor<2x?x3xf32, #tract.dims<[S]>>) -> tensor<2x?x3xf32, #tract.dims<[S]>> {
+    %0 = tract.softmax %x {axes = array<i64: 0, 2>} : tensor<2x?x3xf32, #tract.dims<[S]>> -> tensor<2x?x3xf32, #tract.dims<[S]>>
+    return %0 : tensor<2x?x3xf32, #tract.dims<[S]>>
+  }
+}
+
+// -----
+
+// Log-softmax sums exp(x - max) in one reduction and gives
+// (x - max) - log(sum).
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @log_softmax(
+// LLVM-LABEL: llvm.func @log_softmax(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<2x5xf32>)
+// CHECK:         %[[MAX:.*]] = linalg.reduce { arith.maximumf } ins(%[[X]] : tensor<2x5xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]
+// CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MAX]] : tensor<2x5xf32>, tensor<2xf32>)
+// CHECK:           math.exp
+// CHECK:           arith.addf
+// CHECK:         linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]], #[[ID]]], iterator_types = ["parallel", "parallel"]} ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<2x5xf32>, tensor<2xf32>, tensor<2xf32>)
+// CHECK:           %[[SHIFTED:.*]] = arith.subf %in, %in_{{.*}} : f32
+// CHECK:           %[[LOG:.*]] = math.log %in_{{.*}} : f32
+// CHECK:           arith.subf %[[SHIFTED]], %[[LOG]] : f32
+module {
+  func.func @log_softmax(%x: tensor<2x5xf32>) -> tensor<2x5xf32> {
+    %0 = tract.log_softmax %x {axes = array<i64: 1>} : tensor<2x5xf32> -> tensor<2x5xf32>
+    return %0 : tensor<2x5xf32>
+  }
+}
+
+// -----
+
+// rms_norm: x / sqrt(sum(x * x) / n + eps), n read from the symbol.
+// CHECK-LABEL: func.func @rms_norm(
+// LLVM-LABEL: llvm.func @rms_norm(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<2x?xf16>)
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %c1
+// CHECK:         %[[SQ:.*]] = linalg.reduce ins(%[[X]] : tensor<2x?xf16>) outs(%{{.*}} : tensor<2xf16>) dimensions = [1]
+// CHECK:         %[[N64:.*]] = arith.index_castui %[[S]] : index to i64
+// CHECK:         %[[N:.*]] = arith.uitofp %[[N64]] : i64 to f16
+// CHECK:         %[[EPS:.*]] = arith.constant 1.001360e-05 : f16
+// CHECK:         %[[RMS:.*]] = linalg.generic {{.*}} ins(%[[SQ]] : tensor<2xf16>)
+// CHECK:           %[[MEAN:.*]] = arith.divf %in, %[[N]] : f16
+// CHECK:           %[[SUM:.*]] = arith.addf %[[MEAN]], %[[EPS]] : f16
+// CHECK:           math.sqrt %[[SUM]] : f16
+// CHECK:         linalg.generic {{.*}} ins(%[[X]], %[[RMS]] : tensor<2x?xf16>, tensor<2xf16>)
+// CHECK:           arith.divf %in, %in_{{.*}} : f16
+module attributes {tract.symbols = ["S"]} {
+  func.func @rms_norm(%x: tensor<2x?xf16, #tract.dims<[S]>>) -> tensor<2x?xf16, #tract.dims<[S]>> {
+    %0 = tract.rms_norm %x {axis = 1 : i64, eps = 1.0e-5 : f64} : tensor<2x?xf16, #tract.dims<[S]>> -> tensor<2x?xf16, #tract.dims<[S]>>
+    return %0 : tensor<2x?xf16, #tract.dims<[S]>>
+  }
+}
