@@ -9,6 +9,10 @@
 // position) followed by an expand_shape that keeps the axes as size 1;
 // softmax, log-softmax and rms_norm are reductions and element-wise
 // generics reading the reduced tensors through maps that skip the axes.
+// Pools pad like convolutions (with the lowest value for max pools) and are
+// linalg.pooling_* where one fits, a linalg.generic over (n, c, y…, k…)
+// otherwise; averages divide by a count computed per window when the
+// padding makes it vary.
 // The scalar semantics follow the folders: sums and products stay in the
 // element type (integers wrap), float min/max propagate NaN, and integers
 // compare by the signedness of their tract type.
@@ -1045,6 +1049,331 @@ struct RmsNormLowering : public NNPattern<RmsNormOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Pools
+//===----------------------------------------------------------------------===//
+
+/// A pool as a linalg.generic over (n, c, y…, k…): `input`, padded, is read
+/// at y * s + k * d, and an empty tensor of the kernel's shape gives the
+/// ranges of k; `inits` are indexed by (n, c, y…).
+linalg::GenericOp
+poolGeneric(const Builder &builder, Value input, const Window &window,
+            Type element, ValueRange inits,
+            function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+  MLIRContext *context = builder.b.getContext();
+  size_t rank = window.rank(), loops = 2 + 2 * rank;
+  auto d = [&](size_t i) { return getAffineDimExpr(i, context); };
+  SmallVector<AffineExpr> inputExprs{d(0), d(1)}, kernelExprs,
+      outputExprs{d(0), d(1)};
+  Shape kernel;
+  for (size_t i = 0; i < rank; ++i) {
+    inputExprs.push_back(d(2 + i) * window.strides[i] +
+                         d(2 + rank + i) * window.dilations[i]);
+    kernelExprs.push_back(d(2 + rank + i));
+    outputExprs.push_back(d(2 + i));
+    kernel.push_back(TDim(window.kernel[i]));
+  }
+  SmallVector<AffineMap> maps{AffineMap::get(loops, 0, inputExprs, context),
+                              AffineMap::get(loops, 0, kernelExprs, context)};
+  maps.append(inits.size(), AffineMap::get(loops, 0, outputExprs, context));
+  return linalg::GenericOp::create(
+      builder.b, builder.loc, inits.getTypes(),
+      ValueRange{input, builder.empty(kernel, element)}, inits, maps,
+      iterators(2 + rank, rank), body);
+}
+
+template <typename PoolTy>
+Value namedPool(const Builder &builder, Value input, Value init,
+                const Window &window, Type element) {
+  Shape kernel;
+  for (int64_t size : window.kernel)
+    kernel.push_back(TDim(size));
+  return PoolTy::create(builder.b, builder.loc, TypeRange{init.getType()},
+                        ValueRange{input, builder.empty(kernel, element)},
+                        ValueRange{init},
+                        builder.b.getI64TensorAttr(window.strides),
+                        builder.b.getI64TensorAttr(window.dilations))
+      ->getResult(0);
+}
+
+/// The window attributes of a pool, with the spatial dims of its input and
+/// output and what its windows read past the input.
+template <typename OpTy> struct PoolGeometry {
+  explicit PoolGeometry(OpTy op)
+      : input(getShape(op.getInput())),
+        output(getShape(op->getResult(0).getType())),
+        window(windowOf(op, op.getKernelShape())) {
+    window.ceilMode = op.getCeilMode();
+    pads = windowPads(window, ArrayRef(input).drop_front(2),
+                      ArrayRef(output).drop_front(2));
+  }
+
+  Shape input, output;
+  Window window;
+  Pads pads;
+};
+
+struct MaxPoolLowering : public NNPattern<MaxPoolOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult
+  matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getInput().getType());
+    PoolGeometry<MaxPoolOp> geometry(op);
+    const Window &window = geometry.window;
+    size_t rank = window.rank();
+    Builder builder(rewriter, op, symbols);
+    Location loc = op.getLoc();
+    // Padding never wins a maximum.
+    Value low = lowest(rewriter, loc, element);
+    Shape padded;
+    Value x = padSpatial(builder, adaptor.getInput(), geometry.input,
+                         geometry.pads, low, padded);
+    Value init = builder.filled(geometry.output, element, low);
+    if (!op.getWithIndex()) {
+      // The named pools compare integers signed.
+      bool named = !comparesUnsigned(element);
+      Value result;
+      if (named && rank == 1)
+        result = namedPool<linalg::PoolingNcwMaxOp>(builder, x, init, window,
+                                                    element);
+      else if (named && rank == 2)
+        result = namedPool<linalg::PoolingNchwMaxOp>(builder, x, init, window,
+                                                     element);
+      else
+        result =
+            poolGeneric(builder, x, window, element, init,
+                        [&](OpBuilder &b, Location l, ValueRange args) {
+                          linalg::YieldOp::create(
+                              b, l, maxOf(b, l, element, args[2], args[0]));
+                        })
+                .getResult(0);
+      rewriter.replaceOp(op, {result});
+      return success();
+    }
+    rewriter.replaceOp(op, withIndex(builder, x, init, geometry, element));
+    return success();
+  }
+
+  /// The maximum and the flat index, in the unpadded input, of its first
+  /// occurrence (NaN counting as the maximum). Windows see cells of the
+  /// padding as absent.
+  SmallVector<Value> withIndex(const Builder &builder, Value x, Value init,
+                               const PoolGeometry<MaxPoolOp> &geometry,
+                               Type element) const {
+    OpBuilder &rewriter = builder.b;
+    const Window &window = geometry.window;
+    size_t rank = window.rank();
+    Type i64 = rewriter.getI64Type();
+    Value none = builder.filled(
+        geometry.output, i64,
+        arith::ConstantOp::create(rewriter, builder.loc, i64,
+                                  rewriter.getI64IntegerAttr(-1)));
+    // The input dims and the padding before each spatial axis.
+    SmallVector<Value> dims, before;
+    for (const TDim &dim : geometry.input)
+      dims.push_back(builder.index(dim));
+    for (const TDim &pad : geometry.pads.low)
+      before.push_back(builder.index(pad));
+    bool padded = !geometry.pads.isZero();
+    auto generic = poolGeneric(
+        builder, x, window, element, ValueRange{init, none},
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value value = args[0], best = args[2], bestIndex = args[3];
+          auto index = [&](int64_t value) {
+            return arith::ConstantIndexOp::create(b, loc, value);
+          };
+          Value flat = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, linalg::IndexOp::create(b, loc, 0),
+                                    dims[1]),
+              linalg::IndexOp::create(b, loc, 1));
+          Value inside = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+          for (size_t i = 0; i < rank; ++i) {
+            Value y = linalg::IndexOp::create(b, loc, 2 + i);
+            Value k = linalg::IndexOp::create(b, loc, 2 + rank + i);
+            Value position = arith::SubIOp::create(
+                b, loc,
+                arith::AddIOp::create(
+                    b, loc,
+                    arith::MulIOp::create(b, loc, y, index(window.strides[i])),
+                    arith::MulIOp::create(b, loc, k,
+                                          index(window.dilations[i]))),
+                before[i]);
+            if (padded) {
+              Value aboveStart = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::sge, position, index(0));
+              Value belowEnd = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::slt, position, dims[2 + i]);
+              inside = arith::AndIOp::create(
+                  b, loc, inside,
+                  arith::AndIOp::create(b, loc, aboveStart, belowEnd));
+            }
+            flat = arith::AddIOp::create(
+                b, loc, arith::MulIOp::create(b, loc, flat, dims[2 + i]),
+                position);
+          }
+          Value first = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, bestIndex,
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(-1)));
+          Value better = strictlyBeyond(b, loc, element, value, best, false);
+          if (isFloat(element)) {
+            // A NaN beats any number, and the first NaN stays.
+            Value isNan = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::UNO, value, value);
+            Value bestIsNumber = arith::CmpFOp::create(
+                b, loc, arith::CmpFPredicate::ORD, best, best);
+            better = arith::OrIOp::create(
+                b, loc, better,
+                arith::AndIOp::create(b, loc, isNan, bestIsNumber));
+          }
+          Value take = arith::AndIOp::create(
+              b, loc, inside, arith::OrIOp::create(b, loc, first, better));
+          Value flat64 =
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), flat);
+          linalg::YieldOp::create(
+              b, loc,
+              ValueRange{
+                  arith::SelectOp::create(b, loc, take, value, best),
+                  arith::SelectOp::create(b, loc, take, flat64, bestIndex)});
+        });
+    return {generic.getResult(0), generic.getResult(1)};
+  }
+};
+
+struct SumPoolLowering : public NNPattern<SumPoolOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult
+  matchAndRewrite(SumPoolOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getInput().getType());
+    if (element.isInteger(1))
+      return op.emitError() << "cannot lower a sum pool of booleans";
+    PoolGeometry<SumPoolOp> geometry(op);
+    const Window &window = geometry.window;
+    size_t rank = window.rank();
+    Builder builder(rewriter, op, symbols);
+    Value zero = scalar(rewriter, op.getLoc(), element, 0);
+    Shape padded;
+    Value x = padSpatial(builder, adaptor.getInput(), geometry.input,
+                         geometry.pads, zero, padded);
+    Value init = builder.filled(geometry.output, element, zero);
+    Value sum;
+    if (rank == 1)
+      sum =
+          namedPool<linalg::PoolingNcwSumOp>(builder, x, init, window, element);
+    else if (rank == 2)
+      sum = namedPool<linalg::PoolingNchwSumOp>(builder, x, init, window,
+                                                element);
+    else
+      sum = poolGeneric(builder, x, window, element, init,
+                        [&](OpBuilder &b, Location l, ValueRange args) {
+                          linalg::YieldOp::create(b, l,
+                                                  add(b, l, args[2], args[0]));
+                        })
+                .getResult(0);
+    if (op.getNormalize())
+      sum = average(builder, sum, geometry, op.getCountIncludePad(), element);
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+
+  /// Divides each sum by the number of cells its window counts: those over
+  /// the input, or with `countIncludePad` those over the input and its
+  /// padding (but not past the explicit pads, where ceil mode reads).
+  Value average(const Builder &builder, Value sum,
+                const PoolGeometry<SumPoolOp> &geometry, bool countIncludePad,
+                Type element) const {
+    OpBuilder &rewriter = builder.b;
+    const Window &window = geometry.window;
+    const Pads &pads = geometry.pads;
+    size_t rank = window.rank();
+    // Per spatial axis, the counted cells [start, end) in padded
+    // coordinates, unless every window counts all its cells.
+    SmallVector<std::optional<std::pair<Value, Value>>> ranges;
+    int64_t whole = 1;
+    for (size_t i = 0; i < rank; ++i) {
+      const TDim &x = geometry.input[i + 2], &y = geometry.output[i + 2];
+      TDim start = countIncludePad ? TDim(0) : pads.low[i];
+      TDim explicitAfter = window.padding == Padding::Explicit
+                               ? TDim(window.after[i])
+                               : pads.high[i];
+      TDim end =
+          countIncludePad ? pads.low[i] + x + explicitAfter : pads.low[i] + x;
+      TDim lastEnd =
+          (y - TDim(1)) * TDim(window.strides[i]) + TDim(window.field(i));
+      std::optional<int64_t> startValue = start.getConstant();
+      std::optional<int64_t> margin = (end - lastEnd).getConstant();
+      if (startValue && *startValue <= 0 && margin && *margin >= 0) {
+        whole *= window.kernel[i];
+        ranges.push_back(std::nullopt);
+      } else {
+        ranges.push_back(
+            std::make_pair(builder.index(start), builder.index(end)));
+      }
+    }
+    Value wholeCount = scalar(rewriter, builder.loc, element, whole);
+    Type type = convertElementType(element);
+    size_t outputRank = geometry.output.size();
+    return mapGeneric(
+        builder, sum, rewriter.getMultiDimIdentityMap(outputRank),
+        builder.empty(geometry.output, element),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          auto index = [&](int64_t value) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, value);
+          };
+          Value count;
+          for (size_t i = 0; i < rank; ++i) {
+            if (!ranges[i])
+              continue;
+            // Kernel offsets k with start <= y * s + k * d < end.
+            auto [start, end] = *ranges[i];
+            Value first = arith::MulIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                index(window.strides[i]));
+            Value dilation = index(window.dilations[i]);
+            Value lowest = arith::MaxSIOp::create(
+                b, loc, index(0),
+                arith::CeilDivSIOp::create(
+                    b, loc, arith::SubIOp::create(b, loc, start, first),
+                    dilation));
+            Value highest = arith::MinSIOp::create(
+                b, loc, index(window.kernel[i]),
+                arith::CeilDivSIOp::create(
+                    b, loc, arith::SubIOp::create(b, loc, end, first),
+                    dilation));
+            Value cells = arith::MaxSIOp::create(
+                b, loc, index(0),
+                arith::SubIOp::create(b, loc, highest, lowest));
+            count =
+                count ? arith::MulIOp::create(b, loc, count, cells).getResult()
+                      : cells;
+          }
+          Value divisor = wholeCount;
+          if (count) {
+            // An empty window divides by 1.
+            count = arith::MaxSIOp::create(b, loc, count, index(1));
+            Value wide =
+                arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count);
+            Value cells =
+                isFloat(type)
+                    ? arith::UIToFPOp::create(b, loc, type, wide).getResult()
+                : type.getIntOrFloatBitWidth() < 64
+                    ? arith::TruncIOp::create(b, loc, type, wide).getResult()
+                    : wide;
+            divisor = whole == 1 ? cells : mul(b, loc, cells, wholeCount);
+          }
+          if (isFloat(type))
+            return arith::DivFOp::create(b, loc, args[0], divisor);
+          if (comparesUnsigned(element))
+            return arith::DivUIOp::create(b, loc, args[0], divisor);
+          return arith::DivSIOp::create(b, loc, args[0], divisor);
+        });
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
@@ -1052,5 +1381,6 @@ void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
                                              RewritePatternSet &patterns) {
   patterns.add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
                SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-               RmsNormLowering>(converter, symbols, patterns.getContext());
+               RmsNormLowering, MaxPoolLowering, SumPoolLowering>(
+      converter, symbols, patterns.getContext());
 }

@@ -501,3 +501,157 @@ module attributes {tract.symbols = ["S"]} {
     return %0 : tensor<2x?xf16, #tract.dims<[S]>>
   }
 }
+
+// -----
+
+// Max pools pad with -inf, which never wins, and are linalg.pooling_nchw_max
+// (which takes NaN as the maximum) for floats and signed integers; an empty
+// tensor of the kernel's shape gives the window.
+// CHECK-LABEL: func.func @max_pool(
+// LLVM-LABEL: llvm.func @max_pool(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x5x5xf32>)
+// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
+// CHECK:           tensor.yield %[[NINF]] : f32
+// CHECK:         %[[F:.*]] = linalg.fill ins(%[[NINF]] : f32) outs(%{{.*}} : tensor<1x2x3x3xf32>)
+// CHECK:         %[[W:.*]] = tensor.empty() : tensor<3x3xf32>
+// CHECK:         linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[W]] : tensor<1x2x7x7xf32>, tensor<3x3xf32>) outs(%[[F]] : tensor<1x2x3x3xf32>)
+module {
+  func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+    %0 = tract.max_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = #tract<padding explicit>, pads_before = array<i64: 1, 1>, pads_after = array<i64: 1, 1>} : (tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32>
+    return %0 : tensor<1x2x3x3xf32>
+  }
+}
+
+// -----
+
+// Ceil mode over a symbolic axis pads the end as far as the last window
+// reads: max(0, 2 * ((S + 1) / 2) - S).
+// CHECK-LABEL: func.func @max_pool_ceil(
+// LLVM-LABEL: llvm.func @max_pool_ceil(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x?xf32>)
+// CHECK:         %[[HIGH:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
+// CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 0] high[0, 0, %[[HIGH]]]
+// CHECK:         linalg.pooling_ncw_max {dilations = dense<1> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>} ins(%[[P]], %{{.*}} : tensor<1x2x?xf32>, tensor<2xf32>) outs(%{{.*}} : tensor<1x2x?xf32>)
+module attributes {tract.symbols = ["S"]} {
+  func.func @max_pool_ceil(%x: tensor<1x2x?xf32, #tract.dims<[S]>>) -> tensor<1x2x?xf32, #tract.dims<[(S+1)/2]>> {
+    %0 = tract.max_pool %x {kernel_shape = array<i64: 2>, strides = array<i64: 2>, padding = #tract<padding explicit>, pads_before = array<i64: 0>, pads_after = array<i64: 0>, ceil_mode = true} : (tensor<1x2x?xf32, #tract.dims<[S]>>) -> tensor<1x2x?xf32, #tract.dims<[(S+1)/2]>>
+    return %0 : tensor<1x2x?xf32, #tract.dims<[(S+1)/2]>>
+  }
+}
+
+// -----
+
+// Unsigned integers pad with 0 and compare unsigned in a linalg.generic.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2 + d3)>
+// CHECK-DAG: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3) -> (d3)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @max_pool_unsigned(
+// LLVM-LABEL: llvm.func @max_pool_unsigned(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[ZERO:.*]] = arith.constant 0 : i8
+// CHECK:         tensor.pad
+// CHECK:           tensor.yield %[[ZERO]] : i8
+// CHECK:         linalg.generic {indexing_maps = [#[[IN]], #[[WIN]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x2x7xi8>, tensor<2xi8>) outs(%{{.*}} : tensor<1x2x6xi8>)
+// CHECK:           arith.maxui %out, %in : i8
+module {
+  func.func @max_pool_unsigned(%x: tensor<1x2x5xui8>) -> tensor<1x2x6xui8> {
+    %0 = tract.max_pool %x {kernel_shape = array<i64: 2>, padding = #tract<padding explicit>, pads_before = array<i64: 1>, pads_after = array<i64: 1>} : (tensor<1x2x5xui8>) -> tensor<1x2x6xui8>
+    return %0 : tensor<1x2x6xui8>
+  }
+}
+
+// -----
+
+// With indices: one linalg.generic carries the maximum and the flat index
+// of the input cell it comes from; padding cells never count, the first
+// maximum (or NaN) wins.
+// CHECK-LABEL: func.func @max_pool_index(
+// LLVM-LABEL: llvm.func @max_pool_index(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[NONE:.*]] = linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<1x1x4xi64>)
+// CHECK:         %[[R:.*]]:2 = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x6xf32>, tensor<3xf32>) outs(%{{.*}}, %[[NONE]] : tensor<1x1x4xf32>, tensor<1x1x4xi64>)
+// CHECK:         ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32, %[[BEST:.*]]: f32, %[[BESTI:.*]]: i64):
+// CHECK:           %[[Y:.*]] = linalg.index 2 : index
+// CHECK:           %[[K:.*]] = linalg.index 3 : index
+// CHECK:           %[[POS:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK:           arith.cmpi sge, %[[POS]]
+// CHECK:           arith.cmpi slt, %[[POS]]
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[BESTI]], %{{.*}} : i64
+// CHECK:           %[[GT:.*]] = arith.cmpf ogt, %[[IN]], %[[BEST]] : f32
+// CHECK:           %[[NAN:.*]] = arith.cmpf uno, %[[IN]], %[[IN]] : f32
+// CHECK:           %[[NUM:.*]] = arith.cmpf ord, %[[BEST]], %[[BEST]] : f32
+// CHECK:           %[[NANWINS:.*]] = arith.andi %[[NAN]], %[[NUM]] : i1
+// CHECK:           %[[BETTER:.*]] = arith.ori %[[GT]], %[[NANWINS]] : i1
+// CHECK:           %[[EITHER:.*]] = arith.ori %[[FIRST]], %[[BETTER]] : i1
+// CHECK:           %[[TAKE:.*]] = arith.andi %{{.*}}, %[[EITHER]] : i1
+// CHECK:           %[[V:.*]] = arith.select %[[TAKE]], %[[IN]], %[[BEST]] : f32
+// CHECK:           %[[I:.*]] = arith.select %[[TAKE]], %{{.*}}, %[[BESTI]] : i64
+// CHECK:           linalg.yield %[[V]], %[[I]] : f32, i64
+module {
+  func.func @max_pool_index(%x: tensor<1x1x4xf32>) -> (tensor<1x1x4xf32>, tensor<1x1x4xi64>) {
+    %0, %1 = tract.max_pool %x {kernel_shape = array<i64: 3>, padding = #tract<padding explicit>, pads_before = array<i64: 1>, pads_after = array<i64: 1>, with_index = true} : (tensor<1x1x4xf32>) -> (tensor<1x1x4xf32>, tensor<1x1x4xi64>)
+    return %0, %1 : tensor<1x1x4xf32>, tensor<1x1x4xi64>
+  }
+}
+
+// -----
+
+// Average pooling counting the padding divides by the kernel volume.
+// CHECK-LABEL: func.func @avg_pool_include(
+// LLVM-LABEL: llvm.func @avg_pool_include(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[S:.*]] = linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x1x6x6xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x1x4x4xf32>)
+// CHECK:         %[[NINE:.*]] = arith.constant 9.000000e+00 : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[S]] : tensor<1x1x4x4xf32>)
+// CHECK-NOT:       linalg.index
+// CHECK:           arith.divf %in, %[[NINE]] : f32
+module {
+  func.func @avg_pool_include(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32> {
+    %0 = tract.sum_pool %x {kernel_shape = array<i64: 3, 3>, padding = #tract<padding explicit>, pads_before = array<i64: 1, 1>, pads_after = array<i64: 1, 1>, normalize = true, count_include_pad = true} : (tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+    return %0 : tensor<1x1x4x4xf32>
+  }
+}
+
+// -----
+
+// Without the padding, each window counts its cells over the input: per
+// padded axis, the kernel offsets k with start <= y * s + k < end; axes
+// without padding count their whole kernel.
+// CHECK-LABEL: func.func @avg_pool_exclude(
+// LLVM-LABEL: llvm.func @avg_pool_exclude(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[S:.*]] = linalg.pooling_nchw_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+// CHECK:         %[[THREE:.*]] = arith.constant 3.000000e+00 : f32
+// CHECK:         linalg.generic {{.*}} ins(%[[S]] : tensor<1x1x3x2xf32>)
+// CHECK:           %[[Y:.*]] = linalg.index 2 : index
+// CHECK:           %[[FIRST:.*]] = arith.muli %[[Y]], %{{.*}} : index
+// CHECK:           arith.ceildivsi
+// CHECK:           arith.ceildivsi
+// CHECK:           %[[CELLS:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[N:.*]] = arith.uitofp %{{.*}} : i64 to f32
+// CHECK:           %[[D:.*]] = arith.mulf %[[N]], %[[THREE]] : f32
+// CHECK:           arith.divf %in, %[[D]] : f32
+module {
+  func.func @avg_pool_exclude(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x3x2xf32> {
+    %0 = tract.sum_pool %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = #tract<padding explicit>, pads_before = array<i64: 1, 0>, pads_after = array<i64: 1, 0>, normalize = true} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x2xf32>
+    return %0 : tensor<1x1x3x2xf32>
+  }
+}
+
+// -----
+
+// A 3-D sum pool is a linalg.generic adding up the window.
+// CHECK-LABEL: func.func @sum_pool_3d(
+// LLVM-LABEL: llvm.func @sum_pool_3d(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%{{.*}}, %{{.*}} : tensor<1x1x3x3x3xi32>, tensor<2x2x2xi32>) outs(%{{.*}} : tensor<1x1x2x2x2xi32>)
+// CHECK:           arith.addi %out, %in : i32
+module {
+  func.func @sum_pool_3d(%x: tensor<1x1x3x3x3xi32>) -> tensor<1x1x2x2x2xi32> {
+    %0 = tract.sum_pool %x {kernel_shape = array<i64: 2, 2, 2>} : (tensor<1x1x3x3x3xi32>) -> tensor<1x1x2x2x2xi32>
+    return %0 : tensor<1x1x2x2x2xi32>
+  }
+}
