@@ -12,7 +12,9 @@
 // Pools pad like convolutions (with the lowest value for max pools) and are
 // linalg.pooling_* where one fits, a linalg.generic over (n, c, y…, k…)
 // otherwise; averages divide by a count computed per window when the
-// padding makes it vary.
+// padding makes it vary. Resize is a linalg.generic gathering, per output
+// cell, the input cells its interpolation weighs (in f64, like the ONNX
+// reference), with the edges repeated.
 // The scalar semantics follow the folders: sums and products stay in the
 // element type (integers wrap), float min/max propagate NaN, and integers
 // compare by the signedness of their tract type.
@@ -1374,13 +1376,244 @@ struct SumPoolLowering : public NNPattern<SumPoolOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Resize
+//===----------------------------------------------------------------------===//
+
+/// The input coordinate `x` (f64) of output index `y` along an axis of
+/// `in` input and `out` output cells (`scale` = out / in), as the coordinate
+/// transform says.
+Value sourceCoordinate(OpBuilder &b, Location loc, CoordTransform transform,
+                       Value y, Value in, Value out, Value scale) {
+  Type f64 = b.getF64Type();
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(value));
+  };
+  Value half = constant(0.5), zero = constant(0.0), one = constant(1.0);
+  switch (transform) {
+  case CoordTransform::Asymmetric:
+    return arith::DivFOp::create(b, loc, y, scale);
+  case CoordTransform::HalfPixel:
+  case CoordTransform::PytorchHalfPixel: {
+    Value centered = arith::SubFOp::create(
+        b, loc,
+        arith::DivFOp::create(b, loc, arith::AddFOp::create(b, loc, y, half),
+                              scale),
+        half);
+    if (transform == CoordTransform::HalfPixel)
+      return centered;
+    Value single =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, out, one);
+    return arith::SelectOp::create(b, loc, single, zero, centered);
+  }
+  case CoordTransform::AlignCorners: {
+    Value single =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, out, one);
+    Value stretched = arith::DivFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, y,
+                              arith::SubFOp::create(b, loc, in, one)),
+        arith::SubFOp::create(b, loc, out, one));
+    return arith::SelectOp::create(b, loc, single, zero, stretched);
+  }
+  }
+  llvm_unreachable("unknown coordinate transform");
+}
+
+/// The cubic convolution weights (coefficient -0.75) of the cells at
+/// floor(x) - 1 … floor(x) + 2, for `t` = x - floor(x).
+SmallVector<Value> cubicWeights(OpBuilder &b, Location loc, Value t) {
+  Type f64 = b.getF64Type();
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(value));
+  };
+  const double a = -0.75;
+  auto mulf = [&](Value lhs, Value rhs) -> Value {
+    return arith::MulFOp::create(b, loc, lhs, rhs);
+  };
+  auto addf = [&](Value lhs, Value rhs) -> Value {
+    return arith::AddFOp::create(b, loc, lhs, rhs);
+  };
+  // Distances 1 < d < 2: ((a d - 5a) d + 8a) d - 4a.
+  auto far = [&](Value d) {
+    Value p = addf(mulf(constant(a), d), constant(-5 * a));
+    p = addf(mulf(p, d), constant(8 * a));
+    return addf(mulf(p, d), constant(-4 * a));
+  };
+  // Distances d <= 1: ((a + 2) d - (a + 3)) d d + 1.
+  auto near = [&](Value d) {
+    Value p = addf(mulf(constant(a + 2), d), constant(-(a + 3)));
+    return addf(mulf(mulf(p, d), d), constant(1.0));
+  };
+  Value one = constant(1.0);
+  Value rest = arith::SubFOp::create(b, loc, one, t);
+  return {far(addf(t, one)), near(t), near(rest), far(addf(rest, one))};
+}
+
+struct ResizeLowering : public NNPattern<ResizeOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult
+  matchAndRewrite(ResizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    Shape input = getShape(op.getInput()), output = getShape(op.getType());
+    Builder builder(rewriter, op, symbols);
+    Location loc = op.getLoc();
+    Type f64 = rewriter.getF64Type();
+    // The axes that change: the last input index, the input and output
+    // sizes and their ratio (f64); the others are read at the output
+    // index.
+    struct Axis {
+      size_t axis;
+      Value last, in, out, scale;
+    };
+    SmallVector<Axis> resized;
+    auto asFloat = [&](Value index) -> Value {
+      return arith::SIToFPOp::create(
+          rewriter, loc, f64,
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                     index));
+    };
+    for (size_t axis = 0; axis < input.size(); ++axis) {
+      if (input[axis] == output[axis])
+        continue;
+      Value in = builder.index(input[axis]);
+      Value inFloat = asFloat(in);
+      Value outFloat = asFloat(builder.index(output[axis]));
+      resized.push_back(
+          {axis, arith::SubIOp::create(rewriter, loc, in, builder.index(1)),
+           inFloat, outFloat,
+           arith::DivFOp::create(rewriter, loc, outFloat, inFloat)});
+    }
+    Value source = adaptor.getInput();
+    CoordTransform transform = op.getCoordTransform();
+    Interpolator interpolator = op.getInterpolator();
+    NearestMode nearestMode = op.getNearestMode();
+    Value result = mapGeneric(
+        builder, ValueRange{}, {}, builder.empty(output, element),
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          SmallVector<Value> indices;
+          for (size_t axis = 0; axis < output.size(); ++axis)
+            indices.push_back(linalg::IndexOp::create(b, l, axis));
+          // Per resized axis, the cells read and their weights.
+          SmallVector<SmallVector<std::pair<Value, Value>>> taps;
+          for (const Axis &axis : resized) {
+            Value y = arith::SIToFPOp::create(
+                b, l, f64,
+                arith::IndexCastOp::create(b, l, b.getI64Type(),
+                                           indices[axis.axis]));
+            Value x = sourceCoordinate(b, l, transform, y, axis.in, axis.out,
+                                       axis.scale);
+            auto cell = [&](Value position, int64_t offset) -> Value {
+              Value index = arith::IndexCastOp::create(
+                  b, l, b.getIndexType(),
+                  arith::FPToSIOp::create(b, l, b.getI64Type(), position));
+              if (offset)
+                index = arith::AddIOp::create(
+                    b, l, index, arith::ConstantIndexOp::create(b, l, offset));
+              // Edges repeat.
+              index = arith::MaxSIOp::create(
+                  b, l, index, arith::ConstantIndexOp::create(b, l, 0));
+              return arith::MinSIOp::create(b, l, index, axis.last);
+            };
+            SmallVector<std::pair<Value, Value>> axisTaps;
+            if (interpolator == Interpolator::Nearest) {
+              Value half =
+                  arith::ConstantOp::create(b, l, f64, b.getF64FloatAttr(0.5));
+              Value rounded;
+              switch (nearestMode) {
+              case NearestMode::Floor:
+                rounded = math::FloorOp::create(b, l, x);
+                break;
+              case NearestMode::Ceil:
+                rounded = math::CeilOp::create(b, l, x);
+                break;
+              case NearestMode::RoundPreferFloor:
+                rounded = math::CeilOp::create(
+                    b, l, arith::SubFOp::create(b, l, x, half));
+                break;
+              case NearestMode::RoundPreferCeil:
+                rounded = math::FloorOp::create(
+                    b, l, arith::AddFOp::create(b, l, x, half));
+                break;
+              }
+              axisTaps.push_back({cell(rounded, 0), Value()});
+            } else {
+              Value floor = math::FloorOp::create(b, l, x);
+              Value t = arith::SubFOp::create(b, l, x, floor);
+              if (interpolator == Interpolator::Linear) {
+                Value one = arith::ConstantOp::create(b, l, f64,
+                                                      b.getF64FloatAttr(1.0));
+                axisTaps.push_back(
+                    {cell(floor, 0), arith::SubFOp::create(b, l, one, t)});
+                axisTaps.push_back({cell(floor, 1), t});
+              } else {
+                for (auto [offset, weight] :
+                     llvm::enumerate(cubicWeights(b, l, t)))
+                  axisTaps.push_back(
+                      {cell(floor, static_cast<int64_t>(offset) - 1), weight});
+              }
+            }
+            taps.push_back(axisTaps);
+          }
+          // The weighted sum over every combination of taps.
+          Value sum;
+          SmallVector<size_t> choice(taps.size(), 0);
+          while (true) {
+            SmallVector<Value> at(indices);
+            Value weight;
+            for (size_t i = 0; i < resized.size(); ++i) {
+              auto [index, w] = taps[i][choice[i]];
+              at[resized[i].axis] = index;
+              if (w)
+                weight =
+                    weight ? arith::MulFOp::create(b, l, weight, w).getResult()
+                           : w;
+            }
+            Value value = tensor::ExtractOp::create(b, l, source, at);
+            if (!weight)
+              return value; // nearest: one cell
+            Value term = arith::MulFOp::create(
+                b, l, castFloat(b, l, value, f64), weight);
+            sum =
+                sum ? arith::AddFOp::create(b, l, sum, term).getResult() : term;
+            size_t axis = 0;
+            while (axis < choice.size() && ++choice[axis] == taps[axis].size())
+              choice[axis++] = 0;
+            if (axis == choice.size())
+              break;
+          }
+          return castFloat(b, l, sum, convertElementType(element));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  /// A float converted to another float type.
+  static Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+    unsigned from = value.getType().getIntOrFloatBitWidth();
+    unsigned to = type.getIntOrFloatBitWidth();
+    if (value.getType() == type)
+      return value;
+    if (from < to)
+      return arith::ExtFOp::create(b, loc, type, value);
+    if (from > to)
+      return arith::TruncFOp::create(b, loc, type, value);
+    // f16 <-> bf16: through f32.
+    return arith::TruncFOp::create(
+        b, loc, type, arith::ExtFOp::create(b, loc, b.getF32Type(), value));
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
                                              const SymbolValueMap &symbols,
                                              RewritePatternSet &patterns) {
-  patterns.add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
-               SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-               RmsNormLowering, MaxPoolLowering, SumPoolLowering>(
-      converter, symbols, patterns.getContext());
+  patterns
+      .add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
+           SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
+           RmsNormLowering, MaxPoolLowering, SumPoolLowering, ResizeLowering>(
+          converter, symbols, patterns.getContext());
 }

@@ -655,3 +655,78 @@ module {
     return %0 : tensor<1x1x2x2x2xi32>
   }
 }
+
+// -----
+
+// Nearest resize gathers one input cell per output cell: asymmetric
+// coordinates y / (2S / S), round_prefer_ceil as floor(x + 0.5), the index
+// clamped to the input; unchanged axes read the output index.
+// CHECK-LABEL: func.func @resize_nearest(
+// LLVM-LABEL: llvm.func @resize_nearest(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<1x?xf32>)
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %c1
+// CHECK:         %[[LAST:.*]] = arith.subi %[[S]], %{{.*}} : index
+// CHECK:         %[[SCALE:.*]] = arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x?xf32>)
+// CHECK:           %[[I0:.*]] = linalg.index 0 : index
+// CHECK:           %[[I1:.*]] = linalg.index 1 : index
+// CHECK:           %[[Y:.*]] = arith.sitofp %{{.*}} : i64 to f64
+// CHECK:           %[[C:.*]] = arith.divf %[[Y]], %[[SCALE]] : f64
+// CHECK:           %[[H:.*]] = arith.addf %[[C]], %{{.*}} : f64
+// CHECK:           %[[R:.*]] = math.floor %[[H]] : f64
+// CHECK:           %[[LOW:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
+// CHECK:           %[[IN:.*]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK:           %[[V:.*]] = tensor.extract %[[X]][%[[I0]], %[[IN]]] : tensor<1x?xf32>
+// CHECK:           linalg.yield %[[V]] : f32
+module attributes {tract.symbols = ["S"]} {
+  func.func @resize_nearest(%x: tensor<1x?xf32, #tract.dims<[S]>>) -> tensor<1x?xf32, #tract.dims<[2*S]>> {
+    %0 = tract.resize %x {sizes = #tract.shape<[1, 2*S]>, coord_transform = #tract<coord_transform asymmetric>, nearest_mode = #tract<nearest_mode round_prefer_ceil>} : tensor<1x?xf32, #tract.dims<[S]>> -> tensor<1x?xf32, #tract.dims<[2*S]>>
+    return %0 : tensor<1x?xf32, #tract.dims<[2*S]>>
+  }
+}
+
+// -----
+
+// Linear resize weighs the two cells around the half-pixel coordinate, in
+// f64, and rounds back to the element type.
+// CHECK-LABEL: func.func @resize_linear(
+// LLVM-LABEL: llvm.func @resize_linear(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK-SAME:    %[[X:.*]]: tensor<1x1x2x3xf16>)
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x3xf16>)
+// CHECK:           %[[F:.*]] = math.floor %{{.*}} : f64
+// CHECK:           %[[T:.*]] = arith.subf %{{.*}}, %[[F]] : f64
+// CHECK:           %[[W0:.*]] = arith.subf %{{.*}}, %[[T]] : f64
+// CHECK:           %[[A:.*]] = tensor.extract %[[X]]
+// CHECK:           %[[AW:.*]] = arith.extf %[[A]] : f16 to f64
+// CHECK:           %[[TA:.*]] = arith.mulf %[[AW]], %[[W0]] : f64
+// CHECK:           %[[B:.*]] = tensor.extract %[[X]]
+// CHECK:           %[[BW:.*]] = arith.extf %[[B]] : f16 to f64
+// CHECK:           %[[TB:.*]] = arith.mulf %[[BW]], %[[T]] : f64
+// CHECK:           %[[SUM:.*]] = arith.addf %[[TA]], %[[TB]] : f64
+// CHECK:           %[[R:.*]] = arith.truncf %[[SUM]] : f64 to f16
+// CHECK:           linalg.yield %[[R]] : f16
+module {
+  func.func @resize_linear(%x: tensor<1x1x2x3xf16>) -> tensor<1x1x4x3xf16> {
+    %0 = tract.resize %x {sizes = #tract.shape<[1, 1, 4, 3]>, interpolator = #tract<interpolator linear>} : tensor<1x1x2x3xf16> -> tensor<1x1x4x3xf16>
+    return %0 : tensor<1x1x4x3xf16>
+  }
+}
+
+// -----
+
+// Cubic resize over two axes reads 4 x 4 cells.
+// CHECK-LABEL: func.func @resize_cubic(
+// LLVM-LABEL: llvm.func @resize_cubic(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         linalg.generic
+// CHECK-COUNT-16:  tensor.extract
+// CHECK-NOT:       tensor.extract
+// CHECK:           linalg.yield
+module {
+  func.func @resize_cubic(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x5x6xf32> {
+    %0 = tract.resize %x {sizes = #tract.shape<[1, 1, 5, 6]>, interpolator = #tract<interpolator cubic>, coord_transform = #tract<coord_transform align_corners>} : tensor<1x1x3x3xf32> -> tensor<1x1x5x6xf32>
+    return %0 : tensor<1x1x5x6xf32>
+  }
+}
