@@ -1,5 +1,5 @@
 //===- NNLowering.cpp - tract einsum, convolutions, pools, reductions and
-//normalizations ------===//
+// normalizations ------===//
 
 #include "lowering/LoweringUtils.h"
 
