@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Writes small one-node ONNX models for the frontend tests.
+
+The Debian node tests stop at opset 17; the cases here cover later opsets
+(Resize-18/19 attributes, DFT-20's axis input) and attribute combinations
+the node tests lack. Usage: make_model.py NAME OUTPUT.onnx
+"""
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+F32 = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def const(name, values, dtype):
+    return numpy_helper.from_array(np.array(values, dtype=dtype), name)
+
+
+def one_node(op, opset, inputs, outputs, initializers=(), **attributes):
+    """inputs/outputs: (name, elem_type, shape) for graph inputs; names in
+    `initializers` are constants."""
+    init_names = {t.name for t in initializers}
+    node = helper.make_node(op, [i[0] for i in inputs], [o[0] for o in outputs],
+                            **attributes)
+    graph = helper.make_graph(
+        [node], op.lower(),
+        [helper.make_tensor_value_info(*i) for i in inputs
+         if i[0] and i[0] not in init_names],
+        [helper.make_tensor_value_info(*o) for o in outputs],
+        list(initializers))
+    return helper.make_model(graph, ir_version=8,
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+def resize18(**attributes):
+    """Resize-18 of a 1x1x4x6 input to sizes [3, 3] on axes (2, 3)."""
+    return one_node(
+        "Resize", 18,
+        [("X", F32, [1, 1, 4, 6]), ("", F32, None), ("", F32, None),
+         ("sizes", I64, [2])],
+        [("Y", F32, None)], [const("sizes", [3, 3], np.int64)],
+        axes=[2, 3], **attributes)
+
+
+MODELS = {
+    "resize18_not_larger": lambda: resize18(
+        mode="linear", keep_aspect_ratio_policy="not_larger"),
+    "resize18_not_smaller": lambda: resize18(
+        mode="nearest", keep_aspect_ratio_policy="not_smaller"),
+    "resize18_antialias_down": lambda: resize18(mode="linear", antialias=1),
+    "resize18_antialias_nearest": lambda: resize18(mode="nearest",
+                                                   antialias=1),
+    "resize19_symmetric": lambda: one_node(
+        "Resize", 19,
+        [("X", F32, [1, 1, 4, 5]), ("", F32, None), ("scales", F32, [4])],
+        [("Y", F32, None)], [const("scales", [1, 1, 0.6, 0.6], np.float32)],
+        mode="linear", coordinate_transformation_mode="half_pixel_symmetric"),
+    "resize18_crop_axes": lambda: one_node(
+        "Resize", 18,
+        [("X", F32, [1, 1, 4, 6]), ("roi", F32, [2]), ("", F32, None),
+         ("sizes", I64, [1])],
+        [("Y", F32, None)],
+        [const("roi", [0.25, 0.75], np.float32),
+         const("sizes", [3], np.int64)],
+        axes=[-1], mode="linear",
+        coordinate_transformation_mode="tf_crop_and_resize",
+        extrapolation_value=-1.0),
+}
+
+
+def main():
+    name, output = sys.argv[1], sys.argv[2]
+    with open(output, "wb") as out:
+        out.write(MODELS[name]().SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
