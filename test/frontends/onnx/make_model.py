@@ -67,6 +67,30 @@ MODELS = {
         axes=[-1], mode="linear",
         coordinate_transformation_mode="tf_crop_and_resize",
         extrapolation_value=-1.0),
+    # DFT-17 of 4 real samples, onesided: 3 frequencies.
+    "dft17_small": lambda: one_node(
+        "DFT", 17, [("x", F32, [1, 4, 1])], [("y", F32, None)], onesided=1),
+    # DFT-17 of a real signal zero-padded to 12 samples, onesided.
+    "dft17_length_onesided": lambda: one_node(
+        "DFT", 17,
+        [("x", F32, [2, 10, 1]), ("dft_length", I64, [])],
+        [("y", F32, None)], [const("dft_length", 12, np.int64)],
+        axis=1, onesided=1),
+    # DFT-20: the axis is an input (here -2, the last signal axis), the
+    # signal truncated to 4 samples, inverse.
+    "dft20_axis_inverse": lambda: one_node(
+        "DFT", 20,
+        [("x", F32, [2, 3, 6, 2]), ("dft_length", I64, []),
+         ("axis", I64, [])],
+        [("y", F32, None)],
+        [const("dft_length", 4, np.int64), const("axis", -2, np.int64)],
+        inverse=1),
+    # STFT with a window computed at run time and a symbolic signal length.
+    "stft_runtime_window": lambda: one_node(
+        "STFT", 17,
+        [("signal", F32, [1, "L", 1]), ("frame_step", I64, []),
+         ("window", F32, [8])],
+        [("output", F32, None)], [const("frame_step", 4, np.int64)]),
 }
 
 
