@@ -4,6 +4,8 @@
 // length, then cosine terms. The length is a runtime scalar, so the window's
 // size is a symbol unless the length is known at import.
 //
+// MelWeightMatrix of constant parameters is computed at import.
+//
 // DFT and STFT of static lengths are linear maps: a contraction with
 // constant cosine and sine matrices built at import (an einsum for DFT; a
 // strided convolution whose kernels are the windowed matrices for STFT,
@@ -332,6 +334,80 @@ LogicalResult stftHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// mel(f) = 2595 log10(1 + f / 700) and its inverse.
+double hertzToMel(double hertz) {
+  return 2595.0 * std::log10(1.0 + hertz / 700.0);
+}
+double melToHertz(double mel) {
+  return 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
+}
+
+/// The [dft_length / 2 + 1, num_mel_bins] matrix of triangular filters,
+/// computed at import as the ONNX operator defines it: num_mel_bins + 2
+/// edges equally spaced on the mel scale from the lower edge by
+/// (high - low) / (num_mel_bins + 2), each mapped to the spectrogram bin
+/// floor((dft_length + 1) * hertz / sample_rate); filter i rises from edge
+/// i to edge i + 1 (1 there) and falls to edge i + 2.
+LogicalResult melWeightMatrixHandler(NodeContext &ctx, Outputs &outputs) {
+  std::optional<int64_t> melBins = constScalar(ctx, 0);
+  std::optional<int64_t> dftLength = constScalar(ctx, 1);
+  std::optional<int64_t> sampleRate = constScalar(ctx, 2);
+  std::optional<SmallVector<double>> lower = ctx.getConstFloats(3);
+  std::optional<SmallVector<double>> upper = ctx.getConstFloats(4);
+  if (!melBins || !dftLength || !sampleRate || !lower || lower->size() != 1 ||
+      !upper || upper->size() != 1)
+    return ctx.unsupported("non-constant parameters (the matrix is computed "
+                           "at import)");
+  if (*melBins < 1 || *dftLength < 1 || *sampleRate < 1)
+    return ctx.error("num_mel_bins, dft_length and sample_rate must be "
+                     "positive");
+  std::string dtypeName;
+  Type type = convertDataType(ctx.getContext(),
+                              ctx.getInt("output_datatype", 1), dtypeName);
+  if (!type || !isa<FloatType>(type))
+    return ctx.unsupported("output_datatype " +
+                           (type ? NodeContext::typeName(type) : dtypeName));
+  int64_t spectrogramBins = *dftLength / 2 + 1;
+  if (spectrogramBins * *melBins > kMaxDftElements)
+    return ctx.unsupported("a mel weight matrix of " + Twine(spectrogramBins) +
+                           "x" + Twine(*melBins) + " (too large to build)");
+  double lowMel = hertzToMel(lower->front());
+  double highMel = hertzToMel(upper->front());
+  double melStep = (highMel - lowMel) / static_cast<double>(*melBins + 2);
+  SmallVector<int64_t> edges;
+  for (int64_t i = 0; i < *melBins + 2; ++i) {
+    double hertz = melToHertz(static_cast<double>(i) * melStep + lowMel);
+    edges.push_back(static_cast<int64_t>(
+        std::floor(static_cast<double>(*dftLength + 1) * hertz /
+                   static_cast<double>(*sampleRate))));
+    if (edges.back() < 0 || edges.back() >= spectrogramBins)
+      return ctx.error("the mel edge " + Twine(i) + " falls in bin " +
+                       Twine(edges.back()) + ", outside the " +
+                       Twine(spectrogramBins) +
+                       " spectrogram bins (edges beyond the Nyquist rate?)");
+  }
+  SmallVector<double> values(spectrogramBins * *melBins, 0.0);
+  auto at = [&](int64_t bin, int64_t mel) -> double & {
+    return values[bin * *melBins + mel];
+  };
+  for (int64_t i = 0; i < *melBins; ++i) {
+    int64_t low = edges[i], center = edges[i + 1], high = edges[i + 2];
+    if (center == low) {
+      at(center, i) = 1.0;
+    } else {
+      for (int64_t j = low; j <= center; ++j)
+        at(j, i) =
+            static_cast<double>(j - low) / static_cast<double>(center - low);
+    }
+    for (int64_t j = center; j < high; ++j)
+      at(j, i) =
+          static_cast<double>(high - j) / static_cast<double>(high - center);
+  }
+  outputs.push_back(
+      floatConstant(ctx, type, {spectrogramBins, *melBins}, values));
+  return success();
+}
+
 } // namespace
 
 void mlir::tract::onnx::registerSignalOps(OpRegistry &registry) {
@@ -340,4 +416,5 @@ void mlir::tract::onnx::registerSignalOps(OpRegistry &registry) {
   registry.add("BlackmanWindow", 17, cosineWindow(0.42, 0.5, 0.08));
   registry.add("DFT", {17, 20}, dftHandler);
   registry.add("STFT", 17, stftHandler);
+  registry.add("MelWeightMatrix", 17, melWeightMatrixHandler);
 }
