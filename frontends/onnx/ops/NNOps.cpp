@@ -10,6 +10,7 @@
 #include "frontends/onnx/NodeContext.h"
 
 #include "frontends/onnx/GraphImporter.h"
+#include "frontends/onnx/ops/Conv.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -195,20 +196,33 @@ LogicalResult checkKernelShape(NodeContext &ctx, Value kernel) {
 // Convolutions
 //===----------------------------------------------------------------------===//
 
-LogicalResult convHandler(NodeContext &ctx, Outputs &outputs) {
-  Value x = ctx.input(0), w = ctx.input(1), b = ctx.input(2);
+} // namespace
+
+Value mlir::tract::onnx::buildConv(NodeContext &ctx, Value x, Value w,
+                                   Value b) {
   if (failed(requireRank(ctx, x, 3, "X")) || failed(checkKernelShape(ctx, w)))
-    return failure();
+    return {};
   FailureOr<Window> window = readWindow(ctx, NodeContext::rank(x) - 2);
   if (failed(window))
-    return failure();
+    return {};
   int64_t group = ctx.getInt("group", 1);
-  if (group < 1)
-    return ctx.error("group must be positive, got " + Twine(group));
-  outputs.push_back(ctx.create<ConvOp>(
-      x, w, b, static_cast<uint64_t>(group), ArrayRef(window->strides),
-      ArrayRef(window->dilations), window->padding, ArrayRef(window->before),
-      ArrayRef(window->after)));
+  if (group < 1) {
+    (void)ctx.error("group must be positive, got " + Twine(group));
+    return {};
+  }
+  return ctx.create<ConvOp>(x, w, b, static_cast<uint64_t>(group),
+                            ArrayRef(window->strides),
+                            ArrayRef(window->dilations), window->padding,
+                            ArrayRef(window->before), ArrayRef(window->after));
+}
+
+namespace {
+
+LogicalResult convHandler(NodeContext &ctx, Outputs &outputs) {
+  Value y = buildConv(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
+  if (!y)
+    return failure();
+  outputs.push_back(y);
   return success();
 }
 

@@ -91,6 +91,25 @@ MODELS = {
         [("signal", F32, [1, "L", 1]), ("frame_step", I64, []),
          ("window", F32, [8])],
         [("output", F32, None)], [const("frame_step", 4, np.int64)]),
+    # QLinearConv-10 with per-output-channel kernel scales and zero points,
+    # an i32 bias, strides and padding; i8 in and out.
+    "qlinearconv_per_channel": lambda: one_node(
+        "QLinearConv", 10,
+        [("x", TensorProto.INT8, [1, 2, 5, 5]), ("x_scale", F32, []),
+         ("x_zero_point", TensorProto.INT8, []),
+         ("w", TensorProto.INT8, [3, 2, 3, 3]), ("w_scale", F32, [3]),
+         ("w_zero_point", TensorProto.INT8, [3]), ("y_scale", F32, []),
+         ("y_zero_point", TensorProto.INT8, []),
+         ("B", TensorProto.INT32, [3])],
+        [("y", TensorProto.INT8, None)],
+        [const("x_scale", 0.05, np.float32),
+         const("x_zero_point", -3, np.int8),
+         const("w_scale", [0.01, 0.02, 0.005], np.float32),
+         const("w_zero_point", [1, 0, -2], np.int8),
+         const("y_scale", 0.04, np.float32),
+         const("y_zero_point", 5, np.int8),
+         const("B", [100, -50, 7], np.int32)],
+        strides=[2, 2], pads=[1, 1, 1, 1]),
 }
 
 
