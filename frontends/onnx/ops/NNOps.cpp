@@ -16,6 +16,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -478,6 +479,80 @@ OpHandler globalPoolHandler(StringRef kind) {
   };
 }
 
+/// MaxUnpool: the values of X written at their flat indices I (over the
+/// whole output, as MaxPool's indices are) into zeros of the unpooled
+/// shape, `(x - 1) * stride + kernel - pads` per spatial axis. With
+/// output_shape, the indices stay relative to that shape and the extra
+/// cells are zeros at the end of each axis (as the ONNX node test has it).
+LogicalResult maxUnpoolHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0), indices = ctx.input(1);
+  if (failed(requireRank(ctx, x, 3, "X")) ||
+      failed(requireRank(ctx, indices, 3, "I")))
+    return failure();
+  int64_t rank = NodeContext::rank(x), spatialRank = rank - 2;
+  Shape input = getShape(x);
+  if (getShape(indices) != input)
+    return ctx.error("I has shape " + shapeToString(getShape(indices)) +
+                     ", X " + shapeToString(input));
+  std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
+  if (!kernel || static_cast<int64_t>(kernel->size()) != spatialRank)
+    return ctx.error("kernel_shape must have " + Twine(spatialRank) +
+                     " values");
+  SmallVector<int64_t> strides(spatialRank, 1), pads(2 * spatialRank, 0);
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("strides");
+      given && !given->empty()) {
+    if (static_cast<int64_t>(given->size()) != spatialRank)
+      return ctx.error("strides must have " + Twine(spatialRank) + " values");
+    strides = *given;
+  }
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("pads");
+      given && !given->empty()) {
+    if (static_cast<int64_t>(given->size()) != 2 * spatialRank)
+      return ctx.error("pads must have " + Twine(2 * spatialRank) + " values");
+    pads = *given;
+  }
+  Shape unpooled{input[0], input[1]};
+  for (int64_t i = 0; i < spatialRank; ++i)
+    unpooled.push_back((input[i + 2] - TDim(1)) * TDim(strides[i]) +
+                       TDim((*kernel)[i] - pads[i] - pads[spatialRank + i]));
+  MLIRContext *context = ctx.getContext();
+  auto flatten = [&](Value v) {
+    return ctx.create<ReshapeOp>(
+        v, uint64_t(0), static_cast<uint64_t>(NodeContext::rank(v)),
+        ShapeAttr::get(context, {volume(getShape(v))}));
+  };
+  Value zeros =
+      ctx.create<BroadcastOp>(ctx.scalarLike(flatten(x), 0.0),
+                              ShapeAttr::get(context, {volume(unpooled)}));
+  Value scattered = ctx.create<ScatterElementsOp>(
+      zeros, flatten(indices), flatten(x), uint64_t(0), ScatterReduction::None);
+  Value y = ctx.create<ReshapeOp>(scattered, uint64_t(0), uint64_t(1),
+                                  ShapeAttr::get(context, unpooled));
+  if (ctx.hasInput(2)) {
+    std::optional<SmallVector<TDim>> shape = ctx.getDims(2);
+    if (!shape)
+      return ctx.unsupported("an output_shape that is not a constant or a "
+                             "known shape");
+    if (static_cast<int64_t>(shape->size()) != rank)
+      return ctx.error("output_shape has " + Twine(shape->size()) +
+                       " values, expected " + Twine(rank));
+    SmallVector<int64_t> before(rank, 0), after(rank, 0);
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      TDim extra = (*shape)[axis] - unpooled[axis];
+      std::optional<int64_t> count = extra.getConstant();
+      if (!count || *count < 0 || (axis < 2 && *count != 0))
+        return ctx.unsupported("output_shape " + shapeToString(*shape) +
+                               " that does not extend the unpooled shape " +
+                               shapeToString(unpooled));
+      after[axis] = *count;
+    }
+    if (llvm::any_of(after, [](int64_t n) { return n != 0; }))
+      y = ctx.create<PadOp>(y, before, after, PadMode::Constant, TypedAttr());
+  }
+  outputs.push_back(y);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Normalizations
 //===----------------------------------------------------------------------===//
@@ -824,6 +899,57 @@ LogicalResult einsumHandler(NodeContext &ctx, Outputs &outputs) {
   }
   std::string expr = llvm::join(specs, ",") + "->" + output;
   outputs.push_back(ctx.create<EinsumOp>(ValueRange(inputs), expr));
+  return success();
+}
+
+/// Det of static n <= 3 matrices, by Leibniz' formula: the sum over the
+/// permutations p of sign(p) * prod_i x[i, p(i)], from element slices.
+LogicalResult detHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  Shape shape = getShape(x);
+  std::optional<int64_t> n = shape[rank - 1].getConstant();
+  if (!n || shape[rank - 2] != shape[rank - 1])
+    return ctx.error("the matrices are " + shape[rank - 2].toString() + "x" +
+                     shape[rank - 1].toString() + ", not square");
+  if (*n < 1 || *n > 3)
+    return ctx.unsupported("the determinant of " + Twine(*n) + "x" + Twine(*n) +
+                           " matrices (only up to 3x3 expand)");
+  MLIRContext *context = ctx.getContext();
+  // elements[i * n + j]: x[..., i:i+1, j:j+1]
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < *n; ++i) {
+    Value row =
+        ctx.create<SliceOp>(x, uint64_t(rank - 2), DimAttr::get(context, i),
+                            DimAttr::get(context, i + 1));
+    for (int64_t j = 0; j < *n; ++j)
+      elements.push_back(ctx.create<SliceOp>(row, uint64_t(rank - 1),
+                                             DimAttr::get(context, j),
+                                             DimAttr::get(context, j + 1)));
+  }
+  auto element = [&](int64_t i, int64_t j) { return elements[i * *n + j]; };
+  SmallVector<int64_t> permutation = range(0, *n);
+  Value det;
+  do {
+    // The sign: the parity of the number of inversions.
+    int64_t inversions = 0;
+    for (int64_t i = 0; i < *n; ++i)
+      for (int64_t j = i + 1; j < *n; ++j)
+        inversions += permutation[i] > permutation[j];
+    Value term = element(0, permutation[0]);
+    for (int64_t i = 1; i < *n; ++i)
+      term = ctx.create<MulOp>(term, element(i, permutation[i]));
+    if (!det)
+      det = inversions % 2 ? ctx.create<NegOp>(term) : term;
+    else if (inversions % 2)
+      det = ctx.create<SubOp>(det, term);
+    else
+      det = ctx.create<AddOp>(det, term);
+  } while (std::next_permutation(permutation.begin(), permutation.end()));
+  det = ctx.create<RmAxisOp>(det, uint64_t(rank - 1));
+  outputs.push_back(ctx.create<RmAxisOp>(det, uint64_t(rank - 2)));
   return success();
 }
 
@@ -1341,6 +1467,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("GlobalAveragePool", 1, globalPoolHandler("average"));
   registry.add("GlobalMaxPool", 1, globalPoolHandler("max"));
   registry.add("GlobalLpPool", {1, 2}, globalPoolHandler("lp"));
+  registry.add("MaxUnpool", {9, 11}, maxUnpoolHandler);
 
   // Normalizations.
   registry.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, batchNormHandler);
@@ -1354,6 +1481,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("Gemm", {1, 6, 7, 9, 11, 13}, gemmHandler);
   registry.add("MatMul", {1, 9, 13}, matMulHandler);
   registry.add("Einsum", 12, einsumHandler);
+  registry.add("Det", 11, detHandler);
 
   // Softmax family.
   registry.add("Softmax", {1, 11, 13}, softmaxHandler<SoftmaxOp>());
