@@ -480,10 +480,11 @@ OpHandler globalPoolHandler(StringRef kind) {
 }
 
 /// MaxUnpool: the values of X written at their flat indices I (over the
-/// whole output, as MaxPool's indices are) into zeros of the unpooled
-/// shape, `(x - 1) * stride + kernel - pads` per spatial axis. With
-/// output_shape, the indices stay relative to that shape and the extra
-/// cells are zeros at the end of each axis (as the ONNX node test has it).
+/// whole output, as MaxPool's indices are) into zeros of the output shape:
+/// output_shape when given, otherwise the unpooled shape
+/// `(x - 1) * stride + kernel - pads` per spatial axis. The indices address
+/// output_shape itself, as onnxruntime and the current ONNX reference have
+/// it (onnx 1.12's node test pads an unpooled tensor instead).
 LogicalResult maxUnpoolHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0), indices = ctx.input(1);
   if (failed(requireRank(ctx, x, 3, "X")) ||
@@ -515,19 +516,7 @@ LogicalResult maxUnpoolHandler(NodeContext &ctx, Outputs &outputs) {
   for (int64_t i = 0; i < spatialRank; ++i)
     unpooled.push_back((input[i + 2] - TDim(1)) * TDim(strides[i]) +
                        TDim((*kernel)[i] - pads[i] - pads[spatialRank + i]));
-  MLIRContext *context = ctx.getContext();
-  auto flatten = [&](Value v) {
-    return ctx.create<ReshapeOp>(
-        v, uint64_t(0), static_cast<uint64_t>(NodeContext::rank(v)),
-        ShapeAttr::get(context, {volume(getShape(v))}));
-  };
-  Value zeros =
-      ctx.create<BroadcastOp>(ctx.scalarLike(flatten(x), 0.0),
-                              ShapeAttr::get(context, {volume(unpooled)}));
-  Value scattered = ctx.create<ScatterElementsOp>(
-      zeros, flatten(indices), flatten(x), uint64_t(0), ScatterReduction::None);
-  Value y = ctx.create<ReshapeOp>(scattered, uint64_t(0), uint64_t(1),
-                                  ShapeAttr::get(context, unpooled));
+  Shape target = unpooled;
   if (ctx.hasInput(2)) {
     std::optional<SmallVector<TDim>> shape = ctx.getDims(2);
     if (!shape)
@@ -536,19 +525,21 @@ LogicalResult maxUnpoolHandler(NodeContext &ctx, Outputs &outputs) {
     if (static_cast<int64_t>(shape->size()) != rank)
       return ctx.error("output_shape has " + Twine(shape->size()) +
                        " values, expected " + Twine(rank));
-    SmallVector<int64_t> before(rank, 0), after(rank, 0);
-    for (int64_t axis = 0; axis < rank; ++axis) {
-      TDim extra = (*shape)[axis] - unpooled[axis];
-      std::optional<int64_t> count = extra.getConstant();
-      if (!count || *count < 0 || (axis < 2 && *count != 0))
-        return ctx.unsupported("output_shape " + shapeToString(*shape) +
-                               " that does not extend the unpooled shape " +
-                               shapeToString(unpooled));
-      after[axis] = *count;
-    }
-    if (llvm::any_of(after, [](int64_t n) { return n != 0; }))
-      y = ctx.create<PadOp>(y, before, after, PadMode::Constant, TypedAttr());
+    target.assign(shape->begin(), shape->end());
   }
+  MLIRContext *context = ctx.getContext();
+  auto flatten = [&](Value v) {
+    return ctx.create<ReshapeOp>(
+        v, uint64_t(0), static_cast<uint64_t>(NodeContext::rank(v)),
+        ShapeAttr::get(context, {volume(getShape(v))}));
+  };
+  Value zeros =
+      ctx.create<BroadcastOp>(ctx.scalarLike(flatten(x), 0.0),
+                              ShapeAttr::get(context, {volume(target)}));
+  Value scattered = ctx.create<ScatterElementsOp>(
+      zeros, flatten(indices), flatten(x), uint64_t(0), ScatterReduction::None);
+  Value y = ctx.create<ReshapeOp>(scattered, uint64_t(0), uint64_t(1),
+                                  ShapeAttr::get(context, target));
   outputs.push_back(y);
   return success();
 }
