@@ -1,5 +1,5 @@
 //===- ArrayLowering.cpp - tract axis, shape, slicing, indexing and generator
-//ops ------===//
+// ops ------===//
 
 #include "lowering/LoweringUtils.h"
 

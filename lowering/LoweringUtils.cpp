@@ -2,6 +2,7 @@
 
 #include "lowering/LoweringUtils.h"
 
+#include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -55,16 +56,7 @@ Operation *mlir::tract::getEnclosingFunction(Operation *op) {
 // Symbols
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// `dim` as `coefficient * symbol + offset` when it has that form.
-struct LinearForm {
-  std::string symbol;
-  int64_t coefficient;
-  int64_t offset;
-};
-
-std::optional<LinearForm> getLinearForm(const TDim &dim) {
+std::optional<LinearForm> mlir::tract::getLinearForm(const TDim &dim) {
   std::optional<LinearForm> form;
   int64_t offset = 0;
   for (const TDim::TermView &term : dim.getTerms()) {
@@ -81,8 +73,6 @@ std::optional<LinearForm> getLinearForm(const TDim &dim) {
     form->offset = offset;
   return form;
 }
-
-} // namespace
 
 LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
   auto func = cast<func::FuncOp>(funcOp);
@@ -126,9 +116,15 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
       progress = true;
     }
   }
-  // Every symbol the function's types use must be bound.
-  std::set<std::string> used;
+  // Every symbol the function's types use must be bound, except those an op
+  // computes at run time (a `#tract.dim<R>` length of range, dyn_slice,
+  // topk): their op's lowering binds them.
+  std::set<std::string> used, computed;
   func.walk([&](Operation *op) {
+    for (NamedAttribute attribute : op->getAttrs())
+      if (auto dim = dyn_cast<DimAttr>(attribute.getValue()))
+        if (std::optional<std::string> name = dim.getValue().getSymbolName())
+          computed.insert(*name);
     for (Type type : op->getResultTypes())
       if (isa<RankedTensorType>(type))
         for (const TDim &dim : getShape(type))
@@ -137,12 +133,17 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
   for (const DynamicDim &dynamic : pending)
     dynamic.dim.collectSymbols(used);
   for (const std::string &name : used)
-    if (!bound.count(name))
+    if (!bound.count(name) && !computed.count(name))
       return func.emitError() << "symbol " << name
                               << " is not determined by the dims of the "
                                  "inputs; give its value with --set "
                               << name << "=N";
   return success();
+}
+
+void SymbolValueMap::bind(Operation *func, StringRef symbol,
+                          Value value) const {
+  symbols[func][symbol] = value;
 }
 
 const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {

@@ -32,6 +32,15 @@ Type convertTractType(Type type);
 /// The signless element type of a tract element type.
 Type convertElementType(Type type);
 
+/// `dim` as `coefficient * symbol + offset`, when it has that form: the
+/// dims from which a symbol's value is read (`S`, `2*S+1`).
+struct LinearForm {
+  std::string symbol;
+  int64_t coefficient;
+  int64_t offset;
+};
+std::optional<LinearForm> getLinearForm(const TDim &dim);
+
 /// The run-time values of a function's symbols, bound at its entry from the
 /// dims of its arguments.
 class SymbolValueMap {
@@ -40,6 +49,12 @@ public:
   /// is exactly a symbol binds it; a dim `a*S+b` binds S when it is the only
   /// unbound symbol. Fails with an error naming a symbol no input determines.
   LogicalResult bindFunction(Operation *func);
+
+  /// Binds a symbol whose value an op computes at run time (the length of a
+  /// range, of a dyn_slice, a topk's k), from that op's lowering; later ops
+  /// of `func` then size their results with it.
+  /// (Patterns hold the map as const; binding is their one mutation.)
+  void bind(Operation *func, llvm::StringRef symbol, Value value) const;
 
   /// The index value of `dim` at the builder's insertion point, inside
   /// `func` (constants fold; symbols come from the entry).
@@ -60,7 +75,7 @@ public:
   const llvm::StringMap<Value> *lookup(Operation *func) const;
 
 private:
-  llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;
+  mutable llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;
 };
 
 /// The function an op is lowered within.

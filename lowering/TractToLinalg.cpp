@@ -79,11 +79,17 @@ LogicalResult prepareFunction(func::FuncOp func, SymbolValueMap &symbols) {
         input = UnrealizedConversionCastOp::create(builder, ret.getLoc(), plain,
                                                    value)
                     .getResult(0);
-      Value init = symbols.emptyTensor(builder, ret.getLoc(), func, original);
-      if (!init) {
-        ret.emitError() << "a result size cannot be computed from the inputs";
-        return WalkResult::interrupt();
-      }
+      // Sized from the value itself: a size may come from a symbol an op
+      // computes at run time, not bound yet.
+      auto plainType = cast<RankedTensorType>(plain);
+      SmallVector<Value> sizes;
+      for (auto [axis, size] : llvm::enumerate(plainType.getShape()))
+        if (ShapedType::isDynamic(size))
+          sizes.push_back(
+              tensor::DimOp::create(builder, ret.getLoc(), input, axis));
+      Value init =
+          tensor::EmptyOp::create(builder, ret.getLoc(), plainType.getShape(),
+                                  plainType.getElementType(), sizes);
       copies.push_back(
           linalg::CopyOp::create(builder, ret.getLoc(), input, init)
               .getResult(0));
@@ -97,6 +103,28 @@ LogicalResult prepareFunction(func::FuncOp func, SymbolValueMap &symbols) {
     return failure();
   func.setFunctionType(FunctionType::get(
       func.getContext(), entry.getArgumentTypes(), resultTypes));
+  // Argument and result names move to the function (LLVM has no place for
+  // them on parameters): `tract.input_names`, `tract.output_names`.
+  auto collectNames = [&](unsigned count, auto getName) {
+    SmallVector<Attribute> names;
+    for (unsigned i = 0; i < count; ++i) {
+      StringAttr name = getName(i);
+      names.push_back(name ? name : builder.getStringAttr(""));
+    }
+    return builder.getArrayAttr(names);
+  };
+  func->setAttr("tract.input_names",
+                collectNames(func.getNumArguments(), [&](unsigned i) {
+                  return func.getArgAttrOfType<StringAttr>(i, "tract.name");
+                }));
+  func->setAttr("tract.output_names",
+                collectNames(func.getNumResults(), [&](unsigned i) {
+                  return func.getResultAttrOfType<StringAttr>(i, "tract.name");
+                }));
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    func.removeArgAttr(i, "tract.name");
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    func.removeResultAttr(i, StringAttr::get(func.getContext(), "tract.name"));
   return success();
 }
 

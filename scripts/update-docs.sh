@@ -8,6 +8,7 @@ build="${TRACT_BUILD_DIR:-$root/build}"
 mkdir -p "$root/docs/reference"
 cp "$build/docs/dialects/TractOps.md" "$root/docs/reference/dialect.md"
 cp "$build/docs/passes/TractPasses.md" "$root/docs/reference/passes.md"
+cp "$build/docs/passes/TractLoweringPasses.md" "$root/docs/reference/lowering-passes.md"
 echo "updated docs/reference/dialect.md and docs/reference/passes.md"
 
 # The ONNX supported-operator table and the node-test import report.
@@ -15,3 +16,10 @@ echo "updated docs/reference/dialect.md and docs/reference/passes.md"
   --translate "$build/bin/tract-translate" \
   --report "$root/docs/onnx-import.md" --ops-table "$root/docs/onnx-ops.md"
 echo "updated docs/onnx-ops.md and docs/onnx-import.md"
+
+# The ONNX backend tests through `tract run`.
+"$root/scripts/build.sh" tract
+/usr/bin/python3 "$root/test/onnx/run_node_tests.py" \
+  --tract "$build/bin/tract" --translate "$build/bin/tract-translate" \
+  --report "$root/docs/onnx-conformance.md"
+echo "updated docs/onnx-conformance.md"

@@ -1019,6 +1019,21 @@ bool SymbolScope::addScenarioAssertion(llvm::StringRef text,
   return true;
 }
 
+std::optional<std::string>
+SymbolScope::findViolatedAssertion(const SymbolValues &values) const {
+  for (const std::string &text : assertionTexts) {
+    std::vector<TDim> parsed;
+    if (!parseRelation(text, parsed, nullptr))
+      continue;
+    for (const TDim &constraint : parsed) {
+      std::optional<int64_t> value = constraint.eval(values);
+      if (value && *value < 0)
+        return text;
+    }
+  }
+  return std::nullopt;
+}
+
 std::vector<std::string> SymbolScope::getScenarios() const {
   std::vector<std::string> names;
   for (const auto &entry : scenarioConstraints)

@@ -139,6 +139,11 @@ public:
   llvm::ArrayRef<std::string> getScenarioAssertions() const {
     return scenarioTexts;
   }
+  /// The first assertion (outside scenarios) that `values` violate, as
+  /// written; assertions over symbols without a value are skipped.
+  std::optional<std::string>
+  findViolatedAssertion(const SymbolValues &values) const;
+
   /// Scenario names in the order they were first seen.
   std::vector<std::string> getScenarios() const;
 

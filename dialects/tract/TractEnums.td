@@ -55,7 +55,10 @@ def Tract_CoordTransform : I32EnumAttr<"CoordTransform",
     I32EnumAttrCase<"HalfPixel", 0, "half_pixel">,
     I32EnumAttrCase<"AlignCorners", 1, "align_corners">,
     I32EnumAttrCase<"Asymmetric", 2, "asymmetric">,
-    I32EnumAttrCase<"PytorchHalfPixel", 3, "pytorch_half_pixel">
+    I32EnumAttrCase<"PytorchHalfPixel", 3, "pytorch_half_pixel">,
+    I32EnumAttrCase<"HalfPixelSymmetric", 4, "half_pixel_symmetric">,
+    I32EnumAttrCase<"TfHalfPixelForNn", 5, "tf_half_pixel_for_nn">,
+    I32EnumAttrCase<"TfCropAndResize", 6, "tf_crop_and_resize">
   ]> {
   let cppNamespace = "::mlir::tract";
   let genSpecializedAttr = 0;

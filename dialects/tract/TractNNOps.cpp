@@ -8,6 +8,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::tract;
 
@@ -459,6 +461,22 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
   if (sizes.size() != rank)
     return emitOptionalError(location, "expected ", rank, " sizes, got ",
                              sizes.size());
+  ArrayRef<double> scales = adaptor.getScales();
+  if (!scales.empty() && scales.size() != rank)
+    return emitOptionalError(location, "expected ", rank, " scales, got ",
+                             scales.size());
+  for (double scale : scales)
+    if (!(scale > 0) || !std::isfinite(scale))
+      return emitOptionalError(location, "scales must be positive, got ",
+                               scale);
+  bool crop = adaptor.getCoordTransform() == CoordTransform::TfCropAndResize;
+  size_t roiSize = adaptor.getRoi().size();
+  if (crop && roiSize != 2 * rank)
+    return emitOptionalError(location, "tf_crop_and_resize expects ", 2 * rank,
+                             " roi values, got ", roiSize);
+  if (!crop && roiSize)
+    return emitOptionalError(location,
+                             "roi is only given with tf_crop_and_resize");
   results.push_back(getTensorTypeLike(adaptor.getInput(), sizes));
   return success();
 }

@@ -128,7 +128,31 @@ def Tract_RmsNormOp : Tract_InferredOp<"rms_norm"> {
 def Tract_ResizeOp : Tract_InferredOp<"resize"> {
   let summary = "resample to a new shape";
   let description = [{
-    `sizes` is the output shape (frontends turn scales into sizes).
+    `sizes` is the output shape. Each output coordinate `x` of an axis maps
+    to an input coordinate `x_in`, with `in`/`out` the axis' input and
+    output lengths and `s` its scale: `scales[axis]` when `scales` (one
+    positive value per axis) is given, otherwise `out / in`. Frontends pass
+    the scales a model asked for: its output length `floor(in * s)` is
+    rounded, so `out / in` may differ from `s`.
+
+    * `half_pixel`: `(x + 0.5) / s - 0.5`;
+    * `pytorch_half_pixel`: the same, but `0` when `out == 1`;
+    * `half_pixel_symmetric`: `c * (1 - out / (s * in)) + (x + 0.5) / s - 0.5`
+      with `c = in / 2` (keeps the resampled grid centred);
+    * `align_corners`: `x * (in - 1) / (out - 1)`, `0` when `out == 1`;
+    * `asymmetric`: `x / s`;
+    * `tf_half_pixel_for_nn`: `(x + 0.5) / s`;
+    * `tf_crop_and_resize`: samples the box `roi` (`rank` starts then `rank`
+      ends, in units of `in - 1`): `start * (in - 1) + x * (end - start) *
+      (in - 1) / (out - 1)`, or `(start + end) * (in - 1) / 2` when
+      `out == 1`; a coordinate outside `[0, in - 1]` gives
+      `extrapolation_value`.
+
+    `nearest` takes the input at `x_in` rounded by `nearest_mode`; `linear`
+    interpolates the 2 inputs around `x_in`, `cubic` the 4 around it with
+    Keys' kernel of parameter `cubic_coeff_a`. Neighbours outside the input
+    repeat its edge, or, with `exclude_outside`, get weight 0, the others
+    being renormalized to sum to 1.
   }];
   let arguments = (ins Tract_FloatTensor:$input, Tract_ShapeAttr:$sizes,
                    DefaultValuedAttr<Tract_CoordTransformAttr,
@@ -136,7 +160,12 @@ def Tract_ResizeOp : Tract_InferredOp<"resize"> {
                    DefaultValuedAttr<Tract_InterpolatorAttr,
                        "::mlir::tract::Interpolator::Nearest">:$interpolator,
                    DefaultValuedAttr<Tract_NearestModeAttr,
-                       "::mlir::tract::NearestMode::Floor">:$nearest_mode);
+                       "::mlir::tract::NearestMode::Floor">:$nearest_mode,
+                   DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$scales,
+                   DefaultValuedAttr<F64Attr, "-0.75">:$cubic_coeff_a,
+                   DefaultValuedAttr<BoolAttr, "false">:$exclude_outside,
+                   DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$roi,
+                   DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value);
   let results = (outs Tract_FloatTensor:$output);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }

@@ -6,13 +6,16 @@
 // CHECK-DAG: #[[BC:.*]] = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %[[X:.*]]: tensor<1x?x4xf32>, %[[Y:.*]]: tensor<1x1x4xf32>) -> tensor<1x?x4xf32>
+// CHECK-SAME:    attributes {tract.input_names = ["", ""], tract.output_names = [""]}
 // CHECK:         %[[C1:.*]] = arith.constant 1 : index
 // CHECK:         %[[S:.*]] = tensor.dim %[[X]], %[[C1]]
 // CHECK:         %[[E:.*]] = tensor.empty(%[[S]]) : tensor<1x?x4xf32>
 // CHECK:         %[[ADD:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[BC]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[Y]] : tensor<1x?x4xf32>, tensor<1x1x4xf32>) outs(%[[E]] : tensor<1x?x4xf32>)
 // CHECK:           arith.addf
-// CHECK:         %[[R:.*]] = tensor.empty(%[[S]]) : tensor<1x?x4xf32>
-// CHECK:         %[[COPY:.*]] = linalg.copy ins(%{{.*}} : tensor<1x?x4xf32>) outs(%[[R]] : tensor<1x?x4xf32>)
+// CHECK:         %[[V:.*]] = builtin.unrealized_conversion_cast %{{.*}} : tensor<1x?x4xf32, #tract.dims<[S]>> to tensor<1x?x4xf32>
+// CHECK:         %[[D:.*]] = tensor.dim %[[V]], %{{.*}}
+// CHECK:         %[[R:.*]] = tensor.empty(%[[D]]) : tensor<1x?x4xf32>
+// CHECK:         %[[COPY:.*]] = linalg.copy ins(%[[V]] : tensor<1x?x4xf32>) outs(%[[R]] : tensor<1x?x4xf32>)
 // CHECK:         return %[[COPY]]
 module attributes {tract.symbols = ["S"]} {
   func.func @main(%arg0: tensor<1x?x4xf32, #tract.dims<[S]>>, %arg1: tensor<1x1x4xf32>) -> tensor<1x?x4xf32, #tract.dims<[S]>> {
@@ -82,10 +85,10 @@ module {
 // -----
 
 // A symbol no input dim determines is an error.
-module attributes {tract.symbols = ["R"]} {
-  // expected-error @below {{symbol R is not determined by the dims of the inputs; give its value with --set R=N}}
-  func.func @main(%a: tensor<i64>, %b: tensor<i64>, %c: tensor<i64>) -> tensor<?xi64, #tract.dims<[R]>> {
-    %0 = tract.range %a, %b, %c {len = #tract.dim<R>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64, #tract.dims<[R]>>
-    return %0 : tensor<?xi64, #tract.dims<[R]>>
+module attributes {tract.symbols = ["B"]} {
+  // expected-error @below {{symbol B is not determined by the dims of the inputs; give its value with --set B=N}}
+  func.func @main(%x: tensor<1x3xf32>) -> tensor<?x3xf32, #tract.dims<[B]>> {
+    %0 = tract.broadcast %x {shape = #tract.shape<[B, 3]>} : tensor<1x3xf32> -> tensor<?x3xf32, #tract.dims<[B]>>
+    return %0 : tensor<?x3xf32, #tract.dims<[B]>>
   }
 }

@@ -34,33 +34,44 @@ def run_import(translate, model, facts):
     return "fail", first.split("error:", 1)[1].strip()
 
 
+def data_facts(model, first):
+    """`-i @input_K.pb` facts for the inputs from position `first` on."""
+    data = os.path.join(os.path.dirname(model), "test_data_set_0")
+    if not os.path.isdir(data):
+        return None
+    inputs = sorted((f for f in os.listdir(data) if f.startswith("input_")),
+                    key=lambda f: int(f[len("input_"):-len(".pb")]))
+    if len(inputs) <= first:
+        return None
+    return [""] * first + ["@" + os.path.join(data, f) for f in inputs[first:]]
+
+
 def import_one(translate, model):
-    """Imports a node test model; returns (status, message, constants).
+    """Imports a node test model; returns (status, message, facts).
 
     Many node tests feed as graph inputs what models hold as constants
     (Reshape's shape, Resize's scales, ReduceSum's axes). When the import
     fails as is, it is retried with every input but the first, then every
     input, given its value from test_data_set_0 (`-i @input_K.pb`), as tract's
-    own test harness does; `constants` says how many inputs that took.
+    own test harness does; `facts` are the input facts that made it import.
     """
     status, message = run_import(translate, model, [])
     if status != "fail":
-        return status, message, 0
-    data = os.path.join(os.path.dirname(model), "test_data_set_0")
-    inputs = sorted((f for f in os.listdir(data) if f.startswith("input_")),
-                    key=lambda f: int(f[len("input_"):-len(".pb")])) \
-        if os.path.isdir(data) else []
+        return status, message, []
     for first in (1, 0):
-        if len(inputs) <= first:
+        facts = data_facts(model, first)
+        if facts is None:
             continue
-        facts = [""] * first + ["@" + os.path.join(data, f)
-                                for f in inputs[first:]]
         retry, retry_message = run_import(translate, model, facts)
         if retry == "crash":
-            return retry, retry_message, len(inputs) - first
+            return retry, retry_message, facts
         if retry == "ok":
-            return "ok", "", len(inputs) - first
-    return status, message, 0
+            return "ok", "", facts
+    return status, message, []
+
+
+def constants(facts):
+    return sum(1 for fact in facts if fact)
 
 
 def model_ops(model):
@@ -117,9 +128,9 @@ def main():
 
     counts = {"ok": 0, "fail": 0, "crash": 0}
     with_constants = 0
-    for status, _, constants in results.values():
+    for status, _, facts in results.values():
         counts[status] += 1
-        with_constants += status == "ok" and constants > 0
+        with_constants += status == "ok" and constants(facts) > 0
     summary = ("%d of %d node tests import (%.1f%%), %d of them with "
                "parameter inputs given as constants; %d fail, %d crash") % (
         counts["ok"], len(tests), 100.0 * counts["ok"] / max(1, len(tests)),
@@ -136,9 +147,10 @@ def main():
                       "constants of the model; *ok (K constants)* says so.\n\n")
             out.write("| test | import |\n|---|---|\n")
             for test in tests:
-                status, message, constants = results[test]
+                status, message, facts = results[test]
                 if status == "ok":
-                    cell = "ok (%d constants)" % constants if constants else "ok"
+                    cell = ("ok (%d constants)" % constants(facts)
+                            if constants(facts) else "ok")
                 else:
                     cell = "%s: %s" % (status, message.replace("|", "\\|"))
                 out.write("| %s | %s |\n" % (test, cell))

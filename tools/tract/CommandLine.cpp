@@ -8,7 +8,7 @@ using llvm::StringRef;
 
 namespace {
 
-enum class Scope { Global, Dump };
+enum class Scope { Global, Dump, Run };
 
 struct Flag {
   Scope scope;
@@ -39,6 +39,18 @@ const Flag kFlags[] = {
     {Scope::Global, "--version", "-V", false, "print the version"},
     {Scope::Dump, "--mlir", "", false, "print the tract-dialect IR"},
     {Scope::Dump, "--quiet", "-q", false, "print nothing"},
+    {Scope::Run, "--input-from-bundle", "", true,
+     "inputs from an .npz file or an ONNX test_data_set folder"},
+    {Scope::Run, "--assert-output-bundle", "", true,
+     "check the outputs against an .npz file or test_data_set folder"},
+    {Scope::Run, "--approx", "", true,
+     "tolerance of the check: exact, close (default), approximate, very, "
+     "super, ultra"},
+    {Scope::Run, "--allow-random-input", "", false,
+     "make up the inputs the bundle does not give"},
+    {Scope::Run, "--save-outputs-npz", "", true,
+     "write the outputs to an .npz"},
+    {Scope::Run, "--quiet", "-q", false, "print nothing"},
 };
 
 const StringRef kSubcommands[] = {"dump", "run", "bench", "compile"};
@@ -74,7 +86,7 @@ std::optional<StringRef> closestFlag(Scope scope, StringRef name) {
 
 std::string unknownFlagError(Scope scope, StringRef arg, StringRef subcommand) {
   std::string message = "unknown option '" + arg.str() + "'";
-  if (scope == Scope::Dump)
+  if (scope != Scope::Global)
     message += " for '" + subcommand.str() + "'";
   if (std::optional<StringRef> hint = closestFlag(scope, arg))
     message += "; did you mean '" + hint->str() + "'?";
@@ -113,7 +125,9 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
 
     // Options before the model are global; after it, they belong to the
     // subcommand (dump when none was named).
-    Scope scope = haveModel ? Scope::Dump : Scope::Global;
+    Scope scope = !haveModel                       ? Scope::Global
+                  : invocation.subcommand == "run" ? Scope::Run
+                                                   : Scope::Dump;
     auto [name, inlineValue] = arg.split('=');
     bool hasInlineValue = arg.contains('=');
     const Flag *flag = findFlag(scope, name);
@@ -162,6 +176,16 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.dumpMlir = true;
     else if (longName == "--quiet")
       invocation.quiet = true;
+    else if (longName == "--input-from-bundle")
+      invocation.inputBundle = value;
+    else if (longName == "--assert-output-bundle")
+      invocation.outputBundle = value;
+    else if (longName == "--approx")
+      invocation.approx = value;
+    else if (longName == "--allow-random-input")
+      invocation.allowRandomInput = true;
+    else if (longName == "--save-outputs-npz")
+      invocation.saveOutputs = value;
   }
   if (!haveModel && !invocation.help && !invocation.version) {
     error = "no model given; see 'tract --help'";
@@ -206,5 +230,7 @@ std::string mlir::tract::cli::usage() {
           "on\n"
           "\nDUMP OPTIONS:\n";
   describe(Scope::Dump);
+  text += "\nRUN OPTIONS:\n";
+  describe(Scope::Run);
   return text;
 }

@@ -28,7 +28,14 @@ struct Invocation {
 
   // dump options.
   bool dumpMlir = false;
-  bool quiet = false;
+  bool quiet = false; ///< -q, for dump and run
+
+  // run options.
+  std::optional<std::string> inputBundle;  ///< --input-from-bundle
+  std::optional<std::string> outputBundle; ///< --assert-output-bundle
+  std::string approx = "close";            ///< --approx
+  bool allowRandomInput = false;           ///< --allow-random-input
+  std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
 };
 
 /// Parses the arguments after the program name. On failure, `error` holds one

@@ -2,7 +2,10 @@
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractShapes.h"
 #include "frontends/ModelLoader.h"
+#include "lowering/Jit.h"
+#include "lowering/Passes.h"
 #include "passes/Passes.h"
+#include "tools/tract/Bundle.h"
 #include "tools/tract/CommandLine.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -103,6 +106,217 @@ int dump(ModuleOp module, const cli::Invocation &invocation) {
   return 0;
 }
 
+int fail(llvm::Error error) { return fail(llvm::toString(std::move(error))); }
+
+/// Uniform values in [-1, 1) (or 0/1, or small integers), from a fixed seed
+/// so that runs repeat.
+llvm::Expected<cli::HostTensor> randomTensor(const TensorSignature &signature,
+                                             const SymbolValues &values) {
+  SmallVector<int64_t> shape;
+  for (const TDim &dim : signature.shape) {
+    std::optional<int64_t> size = dim.eval(values);
+    if (!size)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "cannot make up input '" + signature.name + "': its dim " +
+              dim.toString() + " depends on a symbol no other input sets");
+    shape.push_back(*size);
+  }
+  auto tensor = cli::HostTensor::create(signature.name, signature.dtype, shape);
+  if (!tensor)
+    return tensor.takeError();
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int64_t count = tensor->getNumElements();
+  auto fill = [&](auto *data, auto make) {
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = make();
+  };
+  auto unit = [&]() { return (next() >> 11) * 0x1.0p-53 * 2.0 - 1.0; };
+  uint8_t *raw = tensor->data();
+  switch (signature.dtype) {
+  case TRACT_DT_F32:
+    fill(reinterpret_cast<float *>(raw), [&] { return float(unit()); });
+    break;
+  case TRACT_DT_F64:
+    fill(reinterpret_cast<double *>(raw), unit);
+    break;
+  case TRACT_DT_BOOL:
+    fill(raw, [&] { return uint8_t(next() & 1); });
+    break;
+  default: {
+    // Small non-negative integers fit every integer type; f16 and bf16
+    // get the bytes of small integers too, which are valid finite values.
+    size_t size = tract_dtype_size(signature.dtype);
+    for (int64_t i = 0; i < count; ++i) {
+      uint64_t value = next() % 8;
+      if (signature.dtype == TRACT_DT_F16)
+        value = 0x3c00 + (value << 6);
+      else if (signature.dtype == TRACT_DT_BF16)
+        value = 0x3f80 + (value << 3);
+      std::memcpy(raw + i * size, &value, size);
+    }
+    break;
+  }
+  }
+  return tensor;
+}
+
+/// Finds the tensor for `name` (or position `index` when the bundle's
+/// tensors have no names).
+const cli::HostTensor *findTensor(llvm::ArrayRef<cli::HostTensor> tensors,
+                                  llvm::StringRef name, size_t index) {
+  for (const cli::HostTensor &tensor : tensors)
+    if (tensor.getName() == name)
+      return &tensor;
+  if (index < tensors.size() && tensors[index].getName().empty())
+    return &tensors[index];
+  return nullptr;
+}
+
+/// ONNX test data stores bfloat16 tensors as their uint16 bits; seen
+/// against a BF16 input or output, they are reinterpreted.
+const cli::HostTensor *reinterpretBf16(const cli::HostTensor *tensor,
+                                       tract_dtype wanted,
+                                       std::vector<cli::HostTensor> &keep) {
+  if (!tensor || wanted != TRACT_DT_BF16 || tensor->getDtype() != TRACT_DT_U16)
+    return tensor;
+  auto copy =
+      cli::HostTensor::fromBytes(tensor->getName().str(), TRACT_DT_BF16,
+                                 tensor->getShape(), tensor->getBytes());
+  if (!copy) {
+    llvm::consumeError(copy.takeError());
+    return tensor;
+  }
+  keep.push_back(std::move(*copy));
+  return &keep.back();
+}
+
+int run(ModuleOp module, const cli::Invocation &invocation) {
+  std::optional<cli::Approximation> approximation =
+      cli::parseApproximation(invocation.approx);
+  if (!approximation)
+    return fail("unknown --approx '" + invocation.approx +
+                "'; expected exact, close, approximate, very, super or ultra");
+  std::optional<cli::Bundle> inputBundle, outputBundle;
+  if (invocation.inputBundle) {
+    auto bundle = cli::loadBundle(*invocation.inputBundle);
+    if (!bundle)
+      return fail(bundle.takeError());
+    inputBundle = std::move(*bundle);
+  }
+  if (invocation.outputBundle) {
+    auto bundle = cli::loadBundle(*invocation.outputBundle);
+    if (!bundle)
+      return fail(bundle.takeError());
+    outputBundle = std::move(*bundle);
+  }
+
+  auto model = CompiledModel::compile(module);
+  if (!model)
+    return fail(model.takeError());
+
+  // Inputs: from the bundle by name, else made up when allowed.
+  std::vector<cli::HostTensor> made;
+  std::vector<const cli::HostTensor *> given;
+  made.reserve(2 * (*model)->getInputs().size() +
+               (*model)->getOutputs().size());
+  llvm::ArrayRef<TensorSignature> signatures = (*model)->getInputs();
+  for (auto [index, signature] : llvm::enumerate(signatures)) {
+    const cli::HostTensor *tensor =
+        inputBundle
+            ? findTensor(inputBundle->getInputs(), signature.name, index)
+            : nullptr;
+    tensor = reinterpretBf16(tensor, signature.dtype, made);
+    if (!tensor && !invocation.allowRandomInput)
+      return fail("no value for input '" + signature.name +
+                  "'; give --input-from-bundle, or --allow-random-input");
+    given.push_back(tensor);
+  }
+  if (invocation.allowRandomInput) {
+    // Symbols bound by the given inputs size the made-up ones.
+    SymbolValues values;
+    for (auto [signature, tensor] : llvm::zip(signatures, given))
+      if (tensor)
+        for (auto [axis, dim] : llvm::enumerate(signature.shape))
+          if (std::optional<std::string> symbol = dim.getSymbolName())
+            values[*symbol] = tensor->getShape()[axis];
+    for (auto [signature, tensor] : llvm::zip(signatures, given))
+      if (!tensor) {
+        auto random = randomTensor(signature, values);
+        if (!random)
+          return fail(random.takeError());
+        made.push_back(std::move(*random));
+        tensor = &made.back();
+      }
+  }
+  std::vector<tract_tensor> descriptors;
+  for (const cli::HostTensor *tensor : given) {
+    auto descriptor = const_cast<cli::HostTensor *>(tensor)->getRuntimeTensor();
+    if (!descriptor)
+      return fail(descriptor.takeError());
+    descriptors.push_back(*descriptor);
+  }
+  std::vector<const tract_tensor *> arguments;
+  for (const tract_tensor &descriptor : descriptors)
+    arguments.push_back(&descriptor);
+
+  auto results = (*model)->run(arguments);
+  if (!results)
+    return fail(results.takeError());
+  std::vector<cli::HostTensor> outputs;
+  for (auto [signature, result] : llvm::zip((*model)->getOutputs(), *results)) {
+    auto output = cli::HostTensor::fromBytes(
+        signature.name, result->dtype,
+        llvm::ArrayRef<int64_t>(result->dims, result->rank),
+        llvm::StringRef(static_cast<const char *>(result->data),
+                        tract_tensor_nbytes(result)));
+    tract_tensor_free(result);
+    if (!output)
+      return fail(output.takeError());
+    outputs.push_back(std::move(*output));
+  }
+
+  if (!invocation.quiet)
+    for (const cli::HostTensor &output : outputs)
+      llvm::outs() << "output '" << output.getName()
+                   << "': " << output.summary() << "\n";
+  if (invocation.saveOutputs)
+    if (llvm::Error error = cli::writeNpz(*invocation.saveOutputs, outputs))
+      return fail(std::move(error));
+  if (outputBundle) {
+    int status = 0;
+    for (auto [index, output] : llvm::enumerate(outputs)) {
+      const cli::HostTensor *expected = reinterpretBf16(
+          findTensor(outputBundle->getOutputs(), output.getName(), index),
+          output.getDtype(), made);
+      if (!expected) {
+        llvm::errs() << "tract: error: the bundle has no value for output '"
+                     << output.getName() << "'\n";
+        status = 1;
+        continue;
+      }
+      if (llvm::Error error =
+              cli::compareTensors(*expected, output, *approximation)) {
+        llvm::errs() << "tract: error: output '" << output.getName()
+                     << "': " << llvm::toString(std::move(error)) << "\n";
+        status = 1;
+      }
+    }
+    if (status)
+      return status;
+    if (!invocation.quiet)
+      llvm::outs() << "outputs match the bundle ("
+                   << cli::stringifyApproximation(*approximation) << ")\n";
+  }
+  return 0;
+}
+
 int notImplemented(llvm::StringRef what) {
   return fail(what + " is not implemented yet");
 }
@@ -136,7 +350,9 @@ int main(int argc, char **argv) {
   if (invocation->stage)
     return notImplemented("--pass");
 
-  MLIRContext context;
+  DialectRegistry registry;
+  registerLoweringDialects(registry);
+  MLIRContext context(registry);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   LoadOptions loadOptions;
@@ -156,5 +372,7 @@ int main(int argc, char **argv) {
 
   if (invocation->subcommand == "dump")
     return dump(*module, *invocation);
+  if (invocation->subcommand == "run")
+    return run(*module, *invocation);
   return notImplemented("'" + invocation->subcommand + "'");
 }

@@ -10,11 +10,13 @@
 #include "frontends/onnx/NodeContext.h"
 
 #include "frontends/onnx/GraphImporter.h"
+#include "frontends/onnx/ops/Conv.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -195,20 +197,33 @@ LogicalResult checkKernelShape(NodeContext &ctx, Value kernel) {
 // Convolutions
 //===----------------------------------------------------------------------===//
 
-LogicalResult convHandler(NodeContext &ctx, Outputs &outputs) {
-  Value x = ctx.input(0), w = ctx.input(1), b = ctx.input(2);
+} // namespace
+
+Value mlir::tract::onnx::buildConv(NodeContext &ctx, Value x, Value w,
+                                   Value b) {
   if (failed(requireRank(ctx, x, 3, "X")) || failed(checkKernelShape(ctx, w)))
-    return failure();
+    return {};
   FailureOr<Window> window = readWindow(ctx, NodeContext::rank(x) - 2);
   if (failed(window))
-    return failure();
+    return {};
   int64_t group = ctx.getInt("group", 1);
-  if (group < 1)
-    return ctx.error("group must be positive, got " + Twine(group));
-  outputs.push_back(ctx.create<ConvOp>(
-      x, w, b, static_cast<uint64_t>(group), ArrayRef(window->strides),
-      ArrayRef(window->dilations), window->padding, ArrayRef(window->before),
-      ArrayRef(window->after)));
+  if (group < 1) {
+    (void)ctx.error("group must be positive, got " + Twine(group));
+    return {};
+  }
+  return ctx.create<ConvOp>(x, w, b, static_cast<uint64_t>(group),
+                            ArrayRef(window->strides),
+                            ArrayRef(window->dilations), window->padding,
+                            ArrayRef(window->before), ArrayRef(window->after));
+}
+
+namespace {
+
+LogicalResult convHandler(NodeContext &ctx, Outputs &outputs) {
+  Value y = buildConv(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
+  if (!y)
+    return failure();
+  outputs.push_back(y);
   return success();
 }
 
@@ -462,6 +477,71 @@ OpHandler globalPoolHandler(StringRef kind) {
     }
     return success();
   };
+}
+
+/// MaxUnpool: the values of X written at their flat indices I (over the
+/// whole output, as MaxPool's indices are) into zeros of the output shape:
+/// output_shape when given, otherwise the unpooled shape
+/// `(x - 1) * stride + kernel - pads` per spatial axis. The indices address
+/// output_shape itself, as onnxruntime and the current ONNX reference have
+/// it (onnx 1.12's node test pads an unpooled tensor instead).
+LogicalResult maxUnpoolHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0), indices = ctx.input(1);
+  if (failed(requireRank(ctx, x, 3, "X")) ||
+      failed(requireRank(ctx, indices, 3, "I")))
+    return failure();
+  int64_t rank = NodeContext::rank(x), spatialRank = rank - 2;
+  Shape input = getShape(x);
+  if (getShape(indices) != input)
+    return ctx.error("I has shape " + shapeToString(getShape(indices)) +
+                     ", X " + shapeToString(input));
+  std::optional<SmallVector<int64_t>> kernel = ctx.getInts("kernel_shape");
+  if (!kernel || static_cast<int64_t>(kernel->size()) != spatialRank)
+    return ctx.error("kernel_shape must have " + Twine(spatialRank) +
+                     " values");
+  SmallVector<int64_t> strides(spatialRank, 1), pads(2 * spatialRank, 0);
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("strides");
+      given && !given->empty()) {
+    if (static_cast<int64_t>(given->size()) != spatialRank)
+      return ctx.error("strides must have " + Twine(spatialRank) + " values");
+    strides = *given;
+  }
+  if (std::optional<SmallVector<int64_t>> given = ctx.getInts("pads");
+      given && !given->empty()) {
+    if (static_cast<int64_t>(given->size()) != 2 * spatialRank)
+      return ctx.error("pads must have " + Twine(2 * spatialRank) + " values");
+    pads = *given;
+  }
+  Shape unpooled{input[0], input[1]};
+  for (int64_t i = 0; i < spatialRank; ++i)
+    unpooled.push_back((input[i + 2] - TDim(1)) * TDim(strides[i]) +
+                       TDim((*kernel)[i] - pads[i] - pads[spatialRank + i]));
+  Shape target = unpooled;
+  if (ctx.hasInput(2)) {
+    std::optional<SmallVector<TDim>> shape = ctx.getDims(2);
+    if (!shape)
+      return ctx.unsupported("an output_shape that is not a constant or a "
+                             "known shape");
+    if (static_cast<int64_t>(shape->size()) != rank)
+      return ctx.error("output_shape has " + Twine(shape->size()) +
+                       " values, expected " + Twine(rank));
+    target.assign(shape->begin(), shape->end());
+  }
+  MLIRContext *context = ctx.getContext();
+  auto flatten = [&](Value v) {
+    return ctx.create<ReshapeOp>(
+        v, uint64_t(0), static_cast<uint64_t>(NodeContext::rank(v)),
+        ShapeAttr::get(context, {volume(getShape(v))}));
+  };
+  Value zeros =
+      ctx.create<BroadcastOp>(ctx.scalarLike(flatten(x), 0.0),
+                              ShapeAttr::get(context, {volume(target)}));
+  Value scattered = ctx.create<ScatterElementsOp>(
+      zeros, flatten(indices), flatten(x), uint64_t(0), ScatterReduction::None);
+  Value y = ctx.create<ReshapeOp>(scattered, uint64_t(0), uint64_t(1),
+                                  ShapeAttr::get(context, target));
+  outputs.push_back(y);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -813,6 +893,57 @@ LogicalResult einsumHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// Det of static n <= 3 matrices, by Leibniz' formula: the sum over the
+/// permutations p of sign(p) * prod_i x[i, p(i)], from element slices.
+LogicalResult detHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  Shape shape = getShape(x);
+  std::optional<int64_t> n = shape[rank - 1].getConstant();
+  if (!n || shape[rank - 2] != shape[rank - 1])
+    return ctx.error("the matrices are " + shape[rank - 2].toString() + "x" +
+                     shape[rank - 1].toString() + ", not square");
+  if (*n < 1 || *n > 3)
+    return ctx.unsupported("the determinant of " + Twine(*n) + "x" + Twine(*n) +
+                           " matrices (only up to 3x3 expand)");
+  MLIRContext *context = ctx.getContext();
+  // elements[i * n + j]: x[..., i:i+1, j:j+1]
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < *n; ++i) {
+    Value row =
+        ctx.create<SliceOp>(x, uint64_t(rank - 2), DimAttr::get(context, i),
+                            DimAttr::get(context, i + 1));
+    for (int64_t j = 0; j < *n; ++j)
+      elements.push_back(ctx.create<SliceOp>(row, uint64_t(rank - 1),
+                                             DimAttr::get(context, j),
+                                             DimAttr::get(context, j + 1)));
+  }
+  auto element = [&](int64_t i, int64_t j) { return elements[i * *n + j]; };
+  SmallVector<int64_t> permutation = range(0, *n);
+  Value det;
+  do {
+    // The sign: the parity of the number of inversions.
+    int64_t inversions = 0;
+    for (int64_t i = 0; i < *n; ++i)
+      for (int64_t j = i + 1; j < *n; ++j)
+        inversions += permutation[i] > permutation[j];
+    Value term = element(0, permutation[0]);
+    for (int64_t i = 1; i < *n; ++i)
+      term = ctx.create<MulOp>(term, element(i, permutation[i]));
+    if (!det)
+      det = inversions % 2 ? ctx.create<NegOp>(term) : term;
+    else if (inversions % 2)
+      det = ctx.create<SubOp>(det, term);
+    else
+      det = ctx.create<AddOp>(det, term);
+  } while (std::next_permutation(permutation.begin(), permutation.end()));
+  det = ctx.create<RmAxisOp>(det, uint64_t(rank - 1));
+  outputs.push_back(ctx.create<RmAxisOp>(det, uint64_t(rank - 2)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax family
 //===----------------------------------------------------------------------===//
@@ -925,63 +1056,106 @@ struct ResizeMode {
   CoordTransform transform = CoordTransform::HalfPixel;
   Interpolator interpolator = Interpolator::Nearest;
   NearestMode nearest = NearestMode::Floor;
+  double cubicCoeffA = -0.75;
+  bool excludeOutside = false;
+  /// Starts then ends, one per axis (tf_crop_and_resize only).
+  SmallVector<double> roi;
+  double extrapolationValue = 0.0;
 };
 
-FailureOr<Interpolator> readInterpolator(NodeContext &ctx) {
+FailureOr<Interpolator> readInterpolator(NodeContext &ctx,
+                                         bool allowCubic = true) {
   std::string mode = ctx.getString("mode", "nearest");
   if (mode == "nearest")
     return Interpolator::Nearest;
   if (mode == "linear" || mode == "bilinear")
     return Interpolator::Linear;
-  if (mode == "cubic") {
-    if (ctx.getFloat("cubic_coeff_a", -0.75f) != -0.75f)
-      return ctx.unsupported("cubic_coeff_a other than -0.75");
-    if (ctx.getInt("exclude_outside", 0))
-      return ctx.unsupported("exclude_outside = 1");
+  if (mode == "cubic" && allowCubic)
     return Interpolator::Cubic;
-  }
   return ctx.unsupported("mode '" + mode + "'");
 }
 
-/// The output sizes from per-axis scales: `floor(x * scale)`. tract.resize
-/// derives its scales from the sizes, so a scale that does not produce an
-/// exact size would be resampled differently.
-FailureOr<Shape> sizesFromScales(NodeContext &ctx, ArrayRef<TDim> input,
-                                 ArrayRef<int64_t> axes,
-                                 ArrayRef<double> scales) {
-  Shape sizes;
-  for (auto [i, dim, scale] : llvm::zip(axes, input, scales)) {
-    if (!(scale > 0))
-      return ctx.error("scale " + num(scale) + " on axis " + Twine(i) +
-                       " is not positive");
-    if (scale == 1.0) {
-      sizes.push_back(dim);
-      continue;
+/// `floor(dim * factor)`. A symbolic dim takes an integral factor, or one
+/// with a small power of two as denominator (0.5, 0.25, 1.5...), so that
+/// the size stays an exact expression.
+std::optional<TDim> floorScaled(const TDim &dim, double factor) {
+  if (std::optional<int64_t> x = dim.getConstant())
+    return TDim(
+        static_cast<int64_t>(std::floor(static_cast<double>(*x) * factor)));
+  for (int64_t denominator = 1; denominator <= (1 << 16); denominator *= 2) {
+    double numerator = factor * static_cast<double>(denominator);
+    if (numerator == std::floor(numerator) && std::fabs(numerator) < 1e9) {
+      TDim scaled = dim * TDim(static_cast<int64_t>(numerator));
+      return denominator == 1 ? scaled : scaled.floorDiv(denominator);
     }
-    if (std::optional<int64_t> x = dim.getConstant()) {
-      double exact = static_cast<double>(*x) * scale;
-      double size = std::floor(exact);
-      if (size != exact)
-        return ctx.unsupported("scale " + num(scale) + " on axis " + Twine(i) +
-                               " (dim " + Twine(*x) +
-                               ") gives the inexact size " + num(exact) +
-                               ": tract.resize derives scales from sizes");
-      sizes.push_back(TDim(static_cast<int64_t>(size)));
-      continue;
-    }
-    double integral = std::round(scale);
-    if (integral != scale)
-      return ctx.unsupported("the fractional scale " + num(scale) +
-                             " of the symbolic dim " + dim.toString());
-    sizes.push_back(dim * TDim(static_cast<int64_t>(integral)));
   }
-  return sizes;
+  return std::nullopt;
+}
+
+/// Whether `scale` is exactly `size / dim`, so that tract.resize can derive
+/// it from the shapes.
+bool scaleIsImplied(const TDim &dim, const TDim &size, double scale) {
+  std::optional<int64_t> x = dim.getConstant(), y = size.getConstant();
+  if (x && y)
+    return *x > 0 && static_cast<double>(*y) / static_cast<double>(*x) == scale;
+  return scale == std::floor(scale) &&
+         size == dim * TDim(static_cast<int64_t>(scale));
 }
 
 Value buildResize(NodeContext &ctx, Value x, ArrayRef<TDim> sizes,
-                  const ResizeMode &mode) {
-  return ctx.create<ResizeOp>(x, ShapeAttr::get(ctx.getContext(), sizes),
-                              mode.transform, mode.interpolator, mode.nearest);
+                  ArrayRef<double> scales, const ResizeMode &mode) {
+  // Scales are only spelled out when the output shape does not imply them.
+  Shape input = getShape(x);
+  bool implied =
+      llvm::all_of(llvm::seq<size_t>(0, scales.size()), [&](size_t i) {
+        return scaleIsImplied(input[i], sizes[i], scales[i]);
+      });
+  bool cubic = mode.interpolator == Interpolator::Cubic;
+  return ctx.create<ResizeOp>(
+      x, ShapeAttr::get(ctx.getContext(), sizes), mode.transform,
+      mode.interpolator, mode.nearest, implied ? ArrayRef<double>() : scales,
+      APFloat(cubic ? mode.cubicCoeffA : -0.75), cubic && mode.excludeOutside,
+      ArrayRef<double>(mode.roi),
+      APFloat(mode.roi.empty() ? 0.0 : mode.extrapolationValue));
+}
+
+/// Reads the coordinate transformation, nearest rounding and cubic
+/// attributes of Resize-11 and later.
+LogicalResult readResizeAttributes(NodeContext &ctx, ResizeMode &mode) {
+  std::string transform =
+      ctx.getString("coordinate_transformation_mode", "half_pixel");
+  if (transform == "half_pixel")
+    mode.transform = CoordTransform::HalfPixel;
+  else if (transform == "align_corners")
+    mode.transform = CoordTransform::AlignCorners;
+  else if (transform == "asymmetric")
+    mode.transform = CoordTransform::Asymmetric;
+  else if (transform == "pytorch_half_pixel")
+    mode.transform = CoordTransform::PytorchHalfPixel;
+  else if (transform == "half_pixel_symmetric")
+    mode.transform = CoordTransform::HalfPixelSymmetric;
+  else if (transform == "tf_half_pixel_for_nn")
+    mode.transform = CoordTransform::TfHalfPixelForNn;
+  else if (transform == "tf_crop_and_resize")
+    mode.transform = CoordTransform::TfCropAndResize;
+  else
+    return ctx.unsupported("coordinate_transformation_mode '" + transform +
+                           "'");
+  std::string nearest = ctx.getString("nearest_mode", "round_prefer_floor");
+  if (nearest == "round_prefer_floor")
+    mode.nearest = NearestMode::RoundPreferFloor;
+  else if (nearest == "round_prefer_ceil")
+    mode.nearest = NearestMode::RoundPreferCeil;
+  else if (nearest == "floor")
+    mode.nearest = NearestMode::Floor;
+  else if (nearest == "ceil")
+    mode.nearest = NearestMode::Ceil;
+  else
+    return ctx.unsupported("nearest_mode '" + nearest + "'");
+  mode.cubicCoeffA = ctx.getFloat("cubic_coeff_a", -0.75f);
+  mode.excludeOutside = ctx.getInt("exclude_outside", 0) != 0;
+  mode.extrapolationValue = ctx.getFloat("extrapolation_value", 0.0f);
+  return success();
 }
 
 LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
@@ -993,7 +1167,9 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   int64_t rank = NodeContext::rank(x);
   Shape input = getShape(x);
   ResizeMode mode;
-  FailureOr<Interpolator> interpolator = readInterpolator(ctx);
+  // Resize-10 has no cubic mode.
+  FailureOr<Interpolator> interpolator =
+      readInterpolator(ctx, ctx.getOpset() >= 11);
   if (failed(interpolator))
     return failure();
   mode.interpolator = *interpolator;
@@ -1005,35 +1181,8 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   } else {
     scalesInput = 2;
     sizesInput = 3;
-    std::string transform =
-        ctx.getString("coordinate_transformation_mode", "half_pixel");
-    if (transform == "half_pixel")
-      mode.transform = CoordTransform::HalfPixel;
-    else if (transform == "align_corners")
-      mode.transform = CoordTransform::AlignCorners;
-    else if (transform == "asymmetric")
-      mode.transform = CoordTransform::Asymmetric;
-    else if (transform == "pytorch_half_pixel")
-      mode.transform = CoordTransform::PytorchHalfPixel;
-    else
-      return ctx.unsupported("coordinate_transformation_mode '" + transform +
-                             "'");
-    std::string nearest = ctx.getString("nearest_mode", "round_prefer_floor");
-    if (nearest == "round_prefer_floor")
-      mode.nearest = NearestMode::RoundPreferFloor;
-    else if (nearest == "round_prefer_ceil")
-      mode.nearest = NearestMode::RoundPreferCeil;
-    else if (nearest == "floor")
-      mode.nearest = NearestMode::Floor;
-    else if (nearest == "ceil")
-      mode.nearest = NearestMode::Ceil;
-    else
-      return ctx.unsupported("nearest_mode '" + nearest + "'");
-    if (ctx.getInt("antialias", 0))
-      return ctx.unsupported("antialias = 1");
-    std::string policy = ctx.getString("keep_aspect_ratio_policy", "stretch");
-    if (policy != "stretch")
-      return ctx.unsupported("keep_aspect_ratio_policy '" + policy + "'");
+    if (failed(readResizeAttributes(ctx, mode)))
+      return failure();
   }
   // The axes scales and sizes apply to (opset 18), all by default.
   SmallVector<int64_t> axes = range(0, rank);
@@ -1043,26 +1192,59 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
     if (failed(normalized))
       return failure();
     axes = *normalized;
+    for (size_t i = 1; i < axes.size(); ++i)
+      if (llvm::is_contained(ArrayRef(axes).take_front(i), axes[i]))
+        return ctx.error("axis " + Twine(axes[i]) + " is repeated in axes");
+  }
+  // The region of interest, in units of each axis' length - 1: only
+  // tf_crop_and_resize reads it.
+  if (mode.transform == CoordTransform::TfCropAndResize) {
+    std::optional<SmallVector<double>> roi;
+    if (ctx.hasInput(1))
+      roi = ctx.getConstFloats(1);
+    if (!roi)
+      return ctx.unsupported("tf_crop_and_resize with a non-constant roi");
+    if (roi->size() != 2 * axes.size())
+      return ctx.error("roi has " + Twine(roi->size()) + " values, expected " +
+                       Twine(2 * axes.size()));
+    mode.roi.assign(rank, 0.0);
+    mode.roi.append(rank, 1.0);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      mode.roi[axis] = (*roi)[i];
+      mode.roi[rank + axis] = (*roi)[axes.size() + i];
+    }
   }
   Shape sizes = input;
-  std::optional<SmallVector<double>> scales;
+  // The scale of each axis that the coordinate transform uses.
+  SmallVector<double> scales(rank, 1.0);
+  bool scaled = false;
+  std::optional<SmallVector<double>> givenScales;
   if (ctx.hasInput(scalesInput)) {
-    scales = ctx.getConstFloats(scalesInput);
-    if (!scales)
+    givenScales = ctx.getConstFloats(scalesInput);
+    if (!givenScales)
       return ctx.unsupported("non-constant scales");
   }
-  if (scales && !scales->empty()) {
-    if (scales->size() != axes.size())
-      return ctx.error("scales has " + Twine(scales->size()) +
+  if (givenScales && !givenScales->empty()) {
+    if (givenScales->size() != axes.size())
+      return ctx.error("scales has " + Twine(givenScales->size()) +
                        " values, expected " + Twine(axes.size()));
-    Shape selected;
-    for (int64_t axis : axes)
-      selected.push_back(input[axis]);
-    FailureOr<Shape> resized = sizesFromScales(ctx, selected, axes, *scales);
-    if (failed(resized))
-      return failure();
-    for (auto [axis, size] : llvm::zip(axes, *resized))
-      sizes[axis] = size;
+    for (auto [axis, scale] : llvm::zip(axes, *givenScales)) {
+      if (!(scale > 0) || !std::isfinite(scale))
+        return ctx.error("scale " + num(scale) + " on axis " + Twine(axis) +
+                         " is not positive");
+      // floor(in * (roi_end - roi_start) * scale); the roi is [0, 1]
+      // but with tf_crop_and_resize.
+      double factor = scale;
+      if (!mode.roi.empty())
+        factor = (mode.roi[rank + axis] - mode.roi[axis]) * scale;
+      std::optional<TDim> size = floorScaled(input[axis], factor);
+      if (!size)
+        return ctx.unsupported("scale " + num(scale) + " of the symbolic dim " +
+                               input[axis].toString());
+      scales[axis] = scale;
+      sizes[axis] = *size;
+    }
+    scaled = true;
   } else if (sizesInput && ctx.hasInput(sizesInput)) {
     std::optional<SmallVector<TDim>> given = ctx.getDims(sizesInput);
     if (!given)
@@ -1070,12 +1252,63 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
     if (given->size() != axes.size())
       return ctx.error("sizes has " + Twine(given->size()) +
                        " values, expected " + Twine(axes.size()));
-    for (auto [axis, size] : llvm::zip(axes, *given))
-      sizes[axis] = size;
+    std::string policy =
+        ctx.getOpset() >= 18
+            ? ctx.getString("keep_aspect_ratio_policy", "stretch")
+            : "stretch";
+    if (policy == "stretch") {
+      for (auto [axis, size] : llvm::zip(axes, *given))
+        sizes[axis] = size;
+    } else if (policy == "not_larger" || policy == "not_smaller") {
+      // One scale for all the axes, the smallest (largest) of the asked
+      // ones; sizes are round(scale * in), halves up.
+      std::optional<double> common;
+      for (auto [axis, size] : llvm::zip(axes, *given)) {
+        std::optional<int64_t> in = input[axis].getConstant();
+        std::optional<int64_t> out = size.getConstant();
+        if (!in || !out || *in <= 0)
+          return ctx.unsupported("keep_aspect_ratio_policy '" + policy +
+                                 "' with the symbolic or empty dim " +
+                                 input[axis].toString() + " -> " +
+                                 size.toString());
+        double scale = static_cast<double>(*out) / static_cast<double>(*in);
+        if (!common ||
+            (policy == "not_larger" ? scale < *common : scale > *common))
+          common = scale;
+      }
+      if (common) {
+        for (int64_t axis : axes) {
+          double in = static_cast<double>(*input[axis].getConstant());
+          sizes[axis] =
+              TDim(static_cast<int64_t>(std::floor(*common * in + 0.5)));
+          scales[axis] = *common;
+        }
+        scaled = true;
+      }
+    } else {
+      return ctx.unsupported("keep_aspect_ratio_policy '" + policy + "'");
+    }
   } else {
     return ctx.error("neither scales nor sizes is given");
   }
-  outputs.push_back(buildResize(ctx, x, sizes, mode));
+  // An antialiasing filter only changes linear and cubic downsampling.
+  if (ctx.getOpset() >= 18 && ctx.getInt("antialias", 0) &&
+      mode.interpolator != Interpolator::Nearest) {
+    for (int64_t axis : axes) {
+      // Unknown when a size is symbolic, unless it is the input's.
+      std::optional<int64_t> in = input[axis].getConstant();
+      std::optional<int64_t> out = sizes[axis].getConstant();
+      bool downsampled =
+          scaled ? scales[axis] < 1.0
+                 : sizes[axis] != input[axis] && (!in || !out || *out < *in);
+      if (downsampled)
+        return ctx.unsupported("antialias = 1 when downsampling axis " +
+                               Twine(axis) + " with linear or cubic mode");
+    }
+  }
+  outputs.push_back(buildResize(
+      ctx, x, sizes, scaled ? ArrayRef<double>(scales) : ArrayRef<double>(),
+      mode));
   return success();
 }
 
@@ -1088,11 +1321,9 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
   ResizeMode mode;
   mode.transform = CoordTransform::Asymmetric;
   mode.nearest = NearestMode::Floor;
-  FailureOr<Interpolator> interpolator = readInterpolator(ctx);
+  FailureOr<Interpolator> interpolator = readInterpolator(ctx, false);
   if (failed(interpolator))
     return failure();
-  if (*interpolator == Interpolator::Cubic)
-    return ctx.unsupported("mode 'cubic'");
   mode.interpolator = *interpolator;
   std::optional<SmallVector<double>> scales;
   if (ctx.getOpset() < 9) {
@@ -1105,14 +1336,22 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
     if (!scales)
       return ctx.unsupported("non-constant scales");
   }
-  if (static_cast<int64_t>(scales->size()) != NodeContext::rank(x))
+  int64_t rank = NodeContext::rank(x);
+  if (static_cast<int64_t>(scales->size()) != rank)
     return ctx.error("scales has " + Twine(scales->size()) +
-                     " values, expected " + Twine(NodeContext::rank(x)));
-  FailureOr<Shape> sizes = sizesFromScales(
-      ctx, getShape(x), range(0, NodeContext::rank(x)), *scales);
-  if (failed(sizes))
-    return failure();
-  outputs.push_back(buildResize(ctx, x, *sizes, mode));
+                     " values, expected " + Twine(rank));
+  Shape sizes = getShape(x);
+  for (auto [axis, scale] : llvm::enumerate(*scales)) {
+    if (!(scale > 0) || !std::isfinite(scale))
+      return ctx.error("scale " + num(scale) + " on axis " + Twine(axis) +
+                       " is not positive");
+    std::optional<TDim> size = floorScaled(sizes[axis], scale);
+    if (!size)
+      return ctx.unsupported("scale " + num(scale) + " of the symbolic dim " +
+                             sizes[axis].toString());
+    sizes[axis] = *size;
+  }
+  outputs.push_back(buildResize(ctx, x, sizes, *scales, mode));
   return success();
 }
 
@@ -1219,6 +1458,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("GlobalAveragePool", 1, globalPoolHandler("average"));
   registry.add("GlobalMaxPool", 1, globalPoolHandler("max"));
   registry.add("GlobalLpPool", {1, 2}, globalPoolHandler("lp"));
+  registry.add("MaxUnpool", {9, 11}, maxUnpoolHandler);
 
   // Normalizations.
   registry.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, batchNormHandler);
@@ -1232,6 +1472,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("Gemm", {1, 6, 7, 9, 11, 13}, gemmHandler);
   registry.add("MatMul", {1, 9, 13}, matMulHandler);
   registry.add("Einsum", 12, einsumHandler);
+  registry.add("Det", 11, detHandler);
 
   // Softmax family.
   registry.add("Softmax", {1, 11, 13}, softmaxHandler<SoftmaxOp>());

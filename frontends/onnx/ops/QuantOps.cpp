@@ -1,12 +1,14 @@
 //===- QuantOps.cpp - ONNX quantization operators -------------------------===//
 //
-// Linear (de)quantization and the integer matrix products, expanded into
-// casts, element-wise math and einsum: tract-opl has no quantized types, so
-// zero points and scales are explicit arithmetic that declutter can fold.
+// Linear (de)quantization and the integer matrix products and convolutions,
+// expanded into casts, element-wise math, einsum and i32 convolutions:
+// tract-opl has no quantized types, so zero points and scales are explicit
+// arithmetic that declutter can fold.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/NodeContext.h"
+#include "frontends/onnx/ops/Conv.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -202,6 +204,76 @@ LogicalResult qlinearMatMul(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// (x - xZero) * (w - wZero) convolved in i32, plus an i32 bias; the input
+/// zero point is per tensor, the kernel's per tensor or per output channel.
+Value integerConv(NodeContext &ctx, Value x, Value xZero, Value w, Value wZero,
+                  Value bias) {
+  if (!x || !w)
+    return {};
+  Type i32 = IntegerType::get(ctx.getContext(), 32);
+  if (xZero) {
+    if (NodeContext::rank(xZero) > 1 ||
+        (NodeContext::rank(xZero) == 1 && getShape(xZero)[0] != TDim(1))) {
+      (void)ctx.unsupported("an x_zero_point that is not per tensor");
+      return {};
+    }
+    x = ctx.binary<SubOp>(ctx.castTo(x, i32), ctx.castTo(xZero, i32));
+  } else {
+    x = ctx.castTo(x, i32);
+  }
+  w = ctx.castTo(w, i32);
+  if (wZero) {
+    if (NodeContext::rank(wZero) > 1) {
+      (void)ctx.unsupported("a w_zero_point of rank " +
+                            Twine(NodeContext::rank(wZero)));
+      return {};
+    }
+    w = ctx.binary<SubOp>(
+        w, alongAxis(ctx, ctx.castTo(wZero, i32), 0, NodeContext::rank(w)));
+  }
+  return buildConv(ctx, x, w, bias ? ctx.castTo(bias, i32) : Value());
+}
+
+LogicalResult convInteger(NodeContext &ctx, Outputs &outputs) {
+  Value y = integerConv(ctx, ctx.input(0), ctx.input(2), ctx.input(1),
+                        ctx.input(3), Value());
+  if (!y)
+    return failure();
+  outputs.push_back(y);
+  return success();
+}
+
+/// The i32 convolution (bias included, at scale x_scale * w_scale)
+/// requantized: round_even(acc * x_scale * w_scale / y_scale) + y_zero,
+/// saturated; w_scale per tensor or per output channel.
+LogicalResult qlinearConv(NodeContext &ctx, Outputs &outputs) {
+  Value acc = integerConv(ctx, ctx.input(0), ctx.input(2), ctx.input(3),
+                          ctx.input(5), ctx.input(8));
+  Value xScale = ctx.input(1), wScale = ctx.input(4), yScale = ctx.input(6);
+  Value yZero = ctx.input(7);
+  if (!acc || !xScale || !wScale || !yScale)
+    return failure();
+  if (NodeContext::rank(wScale) > 1)
+    return ctx.unsupported("a w_scale of rank " +
+                           Twine(NodeContext::rank(wScale)));
+  Type floatType = NodeContext::elementType(xScale);
+  int64_t rank = NodeContext::rank(acc);
+  Value multiplier = ctx.binary<DivOp>(
+      ctx.binary<MulOp>(xScale,
+                        alongAxis(ctx, ctx.castTo(wScale, floatType), 1, rank)),
+      ctx.castTo(yScale, floatType));
+  Value scaled = ctx.binary<MulOp>(ctx.castTo(acc, floatType), multiplier);
+  // Without y_zero_point, the output is u8 with zero point 0.
+  Type type =
+      yZero
+          ? NodeContext::elementType(yZero)
+          : Type(IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned));
+  if (!isQuantType(type))
+    return ctx.unsupported("quantized type " + NodeContext::typeName(type));
+  outputs.push_back(saturateTo(ctx, scaled, yZero, type));
+  return success();
+}
+
 } // namespace
 
 void mlir::tract::onnx::registerQuantOps(OpRegistry &registry) {
@@ -210,4 +282,6 @@ void mlir::tract::onnx::registerQuantOps(OpRegistry &registry) {
   registry.add("DynamicQuantizeLinear", 11, dynamicQuantizeLinear);
   registry.add("MatMulInteger", 10, matMulInteger);
   registry.add("QLinearMatMul", {10, 21}, qlinearMatMul);
+  registry.add("ConvInteger", 10, convInteger);
+  registry.add("QLinearConv", {10, 21}, qlinearConv);
 }

@@ -4,6 +4,14 @@
 // length, then cosine terms. The length is a runtime scalar, so the window's
 // size is a symbol unless the length is known at import.
 //
+// MelWeightMatrix of constant parameters is computed at import.
+//
+// DFT and STFT of static lengths are linear maps: a contraction with
+// constant cosine and sine matrices built at import (an einsum for DFT; a
+// strided convolution whose kernels are the windowed matrices for STFT,
+// which frames the signal at the same time). Complex tensors are real
+// ones with a trailing axis of 2 (real, imaginary), as ONNX has them.
+//
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/NodeContext.h"
@@ -64,10 +72,349 @@ OpHandler cosineWindow(double a0, double a1, double a2) {
   };
 }
 
+/// A constant of float type `elementType` and shape `shape` from doubles.
+Value floatConstant(NodeContext &ctx, Type elementType, ArrayRef<int64_t> shape,
+                    ArrayRef<double> values) {
+  auto floatType = cast<FloatType>(elementType);
+  SmallVector<APFloat> converted;
+  converted.reserve(values.size());
+  for (double value : values) {
+    APFloat v(value);
+    bool losesInfo;
+    (void)v.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &losesInfo);
+    converted.push_back(v);
+  }
+  return ctx.constant(DenseElementsAttr::get(
+      RankedTensorType::get(shape, elementType), converted));
+}
+
+/// The largest DFT matrix built at import, in elements.
+constexpr int64_t kMaxDftElements = int64_t(1) << 24;
+
+/// The DFT as a linear map of length `length` (the signal is truncated or
+/// zero-padded to it) over `samples` input samples of `components` (1: real,
+/// 2: real and imaginary) to `frequencies` outputs of 2 components:
+/// `coefficient(k, n, c, o)` is the weight of component c of sample n in
+/// component o of frequency k, times `window[n]` when a window is given.
+/// The forward transform is sum_n x[n] e^(-2πi kn/L), the inverse
+/// sum_n x[n] e^(2πi kn/L) / L.
+struct DftMatrix {
+  int64_t frequencies, samples, components, length;
+  bool inverse;
+  ArrayRef<double> window;
+
+  double coefficient(int64_t k, int64_t n, int64_t c, int64_t o) const {
+    if (n >= length)
+      return 0.0;
+    // θ = 2π r / L with r = kn mod L; quarter turns are exact.
+    int64_t r = (k * n) % length;
+    double cosine, sine;
+    if ((4 * r) % length == 0) {
+      static const double quarterCos[] = {1, 0, -1, 0};
+      static const double quarterSin[] = {0, 1, 0, -1};
+      cosine = quarterCos[4 * r / length];
+      sine = quarterSin[4 * r / length];
+    } else {
+      double theta =
+          2 * M_PI * static_cast<double>(r) / static_cast<double>(length);
+      cosine = std::cos(theta);
+      sine = std::sin(theta);
+    }
+    // σ sin θ, with σ = -1 forward and 1 inverse:
+    // (xr + i xi)(cos + i σ sin) = xr cos - xi σ sin + i (xr σ sin + xi cos)
+    if (!inverse)
+      sine = -sine;
+    double value = c == o ? cosine : (c == 0 ? sine : -sine);
+    if (inverse)
+      value /= static_cast<double>(length);
+    if (!window.empty())
+      value *= window[n];
+    return value + 0.0; // no negative zeros
+  }
+};
+
+/// The number of output frequencies: all, or the non-redundant half of a
+/// real signal's spectrum.
+int64_t frequencyCount(int64_t length, bool onesided) {
+  return onesided ? length / 2 + 1 : length;
+}
+
+/// The scalar value of constant input `i`, if it is one.
+std::optional<int64_t> constScalar(NodeContext &ctx, unsigned i) {
+  std::optional<SmallVector<int64_t>> values = ctx.getConstInts(i);
+  if (!values || values->size() != 1)
+    return std::nullopt;
+  return values->front();
+}
+
+/// Checks the trailing complex axis of a signal; returns its size (1 or 2).
+FailureOr<int64_t> complexComponents(NodeContext &ctx, Value x,
+                                     int64_t minRank) {
+  if (NodeContext::rank(x) < minRank)
+    return ctx.error("the input has rank " + Twine(NodeContext::rank(x)) +
+                     ", expected at least " + Twine(minRank));
+  if (!isa<FloatType>(NodeContext::elementType(x)))
+    return ctx.unsupported(ctx.getOpType() + " of " +
+                           NodeContext::typeName(NodeContext::elementType(x)) +
+                           " tensors");
+  std::optional<int64_t> components = getShape(x).back().getConstant();
+  if (!components || (*components != 1 && *components != 2))
+    return ctx.error("the last axis must be 1 (real) or 2 (complex), got " +
+                     getShape(x).back().toString());
+  return *components;
+}
+
+LogicalResult dftHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  FailureOr<int64_t> components = complexComponents(ctx, x, 2);
+  if (failed(components))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  // The axis: an attribute (default 1) until opset 20, then a scalar input
+  // (default -2); negative values count from the back. The last axis holds
+  // the components and cannot be transformed.
+  int64_t axis = 1;
+  if (ctx.getOpset() >= 20) {
+    axis = -2;
+    if (ctx.hasInput(2)) {
+      std::optional<int64_t> given = constScalar(ctx, 2);
+      if (!given)
+        return ctx.unsupported("a non-constant axis");
+      axis = *given;
+    }
+  } else {
+    axis = ctx.getInt("axis", 1);
+  }
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank - 1)
+    return ctx.error("axis " + Twine(axis < 0 ? axis - rank : axis) +
+                     " is out of range for a signal of rank " +
+                     Twine(rank - 1));
+  std::optional<int64_t> samples = getShape(x)[axis].getConstant();
+  if (!samples)
+    return ctx.unsupported("DFT over the symbolic dim " +
+                           getShape(x)[axis].toString());
+  int64_t length = *samples;
+  if (ctx.hasInput(1)) {
+    std::optional<int64_t> given = constScalar(ctx, 1);
+    if (!given)
+      return ctx.unsupported("a non-constant dft_length");
+    if (*given < 1)
+      return ctx.error("dft_length must be positive, got " + Twine(*given));
+    length = *given;
+  }
+  if (length < 1)
+    return ctx.unsupported("DFT of an empty signal");
+  bool inverse = ctx.getInt("inverse", 0) != 0;
+  bool onesided = ctx.getInt("onesided", 0) != 0;
+  if (onesided && *components == 2)
+    return ctx.unsupported("onesided = 1 with a complex input");
+  if (onesided && inverse)
+    return ctx.unsupported("onesided = 1 with inverse = 1");
+  DftMatrix dft{frequencyCount(length, onesided),
+                *samples,
+                *components,
+                length,
+                inverse,
+                {}};
+  if (dft.frequencies * dft.samples * dft.components * 2 > kMaxDftElements)
+    return ctx.unsupported("a DFT matrix of " + Twine(dft.frequencies) + "x" +
+                           Twine(dft.samples) + " (too large to build)");
+  // matrix[k, n, c, o]
+  SmallVector<double> values;
+  for (int64_t k = 0; k < dft.frequencies; ++k)
+    for (int64_t n = 0; n < dft.samples; ++n)
+      for (int64_t c = 0; c < dft.components; ++c)
+        for (int64_t o = 0; o < 2; ++o)
+          values.push_back(dft.coefficient(k, n, c, o));
+  Value matrix =
+      floatConstant(ctx, NodeContext::elementType(x),
+                    {dft.frequencies, dft.samples, dft.components, 2}, values);
+  // x: "ab…n…c", matrix: "knco" -> "ab…k…o" (k and o are spare letters).
+  std::string letters = "abdefghijlmpqrstuvwxyz";
+  if (rank > static_cast<int64_t>(letters.size()))
+    return ctx.unsupported("DFT of rank " + Twine(rank));
+  std::string input = letters.substr(0, rank);
+  input[axis] = 'n';
+  input[rank - 1] = 'c';
+  std::string output = input;
+  output[axis] = 'k';
+  output[rank - 1] = 'o';
+  outputs.push_back(
+      ctx.create<EinsumOp>(ValueRange{x, matrix}, input + ",knco->" + output));
+  return success();
+}
+
+LogicalResult stftHandler(NodeContext &ctx, Outputs &outputs) {
+  Value signal = ctx.input(0), window = ctx.input(2);
+  if (!signal)
+    return ctx.error("missing signal");
+  FailureOr<int64_t> components = complexComponents(ctx, signal, 3);
+  if (failed(components))
+    return failure();
+  if (NodeContext::rank(signal) != 3)
+    return ctx.error("the signal must be [batch, length, 1 or 2], got rank " +
+                     Twine(NodeContext::rank(signal)));
+  std::optional<int64_t> step = constScalar(ctx, 1);
+  if (!step)
+    return ctx.unsupported("a non-constant frame_step");
+  if (*step < 1)
+    return ctx.error("frame_step must be positive, got " + Twine(*step));
+  // The frame length: the window's, or frame_length.
+  std::optional<int64_t> length;
+  if (window) {
+    if (NodeContext::rank(window) != 1)
+      return ctx.error("the window must be 1-D, got rank " +
+                       Twine(NodeContext::rank(window)));
+    length = getShape(window).front().getConstant();
+    if (!length)
+      return ctx.unsupported("a window of symbolic length " +
+                             getShape(window).front().toString());
+  }
+  if (ctx.hasInput(3)) {
+    std::optional<int64_t> given = constScalar(ctx, 3);
+    if (!given)
+      return ctx.unsupported("a non-constant frame_length");
+    if (length && *length != *given)
+      return ctx.error("frame_length " + Twine(*given) +
+                       " differs from the window's length " + Twine(*length));
+    length = *given;
+  }
+  if (!length)
+    return ctx.error("neither a window nor frame_length is given");
+  if (*length < 1)
+    return ctx.error("frame_length must be positive, got " + Twine(*length));
+  bool onesided = ctx.getInt("onesided", 1) != 0;
+  if (onesided && *components == 2)
+    return ctx.unsupported("onesided = 1 with a complex signal");
+  Type type = NodeContext::elementType(signal);
+  // A constant window is folded into the matrix; another one multiplies it.
+  std::optional<SmallVector<double>> windowValues;
+  if (window)
+    windowValues = ctx.getConstFloats(2);
+  DftMatrix dft{frequencyCount(*length, onesided),
+                *length,
+                *components,
+                *length,
+                false,
+                windowValues ? ArrayRef<double>(*windowValues)
+                             : ArrayRef<double>()};
+  if (dft.frequencies * dft.samples * dft.components * 2 > kMaxDftElements)
+    return ctx.unsupported("a DFT matrix of " + Twine(dft.frequencies) + "x" +
+                           Twine(dft.samples) + " (too large to build)");
+  // The convolution kernel [2K, C, n]: output channel 2k + o.
+  SmallVector<double> values;
+  for (int64_t k = 0; k < dft.frequencies; ++k)
+    for (int64_t o = 0; o < 2; ++o)
+      for (int64_t c = 0; c < dft.components; ++c)
+        for (int64_t n = 0; n < dft.samples; ++n)
+          values.push_back(dft.coefficient(k, n, c, o));
+  Value kernel = floatConstant(
+      ctx, type, {2 * dft.frequencies, dft.components, dft.samples}, values);
+  if (window && !windowValues)
+    kernel = ctx.binary<MulOp>(kernel, ctx.castTo(window, type));
+  // [B, L, C] -> [B, C, L] -> conv -> [B, 2K, F] -> [B, K, 2, F]
+  // -> [B, F, K, 2].
+  Value x = ctx.create<MoveAxisOp>(signal, int64_t(2), int64_t(1));
+  SmallVector<int64_t> strides;
+  if (*step != 1)
+    strides.push_back(*step);
+  Value frames = ctx.create<ConvOp>(x, kernel, Value(), uint64_t(1), strides,
+                                    ArrayRef<int64_t>(), Padding::Valid,
+                                    ArrayRef<int64_t>(), ArrayRef<int64_t>());
+  frames = ctx.create<ReshapeOp>(
+      frames, int64_t(1), int64_t(1),
+      ShapeAttr::get(ctx.getContext(),
+                     {TDim(dft.frequencies), TDim(int64_t(2))}));
+  outputs.push_back(ctx.create<MoveAxisOp>(frames, int64_t(3), int64_t(1)));
+  return success();
+}
+
+/// mel(f) = 2595 log10(1 + f / 700) and its inverse.
+double hertzToMel(double hertz) {
+  return 2595.0 * std::log10(1.0 + hertz / 700.0);
+}
+double melToHertz(double mel) {
+  return 700.0 * (std::pow(10.0, mel / 2595.0) - 1.0);
+}
+
+/// The [dft_length / 2 + 1, num_mel_bins] matrix of triangular filters,
+/// computed at import as the ONNX operator defines it: num_mel_bins + 2
+/// edges equally spaced on the mel scale from the lower edge by
+/// (high - low) / (num_mel_bins + 2), each mapped to the spectrogram bin
+/// floor((dft_length + 1) * hertz / sample_rate); filter i rises from edge
+/// i to edge i + 1 (1 there) and falls to edge i + 2.
+LogicalResult melWeightMatrixHandler(NodeContext &ctx, Outputs &outputs) {
+  std::optional<int64_t> melBins = constScalar(ctx, 0);
+  std::optional<int64_t> dftLength = constScalar(ctx, 1);
+  std::optional<int64_t> sampleRate = constScalar(ctx, 2);
+  std::optional<SmallVector<double>> lower = ctx.getConstFloats(3);
+  std::optional<SmallVector<double>> upper = ctx.getConstFloats(4);
+  if (!melBins || !dftLength || !sampleRate || !lower || lower->size() != 1 ||
+      !upper || upper->size() != 1)
+    return ctx.unsupported("non-constant parameters (the matrix is computed "
+                           "at import)");
+  if (*melBins < 1 || *dftLength < 1 || *sampleRate < 1)
+    return ctx.error("num_mel_bins, dft_length and sample_rate must be "
+                     "positive");
+  std::string dtypeName;
+  Type type = convertDataType(ctx.getContext(),
+                              ctx.getInt("output_datatype", 1), dtypeName);
+  if (!type || !isa<FloatType>(type))
+    return ctx.unsupported("output_datatype " +
+                           (type ? NodeContext::typeName(type) : dtypeName));
+  int64_t spectrogramBins = *dftLength / 2 + 1;
+  if (spectrogramBins * *melBins > kMaxDftElements)
+    return ctx.unsupported("a mel weight matrix of " + Twine(spectrogramBins) +
+                           "x" + Twine(*melBins) + " (too large to build)");
+  double lowMel = hertzToMel(lower->front());
+  double highMel = hertzToMel(upper->front());
+  double melStep = (highMel - lowMel) / static_cast<double>(*melBins + 2);
+  SmallVector<int64_t> edges;
+  for (int64_t i = 0; i < *melBins + 2; ++i) {
+    double hertz = melToHertz(static_cast<double>(i) * melStep + lowMel);
+    edges.push_back(static_cast<int64_t>(
+        std::floor(static_cast<double>(*dftLength + 1) * hertz /
+                   static_cast<double>(*sampleRate))));
+    if (edges.back() < 0 || edges.back() >= spectrogramBins)
+      return ctx.error("the mel edge " + Twine(i) + " falls in bin " +
+                       Twine(edges.back()) + ", outside the " +
+                       Twine(spectrogramBins) +
+                       " spectrogram bins (edges beyond the Nyquist rate?)");
+  }
+  SmallVector<double> values(spectrogramBins * *melBins, 0.0);
+  auto at = [&](int64_t bin, int64_t mel) -> double & {
+    return values[bin * *melBins + mel];
+  };
+  for (int64_t i = 0; i < *melBins; ++i) {
+    int64_t low = edges[i], center = edges[i + 1], high = edges[i + 2];
+    if (center == low) {
+      at(center, i) = 1.0;
+    } else {
+      for (int64_t j = low; j <= center; ++j)
+        at(j, i) =
+            static_cast<double>(j - low) / static_cast<double>(center - low);
+    }
+    for (int64_t j = center; j < high; ++j)
+      at(j, i) =
+          static_cast<double>(high - j) / static_cast<double>(high - center);
+  }
+  outputs.push_back(
+      floatConstant(ctx, type, {spectrogramBins, *melBins}, values));
+  return success();
+}
+
 } // namespace
 
 void mlir::tract::onnx::registerSignalOps(OpRegistry &registry) {
   registry.add("HannWindow", 17, cosineWindow(0.5, 0.5, 0));
   registry.add("HammingWindow", 17, cosineWindow(25.0 / 46, 21.0 / 46, 0));
   registry.add("BlackmanWindow", 17, cosineWindow(0.42, 0.5, 0.08));
+  registry.add("DFT", {17, 20}, dftHandler);
+  registry.add("STFT", 17, stftHandler);
+  registry.add("MelWeightMatrix", 17, melWeightMatrixHandler);
 }

@@ -364,3 +364,21 @@ module attributes {tract.symbols = ["2S"]} {
 func.func @misplaced() attributes {tract.symbols = ["S"]} {
   return
 }
+
+// -----
+
+func.func @resize_scales(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{expected 2 scales, got 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tract.resize %x {sizes = #tract.shape<[2, 4]>, scales = array<f64: 0.5>} : tensor<2x8xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @resize_roi(%x: tensor<2x8xf32>) {
+  // expected-error @+2 {{tf_crop_and_resize expects 4 roi values, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tract.resize %x {sizes = #tract.shape<[2, 4]>, coord_transform = #tract<coord_transform tf_crop_and_resize>} : tensor<2x8xf32> -> tensor<2x4xf32>
+  return
+}

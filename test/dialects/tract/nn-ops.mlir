@@ -61,6 +61,8 @@ func.func @pools(%x: tensor<1x128x?xf32, #tract.dims<[S]>>, %img: tensor<1x8x7x7
 // CHECK: tract.log_softmax %{{[a-zA-Z0-9_#]+}} {axes = array<i64: 1>} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x8xf32, #tract.dims<[S]>>
 // CHECK: tract.rms_norm %{{[a-zA-Z0-9_#]+}} {axis = 2 : i64, eps = 1.000000e-05 : f64} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x8xf32, #tract.dims<[S]>>
 // CHECK: tract.resize %{{[a-zA-Z0-9_#]+}} {coord_transform = #tract<coord_transform align_corners>, interpolator = #tract<interpolator linear>, sizes = #tract.shape<[2, 2*S, 16]>} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x16xf32, #tract.dims<[2*S]>>
+// CHECK: tract.resize %{{[a-zA-Z0-9_#]+}} {cubic_coeff_a = -5.000000e-01 : f64, exclude_outside = true, interpolator = #tract<interpolator cubic>, scales = array<f64: 1.000000e+00, 6.000000e-01, 6.000000e-01>, sizes = #tract.shape<[2, (3*S)/5, 4]>} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x4xf32, #tract.dims<[(3*S)/5]>>
+// CHECK: tract.resize %{{[a-zA-Z0-9_#]+}} {coord_transform = #tract<coord_transform tf_crop_and_resize>, extrapolation_value = 1.000000e+01 : f64, interpolator = #tract<interpolator linear>, roi = array<f64: 0.000000e+00, 0.000000e+00, 2.500000e-01, 1.000000e+00, 1.000000e+00, 7.500000e-01>, sizes = #tract.shape<[2, S, 3]>} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x3xf32, #tract.dims<[S]>>
 func.func @reductions(%x: tensor<2x?x8xf32, #tract.dims<[S]>>, %b: tensor<4x4xi1>) {
   %0 = tract.reduce sum %x {axes = array<i64: 1, 2>} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x1x1xf32>
   %1 = tract.reduce argmax %x {axes = array<i64: 1>, last = true} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x1x8xi64>
@@ -70,6 +72,8 @@ func.func @reductions(%x: tensor<2x?x8xf32, #tract.dims<[S]>>, %b: tensor<4x4xi1
   %5 = tract.log_softmax %x {axes = array<i64: 1>} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x8xf32, #tract.dims<[S]>>
   %6 = tract.rms_norm %x {axis = 2 : i64, eps = 1.0e-5 : f64} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x8xf32, #tract.dims<[S]>>
   %7 = tract.resize %x {sizes = #tract.shape<[2, 2*S, 16]>, interpolator = #tract<interpolator linear>, coord_transform = #tract<coord_transform align_corners>} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x16xf32, #tract.dims<[2*S]>>
+  %8 = tract.resize %x {sizes = #tract.shape<[2, (3*S)/5, 4]>, scales = array<f64: 1.0, 0.6, 0.6>, interpolator = #tract<interpolator cubic>, cubic_coeff_a = -0.5 : f64, exclude_outside = true} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x4xf32, #tract.dims<[(3*S)/5]>>
+  %9 = tract.resize %x {sizes = #tract.shape<[2, S, 3]>, interpolator = #tract<interpolator linear>, coord_transform = #tract<coord_transform tf_crop_and_resize>, roi = array<f64: 0.0, 0.0, 0.25, 1.0, 1.0, 0.75>, extrapolation_value = 10.0 : f64} : tensor<2x?x8xf32, #tract.dims<[S]>> -> tensor<2x?x3xf32, #tract.dims<[S]>>
   return
 }
 

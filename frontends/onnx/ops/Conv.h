@@ -1,0 +1,23 @@
+//===- Conv.h - the ONNX convolution shared by its variants -----*- C++ -*-===//
+//
+// Conv, ConvInteger and QLinearConv share their attributes (strides,
+// dilations, pads, auto_pad, group, kernel_shape); the quantized variants
+// build their integer convolution through the same translation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_ONNX_OPS_CONV_H
+#define FRONTENDS_ONNX_OPS_CONV_H
+
+#include "frontends/onnx/NodeContext.h"
+
+namespace mlir::tract::onnx {
+
+/// A `tract.conv` of `x` by kernel `w` (and optional bias `b`) with the
+/// node's convolution attributes; null (with the reason recorded) when they
+/// are invalid.
+Value buildConv(NodeContext &ctx, Value x, Value w, Value b);
+
+} // namespace mlir::tract::onnx
+
+#endif // FRONTENDS_ONNX_OPS_CONV_H

@@ -1,0 +1,274 @@
+//===- Jit.cpp - compile a tract model in process and run it --------------===//
+
+#include "lowering/Jit.h"
+
+#include "lowering/LoweringUtils.h"
+#include "lowering/Passes.h"
+
+#include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::tract;
+
+bool mlir::tract::getRuntimeDtype(Type type, tract_dtype &dtype) {
+  if (type.isInteger(1)) {
+    dtype = TRACT_DT_BOOL;
+    return true;
+  }
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 8:
+      dtype = isUnsigned ? TRACT_DT_U8 : TRACT_DT_I8;
+      return true;
+    case 16:
+      dtype = isUnsigned ? TRACT_DT_U16 : TRACT_DT_I16;
+      return true;
+    case 32:
+      dtype = isUnsigned ? TRACT_DT_U32 : TRACT_DT_I32;
+      return true;
+    case 64:
+      dtype = isUnsigned ? TRACT_DT_U64 : TRACT_DT_I64;
+      return true;
+    default:
+      return false;
+    }
+  }
+  if (type.isF16())
+    dtype = TRACT_DT_F16;
+  else if (type.isBF16())
+    dtype = TRACT_DT_BF16;
+  else if (type.isF32())
+    dtype = TRACT_DT_F32;
+  else if (type.isF64())
+    dtype = TRACT_DT_F64;
+  else
+    return false;
+  return true;
+}
+
+namespace {
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+llvm::Expected<TensorSignature> describe(Type type, StringRef name) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  TensorSignature signature;
+  signature.name = name.str();
+  if (!tensorType ||
+      !getRuntimeDtype(tensorType.getElementType(), signature.dtype))
+    return makeError("'" + name + "' has a type the runtime cannot hold");
+  Shape shape = getShape(type);
+  signature.shape.assign(shape.begin(), shape.end());
+  return signature;
+}
+
+std::string dimsToString(const tract_tensor &tensor) {
+  std::string text;
+  for (int32_t i = 0; i < tensor.rank; ++i)
+    text += (i ? "," : "") + std::to_string(tensor.dims[i]);
+  return text;
+}
+
+/// A memref descriptor, as the LLVM lowering lays it out: allocated and
+/// aligned pointers, offset, sizes, strides; all 64-bit words.
+void appendDescriptor(std::vector<int64_t> &words, void *data, int32_t rank,
+                      const int64_t *dims) {
+  words.push_back(reinterpret_cast<int64_t>(data));
+  words.push_back(reinterpret_cast<int64_t>(data));
+  words.push_back(0);
+  for (int32_t i = 0; i < rank; ++i)
+    words.push_back(dims[i]);
+  int64_t stride = 1;
+  std::vector<int64_t> strides(rank);
+  for (int32_t i = rank - 1; i >= 0; --i) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  words.insert(words.end(), strides.begin(), strides.end());
+}
+
+} // namespace
+
+CompiledModel::~CompiledModel() = default;
+
+llvm::Expected<std::unique_ptr<CompiledModel>>
+CompiledModel::compile(ModuleOp module, unsigned optLevel) {
+  std::unique_ptr<CompiledModel> model(new CompiledModel());
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return makeError("the model has no main function");
+  FunctionType type = main.getFunctionType();
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    auto name = main.getArgAttrOfType<StringAttr>(i, "tract.name");
+    auto signature = describe(type.getInput(i),
+                              name ? name.getValue()
+                                   : StringRef("input " + std::to_string(i)));
+    if (!signature)
+      return signature.takeError();
+    model->inputs.push_back(std::move(*signature));
+  }
+  for (unsigned i = 0; i < type.getNumResults(); ++i) {
+    auto name = main.getResultAttrOfType<StringAttr>(i, "tract.name");
+    auto signature = describe(type.getResult(i),
+                              name ? name.getValue()
+                                   : StringRef("output " + std::to_string(i)));
+    if (!signature)
+      return signature.takeError();
+    model->outputs.push_back(std::move(*signature));
+  }
+  FailureOr<SymbolScope> scope = getSymbolScope(module);
+  if (failed(scope))
+    return makeError("the model's assertions do not parse");
+  model->scope = *scope;
+
+  main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  PassManager pm(module.getContext());
+  buildLowerToLLVMPipeline(pm);
+  if (failed(pm.run(module)))
+    return makeError("the model could not be lowered");
+
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(optLevel, 0, nullptr);
+  ExecutionEngineOptions options;
+  options.transformer = optimize;
+  auto engine = ExecutionEngine::create(module, options);
+  if (!engine)
+    return engine.takeError();
+  model->engine = std::move(*engine);
+  return model;
+}
+
+llvm::Expected<SymbolValues>
+CompiledModel::bindSymbols(llvm::ArrayRef<const tract_tensor *> args) const {
+  if (args.size() != inputs.size())
+    return makeError("the model takes " + llvm::Twine(inputs.size()) +
+                     " inputs, " + llvm::Twine(args.size()) + " given");
+  for (auto [signature, arg] : llvm::zip(inputs, args)) {
+    if (arg->dtype != signature.dtype)
+      return makeError("input '" + signature.name + "' is " +
+                       tract_dtype_name(arg->dtype) + ", the model expects " +
+                       tract_dtype_name(signature.dtype));
+    if (arg->rank != static_cast<int32_t>(signature.shape.size()))
+      return makeError("input '" + signature.name + "' has rank " +
+                       llvm::Twine(arg->rank) + ", the model expects " +
+                       llvm::Twine(signature.shape.size()));
+  }
+  // Bind as the lowering does: dims that are `a*S+b` with S unbound.
+  SymbolValues values;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (auto [signature, arg] : llvm::zip(inputs, args))
+      for (auto [axis, dim] : llvm::enumerate(signature.shape)) {
+        std::optional<LinearForm> form = getLinearForm(dim);
+        if (!form || values.count(form->symbol))
+          continue;
+        values[form->symbol] =
+            (arg->dims[axis] - form->offset) / form->coefficient;
+        progress = true;
+      }
+  }
+  for (auto [signature, arg] : llvm::zip(inputs, args))
+    for (auto [axis, dim] : llvm::enumerate(signature.shape)) {
+      std::optional<int64_t> expected = dim.eval(values);
+      if (!expected || *expected != arg->dims[axis]) {
+        std::string shape;
+        for (auto [i, d] : llvm::enumerate(signature.shape))
+          shape += (i ? "," : "") + d.toString();
+        return makeError("input '" + signature.name + "' is " +
+                         dimsToString(*arg) + ", the model expects " + shape +
+                         " (axis " + llvm::Twine(axis) + " should be " +
+                         dim.toString() + ")");
+      }
+    }
+  if (std::optional<std::string> violated =
+          scope.findViolatedAssertion(values)) {
+    std::string bound;
+    for (auto &[name, value] : values)
+      bound += (bound.empty() ? "" : ", ") + name + "=" + std::to_string(value);
+    return makeError("the inputs violate the model's assertion " + *violated +
+                     " (" + bound + ")");
+  }
+  return values;
+}
+
+llvm::Expected<std::vector<tract_tensor *>>
+CompiledModel::run(llvm::ArrayRef<const tract_tensor *> args) const {
+  if (llvm::Error error = bindSymbols(args).takeError())
+    return std::move(error);
+  std::vector<std::vector<int64_t>> descriptors(args.size());
+  std::vector<void *> descriptorPointers(args.size());
+  for (auto [i, arg] : llvm::enumerate(args)) {
+    appendDescriptor(descriptors[i], arg->data, arg->rank, arg->dims);
+    descriptorPointers[i] = descriptors[i].data();
+  }
+  size_t resultWords = 0;
+  for (const TensorSignature &output : outputs)
+    resultWords += 3 + 2 * output.shape.size();
+  std::vector<int64_t> results(resultWords, 0);
+  void *resultPointer = results.data();
+  SmallVector<void *> packed;
+  if (!outputs.empty())
+    packed.push_back(&resultPointer);
+  for (void *&pointer : descriptorPointers)
+    packed.push_back(&pointer);
+  if (llvm::Error error = engine->invokePacked("_mlir_ciface_main", packed))
+    return std::move(error);
+
+  // Copy each result into a runtime tensor, then free the model's buffers
+  // (results may share one: identical results are computed once).
+  std::vector<tract_tensor *> tensors;
+  llvm::SmallPtrSet<void *, 4> buffers;
+  size_t word = 0;
+  for (const TensorSignature &output : outputs) {
+    int32_t rank = output.shape.size();
+    char *allocated = reinterpret_cast<char *>(results[word]);
+    char *aligned = reinterpret_cast<char *>(results[word + 1]);
+    int64_t offset = results[word + 2];
+    const int64_t *sizes = &results[word + 3];
+    const int64_t *strides = &results[word + 3 + rank];
+    word += 3 + 2 * rank;
+    tract_tensor *tensor = tract_tensor_new(output.dtype, rank, sizes);
+    if (!tensor) {
+      for (tract_tensor *t : tensors)
+        tract_tensor_free(t);
+      for (void *buffer : buffers)
+        std::free(buffer);
+      return makeError(llvm::Twine("output '") + output.name +
+                       "': " + tract_last_error());
+    }
+    size_t elementSize = tract_dtype_size(output.dtype);
+    int64_t count = tract_tensor_len(tensor);
+    char *destination = static_cast<char *>(tensor->data);
+    for (int64_t index = 0; index < count; ++index) {
+      int64_t rest = index, source = offset;
+      for (int32_t axis = rank - 1; axis >= 0; --axis) {
+        source += (rest % sizes[axis]) * strides[axis];
+        rest /= sizes[axis];
+      }
+      std::memcpy(destination + index * elementSize,
+                  aligned + source * elementSize, elementSize);
+    }
+    buffers.insert(allocated);
+    tensors.push_back(tensor);
+  }
+  for (void *buffer : buffers)
+    std::free(buffer);
+  return tensors;
+}

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Writes small one-node ONNX models for the frontend tests.
+
+The Debian node tests stop at opset 17; the cases here cover later opsets
+(Resize-18/19 attributes, DFT-20's axis input) and attribute combinations
+the node tests lack. Usage: make_model.py NAME OUTPUT.onnx
+"""
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+F32 = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def const(name, values, dtype):
+    return numpy_helper.from_array(np.array(values, dtype=dtype), name)
+
+
+def one_node(op, opset, inputs, outputs, initializers=(), **attributes):
+    """inputs/outputs: (name, elem_type, shape) for graph inputs; names in
+    `initializers` are constants."""
+    init_names = {t.name for t in initializers}
+    node = helper.make_node(op, [i[0] for i in inputs], [o[0] for o in outputs],
+                            **attributes)
+    graph = helper.make_graph(
+        [node], op.lower(),
+        [helper.make_tensor_value_info(*i) for i in inputs
+         if i[0] and i[0] not in init_names],
+        [helper.make_tensor_value_info(*o) for o in outputs],
+        list(initializers))
+    return helper.make_model(graph, ir_version=8,
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+def resize18(**attributes):
+    """Resize-18 of a 1x1x4x6 input to sizes [3, 3] on axes (2, 3)."""
+    return one_node(
+        "Resize", 18,
+        [("X", F32, [1, 1, 4, 6]), ("", F32, None), ("", F32, None),
+         ("sizes", I64, [2])],
+        [("Y", F32, None)], [const("sizes", [3, 3], np.int64)],
+        axes=[2, 3], **attributes)
+
+
+MODELS = {
+    "resize18_not_larger": lambda: resize18(
+        mode="linear", keep_aspect_ratio_policy="not_larger"),
+    "resize18_not_smaller": lambda: resize18(
+        mode="nearest", keep_aspect_ratio_policy="not_smaller"),
+    "resize18_antialias_down": lambda: resize18(mode="linear", antialias=1),
+    "resize18_antialias_nearest": lambda: resize18(mode="nearest",
+                                                   antialias=1),
+    "resize19_symmetric": lambda: one_node(
+        "Resize", 19,
+        [("X", F32, [1, 1, 4, 5]), ("", F32, None), ("scales", F32, [4])],
+        [("Y", F32, None)], [const("scales", [1, 1, 0.6, 0.6], np.float32)],
+        mode="linear", coordinate_transformation_mode="half_pixel_symmetric"),
+    "resize18_crop_axes": lambda: one_node(
+        "Resize", 18,
+        [("X", F32, [1, 1, 4, 6]), ("roi", F32, [2]), ("", F32, None),
+         ("sizes", I64, [1])],
+        [("Y", F32, None)],
+        [const("roi", [0.25, 0.75], np.float32),
+         const("sizes", [3], np.int64)],
+        axes=[-1], mode="linear",
+        coordinate_transformation_mode="tf_crop_and_resize",
+        extrapolation_value=-1.0),
+    # DFT-17 of 4 real samples, onesided: 3 frequencies.
+    "dft17_small": lambda: one_node(
+        "DFT", 17, [("x", F32, [1, 4, 1])], [("y", F32, None)], onesided=1),
+    # DFT-17 of a real signal zero-padded to 12 samples, onesided.
+    "dft17_length_onesided": lambda: one_node(
+        "DFT", 17,
+        [("x", F32, [2, 10, 1]), ("dft_length", I64, [])],
+        [("y", F32, None)], [const("dft_length", 12, np.int64)],
+        axis=1, onesided=1),
+    # DFT-20: the axis is an input (here -2, the last signal axis), the
+    # signal truncated to 4 samples, inverse.
+    "dft20_axis_inverse": lambda: one_node(
+        "DFT", 20,
+        [("x", F32, [2, 3, 6, 2]), ("dft_length", I64, []),
+         ("axis", I64, [])],
+        [("y", F32, None)],
+        [const("dft_length", 4, np.int64), const("axis", -2, np.int64)],
+        inverse=1),
+    # STFT with a window computed at run time and a symbolic signal length.
+    "stft_runtime_window": lambda: one_node(
+        "STFT", 17,
+        [("signal", F32, [1, "L", 1]), ("frame_step", I64, []),
+         ("window", F32, [8])],
+        [("output", F32, None)], [const("frame_step", 4, np.int64)]),
+    # QLinearConv-10 with per-output-channel kernel scales and zero points,
+    # an i32 bias, strides and padding; i8 in and out.
+    "qlinearconv_per_channel": lambda: one_node(
+        "QLinearConv", 10,
+        [("x", TensorProto.INT8, [1, 2, 5, 5]), ("x_scale", F32, []),
+         ("x_zero_point", TensorProto.INT8, []),
+         ("w", TensorProto.INT8, [3, 2, 3, 3]), ("w_scale", F32, [3]),
+         ("w_zero_point", TensorProto.INT8, [3]), ("y_scale", F32, []),
+         ("y_zero_point", TensorProto.INT8, []),
+         ("B", TensorProto.INT32, [3])],
+        [("y", TensorProto.INT8, None)],
+        [const("x_scale", 0.05, np.float32),
+         const("x_zero_point", -3, np.int8),
+         const("w_scale", [0.01, 0.02, 0.005], np.float32),
+         const("w_zero_point", [1, 0, -2], np.int8),
+         const("y_scale", 0.04, np.float32),
+         const("y_zero_point", 5, np.int8),
+         const("B", [100, -50, 7], np.int32)],
+        strides=[2, 2], pads=[1, 1, 1, 1]),
+}
+
+
+def main():
+    name, output = sys.argv[1], sys.argv[2]
+    with open(output, "wb") as out:
+        out.write(MODELS[name]().SerializeToString())
+
+
+if __name__ == "__main__":
+    main()
