@@ -14,7 +14,7 @@
 // otherwise; averages divide by a count computed per window when the
 // padding makes it vary. Resize is a linalg.generic gathering, per output
 // cell, the input cells its interpolation weighs (in f64, like the ONNX
-// reference), with the edges repeated.
+// reference), with the edges repeated or excluded.
 // The scalar semantics follow the folders: sums and products stay in the
 // element type (integers wrap), float min/max propagate NaN, and integers
 // compare by the signedness of their tract type.
@@ -1380,54 +1380,79 @@ struct SumPoolLowering : public NNPattern<SumPoolOp> {
 // Resize
 //===----------------------------------------------------------------------===//
 
-/// The input coordinate `x` (f64) of output index `y` along an axis of
-/// `in` input and `out` output cells (`scale` = out / in), as the coordinate
-/// transform says.
+/// One axis of a resize that moves its cells: its input and output lengths
+/// (f64), its scale, the last input index, and for tf_crop_and_resize the
+/// box it samples.
+struct ResizedAxis {
+  size_t axis;
+  Value in, out, scale, last;
+  double roiStart = 0, roiEnd = 1;
+};
+
+/// The input coordinate (f64) of output coordinate `y` (f64) along `axis`,
+/// as the coordinate transform says.
 Value sourceCoordinate(OpBuilder &b, Location loc, CoordTransform transform,
-                       Value y, Value in, Value out, Value scale) {
+                       Value y, const ResizedAxis &axis) {
   Type f64 = b.getF64Type();
   auto constant = [&](double value) -> Value {
     return arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(value));
   };
+  auto addf = [&](Value lhs, Value rhs) -> Value {
+    return arith::AddFOp::create(b, loc, lhs, rhs);
+  };
+  auto subf = [&](Value lhs, Value rhs) -> Value {
+    return arith::SubFOp::create(b, loc, lhs, rhs);
+  };
+  auto mulf = [&](Value lhs, Value rhs) -> Value {
+    return arith::MulFOp::create(b, loc, lhs, rhs);
+  };
+  auto divf = [&](Value lhs, Value rhs) -> Value {
+    return arith::DivFOp::create(b, loc, lhs, rhs);
+  };
   Value half = constant(0.5), zero = constant(0.0), one = constant(1.0);
+  Value single =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, axis.out, one);
+  // (y + 0.5) / s - 0.5
+  auto halfPixel = [&] { return subf(divf(addf(y, half), axis.scale), half); };
   switch (transform) {
   case CoordTransform::Asymmetric:
-    return arith::DivFOp::create(b, loc, y, scale);
+    return divf(y, axis.scale);
   case CoordTransform::HalfPixel:
-  case CoordTransform::PytorchHalfPixel: {
-    Value centered = arith::SubFOp::create(
-        b, loc,
-        arith::DivFOp::create(b, loc, arith::AddFOp::create(b, loc, y, half),
-                              scale),
-        half);
-    if (transform == CoordTransform::HalfPixel)
-      return centered;
-    Value single =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, out, one);
-    return arith::SelectOp::create(b, loc, single, zero, centered);
+    return halfPixel();
+  case CoordTransform::PytorchHalfPixel:
+    return arith::SelectOp::create(b, loc, single, zero, halfPixel());
+  case CoordTransform::HalfPixelSymmetric: {
+    // in / 2 * (1 - out / (s * in)) + (y + 0.5) / s - 0.5
+    Value adjustment = divf(axis.out, mulf(axis.scale, axis.in));
+    Value offset = mulf(mulf(axis.in, half), subf(one, adjustment));
+    return addf(offset, halfPixel());
   }
+  case CoordTransform::TfHalfPixelForNn:
+    return divf(addf(y, half), axis.scale);
   case CoordTransform::AlignCorners: {
-    Value single =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, out, one);
-    Value stretched = arith::DivFOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, y,
-                              arith::SubFOp::create(b, loc, in, one)),
-        arith::SubFOp::create(b, loc, out, one));
+    Value stretched = divf(mulf(y, subf(axis.in, one)), subf(axis.out, one));
     return arith::SelectOp::create(b, loc, single, zero, stretched);
+  }
+  case CoordTransform::TfCropAndResize: {
+    Value span = subf(axis.in, one);
+    Value start = mulf(constant(axis.roiStart), span);
+    Value stretched = addf(
+        start, divf(mulf(y, mulf(constant(axis.roiEnd - axis.roiStart), span)),
+                    subf(axis.out, one)));
+    Value centre = mulf(constant((axis.roiStart + axis.roiEnd) / 2), span);
+    return arith::SelectOp::create(b, loc, single, centre, stretched);
   }
   }
   llvm_unreachable("unknown coordinate transform");
 }
 
-/// The cubic convolution weights (coefficient -0.75) of the cells at
+/// Keys' cubic convolution weights, of parameter `a`, of the cells at
 /// floor(x) - 1 … floor(x) + 2, for `t` = x - floor(x).
-SmallVector<Value> cubicWeights(OpBuilder &b, Location loc, Value t) {
+SmallVector<Value> cubicWeights(OpBuilder &b, Location loc, Value t, double a) {
   Type f64 = b.getF64Type();
   auto constant = [&](double value) -> Value {
     return arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(value));
   };
-  const double a = -0.75;
   auto mulf = [&](Value lhs, Value rhs) -> Value {
     return arith::MulFOp::create(b, loc, lhs, rhs);
   };
@@ -1450,6 +1475,21 @@ SmallVector<Value> cubicWeights(OpBuilder &b, Location loc, Value t) {
   return {far(addf(t, one)), near(t), near(rest), far(addf(rest, one))};
 }
 
+/// A float converted to another float type.
+Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  unsigned from = value.getType().getIntOrFloatBitWidth();
+  unsigned to = type.getIntOrFloatBitWidth();
+  if (from < to)
+    return arith::ExtFOp::create(b, loc, type, value);
+  if (from > to)
+    return arith::TruncFOp::create(b, loc, type, value);
+  // f16 <-> bf16: through f32.
+  return arith::TruncFOp::create(
+      b, loc, type, arith::ExtFOp::create(b, loc, b.getF32Type(), value));
+}
+
 struct ResizeLowering : public NNPattern<ResizeOp> {
   using NNPattern::NNPattern;
 
@@ -1461,66 +1501,107 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
     Builder builder(rewriter, op, symbols);
     Location loc = op.getLoc();
     Type f64 = rewriter.getF64Type();
-    // The axes that change: the last input index, the input and output
-    // sizes and their ratio (f64); the others are read at the output
-    // index.
-    struct Axis {
-      size_t axis;
-      Value last, in, out, scale;
-    };
-    SmallVector<Axis> resized;
+    CoordTransform transform = op.getCoordTransform();
+    ArrayRef<double> scales = op.getScales(), roi = op.getRoi();
+    bool crop = transform == CoordTransform::TfCropAndResize;
+    // These transforms map a coordinate to itself when the scale is 1.
+    bool identityAtScaleOne =
+        transform != CoordTransform::TfHalfPixelForNn && !crop;
     auto asFloat = [&](Value index) -> Value {
       return arith::SIToFPOp::create(
           rewriter, loc, f64,
           arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
                                      index));
     };
+    // The axes whose cells move; the others are read at the output index.
+    SmallVector<ResizedAxis> resized;
     for (size_t axis = 0; axis < input.size(); ++axis) {
-      if (input[axis] == output[axis])
+      bool unitScale = scales.empty() || scales[axis] == 1.0;
+      if (identityAtScaleOne && unitScale && input[axis] == output[axis])
         continue;
+      ResizedAxis entry;
+      entry.axis = axis;
       Value in = builder.index(input[axis]);
-      Value inFloat = asFloat(in);
-      Value outFloat = asFloat(builder.index(output[axis]));
-      resized.push_back(
-          {axis, arith::SubIOp::create(rewriter, loc, in, builder.index(1)),
-           inFloat, outFloat,
-           arith::DivFOp::create(rewriter, loc, outFloat, inFloat)});
+      entry.last = arith::SubIOp::create(rewriter, loc, in, builder.index(1));
+      entry.in = asFloat(in);
+      entry.out = asFloat(builder.index(output[axis]));
+      entry.scale =
+          scales.empty()
+              ? arith::DivFOp::create(rewriter, loc, entry.out, entry.in)
+                    .getResult()
+              : arith::ConstantOp::create(
+                    rewriter, loc, f64, rewriter.getF64FloatAttr(scales[axis]))
+                    .getResult();
+      if (crop) {
+        entry.roiStart = roi[axis];
+        entry.roiEnd = roi[input.size() + axis];
+      }
+      resized.push_back(entry);
     }
     Value source = adaptor.getInput();
-    CoordTransform transform = op.getCoordTransform();
     Interpolator interpolator = op.getInterpolator();
     NearestMode nearestMode = op.getNearestMode();
+    double cubicA = op.getCubicCoeffA().convertToDouble();
+    bool excludeOutside = op.getExcludeOutside();
+    Type type = convertElementType(element);
+    Value extrapolation =
+        crop ? scalar(rewriter, loc, element,
+                      op.getExtrapolationValue().convertToDouble())
+             : Value();
     Value result = mapGeneric(
         builder, ValueRange{}, {}, builder.empty(output, element),
         [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          auto constant = [&](double value) -> Value {
+            return arith::ConstantOp::create(b, l, f64,
+                                             b.getF64FloatAttr(value));
+          };
           SmallVector<Value> indices;
           for (size_t axis = 0; axis < output.size(); ++axis)
             indices.push_back(linalg::IndexOp::create(b, l, axis));
-          // Per resized axis, the cells read and their weights.
+          // Whether a coordinate falls outside the input (crop only).
+          Value outside;
+          // Per moving axis, the cells read and their weights.
           SmallVector<SmallVector<std::pair<Value, Value>>> taps;
-          for (const Axis &axis : resized) {
+          for (const ResizedAxis &axis : resized) {
             Value y = arith::SIToFPOp::create(
                 b, l, f64,
                 arith::IndexCastOp::create(b, l, b.getI64Type(),
                                            indices[axis.axis]));
-            Value x = sourceCoordinate(b, l, transform, y, axis.in, axis.out,
-                                       axis.scale);
-            auto cell = [&](Value position, int64_t offset) -> Value {
+            Value x = sourceCoordinate(b, l, transform, y, axis);
+            if (crop) {
+              Value below = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OLT, x, constant(0));
+              Value above = arith::CmpFOp::create(
+                  b, l, arith::CmpFPredicate::OGT, x,
+                  arith::SubFOp::create(b, l, axis.in, constant(1)));
+              Value out = arith::OrIOp::create(b, l, below, above);
+              outside =
+                  outside ? arith::OrIOp::create(b, l, outside, out).getResult()
+                          : out;
+            }
+            // The cell `offset` after `position` (an integral f64), and
+            // whether it lies in the input; edges repeat.
+            auto cell = [&](Value position,
+                            int64_t offset) -> std::pair<Value, Value> {
               Value index = arith::IndexCastOp::create(
                   b, l, b.getIndexType(),
                   arith::FPToSIOp::create(b, l, b.getI64Type(), position));
               if (offset)
                 index = arith::AddIOp::create(
                     b, l, index, arith::ConstantIndexOp::create(b, l, offset));
-              // Edges repeat.
-              index = arith::MaxSIOp::create(
-                  b, l, index, arith::ConstantIndexOp::create(b, l, 0));
-              return arith::MinSIOp::create(b, l, index, axis.last);
+              Value zero = arith::ConstantIndexOp::create(b, l, 0);
+              Value inside = arith::AndIOp::create(
+                  b, l,
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, index,
+                                        zero),
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, index,
+                                        axis.last));
+              index = arith::MaxSIOp::create(b, l, index, zero);
+              return {arith::MinSIOp::create(b, l, index, axis.last), inside};
             };
             SmallVector<std::pair<Value, Value>> axisTaps;
             if (interpolator == Interpolator::Nearest) {
-              Value half =
-                  arith::ConstantOp::create(b, l, f64, b.getF64FloatAttr(0.5));
+              Value half = constant(0.5);
               Value rounded;
               switch (nearestMode) {
               case NearestMode::Floor:
@@ -1538,27 +1619,44 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
                     b, l, arith::AddFOp::create(b, l, x, half));
                 break;
               }
-              axisTaps.push_back({cell(rounded, 0), Value()});
-            } else {
-              Value floor = math::FloorOp::create(b, l, x);
-              Value t = arith::SubFOp::create(b, l, x, floor);
-              if (interpolator == Interpolator::Linear) {
-                Value one = arith::ConstantOp::create(b, l, f64,
-                                                      b.getF64FloatAttr(1.0));
-                axisTaps.push_back(
-                    {cell(floor, 0), arith::SubFOp::create(b, l, one, t)});
-                axisTaps.push_back({cell(floor, 1), t});
-              } else {
-                for (auto [offset, weight] :
-                     llvm::enumerate(cubicWeights(b, l, t)))
-                  axisTaps.push_back(
-                      {cell(floor, static_cast<int64_t>(offset) - 1), weight});
-              }
+              axisTaps.push_back({cell(rounded, 0).first, Value()});
+              taps.push_back(axisTaps);
+              continue;
             }
+            Value floor = math::FloorOp::create(b, l, x);
+            Value t = arith::SubFOp::create(b, l, x, floor);
+            SmallVector<Value> weights;
+            if (interpolator == Interpolator::Linear)
+              weights = {arith::SubFOp::create(b, l, constant(1), t), t};
+            else
+              weights = cubicWeights(b, l, t, cubicA);
+            int64_t first = interpolator == Interpolator::Linear ? 0 : -1;
+            SmallVector<Value> cells;
+            Value total;
+            for (size_t k = 0; k < weights.size(); ++k) {
+              auto [index, inside] =
+                  cell(floor, first + static_cast<int64_t>(k));
+              if (excludeOutside) {
+                // Cells outside the input weigh nothing; the others are
+                // renormalized below.
+                weights[k] = arith::SelectOp::create(b, l, inside, weights[k],
+                                                     constant(0));
+                total = total ? arith::AddFOp::create(b, l, total, weights[k])
+                                    .getResult()
+                              : weights[k];
+              }
+              cells.push_back(index);
+            }
+            for (auto [index, weight] : llvm::zip(cells, weights))
+              axisTaps.push_back(
+                  {index,
+                   total
+                       ? arith::DivFOp::create(b, l, weight, total).getResult()
+                       : weight});
             taps.push_back(axisTaps);
           }
           // The weighted sum over every combination of taps.
-          Value sum;
+          Value value;
           SmallVector<size_t> choice(taps.size(), 0);
           while (true) {
             SmallVector<Value> at(indices);
@@ -1571,38 +1669,29 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
                     weight ? arith::MulFOp::create(b, l, weight, w).getResult()
                            : w;
             }
-            Value value = tensor::ExtractOp::create(b, l, source, at);
-            if (!weight)
-              return value; // nearest: one cell
+            Value cellValue = tensor::ExtractOp::create(b, l, source, at);
+            if (!weight) {
+              value = cellValue; // nearest: one cell
+              break;
+            }
             Value term = arith::MulFOp::create(
-                b, l, castFloat(b, l, value, f64), weight);
-            sum =
-                sum ? arith::AddFOp::create(b, l, sum, term).getResult() : term;
+                b, l, castFloat(b, l, cellValue, f64), weight);
+            value = value ? arith::AddFOp::create(b, l, value, term).getResult()
+                          : term;
             size_t axis = 0;
             while (axis < choice.size() && ++choice[axis] == taps[axis].size())
               choice[axis++] = 0;
             if (axis == choice.size())
               break;
           }
-          return castFloat(b, l, sum, convertElementType(element));
+          value = castFloat(b, l, value, type);
+          if (outside)
+            value =
+                arith::SelectOp::create(b, l, outside, extrapolation, value);
+          return value;
         });
     rewriter.replaceOp(op, result);
     return success();
-  }
-
-  /// A float converted to another float type.
-  static Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
-    unsigned from = value.getType().getIntOrFloatBitWidth();
-    unsigned to = type.getIntOrFloatBitWidth();
-    if (value.getType() == type)
-      return value;
-    if (from < to)
-      return arith::ExtFOp::create(b, loc, type, value);
-    if (from > to)
-      return arith::TruncFOp::create(b, loc, type, value);
-    // f16 <-> bf16: through f32.
-    return arith::TruncFOp::create(
-        b, loc, type, arith::ExtFOp::create(b, loc, b.getF32Type(), value));
   }
 };
 

@@ -730,3 +730,29 @@ module {
     return %0 : tensor<1x1x5x6xf32>
   }
 }
+
+// -----
+
+// tf_crop_and_resize samples the roi box and gives the extrapolation value
+// where a coordinate leaves the input; with exclude_outside, cells outside
+// the input weigh 0 and the weights are renormalized.
+// CHECK-LABEL: func.func @resize_crop(
+// LLVM-LABEL: llvm.func @resize_crop(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[EXTRA:.*]] = arith.constant 1.000000e+01 : f32
+// CHECK:         linalg.generic
+// CHECK:           %[[BELOW:.*]] = arith.cmpf olt, %[[XIN:.*]], %{{.*}} : f64
+// CHECK:           %[[ABOVE:.*]] = arith.cmpf ogt, %[[XIN]], %{{.*}} : f64
+// CHECK:           %[[OUT:.*]] = arith.ori %[[BELOW]], %[[ABOVE]] : i1
+// CHECK:           %[[W:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : f64
+// CHECK:           %[[TOTAL:.*]] = arith.addf %{{.*}}, %{{.*}} : f64
+// CHECK:           arith.divf %{{.*}}, %[[TOTAL]] : f64
+// CHECK:           %[[V:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK:           %[[R:.*]] = arith.select %{{.*}}, %[[EXTRA]], %[[V]] : f32
+// CHECK:           linalg.yield %[[R]] : f32
+module {
+  func.func @resize_crop(%x: tensor<1x4xf32>) -> tensor<1x3xf32> {
+    %0 = tract.resize %x {sizes = #tract.shape<[1, 3]>, interpolator = #tract<interpolator linear>, coord_transform = #tract<coord_transform tf_crop_and_resize>, roi = array<f64: 0.0, -0.2, 1.0, 1.3>, extrapolation_value = 10.0 : f64, exclude_outside = true} : tensor<1x4xf32> -> tensor<1x3xf32>
+    return %0 : tensor<1x3xf32>
+  }
+}
