@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 #include <map>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -101,10 +102,36 @@ struct Builder {
   const SymbolValueMap &symbols;
 };
 
+/// A pattern that lowers one op of the family once the symbols of its
+/// shapes have values.
 template <typename OpTy> struct NNPattern : public OpConversionPattern<OpTy> {
   NNPattern(const TypeConverter &converter, const SymbolValueMap &symbols,
             MLIRContext *context)
       : OpConversionPattern<OpTy>(converter, context), symbols(symbols) {}
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const final {
+    // Every size is computed from the symbols; one that an op computes at
+    // run time must have been bound by that op's lowering.
+    std::set<std::string> used;
+    for (TypeRange types :
+         {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
+      for (Type type : types)
+        if (isa<RankedTensorType>(type))
+          for (const TDim &dim : getShape(type))
+            dim.collectSymbols(used);
+    const llvm::StringMap<Value> *bound =
+        symbols.lookup(getEnclosingFunction(op));
+    for (const std::string &name : used)
+      if (!bound || !bound->count(name))
+        return rewriter.notifyMatchFailure(op, "symbol " + name +
+                                                   " has no value here");
+    return lower(op, adaptor, rewriter);
+  }
+
+  virtual LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                              ConversionPatternRewriter &rewriter) const = 0;
 
   const SymbolValueMap &symbols;
 };
@@ -186,9 +213,8 @@ bool isPlainMatmul(ArrayRef<StringRef> specs, StringRef output, bool batch) {
 struct EinsumLowering : public NNPattern<EinsumOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(EinsumOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(EinsumOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     if (!isFloat(element) &&
         (!isa<IntegerType>(element) || element.isInteger(1)))
@@ -470,9 +496,8 @@ SmallVector<int64_t> kernelSpatial(ArrayRef<TDim> kernel) {
 struct ConvLowering : public NNPattern<ConvOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(ConvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ConvOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     if (element.isInteger(1))
       return op.emitError() << "cannot lower a convolution of booleans";
@@ -567,9 +592,8 @@ Value flipSpatial(const Builder &builder, Value kernel, ArrayRef<TDim> shape,
 struct DeconvLowering : public NNPattern<DeconvOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(DeconvOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(DeconvOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     if (element.isInteger(1))
       return op.emitError()
@@ -800,9 +824,8 @@ Value reduceAxes(
 struct ReduceLowering : public NNPattern<ReduceOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(ReduceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ReduceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getInput().getType());
     Shape shape = getShape(op.getInput());
     ArrayRef<int64_t> axes = op.getAxes();
@@ -944,9 +967,8 @@ template <typename OpTy> struct SoftmaxLowering : public NNPattern<OpTy> {
   using NNPattern<OpTy>::NNPattern;
   static constexpr bool isLog = std::is_same_v<OpTy, LogSoftmaxOp>;
 
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     Shape shape = getShape(op.getType());
     ArrayRef<int64_t> axes = op.getAxes();
@@ -1014,9 +1036,8 @@ template <typename OpTy> struct SoftmaxLowering : public NNPattern<OpTy> {
 struct RmsNormLowering : public NNPattern<RmsNormOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(RmsNormOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(RmsNormOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     Shape shape = getShape(op.getType());
     int64_t axis = op.getAxis();
@@ -1118,9 +1139,8 @@ template <typename OpTy> struct PoolGeometry {
 struct MaxPoolLowering : public NNPattern<MaxPoolOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(MaxPoolOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(MaxPoolOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getInput().getType());
     PoolGeometry<MaxPoolOp> geometry(op);
     const Window &window = geometry.window;
@@ -1247,9 +1267,8 @@ struct MaxPoolLowering : public NNPattern<MaxPoolOp> {
 struct SumPoolLowering : public NNPattern<SumPoolOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(SumPoolOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(SumPoolOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getInput().getType());
     if (element.isInteger(1))
       return op.emitError() << "cannot lower a sum pool of booleans";
@@ -1493,9 +1512,8 @@ Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
 struct ResizeLowering : public NNPattern<ResizeOp> {
   using NNPattern::NNPattern;
 
-  LogicalResult
-  matchAndRewrite(ResizeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ResizeOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     Shape input = getShape(op.getInput()), output = getShape(op.getType());
     Builder builder(rewriter, op, symbols);
