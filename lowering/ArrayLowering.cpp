@@ -19,6 +19,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -154,6 +156,13 @@ Value normalizeIndex(OpBuilder &b, Location loc, Value index, Value dim) {
       b, loc, negative, arith::AddIOp::create(b, loc, index, dim), index);
   Value last = arith::SubIOp::create(b, loc, dim, indexConstant(b, loc, 1));
   return clamp(b, loc, wrapped, zero, last);
+}
+
+/// The single element of a tensor of volume 1 (any rank).
+Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> zeros(type.getRank(), indexConstant(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, tensor, zeros);
 }
 
 /// The base of the family's patterns: the run-time values of symbolic dims.
@@ -728,6 +737,578 @@ struct GatherNdLowering : public ArrayLoweringPattern<GatherNdOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Run-time slices
+//===----------------------------------------------------------------------===//
+
+/// The start is clamped into the axis. When the length is a symbol that only
+/// this op determines, it is computed here, `clamp(end, start, dim) - start`,
+/// and bound for the ops that follow; otherwise the start is also kept low
+/// enough for the slice to end within the axis.
+struct DynSliceLowering : public ArrayLoweringPattern<DynSliceOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(DynSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    Value dim = dimValue(rewriter, loc, op, getShape(op.getInput())[axis]);
+    if (!dim)
+      return unboundSize(rewriter, op);
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value start =
+        toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getStart()),
+                getElementTypeOrSelf(op.getStart().getType()));
+    start = clamp(rewriter, loc, start, zero, dim);
+    TDim len = op.getLen().getValue();
+    Value length = dimValue(rewriter, loc, op, len);
+    if (length) {
+      Value room = arith::SubIOp::create(rewriter, loc, dim, length);
+      start = clamp(rewriter, loc, start, zero, room);
+    } else if (std::optional<std::string> name =
+                   SymbolValueMap::getComputedSymbol(op)) {
+      Value end =
+          toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getEnd()),
+                  getElementTypeOrSelf(op.getEnd().getType()));
+      end = clamp(rewriter, loc, end, start, dim);
+      length = arith::SubIOp::create(rewriter, loc, end, start);
+      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, length);
+    } else {
+      return op.emitError()
+             << "cannot lower a dyn_slice of length " << len.toString()
+             << ": it is neither bound nor a lone symbol";
+    }
+    FailureOr<Value> slice =
+        sliceAxis(rewriter, loc, op, adaptor.getInput(), axis, start, 1);
+    if (failed(slice))
+      return unboundSize(rewriter, op);
+    rewriter.replaceOp(op, *slice);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Scatters
+//===----------------------------------------------------------------------===//
+
+/// How a scattered update combines with the element it lands on.
+Value combineScatter(OpBuilder &b, Location loc, ScatterReduction reduction,
+                     Value old, Value update, Type tractElement) {
+  bool isFloat = isa<FloatType>(tractElement);
+  bool isBool = tractElement.isInteger(1);
+  bool isUnsigned = isUnsignedInteger(tractElement);
+  switch (reduction) {
+  case ScatterReduction::None:
+    return update;
+  case ScatterReduction::Add:
+    if (isFloat)
+      return arith::AddFOp::create(b, loc, old, update);
+    if (isBool)
+      return arith::OrIOp::create(b, loc, old, update);
+    return arith::AddIOp::create(b, loc, old, update);
+  case ScatterReduction::Mul:
+    if (isFloat)
+      return arith::MulFOp::create(b, loc, old, update);
+    if (isBool)
+      return arith::AndIOp::create(b, loc, old, update);
+    return arith::MulIOp::create(b, loc, old, update);
+  case ScatterReduction::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, old, update);
+    if (isBool || isUnsigned)
+      return arith::MinUIOp::create(b, loc, old, update);
+    return arith::MinSIOp::create(b, loc, old, update);
+  case ScatterReduction::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, old, update);
+    if (isBool || isUnsigned)
+      return arith::MaxUIOp::create(b, loc, old, update);
+    return arith::MaxSIOp::create(b, loc, old, update);
+  }
+  llvm_unreachable("unknown scatter reduction");
+}
+
+/// Updates are applied one after the other, in row-major order of the
+/// updates, by a loop nest that carries the result tensor.
+template <typename OpTy>
+struct ScatterLoweringBase : public ArrayLoweringPattern<OpTy> {
+  using ArrayLoweringPattern<OpTy>::ArrayLoweringPattern;
+
+  /// The data coordinates of the update at `ivs`.
+  virtual SmallVector<Value> dataCoords(OpBuilder &b, Location loc, OpTy op,
+                                        Value indices, ValueRange ivs,
+                                        ArrayRef<Value> dataDims) const = 0;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> dataDims, updateDims;
+    for (const TDim &dim : getShape(op.getData())) {
+      dataDims.push_back(this->dimValue(rewriter, loc, op, dim));
+      if (!dataDims.back())
+        return this->unboundSize(rewriter, op);
+    }
+    for (const TDim &dim : getShape(op.getUpdates())) {
+      updateDims.push_back(this->dimValue(rewriter, loc, op, dim));
+      if (!updateDims.back())
+        return this->unboundSize(rewriter, op);
+    }
+    Type element = getElementTypeOrSelf(op.getData().getType());
+    ScatterReduction reduction = op.getReduction();
+    Value indices = adaptor.getIndices(), updates = adaptor.getUpdates();
+    SmallVector<Value> lbs(updateDims.size(), indexConstant(rewriter, loc, 0));
+    SmallVector<Value> steps(updateDims.size(),
+                             indexConstant(rewriter, loc, 1));
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, updateDims, steps, adaptor.getData(),
+        [&](OpBuilder &b, Location bodyLoc, ValueRange ivs,
+            ValueRange carried) -> scf::ValueVector {
+          SmallVector<Value> coords =
+              dataCoords(b, bodyLoc, op, indices, ivs, dataDims);
+          Value update = tensor::ExtractOp::create(b, bodyLoc, updates, ivs);
+          if (reduction != ScatterReduction::None) {
+            Value old =
+                tensor::ExtractOp::create(b, bodyLoc, carried[0], coords);
+            update =
+                combineScatter(b, bodyLoc, reduction, old, update, element);
+          }
+          return {
+              tensor::InsertOp::create(b, bodyLoc, update, carried[0], coords)};
+        });
+    rewriter.replaceOp(op, nest.results);
+    return success();
+  }
+};
+
+struct ScatterElementsLowering : public ScatterLoweringBase<ScatterElementsOp> {
+  using ScatterLoweringBase::ScatterLoweringBase;
+  SmallVector<Value> dataCoords(OpBuilder &b, Location loc,
+                                ScatterElementsOp op, Value indices,
+                                ValueRange ivs,
+                                ArrayRef<Value> dataDims) const override {
+    int64_t axis = op.getAxis();
+    Value index = tensor::ExtractOp::create(b, loc, indices, ivs);
+    SmallVector<Value> coords(ivs);
+    coords[axis] = normalizeIndex(
+        b, loc,
+        toIndex(b, loc, index, getElementTypeOrSelf(op.getIndices().getType())),
+        dataDims[axis]);
+    return coords;
+  }
+};
+
+struct ScatterNdLowering : public ScatterLoweringBase<ScatterNdOp> {
+  using ScatterLoweringBase::ScatterLoweringBase;
+  SmallVector<Value> dataCoords(OpBuilder &b, Location loc, ScatterNdOp op,
+                                Value indices, ValueRange ivs,
+                                ArrayRef<Value> dataDims) const override {
+    Shape indicesShape = getShape(op.getIndices());
+    int64_t rows = indicesShape.size() - 1;
+    int64_t n = *indicesShape.back().getConstant();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    SmallVector<Value> row(ivs.take_front(rows));
+    row.push_back(Value());
+    SmallVector<Value> coords;
+    for (int64_t k = 0; k < n; ++k) {
+      row.back() = indexConstant(b, loc, k);
+      Value index = tensor::ExtractOp::create(b, loc, indices, row);
+      coords.push_back(normalizeIndex(
+          b, loc, toIndex(b, loc, index, indexElement), dataDims[k]));
+    }
+    llvm::append_range(coords, ivs.drop_front(rows));
+    return coords;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Generators and selections
+//===----------------------------------------------------------------------===//
+
+/// Negative indices count from the end; an index out of range matches no
+/// position, so its row is all `off`, as in the folder.
+struct OneHotLowering : public ArrayLoweringPattern<OneHotOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    int64_t rank = getShape(op.getType()).size();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      if (dim != axis)
+        exprs.push_back(rewriter.getAffineDimExpr(dim));
+    AffineMap indicesMap =
+        AffineMap::get(rank, 0, exprs, rewriter.getContext());
+    Value on = scalarConstant(rewriter, loc, op.getOn());
+    Value off = scalarConstant(rewriter, loc, op.getOff());
+    Value depth = indexConstant(rewriter, loc, op.getDim());
+    Value result = buildGeneric(
+        rewriter, loc, init, adaptor.getIndices(), indicesMap,
+        [&](OpBuilder &b, Location bodyLoc, ValueRange args) -> Value {
+          Value index = toIndex(b, bodyLoc, args[0], indexElement);
+          Value zero = indexConstant(b, bodyLoc, 0);
+          Value negative = arith::CmpIOp::create(
+              b, bodyLoc, arith::CmpIPredicate::slt, index, zero);
+          index = arith::SelectOp::create(
+              b, bodyLoc, negative,
+              arith::AddIOp::create(b, bodyLoc, index, depth), index);
+          Value position = linalg::IndexOp::create(b, bodyLoc, axis);
+          Value hot = arith::CmpIOp::create(
+              b, bodyLoc, arith::CmpIPredicate::eq, index, position);
+          return arith::SelectOp::create(b, bodyLoc, hot, on, off);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Elements with `col < row + k` (upper) or `col > row + k` (lower) of the
+/// last two axes become zero.
+struct TriluLowering : public ArrayLoweringPattern<TriluOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(TriluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t rank = getShape(op.getType()).size();
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    Value k =
+        toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getK()),
+                getElementTypeOrSelf(op.getK().getType()));
+    bool upper = op.getUpper();
+    Value result = buildGeneric(
+        rewriter, loc, init, adaptor.getInput(),
+        rewriter.getMultiDimIdentityMap(rank),
+        [&](OpBuilder &b, Location bodyLoc, ValueRange args) -> Value {
+          Value row = linalg::IndexOp::create(b, bodyLoc, rank - 2);
+          Value col = linalg::IndexOp::create(b, bodyLoc, rank - 1);
+          Value diagonal = arith::AddIOp::create(b, bodyLoc, row, k);
+          Value keep = arith::CmpIOp::create(b, bodyLoc,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             col, diagonal);
+          return arith::SelectOp::create(b, bodyLoc, keep, args[0],
+                                         zeroOf(b, bodyLoc, args[0].getType()));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// `start + i * step`, computed in the element type as the folder does.
+/// When the length is a symbol only this op determines, it is computed here:
+/// `max(ceil((end - start) / step), 0)` (0 for a zero step).
+struct RangeLowering : public ArrayLoweringPattern<RangeOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+
+  static Value computeLength(OpBuilder &b, Location loc, Value start, Value end,
+                             Value step, Type tractElement) {
+    Type i64 = b.getI64Type();
+    Value zero = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
+    Value count;
+    if (isa<FloatType>(tractElement)) {
+      Type f64 = b.getF64Type();
+      auto widen = [&](Value v) -> Value {
+        return v.getType() == f64 ? v : arith::ExtFOp::create(b, loc, f64, v);
+      };
+      Value span = arith::SubFOp::create(b, loc, widen(end), widen(start));
+      Value steps = math::CeilOp::create(
+          b, loc, arith::DivFOp::create(b, loc, span, widen(step)));
+      // NaN, negative and zero-step infinite counts are empty ranges.
+      Value limit = arith::ConstantOp::create(
+          b, loc, f64,
+          b.getF64FloatAttr(static_cast<double>(int64_t(1) << 62)));
+      Value positive = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OGT, steps,
+          arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(0.0)));
+      Value finite = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                           steps, limit);
+      Value valid = arith::AndIOp::create(b, loc, positive, finite);
+      Value safe = arith::SelectOp::create(
+          b, loc, valid, steps,
+          arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(0.0)));
+      count = arith::FPToSIOp::create(b, loc, i64, safe);
+    } else {
+      bool isUnsigned = isUnsignedInteger(tractElement);
+      auto widen = [&](Value v) -> Value {
+        if (v.getType() == i64)
+          return v;
+        if (isUnsigned)
+          return arith::ExtUIOp::create(b, loc, i64, v);
+        return arith::ExtSIOp::create(b, loc, i64, v);
+      };
+      Value first = widen(start), last = widen(end), delta = widen(step);
+      Value zeroStep =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, delta, zero);
+      Value divisor = arith::SelectOp::create(
+          b, loc, zeroStep,
+          arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1)),
+          delta);
+      if (isUnsigned) {
+        Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                            last, first);
+        Value span = arith::SubIOp::create(b, loc, last, first);
+        count = arith::CeilDivUIOp::create(b, loc, span, divisor);
+        count = arith::SelectOp::create(b, loc, ahead, count, zero);
+      } else {
+        Value span = arith::SubIOp::create(b, loc, last, first);
+        count = arith::CeilDivSIOp::create(b, loc, span, divisor);
+        count = arith::MaxSIOp::create(b, loc, count, zero);
+      }
+      count = arith::SelectOp::create(b, loc, zeroStep, zero, count);
+    }
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
+  }
+
+  LogicalResult
+  matchAndRewrite(RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type tractElement = getElementTypeOrSelf(op.getStart().getType());
+    if (tractElement.isInteger(1))
+      return op.emitError() << "cannot lower a range of booleans";
+    Value start = extractScalar(rewriter, loc, adaptor.getStart());
+    Value end = extractScalar(rewriter, loc, adaptor.getEnd());
+    Value step = extractScalar(rewriter, loc, adaptor.getStep());
+    TDim len = op.getLen().getValue();
+    if (!len.isConstant() && !dimValue(rewriter, loc, op, len)) {
+      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+      if (!name)
+        return op.emitError()
+               << "cannot lower a range of length " << len.toString()
+               << ": it is neither bound nor a lone symbol";
+      symbols.bindComputedSymbol(
+          getEnclosingFunction(op), *name,
+          computeLength(rewriter, loc, start, end, step, tractElement));
+    }
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    Value result = buildGeneric(
+        rewriter, loc, init, {}, {},
+        [&](OpBuilder &b, Location bodyLoc, ValueRange) -> Value {
+          Value i = linalg::IndexOp::create(b, bodyLoc, 0);
+          Type type = start.getType();
+          if (isa<FloatType>(type)) {
+            Value count = arith::UIToFPOp::create(
+                b, bodyLoc, type,
+                arith::IndexCastUIOp::create(b, bodyLoc, b.getI64Type(), i));
+            return arith::AddFOp::create(
+                b, bodyLoc, start,
+                arith::MulFOp::create(b, bodyLoc, count, step));
+          }
+          Value count = arith::IndexCastOp::create(b, bodyLoc, type, i);
+          return arith::AddIOp::create(
+              b, bodyLoc, start,
+              arith::MulIOp::create(b, bodyLoc, count, step));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The dims' run-time values, as i64, in a tensor.from_elements.
+struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(ShapeOfOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = plainType(op.getType());
+    Shape shape = getShape(op.getInput());
+    if (shape.empty()) {
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, resultType,
+          DenseElementsAttr::get(resultType, ArrayRef<int64_t>{}));
+      return success();
+    }
+    SmallVector<Value> dims;
+    for (const TDim &dim : shape) {
+      Value value = dimValue(rewriter, loc, op, dim);
+      if (!value)
+        return unboundSize(rewriter, op);
+      dims.push_back(arith::IndexCastOp::create(rewriter, loc,
+                                                rewriter.getI64Type(), value));
+    }
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, resultType, dims);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Top-k
+//===----------------------------------------------------------------------===//
+
+/// The order of top-k: `beats(a, b)` when a comes strictly before b by value
+/// (the index breaks ties, lowest first). NaN is above every number, as in
+/// numpy's sort; booleans and unsigned integers compare unsigned.
+struct TopKOrder {
+  Type tractElement;
+  bool largest;
+
+  Value greater(OpBuilder &b, Location loc, Value x, Value y) const {
+    if (isa<FloatType>(tractElement)) {
+      Value ordered =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+      Value xNan =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+      Value yNumber =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, y, y);
+      return arith::OrIOp::create(b, loc, ordered,
+                                  arith::AndIOp::create(b, loc, xNan, yNumber));
+    }
+    bool isUnsigned =
+        isUnsignedInteger(tractElement) || tractElement.isInteger(1);
+    return arith::CmpIOp::create(b, loc,
+                                 isUnsigned ? arith::CmpIPredicate::ugt
+                                            : arith::CmpIPredicate::sgt,
+                                 x, y);
+  }
+
+  Value equal(OpBuilder &b, Location loc, Value x, Value y) const {
+    if (isa<FloatType>(tractElement)) {
+      Value same =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y);
+      Value xNan =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+      Value yNan =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, y, y);
+      return arith::OrIOp::create(b, loc, same,
+                                  arith::AndIOp::create(b, loc, xNan, yNan));
+    }
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
+
+  /// Whether value x strictly precedes value y.
+  Value precedes(OpBuilder &b, Location loc, Value x, Value y) const {
+    return largest ? greater(b, loc, x, y) : greater(b, loc, y, x);
+  }
+};
+
+/// Selection, one rank at a time: the j-th result is the best element that
+/// comes after the (j-1)-th in the order (value, then lowest index). That is
+/// O(k * n) per row without any scratch memory; ties resolve to the lowest
+/// index as ONNX specifies, and the results are always sorted.
+struct TopKLowering : public ArrayLoweringPattern<TopKOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(TopKOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    Shape inShape = getShape(op.getInput());
+    Value dim = dimValue(rewriter, loc, op, inShape[axis]);
+    if (!dim)
+      return unboundSize(rewriter, op);
+    TDim len = op.getLen().getValue();
+    Value k = dimValue(rewriter, loc, op, len);
+    if (!k) {
+      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+      if (!name)
+        return op.emitError()
+               << "cannot lower a topk of length " << len.toString()
+               << ": it is neither bound nor a lone symbol";
+      // k is clamped into [0, dim].
+      k = toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getK()),
+                  getElementTypeOrSelf(op.getK().getType()));
+      k = clamp(rewriter, loc, k, indexConstant(rewriter, loc, 0), dim);
+      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, k);
+    }
+    Value values = emptyResult(rewriter, loc, op, 0);
+    Value indices = emptyResult(rewriter, loc, op, 1);
+    if (!values || !indices)
+      return unboundSize(rewriter, op);
+    SmallVector<Value> outerDims;
+    for (auto [i, d] : llvm::enumerate(inShape)) {
+      if (static_cast<int64_t>(i) == axis)
+        continue;
+      outerDims.push_back(dimValue(rewriter, loc, op, d));
+      if (!outerDims.back())
+        return unboundSize(rewriter, op);
+    }
+    TopKOrder order{getElementTypeOrSelf(op.getInput().getType()),
+                    op.getLargest()};
+    Value input = adaptor.getInput();
+    Type elementType = cast<RankedTensorType>(input.getType()).getElementType();
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value one = indexConstant(rewriter, loc, 1);
+    SmallVector<Value> lbs(outerDims.size(), zero),
+        steps(outerDims.size(), one);
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, outerDims, steps, ValueRange{values, indices},
+        [&](OpBuilder &b, Location l, ValueRange outer,
+            ValueRange results) -> scf::ValueVector {
+          auto at = [&](Value position) {
+            SmallVector<Value> coords(outer);
+            coords.insert(coords.begin() + axis, position);
+            return coords;
+          };
+          Value noValue = zeroOf(b, l, elementType);
+          auto rank = scf::ForOp::create(
+              b, l, zero, k, one,
+              ValueRange{noValue, zero, results[0], results[1]},
+              [&](OpBuilder &b, Location l, Value j, ValueRange carried) {
+                Value previous = carried[0], previousIndex = carried[1];
+                Value first = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::eq, j, zero);
+                Value falseValue = arith::ConstantIntOp::create(b, l, 0, 1);
+                auto scan = scf::ForOp::create(
+                    b, l, zero, dim, one, ValueRange{noValue, zero, falseValue},
+                    [&](OpBuilder &b, Location l, Value i, ValueRange best) {
+                      Value x = tensor::ExtractOp::create(b, l, input, at(i));
+                      // After the previous pick: worse value, or equal value
+                      // at a higher index.
+                      Value after = arith::OrIOp::create(
+                          b, l, order.precedes(b, l, previous, x),
+                          arith::AndIOp::create(
+                              b, l, order.equal(b, l, previous, x),
+                              arith::CmpIOp::create(b, l,
+                                                    arith::CmpIPredicate::sgt,
+                                                    i, previousIndex)));
+                      after = arith::OrIOp::create(b, l, first, after);
+                      // Strictly better than the best so far: the lowest
+                      // index wins ties.
+                      Value better = arith::OrIOp::create(
+                          b, l,
+                          arith::XOrIOp::create(
+                              b, l, best[2],
+                              arith::ConstantIntOp::create(b, l, 1, 1)),
+                          order.precedes(b, l, x, best[0]));
+                      Value take = arith::AndIOp::create(b, l, after, better);
+                      scf::YieldOp::create(
+                          b, l,
+                          ValueRange{
+                              arith::SelectOp::create(b, l, take, x, best[0]),
+                              arith::SelectOp::create(b, l, take, i, best[1]),
+                              arith::OrIOp::create(b, l, take, best[2])});
+                    });
+                Value bestValue = scan.getResult(0);
+                Value bestIndex = scan.getResult(1);
+                Value valuesOut = tensor::InsertOp::create(b, l, bestValue,
+                                                           carried[2], at(j));
+                Value index64 =
+                    arith::IndexCastOp::create(b, l, b.getI64Type(), bestIndex);
+                Value indicesOut =
+                    tensor::InsertOp::create(b, l, index64, carried[3], at(j));
+                scf::YieldOp::create(
+                    b, l,
+                    ValueRange{bestValue, bestIndex, valuesOut, indicesOut});
+              });
+          return {rank.getResult(2), rank.getResult(3)};
+        });
+    rewriter.replaceOp(op, nest.results);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
@@ -736,6 +1317,8 @@ void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
   patterns.add<AddAxisLowering, RmAxisLowering, MoveAxisLowering,
                ReshapeLowering, BroadcastLowering, TileLowering, SliceLowering,
                DownsampleLowering, PadLowering, ConcatLowering, GatherLowering,
-               GatherElementsLowering, GatherNdLowering>(converter, symbols,
-                                                         patterns.getContext());
+               GatherElementsLowering, GatherNdLowering, DynSliceLowering,
+               ScatterElementsLowering, ScatterNdLowering, OneHotLowering,
+               TriluLowering, RangeLowering, ShapeOfLowering, TopKLowering>(
+      converter, symbols, patterns.getContext());
 }

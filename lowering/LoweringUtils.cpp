@@ -2,6 +2,7 @@
 
 #include "lowering/LoweringUtils.h"
 
+#include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -136,6 +137,12 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
   });
   for (const DynamicDim &dynamic : pending)
     dynamic.dim.collectSymbols(used);
+  // Symbols that ops compute are bound as the conversion reaches them.
+  func.walk([&](Operation *op) {
+    if (std::optional<std::string> computed = getComputedSymbol(op))
+      if (!bound.count(*computed))
+        used.erase(*computed);
+  });
   for (const std::string &name : used)
     if (!bound.count(name))
       return func.emitError() << "symbol " << name
@@ -143,6 +150,24 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
                                  "inputs; give its value with --set "
                               << name << "=N";
   return success();
+}
+
+void SymbolValueMap::bindComputedSymbol(Operation *func, StringRef name,
+                                        Value value) const {
+  symbols[func][name] = value;
+}
+
+std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
+  DimAttr len;
+  if (auto slice = dyn_cast<DynSliceOp>(op))
+    len = slice.getLenAttr();
+  else if (auto range = dyn_cast<RangeOp>(op))
+    len = range.getLenAttr();
+  else if (auto topk = dyn_cast<TopKOp>(op))
+    len = topk.getLenAttr();
+  if (!len)
+    return std::nullopt;
+  return len.getValue().getSymbolName();
 }
 
 const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {

@@ -59,8 +59,18 @@ public:
   /// The symbols of `func`, as bound.
   const llvm::StringMap<Value> *lookup(Operation *func) const;
 
+  /// Binds a symbol that no input determines but an op computes at run time
+  /// (the `len` of tract.dyn_slice, tract.range, tract.topk), when that op is
+  /// lowered; `value` must dominate the symbol's later uses. Patterns only
+  /// hold a const map, hence the mutable state.
+  void bindComputedSymbol(Operation *func, StringRef name, Value value) const;
+
+  /// The symbol `op` computes at run time: its `len` when that is a lone
+  /// symbol.
+  static std::optional<std::string> getComputedSymbol(Operation *op);
+
 private:
-  llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;
+  mutable llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;
 };
 
 /// The function an op is lowered within.

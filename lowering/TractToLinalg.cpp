@@ -80,10 +80,13 @@ LogicalResult prepareFunction(func::FuncOp func, SymbolValueMap &symbols) {
                                                    value)
                     .getResult(0);
       Value init = symbols.emptyTensor(builder, ret.getLoc(), func, original);
-      if (!init) {
-        ret.emitError() << "a result size cannot be computed from the inputs";
-        return WalkResult::interrupt();
-      }
+      // A size an op computes at run time (a dyn_slice's length) is only
+      // known to the value itself.
+      if (!init)
+        init = tensor::EmptyOp::create(
+            builder, ret.getLoc(),
+            tensor::getMixedSizes(builder, ret.getLoc(), input),
+            cast<RankedTensorType>(plain).getElementType());
       copies.push_back(
           linalg::CopyOp::create(builder, ret.getLoc(), input, init)
               .getResult(0));

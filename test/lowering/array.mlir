@@ -394,3 +394,306 @@ module {
     return %0 : tensor<2x6x5xf32>
   }
 }
+
+// -----
+
+// A dyn_slice whose length only it determines computes it,
+// clamp(end, start, dim) - start, and binds the symbol for the ops after it;
+// the function's result copy reads that size from the value.
+// CHECK-LABEL: func.func @dyn_slice(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x4xf32>, %[[B:.*]]: tensor<i64>, %[[E:.*]]: tensor<i64>) -> tensor<?x4xf32>
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %{{.*}}
+// CHECK:         %[[B0:.*]] = tensor.extract %[[B]][] : tensor<i64>
+// CHECK:         %[[B1:.*]] = arith.index_cast %[[B0]] : i64 to index
+// CHECK:         %[[B2:.*]] = arith.minsi %[[B1]], %[[S]] : index
+// CHECK:         %[[START:.*]] = arith.maxsi %[[B2]], %{{.*}} : index
+// CHECK:         %[[E0:.*]] = tensor.extract %[[E]][] : tensor<i64>
+// CHECK:         %[[E1:.*]] = arith.index_cast %[[E0]] : i64 to index
+// CHECK:         %[[E2:.*]] = arith.minsi %[[E1]], %[[S]] : index
+// CHECK:         %[[END:.*]] = arith.maxsi %[[E2]], %[[START]] : index
+// CHECK:         %[[LEN:.*]] = arith.subi %[[END]], %[[START]] : index
+// CHECK:         %[[SLICE:.*]] = tensor.extract_slice %[[X]][%[[START]], 0] [%[[LEN]], 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+// CHECK:         tensor.empty(%[[LEN]]) : tensor<?x4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[SLICE]] : tensor<?x4xf32>)
+// CHECK:           math.exp
+// CHECK:         %[[D:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x4xf32>
+// CHECK:         tensor.empty(%[[D]]) : tensor<?x4xf32>
+// LLVM-LABEL: llvm.func @dyn_slice(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["S", "slice_1"]} {
+  func.func @dyn_slice(%arg0: tensor<?x4xf32, #tract.dims<[S]>>, %arg1: tensor<i64>, %arg2: tensor<i64>) -> tensor<?x4xf32, #tract.dims<[slice_1]>> {
+    %0 = tract.dyn_slice %arg0, %arg1, %arg2 {axis = 0 : i64, len = #tract.dim<slice_1>} : (tensor<?x4xf32, #tract.dims<[S]>>, tensor<i64>, tensor<i64>) -> tensor<?x4xf32, #tract.dims<[slice_1]>>
+    %1 = tract.exp %0 : tensor<?x4xf32, #tract.dims<[slice_1]>>
+    return %1 : tensor<?x4xf32, #tract.dims<[slice_1]>>
+  }
+}
+
+// -----
+
+// With a length the inputs determine, the start is also kept low enough for
+// the slice to end within the axis.
+// CHECK-LABEL: func.func @dyn_slice_bound(
+// CHECK-SAME:    %[[X:.*]]: tensor<?xf32>, %[[Y:.*]]: tensor<?xf32>, %[[B:.*]]: tensor<1xi32>, %{{.*}}: tensor<1xi32>) -> tensor<?xf32>
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %{{.*}}
+// CHECK:         %[[T:.*]] = tensor.dim %[[Y]], %{{.*}}
+// CHECK:         tensor.extract %[[B]][%{{.*}}] : tensor<1xi32>
+// CHECK:         %[[B1:.*]] = arith.maxsi
+// CHECK:         %[[ROOM:.*]] = arith.subi %[[S]], %[[T]] : index
+// CHECK:         %[[B2:.*]] = arith.minsi %[[B1]], %[[ROOM]] : index
+// CHECK:         %[[START:.*]] = arith.maxsi %[[B2]], %{{.*}} : index
+// CHECK:         tensor.extract_slice %[[X]][%[[START]]] [%[[T]]] [1] : tensor<?xf32> to tensor<?xf32>
+// LLVM-LABEL: llvm.func @dyn_slice_bound(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["S", "T"]} {
+  func.func @dyn_slice_bound(%arg0: tensor<?xf32, #tract.dims<[S]>>, %arg1: tensor<?xf32, #tract.dims<[T]>>, %s: tensor<1xi32>, %e: tensor<1xi32>) -> tensor<?xf32, #tract.dims<[T]>> {
+    %0 = tract.dyn_slice %arg0, %s, %e {axis = 0 : i64, len = #tract.dim<T>} : (tensor<?xf32, #tract.dims<[S]>>, tensor<1xi32>, tensor<1xi32>) -> tensor<?xf32, #tract.dims<[T]>>
+    return %0 : tensor<?xf32, #tract.dims<[T]>>
+  }
+}
+
+// -----
+
+// Scatters are a loop nest over the updates that carries the result;
+// reductions read the element they land on.
+// CHECK-LABEL: func.func @scatter_elements(
+// CHECK-SAME:    %[[D:.*]]: tensor<3x4xf32>, %[[I:.*]]: tensor<2x4xi64>, %[[U:.*]]: tensor<2x4xf32>) -> tensor<3x4xf32>
+// CHECK:         scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC0:.*]] = %[[D]]) -> (tensor<3x4xf32>) {
+// CHECK:           scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[ACC0]]) -> (tensor<3x4xf32>) {
+// CHECK:             tensor.extract %[[I]][%[[R]], %[[C]]] : tensor<2x4xi64>
+// CHECK:             %[[K:.*]] = arith.maxsi
+// CHECK:             %[[NEW:.*]] = tensor.extract %[[U]][%[[R]], %[[C]]] : tensor<2x4xf32>
+// CHECK:             %[[OLD:.*]] = tensor.extract %[[ACC]][%[[K]], %[[C]]] : tensor<3x4xf32>
+// CHECK:             %[[SUM:.*]] = arith.addf %[[OLD]], %[[NEW]] : f32
+// CHECK:             %[[INS:.*]] = tensor.insert %[[SUM]] into %[[ACC]][%[[K]], %[[C]]] : tensor<3x4xf32>
+// CHECK:             scf.yield %[[INS]] : tensor<3x4xf32>
+// LLVM-LABEL: llvm.func @scatter_elements(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @scatter_elements(%arg0: tensor<3x4xf32>, %arg1: tensor<2x4xi64>, %arg2: tensor<2x4xf32>) -> tensor<3x4xf32> {
+    %0 = tract.scatter_elements %arg0, %arg1, %arg2 {axis = 0 : i64, reduction = #tract<scatter_reduction add>} : (tensor<3x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<3x4xf32>
+    return %0 : tensor<3x4xf32>
+  }
+}
+
+// -----
+
+// Unsigned indices are zero-extended; max of signed integers is maxsi.
+// CHECK-LABEL: func.func @scatter_max_unsigned(
+// CHECK:         arith.index_castui %{{.*}} : i8 to index
+// CHECK:         arith.maxsi %{{.*}}, %{{.*}} : i32
+// LLVM-LABEL: llvm.func @scatter_max_unsigned(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @scatter_max_unsigned(%arg0: tensor<4xi32>, %arg1: tensor<3xui8>, %arg2: tensor<3xi32>) -> tensor<4xi32> {
+    %0 = tract.scatter_elements %arg0, %arg1, %arg2 {axis = 0 : i64, reduction = #tract<scatter_reduction max>} : (tensor<4xi32>, tensor<3xui8>, tensor<3xi32>) -> tensor<4xi32>
+    return %0 : tensor<4xi32>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @scatter_nd(
+// CHECK-SAME:    %[[D:.*]]: tensor<4x3xf32>, %[[I:.*]]: tensor<2x1xi64>, %[[U:.*]]: tensor<2x3xf32>) -> tensor<4x3xf32>
+// CHECK:         scf.for %[[R:.*]] = {{.*}} iter_args(%[[ACC0:.*]] = %[[D]])
+// CHECK:           scf.for %[[C:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[ACC0]])
+// CHECK:             tensor.extract %[[I]][%[[R]], %{{.*}}] : tensor<2x1xi64>
+// CHECK:             %[[K:.*]] = arith.maxsi
+// CHECK:             %[[NEW:.*]] = tensor.extract %[[U]][%[[R]], %[[C]]] : tensor<2x3xf32>
+// CHECK:             tensor.insert %[[NEW]] into %[[ACC]][%[[K]], %[[C]]] : tensor<4x3xf32>
+// LLVM-LABEL: llvm.func @scatter_nd(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @scatter_nd(%arg0: tensor<4x3xf32>, %arg1: tensor<2x1xi64>, %arg2: tensor<2x3xf32>) -> tensor<4x3xf32> {
+    %0 = tract.scatter_nd %arg0, %arg1, %arg2 : (tensor<4x3xf32>, tensor<2x1xi64>, tensor<2x3xf32>) -> tensor<4x3xf32>
+    return %0 : tensor<4x3xf32>
+  }
+}
+
+// -----
+
+// one_hot compares the (wrapped) index with the position on the new axis.
+// CHECK-DAG:   #[[DROP:.*]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-LABEL: func.func @one_hot(
+// CHECK:         %[[ON:.*]] = arith.constant 1 : i8
+// CHECK:         %[[OFF:.*]] = arith.constant 0 : i8
+// CHECK:         %[[DEPTH:.*]] = arith.constant 4 : index
+// CHECK:         linalg.generic {indexing_maps = [#[[DROP]], #{{.*}}], {{.*}} ins(%{{.*}} : tensor<3xi64>) outs(%{{.*}} : tensor<3x4xi8>)
+// CHECK:           %[[K:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:           %[[NEG:.*]] = arith.cmpi slt, %[[K]], %{{.*}} : index
+// CHECK:           %[[WRAP:.*]] = arith.addi %[[K]], %[[DEPTH]] : index
+// CHECK:           %[[K1:.*]] = arith.select %[[NEG]], %[[WRAP]], %[[K]] : index
+// CHECK:           %[[POS:.*]] = linalg.index 1 : index
+// CHECK:           %[[HOT:.*]] = arith.cmpi eq, %[[K1]], %[[POS]] : index
+// CHECK:           arith.select %[[HOT]], %[[ON]], %[[OFF]] : i8
+// LLVM-LABEL: llvm.func @one_hot(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @one_hot(%arg0: tensor<3xi64>) -> tensor<3x4xui8> {
+    %0 = tract.one_hot %arg0 {axis = 1 : i64, dim = 4 : i64, off = 0 : ui8, on = 1 : ui8} : tensor<3xi64> -> tensor<3x4xui8>
+    return %0 : tensor<3x4xui8>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @trilu(
+// CHECK-SAME:    %[[X:.*]]: tensor<3x4xf32>, %[[K:.*]]: tensor<i64>) -> tensor<3x4xf32>
+// CHECK:         %[[K0:.*]] = tensor.extract %[[K]][] : tensor<i64>
+// CHECK:         %[[K1:.*]] = arith.index_cast %[[K0]] : i64 to index
+// CHECK:         linalg.generic {{.*}} ins(%[[X]] : tensor<3x4xf32>)
+// CHECK:         ^bb0(%[[IN:.*]]: f32, %{{.*}}: f32):
+// CHECK:           %[[ROW:.*]] = linalg.index 0 : index
+// CHECK:           %[[COL:.*]] = linalg.index 1 : index
+// CHECK:           %[[DIAG:.*]] = arith.addi %[[ROW]], %[[K1]] : index
+// CHECK:           %[[KEEP:.*]] = arith.cmpi sle, %[[COL]], %[[DIAG]] : index
+// CHECK:           %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK:           arith.select %[[KEEP]], %[[IN]], %[[ZERO]] : f32
+// LLVM-LABEL: llvm.func @trilu(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @trilu(%arg0: tensor<3x4xf32>, %arg1: tensor<i64>) -> tensor<3x4xf32> {
+    %0 = tract.trilu %arg0, %arg1 {upper = false} : (tensor<3x4xf32>, tensor<i64>) -> tensor<3x4xf32>
+    return %0 : tensor<3x4xf32>
+  }
+}
+
+// -----
+
+// An integer range of a length only it determines computes
+// max(ceil((end - start) / step), 0) in i64 (0 for a zero step).
+// CHECK-LABEL: func.func @range_int(
+// CHECK:         %[[START:.*]] = tensor.extract %{{.*}}[] : tensor<i32>
+// CHECK:         %[[END:.*]] = tensor.extract %{{.*}}[] : tensor<i32>
+// CHECK:         %[[STEP:.*]] = tensor.extract %{{.*}}[] : tensor<i32>
+// CHECK:         %[[SPAN:.*]] = arith.subi
+// CHECK:         %[[N:.*]] = arith.ceildivsi %[[SPAN]], %{{.*}} : i64
+// CHECK:         arith.maxsi %[[N]], %{{.*}} : i64
+// CHECK:         %[[LEN:.*]] = arith.index_cast %{{.*}} : i64 to index
+// CHECK:         %[[E:.*]] = tensor.empty(%[[LEN]]) : tensor<?xi32>
+// CHECK:         linalg.generic {{.*}} outs(%[[E]] : tensor<?xi32>)
+// CHECK:           %[[I:.*]] = linalg.index 0 : index
+// CHECK:           %[[I32:.*]] = arith.index_cast %[[I]] : index to i32
+// CHECK:           %[[OFF:.*]] = arith.muli %[[I32]], %[[STEP]] : i32
+// CHECK:           arith.addi %[[START]], %[[OFF]] : i32
+// LLVM-LABEL: llvm.func @range_int(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["range_1"]} {
+  func.func @range_int(%arg0: tensor<i32>, %arg1: tensor<i32>, %arg2: tensor<i32>) -> tensor<?xi32, #tract.dims<[range_1]>> {
+    %0 = tract.range %arg0, %arg1, %arg2 {len = #tract.dim<range_1>} : (tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<?xi32, #tract.dims<[range_1]>>
+    return %0 : tensor<?xi32, #tract.dims<[range_1]>>
+  }
+}
+
+// -----
+
+// A float range counts in f64; its elements are start + i * step in the
+// element type.
+// CHECK-LABEL: func.func @range_float(
+// CHECK:         %[[START:.*]] = tensor.extract %{{.*}}[] : tensor<f16>
+// CHECK:         tensor.extract %{{.*}}[] : tensor<f16>
+// CHECK:         %[[STEP:.*]] = tensor.extract %{{.*}}[] : tensor<f16>
+// CHECK:         arith.divf %{{.*}}, %{{.*}} : f64
+// CHECK:         math.ceil %{{.*}} : f64
+// CHECK:         arith.fptosi %{{.*}} : f64 to i64
+// CHECK:         linalg.generic
+// CHECK:           %[[I:.*]] = linalg.index 0 : index
+// CHECK:           %[[I64:.*]] = arith.index_castui %[[I]] : index to i64
+// CHECK:           %[[IF:.*]] = arith.uitofp %[[I64]] : i64 to f16
+// CHECK:           %[[OFF:.*]] = arith.mulf %[[IF]], %[[STEP]] : f16
+// CHECK:           arith.addf %[[START]], %[[OFF]] : f16
+// LLVM-LABEL: llvm.func @range_float(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["r"]} {
+  func.func @range_float(%arg0: tensor<f16>, %arg1: tensor<f16>, %arg2: tensor<f16>) -> tensor<?xf16, #tract.dims<[r]>> {
+    %0 = tract.range %arg0, %arg1, %arg2 {len = #tract.dim<r>} : (tensor<f16>, tensor<f16>, tensor<f16>) -> tensor<?xf16, #tract.dims<[r]>>
+    return %0 : tensor<?xf16, #tract.dims<[r]>>
+  }
+}
+
+// -----
+
+// A length the inputs determine is used as it is.
+// CHECK-LABEL: func.func @range_symbolic(
+// CHECK-SAME:    %[[X:.*]]: tensor<?xf32>
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %{{.*}}
+// CHECK-NOT:     arith.ceildivsi
+// CHECK:         tensor.empty(%[[S]]) : tensor<?xi64>
+// LLVM-LABEL: llvm.func @range_symbolic(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @range_symbolic(%arg0: tensor<?xf32, #tract.dims<[S]>>, %arg1: tensor<i64>) -> tensor<?xi64, #tract.dims<[S]>> {
+    %c0 = tract.const dense<0> : tensor<i64>
+    %c1 = tract.const dense<1> : tensor<i64>
+    %0 = tract.range %c0, %arg1, %c1 {len = #tract.dim<S>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64, #tract.dims<[S]>>
+    return %0 : tensor<?xi64, #tract.dims<[S]>>
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shape_of(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x4xf32>) -> tensor<2xi64>
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]], %{{.*}}
+// CHECK:         %[[S64:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK:         %[[F:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:         tensor.from_elements %[[S64]], %[[F]] : tensor<2xi64>
+// LLVM-LABEL: llvm.func @shape_of(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @shape_of(%arg0: tensor<?x4xf32, #tract.dims<[S]>>) -> tensor<2xi64> {
+    %0 = tract.shape_of %arg0 : tensor<?x4xf32, #tract.dims<[S]>> -> tensor<2xi64>
+    return %0 : tensor<2xi64>
+  }
+}
+
+// -----
+
+// top-k selects, for each rank j < k, the best element after the previous
+// pick (NaN above all numbers, ties to the lowest index); k comes from its
+// operand, clamped into the axis, and binds the result's symbol.
+// CHECK-LABEL: func.func @topk(
+// CHECK-SAME:    %[[X:.*]]: tensor<3x?xf32>, %[[K:.*]]: tensor<1xi64>) -> (tensor<3x?xf32>, tensor<3x?xi64>)
+// CHECK:         %[[N:.*]] = tensor.dim %[[X]], %{{.*}}
+// CHECK:         tensor.extract %[[K]][%{{.*}}] : tensor<1xi64>
+// CHECK:         %[[K1:.*]] = arith.minsi %{{.*}}, %[[N]] : index
+// CHECK:         %[[KK:.*]] = arith.maxsi %[[K1]], %{{.*}} : index
+// CHECK:         %[[V:.*]] = tensor.empty(%[[KK]]) : tensor<3x?xf32>
+// CHECK:         %[[IX:.*]] = tensor.empty(%[[KK]]) : tensor<3x?xi64>
+// CHECK:         scf.for %[[ROW:.*]] = {{.*}} iter_args(%{{.*}} = %[[V]], %{{.*}} = %[[IX]])
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %[[KK]] step %{{.*}} iter_args(%[[PREV:.*]] = %{{.*}}, %[[PREVI:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, index, tensor<3x?xf32>, tensor<3x?xi64>)
+// CHECK:             scf.for %[[I:.*]] = %{{.*}} to %[[N]] step %{{.*}} iter_args(%[[BEST:.*]] = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, index, i1)
+// CHECK:               %[[E:.*]] = tensor.extract %[[X]][%[[ROW]], %[[I]]] : tensor<3x?xf32>
+// CHECK:               arith.cmpf ogt, %[[PREV]], %[[E]] : f32
+// CHECK:               arith.cmpi sgt, %[[I]], %[[PREVI]] : index
+// CHECK:               arith.cmpf ogt, %[[E]], %[[BEST]] : f32
+// CHECK:               scf.yield
+// CHECK:             tensor.insert %{{.*}} into %{{.*}}[%[[ROW]], %[[J]]] : tensor<3x?xf32>
+// CHECK:             arith.index_cast %{{.*}} : index to i64
+// CHECK:             tensor.insert %{{.*}} into %{{.*}}[%[[ROW]], %[[J]]] : tensor<3x?xi64>
+// LLVM-LABEL: llvm.func @topk(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["S", "k_1"]} {
+  func.func @topk(%arg0: tensor<3x?xf32, #tract.dims<[S]>>, %arg1: tensor<1xi64>) -> (tensor<3x?xf32, #tract.dims<[k_1]>>, tensor<3x?xi64, #tract.dims<[k_1]>>) {
+    %0:2 = tract.topk %arg0, %arg1 {axis = 1 : i64, largest = true, len = #tract.dim<k_1>} : (tensor<3x?xf32, #tract.dims<[S]>>, tensor<1xi64>) -> (tensor<3x?xf32, #tract.dims<[k_1]>>, tensor<3x?xi64, #tract.dims<[k_1]>>)
+    return %0#0, %0#1 : tensor<3x?xf32, #tract.dims<[k_1]>>, tensor<3x?xi64, #tract.dims<[k_1]>>
+  }
+}
+
+// -----
+
+// Smallest first, unsigned comparisons; a constant k is the loop bound.
+// CHECK-LABEL: func.func @topk_smallest_unsigned(
+// CHECK:         %[[N:.*]] = arith.constant 4 : index
+// CHECK:         %[[KK:.*]] = arith.constant 2 : index
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[KK]]
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[N]]
+// CHECK:             %[[E:.*]] = tensor.extract
+// CHECK:             arith.cmpi ugt, %[[E]], %{{.*}} : i8
+// LLVM-LABEL: llvm.func @topk_smallest_unsigned(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @topk_smallest_unsigned(%arg0: tensor<2x4xui8>, %arg1: tensor<i64>) -> (tensor<2x2xui8>, tensor<2x2xi64>) {
+    %0:2 = tract.topk %arg0, %arg1 {axis = 1 : i64, largest = false, len = #tract.dim<2>} : (tensor<2x4xui8>, tensor<i64>) -> (tensor<2x2xui8>, tensor<2x2xi64>)
+    return %0#0, %0#1 : tensor<2x2xui8>, tensor<2x2xi64>
+  }
+}

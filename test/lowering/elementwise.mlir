@@ -81,11 +81,12 @@ module {
 
 // -----
 
-// A symbol no input dim determines is an error.
+// A symbol no input dim determines (and no op computes, as a range computes
+// its length) is an error.
 module attributes {tract.symbols = ["R"]} {
   // expected-error @below {{symbol R is not determined by the dims of the inputs; give its value with --set R=N}}
-  func.func @main(%a: tensor<i64>, %b: tensor<i64>, %c: tensor<i64>) -> tensor<?xi64, #tract.dims<[R]>> {
-    %0 = tract.range %a, %b, %c {len = #tract.dim<R>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64, #tract.dims<[R]>>
+  func.func @main(%a: tensor<1xi64>) -> tensor<?xi64, #tract.dims<[R]>> {
+    %0 = tract.broadcast %a {shape = #tract.shape<[R]>} : tensor<1xi64> -> tensor<?xi64, #tract.dims<[R]>>
     return %0 : tensor<?xi64, #tract.dims<[R]>>
   }
 }
