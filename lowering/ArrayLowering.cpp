@@ -165,6 +165,13 @@ Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
   return tensor::ExtractOp::create(b, loc, tensor, zeros);
 }
 
+/// Whether a dim of `shape` is the constant 0. Slices of such tensors are
+/// left out: the tensor and memref verifiers reject any static offset into an
+/// empty axis, even for an empty slice.
+bool isStaticallyEmpty(ArrayRef<TDim> shape) {
+  return llvm::is_contained(shape, TDim(0));
+}
+
 /// The base of the family's patterns: the run-time values of symbolic dims.
 template <typename OpTy>
 class ArrayLoweringPattern : public OpConversionPattern<OpTy> {
@@ -239,6 +246,11 @@ public:
         sizes(b, loc, op, outShape);
     if (failed(outputSizes))
       return failure();
+    if (isStaticallyEmpty(outShape) ||
+        isStaticallyEmpty(getShape(op->getOperand(0).getType())))
+      return tensor::EmptyOp::create(b, loc, *outputSizes,
+                                     plainType(resultType).getElementType())
+          .getResult();
     SmallVector<OpFoldResult> offsets(outShape.size(), b.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(outShape.size(), b.getIndexAttr(1));
     offsets[axis] = offset;
@@ -541,9 +553,20 @@ struct PadLowering : public ArrayLoweringPattern<PadOp> {
     RankedTensorType resultType = plainType(op.getType());
     Type elementType = resultType.getElementType();
     ArrayRef<int64_t> before = op.getBefore(), after = op.getAfter();
-    if (op.getMode() == PadMode::Constant) {
-      Value fill = op.getValue() ? scalarConstant(rewriter, loc, *op.getValue())
-                                 : zeroOf(rewriter, loc, elementType);
+    bool constant = op.getMode() == PadMode::Constant;
+    Value fill = constant && op.getValue()
+                     ? scalarConstant(rewriter, loc, *op.getValue())
+                     : zeroOf(rewriter, loc, elementType);
+    if (isStaticallyEmpty(getShape(op.getInput()))) {
+      // All border: edge and reflect have nothing to repeat and give zeros.
+      Value init = emptyResult(rewriter, loc, op);
+      if (!init)
+        return unboundSize(rewriter, op);
+      rewriter.replaceOp(
+          op, linalg::FillOp::create(rewriter, loc, fill, init).getResult(0));
+      return success();
+    }
+    if (constant) {
       auto attrs = [&](ArrayRef<int64_t> pads) {
         return llvm::map_to_vector(pads, [&](int64_t pad) -> OpFoldResult {
           return rewriter.getIndexAttr(pad);
@@ -611,12 +634,23 @@ struct ConcatLowering : public ArrayLoweringPattern<ConcatOp> {
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = plainType(op.getType());
-    ValueRange inputs = adaptor.getInputs();
-    Value result =
-        inputs.size() == 1
-            ? inputs.front()
-            : tensor::ConcatOp::create(rewriter, loc, op.getAxis(), inputs)
-                  .getResult();
+    int64_t axis = op.getAxis();
+    // Inputs empty along the axis add nothing.
+    SmallVector<Value> inputs;
+    for (auto [input, original] :
+         llvm::zip(adaptor.getInputs(), op.getInputs()))
+      if (getShape(original)[axis] != TDim(0))
+        inputs.push_back(input);
+    Value result;
+    if (inputs.empty() || isStaticallyEmpty(getShape(op.getType()))) {
+      result = emptyResult(rewriter, loc, op);
+      if (!result)
+        return unboundSize(rewriter, op);
+    } else if (inputs.size() == 1) {
+      result = inputs.front();
+    } else {
+      result = tensor::ConcatOp::create(rewriter, loc, axis, inputs);
+    }
     rewriter.replaceOp(op, castTo(rewriter, loc, result, resultType));
     return success();
   }

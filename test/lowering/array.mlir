@@ -697,3 +697,51 @@ module {
     return %0#0, %0#1 : tensor<2x2xui8>, tensor<2x2xi64>
   }
 }
+
+// -----
+
+// An empty slice is an empty tensor: the verifiers reject any static offset
+// into an empty axis.
+// CHECK-LABEL: func.func @slice_empty(
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         tensor.empty() : tensor<20x0x5xf32>
+// LLVM-LABEL: llvm.func @slice_empty(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @slice_empty(%arg0: tensor<20x10x5xf32>) -> tensor<20x0x5xf32> {
+    %0 = tract.slice %arg0 {axis = 1 : i64, end = #tract.dim<10>, start = #tract.dim<10>} : tensor<20x10x5xf32> -> tensor<20x0x5xf32>
+    return %0 : tensor<20x0x5xf32>
+  }
+}
+
+// -----
+
+// Inputs empty along the axis are left out of a concat.
+// CHECK-LABEL: func.func @concat_empty(
+// CHECK-SAME:    %[[X:.*]]: tensor<2x3xf32>, %{{.*}}: tensor<2x0xf32>) -> tensor<2x3xf32>
+// CHECK-NOT:     tensor.concat
+// CHECK:         linalg.copy ins(%[[X]] : tensor<2x3xf32>)
+// LLVM-LABEL: llvm.func @concat_empty(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @concat_empty(%arg0: tensor<2x3xf32>, %arg1: tensor<2x0xf32>) -> tensor<2x3xf32> {
+    %0 = tract.concat %arg1, %arg0, %arg1 {axis = 1 : i64} : (tensor<2x0xf32>, tensor<2x3xf32>, tensor<2x0xf32>) -> tensor<2x3xf32>
+    return %0 : tensor<2x3xf32>
+  }
+}
+
+// -----
+
+// Padding an empty tensor is all border.
+// CHECK-LABEL: func.func @pad_empty(
+// CHECK:         %[[V:.*]] = arith.constant 7.000000e+00 : f32
+// CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x3xf32>
+// CHECK:         linalg.fill ins(%[[V]] : f32) outs(%[[E]] : tensor<2x3xf32>)
+// LLVM-LABEL: llvm.func @pad_empty(
+// LLVM-NOT: {{ tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @pad_empty(%arg0: tensor<0x1xf32>) -> tensor<2x3xf32> {
+    %0 = tract.pad %arg0 {before = array<i64: 1, 1>, after = array<i64: 1, 1>, value = 7.0 : f32} : tensor<0x1xf32> -> tensor<2x3xf32>
+    return %0 : tensor<2x3xf32>
+  }
+}
