@@ -1,14 +1,1358 @@
-//===- ArrayLowering.cpp - tract axis, shape, slicing, indexing and generator
-// ops ------===//
+//===- ArrayLowering.cpp - tract axis, shape, slicing and indexing ops ----===//
+//
+// Axis and shape ops become tensor reshapes, linalg.transpose and
+// linalg.broadcast; slices, pads and concatenations the tensor ops of the
+// same name; gathers a linalg.generic that reads its input with
+// tensor.extract at coordinates computed from the index tensor. Every
+// dynamic size is the run-time value of the result's symbolic dim.
+//
+// Indices read from run-time tensors wrap once when negative and are then
+// clamped into the axis: an out-of-range index reads (or writes) the nearest
+// element instead of memory outside the tensor.
+//
+//===----------------------------------------------------------------------===//
 
 #include "lowering/LoweringUtils.h"
 
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
 using namespace mlir;
 using namespace mlir::tract;
 
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+RankedTensorType plainType(Type tractType) {
+  return cast<RankedTensorType>(convertTractType(tractType));
+}
+
+/// `value` with `type`, through a tensor.cast when only static-ness differs.
+Value castTo(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  return tensor::CastOp::create(b, loc, type, value);
+}
+
+/// The reassociation that folds the axes marked in `unit` (all of size 1)
+/// into a neighbour: each kept axis heads a group that also takes the unit
+/// axes after it; leading unit axes join the first group. Without any kept
+/// axis the reassociation is empty (a rank-0 tensor).
+SmallVector<ReassociationIndices> foldUnitAxes(ArrayRef<bool> unit) {
+  SmallVector<ReassociationIndices> groups;
+  ReassociationIndices leading;
+  for (auto [axis, isUnit] : llvm::enumerate(unit)) {
+    int64_t index = axis;
+    if (isUnit) {
+      if (groups.empty())
+        leading.push_back(index);
+      else
+        groups.back().push_back(index);
+      continue;
+    }
+    groups.push_back(leading);
+    groups.back().push_back(index);
+    leading.clear();
+  }
+  return groups;
+}
+
+/// One group per axis of a tensor of rank `rank`, except the `count` axes
+/// from `at`, which form one group.
+SmallVector<ReassociationIndices> groupRun(int64_t rank, int64_t at,
+                                           int64_t count) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    if (axis > at && axis < at + count)
+      groups.back().push_back(axis);
+    else
+      groups.push_back({axis});
+  }
+  return groups;
+}
+
+/// collapse_shape of `value` by `groups`, with the plain type `resultType`.
+Value collapse(OpBuilder &b, Location loc, Value value,
+               ArrayRef<ReassociationIndices> groups,
+               RankedTensorType resultType) {
+  Value collapsed = tensor::CollapseShapeOp::create(b, loc, value, groups);
+  return castTo(b, loc, collapsed, resultType);
+}
+
+/// expand_shape of `value` by `groups` into `resultType`, whose sizes are
+/// `sizes`. The source is first cast to the static-ness the groups imply.
+Value expand(OpBuilder &b, Location loc, Value value,
+             ArrayRef<ReassociationIndices> groups, RankedTensorType resultType,
+             ArrayRef<OpFoldResult> sizes) {
+  auto sourceType = cast<RankedTensorType>(value.getType());
+  SmallVector<int64_t> collapsedShape;
+  for (const ReassociationIndices &group : groups) {
+    int64_t product = 1;
+    for (int64_t axis : group) {
+      int64_t dim = resultType.getDimSize(axis);
+      product = ShapedType::isDynamic(dim) || ShapedType::isDynamic(product)
+                    ? ShapedType::kDynamic
+                    : product * dim;
+    }
+    collapsedShape.push_back(product);
+  }
+  Value source = castTo(b, loc, value, sourceType.clone(collapsedShape));
+  return tensor::ExpandShapeOp::create(b, loc, resultType, source, groups,
+                                       sizes);
+}
+
+/// A scalar constant of the plain element type from a tract attribute (whose
+/// integer type may be unsigned).
+Value scalarConstant(OpBuilder &b, Location loc, TypedAttr attr) {
+  Type type = convertElementType(attr.getType());
+  if (auto integer = dyn_cast<IntegerAttr>(attr))
+    return arith::ConstantOp::create(
+        b, loc, type, IntegerAttr::get(type, integer.getValue()));
+  return arith::ConstantOp::create(b, loc, type, attr);
+}
+
+/// The zero of a plain element type.
+Value zeroOf(OpBuilder &b, Location loc, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, type,
+                                     b.getFloatAttr(floatType, 0.0));
+  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, 0));
+}
+
+Value indexConstant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// An integer index of a tract element type as an `index`.
+Value toIndex(OpBuilder &b, Location loc, Value value, Type tractElement) {
+  if (isUnsignedInteger(tractElement) || tractElement.isInteger(1))
+    return arith::IndexCastUIOp::create(b, loc, b.getIndexType(), value);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+}
+
+/// `value` clamped into [low, high].
+Value clamp(OpBuilder &b, Location loc, Value value, Value low, Value high) {
+  Value capped = arith::MinSIOp::create(b, loc, value, high);
+  return arith::MaxSIOp::create(b, loc, capped, low);
+}
+
+/// A run-time index into an axis of size `dim`: negative ones count from the
+/// end, and the result is clamped into [0, dim - 1] so that an out-of-range
+/// index never addresses memory outside the tensor.
+Value normalizeIndex(OpBuilder &b, Location loc, Value index, Value dim) {
+  Value zero = indexConstant(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::SelectOp::create(
+      b, loc, negative, arith::AddIOp::create(b, loc, index, dim), index);
+  Value last = arith::SubIOp::create(b, loc, dim, indexConstant(b, loc, 1));
+  return clamp(b, loc, wrapped, zero, last);
+}
+
+/// The single element of a tensor of volume 1 (any rank).
+Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> zeros(type.getRank(), indexConstant(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, tensor, zeros);
+}
+
+/// Whether a dim of `shape` is the constant 0. Slices of such tensors are
+/// left out: the tensor and memref verifiers reject any static offset into an
+/// empty axis, even for an empty slice.
+bool isStaticallyEmpty(ArrayRef<TDim> shape) {
+  return llvm::is_contained(shape, TDim(0));
+}
+
+/// The base of the family's patterns: the run-time values of symbolic dims.
+template <typename OpTy>
+class ArrayLoweringPattern : public OpConversionPattern<OpTy> {
+public:
+  ArrayLoweringPattern(const TypeConverter &converter,
+                       const SymbolValueMap &symbols, MLIRContext *context)
+      : OpConversionPattern<OpTy>(converter, context), symbols(symbols) {}
+
+  /// The index value of `dim` (null when a symbol is unbound).
+  Value dimValue(OpBuilder &b, Location loc, Operation *op,
+                 const TDim &dim) const {
+    return symbols.materialize(b, loc, getEnclosingFunction(op), dim);
+  }
+
+  /// `dim` as an attribute when constant, else its value.
+  FailureOr<OpFoldResult> size(OpBuilder &b, Location loc, Operation *op,
+                               const TDim &dim) const {
+    if (std::optional<int64_t> value = dim.getConstant())
+      return OpFoldResult(b.getIndexAttr(*value));
+    Value value = dimValue(b, loc, op, dim);
+    if (!value)
+      return failure();
+    return OpFoldResult(value);
+  }
+
+  FailureOr<SmallVector<OpFoldResult>>
+  sizes(OpBuilder &b, Location loc, Operation *op, ArrayRef<TDim> dims) const {
+    SmallVector<OpFoldResult> result;
+    for (const TDim &dim : dims) {
+      FailureOr<OpFoldResult> one = size(b, loc, op, dim);
+      if (failed(one))
+        return failure();
+      result.push_back(*one);
+    }
+    return result;
+  }
+
+  /// A tensor.empty of shape `dims`.
+  Value emptyOf(OpBuilder &b, Location loc, Operation *op, ArrayRef<TDim> dims,
+                Type elementType) const {
+    SmallVector<int64_t> shape;
+    SmallVector<Value> dynamic;
+    for (const TDim &dim : dims) {
+      if (std::optional<int64_t> value = dim.getConstant()) {
+        shape.push_back(*value);
+        continue;
+      }
+      Value value = dimValue(b, loc, op, dim);
+      if (!value)
+        return {};
+      shape.push_back(ShapedType::kDynamic);
+      dynamic.push_back(value);
+    }
+    return tensor::EmptyOp::create(b, loc, shape, elementType, dynamic);
+  }
+
+  /// A tensor.empty of the op's result `index`.
+  Value emptyResult(OpBuilder &b, Location loc, Operation *op,
+                    unsigned index = 0) const {
+    return symbols.emptyTensor(b, loc, getEnclosingFunction(op),
+                               op->getResult(index).getType());
+  }
+
+  /// An extract_slice of one axis of `input` to the op's (single) result:
+  /// from `offset`, with `stride`.
+  FailureOr<Value> sliceAxis(OpBuilder &b, Location loc, Operation *op,
+                             Value input, int64_t axis, OpFoldResult offset,
+                             int64_t stride) const {
+    Type resultType = op->getResult(0).getType();
+    Shape outShape = getShape(resultType);
+    FailureOr<SmallVector<OpFoldResult>> outputSizes =
+        sizes(b, loc, op, outShape);
+    if (failed(outputSizes))
+      return failure();
+    if (isStaticallyEmpty(outShape) ||
+        isStaticallyEmpty(getShape(op->getOperand(0).getType())))
+      return tensor::EmptyOp::create(b, loc, *outputSizes,
+                                     plainType(resultType).getElementType())
+          .getResult();
+    SmallVector<OpFoldResult> offsets(outShape.size(), b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(outShape.size(), b.getIndexAttr(1));
+    offsets[axis] = offset;
+    strides[axis] = b.getIndexAttr(stride);
+    return tensor::ExtractSliceOp::create(b, loc, plainType(resultType), input,
+                                          offsets, *outputSizes, strides)
+        .getResult();
+  }
+
+  LogicalResult unboundSize(ConversionPatternRewriter &rewriter,
+                            Operation *op) const {
+    return rewriter.notifyMatchFailure(op, "a size has an unbound symbol");
+  }
+
+  const SymbolValueMap &symbols;
+};
+
+/// A linalg.generic over the whole of `init` (all loops parallel), with
+/// `inputs` read through `inputMaps`; `body` gets the input elements and
+/// returns the result element.
+Value buildGeneric(
+    OpBuilder &b, Location loc, Value init, ValueRange inputs,
+    ArrayRef<AffineMap> inputMaps,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, type, inputs, init, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+/// The loop indices of the enclosing linalg.generic, `from` to `to`.
+SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t from,
+                               int64_t to) {
+  SmallVector<Value> indices;
+  for (int64_t dim = from; dim < to; ++dim)
+    indices.push_back(linalg::IndexOp::create(b, loc, dim));
+  return indices;
+}
+
+//===----------------------------------------------------------------------===//
+// Axis ops
+//===----------------------------------------------------------------------===//
+
+struct AddAxisLowering : public ArrayLoweringPattern<AddAxisOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(AddAxisOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Shape shape = getShape(op.getType());
+    FailureOr<SmallVector<OpFoldResult>> outputSizes =
+        sizes(rewriter, loc, op, shape);
+    if (failed(outputSizes))
+      return unboundSize(rewriter, op);
+    SmallVector<bool> unit(shape.size(), false);
+    unit[op.getAxis()] = true;
+    rewriter.replaceOp(op, expand(rewriter, loc, adaptor.getInput(),
+                                  foldUnitAxes(unit), plainType(op.getType()),
+                                  *outputSizes));
+    return success();
+  }
+};
+
+struct RmAxisLowering : public ArrayLoweringPattern<RmAxisOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(RmAxisOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<bool> unit(getShape(op.getInput()).size(), false);
+    unit[op.getAxis()] = true;
+    rewriter.replaceOp(op,
+                       collapse(rewriter, op.getLoc(), adaptor.getInput(),
+                                foldUnitAxes(unit), plainType(op.getType())));
+    return success();
+  }
+};
+
+/// A move is a permutation: the linalg.transpose whose result axis i reads
+/// input axis permutation[i].
+struct MoveAxisLowering : public ArrayLoweringPattern<MoveAxisOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(MoveAxisOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    int64_t from = op.getFrom(), to = op.getTo();
+    if (from == to) {
+      rewriter.replaceOp(op, adaptor.getInput());
+      return success();
+    }
+    SmallVector<int64_t> permutation =
+        llvm::to_vector(llvm::seq<int64_t>(0, getShape(op.getType()).size()));
+    permutation.erase(permutation.begin() + from);
+    permutation.insert(permutation.begin() + to, from);
+    Value init = emptyResult(rewriter, op.getLoc(), op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(),
+                                                       adaptor.getInput(), init,
+                                                       permutation)
+                               .getResult());
+    return success();
+  }
+};
+
+/// The replaced run collapses to one axis that expands to the new dims;
+/// runs of unit dims fold into a neighbour.
+struct ReshapeLowering : public ArrayLoweringPattern<ReshapeOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = plainType(op.getType());
+    Value input = adaptor.getInput();
+    Shape inShape = getShape(op.getInput());
+    Shape outShape = getShape(op.getType());
+    int64_t at = op.getAt(), count = op.getCount();
+    int64_t newCount = op.getTo().getDims().size();
+    FailureOr<SmallVector<OpFoldResult>> outputSizes =
+        sizes(rewriter, loc, op, outShape);
+    if (failed(outputSizes))
+      return unboundSize(rewriter, op);
+    Value result;
+    if (count == newCount && inShape == outShape) {
+      result = castTo(rewriter, loc, input, resultType);
+    } else if (count == 0) {
+      // Only unit dims are inserted.
+      SmallVector<bool> unit(outShape.size(), false);
+      for (int64_t axis = at; axis < at + newCount; ++axis)
+        unit[axis] = true;
+      result = expand(rewriter, loc, input, foldUnitAxes(unit), resultType,
+                      *outputSizes);
+    } else if (newCount == 0) {
+      // Only unit dims are removed.
+      SmallVector<bool> unit(inShape.size(), false);
+      for (int64_t axis = at; axis < at + count; ++axis)
+        unit[axis] = true;
+      result = collapse(rewriter, loc, input, foldUnitAxes(unit), resultType);
+    } else {
+      result = input;
+      if (count > 1) {
+        Shape collapsedShape(inShape.begin(), inShape.begin() + at);
+        collapsedShape.push_back(
+            volume(ArrayRef<TDim>(inShape).slice(at, count)));
+        collapsedShape.append(inShape.begin() + at + count, inShape.end());
+        result = collapse(
+            rewriter, loc, result, groupRun(inShape.size(), at, count),
+            plainType(getTensorTypeLike(op.getInput(), collapsedShape)));
+      }
+      if (newCount > 1)
+        result = expand(rewriter, loc, result,
+                        groupRun(outShape.size(), at, newCount), resultType,
+                        *outputSizes);
+      result = castTo(rewriter, loc, result, resultType);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The unit axes that grow are collapsed away, then linalg.broadcast adds
+/// them back at their full size.
+struct BroadcastLowering : public ArrayLoweringPattern<BroadcastOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Shape inShape = getShape(op.getInput());
+    ArrayRef<TDim> target = op.getShape().getDims();
+    RankedTensorType resultType = plainType(op.getType());
+    SmallVector<bool> grows;
+    SmallVector<int64_t> addedAxes;
+    Shape kept;
+    for (auto [axis, dims] : llvm::enumerate(llvm::zip(inShape, target))) {
+      auto [from, to] = dims;
+      bool grow = from != to;
+      grows.push_back(grow);
+      if (grow)
+        addedAxes.push_back(axis);
+      else
+        kept.push_back(from);
+    }
+    if (addedAxes.empty()) {
+      rewriter.replaceOp(op,
+                         castTo(rewriter, loc, adaptor.getInput(), resultType));
+      return success();
+    }
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    Value collapsed =
+        collapse(rewriter, loc, adaptor.getInput(), foldUnitAxes(grows),
+                 plainType(getTensorTypeLike(op.getInput(), kept)));
+    rewriter.replaceOp(op, linalg::BroadcastOp::create(rewriter, loc, collapsed,
+                                                       init, addedAxes)
+                               .getResults());
+    return success();
+  }
+};
+
+/// Tiling is a broadcast to (m0, d0, m1, d1, ...) that collapses each pair:
+/// row-major order makes the copies follow each other.
+struct TileLowering : public ArrayLoweringPattern<TileOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(TileOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Shape inShape = getShape(op.getInput());
+    ArrayRef<TDim> multipliers = op.getMultipliers().getDims();
+    RankedTensorType resultType = plainType(op.getType());
+    Shape spread;
+    SmallVector<int64_t> addedAxes;
+    SmallVector<ReassociationIndices> groups;
+    for (auto [dim, multiplier] : llvm::zip(inShape, multipliers)) {
+      ReassociationIndices group;
+      if (multiplier != TDim(1)) {
+        addedAxes.push_back(spread.size());
+        group.push_back(spread.size());
+        spread.push_back(multiplier);
+      }
+      group.push_back(spread.size());
+      spread.push_back(dim);
+      groups.push_back(group);
+    }
+    if (addedAxes.empty()) {
+      rewriter.replaceOp(op,
+                         castTo(rewriter, loc, adaptor.getInput(), resultType));
+      return success();
+    }
+    Value init =
+        emptyOf(rewriter, loc, op, spread, resultType.getElementType());
+    if (!init)
+      return unboundSize(rewriter, op);
+    Value spreadValue = linalg::BroadcastOp::create(
+                            rewriter, loc, adaptor.getInput(), init, addedAxes)
+                            .getResult()[0];
+    rewriter.replaceOp(
+        op, collapse(rewriter, loc, spreadValue, groups, resultType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Slicing, padding, concatenation
+//===----------------------------------------------------------------------===//
+
+struct SliceLowering : public ArrayLoweringPattern<SliceOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    FailureOr<OpFoldResult> start =
+        size(rewriter, loc, op, op.getStart().getValue());
+    if (failed(start))
+      return unboundSize(rewriter, op);
+    FailureOr<Value> slice = sliceAxis(rewriter, loc, op, adaptor.getInput(),
+                                       op.getAxis(), *start, /*stride=*/1);
+    if (failed(slice))
+      return unboundSize(rewriter, op);
+    rewriter.replaceOp(op, *slice);
+    return success();
+  }
+};
+
+struct DownsampleLowering : public ArrayLoweringPattern<DownsampleOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(DownsampleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    FailureOr<Value> slice =
+        sliceAxis(rewriter, op.getLoc(), op, adaptor.getInput(), op.getAxis(),
+                  rewriter.getIndexAttr(op.getModulo()), op.getStride());
+    if (failed(slice))
+      return unboundSize(rewriter, op);
+    rewriter.replaceOp(op, *slice);
+    return success();
+  }
+};
+
+/// Constant padding is a tensor.pad; edge and reflect padding read the input
+/// at a coordinate folded back into each axis.
+struct PadLowering : public ArrayLoweringPattern<PadOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = plainType(op.getType());
+    Type elementType = resultType.getElementType();
+    ArrayRef<int64_t> before = op.getBefore(), after = op.getAfter();
+    bool constant = op.getMode() == PadMode::Constant;
+    Value fill = constant && op.getValue()
+                     ? scalarConstant(rewriter, loc, *op.getValue())
+                     : zeroOf(rewriter, loc, elementType);
+    if (isStaticallyEmpty(getShape(op.getInput()))) {
+      // All border: edge and reflect have nothing to repeat and give zeros.
+      Value init = emptyResult(rewriter, loc, op);
+      if (!init)
+        return unboundSize(rewriter, op);
+      rewriter.replaceOp(
+          op, linalg::FillOp::create(rewriter, loc, fill, init).getResult(0));
+      return success();
+    }
+    if (constant) {
+      auto attrs = [&](ArrayRef<int64_t> pads) {
+        return llvm::map_to_vector(pads, [&](int64_t pad) -> OpFoldResult {
+          return rewriter.getIndexAttr(pad);
+        });
+      };
+      rewriter.replaceOp(op, tensor::PadOp::create(
+                                 rewriter, loc, resultType, adaptor.getInput(),
+                                 attrs(before), attrs(after), fill)
+                                 .getResult());
+      return success();
+    }
+    Shape inShape = getShape(op.getInput());
+    SmallVector<Value> dims;
+    for (const TDim &dim : inShape) {
+      dims.push_back(dimValue(rewriter, loc, op, dim));
+      if (!dims.back())
+        return unboundSize(rewriter, op);
+    }
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    bool reflect = op.getMode() == PadMode::Reflect;
+    Value input = adaptor.getInput();
+    Value result = buildGeneric(
+        rewriter, loc, init, {}, {},
+        [&](OpBuilder &b, Location bodyLoc, ValueRange) -> Value {
+          SmallVector<Value> coords;
+          Value zero = indexConstant(b, bodyLoc, 0);
+          Value one = indexConstant(b, bodyLoc, 1);
+          for (auto [axis, dim] : llvm::enumerate(dims)) {
+            Value i = linalg::IndexOp::create(b, bodyLoc, axis);
+            if (before[axis] == 0 && after[axis] == 0) {
+              coords.push_back(i);
+              continue;
+            }
+            i = arith::SubIOp::create(b, bodyLoc, i,
+                                      indexConstant(b, bodyLoc, before[axis]));
+            Value last = arith::SubIOp::create(b, bodyLoc, dim, one);
+            if (reflect) {
+              // -i before the start, 2 * last - i past the end; a pad longer
+              // than the axis (reflected more than once) ends up clamped.
+              Value negated = arith::SubIOp::create(b, bodyLoc, zero, i);
+              Value isBefore = arith::CmpIOp::create(
+                  b, bodyLoc, arith::CmpIPredicate::slt, i, zero);
+              i = arith::SelectOp::create(b, bodyLoc, isBefore, negated, i);
+              Value mirrored = arith::SubIOp::create(
+                  b, bodyLoc, arith::AddIOp::create(b, bodyLoc, last, last), i);
+              Value isAfter = arith::CmpIOp::create(
+                  b, bodyLoc, arith::CmpIPredicate::sgt, i, last);
+              i = arith::SelectOp::create(b, bodyLoc, isAfter, mirrored, i);
+            }
+            coords.push_back(clamp(b, bodyLoc, i, zero, last));
+          }
+          return tensor::ExtractOp::create(b, bodyLoc, input, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ConcatLowering : public ArrayLoweringPattern<ConcatOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = plainType(op.getType());
+    int64_t axis = op.getAxis();
+    // Inputs empty along the axis add nothing.
+    SmallVector<Value> inputs;
+    for (auto [input, original] :
+         llvm::zip(adaptor.getInputs(), op.getInputs()))
+      if (getShape(original)[axis] != TDim(0))
+        inputs.push_back(input);
+    Value result;
+    if (inputs.empty() || isStaticallyEmpty(getShape(op.getType()))) {
+      result = emptyResult(rewriter, loc, op);
+      if (!result)
+        return unboundSize(rewriter, op);
+    } else if (inputs.size() == 1) {
+      result = inputs.front();
+    } else {
+      result = tensor::ConcatOp::create(rewriter, loc, axis, inputs);
+    }
+    rewriter.replaceOp(op, castTo(rewriter, loc, result, resultType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Gathers
+//===----------------------------------------------------------------------===//
+
+/// A linalg.generic over the result reads the index tensor through its
+/// indexing map and the input with tensor.extract.
+struct GatherLowering : public ArrayLoweringPattern<GatherOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    int64_t rank = getShape(op.getType()).size();
+    int64_t indicesRank = getShape(op.getIndices()).size();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    Value dim = dimValue(rewriter, loc, op, getShape(op.getInput())[axis]);
+    Value init = emptyResult(rewriter, loc, op);
+    if (!dim || !init)
+      return unboundSize(rewriter, op);
+    SmallVector<AffineExpr> indicesExprs;
+    for (int64_t i = 0; i < indicesRank; ++i)
+      indicesExprs.push_back(rewriter.getAffineDimExpr(axis + i));
+    AffineMap indicesMap =
+        AffineMap::get(rank, 0, indicesExprs, rewriter.getContext());
+    Value input = adaptor.getInput();
+    Value result = buildGeneric(
+        rewriter, loc, init, adaptor.getIndices(), indicesMap,
+        [&](OpBuilder &b, Location bodyLoc, ValueRange args) -> Value {
+          Value index = normalizeIndex(
+              b, bodyLoc, toIndex(b, bodyLoc, args[0], indexElement), dim);
+          SmallVector<Value> coords = loopIndices(b, bodyLoc, 0, axis);
+          coords.push_back(index);
+          llvm::append_range(coords,
+                             loopIndices(b, bodyLoc, axis + indicesRank, rank));
+          return tensor::ExtractOp::create(b, bodyLoc, input, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GatherElementsLowering : public ArrayLoweringPattern<GatherElementsOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    int64_t rank = getShape(op.getType()).size();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    Value dim = dimValue(rewriter, loc, op, getShape(op.getInput())[axis]);
+    Value init = emptyResult(rewriter, loc, op);
+    if (!dim || !init)
+      return unboundSize(rewriter, op);
+    Value input = adaptor.getInput();
+    Value result = buildGeneric(
+        rewriter, loc, init, adaptor.getIndices(),
+        rewriter.getMultiDimIdentityMap(rank),
+        [&](OpBuilder &b, Location bodyLoc, ValueRange args) -> Value {
+          SmallVector<Value> coords = loopIndices(b, bodyLoc, 0, rank);
+          coords[axis] = normalizeIndex(
+              b, bodyLoc, toIndex(b, bodyLoc, args[0], indexElement), dim);
+          return tensor::ExtractOp::create(b, bodyLoc, input, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Result coordinates are (batch, index rows, tail); the n indices of a row
+/// are read with tensor.extract and address axes batch_dims.. of the input.
+struct GatherNdLowering : public ArrayLoweringPattern<GatherNdOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(GatherNdOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Shape inShape = getShape(op.getInput());
+    Shape indicesShape = getShape(op.getIndices());
+    int64_t batchDims = op.getBatchDims();
+    int64_t rows = indicesShape.size() - 1;
+    int64_t n = *indicesShape.back().getConstant();
+    int64_t rank = getShape(op.getType()).size();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    SmallVector<Value> dims;
+    for (int64_t k = 0; k < n; ++k) {
+      dims.push_back(dimValue(rewriter, loc, op, inShape[batchDims + k]));
+      if (!dims.back())
+        return unboundSize(rewriter, op);
+    }
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    Value input = adaptor.getInput(), indices = adaptor.getIndices();
+    Value result = buildGeneric(
+        rewriter, loc, init, {}, {},
+        [&](OpBuilder &b, Location bodyLoc, ValueRange) -> Value {
+          SmallVector<Value> row = loopIndices(b, bodyLoc, 0, rows);
+          SmallVector<Value> coords(row.begin(), row.begin() + batchDims);
+          row.push_back(Value());
+          for (int64_t k = 0; k < n; ++k) {
+            row.back() = indexConstant(b, bodyLoc, k);
+            Value index = tensor::ExtractOp::create(b, bodyLoc, indices, row);
+            coords.push_back(normalizeIndex(
+                b, bodyLoc, toIndex(b, bodyLoc, index, indexElement), dims[k]));
+          }
+          llvm::append_range(coords, loopIndices(b, bodyLoc, rows, rank));
+          return tensor::ExtractOp::create(b, bodyLoc, input, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Run-time slices
+//===----------------------------------------------------------------------===//
+
+/// The start is clamped into the axis. When the length is a symbol that only
+/// this op determines, it is computed here, `clamp(end, start, dim) - start`,
+/// and bound for the ops that follow; otherwise the start is also kept low
+/// enough for the slice to end within the axis.
+struct DynSliceLowering : public ArrayLoweringPattern<DynSliceOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(DynSliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    Value dim = dimValue(rewriter, loc, op, getShape(op.getInput())[axis]);
+    if (!dim)
+      return unboundSize(rewriter, op);
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value start =
+        toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getStart()),
+                getElementTypeOrSelf(op.getStart().getType()));
+    start = clamp(rewriter, loc, start, zero, dim);
+    TDim len = op.getLen().getValue();
+    Value length = dimValue(rewriter, loc, op, len);
+    if (length) {
+      Value room = arith::SubIOp::create(rewriter, loc, dim, length);
+      start = clamp(rewriter, loc, start, zero, room);
+    } else if (std::optional<std::string> name =
+                   SymbolValueMap::getComputedSymbol(op)) {
+      Value end =
+          toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getEnd()),
+                  getElementTypeOrSelf(op.getEnd().getType()));
+      end = clamp(rewriter, loc, end, start, dim);
+      length = arith::SubIOp::create(rewriter, loc, end, start);
+      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, length);
+    } else {
+      return op.emitError()
+             << "cannot lower a dyn_slice of length " << len.toString()
+             << ": it is neither bound nor a lone symbol";
+    }
+    FailureOr<Value> slice =
+        sliceAxis(rewriter, loc, op, adaptor.getInput(), axis, start, 1);
+    if (failed(slice))
+      return unboundSize(rewriter, op);
+    rewriter.replaceOp(op, *slice);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Scatters
+//===----------------------------------------------------------------------===//
+
+/// How a scattered update combines with the element it lands on.
+Value combineScatter(OpBuilder &b, Location loc, ScatterReduction reduction,
+                     Value old, Value update, Type tractElement) {
+  bool isFloat = isa<FloatType>(tractElement);
+  bool isBool = tractElement.isInteger(1);
+  bool isUnsigned = isUnsignedInteger(tractElement);
+  switch (reduction) {
+  case ScatterReduction::None:
+    return update;
+  case ScatterReduction::Add:
+    if (isFloat)
+      return arith::AddFOp::create(b, loc, old, update);
+    if (isBool)
+      return arith::OrIOp::create(b, loc, old, update);
+    return arith::AddIOp::create(b, loc, old, update);
+  case ScatterReduction::Mul:
+    if (isFloat)
+      return arith::MulFOp::create(b, loc, old, update);
+    if (isBool)
+      return arith::AndIOp::create(b, loc, old, update);
+    return arith::MulIOp::create(b, loc, old, update);
+  case ScatterReduction::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, old, update);
+    if (isBool || isUnsigned)
+      return arith::MinUIOp::create(b, loc, old, update);
+    return arith::MinSIOp::create(b, loc, old, update);
+  case ScatterReduction::Max:
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, old, update);
+    if (isBool || isUnsigned)
+      return arith::MaxUIOp::create(b, loc, old, update);
+    return arith::MaxSIOp::create(b, loc, old, update);
+  }
+  llvm_unreachable("unknown scatter reduction");
+}
+
+/// Updates are applied one after the other, in row-major order of the
+/// updates, by a loop nest that carries the result tensor.
+template <typename OpTy>
+struct ScatterLoweringBase : public ArrayLoweringPattern<OpTy> {
+  using ArrayLoweringPattern<OpTy>::ArrayLoweringPattern;
+
+  /// The data coordinates of the update at `ivs`.
+  virtual SmallVector<Value> dataCoords(OpBuilder &b, Location loc, OpTy op,
+                                        Value indices, ValueRange ivs,
+                                        ArrayRef<Value> dataDims) const = 0;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> dataDims, updateDims;
+    for (const TDim &dim : getShape(op.getData())) {
+      dataDims.push_back(this->dimValue(rewriter, loc, op, dim));
+      if (!dataDims.back())
+        return this->unboundSize(rewriter, op);
+    }
+    for (const TDim &dim : getShape(op.getUpdates())) {
+      updateDims.push_back(this->dimValue(rewriter, loc, op, dim));
+      if (!updateDims.back())
+        return this->unboundSize(rewriter, op);
+    }
+    Type element = getElementTypeOrSelf(op.getData().getType());
+    ScatterReduction reduction = op.getReduction();
+    Value indices = adaptor.getIndices(), updates = adaptor.getUpdates();
+    SmallVector<Value> lbs(updateDims.size(), indexConstant(rewriter, loc, 0));
+    SmallVector<Value> steps(updateDims.size(),
+                             indexConstant(rewriter, loc, 1));
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, updateDims, steps, adaptor.getData(),
+        [&](OpBuilder &b, Location bodyLoc, ValueRange ivs,
+            ValueRange carried) -> scf::ValueVector {
+          SmallVector<Value> coords =
+              dataCoords(b, bodyLoc, op, indices, ivs, dataDims);
+          Value update = tensor::ExtractOp::create(b, bodyLoc, updates, ivs);
+          if (reduction != ScatterReduction::None) {
+            Value old =
+                tensor::ExtractOp::create(b, bodyLoc, carried[0], coords);
+            update =
+                combineScatter(b, bodyLoc, reduction, old, update, element);
+          }
+          return {
+              tensor::InsertOp::create(b, bodyLoc, update, carried[0], coords)};
+        });
+    rewriter.replaceOp(op, nest.results);
+    return success();
+  }
+};
+
+struct ScatterElementsLowering : public ScatterLoweringBase<ScatterElementsOp> {
+  using ScatterLoweringBase::ScatterLoweringBase;
+  SmallVector<Value> dataCoords(OpBuilder &b, Location loc,
+                                ScatterElementsOp op, Value indices,
+                                ValueRange ivs,
+                                ArrayRef<Value> dataDims) const override {
+    int64_t axis = op.getAxis();
+    Value index = tensor::ExtractOp::create(b, loc, indices, ivs);
+    SmallVector<Value> coords(ivs);
+    coords[axis] = normalizeIndex(
+        b, loc,
+        toIndex(b, loc, index, getElementTypeOrSelf(op.getIndices().getType())),
+        dataDims[axis]);
+    return coords;
+  }
+};
+
+struct ScatterNdLowering : public ScatterLoweringBase<ScatterNdOp> {
+  using ScatterLoweringBase::ScatterLoweringBase;
+  SmallVector<Value> dataCoords(OpBuilder &b, Location loc, ScatterNdOp op,
+                                Value indices, ValueRange ivs,
+                                ArrayRef<Value> dataDims) const override {
+    Shape indicesShape = getShape(op.getIndices());
+    int64_t rows = indicesShape.size() - 1;
+    int64_t n = *indicesShape.back().getConstant();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    SmallVector<Value> row(ivs.take_front(rows));
+    row.push_back(Value());
+    SmallVector<Value> coords;
+    for (int64_t k = 0; k < n; ++k) {
+      row.back() = indexConstant(b, loc, k);
+      Value index = tensor::ExtractOp::create(b, loc, indices, row);
+      coords.push_back(normalizeIndex(
+          b, loc, toIndex(b, loc, index, indexElement), dataDims[k]));
+    }
+    llvm::append_range(coords, ivs.drop_front(rows));
+    return coords;
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Generators and selections
+//===----------------------------------------------------------------------===//
+
+/// Negative indices count from the end; an index out of range matches no
+/// position, so its row is all `off`, as in the folder.
+struct OneHotLowering : public ArrayLoweringPattern<OneHotOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    int64_t rank = getShape(op.getType()).size();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    SmallVector<AffineExpr> exprs;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      if (dim != axis)
+        exprs.push_back(rewriter.getAffineDimExpr(dim));
+    AffineMap indicesMap =
+        AffineMap::get(rank, 0, exprs, rewriter.getContext());
+    Value on = scalarConstant(rewriter, loc, op.getOn());
+    Value off = scalarConstant(rewriter, loc, op.getOff());
+    Value depth = indexConstant(rewriter, loc, op.getDim());
+    Value result = buildGeneric(
+        rewriter, loc, init, adaptor.getIndices(), indicesMap,
+        [&](OpBuilder &b, Location bodyLoc, ValueRange args) -> Value {
+          Value index = toIndex(b, bodyLoc, args[0], indexElement);
+          Value zero = indexConstant(b, bodyLoc, 0);
+          Value negative = arith::CmpIOp::create(
+              b, bodyLoc, arith::CmpIPredicate::slt, index, zero);
+          index = arith::SelectOp::create(
+              b, bodyLoc, negative,
+              arith::AddIOp::create(b, bodyLoc, index, depth), index);
+          Value position = linalg::IndexOp::create(b, bodyLoc, axis);
+          Value hot = arith::CmpIOp::create(
+              b, bodyLoc, arith::CmpIPredicate::eq, index, position);
+          return arith::SelectOp::create(b, bodyLoc, hot, on, off);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Elements with `col < row + k` (upper) or `col > row + k` (lower) of the
+/// last two axes become zero.
+struct TriluLowering : public ArrayLoweringPattern<TriluOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(TriluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t rank = getShape(op.getType()).size();
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    Value k =
+        toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getK()),
+                getElementTypeOrSelf(op.getK().getType()));
+    bool upper = op.getUpper();
+    Value result = buildGeneric(
+        rewriter, loc, init, adaptor.getInput(),
+        rewriter.getMultiDimIdentityMap(rank),
+        [&](OpBuilder &b, Location bodyLoc, ValueRange args) -> Value {
+          Value row = linalg::IndexOp::create(b, bodyLoc, rank - 2);
+          Value col = linalg::IndexOp::create(b, bodyLoc, rank - 1);
+          Value diagonal = arith::AddIOp::create(b, bodyLoc, row, k);
+          Value keep = arith::CmpIOp::create(b, bodyLoc,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             col, diagonal);
+          return arith::SelectOp::create(b, bodyLoc, keep, args[0],
+                                         zeroOf(b, bodyLoc, args[0].getType()));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// `start + i * step`, computed in the element type as the folder does.
+/// When the length is a symbol only this op determines, it is computed here:
+/// `max(ceil((end - start) / step), 0)` (0 for a zero step).
+struct RangeLowering : public ArrayLoweringPattern<RangeOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+
+  static Value computeLength(OpBuilder &b, Location loc, Value start, Value end,
+                             Value step, Type tractElement) {
+    Type i64 = b.getI64Type();
+    Value zero = arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(0));
+    Value count;
+    if (isa<FloatType>(tractElement)) {
+      Type f64 = b.getF64Type();
+      auto widen = [&](Value v) -> Value {
+        return v.getType() == f64 ? v : arith::ExtFOp::create(b, loc, f64, v);
+      };
+      Value span = arith::SubFOp::create(b, loc, widen(end), widen(start));
+      Value steps = math::CeilOp::create(
+          b, loc, arith::DivFOp::create(b, loc, span, widen(step)));
+      // NaN, negative and zero-step infinite counts are empty ranges.
+      Value limit = arith::ConstantOp::create(
+          b, loc, f64,
+          b.getF64FloatAttr(static_cast<double>(int64_t(1) << 62)));
+      Value positive = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OGT, steps,
+          arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(0.0)));
+      Value finite = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                           steps, limit);
+      Value valid = arith::AndIOp::create(b, loc, positive, finite);
+      Value safe = arith::SelectOp::create(
+          b, loc, valid, steps,
+          arith::ConstantOp::create(b, loc, f64, b.getF64FloatAttr(0.0)));
+      count = arith::FPToSIOp::create(b, loc, i64, safe);
+    } else {
+      bool isUnsigned = isUnsignedInteger(tractElement);
+      auto widen = [&](Value v) -> Value {
+        if (v.getType() == i64)
+          return v;
+        if (isUnsigned)
+          return arith::ExtUIOp::create(b, loc, i64, v);
+        return arith::ExtSIOp::create(b, loc, i64, v);
+      };
+      Value first = widen(start), last = widen(end), delta = widen(step);
+      Value zeroStep =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, delta, zero);
+      Value divisor = arith::SelectOp::create(
+          b, loc, zeroStep,
+          arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1)),
+          delta);
+      if (isUnsigned) {
+        Value ahead = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                            last, first);
+        Value span = arith::SubIOp::create(b, loc, last, first);
+        count = arith::CeilDivUIOp::create(b, loc, span, divisor);
+        count = arith::SelectOp::create(b, loc, ahead, count, zero);
+      } else {
+        Value span = arith::SubIOp::create(b, loc, last, first);
+        count = arith::CeilDivSIOp::create(b, loc, span, divisor);
+        count = arith::MaxSIOp::create(b, loc, count, zero);
+      }
+      count = arith::SelectOp::create(b, loc, zeroStep, zero, count);
+    }
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
+  }
+
+  LogicalResult
+  matchAndRewrite(RangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type tractElement = getElementTypeOrSelf(op.getStart().getType());
+    if (tractElement.isInteger(1))
+      return op.emitError() << "cannot lower a range of booleans";
+    Value start = extractScalar(rewriter, loc, adaptor.getStart());
+    Value end = extractScalar(rewriter, loc, adaptor.getEnd());
+    Value step = extractScalar(rewriter, loc, adaptor.getStep());
+    TDim len = op.getLen().getValue();
+    if (!len.isConstant() && !dimValue(rewriter, loc, op, len)) {
+      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+      if (!name)
+        return op.emitError()
+               << "cannot lower a range of length " << len.toString()
+               << ": it is neither bound nor a lone symbol";
+      symbols.bindComputedSymbol(
+          getEnclosingFunction(op), *name,
+          computeLength(rewriter, loc, start, end, step, tractElement));
+    }
+    Value init = emptyResult(rewriter, loc, op);
+    if (!init)
+      return unboundSize(rewriter, op);
+    Value result = buildGeneric(
+        rewriter, loc, init, {}, {},
+        [&](OpBuilder &b, Location bodyLoc, ValueRange) -> Value {
+          Value i = linalg::IndexOp::create(b, bodyLoc, 0);
+          Type type = start.getType();
+          if (isa<FloatType>(type)) {
+            Value count = arith::UIToFPOp::create(
+                b, bodyLoc, type,
+                arith::IndexCastUIOp::create(b, bodyLoc, b.getI64Type(), i));
+            return arith::AddFOp::create(
+                b, bodyLoc, start,
+                arith::MulFOp::create(b, bodyLoc, count, step));
+          }
+          Value count = arith::IndexCastOp::create(b, bodyLoc, type, i);
+          return arith::AddIOp::create(
+              b, bodyLoc, start,
+              arith::MulIOp::create(b, bodyLoc, count, step));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// The dims' run-time values, as i64, in a tensor.from_elements.
+struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(ShapeOfOp op, OpAdaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = plainType(op.getType());
+    Shape shape = getShape(op.getInput());
+    if (shape.empty()) {
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, resultType,
+          DenseElementsAttr::get(resultType, ArrayRef<int64_t>{}));
+      return success();
+    }
+    SmallVector<Value> dims;
+    for (const TDim &dim : shape) {
+      Value value = dimValue(rewriter, loc, op, dim);
+      if (!value)
+        return unboundSize(rewriter, op);
+      dims.push_back(arith::IndexCastOp::create(rewriter, loc,
+                                                rewriter.getI64Type(), value));
+    }
+    rewriter.replaceOpWithNewOp<tensor::FromElementsOp>(op, resultType, dims);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Top-k
+//===----------------------------------------------------------------------===//
+
+/// The order of top-k: `beats(a, b)` when a comes strictly before b by value
+/// (the index breaks ties, lowest first). NaN is above every number, as in
+/// numpy's sort; booleans and unsigned integers compare unsigned.
+struct TopKOrder {
+  Type tractElement;
+  bool largest;
+
+  Value greater(OpBuilder &b, Location loc, Value x, Value y) const {
+    if (isa<FloatType>(tractElement)) {
+      Value ordered =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, y);
+      Value xNan =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+      Value yNumber =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, y, y);
+      return arith::OrIOp::create(b, loc, ordered,
+                                  arith::AndIOp::create(b, loc, xNan, yNumber));
+    }
+    bool isUnsigned =
+        isUnsignedInteger(tractElement) || tractElement.isInteger(1);
+    return arith::CmpIOp::create(b, loc,
+                                 isUnsigned ? arith::CmpIPredicate::ugt
+                                            : arith::CmpIPredicate::sgt,
+                                 x, y);
+  }
+
+  Value equal(OpBuilder &b, Location loc, Value x, Value y) const {
+    if (isa<FloatType>(tractElement)) {
+      Value same =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, y);
+      Value xNan =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+      Value yNan =
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, y, y);
+      return arith::OrIOp::create(b, loc, same,
+                                  arith::AndIOp::create(b, loc, xNan, yNan));
+    }
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+  }
+
+  /// Whether value x strictly precedes value y.
+  Value precedes(OpBuilder &b, Location loc, Value x, Value y) const {
+    return largest ? greater(b, loc, x, y) : greater(b, loc, y, x);
+  }
+};
+
+/// Selection, one rank at a time: the j-th result is the best element that
+/// comes after the (j-1)-th in the order (value, then lowest index). That is
+/// O(k * n) per row without any scratch memory; ties resolve to the lowest
+/// index as ONNX specifies, and the results are always sorted.
+struct TopKLowering : public ArrayLoweringPattern<TopKOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(TopKOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    int64_t axis = op.getAxis();
+    Shape inShape = getShape(op.getInput());
+    Value dim = dimValue(rewriter, loc, op, inShape[axis]);
+    if (!dim)
+      return unboundSize(rewriter, op);
+    TDim len = op.getLen().getValue();
+    Value k = dimValue(rewriter, loc, op, len);
+    if (!k) {
+      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+      if (!name)
+        return op.emitError()
+               << "cannot lower a topk of length " << len.toString()
+               << ": it is neither bound nor a lone symbol";
+      // k is clamped into [0, dim].
+      k = toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getK()),
+                  getElementTypeOrSelf(op.getK().getType()));
+      k = clamp(rewriter, loc, k, indexConstant(rewriter, loc, 0), dim);
+      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, k);
+    }
+    Value values = emptyResult(rewriter, loc, op, 0);
+    Value indices = emptyResult(rewriter, loc, op, 1);
+    if (!values || !indices)
+      return unboundSize(rewriter, op);
+    SmallVector<Value> outerDims;
+    for (auto [i, d] : llvm::enumerate(inShape)) {
+      if (static_cast<int64_t>(i) == axis)
+        continue;
+      outerDims.push_back(dimValue(rewriter, loc, op, d));
+      if (!outerDims.back())
+        return unboundSize(rewriter, op);
+    }
+    TopKOrder order{getElementTypeOrSelf(op.getInput().getType()),
+                    op.getLargest()};
+    Value input = adaptor.getInput();
+    Type elementType = cast<RankedTensorType>(input.getType()).getElementType();
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value one = indexConstant(rewriter, loc, 1);
+    SmallVector<Value> lbs(outerDims.size(), zero),
+        steps(outerDims.size(), one);
+    scf::LoopNest nest = scf::buildLoopNest(
+        rewriter, loc, lbs, outerDims, steps, ValueRange{values, indices},
+        [&](OpBuilder &b, Location l, ValueRange outer,
+            ValueRange results) -> scf::ValueVector {
+          auto at = [&](Value position) {
+            SmallVector<Value> coords(outer);
+            coords.insert(coords.begin() + axis, position);
+            return coords;
+          };
+          Value noValue = zeroOf(b, l, elementType);
+          auto rank = scf::ForOp::create(
+              b, l, zero, k, one,
+              ValueRange{noValue, zero, results[0], results[1]},
+              [&](OpBuilder &b, Location l, Value j, ValueRange carried) {
+                Value previous = carried[0], previousIndex = carried[1];
+                Value first = arith::CmpIOp::create(
+                    b, l, arith::CmpIPredicate::eq, j, zero);
+                Value falseValue = arith::ConstantIntOp::create(b, l, 0, 1);
+                auto scan = scf::ForOp::create(
+                    b, l, zero, dim, one, ValueRange{noValue, zero, falseValue},
+                    [&](OpBuilder &b, Location l, Value i, ValueRange best) {
+                      Value x = tensor::ExtractOp::create(b, l, input, at(i));
+                      // After the previous pick: worse value, or equal value
+                      // at a higher index.
+                      Value after = arith::OrIOp::create(
+                          b, l, order.precedes(b, l, previous, x),
+                          arith::AndIOp::create(
+                              b, l, order.equal(b, l, previous, x),
+                              arith::CmpIOp::create(b, l,
+                                                    arith::CmpIPredicate::sgt,
+                                                    i, previousIndex)));
+                      after = arith::OrIOp::create(b, l, first, after);
+                      // Strictly better than the best so far: the lowest
+                      // index wins ties.
+                      Value better = arith::OrIOp::create(
+                          b, l,
+                          arith::XOrIOp::create(
+                              b, l, best[2],
+                              arith::ConstantIntOp::create(b, l, 1, 1)),
+                          order.precedes(b, l, x, best[0]));
+                      Value take = arith::AndIOp::create(b, l, after, better);
+                      scf::YieldOp::create(
+                          b, l,
+                          ValueRange{
+                              arith::SelectOp::create(b, l, take, x, best[0]),
+                              arith::SelectOp::create(b, l, take, i, best[1]),
+                              arith::OrIOp::create(b, l, take, best[2])});
+                    });
+                Value bestValue = scan.getResult(0);
+                Value bestIndex = scan.getResult(1);
+                Value valuesOut = tensor::InsertOp::create(b, l, bestValue,
+                                                           carried[2], at(j));
+                Value index64 =
+                    arith::IndexCastOp::create(b, l, b.getI64Type(), bestIndex);
+                Value indicesOut =
+                    tensor::InsertOp::create(b, l, index64, carried[3], at(j));
+                scf::YieldOp::create(
+                    b, l,
+                    ValueRange{bestValue, bestIndex, valuesOut, indicesOut});
+              });
+          return {rank.getResult(2), rank.getResult(3)};
+        });
+    rewriter.replaceOp(op, nest.results);
+    return success();
+  }
+};
+
+} // namespace
+
 void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
                                                 const SymbolValueMap &symbols,
-                                                RewritePatternSet &patterns) {}
+                                                RewritePatternSet &patterns) {
+  patterns.add<AddAxisLowering, RmAxisLowering, MoveAxisLowering,
+               ReshapeLowering, BroadcastLowering, TileLowering, SliceLowering,
+               DownsampleLowering, PadLowering, ConcatLowering, GatherLowering,
+               GatherElementsLowering, GatherNdLowering, DynSliceLowering,
+               ScatterElementsLowering, ScatterNdLowering, OneHotLowering,
+               TriluLowering, RangeLowering, ShapeOfLowering, TopKLowering>(
+      converter, symbols, patterns.getContext());
+}

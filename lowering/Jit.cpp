@@ -151,6 +151,14 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
   if (!engine)
     return engine.takeError();
   model->engine = std::move(*engine);
+  // The runtime functions compiled code calls.
+  model->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+    llvm::orc::SymbolMap symbols;
+    symbols[interner("memrefCopy")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    return symbols;
+  });
   return model;
 }
 

@@ -2,7 +2,7 @@
 
 #include "lowering/LoweringUtils.h"
 
-#include "dialects/tract/TractAttrs.h"
+#include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -91,6 +91,11 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
     auto type = dyn_cast<RankedTensorType>(argument.getType());
     if (!type)
       continue;
+    if (!isTractTensorType(type))
+      return func.emitError()
+             << "argument " << argument.getArgNumber() << " has type " << type
+             << ", not a tract tensor type (a dynamic dim "
+                "needs its #tract.dims expression)";
     for (auto [axis, dim] : llvm::enumerate(getShape(type)))
       if (!dim.isConstant())
         pending.push_back({argument, static_cast<int64_t>(axis), dim});
@@ -116,24 +121,24 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
       progress = true;
     }
   }
-  // Every symbol the function's types use must be bound, except those an op
-  // computes at run time (a `#tract.dim<R>` length of range, dyn_slice,
-  // topk): their op's lowering binds them.
-  std::set<std::string> used, computed;
+  // Every symbol the function's types use must be bound.
+  std::set<std::string> used;
   func.walk([&](Operation *op) {
-    for (NamedAttribute attribute : op->getAttrs())
-      if (auto dim = dyn_cast<DimAttr>(attribute.getValue()))
-        if (std::optional<std::string> name = dim.getValue().getSymbolName())
-          computed.insert(*name);
     for (Type type : op->getResultTypes())
-      if (isa<RankedTensorType>(type))
+      if (isa<RankedTensorType>(type) && isTractTensorType(type))
         for (const TDim &dim : getShape(type))
           dim.collectSymbols(used);
   });
   for (const DynamicDim &dynamic : pending)
     dynamic.dim.collectSymbols(used);
+  // Symbols that ops compute are bound as the conversion reaches them.
+  func.walk([&](Operation *op) {
+    if (std::optional<std::string> computed = getComputedSymbol(op))
+      if (!bound.count(*computed))
+        used.erase(*computed);
+  });
   for (const std::string &name : used)
-    if (!bound.count(name) && !computed.count(name))
+    if (!bound.count(name))
       return func.emitError() << "symbol " << name
                               << " is not determined by the dims of the "
                                  "inputs; give its value with --set "
@@ -141,9 +146,22 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
   return success();
 }
 
-void SymbolValueMap::bind(Operation *func, StringRef symbol,
-                          Value value) const {
-  symbols[func][symbol] = value;
+void SymbolValueMap::bindComputedSymbol(Operation *func, StringRef name,
+                                        Value value) const {
+  symbols[func][name] = value;
+}
+
+std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
+  DimAttr len;
+  if (auto slice = dyn_cast<DynSliceOp>(op))
+    len = slice.getLenAttr();
+  else if (auto range = dyn_cast<RangeOp>(op))
+    len = range.getLenAttr();
+  else if (auto topk = dyn_cast<TopKOp>(op))
+    len = topk.getLenAttr();
+  if (!len)
+    return std::nullopt;
+  return len.getValue().getSymbolName();
 }
 
 const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {

@@ -50,12 +50,6 @@ public:
   /// unbound symbol. Fails with an error naming a symbol no input determines.
   LogicalResult bindFunction(Operation *func);
 
-  /// Binds a symbol whose value an op computes at run time (the length of a
-  /// range, of a dyn_slice, a topk's k), from that op's lowering; later ops
-  /// of `func` then size their results with it.
-  /// (Patterns hold the map as const; binding is their one mutation.)
-  void bind(Operation *func, llvm::StringRef symbol, Value value) const;
-
   /// The index value of `dim` at the builder's insertion point, inside
   /// `func` (constants fold; symbols come from the entry).
   Value materialize(OpBuilder &builder, Location loc, Operation *func,
@@ -73,6 +67,16 @@ public:
 
   /// The symbols of `func`, as bound.
   const llvm::StringMap<Value> *lookup(Operation *func) const;
+
+  /// Binds a symbol that no input determines but an op computes at run time
+  /// (the `len` of tract.dyn_slice, tract.range, tract.topk), when that op is
+  /// lowered; `value` must dominate the symbol's later uses. Patterns only
+  /// hold a const map, hence the mutable state.
+  void bindComputedSymbol(Operation *func, StringRef name, Value value) const;
+
+  /// The symbol `op` computes at run time: its `len` when that is a lone
+  /// symbol.
+  static std::optional<std::string> getComputedSymbol(Operation *op);
 
 private:
   mutable llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;

@@ -13,6 +13,7 @@
 #include "dialects/tract/TractOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -121,8 +122,12 @@ LogicalResult prepareFunction(func::FuncOp func, SymbolValueMap &symbols) {
                 collectNames(func.getNumResults(), [&](unsigned i) {
                   return func.getResultAttrOfType<StringAttr>(i, "tract.name");
                 }));
-  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+  for (unsigned i = 0; i < func.getNumArguments(); ++i) {
     func.removeArgAttr(i, "tract.name");
+    // Inputs belong to the caller: bufferization must not write into them.
+    if (isa<RankedTensorType>(func.getArgument(i).getType()))
+      func.setArgAttr(i, "bufferization.writable", builder.getBoolAttr(false));
+  }
   for (unsigned i = 0; i < func.getNumResults(); ++i)
     func.removeResultAttr(i, StringAttr::get(func.getContext(), "tract.name"));
   return success();

@@ -137,3 +137,52 @@ void tract_tensor_free(tract_tensor *t) {
   free(t->data);
   free(t);
 }
+
+/* The ranked memref descriptor behind an unranked one. */
+typedef struct memref_view {
+  char *aligned;
+  int64_t offset;
+  const int64_t *sizes;
+  const int64_t *strides;
+} memref_view;
+
+static memref_view memref_view_of(const tract_unranked_memref *memref) {
+  const int64_t *words = (const int64_t *)memref->descriptor;
+  memref_view view;
+  view.aligned = (char *)(intptr_t)words[1];
+  view.offset = words[2];
+  view.sizes = words + 3;
+  view.strides = words + 3 + memref->rank;
+  return view;
+}
+
+void memrefCopy(int64_t element_size, tract_unranked_memref *source,
+                tract_unranked_memref *destination) {
+  int64_t rank = source->rank;
+  memref_view from = memref_view_of(source);
+  memref_view to = memref_view_of(destination);
+  int64_t count = 1;
+  for (int64_t axis = 0; axis < rank; ++axis)
+    count *= from.sizes[axis];
+  if (count == 0)
+    return;
+  /* Walk the elements in row-major order with an index per axis. */
+  int64_t index[TRACT_MAX_RANK] = {0};
+  if (rank > TRACT_MAX_RANK)
+    return;
+  int64_t from_offset = from.offset, to_offset = to.offset;
+  for (int64_t done = 0; done < count; ++done) {
+    memcpy(to.aligned + to_offset * element_size,
+           from.aligned + from_offset * element_size, (size_t)element_size);
+    for (int64_t axis = rank - 1; axis >= 0; --axis) {
+      index[axis]++;
+      from_offset += from.strides[axis];
+      to_offset += to.strides[axis];
+      if (index[axis] < from.sizes[axis])
+        break;
+      from_offset -= from.strides[axis] * from.sizes[axis];
+      to_offset -= to.strides[axis] * from.sizes[axis];
+      index[axis] = 0;
+    }
+  }
+}

@@ -77,6 +77,18 @@ tract_status tract_set_error(const char *fmt, ...)
     ;
 void tract_clear_error(void);
 
+/* Called by compiled code: copies between two strided buffers of the same
+ * shape, given as unranked memref descriptors (a rank and a pointer to the
+ * ranked descriptor: allocated, aligned, offset, sizes[rank],
+ * strides[rank]). The name and signature are those MLIR's memref lowering
+ * calls for copies it cannot turn into one memcpy. */
+typedef struct tract_unranked_memref {
+  int64_t rank;
+  void *descriptor;
+} tract_unranked_memref;
+void memrefCopy(int64_t element_size, tract_unranked_memref *source,
+                tract_unranked_memref *destination);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,7 +5,7 @@
 // CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[BC:.*]] = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME:    %[[X:.*]]: tensor<1x?x4xf32>, %[[Y:.*]]: tensor<1x1x4xf32>) -> tensor<1x?x4xf32>
+// CHECK-SAME:    %[[X:.*]]: tensor<1x?x4xf32> {bufferization.writable = false}, %[[Y:.*]]: tensor<1x1x4xf32> {bufferization.writable = false}) -> tensor<1x?x4xf32>
 // CHECK-SAME:    attributes {tract.input_names = ["", ""], tract.output_names = [""]}
 // CHECK:         %[[C1:.*]] = arith.constant 1 : index
 // CHECK:         %[[S:.*]] = tensor.dim %[[X]], %[[C1]]
@@ -28,7 +28,7 @@ module attributes {tract.symbols = ["S"]} {
 
 // A dim `2*S+1` binds S by solving for it; dims of results are computed.
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME:    %[[X:.*]]: tensor<?xf32>) -> tensor<?xf32>
+// CHECK-SAME:    %[[X:.*]]: tensor<?xf32> {bufferization.writable = false}) -> tensor<?xf32>
 // CHECK:         %[[C0:.*]] = arith.constant 0 : index
 // CHECK:         %[[D:.*]] = tensor.dim %[[X]], %[[C0]]
 // CHECK:         %[[C1:.*]] = arith.constant 1 : index
@@ -50,7 +50,7 @@ module attributes {tract.symbols = ["S"]} {
 // Unsigned integers become signless, with unsigned semantics in the body;
 // integer division is guarded against zero.
 // CHECK-LABEL: func.func @main(
-// CHECK-SAME:    tensor<4xi8>, %{{.*}}: tensor<4xi8>) -> tensor<4xi8>
+// CHECK-SAME:    tensor<4xi8> {bufferization.writable = false}, %{{.*}}: tensor<4xi8> {bufferization.writable = false}) -> tensor<4xi8>
 // CHECK:         linalg.generic
 // CHECK:           arith.cmpi eq
 // CHECK:           arith.select

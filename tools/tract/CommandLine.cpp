@@ -131,6 +131,12 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
     auto [name, inlineValue] = arg.split('=');
     bool hasInlineValue = arg.contains('=');
     const Flag *flag = findFlag(scope, name);
+    if (!flag && scope != Scope::Global &&
+        (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name))) {
+      error = "option '" + name.str() + "' does not apply to '" +
+              invocation.subcommand + "'";
+      return std::nullopt;
+    }
     if (!flag) {
       error = unknownFlagError(scope, name, invocation.subcommand);
       return std::nullopt;
