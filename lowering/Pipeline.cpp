@@ -48,37 +48,6 @@ namespace mlir::tract {
 
 using namespace mlir;
 
-namespace {
-
-/// Strided memref.copy (what tensor.pad and tensor.insert_slice bufferize
-/// to) as linalg.copy, which becomes loops: the LLVM lowering would call the
-/// C runner's memrefCopy, which compiled models do not link.
-struct StridedCopyToLinalgPass
-    : public PassWrapper<StridedCopyToLinalgPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(StridedCopyToLinalgPass)
-
-  StringRef getArgument() const override {
-    return "tract-strided-copy-to-linalg";
-  }
-
-  void runOnOperation() override {
-    getOperation().walk([](memref::CopyOp copy) {
-      auto contiguous = [](Value value) {
-        auto type = dyn_cast<MemRefType>(value.getType());
-        return type && type.getLayout().isIdentity();
-      };
-      if (contiguous(copy.getSource()) && contiguous(copy.getTarget()))
-        return;
-      OpBuilder builder(copy);
-      linalg::CopyOp::create(builder, copy.getLoc(), copy.getSource(),
-                             copy.getTarget());
-      copy.erase();
-    });
-  }
-};
-
-} // namespace
-
 void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
@@ -110,7 +79,6 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
   // Deallocation may return clones of buffers it cannot give away.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  pm.addPass(std::make_unique<StridedCopyToLinalgPass>());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertMathToFuncs());
