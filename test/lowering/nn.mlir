@@ -8,7 +8,7 @@
 // CHECK-LABEL: func.func @matmul(
 // LLVM-LABEL: llvm.func @matmul(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<3x4xf32>)
+// CHECK-SAME:    %[[A:.*]]: tensor<2x3xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<3x4xf32> {bufferization.writable = false})
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[E:.*]] = tensor.empty() : tensor<2x4xf32>
 // CHECK:         %[[F:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[E]] : tensor<2x4xf32>)
@@ -27,7 +27,7 @@ module {
 // CHECK-LABEL: func.func @batch_matmul(
 // LLVM-LABEL: llvm.func @batch_matmul(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[A:.*]]: tensor<?x2x3xf16>, %[[B:.*]]: tensor<?x3x4xf16>)
+// CHECK-SAME:    %[[A:.*]]: tensor<?x2x3xf16> {bufferization.writable = false}, %[[B:.*]]: tensor<?x3x4xf16> {bufferization.writable = false})
 // CHECK:         %[[S:.*]] = tensor.dim %[[A]], %c0
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f16
 // CHECK:         %[[E:.*]] = tensor.empty(%[[S]]) : tensor<?x2x4xf16>
@@ -136,7 +136,7 @@ module attributes {tract.symbols = ["S", "T"]} {
 // CHECK-LABEL: func.func @conv2d(
 // LLVM-LABEL: llvm.func @conv2d(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x2x6x5xf32>, %[[K:.*]]: tensor<3x2x3x2xf32>, %[[B:.*]]: tensor<3xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x6x5xf32> {bufferization.writable = false}, %[[K:.*]]: tensor<3x2x3x2xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<3xf32> {bufferization.writable = false})
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 0] high[0, 0, 2, 1]
 // CHECK:           tensor.yield %[[ZERO]] : f32
@@ -159,7 +159,7 @@ module {
 // CHECK-LABEL: func.func @conv1d_same(
 // LLVM-LABEL: llvm.func @conv1d_same(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x2x?xf32>, %[[K:.*]]: tensor<3x2x4xf32>, %[[B:.*]]: tensor<3xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x?xf32> {bufferization.writable = false}, %[[K:.*]]: tensor<3x2x4xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<3xf32> {bufferization.writable = false})
 // CHECK:         %[[S:.*]] = tensor.dim %[[X]], %c2
 // CHECK:         %[[TOTAL:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
 // CHECK:         %[[LOW:.*]] = arith.floordivsi %[[TOTAL]], %{{.*}} : index
@@ -198,7 +198,7 @@ module {
 // CHECK-LABEL: func.func @depthwise(
 // LLVM-LABEL: llvm.func @depthwise(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x4x6x6xf32>, %[[K:.*]]: tensor<4x1x3x3xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x4x6x6xf32> {bufferization.writable = false}, %[[K:.*]]: tensor<4x1x3x3xf32> {bufferization.writable = false})
 // CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK:         %[[F:.*]] = linalg.fill
 // CHECK:         %[[KC:.*]] = tensor.collapse_shape %[[K]] {{\[}}[0, 1], [2], [3]] : tensor<4x1x3x3xf32> into tensor<4x3x3xf32>
@@ -221,7 +221,7 @@ module {
 // CHECK-LABEL: func.func @grouped(
 // LLVM-LABEL: llvm.func @grouped(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x4x6x5xf32>, %[[K:.*]]: tensor<6x2x3x2xf32>, %[[B:.*]]: tensor<1x6x1x1xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x4x6x5xf32> {bufferization.writable = false}, %[[K:.*]]: tensor<6x2x3x2xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<1x6x1x1xf32> {bufferization.writable = false})
 // CHECK:         %[[BC:.*]] = tensor.collapse_shape %[[B]] {{\[}}[0, 1, 2, 3]] : tensor<1x6x1x1xf32> into tensor<6xf32>
 // CHECK:         %[[INIT:.*]] = linalg.broadcast ins(%[[BC]] : tensor<6xf32>)
 // CHECK:         %[[XG:.*]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 6, 5] : tensor<1x4x6x5xf32> into tensor<1x2x2x6x5xf32>
@@ -252,7 +252,7 @@ module {
 // CHECK-LABEL: func.func @deconv(
 // LLVM-LABEL: llvm.func @deconv(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x4x3x3xf32>, %[[K:.*]]: tensor<4x3x2x2xf32>, %[[B:.*]]: tensor<6xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x4x3x3xf32> {bufferization.writable = false}, %[[K:.*]]: tensor<4x3x2x2xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<6xf32> {bufferization.writable = false})
 // CHECK:         %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x7x5xf32>)
 // CHECK:         %[[SPREAD:.*]] = tensor.insert_slice %[[X]] into %[[Z]][0, 0, 0, 1] [1, 4, 3, 3] [1, 1, 2, 1] : tensor<1x4x3x3xf32> into tensor<1x4x7x5xf32>
 // CHECK:         %[[XG:.*]] = tensor.expand_shape %[[SPREAD]] {{\[}}[0], [1, 2], [3], [4]] output_shape [1, 2, 2, 7, 5]
@@ -304,7 +304,7 @@ module {
 // CHECK-LABEL: func.func @reduce_sum(
 // LLVM-LABEL: llvm.func @reduce_sum(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<2x?x3xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<2x?x3xf32> {bufferization.writable = false})
 // CHECK:         %[[S:.*]] = tensor.dim %[[X]], %c1
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK:         %[[E:.*]] = tensor.empty(%[[S]]) : tensor<?xf32>
@@ -390,7 +390,7 @@ module {
 // CHECK-LABEL: func.func @argmax_last(
 // LLVM-LABEL: llvm.func @argmax_last(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<3x4xi8>)
+// CHECK-SAME:    %[[X:.*]]: tensor<3x4xi8> {bufferization.writable = false})
 // CHECK:         %[[FIRST:.*]] = tensor.extract_slice %[[X]][0, 0] [3, 1] [1, 1] : tensor<3x4xi8> to tensor<3xi8>
 // CHECK:         %[[ZERO:.*]] = linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<3xi64>)
 // CHECK:         %[[R:.*]]:2 = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]] : tensor<3x4xi8>) outs(%[[FIRST]], %[[ZERO]] : tensor<3xi8>, tensor<3xi64>)
@@ -437,7 +437,7 @@ module {
 // CHECK-LABEL: func.func @softmax(
 // LLVM-LABEL: llvm.func @softmax(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<2x?x3xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<2x?x3xf32> {bufferization.writable = false})
 // CHECK:         %[[MAX:.*]] = linalg.reduce { arith.maximumf } ins(%[[X]] : tensor<2x?x3xf32>) outs(%{{.*}} : tensor<?xf32>) dimensions = [0, 2]
 // CHECK:         %[[EXP:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[RED]], #[[ID]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[X]], %[[MAX]] : tensor<2x?x3xf32>, tensor<?xf32>)
 // CHECK:           %[[D:.*]] = arith.subf %in, %in_{{.*}} : f32
@@ -461,7 +461,7 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK-LABEL: func.func @log_softmax(
 // LLVM-LABEL: llvm.func @log_softmax(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<2x5xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<2x5xf32> {bufferization.writable = false})
 // CHECK:         %[[MAX:.*]] = linalg.reduce { arith.maximumf } ins(%[[X]] : tensor<2x5xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]
 // CHECK:         %[[SUM:.*]] = linalg.generic {indexing_maps = [#[[ID]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[X]], %[[MAX]] : tensor<2x5xf32>, tensor<2xf32>)
 // CHECK:           math.exp
@@ -483,7 +483,7 @@ module {
 // CHECK-LABEL: func.func @rms_norm(
 // LLVM-LABEL: llvm.func @rms_norm(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<2x?xf16>)
+// CHECK-SAME:    %[[X:.*]]: tensor<2x?xf16> {bufferization.writable = false})
 // CHECK:         %[[S:.*]] = tensor.dim %[[X]], %c1
 // CHECK:         %[[SQ:.*]] = linalg.reduce ins(%[[X]] : tensor<2x?xf16>) outs(%{{.*}} : tensor<2xf16>) dimensions = [1]
 // CHECK:         %[[N64:.*]] = arith.index_castui %[[S]] : index to i64
@@ -510,7 +510,7 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK-LABEL: func.func @max_pool(
 // LLVM-LABEL: llvm.func @max_pool(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x2x5x5xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x5x5xf32> {bufferization.writable = false})
 // CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK:           tensor.yield %[[NINF]] : f32
@@ -531,7 +531,7 @@ module {
 // CHECK-LABEL: func.func @max_pool_ceil(
 // LLVM-LABEL: llvm.func @max_pool_ceil(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x2x?xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x?xf32> {bufferization.writable = false})
 // CHECK:         %[[HIGH:.*]] = arith.maxsi %{{.*}}, %{{.*}} : index
 // CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 0, 0] high[0, 0, %[[HIGH]]]
 // CHECK:         linalg.pooling_ncw_max {dilations = dense<1> : tensor<1xi64>, strides = dense<2> : tensor<1xi64>} ins(%[[P]], %{{.*}} : tensor<1x2x?xf32>, tensor<2xf32>) outs(%{{.*}} : tensor<1x2x?xf32>)
@@ -664,7 +664,7 @@ module {
 // CHECK-LABEL: func.func @resize_nearest(
 // LLVM-LABEL: llvm.func @resize_nearest(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x?xf32>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x?xf32> {bufferization.writable = false})
 // CHECK:         %[[S:.*]] = tensor.dim %[[X]], %c1
 // CHECK:         %[[LAST:.*]] = arith.subi %[[S]], %{{.*}} : index
 // CHECK:         %[[SCALE:.*]] = arith.divf %{{.*}}, %{{.*}} : f64
@@ -693,7 +693,7 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK-LABEL: func.func @resize_linear(
 // LLVM-LABEL: llvm.func @resize_linear(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK-SAME:    %[[X:.*]]: tensor<1x1x2x3xf16>)
+// CHECK-SAME:    %[[X:.*]]: tensor<1x1x2x3xf16> {bufferization.writable = false})
 // CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x3xf16>)
 // CHECK:           %[[F:.*]] = math.floor %{{.*}} : f64
 // CHECK:           %[[T:.*]] = arith.subf %{{.*}}, %[[F]] : f64
