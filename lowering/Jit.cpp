@@ -4,6 +4,7 @@
 
 #include "lowering/LoweringUtils.h"
 #include "lowering/Passes.h"
+#include "runtime/tract_profile.h"
 
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractShapes.h"
@@ -93,6 +94,13 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
     llvm::orc::SymbolMap symbols;
     symbols[interner("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
+        llvm::JITSymbolFlags::Exported};
+    // Called by models instrumented with tract-instrument-profile.
+    symbols[interner("tract_profile_enter")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tract_profile_enter),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("tract_profile_exit")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tract_profile_exit),
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });

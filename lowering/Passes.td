@@ -26,4 +26,33 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
   ];
 }
 
+def TractInstrumentProfile : Pass<"tract-instrument-profile", "ModuleOp"> {
+  let summary = "Time each op of the entry function with runtime calls";
+  let description = [{
+    Surrounds each op of the entry function's body with
+    `func.call @tract_profile_enter(slot)` before it and
+    `func.call @tract_profile_exit(slot)` after it, where `slot` (an `i64`)
+    is the op's position in the body, terminator excluded: the numbering of
+    `tract dump` after the inputs. The runtime (`runtime/tract_profile.h`)
+    accumulates the time between the two calls per slot. The calls have side
+    effects, so the op's lowered computation stays between them through
+    bufferization and the LLVM lowering. Only top-level ops are
+    instrumented: the body of a scan or an if counts in its op.
+
+    ```mlir
+    %c3 = arith.constant 3 : i64
+    func.call @tract_profile_enter(%c3) : (i64) -> ()
+    %4 = tract.sigmoid %3 : tensor<1x?x4xf32, #tract.dims<[S]>>
+    func.call @tract_profile_exit(%c3) : (i64) -> ()
+    ```
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", "\"main\"",
+           "the function to instrument">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"
+  ];
+}
+
 #endif // TRACT_LOWERING_PASSES_TD

@@ -48,6 +48,23 @@ TEST(TractCommandLine, DumpOptionsAfterTheModel) {
   EXPECT_TRUE(invocation->dumpMlir);
 }
 
+TEST(TractCommandLine, DumpProfileTakesBenchOptions) {
+  std::string error;
+  auto invocation =
+      parse({"model.onnx", "--cost", "--profile", "--json", "--max-time", "50",
+             "--warmup-loops=3", "--input-from-bundle", "io.npz"},
+            error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_TRUE(invocation->dumpCost);
+  EXPECT_TRUE(invocation->dumpProfile);
+  EXPECT_TRUE(invocation->dumpJson);
+  EXPECT_EQ(invocation->maxTimeMs, 50);
+  EXPECT_EQ(invocation->warmupLoops, 3);
+  EXPECT_EQ(invocation->inputBundle, "io.npz");
+  EXPECT_FALSE(parse({"model", "bench", "--profile"}, error));
+  EXPECT_EQ(error, "option '--profile' does not apply to 'bench'");
+}
+
 TEST(TractCommandLine, UnknownOptionGetsAHint) {
   std::string error;
   EXPECT_FALSE(parse({"--sett", "S=3", "model"}, error));

@@ -1,9 +1,12 @@
+#include "runtime/tract_profile.h"
 #include "runtime/tract_runtime.h"
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 namespace {
 
@@ -82,6 +85,30 @@ TEST(RuntimeTensor, RejectsBadShapes) {
   int64_t many[TRACT_MAX_RANK + 1] = {};
   EXPECT_EQ(tract_tensor_new(TRACT_DT_F32, TRACT_MAX_RANK + 1, many), nullptr);
   EXPECT_NE(std::strstr(tract_last_error(), "rank"), nullptr);
+}
+
+TEST(RuntimeProfile, AccumulatesTimeBetweenEnterAndExit) {
+  ASSERT_EQ(tract_profile_start(2), TRACT_OK);
+  for (int run = 0; run < 2; ++run) {
+    tract_profile_enter(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    tract_profile_exit(1);
+  }
+  EXPECT_GE(tract_profile_nanoseconds(1), 4000000);
+  EXPECT_EQ(tract_profile_nanoseconds(0), 0);
+  // Slots outside the table are ignored, and read as 0.
+  tract_profile_enter(2);
+  tract_profile_exit(2);
+  tract_profile_exit(-1);
+  EXPECT_EQ(tract_profile_nanoseconds(2), 0);
+  tract_profile_reset();
+  EXPECT_EQ(tract_profile_nanoseconds(1), 0);
+  tract_profile_stop();
+  tract_profile_enter(1);
+  tract_profile_exit(1);
+  EXPECT_EQ(tract_profile_nanoseconds(1), 0);
+  EXPECT_EQ(tract_profile_start(-1), TRACT_ERROR);
+  EXPECT_NE(std::strstr(tract_last_error(), "non-negative"), nullptr);
 }
 
 } // namespace

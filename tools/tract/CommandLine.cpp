@@ -39,6 +39,24 @@ const Flag kFlags[] = {
     {Scope::Global, "--version", "-V", false, "print the version"},
     {Scope::Dump, "--mlir", "", false, "print the tract-dialect IR"},
     {Scope::Dump, "--quiet", "-q", false, "print nothing"},
+    {Scope::Dump, "--cost", "", false,
+     "print each op's FLOPs and bytes moved, symbolic where shapes are"},
+    {Scope::Dump, "--profile", "", false,
+     "time each op of the compiled model (ms/i, %, GF/s), next to bench's "
+     "figure"},
+    {Scope::Dump, "--json", "", false, "print the listing as JSON"},
+    {Scope::Dump, "--input-from-bundle", "", true,
+     "with --profile: inputs from an .npz file or test_data_set folder "
+     "(default: made up)"},
+    {Scope::Dump, "--max-loops", "", true,
+     "with --profile: stop after this many runs (default 100000)"},
+    {Scope::Dump, "--max-time", "", true,
+     "with --profile: milliseconds of runs, instrumented and not (default "
+     "1000 each)"},
+    {Scope::Dump, "--warmup-loops", "", true,
+     "with --profile: untimed runs first (default 1)"},
+    {Scope::Dump, "--warmup-time", "", true,
+     "with --profile: untimed milliseconds first (default 0)"},
     {Scope::Run, "--input-from-bundle", "", true,
      "inputs from an .npz file or an ONNX test_data_set folder"},
     {Scope::Run, "--assert-output-bundle", "", true,
@@ -207,6 +225,12 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.dumpMlir = true;
     else if (longName == "--quiet")
       invocation.quiet = true;
+    else if (longName == "--cost")
+      invocation.dumpCost = true;
+    else if (longName == "--profile")
+      invocation.dumpProfile = true;
+    else if (longName == "--json")
+      invocation.dumpJson = true;
     else if (longName == "--input-from-bundle")
       invocation.inputBundle = value;
     else if (longName == "--assert-output-bundle")

@@ -26,9 +26,13 @@ struct Invocation {
   std::string model;
   std::string subcommand = "dump"; ///< dump is the default, as in tract
 
-  // dump options.
+  // dump options (--profile also takes bench's options and
+  // --input-from-bundle).
   bool dumpMlir = false;
-  bool quiet = false; ///< -q, for dump and run
+  bool dumpCost = false;    ///< --cost
+  bool dumpProfile = false; ///< --profile
+  bool dumpJson = false;    ///< --json
+  bool quiet = false;       ///< -q, for dump and run
 
   // run options.
   std::optional<std::string> inputBundle;  ///< --input-from-bundle

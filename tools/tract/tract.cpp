@@ -1,19 +1,22 @@
 // tract: the user command line, compatible with tract's own.
 #include "dialects/tract/TractDialect.h"
-#include "dialects/tract/TractShapes.h"
 #include "frontends/ModelLoader.h"
 #include "lowering/Aot.h"
 #include "lowering/Jit.h"
 #include "lowering/Passes.h"
 #include "passes/Passes.h"
+#include "runtime/tract_profile.h"
 #include "tools/tract/Bundle.h"
 #include "tools/tract/CommandLine.h"
+#include "tools/tract/Dump.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -35,84 +38,6 @@ namespace {
 int fail(const llvm::Twine &message) {
   llvm::errs() << "tract: error: " << message << "\n";
   return 1;
-}
-
-/// tract's spelling of an element type: F32, I64, U8, Bool.
-std::string dtypeName(Type type) {
-  if (type.isInteger(1))
-    return "Bool";
-  if (auto integer = dyn_cast<IntegerType>(type))
-    return (integer.isUnsigned() ? "U" : "I") +
-           std::to_string(integer.getWidth());
-  if (type.isBF16())
-    return "BF16";
-  if (auto floating = dyn_cast<FloatType>(type))
-    return "F" + std::to_string(floating.getWidth());
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  type.print(os);
-  return text;
-}
-
-/// A value's fact as tract prints it: `1,S,64,F32`.
-std::string factString(Type type) {
-  if (!isTractTensorType(type))
-    return dtypeName(type);
-  Shape shape = getShape(type);
-  std::string text = shapeToString(shape);
-  return text + (shape.empty() ? "" : ",") +
-         dtypeName(cast<RankedTensorType>(type).getElementType());
-}
-
-std::string nodeName(Location location) {
-  if (auto name = dyn_cast<NameLoc>(location))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(location))
-    for (Location inner : fused.getLocations())
-      if (auto name = dyn_cast<NameLoc>(inner))
-        return name.getName().str();
-  return "";
-}
-
-/// The model's entry point: `main` if present, else the first function.
-func::FuncOp entryFunction(ModuleOp module) {
-  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
-    return main;
-  auto functions = module.getOps<func::FuncOp>();
-  return functions.empty() ? func::FuncOp() : *functions.begin();
-}
-
-int dump(ModuleOp module, const cli::Invocation &invocation) {
-  if (invocation.quiet)
-    return 0;
-  if (invocation.dumpMlir) {
-    module.print(llvm::outs());
-    llvm::outs() << "\n";
-    return 0;
-  }
-  func::FuncOp entry = entryFunction(module);
-  if (!entry)
-    return fail("the model has no function to list");
-  llvm::raw_ostream &os = llvm::outs();
-  unsigned id = 0;
-  for (BlockArgument argument : entry.getArguments()) {
-    auto name = entry.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                   "tract.name");
-    os << id++ << " Source "
-       << (name ? name.str()
-                : "input_" + std::to_string(argument.getArgNumber()))
-       << "\n";
-    os << "    \u2014 " << factString(argument.getType()) << "\n";
-  }
-  for (Operation &op : entry.getBody().front()) {
-    if (op.hasTrait<OpTrait::IsTerminator>())
-      continue;
-    os << id++ << " " << op.getName().stripDialect() << " "
-       << nodeName(op.getLoc()) << "\n";
-    for (Value result : op.getResults())
-      os << "    \u2014 " << factString(result.getType()) << "\n";
-  }
-  return 0;
 }
 
 int fail(llvm::Error error) { return fail(llvm::toString(std::move(error))); }
@@ -344,59 +269,209 @@ int run(ModuleOp module, const cli::Invocation &invocation) {
   return 0;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+/// One run of the model, its outputs dropped.
+llvm::Error runOnce(const CompiledModel &model, const ModelInputs &inputs) {
+  auto results = model.run(inputs.arguments);
+  if (!results)
+    return results.takeError();
+  for (tract_tensor *result : *results)
+    tract_tensor_free(result);
+  return llvm::Error::success();
+}
+
+/// bench's warm-up: --warmup-loops runs, and more until --warmup-time.
+llvm::Error warmUp(const CompiledModel &model, const ModelInputs &inputs,
+                   const cli::Invocation &invocation) {
+  Clock::time_point start = Clock::now();
+  for (int64_t loop = 0; loop < invocation.warmupLoops ||
+                         millisecondsSince(start) < invocation.warmupTimeMs;
+       ++loop)
+    if (llvm::Error error = runOnce(model, inputs))
+      return error;
+  return llvm::Error::success();
+}
+
+/// Runs the model until `runs` reaches `maxRuns` or, after a first run,
+/// `budgetMs` has passed; adds to `runs` and `elapsedMs`.
+llvm::Error timeRuns(const CompiledModel &model, const ModelInputs &inputs,
+                     int64_t maxRuns, double budgetMs, int64_t &runs,
+                     double &elapsedMs) {
+  Clock::time_point start = Clock::now();
+  int64_t first = runs;
+  while (runs < maxRuns &&
+         (runs == first || millisecondsSince(start) < budgetMs)) {
+    if (llvm::Error error = runOnce(model, inputs))
+      return error;
+    ++runs;
+  }
+  elapsedMs += millisecondsSince(start);
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::optional<cli::Bundle>>
+loadInputBundle(const cli::Invocation &invocation) {
+  if (!invocation.inputBundle)
+    return std::nullopt;
+  auto bundle = cli::loadBundle(*invocation.inputBundle);
+  if (!bundle)
+    return bundle.takeError();
+  return std::optional<cli::Bundle>(std::move(*bundle));
+}
+
 /// Times the compiled model as tract's bench does: warm-up runs, then runs
 /// until --max-loops or --max-time, whichever comes first.
 int bench(ModuleOp module, const cli::Invocation &invocation) {
   if (invocation.threads != 1)
     return fail("--threads " + llvm::Twine(invocation.threads) +
                 ": compiled models run on one thread for now");
-  std::optional<cli::Bundle> inputBundle;
-  if (invocation.inputBundle) {
-    auto bundle = cli::loadBundle(*invocation.inputBundle);
-    if (!bundle)
-      return fail(bundle.takeError());
-    inputBundle = std::move(*bundle);
-  }
+  auto inputBundle = loadInputBundle(invocation);
+  if (!inputBundle)
+    return fail(inputBundle.takeError());
   auto model = CompiledModel::compile(module);
   if (!model)
     return fail(model.takeError());
   ModelInputs inputs;
   if (llvm::Error error =
-          prepareInputs(**model, inputBundle, /*allowRandom=*/true, inputs))
+          prepareInputs(**model, *inputBundle, /*allowRandom=*/true, inputs))
     return fail(std::move(error));
-
-  using Clock = std::chrono::steady_clock;
-  auto once = [&]() -> llvm::Error {
-    auto results = (*model)->run(inputs.arguments);
-    if (!results)
-      return results.takeError();
-    for (tract_tensor *result : *results)
-      tract_tensor_free(result);
-    return llvm::Error::success();
-  };
-  auto milliseconds = [](Clock::duration duration) {
-    return std::chrono::duration<double, std::milli>(duration).count();
-  };
-  Clock::time_point start = Clock::now();
-  for (int64_t loop = 0;
-       loop < invocation.warmupLoops ||
-       milliseconds(Clock::now() - start) < invocation.warmupTimeMs;
-       ++loop)
-    if (llvm::Error error = once())
-      return fail(std::move(error));
+  if (llvm::Error error = warmUp(**model, inputs, invocation))
+    return fail(std::move(error));
   int64_t loops = 0;
-  start = Clock::now();
-  while (loops < invocation.maxLoops &&
-         (loops == 0 ||
-          milliseconds(Clock::now() - start) < invocation.maxTimeMs)) {
-    if (llvm::Error error = once())
-      return fail(std::move(error));
-    ++loops;
-  }
-  double elapsed = milliseconds(Clock::now() - start);
+  double elapsed = 0;
+  if (llvm::Error error = timeRuns(**model, inputs, invocation.maxLoops,
+                                   invocation.maxTimeMs, loops, elapsed))
+    return fail(std::move(error));
   llvm::outs() << "Bench ran " << loops << " times, "
                << llvm::format("%.3f", loops ? elapsed / loops : 0.0)
                << " ms/i.\n";
+  return 0;
+}
+
+/// What an empty enter/exit pair of the profile's runtime measures, in ns:
+/// the best average over batches, so that an interrupt does not count.
+double measureInstrumentation(int64_t slot) {
+  constexpr int kBatches = 20, kPairs = 2000;
+  double best = 0;
+  for (int batch = 0; batch < kBatches; ++batch) {
+    int64_t before = tract_profile_nanoseconds(slot);
+    for (int pair = 0; pair < kPairs; ++pair) {
+      tract_profile_enter(slot);
+      tract_profile_exit(slot);
+    }
+    double average =
+        static_cast<double>(tract_profile_nanoseconds(slot) - before) / kPairs;
+    if (batch == 0 || average < best)
+      best = average;
+  }
+  return best;
+}
+
+/// Times each op of the entry function: the model compiled with
+/// tract-instrument-profile runs as bench runs it, in turns with the model
+/// compiled as is, so that both see the same machine load.
+llvm::Expected<cli::ModelProfile>
+profileModel(ModuleOp module, const cli::Invocation &invocation) {
+  auto inputBundle = loadInputBundle(invocation);
+  if (!inputBundle)
+    return inputBundle.takeError();
+  func::FuncOp entry = cli::entryFunction(module);
+  if (!entry)
+    return llvm::createStringError("the model has no function to profile");
+  int64_t slots =
+      llvm::range_size(entry.getBody().front().without_terminator());
+
+  OwningOpRef<ModuleOp> plain = module.clone();
+  OwningOpRef<ModuleOp> instrumented = module.clone();
+  PassManager pm(module.getContext());
+  TractInstrumentProfileOptions instrumentation;
+  instrumentation.entry = entry.getName().str();
+  pm.addPass(createTractInstrumentProfile(instrumentation));
+  if (failed(pm.run(*instrumented)))
+    return llvm::createStringError("the model could not be instrumented");
+  auto plainModel = CompiledModel::compile(*plain);
+  if (!plainModel)
+    return plainModel.takeError();
+  auto instrumentedModel = CompiledModel::compile(*instrumented);
+  if (!instrumentedModel)
+    return instrumentedModel.takeError();
+
+  ModelInputs inputs;
+  if (llvm::Error error = prepareInputs(**plainModel, *inputBundle,
+                                        /*allowRandom=*/true, inputs))
+    return std::move(error);
+  cli::ModelProfile profile;
+  auto symbols = (*plainModel)->bindSymbols(inputs.arguments);
+  if (!symbols)
+    return symbols.takeError();
+  profile.symbols = std::move(*symbols);
+
+  // One more slot measures the instrumentation itself.
+  if (tract_profile_start(slots + 1) != TRACT_OK)
+    return llvm::createStringError(tract_last_error());
+  llvm::scope_exit stop([] { tract_profile_stop(); });
+  if (llvm::Error error = warmUp(**plainModel, inputs, invocation))
+    return std::move(error);
+  if (llvm::Error error = warmUp(**instrumentedModel, inputs, invocation))
+    return std::move(error);
+  tract_profile_reset();
+  // Short turns, so that a change of machine load hits both models alike,
+  // until each model has run for --max-time or --max-loops.
+  double turnMs = std::min(20.0, invocation.maxTimeMs);
+  double plainMs = 0, instrumentedMs = 0;
+  do {
+    if (llvm::Error error = timeRuns(**plainModel, inputs, invocation.maxLoops,
+                                     turnMs, profile.benchRuns, plainMs))
+      return std::move(error);
+    if (llvm::Error error =
+            timeRuns(**instrumentedModel, inputs, invocation.maxLoops, turnMs,
+                     profile.runs, instrumentedMs))
+      return std::move(error);
+  } while (plainMs < invocation.maxTimeMs &&
+           instrumentedMs < invocation.maxTimeMs &&
+           profile.benchRuns < invocation.maxLoops &&
+           profile.runs < invocation.maxLoops);
+  profile.benchMs = plainMs / profile.benchRuns;
+  profile.instrumentedMs = instrumentedMs / profile.runs;
+  profile.instrumentationNs = measureInstrumentation(slots);
+  for (int64_t slot = 0; slot < slots; ++slot) {
+    double ns =
+        static_cast<double>(tract_profile_nanoseconds(slot)) / profile.runs -
+        profile.instrumentationNs;
+    profile.opMs.push_back(std::max(ns, 0.0) / 1e6);
+  }
+  return profile;
+}
+
+int dump(ModuleOp module, const cli::Invocation &invocation) {
+  if (invocation.quiet)
+    return 0;
+  if (invocation.dumpMlir) {
+    module.print(llvm::outs());
+    llvm::outs() << "\n";
+    return 0;
+  }
+  func::FuncOp entry = cli::entryFunction(module);
+  if (!entry)
+    return fail("the model has no function to list");
+  cli::DumpOptions options;
+  options.cost = invocation.dumpCost;
+  options.json = invocation.dumpJson;
+  std::optional<cli::ModelProfile> profile;
+  if (invocation.dumpProfile) {
+    auto measured = profileModel(module, invocation);
+    if (!measured)
+      return fail(measured.takeError());
+    profile = std::move(*measured);
+    options.profile = &*profile;
+  }
+  cli::printListing(entry, options, llvm::outs());
   return 0;
 }
 

@@ -1,0 +1,252 @@
+//===- OpCost.cpp - what one run of a tract op costs ----------------------===//
+
+#include "passes/OpCost.h"
+
+#include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// The number of elements of a value (1 for a non-tensor).
+TDim elementCount(Value value) {
+  if (!isTractTensorType(value.getType()))
+    return TDim(1);
+  return volume(getShape(value));
+}
+
+int64_t elementBytes(Type type) {
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    type = tensor.getElementType();
+  if (type.isIntOrFloat())
+    return (type.getIntOrFloatBitWidth() + 7) / 8;
+  return 8;
+}
+
+TDim byteCount(Value value) {
+  return elementCount(value) * TDim(elementBytes(value.getType()));
+}
+
+TDim totalBytes(ValueRange values) {
+  TDim total;
+  for (Value value : values)
+    total += byteCount(value);
+  return total;
+}
+
+/// Reads every operand, writes every result.
+TDim operandAndResultBytes(Operation *op) {
+  return totalBytes(op->getOperands()) + totalBytes(op->getResults());
+}
+
+/// Ops that keep part of their first operand read only what they keep,
+/// plus their other operands (indices, bounds).
+TDim selectionBytes(Operation *op) {
+  return totalBytes(op->getOperands().drop_front()) +
+         TDim(2) * totalBytes(op->getResults());
+}
+
+OpCost elementwise(Operation *op) {
+  return {elementCount(op->getResult(0)), operandAndResultBytes(op)};
+}
+
+OpCost dataMovement(Operation *op) {
+  return {TDim(0), operandAndResultBytes(op)};
+}
+
+/// 2 per point of the iteration space of a two-operand contraction; in
+/// general, one multiplication per extra operand and one addition when
+/// some axis is summed.
+OpCost einsumCost(EinsumOp op) {
+  StringRef expr = op.getExpr();
+  auto [inputsPart, outputPart] = expr.split("->");
+  SmallVector<StringRef> specs;
+  inputsPart.split(specs, ',');
+  std::map<char, TDim> dims;
+  std::map<char, int> occurrences;
+  for (auto [spec, input] : llvm::zip(specs, op.getInputs()))
+    for (auto [letter, dim] : llvm::zip(spec, getShape(input))) {
+      ++occurrences[letter];
+      auto [it, inserted] = dims.try_emplace(letter, dim);
+      if (!inserted)
+        if (std::optional<TDim> combined = TDim::broadcast(it->second, dim))
+          it->second = *combined;
+    }
+  std::string output = outputPart.str();
+  if (!expr.contains("->")) {
+    output.clear();
+    for (auto [letter, count] : occurrences)
+      if (count == 1)
+        output.push_back(letter);
+  }
+  TDim points(1);
+  bool summed = false;
+  for (auto &[letter, dim] : dims) {
+    points *= dim;
+    summed |= !llvm::is_contained(output, letter);
+  }
+  int64_t perPoint = static_cast<int64_t>(specs.size()) - 1 + (summed ? 1 : 0);
+  return {points * TDim(perPoint), operandAndResultBytes(op)};
+}
+
+/// The kernel's volume per output channel: in_channels/group * spatial.
+TDim kernelVolumePerChannel(Value kernel) {
+  Shape shape = getShape(kernel);
+  return volume(ArrayRef<TDim>(shape).drop_front());
+}
+
+OpCost convCost(ConvOp op) {
+  TDim outputs = elementCount(op.getOutput());
+  TDim flops = TDim(2) * outputs * kernelVolumePerChannel(op.getKernel());
+  if (op.getBias())
+    flops += outputs;
+  return {flops, operandAndResultBytes(op)};
+}
+
+OpCost deconvCost(DeconvOp op) {
+  // Each input element scatters into out_channels/group * spatial outputs.
+  TDim flops = TDim(2) * elementCount(op.getInput()) *
+               kernelVolumePerChannel(op.getKernel());
+  if (op.getBias())
+    flops += elementCount(op.getOutput());
+  return {flops, operandAndResultBytes(op)};
+}
+
+TDim windowVolume(ArrayRef<int64_t> kernelShape) {
+  int64_t volume = 1;
+  for (int64_t size : kernelShape)
+    volume *= size;
+  return TDim(volume);
+}
+
+OpCost reduceCost(ReduceOp op) {
+  TDim inputs = elementCount(op.getInput());
+  TDim flops =
+      op.getReducer() == Reducer::MeanOfSquares ? TDim(2) * inputs : inputs;
+  return {flops, operandAndResultBytes(op)};
+}
+
+/// Per output element, 2 per interpolation point: 2^k points for linear and
+/// 4^k for cubic over the k resized axes; nearest only gathers.
+OpCost resizeCost(ResizeOp op) {
+  if (op.getInterpolator() == Interpolator::Nearest)
+    return {TDim(0), operandAndResultBytes(op)};
+  int64_t pointsPerAxis = op.getInterpolator() == Interpolator::Linear ? 2 : 4;
+  int64_t points = 1;
+  for (auto [in, out] :
+       llvm::zip(getShape(op.getInput()), getShape(op.getOutput())))
+    if (in != out)
+      points *= pointsPerAxis;
+  return {TDim(2 * points) * elementCount(op.getOutput()),
+          operandAndResultBytes(op)};
+}
+
+/// Scores (2*d per query-key pair), scaling and masking, softmax (5 per
+/// score), then the weighted sum of values (2*d_v per pair).
+OpCost sdpaCost(SdpaOp op) {
+  Shape q = getShape(op.getQ()), k = getShape(op.getK()),
+        v = getShape(op.getV());
+  TDim queries = volume(ArrayRef<TDim>(q).drop_back());
+  TDim pairs = queries * k[k.size() - 2];
+  TDim perPair = TDim(2) * q.back() + TDim(2) * v.back() + TDim(6);
+  if (op.getMask())
+    perPair += TDim(1);
+  return {pairs * perPair, operandAndResultBytes(op)};
+}
+
+std::optional<OpCost> blockCost(Block &block) {
+  OpCost total{TDim(0), TDim(0)};
+  for (Operation &op : block.without_terminator())
+    if (std::optional<OpCost> cost = getOpCost(&op))
+      total += *cost;
+  return total;
+}
+
+OpCost scanCost(ScanOp op) {
+  OpCost body = *blockCost(op.getBody().front());
+  TDim iterations(1);
+  if (!op.getScanAxes().empty()) {
+    Value first = op.getInputs()[op.getNumStates()];
+    iterations = getShape(first)[op.getScanAxes()[0]].ceilDiv(
+        std::abs(op.getScanChunks()[0]));
+  }
+  return {iterations * body.flops, iterations * body.bytes};
+}
+
+OpCost ifCost(IfOp op) {
+  OpCost thenCost = *blockCost(op.getThenRegion().front());
+  OpCost elseCost = *blockCost(op.getElseRegion().front());
+  return {TDim::max({thenCost.flops, elseCost.flops}),
+          byteCount(op.getCond()) +
+              TDim::max({thenCost.bytes, elseCost.bytes})};
+}
+
+} // namespace
+
+std::optional<OpCost> mlir::tract::getOpCost(Operation *op) {
+  if (!isa<TractDialect>(op->getDialect()))
+    return std::nullopt;
+  // The unary ops are exactly those of the same operand and result type,
+  // the binary broadcasting ops those of the same operand element type.
+  if (op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
+      op->hasTrait<OpTrait::SameOperandsElementType>() ||
+      isa<SelectOp, CastOp, IsNanOp, IsInfOp>(op))
+    return elementwise(op);
+  return llvm::TypeSwitch<Operation *, OpCost>(op)
+      .Case<ConstOp, AddAxisOp, RmAxisOp, ReshapeOp>([](Operation *) {
+        return OpCost{TDim(0), TDim(0)};
+      })
+      .Case<SliceOp, DynSliceOp, DownsampleOp, GatherOp, GatherElementsOp,
+            GatherNdOp>([](Operation *op) {
+        return OpCost{TDim(0), selectionBytes(op)};
+      })
+      .Case<ScatterElementsOp, ScatterNdOp>([](auto op) {
+        bool combines = op.getReduction() != ScatterReduction::None;
+        return OpCost{combines ? elementCount(op.getUpdates()) : TDim(0),
+                      operandAndResultBytes(op)};
+      })
+      .Case([](EinsumOp op) { return einsumCost(op); })
+      .Case([](ConvOp op) { return convCost(op); })
+      .Case([](DeconvOp op) { return deconvCost(op); })
+      .Case([](MaxPoolOp op) {
+        return OpCost{elementCount(op.getOutput()) *
+                          windowVolume(op.getKernelShape()),
+                      operandAndResultBytes(op)};
+      })
+      .Case([](SumPoolOp op) {
+        TDim outputs = elementCount(op.getOutput());
+        TDim flops = outputs * windowVolume(op.getKernelShape());
+        if (op.getNormalize())
+          flops += outputs;
+        return OpCost{flops, operandAndResultBytes(op)};
+      })
+      .Case([](ReduceOp op) { return reduceCost(op); })
+      .Case<SoftmaxOp, LogSoftmaxOp>([](Operation *op) {
+        // max, subtract, exp, sum, then divide (or subtract the log).
+        return OpCost{TDim(5) * elementCount(op->getOperand(0)),
+                      operandAndResultBytes(op)};
+      })
+      .Case([](RmsNormOp op) {
+        return OpCost{TDim(3) * elementCount(op.getInput()),
+                      operandAndResultBytes(op)};
+      })
+      .Case([](ApplyRopeOp op) {
+        return OpCost{TDim(3) * elementCount(op.getOutput()),
+                      operandAndResultBytes(op)};
+      })
+      .Case([](TopKOp op) {
+        return OpCost{elementCount(op.getInput()), operandAndResultBytes(op)};
+      })
+      .Case([](ResizeOp op) { return resizeCost(op); })
+      .Case([](SdpaOp op) { return sdpaCost(op); })
+      .Case([](ScanOp op) { return scanCost(op); })
+      .Case([](IfOp op) { return ifCost(op); })
+      .Default([](Operation *op) { return dataMovement(op); });
+}

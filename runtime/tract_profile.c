@@ -1,0 +1,63 @@
+#define _POSIX_C_SOURCE 199309L
+
+#include "runtime/tract_profile.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+typedef struct profile_slot {
+  int64_t entered; /* monotonic ns at the last enter */
+  int64_t total;   /* accumulated ns */
+} profile_slot;
+
+static profile_slot *slots;
+static int64_t slot_count;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void tract_profile_enter(int64_t slot) {
+  if (slot >= 0 && slot < slot_count)
+    slots[slot].entered = now_ns();
+}
+
+void tract_profile_exit(int64_t slot) {
+  int64_t now = now_ns();
+  if (slot < 0 || slot >= slot_count)
+    return;
+  slots[slot].total += now - slots[slot].entered;
+}
+
+tract_status tract_profile_start(int64_t count) {
+  tract_profile_stop();
+  if (count < 0)
+    return tract_set_error("a profile needs a non-negative number of slots, "
+                           "not %lld",
+                           (long long)count);
+  if (count == 0)
+    return TRACT_OK;
+  slots = calloc((size_t)count, sizeof(profile_slot));
+  if (!slots)
+    return tract_set_error("cannot allocate a profile of %lld slots",
+                           (long long)count);
+  slot_count = count;
+  return TRACT_OK;
+}
+
+void tract_profile_reset(void) {
+  for (int64_t i = 0; i < slot_count; ++i)
+    slots[i].total = 0;
+}
+
+int64_t tract_profile_nanoseconds(int64_t slot) {
+  return slot >= 0 && slot < slot_count ? slots[slot].total : 0;
+}
+
+void tract_profile_stop(void) {
+  free(slots);
+  slots = NULL;
+  slot_count = 0;
+}

@@ -1,0 +1,40 @@
+/* tract runtime: per-op timing of instrumented models.
+ *
+ * `tract dump --profile` compiles the model with a call to
+ * tract_profile_enter(slot) before each op of its entry function and to
+ * tract_profile_exit(slot) after it (the tract-instrument-profile pass);
+ * these accumulate the nanoseconds spent between the two calls in a table
+ * of slots that the host starts, reads and stops. One table per process:
+ * profile one model at a time, on one thread. */
+#ifndef TRACT_PROFILE_H
+#define TRACT_PROFILE_H
+
+#include "runtime/tract_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called by instrumented code around the op of slot `slot`. Slots outside
+ * the started table are ignored, so an instrumented model also runs when no
+ * profile is started. */
+void tract_profile_enter(int64_t slot);
+void tract_profile_exit(int64_t slot);
+
+/* Starts a table of `slots` zeroed slots (replacing any previous one).
+ * Returns TRACT_ERROR (with a message) on a negative count or allocation
+ * failure. */
+tract_status tract_profile_start(int64_t slots);
+/* Zeroes the started table's slots. */
+void tract_profile_reset(void);
+/* Nanoseconds accumulated by `slot` since the start or the last reset; 0
+ * outside the table. */
+int64_t tract_profile_nanoseconds(int64_t slot);
+/* Frees the table. */
+void tract_profile_stop(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRACT_PROFILE_H */

@@ -1,0 +1,257 @@
+//===- Dump.cpp - the listing of `tract dump` -----------------------------===//
+
+#include "tools/tract/Dump.h"
+
+#include "dialects/tract/TractShapes.h"
+#include "passes/OpCost.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+
+using namespace mlir;
+using namespace mlir::tract;
+namespace json = llvm::json;
+
+namespace {
+
+/// tract's spelling of an element type: F32, I64, U8, Bool.
+std::string dtypeName(Type type) {
+  if (type.isInteger(1))
+    return "Bool";
+  if (auto integer = dyn_cast<IntegerType>(type))
+    return (integer.isUnsigned() ? "U" : "I") +
+           std::to_string(integer.getWidth());
+  if (type.isBF16())
+    return "BF16";
+  if (auto floating = dyn_cast<FloatType>(type))
+    return "F" + std::to_string(floating.getWidth());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return text;
+}
+
+/// A value's fact as tract prints it: `1,S,64,F32`.
+std::string factString(Type type) {
+  if (!isTractTensorType(type))
+    return dtypeName(type);
+  Shape shape = getShape(type);
+  std::string text = shapeToString(shape);
+  return text + (shape.empty() ? "" : ",") +
+         dtypeName(cast<RankedTensorType>(type).getElementType());
+}
+
+std::string nodeName(Location location) {
+  if (auto name = dyn_cast<NameLoc>(location))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(location))
+    for (Location inner : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(inner))
+        return name.getName().str();
+  return "";
+}
+
+/// One line of the listing: an input (Source) or an op.
+struct Node {
+  unsigned id;
+  std::string op;
+  std::string name;
+  SmallVector<Type> outputs;
+  std::optional<OpCost> cost;
+  std::optional<double> ms; ///< with --profile, for ops
+};
+
+struct Listing {
+  std::vector<Node> nodes;
+  OpCost totalCost{TDim(0), TDim(0)};
+  double totalMs = 0;
+};
+
+Listing listModel(func::FuncOp entry, const cli::DumpOptions &options) {
+  Listing listing;
+  unsigned id = 0;
+  for (BlockArgument argument : entry.getArguments()) {
+    auto name = entry.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                   "tract.name");
+    listing.nodes.push_back(
+        {id++,
+         "Source",
+         name ? name.str() : "input_" + std::to_string(argument.getArgNumber()),
+         {argument.getType()},
+         std::nullopt,
+         std::nullopt});
+  }
+  size_t slot = 0;
+  for (Operation &op : entry.getBody().front().without_terminator()) {
+    Node node{id++,
+              op.getName().stripDialect().str(),
+              nodeName(op.getLoc()),
+              SmallVector<Type>(op.getResultTypes()),
+              std::nullopt,
+              std::nullopt};
+    if (options.cost || options.profile) {
+      node.cost = getOpCost(&op);
+      if (node.cost)
+        listing.totalCost += *node.cost;
+    }
+    if (options.profile && slot < options.profile->opMs.size()) {
+      node.ms = options.profile->opMs[slot];
+      listing.totalMs += *node.ms;
+    }
+    ++slot;
+    listing.nodes.push_back(std::move(node));
+  }
+  return listing;
+}
+
+/// GF/s of `flops` (evaluated at the profile's symbols) done in `ms`.
+std::optional<double> gigaflopsPerSecond(const TDim &flops, double ms,
+                                         const cli::ModelProfile &profile) {
+  std::optional<int64_t> count = flops.eval(profile.symbols);
+  if (!count || *count == 0 || ms <= 0)
+    return std::nullopt;
+  return static_cast<double>(*count) / (ms * 1e6);
+}
+
+double percentOf(double part, double whole) {
+  return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+void printText(const Listing &listing, const cli::DumpOptions &options,
+               llvm::raw_ostream &os) {
+  const cli::ModelProfile *profile = options.profile;
+  for (const Node &node : listing.nodes) {
+    os << node.id << " " << node.op << " " << node.name << "\n";
+    for (Type type : node.outputs)
+      os << "    \u2014 " << factString(type) << "\n";
+    // Constants are compiled in: no cost to show.
+    if (options.cost && node.cost && node.op != "const")
+      os << "    cost: " << node.cost->flops.toString() << " flops, "
+         << node.cost->bytes.toString() << " bytes\n";
+    else if (options.cost && node.op != "Source" && !node.cost)
+      os << "    cost: unknown\n";
+    if (profile && node.ms) {
+      os << "    profile: " << llvm::format("%.4f", *node.ms) << " ms/i, "
+         << llvm::format("%.1f", percentOf(*node.ms, listing.totalMs)) << "%";
+      if (node.cost)
+        if (auto rate =
+                gigaflopsPerSecond(node.cost->flops, *node.ms, *profile))
+          os << ", " << llvm::format("%.2f", *rate) << " GF/s";
+      os << "\n";
+    }
+  }
+  if (options.cost)
+    os << "cost: " << listing.totalCost.flops.toString() << " flops, "
+       << listing.totalCost.bytes.toString() << " bytes in total\n";
+  if (profile) {
+    size_t ops = profile->opMs.size();
+    os << "profile: " << llvm::format("%.4f", listing.totalMs)
+       << " ms/i in total for the " << ops
+       << " ops; bench: " << llvm::format("%.4f", profile->benchMs)
+       << " ms/i (the sum is "
+       << llvm::format("%.1f", percentOf(listing.totalMs, profile->benchMs))
+       << "% of it)\n";
+    os << "profile: " << profile->runs << " instrumented and "
+       << profile->benchRuns << " plain runs; each op's time excludes "
+       << llvm::format("%.0f", profile->instrumentationNs)
+       << " ns of instrumentation (what an empty enter/exit pair measures); "
+          "scan and if bodies count in their op\n";
+  }
+}
+
+/// A dim or a cost: a number when constant, else its expression.
+json::Value dimValue(const TDim &dim) {
+  if (std::optional<int64_t> constant = dim.getConstant())
+    return *constant;
+  return dim.toString();
+}
+
+void writeCost(json::OStream &out, const OpCost &cost) {
+  out.attributeObject("cost", [&] {
+    out.attribute("flops", dimValue(cost.flops));
+    out.attribute("bytes", dimValue(cost.bytes));
+  });
+}
+
+void writeFact(json::OStream &out, Type type) {
+  out.object([&] {
+    out.attribute("fact", factString(type));
+    if (isTractTensorType(type)) {
+      out.attributeArray("shape", [&] {
+        for (const TDim &dim : getShape(type))
+          out.value(dimValue(dim));
+      });
+      type = cast<RankedTensorType>(type).getElementType();
+    }
+    out.attribute("dtype", dtypeName(type));
+  });
+}
+
+void printJson(const Listing &listing, const cli::DumpOptions &options,
+               llvm::raw_ostream &os) {
+  const cli::ModelProfile *profile = options.profile;
+  json::OStream out(os, /*IndentSize=*/2);
+  out.object([&] {
+    out.attributeArray("nodes", [&] {
+      for (const Node &node : listing.nodes)
+        out.object([&] {
+          out.attribute("id", node.id);
+          out.attribute("op", node.op);
+          out.attribute("name", node.name);
+          out.attributeArray("outputs", [&] {
+            for (Type type : node.outputs)
+              writeFact(out, type);
+          });
+          if (options.cost && node.cost)
+            writeCost(out, *node.cost);
+          if (!profile || !node.ms)
+            return;
+          out.attributeObject("profile", [&] {
+            out.attribute("ms_per_iteration", *node.ms);
+            out.attribute("percent", percentOf(*node.ms, listing.totalMs));
+            if (node.cost)
+              if (auto rate =
+                      gigaflopsPerSecond(node.cost->flops, *node.ms, *profile))
+                out.attribute("gflops_per_second", *rate);
+          });
+        });
+    });
+    if (options.cost)
+      writeCost(out, listing.totalCost);
+    if (profile)
+      out.attributeObject("profile", [&] {
+        out.attribute("ms_per_iteration", listing.totalMs);
+        out.attribute("bench_ms_per_iteration", profile->benchMs);
+        out.attribute("instrumented_ms_per_iteration", profile->instrumentedMs);
+        out.attribute("percent_of_bench",
+                      percentOf(listing.totalMs, profile->benchMs));
+        out.attribute("runs", profile->runs);
+        out.attribute("bench_runs", profile->benchRuns);
+        out.attribute("instrumentation_ns_per_op", profile->instrumentationNs);
+      });
+  });
+  os << "\n";
+}
+
+} // namespace
+
+func::FuncOp mlir::tract::cli::entryFunction(ModuleOp module) {
+  if (auto main = module.lookupSymbol<func::FuncOp>("main"))
+    return main;
+  auto functions = module.getOps<func::FuncOp>();
+  return functions.empty() ? func::FuncOp() : *functions.begin();
+}
+
+void mlir::tract::cli::printListing(func::FuncOp entry,
+                                    const DumpOptions &options,
+                                    llvm::raw_ostream &os) {
+  Listing listing = listModel(entry, options);
+  if (options.json)
+    printJson(listing, options, os);
+  else
+    printText(listing, options, os);
+}

@@ -1,0 +1,56 @@
+//===- Dump.h - the listing of `tract dump` ---------------------*- C++ -*-===//
+//
+// `tract dump` lists a model as tract does: one line per input and op of the
+// entry function in execution order (`id OpName node_name`), each output's
+// fact under it (`— 1,S,64,F32`), then, when asked, the op's cost
+// (`--cost`) and its measured time (`--profile`); or all of it as JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TOOLS_TRACT_DUMP_H
+#define TOOLS_TRACT_DUMP_H
+
+#include "dialects/tdim/TDim.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mlir::tract::cli {
+
+/// The times of a compiled model's ops, as `dump --profile` measures them.
+struct ModelProfile {
+  /// Milliseconds per run of each op of the entry function, in body order
+  /// (terminator excluded), with the instrumentation's own time removed.
+  std::vector<double> opMs;
+  /// Milliseconds per run of the model compiled without instrumentation.
+  double benchMs = 0;
+  /// Milliseconds per run of the instrumented model, as a whole.
+  double instrumentedMs = 0;
+  int64_t runs = 0;      ///< runs of the instrumented model
+  int64_t benchRuns = 0; ///< runs of the uninstrumented model
+  /// What an empty enter/exit pair measures, removed from each op.
+  double instrumentationNs = 0;
+  /// The symbols' values for the inputs the model ran on, for GF/s.
+  SymbolValues symbols;
+};
+
+struct DumpOptions {
+  bool cost = false;
+  bool json = false;
+  const ModelProfile *profile = nullptr;
+};
+
+/// The model's entry point: `main` if present, else the first function.
+func::FuncOp entryFunction(ModuleOp module);
+
+/// Prints the listing of `entry` as text or JSON.
+void printListing(func::FuncOp entry, const DumpOptions &options,
+                  llvm::raw_ostream &os);
+
+} // namespace mlir::tract::cli
+
+#endif // TOOLS_TRACT_DUMP_H
