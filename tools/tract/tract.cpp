@@ -533,8 +533,17 @@ int main(int argc, char **argv) {
     return notImplemented("--assert");
   if (invocation->pulse)
     return notImplemented("--pulse");
-  if (invocation->stage)
-    return notImplemented("--pass");
+  static const llvm::StringRef kStages[] = {"load", "declutter", "linalg",
+                                            "llvm"};
+  if (invocation->stage && !llvm::is_contained(kStages, *invocation->stage))
+    return fail("unknown --pass '" + *invocation->stage +
+                "'; expected load, declutter, linalg or llvm");
+  llvm::StringRef stage =
+      invocation->stage ? llvm::StringRef(*invocation->stage) : "";
+  bool lowered = stage == "linalg" || stage == "llvm";
+  if (lowered && (invocation->subcommand != "dump" || !invocation->dumpMlir))
+    return fail("--pass " + stage +
+                " stops after lowering, where only 'dump --mlir' applies");
 
   DialectRegistry registry;
   registerLoweringDialects(registry);
@@ -549,9 +558,16 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (invocation->optimize) {
+  // -O declutters; --pass stops at a stage: load (as imported), declutter,
+  // linalg (tract-lower-to-linalg) or llvm (the LLVM dialect).
+  if (stage != "load" && (invocation->optimize || !stage.empty())) {
     PassManager pm(&context);
-    buildDeclutterPipeline(pm);
+    if (invocation->optimize || stage == "declutter")
+      buildDeclutterPipeline(pm);
+    if (stage == "linalg")
+      pm.addPass(createTractLowerToLinalg());
+    else if (stage == "llvm")
+      buildLowerToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }
