@@ -69,7 +69,10 @@ void tract_tensor_free(tract_tensor *t);
 /* The last error of this thread, or "" if none. */
 const char *tract_last_error(void);
 /* Records an error message (printf-style) for this thread; returns
- * TRACT_ERROR so that callers can `return tract_set_error(...)`. */
+ * TRACT_ERROR so that callers can `return tract_set_error(...)`.
+ * Compiled models call it too, when a check of their inputs fails (format
+ * from a constant string, int64 values as `%lld`); their entry function
+ * then returns TRACT_ERROR as its last result. */
 tract_status tract_set_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
