@@ -162,7 +162,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
       if (auto text = dyn_cast<StringAttr>(inputNames[i]);
           text && !text.getValue().empty())
         return text.str();
-    return "input " + std::to_string(i);
+    return "input_" + std::to_string(i);
   };
 
   OpBuilder builder(context);

@@ -92,6 +92,38 @@ typedef struct tract_unranked_memref {
 void memrefCopy(int64_t element_size, tract_unranked_memref *source,
                 tract_unranked_memref *destination);
 
+/* A compiled model, as `tract compile --header` describes it. */
+typedef struct tract_io_info {
+  const char *name;  /* the model's name for the input or output */
+  tract_dtype dtype;
+  int32_t rank;
+  const char *shape; /* tract's notation, symbols included: "1,S,64" */
+} tract_io_info;
+
+typedef struct tract_model {
+  const char *name;
+  int32_t num_inputs;
+  int32_t num_outputs;
+  const tract_io_info *inputs;
+  const tract_io_info *outputs;
+  /* The compiled entry point, taking its arguments packed: args[0] points
+   * to a pointer to the results (when there are outputs: their
+   * descriptors, then room for the entry's int32 status), then one pointer
+   * per input to a pointer to its memref descriptor. Returns TRACT_OK, or
+   * TRACT_ERROR with a message when the model's own checks refuse the
+   * inputs' dims; the results are then empty buffers, still to be freed. */
+  int32_t (*invoke)(void **args);
+} tract_model;
+
+/* Runs a compiled model. `inputs` holds num_inputs tensors in the model's
+ * order; on success `outputs[i]` receives a new tensor for each output,
+ * which the caller frees with tract_tensor_free. Returns TRACT_ERROR (with a
+ * message) on a wrong dtype or rank, or when the model refuses its inputs;
+ * no output is produced then. */
+tract_status tract_model_run(const tract_model *model,
+                             const tract_tensor *const *inputs,
+                             tract_tensor **outputs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -130,7 +130,7 @@ module {
 
 // A symbol read from `2*P+1`: the dim must have that form with P >= 0 (an
 // even size, or 0, would give a wrong or negative P).
-// CHECK:       llvm.mlir.global internal constant @linear_source.check0("input 'input 0' is %lld, the model expects 2*P+1 (axis 0 should be 2*P+1 for some P >= 0)\00")
+// CHECK:       llvm.mlir.global internal constant @linear_source.check0("input 'input_0' is %lld, the model expects 2*P+1 (axis 0 should be 2*P+1 for some P >= 0)\00")
 // CHECK-LABEL: func.func @linear_source(
 // CHECK-SAME:    %[[X:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
 // CHECK:         %[[C0:.*]] = arith.constant 0 : index

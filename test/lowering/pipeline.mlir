@@ -10,7 +10,7 @@
 // CHECK:     llvm.func internal @main.body(
 // CHECK-SAME:  -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK:       llvm.intr.exp
-// CHECK:     llvm.mlir.global internal constant @main.check0("input 'input 0' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
+// CHECK:     llvm.mlir.global internal constant @main.check0("input 'input_0' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
 // CHECK:     llvm.func @main(
 // CHECK-SAME:  -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, i32)>
 // CHECK:       llvm.call @tract_set_error

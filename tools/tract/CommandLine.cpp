@@ -8,7 +8,7 @@ using llvm::StringRef;
 
 namespace {
 
-enum class Scope { Global, Dump, Run };
+enum class Scope { Global, Dump, Run, Compile };
 
 struct Flag {
   Scope scope;
@@ -51,6 +51,16 @@ const Flag kFlags[] = {
     {Scope::Run, "--save-outputs-npz", "", true,
      "write the outputs to an .npz"},
     {Scope::Run, "--quiet", "-q", false, "print nothing"},
+    {Scope::Compile, "--output", "-o", true,
+     "the object file to write (model.o), or a shared library (model.so)"},
+    {Scope::Compile, "--target", "", true,
+     "x86_64, aarch64, armv7 or wasm32 (default: the host)"},
+    {Scope::Compile, "--cpu", "", true,
+     "the CPU to generate code for, or native (default: a baseline CPU)"},
+    {Scope::Compile, "--header", "", true,
+     "also write the model's C header (model.h)"},
+    {Scope::Compile, "--name", "", true,
+     "prefix of the C symbols (default: the output's file name)"},
 };
 
 const StringRef kSubcommands[] = {"dump", "run", "bench", "compile"};
@@ -125,14 +135,16 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
 
     // Options before the model are global; after it, they belong to the
     // subcommand (dump when none was named).
-    Scope scope = !haveModel                       ? Scope::Global
-                  : invocation.subcommand == "run" ? Scope::Run
-                                                   : Scope::Dump;
+    Scope scope = !haveModel                           ? Scope::Global
+                  : invocation.subcommand == "run"     ? Scope::Run
+                  : invocation.subcommand == "compile" ? Scope::Compile
+                                                       : Scope::Dump;
     auto [name, inlineValue] = arg.split('=');
     bool hasInlineValue = arg.contains('=');
     const Flag *flag = findFlag(scope, name);
     if (!flag && scope != Scope::Global &&
-        (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name))) {
+        (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name) ||
+         findFlag(Scope::Compile, name))) {
       error = "option '" + name.str() + "' does not apply to '" +
               invocation.subcommand + "'";
       return std::nullopt;
@@ -192,6 +204,16 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.allowRandomInput = true;
     else if (longName == "--save-outputs-npz")
       invocation.saveOutputs = value;
+    else if (longName == "--output")
+      invocation.output = value;
+    else if (longName == "--target")
+      invocation.target = value;
+    else if (longName == "--cpu")
+      invocation.cpu = value;
+    else if (longName == "--header")
+      invocation.header = value;
+    else if (longName == "--name")
+      invocation.name = value;
   }
   if (!haveModel && !invocation.help && !invocation.version) {
     error = "no model given; see 'tract --help'";
@@ -238,5 +260,7 @@ std::string mlir::tract::cli::usage() {
   describe(Scope::Dump);
   text += "\nRUN OPTIONS:\n";
   describe(Scope::Run);
+  text += "\nCOMPILE OPTIONS:\n";
+  describe(Scope::Compile);
   return text;
 }

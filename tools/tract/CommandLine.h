@@ -36,6 +36,13 @@ struct Invocation {
   std::string approx = "close";            ///< --approx
   bool allowRandomInput = false;           ///< --allow-random-input
   std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
+
+  // compile options.
+  std::optional<std::string> output; ///< -o: model.o, or model.so
+  std::optional<std::string> target; ///< --target x86_64|aarch64|armv7|wasm32
+  std::optional<std::string> cpu;    ///< --cpu NAME, or native
+  std::optional<std::string> header; ///< --header model.h
+  std::optional<std::string> name;   ///< --name: prefix of the C symbols
 };
 
 /// Parses the arguments after the program name. On failure, `error` holds one

@@ -2,6 +2,7 @@
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractShapes.h"
 #include "frontends/ModelLoader.h"
+#include "lowering/Aot.h"
 #include "lowering/Jit.h"
 #include "lowering/Passes.h"
 #include "passes/Passes.h"
@@ -14,8 +15,13 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -317,6 +323,109 @@ int run(ModuleOp module, const cli::Invocation &invocation) {
   return 0;
 }
 
+/// The runtime library next to the tools: <prefix>/runtime/libtract_runtime.a
+/// for <prefix>/bin/tract.
+std::string runtimeLibraryPath(const char *argv0) {
+  std::string executable = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&runtimeLibraryPath));
+  llvm::SmallString<256> path(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(executable)));
+  llvm::sys::path::append(path, "runtime", "libtract_runtime.a");
+  return path.str().str();
+}
+
+/// A C identifier from a file name: `silero-vad.o` gives `silero_vad`.
+std::string modelNameFor(llvm::StringRef output) {
+  std::string name = llvm::sys::path::stem(output).str();
+  for (char &c : name)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  if (name.empty() || llvm::isDigit(name.front()))
+    name = "model_" + name;
+  return name;
+}
+
+int compile(ModuleOp module, const cli::Invocation &invocation,
+            const char *argv0) {
+  if (!invocation.output)
+    return fail("compile needs -o FILE: an object file (model.o) or a shared "
+                "library (model.so)");
+  llvm::StringRef output = *invocation.output;
+  bool shared = output.ends_with(".so");
+  const CpuTarget *target =
+      invocation.target ? lookupCpuTarget(*invocation.target) : hostCpuTarget();
+  if (!target) {
+    std::string names;
+    for (const CpuTarget &known : cpuTargets())
+      names += (names.empty() ? "" : ", ") + known.name.str();
+    return fail(invocation.target ? "unknown --target '" + *invocation.target +
+                                        "'; expected one of " + names
+                                  : "the host is none of the targets (" +
+                                        names + "); give --target");
+  }
+  if (shared && target != hostCpuTarget())
+    return fail("a shared library is built for the host only; for " +
+                target->name + ", write an object file (-o model.o)");
+  AotOptions options;
+  options.target = target;
+  options.cpu = invocation.cpu.value_or("");
+  options.name = invocation.name ? *invocation.name : modelNameFor(output);
+  if (!isValidModelName(options.name))
+    return fail("--name '" + options.name +
+                "' is not a C identifier (letters, digits and _)");
+
+  // A shared library links the object with the runtime.
+  llvm::SmallString<128> objectPath(output);
+  if (shared) {
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile(options.name, "o", objectPath))
+      return fail("cannot create a temporary object file: " + ec.message());
+  }
+  std::error_code ec;
+  llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write " + objectPath + ": " + ec.message());
+  auto signature = compileToObject(module, options, object.os());
+  if (!signature)
+    return fail(signature.takeError());
+  object.os().close();
+  if (object.os().has_error())
+    return fail("cannot write " + objectPath);
+  object.keep();
+
+  if (invocation.header) {
+    llvm::ToolOutputFile header(*invocation.header, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return fail("cannot write " + *invocation.header + ": " + ec.message());
+    header.os() << generateHeader(*signature, options, invocation.model);
+    header.keep();
+  }
+  if (!shared)
+    return 0;
+
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return fail("linking a shared library needs a C compiler driver 'cc' on "
+                "the PATH");
+  std::string runtime = runtimeLibraryPath(argv0);
+  if (!llvm::sys::fs::exists(runtime))
+    return fail("the runtime library is not at " + runtime);
+  llvm::SmallVector<llvm::StringRef> command = {
+      *cc,        "-shared",
+      "-o",       output,
+      objectPath, "-Wl,--whole-archive",
+      runtime,    "-Wl,--no-whole-archive",
+      "-lm"};
+  std::string message;
+  int status =
+      llvm::sys::ExecuteAndWait(*cc, command, std::nullopt, {}, 0, 0, &message);
+  llvm::sys::fs::remove(objectPath);
+  if (status != 0)
+    return fail("linking " + output + " failed" +
+                (message.empty() ? "" : ": " + message));
+  return 0;
+}
+
 int notImplemented(llvm::StringRef what) {
   return fail(what + " is not implemented yet");
 }
@@ -374,5 +483,7 @@ int main(int argc, char **argv) {
     return dump(*module, *invocation);
   if (invocation->subcommand == "run")
     return run(*module, *invocation);
+  if (invocation->subcommand == "compile")
+    return compile(*module, *invocation, argv[0]);
   return notImplemented("'" + invocation->subcommand + "'");
 }
