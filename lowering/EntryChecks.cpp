@@ -2,8 +2,9 @@
 //
 // The public function reads every dim of its inputs, binds the symbols as
 // the body does, then evaluates one condition per check. The checks run in
-// order and only the first that fails reports (`ok` before it, not after),
-// so the message is the one the host would give for the same inputs.
+// order (each input's dims, then the assertions) and only the first that
+// fails reports (`ok` before it, not after), so a message names the first
+// problem, never a consequence of it.
 //
 //===----------------------------------------------------------------------===//
 
