@@ -17,12 +17,15 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -203,6 +206,64 @@ const cli::HostTensor *reinterpretBf16(const cli::HostTensor *tensor,
   return &keep.back();
 }
 
+/// The tensors a model runs on, and what keeps them alive.
+struct ModelInputs {
+  std::vector<cli::HostTensor> made;
+  std::vector<tract_tensor> descriptors;
+  std::vector<const tract_tensor *> arguments;
+};
+
+/// Inputs from the bundle by name (or position), else made up when
+/// `allowRandom`.
+llvm::Error prepareInputs(const CompiledModel &model,
+                          const std::optional<cli::Bundle> &bundle,
+                          bool allowRandom, ModelInputs &inputs) {
+  std::vector<cli::HostTensor> &made = inputs.made;
+  std::vector<const cli::HostTensor *> given;
+  // Pointers into `made` must stay valid: room for every input, its bf16
+  // copy and the outputs' bf16 copies.
+  made.reserve(2 * model.getInputs().size() + model.getOutputs().size());
+  llvm::ArrayRef<TensorSignature> signatures = model.getInputs();
+  for (auto [index, signature] : llvm::enumerate(signatures)) {
+    const cli::HostTensor *tensor =
+        bundle ? findTensor(bundle->getInputs(), signature.name, index)
+               : nullptr;
+    tensor = reinterpretBf16(tensor, signature.dtype, made);
+    if (!tensor && !allowRandom)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "no value for input '" + signature.name +
+              "'; give --input-from-bundle, or --allow-random-input");
+    given.push_back(tensor);
+  }
+  if (allowRandom) {
+    // Symbols bound by the given inputs size the made-up ones.
+    SymbolValues values;
+    for (auto [signature, tensor] : llvm::zip(signatures, given))
+      if (tensor)
+        for (auto [axis, dim] : llvm::enumerate(signature.shape))
+          if (std::optional<std::string> symbol = dim.getSymbolName())
+            values[*symbol] = tensor->getShape()[axis];
+    for (auto [signature, tensor] : llvm::zip(signatures, given))
+      if (!tensor) {
+        auto random = randomTensor(signature, values);
+        if (!random)
+          return random.takeError();
+        made.push_back(std::move(*random));
+        tensor = &made.back();
+      }
+  }
+  for (const cli::HostTensor *tensor : given) {
+    auto descriptor = const_cast<cli::HostTensor *>(tensor)->getRuntimeTensor();
+    if (!descriptor)
+      return descriptor.takeError();
+    inputs.descriptors.push_back(*descriptor);
+  }
+  for (const tract_tensor &descriptor : inputs.descriptors)
+    inputs.arguments.push_back(&descriptor);
+  return llvm::Error::success();
+}
+
 int run(ModuleOp module, const cli::Invocation &invocation) {
   std::optional<cli::Approximation> approximation =
       cli::parseApproximation(invocation.approx);
@@ -226,53 +287,13 @@ int run(ModuleOp module, const cli::Invocation &invocation) {
   auto model = CompiledModel::compile(module);
   if (!model)
     return fail(model.takeError());
+  ModelInputs inputs;
+  if (llvm::Error error = prepareInputs(**model, inputBundle,
+                                        invocation.allowRandomInput, inputs))
+    return fail(std::move(error));
+  std::vector<cli::HostTensor> &made = inputs.made;
 
-  // Inputs: from the bundle by name, else made up when allowed.
-  std::vector<cli::HostTensor> made;
-  std::vector<const cli::HostTensor *> given;
-  made.reserve(2 * (*model)->getInputs().size() +
-               (*model)->getOutputs().size());
-  llvm::ArrayRef<TensorSignature> signatures = (*model)->getInputs();
-  for (auto [index, signature] : llvm::enumerate(signatures)) {
-    const cli::HostTensor *tensor =
-        inputBundle
-            ? findTensor(inputBundle->getInputs(), signature.name, index)
-            : nullptr;
-    tensor = reinterpretBf16(tensor, signature.dtype, made);
-    if (!tensor && !invocation.allowRandomInput)
-      return fail("no value for input '" + signature.name +
-                  "'; give --input-from-bundle, or --allow-random-input");
-    given.push_back(tensor);
-  }
-  if (invocation.allowRandomInput) {
-    // Symbols bound by the given inputs size the made-up ones.
-    SymbolValues values;
-    for (auto [signature, tensor] : llvm::zip(signatures, given))
-      if (tensor)
-        for (auto [axis, dim] : llvm::enumerate(signature.shape))
-          if (std::optional<std::string> symbol = dim.getSymbolName())
-            values[*symbol] = tensor->getShape()[axis];
-    for (auto [signature, tensor] : llvm::zip(signatures, given))
-      if (!tensor) {
-        auto random = randomTensor(signature, values);
-        if (!random)
-          return fail(random.takeError());
-        made.push_back(std::move(*random));
-        tensor = &made.back();
-      }
-  }
-  std::vector<tract_tensor> descriptors;
-  for (const cli::HostTensor *tensor : given) {
-    auto descriptor = const_cast<cli::HostTensor *>(tensor)->getRuntimeTensor();
-    if (!descriptor)
-      return fail(descriptor.takeError());
-    descriptors.push_back(*descriptor);
-  }
-  std::vector<const tract_tensor *> arguments;
-  for (const tract_tensor &descriptor : descriptors)
-    arguments.push_back(&descriptor);
-
-  auto results = (*model)->run(arguments);
+  auto results = (*model)->run(inputs.arguments);
   if (!results)
     return fail(results.takeError());
   std::vector<cli::HostTensor> outputs;
@@ -320,6 +341,62 @@ int run(ModuleOp module, const cli::Invocation &invocation) {
       llvm::outs() << "outputs match the bundle ("
                    << cli::stringifyApproximation(*approximation) << ")\n";
   }
+  return 0;
+}
+
+/// Times the compiled model as tract's bench does: warm-up runs, then runs
+/// until --max-loops or --max-time, whichever comes first.
+int bench(ModuleOp module, const cli::Invocation &invocation) {
+  if (invocation.threads != 1)
+    return fail("--threads " + llvm::Twine(invocation.threads) +
+                ": compiled models run on one thread for now");
+  std::optional<cli::Bundle> inputBundle;
+  if (invocation.inputBundle) {
+    auto bundle = cli::loadBundle(*invocation.inputBundle);
+    if (!bundle)
+      return fail(bundle.takeError());
+    inputBundle = std::move(*bundle);
+  }
+  auto model = CompiledModel::compile(module);
+  if (!model)
+    return fail(model.takeError());
+  ModelInputs inputs;
+  if (llvm::Error error =
+          prepareInputs(**model, inputBundle, /*allowRandom=*/true, inputs))
+    return fail(std::move(error));
+
+  using Clock = std::chrono::steady_clock;
+  auto once = [&]() -> llvm::Error {
+    auto results = (*model)->run(inputs.arguments);
+    if (!results)
+      return results.takeError();
+    for (tract_tensor *result : *results)
+      tract_tensor_free(result);
+    return llvm::Error::success();
+  };
+  auto milliseconds = [](Clock::duration duration) {
+    return std::chrono::duration<double, std::milli>(duration).count();
+  };
+  Clock::time_point start = Clock::now();
+  for (int64_t loop = 0;
+       loop < invocation.warmupLoops ||
+       milliseconds(Clock::now() - start) < invocation.warmupTimeMs;
+       ++loop)
+    if (llvm::Error error = once())
+      return fail(std::move(error));
+  int64_t loops = 0;
+  start = Clock::now();
+  while (loops < invocation.maxLoops &&
+         (loops == 0 ||
+          milliseconds(Clock::now() - start) < invocation.maxTimeMs)) {
+    if (llvm::Error error = once())
+      return fail(std::move(error));
+    ++loops;
+  }
+  double elapsed = milliseconds(Clock::now() - start);
+  llvm::outs() << "Bench ran " << loops << " times, "
+               << llvm::format("%.3f", loops ? elapsed / loops : 0.0)
+               << " ms/i.\n";
   return 0;
 }
 
@@ -456,8 +533,17 @@ int main(int argc, char **argv) {
     return notImplemented("--assert");
   if (invocation->pulse)
     return notImplemented("--pulse");
-  if (invocation->stage)
-    return notImplemented("--pass");
+  static const llvm::StringRef kStages[] = {"load", "declutter", "linalg",
+                                            "llvm"};
+  if (invocation->stage && !llvm::is_contained(kStages, *invocation->stage))
+    return fail("unknown --pass '" + *invocation->stage +
+                "'; expected load, declutter, linalg or llvm");
+  llvm::StringRef stage =
+      invocation->stage ? llvm::StringRef(*invocation->stage) : "";
+  bool lowered = stage == "linalg" || stage == "llvm";
+  if (lowered && (invocation->subcommand != "dump" || !invocation->dumpMlir))
+    return fail("--pass " + stage +
+                " stops after lowering, where only 'dump --mlir' applies");
 
   DialectRegistry registry;
   registerLoweringDialects(registry);
@@ -472,9 +558,16 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (invocation->optimize) {
+  // -O declutters; --pass stops at a stage: load (as imported), declutter,
+  // linalg (tract-lower-to-linalg) or llvm (the LLVM dialect).
+  if (stage != "load" && (invocation->optimize || !stage.empty())) {
     PassManager pm(&context);
-    buildDeclutterPipeline(pm);
+    if (invocation->optimize || stage == "declutter")
+      buildDeclutterPipeline(pm);
+    if (stage == "linalg")
+      pm.addPass(createTractLowerToLinalg());
+    else if (stage == "llvm")
+      buildLowerToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -483,6 +576,8 @@ int main(int argc, char **argv) {
     return dump(*module, *invocation);
   if (invocation->subcommand == "run")
     return run(*module, *invocation);
+  if (invocation->subcommand == "bench")
+    return bench(*module, *invocation);
   if (invocation->subcommand == "compile")
     return compile(*module, *invocation, argv[0]);
   return notImplemented("'" + invocation->subcommand + "'");
