@@ -565,7 +565,8 @@ int main(int argc, char **argv) {
     if (invocation->optimize || stage == "declutter")
       buildDeclutterPipeline(pm);
     if (stage == "linalg")
-      pm.addPass(createTractLowerToLinalg());
+      // As the llvm pipeline lowers it: behind its entry checks.
+      pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
     else if (stage == "llvm")
       buildLowerToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
