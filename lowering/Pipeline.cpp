@@ -71,6 +71,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
+  // Scans carry state tensors that each iteration computes anew.
+  bufferization.allowReturnAllocsFromLoops = true;
   bufferization.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));

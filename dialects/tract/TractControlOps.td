@@ -24,8 +24,8 @@ def Tract_ScanOp : Tract_Op<"scan", [RecursiveMemoryEffects,
     concatenated along their axes. LSTM, GRU and RNN are scans.
 
     ```mlir
-    %h, %ys = tract.scan %h0, %xs {num_states = 1 : i64, scan_axes = array<i64: 0>,
-                                   scan_chunks = array<i64: 1>, output_axes = array<i64: 0>} {
+    %h, %ys = tract.scan %h0, %xs attributes {num_states = 1 : i64, scan_axes = array<i64: 0>,
+                                              scan_chunks = array<i64: 1>, output_axes = array<i64: 0>} {
     ^bb0(%h: tensor<1x4xf32>, %x: tensor<1x4xf32>):
       %n = tract.add %h, %x : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
       tract.yield %n, %n : tensor<1x4xf32>, tensor<1x4xf32>
