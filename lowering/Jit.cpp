@@ -21,59 +21,10 @@
 using namespace mlir;
 using namespace mlir::tract;
 
-bool mlir::tract::getRuntimeDtype(Type type, tract_dtype &dtype) {
-  if (type.isInteger(1)) {
-    dtype = TRACT_DT_BOOL;
-    return true;
-  }
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    bool isUnsigned = integer.isUnsigned();
-    switch (integer.getWidth()) {
-    case 8:
-      dtype = isUnsigned ? TRACT_DT_U8 : TRACT_DT_I8;
-      return true;
-    case 16:
-      dtype = isUnsigned ? TRACT_DT_U16 : TRACT_DT_I16;
-      return true;
-    case 32:
-      dtype = isUnsigned ? TRACT_DT_U32 : TRACT_DT_I32;
-      return true;
-    case 64:
-      dtype = isUnsigned ? TRACT_DT_U64 : TRACT_DT_I64;
-      return true;
-    default:
-      return false;
-    }
-  }
-  if (type.isF16())
-    dtype = TRACT_DT_F16;
-  else if (type.isBF16())
-    dtype = TRACT_DT_BF16;
-  else if (type.isF32())
-    dtype = TRACT_DT_F32;
-  else if (type.isF64())
-    dtype = TRACT_DT_F64;
-  else
-    return false;
-  return true;
-}
-
 namespace {
 
 llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-llvm::Expected<TensorSignature> describe(Type type, StringRef name) {
-  auto tensorType = dyn_cast<RankedTensorType>(type);
-  TensorSignature signature;
-  signature.name = name.str();
-  if (!tensorType ||
-      !getRuntimeDtype(tensorType.getElementType(), signature.dtype))
-    return makeError("'" + name + "' has a type the runtime cannot hold");
-  Shape shape = getShape(type);
-  signature.shape.assign(shape.begin(), shape.end());
-  return signature;
 }
 
 std::string dimsToString(const tract_tensor &tensor) {
@@ -111,25 +62,11 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return makeError("the model has no main function");
-  FunctionType type = main.getFunctionType();
-  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-    auto name = main.getArgAttrOfType<StringAttr>(i, "tract.name");
-    auto signature = describe(type.getInput(i),
-                              name ? name.getValue()
-                                   : StringRef("input " + std::to_string(i)));
-    if (!signature)
-      return signature.takeError();
-    model->inputs.push_back(std::move(*signature));
-  }
-  for (unsigned i = 0; i < type.getNumResults(); ++i) {
-    auto name = main.getResultAttrOfType<StringAttr>(i, "tract.name");
-    auto signature = describe(type.getResult(i),
-                              name ? name.getValue()
-                                   : StringRef("output " + std::to_string(i)));
-    if (!signature)
-      return signature.takeError();
-    model->outputs.push_back(std::move(*signature));
-  }
+  auto signature = describeFunction(main);
+  if (!signature)
+    return signature.takeError();
+  model->inputs = std::move(signature->inputs);
+  model->outputs = std::move(signature->outputs);
   FailureOr<SymbolScope> scope = getSymbolScope(module);
   if (failed(scope))
     return makeError("the model's assertions do not parse");

@@ -12,6 +12,7 @@
 #define LOWERING_JIT_H
 
 #include "dialects/tdim/TDim.h"
+#include "lowering/ModelSignature.h"
 #include "runtime/tract_runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -27,16 +28,6 @@ class ExecutionEngine;
 } // namespace mlir
 
 namespace mlir::tract {
-
-/// One input or output of a model, as the tract dialect types it.
-struct TensorSignature {
-  std::string name;
-  tract_dtype dtype;
-  std::vector<TDim> shape;
-};
-
-/// The tract dtype of an MLIR element type; false if it has none.
-bool getRuntimeDtype(Type elementType, tract_dtype &dtype);
 
 class CompiledModel {
 public:

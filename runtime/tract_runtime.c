@@ -186,3 +186,140 @@ void memrefCopy(int64_t element_size, tract_unranked_memref *source,
     }
   }
 }
+
+/* The head of a memref descriptor as the LLVM lowering lays it out; sizes
+ * then strides follow, one int64_t per axis each. */
+typedef struct memref_head {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+} memref_head;
+
+static size_t descriptor_size(int32_t rank) {
+  return sizeof(memref_head) + 2 * (size_t)rank * sizeof(int64_t);
+}
+
+static int64_t *descriptor_sizes(void *descriptor) {
+  return (int64_t *)((char *)descriptor + sizeof(memref_head));
+}
+
+/* Copies a strided result into a new dense tensor. */
+static tract_tensor *tensor_from_descriptor(const tract_io_info *info,
+                                            void *descriptor) {
+  const memref_head *head = (const memref_head *)descriptor;
+  const int64_t *sizes = descriptor_sizes(descriptor);
+  const int64_t *strides = sizes + info->rank;
+  tract_tensor *tensor = tract_tensor_new(info->dtype, info->rank, sizes);
+  if (!tensor)
+    return NULL;
+  size_t element = tract_dtype_size(info->dtype);
+  int64_t count = tract_tensor_len(tensor);
+  char *destination = (char *)tensor->data;
+  const char *source = (const char *)head->aligned;
+  for (int64_t index = 0; index < count; ++index) {
+    int64_t rest = index, at = head->offset;
+    for (int32_t axis = info->rank - 1; axis >= 0; --axis) {
+      at += (rest % sizes[axis]) * strides[axis];
+      rest /= sizes[axis];
+    }
+    memcpy(destination + index * element, source + at * element, element);
+  }
+  return tensor;
+}
+
+tract_status tract_model_run(const tract_model *model,
+                             const tract_tensor *const *inputs,
+                             tract_tensor **outputs) {
+  if (!model || (!inputs && model->num_inputs) ||
+      (!outputs && model->num_outputs))
+    return tract_set_error("tract_model_run: NULL model, inputs or outputs");
+  for (int32_t i = 0; i < model->num_inputs; ++i) {
+    const tract_io_info *info = &model->inputs[i];
+    const tract_tensor *input = inputs[i];
+    if (!input)
+      return tract_set_error("%s: input '%s' is NULL", model->name,
+                             info->name);
+    if (input->dtype != info->dtype)
+      return tract_set_error("%s: input '%s' is %s, the model expects %s",
+                             model->name, info->name,
+                             tract_dtype_name(input->dtype)
+                                 ? tract_dtype_name(input->dtype)
+                                 : "an invalid dtype",
+                             tract_dtype_name(info->dtype));
+    if (input->rank != info->rank)
+      return tract_set_error(
+          "%s: input '%s' has rank %d, the model expects %d (%s)", model->name,
+          info->name, (int)input->rank, (int)info->rank, info->shape);
+  }
+
+  /* One block: input descriptors, the pointers to them, the results'
+   * descriptors, and the packed arguments. */
+  size_t inputs_size = 0, results_size = 0;
+  for (int32_t i = 0; i < model->num_inputs; ++i)
+    inputs_size += descriptor_size(model->inputs[i].rank);
+  for (int32_t i = 0; i < model->num_outputs; ++i)
+    results_size += descriptor_size(model->outputs[i].rank);
+  size_t pointers = (size_t)model->num_inputs + 2;
+  char *block = calloc(1, inputs_size + results_size +
+                              2 * pointers * sizeof(void *));
+  if (!block)
+    return tract_set_error("%s: out of memory", model->name);
+  char *results = block + inputs_size;
+  void **descriptors = (void **)(results + results_size);
+  void **args = descriptors + pointers;
+  size_t arg = 0;
+  descriptors[0] = results;
+  if (model->num_outputs)
+    args[arg++] = &descriptors[0];
+  char *at = block;
+  for (int32_t i = 0; i < model->num_inputs; ++i) {
+    const tract_tensor *input = inputs[i];
+    memref_head *head = (memref_head *)at;
+    head->allocated = input->data;
+    head->aligned = input->data;
+    head->offset = 0;
+    int64_t *sizes = descriptor_sizes(at);
+    int64_t stride = 1;
+    for (int32_t axis = input->rank - 1; axis >= 0; --axis) {
+      sizes[axis] = input->dims[axis];
+      sizes[input->rank + axis] = stride;
+      stride *= input->dims[axis];
+    }
+    descriptors[1 + i] = at;
+    args[arg++] = &descriptors[1 + i];
+    at += descriptor_size(input->rank);
+  }
+
+  tract_clear_error();
+  model->invoke(args);
+
+  /* Results may share a buffer (identical results are computed once): each
+   * allocation is freed once. */
+  tract_status status = TRACT_OK;
+  at = results;
+  for (int32_t i = 0; i < model->num_outputs; ++i) {
+    outputs[i] = NULL;
+    if (status == TRACT_OK) {
+      outputs[i] = tensor_from_descriptor(&model->outputs[i], at);
+      if (!outputs[i]) {
+        status = TRACT_ERROR;
+        for (int32_t j = 0; j < i; ++j) {
+          tract_tensor_free(outputs[j]);
+          outputs[j] = NULL;
+        }
+      }
+    }
+    void *allocated = ((memref_head *)at)->allocated;
+    int shared = 0;
+    char *previous = results;
+    for (int32_t j = 0; j < i; ++j) {
+      shared |= ((memref_head *)previous)->allocated == allocated;
+      previous += descriptor_size(model->outputs[j].rank);
+    }
+    if (!shared)
+      free(allocated);
+    at += descriptor_size(model->outputs[i].rank);
+  }
+  free(block);
+  return status;
+}

@@ -89,6 +89,35 @@ typedef struct tract_unranked_memref {
 void memrefCopy(int64_t element_size, tract_unranked_memref *source,
                 tract_unranked_memref *destination);
 
+/* A compiled model, as `tract compile --header` describes it. */
+typedef struct tract_io_info {
+  const char *name;  /* the model's name for the input or output */
+  tract_dtype dtype;
+  int32_t rank;
+  const char *shape; /* tract's notation, symbols included: "1,S,64" */
+} tract_io_info;
+
+typedef struct tract_model {
+  const char *name;
+  int32_t num_inputs;
+  int32_t num_outputs;
+  const tract_io_info *inputs;
+  const tract_io_info *outputs;
+  /* The compiled entry point, taking its arguments packed: args[0] points
+   * to the results' descriptors (when there are outputs), then one pointer
+   * per input to a pointer to its memref descriptor. */
+  void (*invoke)(void **args);
+} tract_model;
+
+/* Runs a compiled model. `inputs` holds num_inputs tensors in the model's
+ * order; on success `outputs[i]` receives a new tensor for each output,
+ * which the caller frees with tract_tensor_free. Returns TRACT_ERROR (with a
+ * message) on a wrong dtype or rank, or when the model refuses its inputs;
+ * no output is produced then. */
+tract_status tract_model_run(const tract_model *model,
+                             const tract_tensor *const *inputs,
+                             tract_tensor **outputs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,10 +11,18 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tract_obj_root, "test")
 # Unit tests run under CTest, not lit.
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit"]
+config.excludes = [
+    "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
 
 config.substitutions.append(("%tract_src_root", config.tract_src_root))
 config.substitutions.append(("%tract_obj_root", config.tract_obj_root))
+# What a program linking a compiled model needs: the runtime's header and
+# static library.
+config.substitutions.append(
+    ("%tract_runtime_include", os.path.join(config.tract_src_root, "runtime")))
+config.substitutions.append(
+    ("%tract_runtime_lib",
+     os.path.join(config.tract_obj_root, "runtime", "libtract_runtime.a")))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

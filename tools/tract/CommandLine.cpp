@@ -8,7 +8,7 @@ using llvm::StringRef;
 
 namespace {
 
-enum class Scope { Global, Dump, Run };
+enum class Scope { Global, Dump, Run, Bench, Compile };
 
 struct Flag {
   Scope scope;
@@ -33,7 +33,8 @@ const Flag kFlags[] = {
     {Scope::Global, "--set", "", true, "concretize a symbol, e.g. S=3"},
     {Scope::Global, "--assert", "", true, "add an assertion, e.g. S>=1"},
     {Scope::Global, "--pulse", "", true, "pulsify, e.g. S=8"},
-    {Scope::Global, "--pass", "", true, "stop at this stage of the pipeline"},
+    {Scope::Global, "--pass", "", true,
+     "stop at a stage: load, declutter, linalg or llvm (for dump --mlir)"},
     {Scope::Global, "--optimize", "-O", false, "declutter the model"},
     {Scope::Global, "--help", "-h", false, "print this help"},
     {Scope::Global, "--version", "-V", false, "print the version"},
@@ -51,6 +52,28 @@ const Flag kFlags[] = {
     {Scope::Run, "--save-outputs-npz", "", true,
      "write the outputs to an .npz"},
     {Scope::Run, "--quiet", "-q", false, "print nothing"},
+    {Scope::Bench, "--input-from-bundle", "", true,
+     "inputs from an .npz file or test_data_set folder (default: made up)"},
+    {Scope::Bench, "--max-loops", "", true,
+     "stop after this many runs (default 100000)"},
+    {Scope::Bench, "--max-time", "", true,
+     "stop after this many milliseconds (default 1000)"},
+    {Scope::Bench, "--warmup-loops", "", true,
+     "untimed runs first (default 1)"},
+    {Scope::Bench, "--warmup-time", "", true,
+     "untimed milliseconds first (default 0)"},
+    {Scope::Bench, "--threads", "", true,
+     "threads to run on (compiled models use one for now)"},
+    {Scope::Compile, "--output", "-o", true,
+     "the object file to write (model.o), or a shared library (model.so)"},
+    {Scope::Compile, "--target", "", true,
+     "x86_64, aarch64, armv7 or wasm32 (default: the host)"},
+    {Scope::Compile, "--cpu", "", true,
+     "the CPU to generate code for, or native (default: a baseline CPU)"},
+    {Scope::Compile, "--header", "", true,
+     "also write the model's C header (model.h)"},
+    {Scope::Compile, "--name", "", true,
+     "prefix of the C symbols (default: the output's file name)"},
 };
 
 const StringRef kSubcommands[] = {"dump", "run", "bench", "compile"};
@@ -125,14 +148,17 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
 
     // Options before the model are global; after it, they belong to the
     // subcommand (dump when none was named).
-    Scope scope = !haveModel                       ? Scope::Global
-                  : invocation.subcommand == "run" ? Scope::Run
-                                                   : Scope::Dump;
+    Scope scope = !haveModel                           ? Scope::Global
+                  : invocation.subcommand == "run"     ? Scope::Run
+                  : invocation.subcommand == "bench"   ? Scope::Bench
+                  : invocation.subcommand == "compile" ? Scope::Compile
+                                                       : Scope::Dump;
     auto [name, inlineValue] = arg.split('=');
     bool hasInlineValue = arg.contains('=');
     const Flag *flag = findFlag(scope, name);
     if (!flag && scope != Scope::Global &&
-        (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name))) {
+        (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name) ||
+         findFlag(Scope::Bench, name) || findFlag(Scope::Compile, name))) {
       error = "option '" + name.str() + "' does not apply to '" +
               invocation.subcommand + "'";
       return std::nullopt;
@@ -192,6 +218,38 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.allowRandomInput = true;
     else if (longName == "--save-outputs-npz")
       invocation.saveOutputs = value;
+    else if (longName == "--max-loops" || longName == "--warmup-loops" ||
+             longName == "--threads") {
+      int64_t number;
+      if (StringRef(value).getAsInteger(10, number) || number < 0 ||
+          (longName == "--threads" && number == 0)) {
+        error = "option '" + name.str() + "' expects a " +
+                (longName == "--threads" ? "positive" : "non-negative") +
+                " integer, not '" + value + "'";
+        return std::nullopt;
+      }
+      (longName == "--max-loops"      ? invocation.maxLoops
+       : longName == "--warmup-loops" ? invocation.warmupLoops
+                                      : invocation.threads) = number;
+    } else if (longName == "--max-time" || longName == "--warmup-time") {
+      double milliseconds;
+      if (StringRef(value).getAsDouble(milliseconds) || milliseconds < 0) {
+        error = "option '" + name.str() + "' expects milliseconds, not '" +
+                value + "'";
+        return std::nullopt;
+      }
+      (longName == "--max-time" ? invocation.maxTimeMs
+                                : invocation.warmupTimeMs) = milliseconds;
+    } else if (longName == "--output")
+      invocation.output = value;
+    else if (longName == "--target")
+      invocation.target = value;
+    else if (longName == "--cpu")
+      invocation.cpu = value;
+    else if (longName == "--header")
+      invocation.header = value;
+    else if (longName == "--name")
+      invocation.name = value;
   }
   if (!haveModel && !invocation.help && !invocation.version) {
     error = "no model given; see 'tract --help'";
@@ -238,5 +296,9 @@ std::string mlir::tract::cli::usage() {
   describe(Scope::Dump);
   text += "\nRUN OPTIONS:\n";
   describe(Scope::Run);
+  text += "\nBENCH OPTIONS:\n";
+  describe(Scope::Bench);
+  text += "\nCOMPILE OPTIONS:\n";
+  describe(Scope::Compile);
   return text;
 }

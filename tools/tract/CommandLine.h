@@ -36,6 +36,20 @@ struct Invocation {
   std::string approx = "close";            ///< --approx
   bool allowRandomInput = false;           ///< --allow-random-input
   std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
+
+  // bench options (with --input-from-bundle of run).
+  int64_t maxLoops = 100000; ///< --max-loops
+  double maxTimeMs = 1000;   ///< --max-time, in ms
+  int64_t warmupLoops = 1;   ///< --warmup-loops
+  double warmupTimeMs = 0;   ///< --warmup-time, in ms
+  int64_t threads = 1;       ///< --threads
+
+  // compile options.
+  std::optional<std::string> output; ///< -o: model.o, or model.so
+  std::optional<std::string> target; ///< --target x86_64|aarch64|armv7|wasm32
+  std::optional<std::string> cpu;    ///< --cpu NAME, or native
+  std::optional<std::string> header; ///< --header model.h
+  std::optional<std::string> name;   ///< --name: prefix of the C symbols
 };
 
 /// Parses the arguments after the program name. On failure, `error` holds one

@@ -2,6 +2,7 @@
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractShapes.h"
 #include "frontends/ModelLoader.h"
+#include "lowering/Aot.h"
 #include "lowering/Jit.h"
 #include "lowering/Passes.h"
 #include "passes/Passes.h"
@@ -14,9 +15,17 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -197,6 +206,64 @@ const cli::HostTensor *reinterpretBf16(const cli::HostTensor *tensor,
   return &keep.back();
 }
 
+/// The tensors a model runs on, and what keeps them alive.
+struct ModelInputs {
+  std::vector<cli::HostTensor> made;
+  std::vector<tract_tensor> descriptors;
+  std::vector<const tract_tensor *> arguments;
+};
+
+/// Inputs from the bundle by name (or position), else made up when
+/// `allowRandom`.
+llvm::Error prepareInputs(const CompiledModel &model,
+                          const std::optional<cli::Bundle> &bundle,
+                          bool allowRandom, ModelInputs &inputs) {
+  std::vector<cli::HostTensor> &made = inputs.made;
+  std::vector<const cli::HostTensor *> given;
+  // Pointers into `made` must stay valid: room for every input, its bf16
+  // copy and the outputs' bf16 copies.
+  made.reserve(2 * model.getInputs().size() + model.getOutputs().size());
+  llvm::ArrayRef<TensorSignature> signatures = model.getInputs();
+  for (auto [index, signature] : llvm::enumerate(signatures)) {
+    const cli::HostTensor *tensor =
+        bundle ? findTensor(bundle->getInputs(), signature.name, index)
+               : nullptr;
+    tensor = reinterpretBf16(tensor, signature.dtype, made);
+    if (!tensor && !allowRandom)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "no value for input '" + signature.name +
+              "'; give --input-from-bundle, or --allow-random-input");
+    given.push_back(tensor);
+  }
+  if (allowRandom) {
+    // Symbols bound by the given inputs size the made-up ones.
+    SymbolValues values;
+    for (auto [signature, tensor] : llvm::zip(signatures, given))
+      if (tensor)
+        for (auto [axis, dim] : llvm::enumerate(signature.shape))
+          if (std::optional<std::string> symbol = dim.getSymbolName())
+            values[*symbol] = tensor->getShape()[axis];
+    for (auto [signature, tensor] : llvm::zip(signatures, given))
+      if (!tensor) {
+        auto random = randomTensor(signature, values);
+        if (!random)
+          return random.takeError();
+        made.push_back(std::move(*random));
+        tensor = &made.back();
+      }
+  }
+  for (const cli::HostTensor *tensor : given) {
+    auto descriptor = const_cast<cli::HostTensor *>(tensor)->getRuntimeTensor();
+    if (!descriptor)
+      return descriptor.takeError();
+    inputs.descriptors.push_back(*descriptor);
+  }
+  for (const tract_tensor &descriptor : inputs.descriptors)
+    inputs.arguments.push_back(&descriptor);
+  return llvm::Error::success();
+}
+
 int run(ModuleOp module, const cli::Invocation &invocation) {
   std::optional<cli::Approximation> approximation =
       cli::parseApproximation(invocation.approx);
@@ -220,53 +287,13 @@ int run(ModuleOp module, const cli::Invocation &invocation) {
   auto model = CompiledModel::compile(module);
   if (!model)
     return fail(model.takeError());
+  ModelInputs inputs;
+  if (llvm::Error error = prepareInputs(**model, inputBundle,
+                                        invocation.allowRandomInput, inputs))
+    return fail(std::move(error));
+  std::vector<cli::HostTensor> &made = inputs.made;
 
-  // Inputs: from the bundle by name, else made up when allowed.
-  std::vector<cli::HostTensor> made;
-  std::vector<const cli::HostTensor *> given;
-  made.reserve(2 * (*model)->getInputs().size() +
-               (*model)->getOutputs().size());
-  llvm::ArrayRef<TensorSignature> signatures = (*model)->getInputs();
-  for (auto [index, signature] : llvm::enumerate(signatures)) {
-    const cli::HostTensor *tensor =
-        inputBundle
-            ? findTensor(inputBundle->getInputs(), signature.name, index)
-            : nullptr;
-    tensor = reinterpretBf16(tensor, signature.dtype, made);
-    if (!tensor && !invocation.allowRandomInput)
-      return fail("no value for input '" + signature.name +
-                  "'; give --input-from-bundle, or --allow-random-input");
-    given.push_back(tensor);
-  }
-  if (invocation.allowRandomInput) {
-    // Symbols bound by the given inputs size the made-up ones.
-    SymbolValues values;
-    for (auto [signature, tensor] : llvm::zip(signatures, given))
-      if (tensor)
-        for (auto [axis, dim] : llvm::enumerate(signature.shape))
-          if (std::optional<std::string> symbol = dim.getSymbolName())
-            values[*symbol] = tensor->getShape()[axis];
-    for (auto [signature, tensor] : llvm::zip(signatures, given))
-      if (!tensor) {
-        auto random = randomTensor(signature, values);
-        if (!random)
-          return fail(random.takeError());
-        made.push_back(std::move(*random));
-        tensor = &made.back();
-      }
-  }
-  std::vector<tract_tensor> descriptors;
-  for (const cli::HostTensor *tensor : given) {
-    auto descriptor = const_cast<cli::HostTensor *>(tensor)->getRuntimeTensor();
-    if (!descriptor)
-      return fail(descriptor.takeError());
-    descriptors.push_back(*descriptor);
-  }
-  std::vector<const tract_tensor *> arguments;
-  for (const tract_tensor &descriptor : descriptors)
-    arguments.push_back(&descriptor);
-
-  auto results = (*model)->run(arguments);
+  auto results = (*model)->run(inputs.arguments);
   if (!results)
     return fail(results.takeError());
   std::vector<cli::HostTensor> outputs;
@@ -317,6 +344,165 @@ int run(ModuleOp module, const cli::Invocation &invocation) {
   return 0;
 }
 
+/// Times the compiled model as tract's bench does: warm-up runs, then runs
+/// until --max-loops or --max-time, whichever comes first.
+int bench(ModuleOp module, const cli::Invocation &invocation) {
+  if (invocation.threads != 1)
+    return fail("--threads " + llvm::Twine(invocation.threads) +
+                ": compiled models run on one thread for now");
+  std::optional<cli::Bundle> inputBundle;
+  if (invocation.inputBundle) {
+    auto bundle = cli::loadBundle(*invocation.inputBundle);
+    if (!bundle)
+      return fail(bundle.takeError());
+    inputBundle = std::move(*bundle);
+  }
+  auto model = CompiledModel::compile(module);
+  if (!model)
+    return fail(model.takeError());
+  ModelInputs inputs;
+  if (llvm::Error error =
+          prepareInputs(**model, inputBundle, /*allowRandom=*/true, inputs))
+    return fail(std::move(error));
+
+  using Clock = std::chrono::steady_clock;
+  auto once = [&]() -> llvm::Error {
+    auto results = (*model)->run(inputs.arguments);
+    if (!results)
+      return results.takeError();
+    for (tract_tensor *result : *results)
+      tract_tensor_free(result);
+    return llvm::Error::success();
+  };
+  auto milliseconds = [](Clock::duration duration) {
+    return std::chrono::duration<double, std::milli>(duration).count();
+  };
+  Clock::time_point start = Clock::now();
+  for (int64_t loop = 0;
+       loop < invocation.warmupLoops ||
+       milliseconds(Clock::now() - start) < invocation.warmupTimeMs;
+       ++loop)
+    if (llvm::Error error = once())
+      return fail(std::move(error));
+  int64_t loops = 0;
+  start = Clock::now();
+  while (loops < invocation.maxLoops &&
+         (loops == 0 ||
+          milliseconds(Clock::now() - start) < invocation.maxTimeMs)) {
+    if (llvm::Error error = once())
+      return fail(std::move(error));
+    ++loops;
+  }
+  double elapsed = milliseconds(Clock::now() - start);
+  llvm::outs() << "Bench ran " << loops << " times, "
+               << llvm::format("%.3f", loops ? elapsed / loops : 0.0)
+               << " ms/i.\n";
+  return 0;
+}
+
+/// The runtime library next to the tools: <prefix>/runtime/libtract_runtime.a
+/// for <prefix>/bin/tract.
+std::string runtimeLibraryPath(const char *argv0) {
+  std::string executable = llvm::sys::fs::getMainExecutable(
+      argv0, reinterpret_cast<void *>(&runtimeLibraryPath));
+  llvm::SmallString<256> path(
+      llvm::sys::path::parent_path(llvm::sys::path::parent_path(executable)));
+  llvm::sys::path::append(path, "runtime", "libtract_runtime.a");
+  return path.str().str();
+}
+
+/// A C identifier from a file name: `silero-vad.o` gives `silero_vad`.
+std::string modelNameFor(llvm::StringRef output) {
+  std::string name = llvm::sys::path::stem(output).str();
+  for (char &c : name)
+    if (!llvm::isAlnum(c))
+      c = '_';
+  if (name.empty() || llvm::isDigit(name.front()))
+    name = "model_" + name;
+  return name;
+}
+
+int compile(ModuleOp module, const cli::Invocation &invocation,
+            const char *argv0) {
+  if (!invocation.output)
+    return fail("compile needs -o FILE: an object file (model.o) or a shared "
+                "library (model.so)");
+  llvm::StringRef output = *invocation.output;
+  bool shared = output.ends_with(".so");
+  const CpuTarget *target =
+      invocation.target ? lookupCpuTarget(*invocation.target) : hostCpuTarget();
+  if (!target) {
+    std::string names;
+    for (const CpuTarget &known : cpuTargets())
+      names += (names.empty() ? "" : ", ") + known.name.str();
+    return fail(invocation.target ? "unknown --target '" + *invocation.target +
+                                        "'; expected one of " + names
+                                  : "the host is none of the targets (" +
+                                        names + "); give --target");
+  }
+  if (shared && target != hostCpuTarget())
+    return fail("a shared library is built for the host only; for " +
+                target->name + ", write an object file (-o model.o)");
+  AotOptions options;
+  options.target = target;
+  options.cpu = invocation.cpu.value_or("");
+  options.name = invocation.name ? *invocation.name : modelNameFor(output);
+  if (!isValidModelName(options.name))
+    return fail("--name '" + options.name +
+                "' is not a C identifier (letters, digits and _)");
+
+  // A shared library links the object with the runtime.
+  llvm::SmallString<128> objectPath(output);
+  if (shared) {
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile(options.name, "o", objectPath))
+      return fail("cannot create a temporary object file: " + ec.message());
+  }
+  std::error_code ec;
+  llvm::ToolOutputFile object(objectPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return fail("cannot write " + objectPath + ": " + ec.message());
+  auto signature = compileToObject(module, options, object.os());
+  if (!signature)
+    return fail(signature.takeError());
+  object.os().close();
+  if (object.os().has_error())
+    return fail("cannot write " + objectPath);
+  object.keep();
+
+  if (invocation.header) {
+    llvm::ToolOutputFile header(*invocation.header, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return fail("cannot write " + *invocation.header + ": " + ec.message());
+    header.os() << generateHeader(*signature, options, invocation.model);
+    header.keep();
+  }
+  if (!shared)
+    return 0;
+
+  auto cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return fail("linking a shared library needs a C compiler driver 'cc' on "
+                "the PATH");
+  std::string runtime = runtimeLibraryPath(argv0);
+  if (!llvm::sys::fs::exists(runtime))
+    return fail("the runtime library is not at " + runtime);
+  llvm::SmallVector<llvm::StringRef> command = {
+      *cc,        "-shared",
+      "-o",       output,
+      objectPath, "-Wl,--whole-archive",
+      runtime,    "-Wl,--no-whole-archive",
+      "-lm"};
+  std::string message;
+  int status =
+      llvm::sys::ExecuteAndWait(*cc, command, std::nullopt, {}, 0, 0, &message);
+  llvm::sys::fs::remove(objectPath);
+  if (status != 0)
+    return fail("linking " + output + " failed" +
+                (message.empty() ? "" : ": " + message));
+  return 0;
+}
+
 int notImplemented(llvm::StringRef what) {
   return fail(what + " is not implemented yet");
 }
@@ -347,8 +533,17 @@ int main(int argc, char **argv) {
     return notImplemented("--assert");
   if (invocation->pulse)
     return notImplemented("--pulse");
-  if (invocation->stage)
-    return notImplemented("--pass");
+  static const llvm::StringRef kStages[] = {"load", "declutter", "linalg",
+                                            "llvm"};
+  if (invocation->stage && !llvm::is_contained(kStages, *invocation->stage))
+    return fail("unknown --pass '" + *invocation->stage +
+                "'; expected load, declutter, linalg or llvm");
+  llvm::StringRef stage =
+      invocation->stage ? llvm::StringRef(*invocation->stage) : "";
+  bool lowered = stage == "linalg" || stage == "llvm";
+  if (lowered && (invocation->subcommand != "dump" || !invocation->dumpMlir))
+    return fail("--pass " + stage +
+                " stops after lowering, where only 'dump --mlir' applies");
 
   DialectRegistry registry;
   registerLoweringDialects(registry);
@@ -363,9 +558,16 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (invocation->optimize) {
+  // -O declutters; --pass stops at a stage: load (as imported), declutter,
+  // linalg (tract-lower-to-linalg) or llvm (the LLVM dialect).
+  if (stage != "load" && (invocation->optimize || !stage.empty())) {
     PassManager pm(&context);
-    buildDeclutterPipeline(pm);
+    if (invocation->optimize || stage == "declutter")
+      buildDeclutterPipeline(pm);
+    if (stage == "linalg")
+      pm.addPass(createTractLowerToLinalg());
+    else if (stage == "llvm")
+      buildLowerToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -374,5 +576,9 @@ int main(int argc, char **argv) {
     return dump(*module, *invocation);
   if (invocation->subcommand == "run")
     return run(*module, *invocation);
+  if (invocation->subcommand == "bench")
+    return bench(*module, *invocation);
+  if (invocation->subcommand == "compile")
+    return compile(*module, *invocation, argv[0]);
   return notImplemented("'" + invocation->subcommand + "'");
 }

@@ -1,0 +1,250 @@
+//===- Aot.cpp - compile a tract model to an object file ------------------===//
+
+#include "lowering/Aot.h"
+
+#include "lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+/// The target machine for `options`, position-independent so that the
+/// object links into executables and shared libraries alike.
+llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
+createTargetMachine(const AotOptions &options) {
+  llvm::InitializeAllTargetInfos();
+  llvm::InitializeAllTargets();
+  llvm::InitializeAllTargetMCs();
+  llvm::InitializeAllAsmPrinters();
+  llvm::Triple triple(options.target->triple);
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return makeError("no code generator for " + options.target->triple + ": " +
+                     error);
+  std::string cpu =
+      options.cpu.empty() ? options.target->defaultCpu.str() : options.cpu;
+  std::string features;
+  if (cpu == "native") {
+    if (options.target != hostCpuTarget())
+      return makeError("--cpu native needs the host's target, not " +
+                       options.target->name);
+    cpu = llvm::sys::getHostCPUName().str();
+    llvm::SubtargetFeatures subtarget;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      subtarget.AddFeature(feature.first(), feature.second);
+    features = subtarget.getString();
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> subtargetInfo(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!subtargetInfo || !subtargetInfo->isCPUStringValid(cpu))
+    return makeError("unknown CPU '" + cpu + "' for " + options.target->name);
+  llvm::TargetOptions targetOptions;
+  std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
+      triple, cpu, features, targetOptions, llvm::Reloc::PIC_, std::nullopt,
+      options.optLevel >= 2 ? llvm::CodeGenOptLevel::Aggressive
+                            : llvm::CodeGenOptLevel::Default));
+  if (!machine)
+    return makeError("cannot create a code generator for " +
+                     options.target->triple);
+  return machine;
+}
+
+/// Defines `void <name>_invoke(void **args)`: loads each argument of the C
+/// interface function `entry` from the slot args[i] points to, and calls it.
+void addPackedEntry(llvm::Module &module, llvm::Function &entry,
+                    llvm::StringRef name) {
+  llvm::LLVMContext &context = module.getContext();
+  auto *pointer = llvm::PointerType::getUnqual(context);
+  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
+                                       {pointer}, /*isVarArg=*/false);
+  auto *invoke = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
+                                        name + "_invoke", module);
+  invoke->getArg(0)->setName("args");
+  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", invoke));
+  llvm::SmallVector<llvm::Value *> arguments;
+  for (llvm::Argument &parameter : entry.args()) {
+    llvm::Value *slotAddress = builder.CreateConstGEP1_64(
+        pointer, invoke->getArg(0), parameter.getArgNo());
+    llvm::Value *slot = builder.CreateLoad(pointer, slotAddress);
+    arguments.push_back(builder.CreateLoad(parameter.getType(), slot));
+  }
+  builder.CreateCall(&entry, arguments);
+  builder.CreateRetVoid();
+}
+
+/// A C string literal for `text`.
+std::string quoted(llvm::StringRef text) {
+  std::string result = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      result += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      result += llvm::formatv("\\{0:o3}", static_cast<unsigned char>(c)).str();
+      continue;
+    }
+    result += c;
+  }
+  return result + "\"";
+}
+
+} // namespace
+
+bool mlir::tract::isValidModelName(llvm::StringRef name) {
+  if (name.empty() || llvm::isDigit(name.front()))
+    return false;
+  return llvm::all_of(name,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; });
+}
+
+llvm::Expected<ModelSignature>
+mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
+                             llvm::raw_pwrite_stream &os) {
+  if (!isValidModelName(options.name))
+    return makeError("the model name '" + options.name +
+                     "' is not a C identifier");
+  if (!options.target)
+    return makeError("no target given");
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main)
+    return makeError("the model has no main function");
+  auto signature = describeFunction(main);
+  if (!signature)
+    return signature.takeError();
+  auto machine = createTargetMachine(options);
+  if (!machine)
+    return machine.takeError();
+
+  // The entry gets the model's prefix, so that several models link together.
+  std::string entryName = options.name + "_main";
+  if (failed(SymbolTable::replaceAllSymbolUses(
+          main, StringAttr::get(module.getContext(), entryName), module)))
+    return makeError("cannot rename the model's entry");
+  main.setSymName(entryName);
+  main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  PassManager pm(module.getContext());
+  buildLowerToLLVMPipeline(pm);
+  if (failed(pm.run(module)))
+    return makeError("the model could not be lowered");
+
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, options.name);
+  if (!llvmModule)
+    return makeError("the lowered model does not translate to LLVM IR");
+  llvmModule->setTargetTriple((*machine)->getTargetTriple());
+  llvmModule->setDataLayout((*machine)->createDataLayout());
+  llvm::Function *entry = llvmModule->getFunction("_mlir_ciface_" + entryName);
+  if (!entry)
+    return makeError("the lowered model has no C interface for its entry");
+  addPackedEntry(*llvmModule, *entry, options.name);
+  if (llvm::verifyModule(*llvmModule, &llvm::errs()))
+    return makeError("the generated LLVM IR is invalid");
+
+  if (llvm::Error error = makeOptimizingTransformer(
+          options.optLevel, 0, machine->get())(llvmModule.get()))
+    return std::move(error);
+  llvm::legacy::PassManager codegen;
+  if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
+                                      llvm::CodeGenFileType::ObjectFile))
+    return makeError(options.target->name + " cannot emit object files");
+  codegen.run(*llvmModule);
+  return signature;
+}
+
+std::string mlir::tract::generateHeader(const ModelSignature &signature,
+                                        const AotOptions &options,
+                                        llvm::StringRef source) {
+  const std::string &name = options.name;
+  std::string guard = llvm::StringRef(name).upper() + "_H";
+  std::string macro = llvm::StringRef(name).upper();
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "/* " << name << ": generated by `tract compile` from "
+     << llvm::sys::path::filename(source) << " for " << options.target->triple
+     << ".\n"
+     << " *\n"
+     << " * Link with the object file and the tract runtime library:\n"
+     << " *   cc app.c " << name << ".o libtract_runtime.a -lm\n"
+     << " *\n";
+  auto describe = [&](llvm::StringRef what,
+                      const std::vector<TensorSignature> &tensors) {
+    os << " * " << what << ":\n";
+    for (auto [index, tensor] : llvm::enumerate(tensors))
+      os << " *   " << index << " '" << tensor.name
+         << "': " << tensor.shapeString() << (tensor.shape.empty() ? "" : ",")
+         << tract_dtype_name(tensor.dtype) << "\n";
+  };
+  describe("Inputs", signature.inputs);
+  describe("Outputs", signature.outputs);
+  os << " *\n"
+     << " * The model keeps no state between calls: a streaming model's state\n"
+     << " * is among its inputs and outputs. */\n"
+     << "#ifndef " << guard << "\n#define " << guard << "\n\n"
+     << "#include \"tract_runtime.h\"\n\n"
+     << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << "#define " << macro << "_NUM_INPUTS " << signature.inputs.size()
+     << "\n#define " << macro << "_NUM_OUTPUTS " << signature.outputs.size()
+     << "\n#define " << macro << "_STATE_SIZE 0\n\n"
+     << "/* The compiled entry point; call it through " << name << "_run. */\n"
+     << "void " << name << "_invoke(void **args);\n\n";
+  auto table = [&](llvm::StringRef suffix,
+                   const std::vector<TensorSignature> &tensors) {
+    if (tensors.empty())
+      return;
+    os << "static const tract_io_info " << name << "_" << suffix << "["
+       << tensors.size() << "] = {\n";
+    for (const TensorSignature &tensor : tensors)
+      os << "    {" << quoted(tensor.name) << ", TRACT_DT_"
+         << llvm::StringRef(tract_dtype_name(tensor.dtype)).upper() << ", "
+         << tensor.shape.size() << ", " << quoted(tensor.shapeString())
+         << "},\n";
+    os << "};\n\n";
+  };
+  table("inputs", signature.inputs);
+  table("outputs", signature.outputs);
+  os << "static const tract_model " << name << "_model = {\n"
+     << "    " << quoted(name) << ", " << signature.inputs.size() << ", "
+     << signature.outputs.size() << ",\n"
+     << "    " << (signature.inputs.empty() ? "0" : name + "_inputs") << ", "
+     << (signature.outputs.empty() ? "0" : name + "_outputs") << ", " << name
+     << "_invoke};\n\n"
+     << "/* Runs the model on " << macro << "_NUM_INPUTS tensors; on success "
+     << "outputs[0.." << macro << "_NUM_OUTPUTS)\n"
+     << " * are new tensors to free with tract_tensor_free. On TRACT_ERROR, "
+        "tract_last_error()\n"
+     << " * says why. */\n"
+     << "static inline tract_status " << name
+     << "_run(const tract_tensor *const *inputs,\n"
+     << "    tract_tensor **outputs) {\n"
+     << "  return tract_model_run(&" << name << "_model, inputs, outputs);\n"
+     << "}\n\n"
+     << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
+  return text;
+}

@@ -1,0 +1,51 @@
+//===- Aot.h - compile a tract model to an object file ----------*- C++ -*-===//
+//
+// `tract compile`: lowers the model's `main` through the tract-lower-to-llvm
+// pipeline, optimizes it for a CPU target and writes a relocatable object.
+// The object exports `<name>_invoke`, the entry point with packed arguments
+// that the runtime's tract_model_run calls, and the generated C header
+// describes the model for it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWERING_AOT_H
+#define LOWERING_AOT_H
+
+#include "lowering/ModelSignature.h"
+#include "lowering/Targets.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace mlir::tract {
+
+struct AotOptions {
+  /// Prefix of every symbol the object and the header define; a C
+  /// identifier.
+  std::string name = "model";
+  const CpuTarget *target = nullptr;
+  /// The CPU to tune and select instructions for; "native" is the host's.
+  std::string cpu;
+  unsigned optLevel = 3;
+};
+
+/// Lowers and compiles `module` (tract dialect, consumed) to an object file
+/// written to `os`. Returns the model's signature for the header.
+llvm::Expected<ModelSignature> compileToObject(ModuleOp module,
+                                               const AotOptions &options,
+                                               llvm::raw_pwrite_stream &os);
+
+/// The C header of a compiled model: its description for the runtime and a
+/// `<name>_run` entry point. `source` names the model in a comment.
+std::string generateHeader(const ModelSignature &signature,
+                           const AotOptions &options, llvm::StringRef source);
+
+/// Whether `name` can prefix C symbols.
+bool isValidModelName(llvm::StringRef name);
+
+} // namespace mlir::tract
+
+#endif // LOWERING_AOT_H

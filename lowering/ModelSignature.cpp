@@ -1,0 +1,98 @@
+//===- ModelSignature.cpp - a model's inputs and outputs ------------------===//
+
+#include "lowering/ModelSignature.h"
+
+#include "dialects/tract/TractShapes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+std::string TensorSignature::shapeString() const {
+  std::string text;
+  for (auto [i, dim] : llvm::enumerate(shape))
+    text += (i ? "," : "") + dim.toString();
+  return text;
+}
+
+bool mlir::tract::getRuntimeDtype(Type type, tract_dtype &dtype) {
+  if (type.isInteger(1)) {
+    dtype = TRACT_DT_BOOL;
+    return true;
+  }
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    bool isUnsigned = integer.isUnsigned();
+    switch (integer.getWidth()) {
+    case 8:
+      dtype = isUnsigned ? TRACT_DT_U8 : TRACT_DT_I8;
+      return true;
+    case 16:
+      dtype = isUnsigned ? TRACT_DT_U16 : TRACT_DT_I16;
+      return true;
+    case 32:
+      dtype = isUnsigned ? TRACT_DT_U32 : TRACT_DT_I32;
+      return true;
+    case 64:
+      dtype = isUnsigned ? TRACT_DT_U64 : TRACT_DT_I64;
+      return true;
+    default:
+      return false;
+    }
+  }
+  if (type.isF16())
+    dtype = TRACT_DT_F16;
+  else if (type.isBF16())
+    dtype = TRACT_DT_BF16;
+  else if (type.isF32())
+    dtype = TRACT_DT_F32;
+  else if (type.isF64())
+    dtype = TRACT_DT_F64;
+  else
+    return false;
+  return true;
+}
+
+namespace {
+
+llvm::Expected<TensorSignature> describe(Type type, const llvm::Twine &name) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  TensorSignature signature;
+  signature.name = name.str();
+  if (!tensorType ||
+      !getRuntimeDtype(tensorType.getElementType(), signature.dtype))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + name +
+                                       "' has a type the runtime cannot hold");
+  Shape shape = getShape(type);
+  signature.shape.assign(shape.begin(), shape.end());
+  return signature;
+}
+
+} // namespace
+
+llvm::Expected<ModelSignature>
+mlir::tract::describeFunction(func::FuncOp func) {
+  ModelSignature model;
+  FunctionType type = func.getFunctionType();
+  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
+    auto name = func.getArgAttrOfType<StringAttr>(i, "tract.name");
+    auto signature =
+        describe(type.getInput(i), name ? llvm::Twine(name.getValue())
+                                        : "input_" + llvm::Twine(i));
+    if (!signature)
+      return signature.takeError();
+    model.inputs.push_back(std::move(*signature));
+  }
+  for (unsigned i = 0; i < type.getNumResults(); ++i) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, "tract.name");
+    auto signature =
+        describe(type.getResult(i), name ? llvm::Twine(name.getValue())
+                                         : "output_" + llvm::Twine(i));
+    if (!signature)
+      return signature.takeError();
+    model.outputs.push_back(std::move(*signature));
+  }
+  return model;
+}

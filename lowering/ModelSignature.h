@@ -1,0 +1,53 @@
+//===- ModelSignature.h - a model's inputs and outputs ----------*- C++ -*-===//
+//
+// What the host side of a compiled model needs to know of its entry
+// function: names, runtime dtypes and symbolic shapes, read from the tract
+// types before lowering erases them. The JIT and the ahead-of-time compiler
+// both describe models this way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef LOWERING_MODELSIGNATURE_H
+#define LOWERING_MODELSIGNATURE_H
+
+#include "dialects/tdim/TDim.h"
+#include "runtime/tract_runtime.h"
+
+#include "mlir/IR/Types.h"
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir {
+namespace func {
+class FuncOp;
+} // namespace func
+
+namespace tract {
+
+/// One input or output of a model, as the tract dialect types it.
+struct TensorSignature {
+  std::string name;
+  tract_dtype dtype;
+  std::vector<TDim> shape;
+
+  /// The shape in tract's notation: `1,S,64`.
+  std::string shapeString() const;
+};
+
+/// The tract dtype of an MLIR element type; false if it has none.
+bool getRuntimeDtype(Type elementType, tract_dtype &dtype);
+
+/// The inputs and outputs of `func` (tract-typed, not lowered yet), named by
+/// their `tract.name` attributes, or "input_N" / "output_N" as `tract dump` calls them.
+struct ModelSignature {
+  std::vector<TensorSignature> inputs;
+  std::vector<TensorSignature> outputs;
+};
+llvm::Expected<ModelSignature> describeFunction(func::FuncOp func);
+
+} // namespace tract
+} // namespace mlir
+
+#endif // LOWERING_MODELSIGNATURE_H
