@@ -24,7 +24,11 @@
  * 64 samples of the previous window as context. */
 #define WINDOW 512
 #define CONTEXT 64
-#define STATE_LEN (2 * 1 * 128)
+
+/* Compiled with the facts above: `sr` is a constant, not an input. */
+_Static_assert(SILERO_NUM_INPUTS == 2,
+               "compile Silero with -i sr:i64=16000 (see README.md)");
+_Static_assert(SILERO_NUM_OUTPUTS == 2, "Silero returns output and stateN");
 
 typedef struct vad_options {
   double threshold;     /* a window is speech at or above this probability */
@@ -383,7 +387,7 @@ int main(int argc, char **argv) {
 
   if (opt.print_probs)
     for (int64_t w = 0; w < num_windows; ++w)
-      printf("window %5lld at %6.2f s: %.4f\n", (long long)w,
+      printf("window %5lld at %6.2f s: %.6f\n", (long long)w,
              (double)(w * WINDOW) / SAMPLE_RATE, probs[w]);
 
   segment *segments = malloc((size_t)(num_windows + 1) * sizeof(segment));
