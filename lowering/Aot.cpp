@@ -76,14 +76,17 @@ createTargetMachine(const AotOptions &options) {
   return machine;
 }
 
-/// Defines `void <name>_invoke(void **args)`: loads each argument of the C
-/// interface function `entry` from the slot args[i] points to, and calls it.
+/// Defines `int32_t <name>_invoke(void **args)`: loads each argument of the
+/// C interface function `entry` from the slot args[i] points to, calls it
+/// and returns the status the entry checks give: the last member of the
+/// results struct `entry` writes (of the type `results`), or its return
+/// value when the model has no outputs.
 void addPackedEntry(llvm::Module &module, llvm::Function &entry,
-                    llvm::StringRef name) {
+                    llvm::Type *results, llvm::StringRef name) {
   llvm::LLVMContext &context = module.getContext();
   auto *pointer = llvm::PointerType::getUnqual(context);
-  auto *type = llvm::FunctionType::get(llvm::Type::getVoidTy(context),
-                                       {pointer}, /*isVarArg=*/false);
+  auto *status = llvm::Type::getInt32Ty(context);
+  auto *type = llvm::FunctionType::get(status, {pointer}, /*isVarArg=*/false);
   auto *invoke = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
                                         name + "_invoke", module);
   invoke->getArg(0)->setName("args");
@@ -95,8 +98,15 @@ void addPackedEntry(llvm::Module &module, llvm::Function &entry,
     llvm::Value *slot = builder.CreateLoad(pointer, slotAddress);
     arguments.push_back(builder.CreateLoad(parameter.getType(), slot));
   }
-  builder.CreateCall(&entry, arguments);
-  builder.CreateRetVoid();
+  llvm::Value *returned = builder.CreateCall(&entry, arguments);
+  auto *resultsStruct = llvm::dyn_cast<llvm::StructType>(results);
+  if (!resultsStruct) {
+    builder.CreateRet(returned);
+    return;
+  }
+  llvm::Value *statusAddress = builder.CreateStructGEP(
+      resultsStruct, arguments.front(), resultsStruct->getNumElements() - 1);
+  builder.CreateRet(builder.CreateLoad(status, statusAddress));
 }
 
 /// A C string literal for `text`.
@@ -161,9 +171,10 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
   llvmModule->setTargetTriple((*machine)->getTargetTriple());
   llvmModule->setDataLayout((*machine)->createDataLayout());
   llvm::Function *entry = llvmModule->getFunction("_mlir_ciface_" + entryName);
-  if (!entry)
+  llvm::Function *lowered = llvmModule->getFunction(entryName);
+  if (!entry || !lowered)
     return makeError("the lowered model has no C interface for its entry");
-  addPackedEntry(*llvmModule, *entry, options.name);
+  addPackedEntry(*llvmModule, *entry, lowered->getReturnType(), options.name);
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return makeError("the generated LLVM IR is invalid");
 
@@ -213,7 +224,7 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
      << "\n#define " << macro << "_NUM_OUTPUTS " << signature.outputs.size()
      << "\n#define " << macro << "_STATE_SIZE 0\n\n"
      << "/* The compiled entry point; call it through " << name << "_run. */\n"
-     << "void " << name << "_invoke(void **args);\n\n";
+     << "int32_t " << name << "_invoke(void **args);\n\n";
   auto table = [&](llvm::StringRef suffix,
                    const std::vector<TensorSignature> &tensors) {
     if (tensors.empty())

@@ -2,12 +2,8 @@
 
 #include "lowering/Jit.h"
 
-#include "lowering/LoweringUtils.h"
 #include "lowering/Passes.h"
 #include "runtime/tract_profile.h"
-
-#include "dialects/tract/TractDialect.h"
-#include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
@@ -26,13 +22,6 @@ namespace {
 
 llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-std::string dimsToString(const tract_tensor &tensor) {
-  std::string text;
-  for (int32_t i = 0; i < tensor.rank; ++i)
-    text += (i ? "," : "") + std::to_string(tensor.dims[i]);
-  return text;
 }
 
 /// A memref descriptor, as the LLVM lowering lays it out: allocated and
@@ -68,11 +57,6 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
     return signature.takeError();
   model->inputs = std::move(signature->inputs);
   model->outputs = std::move(signature->outputs);
-  FailureOr<SymbolScope> scope = getSymbolScope(module);
-  if (failed(scope))
-    return makeError("the model's assertions do not parse");
-  model->scope = *scope;
-
   main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
   PassManager pm(module.getContext());
   buildLowerToLLVMPipeline(pm);
@@ -95,6 +79,9 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
     symbols[interner("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
         llvm::JITSymbolFlags::Exported};
+    symbols[interner("tract_set_error")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tract_set_error),
+        llvm::JITSymbolFlags::Exported};
     // Called by models instrumented with tract-instrument-profile.
     symbols[interner("tract_profile_enter")] = {
         llvm::orc::ExecutorAddr::fromPtr(&tract_profile_enter),
@@ -107,8 +94,8 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
   return model;
 }
 
-llvm::Expected<SymbolValues>
-CompiledModel::bindSymbols(llvm::ArrayRef<const tract_tensor *> args) const {
+llvm::Error
+CompiledModel::checkInputs(llvm::ArrayRef<const tract_tensor *> args) const {
   if (args.size() != inputs.size())
     return makeError("the model takes " + llvm::Twine(inputs.size()) +
                      " inputs, " + llvm::Twine(args.size()) + " given");
@@ -122,48 +109,12 @@ CompiledModel::bindSymbols(llvm::ArrayRef<const tract_tensor *> args) const {
                        llvm::Twine(arg->rank) + ", the model expects " +
                        llvm::Twine(signature.shape.size()));
   }
-  // Bind as the lowering does: dims that are `a*S+b` with S unbound.
-  SymbolValues values;
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (auto [signature, arg] : llvm::zip(inputs, args))
-      for (auto [axis, dim] : llvm::enumerate(signature.shape)) {
-        std::optional<LinearForm> form = getLinearForm(dim);
-        if (!form || values.count(form->symbol))
-          continue;
-        values[form->symbol] =
-            (arg->dims[axis] - form->offset) / form->coefficient;
-        progress = true;
-      }
-  }
-  for (auto [signature, arg] : llvm::zip(inputs, args))
-    for (auto [axis, dim] : llvm::enumerate(signature.shape)) {
-      std::optional<int64_t> expected = dim.eval(values);
-      if (!expected || *expected != arg->dims[axis]) {
-        std::string shape;
-        for (auto [i, d] : llvm::enumerate(signature.shape))
-          shape += (i ? "," : "") + d.toString();
-        return makeError("input '" + signature.name + "' is " +
-                         dimsToString(*arg) + ", the model expects " + shape +
-                         " (axis " + llvm::Twine(axis) + " should be " +
-                         dim.toString() + ")");
-      }
-    }
-  if (std::optional<std::string> violated =
-          scope.findViolatedAssertion(values)) {
-    std::string bound;
-    for (auto &[name, value] : values)
-      bound += (bound.empty() ? "" : ", ") + name + "=" + std::to_string(value);
-    return makeError("the inputs violate the model's assertion " + *violated +
-                     " (" + bound + ")");
-  }
-  return values;
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::vector<tract_tensor *>>
 CompiledModel::run(llvm::ArrayRef<const tract_tensor *> args) const {
-  if (llvm::Error error = bindSymbols(args).takeError())
+  if (llvm::Error error = checkInputs(args))
     return std::move(error);
   std::vector<std::vector<int64_t>> descriptors(args.size());
   std::vector<void *> descriptorPointers(args.size());
@@ -171,41 +122,60 @@ CompiledModel::run(llvm::ArrayRef<const tract_tensor *> args) const {
     appendDescriptor(descriptors[i], arg->data, arg->rank, arg->dims);
     descriptorPointers[i] = descriptors[i].data();
   }
+  // `main` returns the outputs' descriptors then an i32 status, all in one
+  // struct behind the first argument; the status alone comes back as the
+  // return value.
   size_t resultWords = 0;
   for (const TensorSignature &output : outputs)
     resultWords += 3 + 2 * output.shape.size();
-  std::vector<int64_t> results(resultWords, 0);
+  std::vector<int64_t> results(resultWords + 1, 0);
   void *resultPointer = results.data();
+  int32_t status = TRACT_OK;
   SmallVector<void *> packed;
   if (!outputs.empty())
     packed.push_back(&resultPointer);
   for (void *&pointer : descriptorPointers)
     packed.push_back(&pointer);
+  if (outputs.empty())
+    packed.push_back(&status);
   if (llvm::Error error = engine->invokePacked("_mlir_ciface_main", packed))
     return std::move(error);
+  if (!outputs.empty())
+    std::memcpy(&status, &results[resultWords], sizeof(status));
 
   // Copy each result into a runtime tensor, then free the model's buffers
-  // (results may share one: identical results are computed once).
+  // (results may share one: identical results are computed once). After a
+  // failed check the results are empty buffers, freed all the same.
   std::vector<tract_tensor *> tensors;
   llvm::SmallPtrSet<void *, 4> buffers;
+  auto fail = [&](const llvm::Twine &message) {
+    for (tract_tensor *tensor : tensors)
+      tract_tensor_free(tensor);
+    for (void *buffer : buffers)
+      std::free(buffer);
+    return makeError(message);
+  };
   size_t word = 0;
   for (const TensorSignature &output : outputs) {
     int32_t rank = output.shape.size();
-    char *allocated = reinterpret_cast<char *>(results[word]);
+    buffers.insert(reinterpret_cast<char *>(results[word]));
+    word += 3 + 2 * rank;
+  }
+  if (status != TRACT_OK)
+    return fail(tract_last_error());
+  word = 0;
+  for (const TensorSignature &output : outputs) {
+    int32_t rank = output.shape.size();
     char *aligned = reinterpret_cast<char *>(results[word + 1]);
     int64_t offset = results[word + 2];
     const int64_t *sizes = &results[word + 3];
     const int64_t *strides = &results[word + 3 + rank];
     word += 3 + 2 * rank;
     tract_tensor *tensor = tract_tensor_new(output.dtype, rank, sizes);
-    if (!tensor) {
-      for (tract_tensor *t : tensors)
-        tract_tensor_free(t);
-      for (void *buffer : buffers)
-        std::free(buffer);
-      return makeError(llvm::Twine("output '") + output.name +
-                       "': " + tract_last_error());
-    }
+    if (!tensor)
+      return fail(llvm::Twine("output '") + output.name +
+                  "': " + tract_last_error());
+    tensors.push_back(tensor);
     size_t elementSize = tract_dtype_size(output.dtype);
     int64_t count = tract_tensor_len(tensor);
     char *destination = static_cast<char *>(tensor->data);
@@ -218,8 +188,6 @@ CompiledModel::run(llvm::ArrayRef<const tract_tensor *> args) const {
       std::memcpy(destination + index * elementSize,
                   aligned + source * elementSize, elementSize);
     }
-    buffers.insert(allocated);
-    tensors.push_back(tensor);
   }
   for (void *buffer : buffers)
     std::free(buffer);

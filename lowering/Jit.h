@@ -2,9 +2,10 @@
 //
 // `tract run` and `tract bench` compile the model's `main` through the
 // tract-lower-to-llvm pipeline and MLIR's ExecutionEngine, then call it on
-// runtime tensors. Inputs are checked against the model's symbolic
-// signature (ranks, element types, dims, assertions) before the call, so a
-// wrong input is an error message, never undefined behaviour.
+// runtime tensors. The host checks what memref descriptors cannot carry
+// (element types, ranks); the compiled code checks the dims and the model's
+// assertions (lowering/EntryChecks.h) and returns a status. A wrong input is
+// an error message, never undefined behaviour.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,13 +43,13 @@ public:
   llvm::ArrayRef<TensorSignature> getInputs() const { return inputs; }
   llvm::ArrayRef<TensorSignature> getOutputs() const { return outputs; }
 
-  /// The symbols' values for these inputs, or an error naming the input,
-  /// the axis and the expected expression, or the violated assertion.
-  llvm::Expected<SymbolValues>
-  bindSymbols(llvm::ArrayRef<const tract_tensor *> args) const;
+  /// Checks what the compiled code cannot: the number of inputs, their
+  /// element types and ranks. Errors name the input.
+  llvm::Error checkInputs(llvm::ArrayRef<const tract_tensor *> args) const;
 
   /// Runs the model. Outputs are new tensors owned by the caller
-  /// (tract_tensor_free).
+  /// (tract_tensor_free). Dims that do not match the model's shapes or
+  /// violate its assertions are errors from the compiled code's checks.
   llvm::Expected<std::vector<tract_tensor *>>
   run(llvm::ArrayRef<const tract_tensor *> args) const;
 
@@ -57,7 +58,6 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
-  SymbolScope scope;
 };
 
 } // namespace mlir::tract

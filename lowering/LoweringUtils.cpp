@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -74,52 +75,57 @@ std::optional<LinearForm> mlir::tract::getLinearForm(const TDim &dim) {
   return form;
 }
 
+SmallVector<SymbolSource>
+mlir::tract::findSymbolSources(ArrayRef<Shape> inputShapes) {
+  SmallVector<SymbolSource> sources;
+  llvm::StringSet<> bound;
+  for (auto [argument, shape] : llvm::enumerate(inputShapes))
+    for (auto [axis, dim] : llvm::enumerate(shape)) {
+      std::optional<LinearForm> form = getLinearForm(dim);
+      if (form && bound.insert(form->symbol).second)
+        sources.push_back({static_cast<unsigned>(argument),
+                           static_cast<unsigned>(axis), *form});
+    }
+  return sources;
+}
+
+Value mlir::tract::readSymbol(OpBuilder &builder, Location loc, Value size,
+                              const LinearForm &form) {
+  if (form.offset != 0)
+    size = arith::SubIOp::create(
+        builder, loc, size,
+        arith::ConstantIndexOp::create(builder, loc, form.offset));
+  if (form.coefficient != 1)
+    size = arith::FloorDivSIOp::create(
+        builder, loc, size,
+        arith::ConstantIndexOp::create(builder, loc, form.coefficient));
+  return size;
+}
+
 LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
   auto func = cast<func::FuncOp>(funcOp);
   llvm::StringMap<Value> &bound = symbols[func];
   Block &entry = func.getBody().front();
   OpBuilder builder = OpBuilder::atBlockBegin(&entry);
   Location loc = func.getLoc();
-  // Dims to read: (argument, axis, expression).
-  struct DynamicDim {
-    BlockArgument argument;
-    int64_t axis;
-    TDim dim;
-  };
-  SmallVector<DynamicDim> pending;
+  SmallVector<Shape> shapes;
   for (BlockArgument argument : entry.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(argument.getType());
-    if (!type)
+    if (!type) {
+      shapes.emplace_back();
       continue;
+    }
     if (!isTractTensorType(type))
       return func.emitError()
              << "argument " << argument.getArgNumber() << " has type " << type
              << ", not a tract tensor type (a dynamic dim "
                 "needs its #tract.dims expression)";
-    for (auto [axis, dim] : llvm::enumerate(getShape(type)))
-      if (!dim.isConstant())
-        pending.push_back({argument, static_cast<int64_t>(axis), dim});
+    shapes.push_back(getShape(type));
   }
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (DynamicDim &dynamic : pending) {
-      std::optional<LinearForm> form = getLinearForm(dynamic.dim);
-      if (!form || bound.count(form->symbol))
-        continue;
-      Value size =
-          tensor::DimOp::create(builder, loc, dynamic.argument, dynamic.axis);
-      if (form->offset != 0)
-        size = arith::SubIOp::create(
-            builder, loc, size,
-            arith::ConstantIndexOp::create(builder, loc, form->offset));
-      if (form->coefficient != 1)
-        size = arith::FloorDivSIOp::create(
-            builder, loc, size,
-            arith::ConstantIndexOp::create(builder, loc, form->coefficient));
-      bound[form->symbol] = size;
-      progress = true;
-    }
+  for (const SymbolSource &source : findSymbolSources(shapes)) {
+    Value size = tensor::DimOp::create(
+        builder, loc, entry.getArgument(source.argument), source.axis);
+    bound[source.form.symbol] = readSymbol(builder, loc, size, source.form);
   }
   // Every symbol the function's types use must be bound.
   std::set<std::string> used;
@@ -129,8 +135,9 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
         for (const TDim &dim : getShape(type))
           dim.collectSymbols(used);
   });
-  for (const DynamicDim &dynamic : pending)
-    dynamic.dim.collectSymbols(used);
+  for (const Shape &shape : shapes)
+    for (const TDim &dim : shape)
+      dim.collectSymbols(used);
   // Symbols that ops compute are bound as the conversion reaches them.
   func.walk([&](Operation *op) {
     if (std::optional<std::string> computed = getComputedSymbol(op))

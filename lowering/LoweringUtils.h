@@ -11,6 +11,7 @@
 #define LOWERING_LOWERINGUTILS_H
 
 #include "dialects/tdim/TDim.h"
+#include "dialects/tract/TractShapes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -40,6 +41,23 @@ struct LinearForm {
   int64_t offset;
 };
 std::optional<LinearForm> getLinearForm(const TDim &dim);
+
+/// Where a function's entry reads a symbol: the first input dim, in argument
+/// then axis order, of the form `a*S+b`.
+struct SymbolSource {
+  unsigned argument;
+  unsigned axis;
+  LinearForm form;
+};
+
+/// The sources of the symbols that inputs of these shapes determine, in the
+/// order they are bound (an argument that is not a tensor has no dims).
+SmallVector<SymbolSource> findSymbolSources(ArrayRef<Shape> inputShapes);
+
+/// The value of the symbol whose source dim `a*S+b` is `size`:
+/// `(size - b) floordiv a`.
+Value readSymbol(OpBuilder &builder, Location loc, Value size,
+                 const LinearForm &form);
 
 /// The run-time values of a function's symbols, bound at its entry from the
 /// dims of its arguments.

@@ -1449,7 +1449,10 @@ Value sourceCoordinate(OpBuilder &b, Location loc, CoordTransform transform,
   case CoordTransform::TfHalfPixelForNn:
     return divf(addf(y, half), axis.scale);
   case CoordTransform::AlignCorners: {
-    Value stretched = divf(mulf(y, subf(axis.in, one)), subf(axis.out, one));
+    // s * in is out unless the frontend passed a scale whose output length
+    // was rounded: ONNX stretches to the unrounded length then.
+    Value stretched = divf(mulf(y, subf(axis.in, one)),
+                           subf(mulf(axis.scale, axis.in), one));
     return arith::SelectOp::create(b, loc, single, zero, stretched);
   }
   case CoordTransform::TfCropAndResize: {

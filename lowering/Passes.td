@@ -16,11 +16,24 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
     `#tract.dims` encoding and unsigned integers become signless. Results
     are copied into fresh tensors, so that a caller owns every buffer it
     gets back.
+
+    With `entry-checks` (as in `tract-lower-to-llvm`), each public function
+    `f` becomes `f.body` (private) behind a new public `f` that takes its
+    tensors with every dim dynamic, checks each input dim against its
+    expression and the module's assertions over the bound symbols, and calls
+    the body only if all hold. It returns the results (empty ones after a
+    failed check) and an i32 status: 0, or 1 with the first failed check's
+    message recorded by the runtime's `tract_set_error`.
   }];
+  let options = [
+    Option<"entryChecks", "entry-checks", "bool", /*default=*/"false",
+           "Put input and assertion checks in front of each public function">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
-    "::mlir::linalg::LinalgDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect"
   ];

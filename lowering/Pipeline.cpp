@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/FuncBufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -55,6 +56,8 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
                   tensor::TensorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
+  // The entry checks branch to the body or to the failure return.
+  cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
   bufferization::func_ext::registerBufferizableOpInterfaceExternalModels(
       registry);
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
@@ -65,7 +68,9 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
 }
 
 void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
-  pm.addPass(createTractLowerToLinalg());
+  TractLowerToLinalgOptions lowering;
+  lowering.entryChecks = true;
+  pm.addPass(createTractLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 

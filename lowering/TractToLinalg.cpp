@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "lowering/EntryChecks.h"
 #include "lowering/LoweringUtils.h"
 #include "lowering/Passes.h"
 
@@ -14,8 +15,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Func/Transforms/FuncConversions.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -155,15 +158,33 @@ struct ConstLowering : public OpConversionPattern<ConstOp> {
   }
 };
 
+/// The tract shapes of `func`'s arguments (none for a non-tensor).
+SmallVector<Shape> getInputShapes(func::FuncOp func) {
+  SmallVector<Shape> shapes;
+  for (Type type : func.getArgumentTypes())
+    shapes.push_back(isa<RankedTensorType>(type) && isTractTensorType(type)
+                         ? getShape(type)
+                         : Shape());
+  return shapes;
+}
+
 struct TractLowerToLinalgPass
     : public tract::impl::TractLowerToLinalgBase<TractLowerToLinalgPass> {
+  using TractLowerToLinalgBase::TractLowerToLinalgBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
     SymbolValueMap symbols;
-    for (auto func : module.getOps<func::FuncOp>())
+    // Public functions get their entry checks once lowered, from the tract
+    // shapes of their inputs.
+    SmallVector<std::pair<func::FuncOp, SmallVector<Shape>>> entries;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (entryChecks && func.isPublic() && !func.isExternal())
+        entries.push_back({func, getInputShapes(func)});
       if (failed(prepareFunction(func, symbols)))
         return signalPassFailure();
+    }
 
     TractTypeConverter converter;
     RewritePatternSet patterns(context);
@@ -187,6 +208,14 @@ struct TractLowerToLinalgPass
         [&](func::ReturnOp ret) { return converter.isLegal(ret); });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+
+    std::vector<std::string> assertions;
+    if (auto texts = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
+      for (StringRef text : texts.getAsValueRange<StringAttr>())
+        assertions.push_back(text.str());
+    for (auto &[func, shapes] : entries)
+      if (failed(addEntryChecks(func, shapes, assertions)))
+        return signalPassFailure();
   }
 };
 

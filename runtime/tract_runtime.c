@@ -259,6 +259,8 @@ tract_status tract_model_run(const tract_model *model,
     inputs_size += descriptor_size(model->inputs[i].rank);
   for (int32_t i = 0; i < model->num_outputs; ++i)
     results_size += descriptor_size(model->outputs[i].rank);
+  /* The entry writes its status after the results' descriptors. */
+  results_size += sizeof(int64_t);
   size_t pointers = (size_t)model->num_inputs + 2;
   char *block = calloc(1, inputs_size + results_size +
                               2 * pointers * sizeof(void *));
@@ -291,11 +293,17 @@ tract_status tract_model_run(const tract_model *model,
   }
 
   tract_clear_error();
-  model->invoke(args);
+  tract_status status =
+      model->invoke(args) == TRACT_OK ? TRACT_OK : TRACT_ERROR;
+  if (status != TRACT_OK) {
+    /* The model's checks refused the inputs: say which model. */
+    char message[sizeof(last_error)];
+    snprintf(message, sizeof(message), "%s", last_error);
+    tract_set_error("%s: %s", model->name, message);
+  }
 
   /* Results may share a buffer (identical results are computed once): each
-   * allocation is freed once. */
-  tract_status status = TRACT_OK;
+   * allocation is freed once. After a refusal they are empty. */
   at = results;
   for (int32_t i = 0; i < model->num_outputs; ++i) {
     outputs[i] = NULL;

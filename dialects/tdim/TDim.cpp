@@ -999,6 +999,11 @@ bool SymbolScope::addAssertion(llvm::StringRef text, std::string *error) {
   return true;
 }
 
+bool SymbolScope::parseAssertion(llvm::StringRef text, std::vector<TDim> &out,
+                                 std::string *error) {
+  return parseRelation(text, out, error);
+}
+
 bool SymbolScope::addScenarioAssertion(llvm::StringRef text,
                                        std::string *error) {
   auto [name, rule] = text.split(':');

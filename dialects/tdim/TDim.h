@@ -133,6 +133,10 @@ public:
   bool addAssertion(llvm::StringRef text, std::string *error = nullptr);
   /// Adds `name: A op B`: an assertion that holds in scenario `name` only.
   bool addScenarioAssertion(llvm::StringRef text, std::string *error = nullptr);
+  /// Parses an assertion `A op B` into the constraints `expr >= 0` it
+  /// stands for (two for `==`), e.g. for code that checks it at run time.
+  static bool parseAssertion(llvm::StringRef text, std::vector<TDim> &out,
+                             std::string *error = nullptr);
 
   /// The assertions and scenario assertions as given, for export.
   llvm::ArrayRef<std::string> getAssertions() const { return assertionTexts; }

@@ -139,7 +139,8 @@ def Tract_ResizeOp : Tract_InferredOp<"resize"> {
     * `pytorch_half_pixel`: the same, but `0` when `out == 1`;
     * `half_pixel_symmetric`: `c * (1 - out / (s * in)) + (x + 0.5) / s - 0.5`
       with `c = in / 2` (keeps the resampled grid centred);
-    * `align_corners`: `x * (in - 1) / (out - 1)`, `0` when `out == 1`;
+    * `align_corners`: `x * (in - 1) / (s * in - 1)`, `0` when `out == 1`
+      (`s * in` is `out` unless a given scale's output length was rounded);
     * `asymmetric`: `x / s`;
     * `tf_half_pixel_for_nn`: `(x + 0.5) / s`;
     * `tf_crop_and_resize`: samples the box `roi` (`rank` starts then `rank`

@@ -733,6 +733,28 @@ module {
 
 // -----
 
+// align_corners with a given scale stretches to the unrounded length s * in
+// (2.4 here, not the output's 2), as ONNX does.
+// CHECK-LABEL: func.func @resize_align_corners_scaled(
+// LLVM-LABEL: llvm.func @resize_align_corners_scaled(
+// LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
+// CHECK:         %[[S:.*]] = arith.constant 6.000000e-01 : f64
+// CHECK:         linalg.generic
+// CHECK:           %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
+// CHECK:           %[[SPAN:.*]] = arith.subf %[[IN:.*]], %[[ONE]] : f64
+// CHECK:           %[[NUM:.*]] = arith.mulf %{{.*}}, %[[SPAN]] : f64
+// CHECK:           %[[LEN:.*]] = arith.mulf %[[S]], %[[IN]] : f64
+// CHECK:           %[[DEN:.*]] = arith.subf %[[LEN]], %[[ONE]] : f64
+// CHECK:           arith.divf %[[NUM]], %[[DEN]] : f64
+module {
+  func.func @resize_align_corners_scaled(%x: tensor<1x4xf32>) -> tensor<1x2xf32> {
+    %0 = tract.resize %x {sizes = #tract.shape<[1, 2]>, interpolator = #tract<interpolator linear>, coord_transform = #tract<coord_transform align_corners>, scales = array<f64: 1.0, 0.6>} : tensor<1x4xf32> -> tensor<1x2xf32>
+    return %0 : tensor<1x2xf32>
+  }
+}
+
+// -----
+
 // tf_crop_and_resize samples the roi box and gives the extrapolation value
 // where a coordinate leaves the input; with exclude_outside, cells outside
 // the input weigh 0 and the weights are renormalized.

@@ -2,11 +2,19 @@
 
 // The whole path ends in the LLVM dialect: buffers are malloc'ed, the
 // dynamic size comes from the input's descriptor, and nothing of the tract,
-// linalg, tensor or memref dialects is left.
+// linalg, tensor or memref dialects is left. The model's code is an internal
+// function; `main` checks the input, calls it and adds a status to the
+// results.
 // CHECK:     llvm.func @malloc(i64) -> !llvm.ptr
-// CHECK:     llvm.func @main(
+// CHECK:     llvm.func @tract_set_error(!llvm.ptr, ...) -> i32
+// CHECK:     llvm.func internal @main.body(
 // CHECK-SAME:  -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
 // CHECK:       llvm.intr.exp
+// CHECK:     llvm.mlir.global internal constant @main.check0("input 'input_0' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
+// CHECK:     llvm.func @main(
+// CHECK-SAME:  -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, i32)>
+// CHECK:       llvm.call @tract_set_error
+// CHECK:       llvm.call @main.body
 // CHECK-NOT: {{tract\.|linalg\.|tensor\.|memref\.|unrealized}}
 module attributes {tract.symbols = ["S"]} {
   func.func @main(%arg0: tensor<?x4xf32, #tract.dims<[S]>>) -> tensor<?x4xf32, #tract.dims<[S]>> {

@@ -179,6 +179,19 @@ TEST(SymbolScope, Scenarios) {
   EXPECT_EQ(error, "expected 'scenario: relation' in 'S==1'");
 }
 
+TEST(SymbolScope, ParsesAssertionsIntoConstraints) {
+  std::vector<TDim> constraints;
+  ASSERT_TRUE(SymbolScope::parseAssertion("S+P < 4096", constraints));
+  ASSERT_TRUE(SymbolScope::parseAssertion("2*S == (P+1)/2", constraints));
+  ASSERT_EQ(constraints.size(), 3u);
+  EXPECT_EQ(constraints[0], dim("4095-S-P"));
+  EXPECT_EQ(constraints[1], dim("2*S-(P+1)/2"));
+  EXPECT_EQ(constraints[2], dim("(P+1)/2-2*S"));
+  std::string error;
+  EXPECT_FALSE(SymbolScope::parseAssertion("S", constraints, &error));
+  EXPECT_EQ(error, "expected a relation (>=, >, <=, <, ==) in 'S'");
+}
+
 //===----------------------------------------------------------------------===//
 // Randomized: simplification never changes an expression's value.
 //===----------------------------------------------------------------------===//

@@ -3,6 +3,7 @@
 #include "frontends/ModelLoader.h"
 #include "lowering/Aot.h"
 #include "lowering/Jit.h"
+#include "lowering/LoweringUtils.h"
 #include "lowering/Passes.h"
 #include "passes/Passes.h"
 #include "runtime/tract_profile.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
@@ -354,6 +356,22 @@ int bench(ModuleOp module, const cli::Invocation &invocation) {
   return 0;
 }
 
+/// The symbols' values for these inputs, read from their dims as the
+/// compiled model's entry reads them.
+SymbolValues bindSymbols(const CompiledModel &model,
+                         const ModelInputs &inputs) {
+  SmallVector<Shape> shapes;
+  for (const TensorSignature &signature : model.getInputs())
+    shapes.emplace_back(signature.shape.begin(), signature.shape.end());
+  SymbolValues values;
+  for (const SymbolSource &source : findSymbolSources(shapes)) {
+    int64_t size = inputs.arguments[source.argument]->dims[source.axis];
+    values[source.form.symbol] = llvm::divideFloorSigned(
+        size - source.form.offset, source.form.coefficient);
+  }
+  return values;
+}
+
 /// What an empty enter/exit pair of the profile's runtime measures, in ns:
 /// the best average over batches, so that an interrupt does not count.
 double measureInstrumentation(int64_t slot) {
@@ -406,11 +424,10 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
   if (llvm::Error error = prepareInputs(**plainModel, *inputBundle,
                                         /*allowRandom=*/true, inputs))
     return std::move(error);
+  if (llvm::Error error = (*plainModel)->checkInputs(inputs.arguments))
+    return std::move(error);
   cli::ModelProfile profile;
-  auto symbols = (*plainModel)->bindSymbols(inputs.arguments);
-  if (!symbols)
-    return symbols.takeError();
-  profile.symbols = std::move(*symbols);
+  profile.symbols = bindSymbols(**plainModel, inputs);
 
   // One more slot measures the instrumentation itself.
   if (tract_profile_start(slots + 1) != TRACT_OK)
@@ -608,8 +625,17 @@ int main(int argc, char **argv) {
     return notImplemented("--assert");
   if (invocation->pulse)
     return notImplemented("--pulse");
-  if (invocation->stage)
-    return notImplemented("--pass");
+  static const llvm::StringRef kStages[] = {"load", "declutter", "linalg",
+                                            "llvm"};
+  if (invocation->stage && !llvm::is_contained(kStages, *invocation->stage))
+    return fail("unknown --pass '" + *invocation->stage +
+                "'; expected load, declutter, linalg or llvm");
+  llvm::StringRef stage =
+      invocation->stage ? llvm::StringRef(*invocation->stage) : "";
+  bool lowered = stage == "linalg" || stage == "llvm";
+  if (lowered && (invocation->subcommand != "dump" || !invocation->dumpMlir))
+    return fail("--pass " + stage +
+                " stops after lowering, where only 'dump --mlir' applies");
 
   DialectRegistry registry;
   registerLoweringDialects(registry);
@@ -624,9 +650,17 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (invocation->optimize) {
+  // -O declutters; --pass stops at a stage: load (as imported), declutter,
+  // linalg (tract-lower-to-linalg) or llvm (the LLVM dialect).
+  if (stage != "load" && (invocation->optimize || !stage.empty())) {
     PassManager pm(&context);
-    buildDeclutterPipeline(pm);
+    if (invocation->optimize || stage == "declutter")
+      buildDeclutterPipeline(pm);
+    if (stage == "linalg")
+      // As the llvm pipeline lowers it: behind its entry checks.
+      pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
+    else if (stage == "llvm")
+      buildLowerToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }

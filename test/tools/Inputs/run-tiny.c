@@ -1,6 +1,6 @@
 /* Runs the compiled examples/tiny model on 3 frames: prints the outputs and
  * writes the input and output as raw little-endian floats for comparison
- * with `tract run`. Then shows that a wrong input is refused. */
+ * with `tract run`. Then shows that wrong inputs are refused. */
 #include "tiny.h"
 
 #include <stdio.h>
@@ -43,6 +43,15 @@ int main(int argc, char **argv) {
     return 1;
   printf("refused: %s\n", tract_last_error());
   tract_tensor_free(flat);
+
+  /* A wrong dim is refused by the compiled code's own checks. */
+  int64_t wide[3] = {2, 3, 4};
+  tract_tensor *batch = tract_tensor_new(TRACT_DT_F32, 3, wide);
+  const tract_tensor *batched[TINY_NUM_INPUTS] = {batch};
+  if (tiny_run(batched, outputs) != TRACT_ERROR || outputs[0])
+    return 1;
+  printf("refused: %s\n", tract_last_error());
+  tract_tensor_free(batch);
   tract_tensor_free(frames);
   return 0;
 }

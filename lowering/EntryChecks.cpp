@@ -1,0 +1,359 @@
+//===- EntryChecks.cpp - check a model's inputs in compiled code ----------===//
+//
+// The public function reads every dim of its inputs, binds the symbols as
+// the body does, then evaluates one condition per check. The checks run in
+// order (each input's dims, then the assertions) and only the first that
+// fails reports (`ok` before it, not after), so a message names the first
+// problem, never a consequence of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/EntryChecks.h"
+
+#include "lowering/LoweringUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/SmallVectorExtras.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// The runtime's `tract_status tract_set_error(const char *format, ...)`.
+constexpr llvm::StringLiteral kSetErrorName = "tract_set_error";
+/// tract_status values.
+constexpr int32_t kStatusOk = 0;
+constexpr int32_t kStatusError = 1;
+
+/// `type` with every dim dynamic: the public function reads the sizes the
+/// caller gives instead of assuming them.
+Type withDynamicDims(Type type) {
+  auto tensorType = dyn_cast<RankedTensorType>(type);
+  if (!tensorType)
+    return type;
+  return RankedTensorType::get(
+      SmallVector<int64_t>(tensorType.getRank(), ShapedType::kDynamic),
+      tensorType.getElementType());
+}
+
+/// `text` inside a printf format.
+std::string escapeFormat(StringRef text) {
+  std::string escaped;
+  for (char c : text) {
+    escaped += c;
+    if (c == '%')
+      escaped += '%';
+  }
+  return escaped;
+}
+
+/// Emits checks one after the other at the builder's point; the first that
+/// fails calls tract_set_error with its message.
+class CheckSequence {
+public:
+  CheckSequence(OpBuilder &builder, Location loc, func::FuncOp entry)
+      : builder(builder), loc(loc), entry(entry) {}
+
+  /// Checks that `holds`; `format` is a printf format with one `%lld` per
+  /// value of `values` (index values).
+  void check(Value holds, const std::string &format, ValueRange values);
+
+  /// Whether every check held; null if there was none.
+  Value allHold() const { return ok; }
+
+private:
+  LLVM::LLVMFuncOp getSetError();
+  LLVM::GlobalOp addMessage(const std::string &format);
+
+  OpBuilder &builder;
+  Location loc;
+  func::FuncOp entry;
+  Value ok;
+  unsigned count = 0;
+};
+
+LLVM::LLVMFuncOp CheckSequence::getSetError() {
+  auto module = entry->getParentOfType<ModuleOp>();
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kSetErrorName))
+    return existing;
+  OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+  MLIRContext *context = builder.getContext();
+  auto type = LLVM::LLVMFunctionType::get(IntegerType::get(context, 32),
+                                          {LLVM::LLVMPointerType::get(context)},
+                                          /*isVarArg=*/true);
+  return LLVM::LLVMFuncOp::create(moduleBuilder, loc, kSetErrorName, type);
+}
+
+LLVM::GlobalOp CheckSequence::addMessage(const std::string &format) {
+  OpBuilder moduleBuilder(entry);
+  std::string name =
+      (entry.getSymName() + ".check" + llvm::Twine(count++)).str();
+  // With its terminating NUL, as C reads it.
+  StringRef text(format.c_str(), format.size() + 1);
+  auto type = LLVM::LLVMArrayType::get(builder.getI8Type(), text.size());
+  return LLVM::GlobalOp::create(moduleBuilder, loc, type, /*isConstant=*/true,
+                                LLVM::Linkage::Internal, name,
+                                builder.getStringAttr(text));
+}
+
+void CheckSequence::check(Value holds, const std::string &format,
+                          ValueRange values) {
+  Value failsFirst;
+  if (!ok) {
+    failsFirst = arith::XOrIOp::create(
+        builder, loc, holds,
+        arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
+    ok = holds;
+  } else {
+    Value stillOk = arith::AndIOp::create(builder, loc, ok, holds);
+    failsFirst = arith::XOrIOp::create(builder, loc, ok, stillOk);
+    ok = stillOk;
+  }
+  LLVM::GlobalOp message = addMessage(format);
+  LLVM::LLVMFuncOp setError = getSetError();
+  auto report = scf::IfOp::create(builder, loc, failsFirst,
+                                  /*withElseRegion=*/false);
+  OpBuilder reportBuilder = report.getThenBodyBuilder();
+  SmallVector<Value> arguments = {
+      LLVM::AddressOfOp::create(reportBuilder, loc, message)};
+  for (Value value : values)
+    arguments.push_back(arith::IndexCastOp::create(
+        reportBuilder, loc, reportBuilder.getI64Type(), value));
+  LLVM::CallOp::create(reportBuilder, loc, setError, arguments);
+}
+
+} // namespace
+
+LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
+                                          ArrayRef<Shape> inputShapes,
+                                          ArrayRef<std::string> assertions) {
+  MLIRContext *context = func.getContext();
+  auto module = func->getParentOfType<ModuleOp>();
+  Location loc = func.getLoc();
+  FunctionType bodyType = func.getFunctionType();
+  if (inputShapes.size() != bodyType.getNumInputs())
+    return func.emitError() << "expected the shapes of its "
+                            << bodyType.getNumInputs() << " inputs";
+  for (Type type : bodyType.getResults())
+    if (!isa<RankedTensorType>(type))
+      return func.emitError() << "cannot check the inputs of a function that "
+                                 "returns "
+                              << type;
+
+  // The body keeps the code under a private name; the checking function
+  // takes its place, its attributes (names, C interface) and argument
+  // attributes.
+  std::string name = func.getSymName().str();
+  std::string bodyName = name + ".body";
+  SymbolTable symbolTable(module);
+  if (symbolTable.lookup(bodyName))
+    return func.emitError()
+           << "cannot name its body '" << bodyName << "': the symbol exists";
+  if (failed(symbolTable.rename(func, bodyName)))
+    return failure();
+  auto inputNames = func->getAttrOfType<ArrayAttr>("tract.input_names");
+  auto inputName = [&](unsigned i) -> std::string {
+    if (inputNames && i < inputNames.size())
+      if (auto text = dyn_cast<StringAttr>(inputNames[i]);
+          text && !text.getValue().empty())
+        return text.str();
+    return "input_" + std::to_string(i);
+  };
+
+  OpBuilder builder(context);
+  builder.setInsertionPointAfter(func);
+  SmallVector<Type> inputTypes =
+      llvm::map_to_vector(bodyType.getInputs(), withDynamicDims);
+  SmallVector<Type> resultTypes =
+      llvm::map_to_vector(bodyType.getResults(), withDynamicDims);
+  SmallVector<Type> entryResultTypes(resultTypes);
+  entryResultTypes.push_back(builder.getI32Type());
+  auto entry = func::FuncOp::create(
+      builder, loc, name,
+      builder.getFunctionType(inputTypes, entryResultTypes));
+  symbolTable.insert(entry);
+  entry->setDiscardableAttrs(func->getDiscardableAttrDictionary());
+  func->setDiscardableAttrs(ArrayRef<NamedAttribute>{});
+  if (ArrayAttr argAttrs = func.getArgAttrsAttr())
+    entry.setArgAttrsAttr(argAttrs);
+  func.setPrivate();
+  func->setAttr("llvm.linkage",
+                LLVM::LinkageAttr::get(context, LLVM::Linkage::Internal));
+
+  Block *block = entry.addEntryBlock();
+  builder.setInsertionPointToStart(block);
+  // Every dim of every input, as the caller gave it.
+  SmallVector<SmallVector<Value>> sizes(block->getNumArguments());
+  for (BlockArgument argument : block->getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(argument.getType());
+    if (!type)
+      continue;
+    if (type.getRank() !=
+        static_cast<int64_t>(inputShapes[argument.getArgNumber()].size()))
+      return func.emitError()
+             << "input " << argument.getArgNumber() << " has rank "
+             << type.getRank() << ", its tract shape rank "
+             << inputShapes[argument.getArgNumber()].size();
+    for (int64_t axis = 0; axis < type.getRank(); ++axis)
+      sizes[argument.getArgNumber()].push_back(
+          tensor::DimOp::create(builder, loc, argument, axis));
+  }
+  // The symbols, as the body binds them.
+  SymbolValueMap symbols;
+  SmallVector<SymbolSource> sources = findSymbolSources(inputShapes);
+  for (const SymbolSource &source : sources)
+    symbols.bindComputedSymbol(entry, source.form.symbol,
+                               readSymbol(builder, loc,
+                                          sizes[source.argument][source.axis],
+                                          source.form));
+  const llvm::StringMap<Value> *bound = symbols.lookup(entry);
+  auto isBound = [&](const std::string &symbol) {
+    return bound && bound->count(symbol);
+  };
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+
+  CheckSequence checks(builder, loc, entry);
+  // Each dim against its expression; a dim that is exactly its symbol is
+  // its value.
+  for (auto [argument, shape] : llvm::enumerate(inputShapes)) {
+    std::string prefix =
+        "input '" + escapeFormat(inputName(argument)) + "' is " +
+        llvm::join(SmallVector<StringRef>(shape.size(), "%lld"), ",") +
+        ", the model expects " + shapeToString(shape) + " (axis ";
+    for (auto [axis, dim] : llvm::enumerate(shape)) {
+      const SymbolSource *source = nullptr;
+      for (const SymbolSource &candidate : sources)
+        if (candidate.argument == argument && candidate.axis == axis)
+          source = &candidate;
+      if (source && source->form.coefficient == 1 && source->form.offset == 0)
+        continue;
+      Value size = sizes[argument][axis];
+      std::string format =
+          prefix + std::to_string(axis) + " should be " + dim.toString();
+      SmallVector<Value> values(sizes[argument]);
+      Value holds;
+      if (source) {
+        // `a*S+b` binds S: the size must have that form with S a size.
+        Value symbol = bound->lookup(source->form.symbol);
+        holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge,
+                                      symbol, zero);
+        if (source->form.coefficient != 1) {
+          Value expected = symbols.materialize(builder, loc, entry, dim);
+          holds = arith::AndIOp::create(
+              builder, loc,
+              arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                    size, expected),
+              holds);
+        }
+        format += " for some " + source->form.symbol + " >= 0)";
+      } else {
+        Value expected = symbols.materialize(builder, loc, entry, dim);
+        if (!expected)
+          return func.emitError()
+                 << "input '" << inputName(argument) << "' axis " << axis
+                 << " is " << dim.toString()
+                 << ", which the inputs do not determine";
+        holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                      size, expected);
+        if (dim.isConstant()) {
+          format += ")";
+        } else {
+          format += " = %lld)";
+          values.push_back(expected);
+        }
+      }
+      checks.check(holds, format, values);
+    }
+  }
+  // The model's assertions over symbols the inputs bind (not those an op
+  // computes later).
+  for (const std::string &text : assertions) {
+    std::vector<TDim> constraints;
+    std::string error;
+    if (!SymbolScope::parseAssertion(text, constraints, &error))
+      return module.emitError() << "invalid assertion: " << error;
+    std::set<std::string> names;
+    for (const TDim &constraint : constraints)
+      constraint.collectSymbols(names);
+    if (!llvm::all_of(names, isBound))
+      continue;
+    Value holds;
+    for (const TDim &constraint : constraints) {
+      Value value = symbols.materialize(builder, loc, entry, constraint);
+      Value nonNegative = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::sge, value, zero);
+      holds = holds ? arith::AndIOp::create(builder, loc, holds, nonNegative)
+                          .getResult()
+                    : nonNegative;
+    }
+    std::string format =
+        "the inputs violate the model's assertion " + escapeFormat(text);
+    SmallVector<Value> values;
+    if (!names.empty()) {
+      SmallVector<std::string> parts;
+      for (const std::string &symbol : names) {
+        parts.push_back(symbol + "=%lld");
+        values.push_back(bound->lookup(symbol));
+      }
+      format += " (" + llvm::join(parts, ", ") + ")";
+    }
+    checks.check(holds, format, values);
+  }
+
+  // The body runs only if every check held. Returning from two blocks
+  // (not yielding from an scf.if) keeps the results' buffers as the body
+  // and tensor.empty allocate them: no copy at the function boundary.
+  auto returnWithStatus = [&](OpBuilder &b, SmallVector<Value> results,
+                              int32_t status) {
+    results.push_back(
+        arith::ConstantIntOp::create(b, loc, b.getI32Type(), status));
+    func::ReturnOp::create(b, loc, results);
+  };
+  auto callBody = [&](OpBuilder &b) {
+    SmallVector<Value> arguments;
+    for (auto [argument, type] :
+         llvm::zip(block->getArguments(), bodyType.getInputs()))
+      arguments.push_back(
+          argument.getType() == type
+              ? Value(argument)
+              : tensor::CastOp::create(b, loc, type, argument).getResult());
+    auto call = func::CallOp::create(b, loc, func, arguments);
+    SmallVector<Value> results;
+    for (auto [result, type] : llvm::zip(call.getResults(), resultTypes))
+      results.push_back(
+          result.getType() == type
+              ? Value(result)
+              : tensor::CastOp::create(b, loc, type, result).getResult());
+    returnWithStatus(b, results, kStatusOk);
+  };
+  Value ok = checks.allHold();
+  if (!ok) {
+    callBody(builder);
+    return success();
+  }
+  Region &region = entry.getBody();
+  Block *run = new Block();
+  Block *fail = new Block();
+  region.push_back(run);
+  region.push_back(fail);
+  cf::CondBranchOp::create(builder, loc, ok, run, fail);
+  builder.setInsertionPointToStart(run);
+  callBody(builder);
+  // Empty results, which the caller frees as any other.
+  builder.setInsertionPointToStart(fail);
+  SmallVector<Value> empties;
+  for (Type type : resultTypes) {
+    auto tensorType = cast<RankedTensorType>(type);
+    empties.push_back(tensor::EmptyOp::create(
+        builder, loc, tensorType,
+        SmallVector<Value>(tensorType.getRank(), zero)));
+  }
+  returnWithStatus(builder, empties, kStatusError);
+  return success();
+}

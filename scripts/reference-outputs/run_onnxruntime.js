@@ -1,0 +1,66 @@
+// Runs one ONNX model with onnxruntime-node on the CPU and writes its outputs.
+// Usage: node run_onnxruntime.js MODEL DIR
+// DIR/inputs.json lists the inputs ({name, dtype, dims, file}, raw
+// little-endian data in DIR/file); the outputs are written the same way to
+// DIR/outputs.json. Graph optimizations are off so that every node runs its
+// own kernel, one thread, so that the reference follows the ONNX semantics
+// node by node and is the same on every run.
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const ort = require('onnxruntime-node');
+
+const arrays = {
+  float32: Float32Array,
+  float64: Float64Array,
+  int8: Int8Array,
+  uint8: Uint8Array,
+  int16: Int16Array,
+  uint16: Uint16Array,
+  int32: Int32Array,
+  uint32: Uint32Array,
+  int64: BigInt64Array,
+  uint64: BigUint64Array,
+  bool: Uint8Array,
+};
+
+function readTensor(dir, entry) {
+  const TypedArray = arrays[entry.dtype];
+  if (!TypedArray) throw new Error(`input '${entry.name}': dtype ${entry.dtype}`);
+  const bytes = fs.readFileSync(path.join(dir, entry.file));
+  // Copy into an aligned buffer: the file's buffer may start anywhere.
+  const data = new TypedArray(bytes.byteLength / TypedArray.BYTES_PER_ELEMENT);
+  new Uint8Array(data.buffer).set(bytes);
+  return new ort.Tensor(entry.dtype, data, entry.dims);
+}
+
+async function main() {
+  const [model, dir] = process.argv.slice(2);
+  if (!model || !dir) throw new Error('usage: run_onnxruntime.js MODEL DIR');
+  const inputs = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json')));
+  const session = await ort.InferenceSession.create(model, {
+    executionProviders: ['cpu'],
+    graphOptimizationLevel: 'disabled',
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+    logSeverityLevel: 3, // no warnings about unused initializers
+  });
+  const feeds = {};
+  for (const entry of inputs) feeds[entry.name] = readTensor(dir, entry);
+  const results = await session.run(feeds);
+  const outputs = session.outputNames.map((name, index) => {
+    const tensor = results[name];
+    const file = `output_${index}.bin`;
+    const data = tensor.data;
+    fs.writeFileSync(path.join(dir, file),
+                     Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    return {name, dtype: tensor.type, dims: tensor.dims, file};
+  });
+  fs.writeFileSync(path.join(dir, 'outputs.json'), JSON.stringify(outputs));
+  console.log(`onnxruntime ${ort.env.versions.node}: ${path.basename(model)}`);
+}
+
+main().catch((error) => {
+  console.error(`run_onnxruntime: ${error.message}`);
+  process.exit(1);
+});

@@ -1,0 +1,223 @@
+// RUN: tract-opt --tract-lower-to-linalg=entry-checks=true --cse --split-input-file %s | FileCheck %s
+// RUN: tract-opt --tract-lower-to-llvm --split-input-file %s | FileCheck %s --check-prefix=LLVM
+
+// With entry checks, a public function's code moves to a private, internal
+// `<name>.body`; the public function takes every dim dynamic, reads them
+// all, binds the symbols as the body does, and evaluates the checks in
+// order. Only the first failing check reports (ok before it, not after):
+// it calls the runtime's tract_set_error with its message and the values.
+// The body runs if every check holds; otherwise empty results come back
+// with status 1.
+
+// A symbol read twice: S binds from a's axis 0, b's axis 0 must equal it;
+// a's static axis 1 is checked too (the caller passes any size).
+// CHECK:       llvm.func @tract_set_error(!llvm.ptr, ...) -> i32
+// CHECK-LABEL: func.func private @symbol_twice.body(
+// CHECK-SAME:    %{{.*}}: tensor<?x4xf32> {bufferization.writable = false}, %{{.*}}: tensor<?xf32> {bufferization.writable = false}) -> tensor<?x4xf32>
+// CHECK-SAME:    attributes {llvm.linkage = #llvm.linkage<internal>}
+// CHECK:         math.exp
+// CHECK:       llvm.mlir.global internal constant @symbol_twice.check0("input 'a' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
+// CHECK:       llvm.mlir.global internal constant @symbol_twice.check1("input 'b' is %lld, the model expects S (axis 0 should be S = %lld)\00")
+// CHECK-LABEL: func.func @symbol_twice(
+// CHECK-SAME:    %[[A:.*]]: tensor<?x?xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?x?xf32>, i32)
+// CHECK-SAME:    attributes {tract.input_names = ["a", "b"], tract.output_names = ["y"]}
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<?x?xf32>
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[A1:.*]] = tensor.dim %[[A]], %[[C1]] : tensor<?x?xf32>
+// CHECK-NEXT:    %[[B0:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi eq, %[[A1]], %[[C4]] : index
+// CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OK0]], %[[TRUE]] : i1
+// CHECK-NEXT:    scf.if %[[FAIL0]] {
+// CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @symbol_twice.check0 : !llvm.ptr
+// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[A1]] : index to i64
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[V0]], %[[V1]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64, i64) -> i32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi eq, %[[B0]], %[[S]] : index
+// CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
+// CHECK-NEXT:    %[[FAIL1:.*]] = arith.xori %[[OK0]], %[[OK1]] : i1
+// CHECK-NEXT:    scf.if %[[FAIL1]] {
+// CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @symbol_twice.check1 : !llvm.ptr
+// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[B0]] : index to i64
+// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[V0]], %[[V1]])
+// CHECK-NEXT:    }
+// CHECK-NEXT:    cf.cond_br %[[OK1]], ^[[CALL:bb[0-9]+]], ^[[FAIL:bb[0-9]+]]
+// CHECK-NEXT:  ^[[CALL]]:
+// CHECK-NEXT:    %[[CAST:.*]] = tensor.cast %[[A]] : tensor<?x?xf32> to tensor<?x4xf32>
+// CHECK-NEXT:    %[[Y:.*]] = call @symbol_twice.body(%[[CAST]], %[[B]]) : (tensor<?x4xf32>, tensor<?xf32>) -> tensor<?x4xf32>
+// CHECK-NEXT:    %[[YCAST:.*]] = tensor.cast %[[Y]] : tensor<?x4xf32> to tensor<?x?xf32>
+// CHECK-NEXT:    %[[OK:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    return %[[YCAST]], %[[OK]] : tensor<?x?xf32>, i32
+// CHECK-NEXT:  ^[[FAIL]]:
+// CHECK-NEXT:    %[[EMPTY:.*]] = tensor.empty(%[[C0]], %[[C0]]) : tensor<?x?xf32>
+// CHECK-NEXT:    %[[ERROR:.*]] = arith.constant 1 : i32
+// CHECK-NEXT:    return %[[EMPTY]], %[[ERROR]] : tensor<?x?xf32>, i32
+// The whole path: the status is the last member of the result struct.
+// LLVM:       llvm.func @tract_set_error(!llvm.ptr, ...) -> i32
+// LLVM:       llvm.func internal @symbol_twice.body(
+// LLVM-LABEL: llvm.func @symbol_twice(
+// LLVM-SAME:    -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, i32)>
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @symbol_twice(%arg0: tensor<?x4xf32, #tract.dims<[S]>> {tract.name = "a"}, %arg1: tensor<?xf32, #tract.dims<[S]>> {tract.name = "b"}) -> (tensor<?x4xf32, #tract.dims<[S]>> {tract.name = "y"}) {
+    %0 = tract.exp %arg0 : tensor<?x4xf32, #tract.dims<[S]>>
+    return %0 : tensor<?x4xf32, #tract.dims<[S]>>
+  }
+}
+
+// -----
+
+// A dim that is an expression of a bound symbol; the message gives its
+// expected value.
+// CHECK:       llvm.mlir.global internal constant @offset.check0("input 'b' is %lld, the model expects S+1 (axis 0 should be S+1 = %lld)\00")
+// CHECK-LABEL: func.func @offset(
+// CHECK-SAME:    %[[A:.*]]: tensor<?xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[B0:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[S]], %[[C1]] : index
+// CHECK-NEXT:    %[[OK:.*]] = arith.cmpi eq, %[[B0]], %[[EXPECTED]] : index
+// CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT:    %[[FAIL:.*]] = arith.xori %[[OK]], %[[TRUE]] : i1
+// CHECK-NEXT:    scf.if %[[FAIL]] {
+// CHECK-NEXT:      %[[MSG:.*]] = llvm.mlir.addressof @offset.check0 : !llvm.ptr
+// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[B0]] : index to i64
+// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[EXPECTED]] : index to i64
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG]], %[[V0]], %[[V1]])
+// CHECK-NEXT:    }
+// CHECK-NEXT:    cf.cond_br %[[OK]]
+// LLVM-LABEL: llvm.func @offset(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @offset(%arg0: tensor<?xf32, #tract.dims<[S]>> {tract.name = "a"}, %arg1: tensor<?xf32, #tract.dims<[S+1]>> {tract.name = "b"}) -> tensor<?xf32, #tract.dims<[S+1]>> {
+    return %arg1 : tensor<?xf32, #tract.dims<[S+1]>>
+  }
+}
+
+// -----
+
+// A static input: both dims are checked, and the body gets a static tensor.
+// A `%` in a name is escaped for the printf format.
+// CHECK:       llvm.mlir.global internal constant @static_dims.check0("input 'x%%' is %lld,%lld, the model expects 2,3 (axis 0 should be 2)\00")
+// CHECK:       llvm.mlir.global internal constant @static_dims.check1("input 'x%%' is %lld,%lld, the model expects 2,3 (axis 1 should be 3)\00")
+// CHECK-LABEL: func.func @static_dims(
+// CHECK-SAME:    %[[X:.*]]: tensor<?x?xf32> {bufferization.writable = false}) -> (tensor<?x?xf32>, i32)
+// CHECK:         %[[X0:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+// CHECK:         %[[X1:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi eq, %[[X0]], %[[C2]] : index
+// CHECK:         scf.if
+// CHECK:         %[[C3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi eq, %[[X1]], %[[C3]] : index
+// CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
+// CHECK:         cf.cond_br %[[OK1]]
+// CHECK:         %[[CAST:.*]] = tensor.cast %[[X]] : tensor<?x?xf32> to tensor<2x3xf32>
+// CHECK-NEXT:    call @static_dims.body(%[[CAST]]) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+// LLVM-LABEL: llvm.func @static_dims(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module {
+  func.func @static_dims(%arg0: tensor<2x3xf32> {tract.name = "x%"}) -> tensor<2x3xf32> {
+    return %arg0 : tensor<2x3xf32>
+  }
+}
+
+// -----
+
+// A symbol read from `2*P+1`: the dim must have that form with P >= 0 (an
+// even size, or 0, would give a wrong or negative P).
+// CHECK:       llvm.mlir.global internal constant @linear_source.check0("input 'input_0' is %lld, the model expects 2*P+1 (axis 0 should be 2*P+1 for some P >= 0)\00")
+// CHECK-LABEL: func.func @linear_source(
+// CHECK-SAME:    %[[X:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[D:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[D1:.*]] = arith.subi %[[D]], %[[C1]] : index
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[P:.*]] = arith.floordivsi %[[D1]], %[[C2]] : index
+// CHECK-NEXT:    %[[NONNEG:.*]] = arith.cmpi sge, %[[P]], %[[C0]] : index
+// CHECK-NEXT:    %[[TWICE:.*]] = arith.muli %[[P]], %[[C2]] : index
+// CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[TWICE]], %[[C1]] : index
+// CHECK-NEXT:    %[[EQ:.*]] = arith.cmpi eq, %[[D]], %[[EXPECTED]] : index
+// CHECK-NEXT:    %[[OK:.*]] = arith.andi %[[EQ]], %[[NONNEG]] : i1
+// CHECK:         scf.if
+// CHECK:         cf.cond_br %[[OK]]
+// LLVM-LABEL: llvm.func @linear_source(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module attributes {tract.symbols = ["P"]} {
+  func.func @linear_source(%arg0: tensor<?xf32, #tract.dims<[2*P+1]>>) -> tensor<?xf32, #tract.dims<[2*P+1]>> {
+    return %arg0 : tensor<?xf32, #tract.dims<[2*P+1]>>
+  }
+}
+
+// -----
+
+// Assertions are `expr >= 0` constraints over the bound symbols, with
+// TDim's floor division; one over a symbol no input binds (T) is left to
+// the code that computes it.
+// CHECK:       llvm.mlir.global internal constant @assertions.check0("the inputs violate the model's assertion S >= 1 (S=%lld)\00")
+// CHECK:       llvm.mlir.global internal constant @assertions.check1("the inputs violate the model's assertion (S+1)/2 + P <= 8 (P=%lld, S=%lld)\00")
+// CHECK-NOT:   llvm.mlir.global
+// CHECK-LABEL: func.func @assertions(
+// CHECK-SAME:    %[[SIN:.*]]: tensor<?xf32> {bufferization.writable = false}, %[[PIN:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
+// CHECK:         %[[C0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[SIN]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[P:.*]] = tensor.dim %[[PIN]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[CM1:.*]] = arith.constant -1 : index
+// CHECK-NEXT:    %[[SM1:.*]] = arith.addi %[[S]], %[[CM1]] : index
+// CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi sge, %[[SM1]], %[[C0]] : index
+// CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
+// CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OK0]], %[[TRUE]] : i1
+// CHECK-NEXT:    scf.if %[[FAIL0]] {
+// CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @assertions.check0 : !llvm.ptr
+// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[V0]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64) -> i32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[MP:.*]] = arith.muli %[[P]], %[[CM1]] : index
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[SP1:.*]] = arith.addi %[[S]], %[[C1]] : index
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[HALF:.*]] = arith.floordivsi %[[SP1]], %[[C2]] : index
+// CHECK-NEXT:    %[[MHALF:.*]] = arith.muli %[[HALF]], %[[CM1]] : index
+// CHECK-NEXT:    %[[SUM:.*]] = arith.addi %[[MP]], %[[MHALF]] : index
+// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[SLACK:.*]] = arith.addi %[[SUM]], %[[C8]] : index
+// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi sge, %[[SLACK]], %[[C0]] : index
+// CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
+// CHECK-NEXT:    %[[FAIL1:.*]] = arith.xori %[[OK0]], %[[OK1]] : i1
+// CHECK-NEXT:    scf.if %[[FAIL1]] {
+// CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @assertions.check1 : !llvm.ptr
+// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[P]] : index to i64
+// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[V0]], %[[V1]])
+// CHECK-NEXT:    }
+// CHECK-NEXT:    cf.cond_br %[[OK1]]
+// LLVM-LABEL: llvm.func @assertions(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module attributes {tract.symbols = ["S", "P", "T"], tract.assertions = ["S >= 1", "(S+1)/2 + P <= 8", "T < 4"]} {
+  func.func @assertions(%arg0: tensor<?xf32, #tract.dims<[S]>> {tract.name = "s"}, %arg1: tensor<?xf32, #tract.dims<[P]>> {tract.name = "p"}) -> tensor<?xf32, #tract.dims<[S]>> {
+    return %arg0 : tensor<?xf32, #tract.dims<[S]>>
+  }
+}
+
+// -----
+
+// Nothing to check: the body runs, status 0.
+// CHECK-NOT:   tract_set_error
+// CHECK-LABEL: func.func @no_inputs() -> (tensor<?xf32>, i32)
+// CHECK-NEXT:    %[[Y:.*]] = call @no_inputs.body() : () -> tensor<2xf32>
+// CHECK-NEXT:    %[[CAST:.*]] = tensor.cast %[[Y]] : tensor<2xf32> to tensor<?xf32>
+// CHECK-NEXT:    %[[OK:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    return %[[CAST]], %[[OK]] : tensor<?xf32>, i32
+// LLVM-LABEL: llvm.func @no_inputs(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module {
+  func.func @no_inputs() -> tensor<2xf32> {
+    %0 = tract.const dense<1.0> : tensor<2xf32>
+    return %0 : tensor<2xf32>
+  }
+}
