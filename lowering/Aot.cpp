@@ -158,11 +158,18 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
     return makeError("cannot rename the model's entry");
   main.setSymName(entryName);
   main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  TimingScope timing =
+      options.timing ? options.timing->nest("compile") : TimingScope();
+  TimingScope lowering = timing.nest("lowering to the LLVM dialect");
   PassManager pm(module.getContext());
   buildLowerToLLVMPipeline(pm);
+  if (lowering)
+    pm.enableTiming(lowering);
   if (failed(pm.run(module)))
     return makeError("the model could not be lowered");
+  lowering.stop();
 
+  TimingScope translation = timing.nest("translation to LLVM IR");
   llvm::LLVMContext context;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, options.name);
@@ -177,10 +184,14 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
   addPackedEntry(*llvmModule, *entry, lowered->getReturnType(), options.name);
   if (llvm::verifyModule(*llvmModule, &llvm::errs()))
     return makeError("the generated LLVM IR is invalid");
+  translation.stop();
 
+  TimingScope optimization = timing.nest("LLVM optimization");
   if (llvm::Error error = makeOptimizingTransformer(
           options.optLevel, 0, machine->get())(llvmModule.get()))
     return std::move(error);
+  optimization.stop();
+  TimingScope generation = timing.nest("code generation");
   llvm::legacy::PassManager codegen;
   if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,
                                       llvm::CodeGenFileType::ObjectFile))

@@ -15,6 +15,7 @@
 #include "lowering/Targets.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -30,6 +31,9 @@ struct AotOptions {
   /// The CPU to tune and select instructions for; "native" is the host's.
   std::string cpu;
   unsigned optLevel = 3;
+  /// When set, the stages (MLIR passes, LLVM optimization, code generation)
+  /// are timed under it.
+  TimingScope *timing = nullptr;
 };
 
 /// Lowers and compiles `module` (tract dialect, consumed) to an object file

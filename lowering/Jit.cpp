@@ -47,7 +47,8 @@ void appendDescriptor(std::vector<int64_t> &words, void *data, int32_t rank,
 CompiledModel::~CompiledModel() = default;
 
 llvm::Expected<std::unique_ptr<CompiledModel>>
-CompiledModel::compile(ModuleOp module, unsigned optLevel) {
+CompiledModel::compile(ModuleOp module, unsigned optLevel,
+                       TimingScope *timing) {
   std::unique_ptr<CompiledModel> model(new CompiledModel());
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
@@ -58,11 +59,17 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
   model->inputs = std::move(signature->inputs);
   model->outputs = std::move(signature->outputs);
   main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
+  TimingScope lowering = compileTiming.nest("lowering to the LLVM dialect");
   PassManager pm(module.getContext());
   buildLowerToLLVMPipeline(pm);
+  if (lowering)
+    pm.enableTiming(lowering);
   if (failed(pm.run(module)))
     return makeError("the model could not be lowered");
+  lowering.stop();
 
+  TimingScope jit = compileTiming.nest("LLVM translation, optimization, JIT");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   std::function<llvm::Error(llvm::Module *)> optimize =
@@ -91,6 +98,9 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel) {
         llvm::JITSymbolFlags::Exported};
     return symbols;
   });
+  // Code generation happens at the first lookup: do it here, timed.
+  if (auto entry = model->engine->lookupPacked("_mlir_ciface_main"); !entry)
+    return entry.takeError();
   return model;
 }
 

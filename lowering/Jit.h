@@ -17,6 +17,7 @@
 #include "runtime/tract_runtime.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
@@ -36,9 +37,11 @@ public:
 
   /// Lowers `module` (tract dialect, consumed) and JIT-compiles it with
   /// LLVM at `optLevel`. Errors go to the context's diagnostic handler and
-  /// are summarized in the returned error.
+  /// are summarized in the returned error. With `timing`, the MLIR passes
+  /// and LLVM's part are timed under it.
   static llvm::Expected<std::unique_ptr<CompiledModel>>
-  compile(ModuleOp module, unsigned optLevel = 3);
+  compile(ModuleOp module, unsigned optLevel = 3,
+          TimingScope *timing = nullptr);
 
   llvm::ArrayRef<TensorSignature> getInputs() const { return inputs; }
   llvm::ArrayRef<TensorSignature> getOutputs() const { return outputs; }

@@ -36,6 +36,8 @@ const Flag kFlags[] = {
     {Scope::Global, "--pass", "", true,
      "stop at a stage: load, declutter, linalg or llvm (for dump --mlir)"},
     {Scope::Global, "--optimize", "-O", false, "declutter the model"},
+    {Scope::Global, "--timing", "", false,
+     "time the stages: import, declutter, each compiler pass, LLVM"},
     {Scope::Global, "--help", "-h", false, "print this help"},
     {Scope::Global, "--version", "-V", false, "print the version"},
     {Scope::Dump, "--mlir", "", false, "print the tract-dialect IR"},
@@ -218,6 +220,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.stage = value;
     else if (longName == "--optimize")
       invocation.optimize = true;
+    else if (longName == "--timing")
+      invocation.timing = true;
     else if (longName == "--help")
       invocation.help = true;
     else if (longName == "--version")

@@ -20,6 +20,7 @@ struct Invocation {
   std::optional<std::string> pulse;    ///< --pulse S=8
   std::optional<std::string> stage;    ///< --pass STAGE
   bool optimize = false;               ///< -O
+  bool timing = false;                 ///< --timing
   bool help = false;
   bool version = false;
 

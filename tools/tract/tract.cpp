@@ -16,6 +16,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
@@ -191,7 +192,8 @@ llvm::Error prepareInputs(const CompiledModel &model,
   return llvm::Error::success();
 }
 
-int run(ModuleOp module, const cli::Invocation &invocation) {
+int run(ModuleOp module, const cli::Invocation &invocation,
+        TimingScope &timing) {
   std::optional<cli::Approximation> approximation =
       cli::parseApproximation(invocation.approx);
   if (!approximation)
@@ -211,7 +213,7 @@ int run(ModuleOp module, const cli::Invocation &invocation) {
     outputBundle = std::move(*bundle);
   }
 
-  auto model = CompiledModel::compile(module);
+  auto model = CompiledModel::compile(module, 3, &timing);
   if (!model)
     return fail(model.takeError());
   ModelInputs inputs;
@@ -329,14 +331,15 @@ loadInputBundle(const cli::Invocation &invocation) {
 
 /// Times the compiled model as tract's bench does: warm-up runs, then runs
 /// until --max-loops or --max-time, whichever comes first.
-int bench(ModuleOp module, const cli::Invocation &invocation) {
+int bench(ModuleOp module, const cli::Invocation &invocation,
+          TimingScope &timing) {
   if (invocation.threads != 1)
     return fail("--threads " + llvm::Twine(invocation.threads) +
                 ": compiled models run on one thread for now");
   auto inputBundle = loadInputBundle(invocation);
   if (!inputBundle)
     return fail(inputBundle.takeError());
-  auto model = CompiledModel::compile(module);
+  auto model = CompiledModel::compile(module, 3, &timing);
   if (!model)
     return fail(model.takeError());
   ModelInputs inputs;
@@ -515,7 +518,7 @@ std::string modelNameFor(llvm::StringRef output) {
 }
 
 int compile(ModuleOp module, const cli::Invocation &invocation,
-            const char *argv0) {
+            const char *argv0, TimingScope &timing) {
   if (!invocation.output)
     return fail("compile needs -o FILE: an object file (model.o) or a shared "
                 "library (model.so)");
@@ -538,6 +541,7 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   AotOptions options;
   options.target = target;
   options.cpu = invocation.cpu.value_or("");
+  options.timing = &timing;
   options.name = invocation.name ? *invocation.name : modelNameFor(output);
   if (!isValidModelName(options.name))
     return fail("--name '" + options.name +
@@ -637,6 +641,11 @@ int main(int argc, char **argv) {
     return fail("--pass " + stage +
                 " stops after lowering, where only 'dump --mlir' applies");
 
+  // --timing: the stages, printed to stderr when the manager goes away.
+  DefaultTimingManager timingManager;
+  timingManager.setEnabled(invocation->timing);
+  TimingScope timing = timingManager.getRootScope();
+
   DialectRegistry registry;
   registerLoweringDialects(registry);
   MLIRContext context(registry);
@@ -645,15 +654,19 @@ int main(int argc, char **argv) {
   LoadOptions loadOptions;
   loadOptions.inputFacts.assign(invocation->inputFacts.begin(),
                                 invocation->inputFacts.end());
+  TimingScope importTiming = timing.nest("import");
   OwningOpRef<ModuleOp> module =
       loadModel(invocation->model, &context, loadOptions);
   if (!module)
     return 1;
+  importTiming.stop();
 
   // -O declutters; --pass stops at a stage: load (as imported), declutter,
   // linalg (tract-lower-to-linalg) or llvm (the LLVM dialect).
   if (stage != "load" && (invocation->optimize || !stage.empty())) {
     PassManager pm(&context);
+    TimingScope passTiming = timing.nest(
+        invocation->optimize || stage == "declutter" ? "declutter" : "passes");
     if (invocation->optimize || stage == "declutter")
       buildDeclutterPipeline(pm);
     if (stage == "linalg")
@@ -661,6 +674,8 @@ int main(int argc, char **argv) {
       pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
     else if (stage == "llvm")
       buildLowerToLLVMPipeline(pm);
+    if (passTiming)
+      pm.enableTiming(passTiming);
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -668,10 +683,10 @@ int main(int argc, char **argv) {
   if (invocation->subcommand == "dump")
     return dump(*module, *invocation);
   if (invocation->subcommand == "run")
-    return run(*module, *invocation);
+    return run(*module, *invocation, timing);
   if (invocation->subcommand == "bench")
-    return bench(*module, *invocation);
+    return bench(*module, *invocation, timing);
   if (invocation->subcommand == "compile")
-    return compile(*module, *invocation, argv[0]);
+    return compile(*module, *invocation, argv[0], timing);
   return notImplemented("'" + invocation->subcommand + "'");
 }
