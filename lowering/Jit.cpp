@@ -10,6 +10,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
@@ -65,10 +66,19 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
   TimingScope jit = compileTiming.nest("LLVM translation, optimization, JIT");
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // Optimized for the host CPU, with its features (vector widths).
+  auto hostMachineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!hostMachineBuilder)
+    return hostMachineBuilder.takeError();
+  hostMachineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto hostMachine = hostMachineBuilder->createTargetMachine();
+  if (!hostMachine)
+    return hostMachine.takeError();
   std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(optLevel, 0, nullptr);
+      makeOptimizingTransformer(optLevel, 0, hostMachine->get());
   ExecutionEngineOptions options;
   options.transformer = optimize;
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
     return engine.takeError();
