@@ -13,6 +13,7 @@
 #include "frontends/nnef/NnefParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 
@@ -952,6 +953,17 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   if (!runBody(document.body, scope, /*namesTensors=*/true))
     return {};
 
+  SmallVector<Value> results;
+  for (const std::string &name : document.outputs) {
+    auto it = scope.find(name);
+    if (it == scope.end() || it->second.kind != NValue::Kind::Tensor) {
+      error(document.graphPos,
+            "graph output '" + name + "' is not a tensor the graph computes");
+      return {};
+    }
+    results.push_back(it->second.tensor);
+  }
+  func::ReturnOp::create(builder, loc(document.graphPos), results);
   // Graph inputs, in the order the graph declares them.
   unsigned created = entry->getNumArguments();
   SmallVector<Type> inputTypes;
@@ -979,17 +991,6 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     }
   entry->eraseArguments(0, created);
 
-  SmallVector<Value> results;
-  for (const std::string &name : document.outputs) {
-    auto it = scope.find(name);
-    if (it == scope.end() || it->second.kind != NValue::Kind::Tensor) {
-      error(document.graphPos,
-            "graph output '" + name + "' is not a tensor the graph computes");
-      return {};
-    }
-    results.push_back(it->second.tensor);
-  }
-  func::ReturnOp::create(builder, loc(document.graphPos), results);
   func.setFunctionType(
       builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
   for (auto [i, name] : llvm::enumerate(document.inputs))

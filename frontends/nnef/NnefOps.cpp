@@ -362,20 +362,27 @@ Result reshape(Invocation &call) {
   }
   call.declareSymbols(to);
   if (inferred) {
+    // Dims found on both sides cancel out; what remains of the known side
+    // must be a constant dividing the rest.
+    SmallVector<TDim> remaining(shape.begin() + *start,
+                                shape.begin() + *start + count);
     TDim known(1), total(1);
-    for (size_t i = 0; i < to.size(); ++i)
-      if (i != *inferred)
+    for (size_t i = 0; i < to.size(); ++i) {
+      if (i == *inferred)
+        continue;
+      auto same = llvm::find(remaining, to[i]);
+      if (same != remaining.end())
+        remaining.erase(same);
+      else
         known *= to[i];
-    for (int64_t i = *start; i < *start + count; ++i)
-      total *= shape[i];
-    if (known == total) {
-      to[*inferred] = TDim(1);
-    } else if (auto c = known.getConstant(); c && *c > 0) {
-      to[*inferred] = total.floorDiv(*c);
-    } else {
+    }
+    for (const TDim &d : remaining)
+      total *= d;
+    auto c = known.getConstant();
+    if (!c || *c <= 0 || total.floorDiv(*c) * TDim(*c) != total)
       return call.error("cannot infer the -1 dim: " + total.toString() +
                         " over " + known.toString());
-    }
+    to[*inferred] = total.floorDiv(*c);
   }
   return tensorResult(
       call, call.create<ReshapeOp>(*input, *start, count, call.shapeAttr(to)));
