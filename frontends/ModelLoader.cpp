@@ -1,6 +1,7 @@
 #include "frontends/ModelLoader.h"
 
 #include "dialects/tract/TractDialect.h"
+#include "frontends/nnef/NnefImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Parser/Parser.h"
@@ -76,7 +77,5 @@ OwningOpRef<ModuleOp> mlir::tract::loadModel(llvm::StringRef path,
   }
   if (*format == ModelFormat::Mlir)
     return parseSourceFile<ModuleOp>(path, context);
-  emitError(location) << "loading " << stringifyModelFormat(*format)
-                      << " models is not implemented yet";
-  return nullptr;
+  return nnef::importNnef(path, context);
 }

@@ -2,6 +2,7 @@
 // it. Model importers and the NNEF exporter register here as they land;
 // --mlir-to-llvmir turns lowered (LLVM-dialect) IR into LLVM IR.
 #include "dialects/tract/TractDialect.h"
+#include "frontends/nnef/NnefImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -14,6 +15,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -61,6 +63,29 @@ static void registerImportOnnx() {
       });
 }
 
+static void registerImportNnef() {
+  TranslateToMLIRRegistration registration(
+      "import-nnef",
+      "Import an NNEF model (FOLDER/graph.nnef, or a .tgz, .tar.gz or .tar "
+      "archive) into the tract dialect",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        StringRef path = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                             ->getBufferIdentifier();
+        // The translation driver opens a file: a folder model is named by
+        // its graph.nnef.
+        if (llvm::sys::path::filename(path) == "graph.nnef") {
+          StringRef folder = llvm::sys::path::parent_path(path);
+          return tract::nnef::importNnef(folder.empty() ? "." : folder,
+                                         context);
+        }
+        return tract::nnef::importNnef(path, context);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<tract::TractDialect, func::FuncDialect>();
+      });
+}
+
 int main(int argc, char **argv) {
   // `--list-onnx-ops` prints the (op, since-version) pairs the ONNX importer
   // registers, one per line, for the supported-operator table.
@@ -69,7 +94,13 @@ int main(int argc, char **argv) {
       llvm::outs() << op << " " << version << "\n";
     return 0;
   }
+  if (argc == 2 && StringRef(argv[1]) == "--list-nnef-ops") {
+    for (const std::string &op : tract::nnef::listSupportedNnefOps())
+      llvm::outs() << op << "\n";
+    return 0;
+  }
   registerImportOnnx();
+  registerImportNnef();
   registerMlirToLlvmIr();
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << "tract-mlir " TRACT_VERSION "\n"; });

@@ -1,0 +1,201 @@
+//===- NnefBuilder.h - what an NNEF op handler sees -------------*- C++ -*-===//
+//
+// The importer evaluates the graph body: literals and arithmetic on them are
+// computed, integers are symbolic dims (TDim), and each invocation of a
+// standard or tract operation is translated by a handler into tract ops.
+// Compound fragments the document defines are inlined.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_NNEF_NNEFBUILDER_H
+#define FRONTENDS_NNEF_NNEFBUILDER_H
+
+#include "dialects/tract/TractAttrs.h"
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+#include "frontends/nnef/NnefAst.h"
+#include "mlir/IR/Builders.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace mlir::tract::nnef {
+
+/// A value of the NNEF language: a tensor, a literal, or a composite.
+struct NValue {
+  enum class Kind { Tensor, Integer, Scalar, Logical, String, Array, Tuple };
+  Kind kind = Kind::Scalar;
+  Value tensor;
+  TDim integer;
+  double scalar = 0;
+  bool logical = false;
+  std::string string;
+  std::vector<NValue> items;
+
+  static NValue ofTensor(Value v) {
+    NValue n;
+    n.kind = Kind::Tensor;
+    n.tensor = v;
+    return n;
+  }
+  static NValue ofInteger(TDim d) {
+    NValue n;
+    n.kind = Kind::Integer;
+    n.integer = d;
+    return n;
+  }
+  static NValue ofScalar(double d) {
+    NValue n;
+    n.kind = Kind::Scalar;
+    n.scalar = d;
+    return n;
+  }
+  static NValue ofLogical(bool b) {
+    NValue n;
+    n.kind = Kind::Logical;
+    n.logical = b;
+    return n;
+  }
+  static NValue ofString(std::string s) {
+    NValue n;
+    n.kind = Kind::String;
+    n.string = std::move(s);
+    return n;
+  }
+  static NValue ofArray(std::vector<NValue> items, Kind kind = Kind::Array) {
+    NValue n;
+    n.kind = kind;
+    n.items = std::move(items);
+    return n;
+  }
+};
+
+class ModelBuilder;
+
+/// One invocation being translated: its resolved arguments (defaults
+/// applied) and the means to build and report.
+class Invocation {
+public:
+  Invocation(ModelBuilder &model, const Expr &expr, Location loc)
+      : model(model), expr(expr), loc(loc), name(expr.text) {}
+
+  /// The operation's name (the invoked name, or the one an operator such as
+  /// `+` stands for).
+  StringRef getName() const { return name; }
+  /// The generic type given as `name<type>(...)`, or the fragment's default.
+  std::string genericType;
+  std::map<std::string, NValue, std::less<>> args;
+  ModelBuilder &model;
+  const Expr &expr;
+  Location loc;
+  std::string name;
+  MLIRContext *getContext() const { return loc.getContext(); }
+  OpBuilder &getBuilder();
+
+  // Typed argument access; each reports a clear error and returns nullopt
+  // when the argument has another type.
+  std::optional<Value> tensor(StringRef name, Type likeElementType = {});
+  std::optional<std::vector<Value>> tensors(StringRef name);
+  std::optional<int64_t> integer(StringRef name);
+  std::optional<TDim> dim(StringRef name);
+  std::optional<SmallVector<int64_t>> integers(StringRef name);
+  std::optional<SmallVector<TDim>> dims(StringRef name);
+  std::optional<double> scalar(StringRef name);
+  std::optional<bool> logical(StringRef name);
+  std::optional<std::string> string(StringRef name);
+  /// `(integer, integer)[]`
+  std::optional<std::vector<std::pair<int64_t, int64_t>>> pairs(StringRef name);
+  /// Whether the argument is the scalar literal `value` (the `0.0` default
+  /// bias of conv and linear).
+  bool isLiteral(StringRef name, double value) const;
+
+  /// Builds a single-result tract op whose result type the dialect infers;
+  /// null if invalid (the dialect reported why).
+  template <typename OpTy, typename... Args> Value create(Args &&...args) {
+    OpBuilder &builder = getBuilder();
+    OperationState state(loc, OpTy::getOperationName());
+    OpTy::build(builder, state, Type(), std::forward<Args>(args)...);
+    state.types.clear();
+    if (llvm::any_of(state.operands, [](Value v) { return !v; }))
+      return {};
+    SmallVector<Type, 1> types;
+    if (failed(OpTy::inferReturnTypes(
+            getContext(), loc, state.operands,
+            state.attributes.getDictionary(getContext()),
+            state.getRawProperties(), state.regions, types)))
+      return {};
+    state.addTypes(types);
+    return builder.create(state)->getResult(0);
+  }
+  /// A binary element-wise op after aligning ranks with leading unit axes.
+  template <typename OpTy> Value binary(Value lhs, Value rhs) {
+    if (!lhs || !rhs)
+      return {};
+    int64_t r = std::max(rank(lhs), rank(rhs));
+    return create<OpTy>(unsqueezeTo(lhs, r), unsqueezeTo(rhs, r));
+  }
+  Value unsqueezeTo(Value value, int64_t rank);
+  Value constant(DenseElementsAttr value);
+  Value scalarConstant(Type elementType, double value, unsigned rank = 0);
+  Value castTo(Value value, Type elementType);
+  static int64_t rank(Value value) {
+    return cast<RankedTensorType>(value.getType()).getRank();
+  }
+  static Type elementType(Value value) {
+    return cast<RankedTensorType>(value.getType()).getElementType();
+  }
+  DimAttr dimAttr(const TDim &d) { return DimAttr::get(getContext(), d); }
+  ShapeAttr shapeAttr(ArrayRef<TDim> d) {
+    return ShapeAttr::get(getContext(), d);
+  }
+
+  /// Reports `message` at the invocation; returns nullopt for chaining.
+  std::nullopt_t error(const Twine &message);
+  /// The known integer values of a 1-D integer tensor (a constant, or a
+  /// shape from `tract_core_shape_of`).
+  std::optional<SmallVector<TDim>> knownDims(Value value);
+  void setKnownDims(Value value, ArrayRef<TDim> dims);
+
+  /// A new graph input (`external`).
+  Value addInput(RankedTensorType type);
+  /// The bytes of the tensor file of a variable, by label; null if absent.
+  const std::string *tensorFile(StringRef label);
+  /// Declares a symbol met in a shape.
+  void declareSymbols(ArrayRef<TDim> dims);
+};
+
+using OpHandler = std::function<std::optional<NValue>(Invocation &)>;
+
+/// The translated operations, with their NNEF signatures (parameter names,
+/// order and defaults) parsed from declarations.
+class OpRegistry {
+public:
+  struct Entry {
+    const Fragment *signature;
+    OpHandler handler;
+  };
+  const Entry *lookup(StringRef name) const;
+  std::vector<std::string> names() const;
+  static const OpRegistry &get();
+
+  /// Adds the operations whose declarations are in `declarations`; every
+  /// declared fragment gets `handler`, which may look at the name.
+  void add(StringRef declarations, OpHandler handler);
+
+private:
+  std::vector<std::unique_ptr<Document>> documents;
+  std::map<std::string, Entry, std::less<>> entries;
+};
+
+void registerStandardOps(OpRegistry &registry);
+void registerTractOps(OpRegistry &registry);
+
+/// The element type of an NNEF type name (`scalar`, `integer`, `logical`) or
+/// a tract datum type (`f32`, `i64`, `bool`, ...); null if unknown.
+Type elementTypeFromName(MLIRContext *context, StringRef name);
+
+} // namespace mlir::tract::nnef
+
+#endif // FRONTENDS_NNEF_NNEFBUILDER_H

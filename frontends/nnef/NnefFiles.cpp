@@ -1,0 +1,300 @@
+//===- NnefFiles.cpp - NNEF containers and tensor files -------------------===//
+
+#include "frontends/nnef/NnefFiles.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/Endian.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::tract::nnef;
+
+namespace {
+
+bool wanted(llvm::StringRef path) {
+  return llvm::sys::path::filename(path) == "graph.nnef" ||
+         path.ends_with(".dat") || path.ends_with(".quant");
+}
+
+struct ArchiveFree {
+  void operator()(archive *handle) const { archive_read_free(handle); }
+};
+
+std::string archiveMessage(archive *handle) {
+  const char *message = archive_error_string(handle);
+  return message ? message : "unknown libarchive error";
+}
+
+// gzip cannot expand data more than about 1032 times: an entry claiming
+// more than that of the whole archive is hostile.
+constexpr uint64_t kMaxDeflateRatio = 1032;
+
+constexpr size_t kHeaderSize = 128;
+
+} // namespace
+
+bool mlir::tract::nnef::readModelFolder(llvm::StringRef path, ModelFiles &files,
+                                        std::string &error) {
+  files.origin = path.str();
+  std::error_code ec;
+  for (llvm::sys::fs::recursive_directory_iterator it(path, ec), end;
+       it != end && !ec; it.increment(ec)) {
+    if (it->type() == llvm::sys::fs::file_type::directory_file)
+      continue;
+    llvm::StringRef full = it->path();
+    if (!wanted(full))
+      continue;
+    llvm::SmallString<256> relative(full);
+    llvm::sys::path::replace_path_prefix(relative, path, "");
+    llvm::StringRef name = llvm::sys::path::relative_path(relative);
+    auto buffer = llvm::MemoryBuffer::getFile(full, /*IsText=*/false,
+                                              /*RequiresNullTerminator=*/false);
+    if (!buffer) {
+      error =
+          "cannot read '" + full.str() + "': " + buffer.getError().message();
+      return false;
+    }
+    files.files[llvm::sys::path::convert_to_slash(name)] =
+        (*buffer)->getBuffer().str();
+  }
+  if (ec) {
+    error = "cannot list '" + path.str() + "': " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+bool mlir::tract::nnef::readModelArchive(llvm::StringRef path,
+                                         ModelFiles &files,
+                                         std::string &error) {
+  files.origin = path.str();
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot read '" + path.str() + "': " + buffer.getError().message();
+    return false;
+  }
+  llvm::StringRef bytes = (*buffer)->getBuffer();
+  std::unique_ptr<archive, ArchiveFree> reader(archive_read_new());
+  archive_read_support_format_tar(reader.get());
+  archive_read_support_format_gnutar(reader.get());
+  archive_read_support_filter_gzip(reader.get());
+  archive_read_support_filter_none(reader.get());
+  if (archive_read_open_memory(reader.get(), bytes.data(), bytes.size()) !=
+      ARCHIVE_OK) {
+    error = "'" + path.str() +
+            "' is not a tar archive: " + archiveMessage(reader.get());
+    return false;
+  }
+  uint64_t limit = uint64_t(bytes.size()) * kMaxDeflateRatio;
+  uint64_t total = 0;
+  archive_entry *entry;
+  int status;
+  while ((status = archive_read_next_header(reader.get(), &entry)) ==
+         ARCHIVE_OK) {
+    const char *rawName = archive_entry_pathname(entry);
+    llvm::StringRef name = rawName ? rawName : "";
+    std::string what = "'" + path.str() + "' entry '" + name.str() + "'";
+    if (llvm::sys::path::is_absolute(name) || name.starts_with("/")) {
+      error = what + ": absolute paths are refused";
+      return false;
+    }
+    for (llvm::StringRef component : llvm::make_range(
+             llvm::sys::path::begin(name, llvm::sys::path::Style::posix),
+             llvm::sys::path::end(name)))
+      if (component == "..") {
+        error = what + ": paths leaving the archive ('..') are refused";
+        return false;
+      }
+    if (archive_entry_filetype(entry) != AE_IFREG)
+      continue;
+    while (name.starts_with("./"))
+      name = name.drop_front(2);
+    if (!wanted(name))
+      continue;
+    if (archive_entry_size_is_set(entry) &&
+        uint64_t(archive_entry_size(entry)) > limit) {
+      error = what + ": claims more bytes than the archive can hold";
+      return false;
+    }
+    std::string data;
+    char chunk[1 << 16];
+    la_ssize_t got;
+    while ((got = archive_read_data(reader.get(), chunk, sizeof(chunk))) > 0) {
+      total += got;
+      if (total > limit) {
+        error = what + ": expands beyond what the archive can hold";
+        return false;
+      }
+      data.append(chunk, got);
+    }
+    if (got < 0) {
+      error = what + ": " + archiveMessage(reader.get());
+      return false;
+    }
+    files.files[name.str()] = std::move(data);
+  }
+  if (status != ARCHIVE_EOF) {
+    error = "'" + path.str() +
+            "' is not a valid tar archive: " + archiveMessage(reader.get());
+    return false;
+  }
+  return true;
+}
+
+bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
+                                      llvm::StringRef what,
+                                      MLIRContext *context,
+                                      DenseElementsAttr &tensor,
+                                      std::string &error) {
+  using namespace llvm::support;
+  auto fail = [&](const llvm::Twine &message) {
+    error = (what + ": " + message).str();
+    return false;
+  };
+  if (bytes.size() < kHeaderSize)
+    return fail("too short for a tensor file header (" +
+                llvm::Twine(bytes.size()) + " bytes)");
+  const auto *data = reinterpret_cast<const uint8_t *>(bytes.data());
+  if (data[0] != 0x4e || data[1] != 0xef)
+    return fail("not an NNEF tensor file (bad magic number)");
+  if (data[2] != 1)
+    return fail("unsupported tensor file version " + llvm::Twine(data[2]) +
+                "." + llvm::Twine(data[3]));
+  auto u32 = [&](size_t offset) { return endian::read32le(data + offset); };
+  uint64_t dataSize = u32(4);
+  uint32_t rank = u32(8);
+  if (rank > 8)
+    return fail("rank " + llvm::Twine(rank) + " is over 8");
+  SmallVector<int64_t> shape;
+  uint64_t count = 1;
+  for (uint32_t i = 0; i < rank; ++i) {
+    uint64_t dim = u32(12 + 4 * i);
+    shape.push_back(dim);
+    // Dims are 32-bit, so the product of 8 of them cannot overflow past
+    // this check.
+    if (dim && count > (uint64_t(1) << 48) / dim)
+      return fail("too many elements");
+    count *= dim;
+  }
+  uint32_t bits = u32(44);
+  uint16_t itemType = endian::read16le(data + 48);
+  uint16_t vendor = endian::read16le(data + 50);
+  if (vendor != 0)
+    return fail("unsupported item type vendor " + llvm::Twine(vendor));
+  Builder b(context);
+  Type elementType;
+  auto isInt = [&](unsigned width) {
+    return width == 8 || width == 16 || width == 32 || width == 64;
+  };
+  switch (itemType) {
+  case 0:
+    if (bits == 16)
+      elementType = b.getF16Type();
+    else if (bits == 32)
+      elementType = b.getF32Type();
+    else if (bits == 64)
+      elementType = b.getF64Type();
+    break;
+  case 1:
+  case 2:
+    if (isInt(bits))
+      elementType = IntegerType::get(context, bits, IntegerType::Unsigned);
+    break;
+  case 3:
+  case 4:
+    if (isInt(bits))
+      elementType = b.getIntegerType(bits);
+    break;
+  case 5:
+    if (bits == 1 || bits == 8)
+      elementType = b.getI1Type();
+    break;
+  default:
+    return fail("unknown item type code " + llvm::Twine(itemType));
+  }
+  if (!elementType)
+    return fail("item type code " + llvm::Twine(itemType) + " with " +
+                llvm::Twine(bits) + " bits per item is not supported");
+  uint64_t expected = (count * bits + 7) / 8;
+  if (dataSize != expected)
+    return fail("header declares " + llvm::Twine(dataSize) +
+                " data bytes, but " + llvm::Twine(count) + " items of " +
+                llvm::Twine(bits) + " bits take " + llvm::Twine(expected));
+  if (bytes.size() - kHeaderSize < expected)
+    return fail("truncated: " + llvm::Twine(expected) +
+                " data bytes declared, " +
+                llvm::Twine(bytes.size() - kHeaderSize) + " present");
+  auto type = RankedTensorType::get(shape, elementType);
+  const char *payload = bytes.data() + kHeaderSize;
+  if (elementType.isInteger(1)) {
+    SmallVector<bool> values(count);
+    for (uint64_t i = 0; i < count; ++i)
+      values[i] = bits == 1 ? ((uint8_t(payload[i / 8]) >> (7 - i % 8)) & 1)
+                            : payload[i] != 0;
+    tensor = DenseElementsAttr::get(type, ArrayRef<bool>(values));
+    return true;
+  }
+  tensor = DenseElementsAttr::getFromRawBuffer(
+      type, ArrayRef<char>(payload, expected));
+  return true;
+}
+
+bool mlir::tract::nnef::writeDatTensor(DenseElementsAttr tensor,
+                                       std::string &bytes, std::string &error) {
+  using namespace llvm::support;
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (type.getRank() > 8) {
+    error = "tensors of rank over 8 cannot be written";
+    return false;
+  }
+  Type elementType = type.getElementType();
+  uint32_t bits = elementType.getIntOrFloatBitWidth();
+  uint16_t itemType;
+  if (isa<FloatType>(elementType)) {
+    if (!elementType.isF16() && !elementType.isF32() && !elementType.isF64()) {
+      error = "only f16, f32 and f64 floats can be written";
+      return false;
+    }
+    itemType = 0;
+  } else if (bits == 1) {
+    itemType = 5;
+    bits = 8;
+  } else {
+    itemType = elementType.isUnsignedInteger() ? 1 : 4;
+  }
+  uint64_t count = type.getNumElements();
+  uint64_t dataSize = count * bits / 8;
+  bytes.assign(kHeaderSize, '\0');
+  auto *header = reinterpret_cast<uint8_t *>(bytes.data());
+  header[0] = 0x4e;
+  header[1] = 0xef;
+  header[2] = 1;
+  header[3] = 0;
+  endian::write32le(header + 4, uint32_t(dataSize));
+  endian::write32le(header + 8, uint32_t(type.getRank()));
+  for (auto [i, dim] : llvm::enumerate(type.getShape()))
+    endian::write32le(header + 12 + 4 * i, uint32_t(dim));
+  endian::write32le(header + 44, bits);
+  endian::write16le(header + 48, itemType);
+  if (itemType == 5) {
+    for (bool value : tensor.getValues<bool>())
+      bytes.push_back(value ? 1 : 0);
+    return true;
+  }
+  ArrayRef<char> raw = tensor.getRawData();
+  if (tensor.isSplat()) {
+    for (uint64_t i = 0; i < count; ++i)
+      bytes.append(raw.data(), bits / 8);
+  } else {
+    bytes.append(raw.data(), raw.size());
+  }
+  return true;
+}

@@ -1,0 +1,51 @@
+//===- NnefFiles.h - NNEF containers and tensor files -----------*- C++ -*-===//
+//
+// An NNEF model is a set of files: `graph.nnef`, one `.dat` file per
+// variable and optional `.quant` files. They come in a folder or in a tar
+// archive (`.nnef.tgz`, `.tar.gz`, `.tar`), which is read in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_NNEF_NNEFFILES_H
+#define FRONTENDS_NNEF_NNEFFILES_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <string>
+
+namespace mlir::tract::nnef {
+
+/// The files of a model by path relative to its root (`graph.nnef`,
+/// `conv1/weight.dat`), and where they came from, for messages.
+struct ModelFiles {
+  std::string origin;
+  std::map<std::string, std::string, std::less<>> files;
+};
+
+/// Reads `graph.nnef`, `*.dat` and `*.quant` under a folder.
+bool readModelFolder(llvm::StringRef path, ModelFiles &files,
+                     std::string &error);
+
+/// Reads a tar archive, gzipped or not, in memory. Entries with an absolute
+/// path or a `..` component are refused.
+bool readModelArchive(llvm::StringRef path, ModelFiles &files,
+                      std::string &error);
+
+/// Decodes an NNEF tensor file: a 128-byte header (magic 0x4E 0xEF, version,
+/// data size, rank, dims, bits per item, item type) and the data. The sizes
+/// the header declares are checked against each other and against the bytes
+/// present before anything is allocated.
+bool readDatTensor(llvm::StringRef bytes, llvm::StringRef what,
+                   MLIRContext *context, DenseElementsAttr &tensor,
+                   std::string &error);
+
+/// Encodes a tensor in the NNEF tensor file format (the exporter's side and
+/// tests).
+bool writeDatTensor(DenseElementsAttr tensor, std::string &bytes,
+                    std::string &error);
+
+} // namespace mlir::tract::nnef
+
+#endif // FRONTENDS_NNEF_NNEFFILES_H

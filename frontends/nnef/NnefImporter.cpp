@@ -1,0 +1,1093 @@
+//===- NnefImporter.cpp - NNEF to the tract dialect -----------------------===//
+//
+// Evaluates a parsed graph document. Tensors are SSA values of tract ops,
+// integers are TDims (so `external(shape = [1, S, 64])` makes a symbolic
+// input), and tract's extension lines become module attributes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/nnef/NnefImporter.h"
+
+#include "dialects/tract/TractDialect.h"
+#include "frontends/nnef/NnefBuilder.h"
+#include "frontends/nnef/NnefParser.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::nnef;
+
+namespace mlir::tract::nnef {
+
+using Scope = std::map<std::string, NValue, std::less<>>;
+
+class ModelBuilder {
+public:
+  ModelBuilder(MLIRContext *context, const ModelFiles &files)
+      : context(context), files(files), builder(context) {
+    graphFile = files.origin + "/graph.nnef";
+  }
+
+  OwningOpRef<ModuleOp> build();
+
+  Location loc(SourcePos pos) {
+    return FileLineColLoc::get(context, graphFile, pos.line, pos.column);
+  }
+  std::nullopt_t error(SourcePos pos, const Twine &message) {
+    emitError(loc(pos)) << message;
+    return std::nullopt;
+  }
+
+  std::optional<NValue> eval(const Expr &expr, Scope &scope);
+  std::optional<NValue> invoke(const Expr &expr, Scope &scope);
+  std::optional<NValue>
+  inlineFragment(const Fragment &fragment, const Expr &expr,
+                 std::map<std::string, NValue, std::less<>> &args);
+  bool assign(const Expr &lhs, NValue value, Scope &scope, StringRef name);
+  bool runBody(const std::vector<Assignment> &body, Scope &scope,
+               bool namesTensors);
+  std::optional<NValue> arithmetic(const Expr &expr, NValue lhs, NValue rhs);
+
+  /// Adds a graph input of `type` (from `external`).
+  Value addInput(RankedTensorType type, Location location) {
+    return func.getBody().front().addArgument(type, location);
+  }
+  /// The `.dat` file of a variable, by its label.
+  const std::string *findTensorFile(StringRef label) {
+    std::string key = (label + ".dat").str();
+    auto it = files.files.find(key);
+    if (it == files.files.end())
+      it = files.files.find(StringRef(key).ltrim('/'));
+    return it == files.files.end() ? nullptr : &it->second;
+  }
+
+  MLIRContext *context;
+  const ModelFiles &files;
+  OpBuilder builder;
+  std::string graphFile;
+  Document document;
+  func::FuncOp func;
+  std::map<std::string, const Fragment *, std::less<>> fragments;
+  std::set<std::string> symbols;
+  llvm::DenseMap<Value, SmallVector<TDim>> knownDims;
+};
+
+} // namespace mlir::tract::nnef
+
+//===----------------------------------------------------------------------===//
+// Invocation
+//===----------------------------------------------------------------------===//
+
+OpBuilder &Invocation::getBuilder() { return model.builder; }
+
+std::nullopt_t Invocation::error(const Twine &message) {
+  emitError(loc) << "'" << getName() << "': " << message;
+  return std::nullopt;
+}
+
+static const char *kindName(NValue::Kind kind) {
+  switch (kind) {
+  case NValue::Kind::Tensor:
+    return "a tensor";
+  case NValue::Kind::Integer:
+    return "an integer";
+  case NValue::Kind::Scalar:
+    return "a scalar";
+  case NValue::Kind::Logical:
+    return "a logical";
+  case NValue::Kind::String:
+    return "a string";
+  case NValue::Kind::Array:
+    return "an array";
+  case NValue::Kind::Tuple:
+    return "a tuple";
+  }
+  return "a value";
+}
+
+Value Invocation::constant(DenseElementsAttr value) {
+  return ConstOp::create(getBuilder(), loc, value.getType(), value);
+}
+
+Value Invocation::scalarConstant(Type elementType, double value,
+                                 unsigned rank) {
+  auto type = RankedTensorType::get(SmallVector<int64_t>(rank, 1), elementType);
+  if (auto floatType = dyn_cast<FloatType>(elementType))
+    return constant(
+        DenseElementsAttr::get(type, FloatAttr::get(floatType, value)));
+  auto intType = cast<IntegerType>(elementType);
+  return constant(DenseElementsAttr::get(
+      type, IntegerAttr::get(intType, APInt(intType.getWidth(), int64_t(value),
+                                            /*isSigned=*/true,
+                                            /*implicitTrunc=*/true))));
+}
+
+Value Invocation::unsqueezeTo(Value value, int64_t target) {
+  // A literal is rebuilt at the right rank rather than expanded.
+  if (value && rank(value) < target)
+    if (auto konst = value.getDefiningOp<ConstOp>())
+      if (auto attr = dyn_cast<DenseElementsAttr>(konst.getValue());
+          attr && attr.getNumElements() == 1) {
+        SmallVector<int64_t> shape(target - rank(value), 1);
+        llvm::append_range(shape, attr.getType().getShape());
+        return constant(
+            attr.reshape(RankedTensorType::get(shape, attr.getElementType())));
+      }
+  while (value && rank(value) < target)
+    value = create<AddAxisOp>(value, int64_t(0));
+  return value;
+}
+
+Value Invocation::castTo(Value value, Type type) {
+  if (!value || elementType(value) == type)
+    return value;
+  OpBuilder &b = getBuilder();
+  auto op = CastOp::create(b, loc, value, type);
+  return op.getResult();
+}
+
+std::optional<SmallVector<TDim>> Invocation::knownDims(Value value) {
+  auto it = model.knownDims.find(value);
+  if (it != model.knownDims.end())
+    return it->second;
+  if (auto konst = value.getDefiningOp<ConstOp>()) {
+    auto attr = dyn_cast<DenseElementsAttr>(konst.getValue());
+    if (!attr || !isa<IntegerType>(attr.getElementType()) ||
+        attr.getType().getRank() > 1)
+      return std::nullopt;
+    SmallVector<TDim> dims;
+    for (const APInt &v : attr.getValues<APInt>())
+      dims.push_back(TDim(v.getSExtValue()));
+    return dims;
+  }
+  return std::nullopt;
+}
+
+void Invocation::setKnownDims(Value value, ArrayRef<TDim> dims) {
+  model.knownDims[value] = SmallVector<TDim>(dims);
+}
+
+std::optional<Value> Invocation::tensor(StringRef name, Type like) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  const NValue &v = it->second;
+  Builder b(getContext());
+  switch (v.kind) {
+  case NValue::Kind::Tensor:
+    return v.tensor;
+  case NValue::Kind::Scalar:
+    return scalarConstant(like ? like : b.getF32Type(), v.scalar);
+  case NValue::Kind::Integer:
+    if (auto c = v.integer.getConstant())
+      return scalarConstant(like ? like : b.getI64Type(), double(*c));
+    break;
+  case NValue::Kind::Logical:
+    return scalarConstant(b.getI1Type(), v.logical ? 1 : 0);
+  default:
+    break;
+  }
+  return error("argument '" + name + "' must be a tensor, not " +
+               kindName(v.kind));
+}
+
+std::optional<std::vector<Value>> Invocation::tensors(StringRef name) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  if (it->second.kind != NValue::Kind::Array)
+    return error("argument '" + name + "' must be an array of tensors");
+  std::vector<Value> values;
+  for (const NValue &item : it->second.items) {
+    if (item.kind != NValue::Kind::Tensor)
+      return error("argument '" + name + "' must be an array of tensors");
+    values.push_back(item.tensor);
+  }
+  return values;
+}
+
+std::optional<TDim> Invocation::dim(StringRef name) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  const NValue &v = it->second;
+  if (v.kind == NValue::Kind::Integer)
+    return v.integer;
+  if (v.kind == NValue::Kind::Tensor)
+    if (auto dims = knownDims(v.tensor);
+        dims && dims->size() == 1 && rank(v.tensor) == 0)
+      return (*dims)[0];
+  return error("argument '" + name + "' must be an integer, not " +
+               kindName(v.kind));
+}
+
+std::optional<int64_t> Invocation::integer(StringRef name) {
+  std::optional<TDim> d = dim(name);
+  if (!d)
+    return std::nullopt;
+  if (auto c = d->getConstant())
+    return *c;
+  return error("argument '" + name + "' must be a constant integer, not " +
+               d->toString());
+}
+
+std::optional<SmallVector<TDim>> Invocation::dims(StringRef name) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  const NValue &v = it->second;
+  if (v.kind == NValue::Kind::Tensor) {
+    if (auto known = knownDims(v.tensor))
+      return *known;
+    return error("argument '" + name +
+                 "' is a tensor whose values are not known at import");
+  }
+  if (v.kind != NValue::Kind::Array)
+    return error("argument '" + name + "' must be an integer array, not " +
+                 kindName(v.kind));
+  SmallVector<TDim> out;
+  for (const NValue &item : v.items) {
+    if (item.kind != NValue::Kind::Integer)
+      return error("argument '" + name + "' must be an integer array");
+    out.push_back(item.integer);
+  }
+  return out;
+}
+
+std::optional<SmallVector<int64_t>> Invocation::integers(StringRef name) {
+  auto d = dims(name);
+  if (!d)
+    return std::nullopt;
+  SmallVector<int64_t> out;
+  for (const TDim &item : *d) {
+    auto c = item.getConstant();
+    if (!c)
+      return error("argument '" + name + "' must hold constant integers, not " +
+                   item.toString());
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::optional<double> Invocation::scalar(StringRef name) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  const NValue &v = it->second;
+  if (v.kind == NValue::Kind::Scalar)
+    return v.scalar;
+  if (v.kind == NValue::Kind::Integer)
+    if (auto c = v.integer.getConstant())
+      return double(*c);
+  return error("argument '" + name + "' must be a scalar, not " +
+               kindName(v.kind));
+}
+
+std::optional<bool> Invocation::logical(StringRef name) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  if (it->second.kind != NValue::Kind::Logical)
+    return error("argument '" + name + "' must be a logical, not " +
+                 kindName(it->second.kind));
+  return it->second.logical;
+}
+
+std::optional<std::string> Invocation::string(StringRef name) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  if (it->second.kind != NValue::Kind::String)
+    return error("argument '" + name + "' must be a string, not " +
+                 kindName(it->second.kind));
+  return it->second.string;
+}
+
+std::optional<std::vector<std::pair<int64_t, int64_t>>>
+Invocation::pairs(StringRef name) {
+  auto it = args.find(name);
+  if (it == args.end())
+    return error("missing argument '" + name + "'");
+  std::vector<std::pair<int64_t, int64_t>> out;
+  if (it->second.kind != NValue::Kind::Array)
+    return error("argument '" + name + "' must be an array of pairs");
+  for (const NValue &item : it->second.items) {
+    if (item.kind != NValue::Kind::Tuple || item.items.size() != 2 ||
+        item.items[0].kind != NValue::Kind::Integer ||
+        item.items[1].kind != NValue::Kind::Integer ||
+        !item.items[0].integer.getConstant() ||
+        !item.items[1].integer.getConstant())
+      return error("argument '" + name +
+                   "' must be an array of (integer, integer) pairs");
+    out.emplace_back(*item.items[0].integer.getConstant(),
+                     *item.items[1].integer.getConstant());
+  }
+  return out;
+}
+
+bool Invocation::isLiteral(StringRef name, double value) const {
+  auto it = args.find(name);
+  if (it == args.end())
+    return false;
+  const NValue &v = it->second;
+  return (v.kind == NValue::Kind::Scalar && v.scalar == value) ||
+         (v.kind == NValue::Kind::Integer && v.integer == TDim(int64_t(value)));
+}
+
+Value Invocation::addInput(RankedTensorType type) {
+  return model.addInput(type, loc);
+}
+
+const std::string *Invocation::tensorFile(StringRef label) {
+  return model.findTensorFile(label);
+}
+
+void Invocation::declareSymbols(ArrayRef<TDim> dims) {
+  for (const TDim &d : dims)
+    d.collectSymbols(model.symbols);
+}
+
+//===----------------------------------------------------------------------===//
+// Registry
+//===----------------------------------------------------------------------===//
+
+void OpRegistry::add(StringRef declarations, OpHandler handler) {
+  std::string error;
+  SourcePos pos;
+  auto document = parseDocument(declarations, error, pos,
+                                /*requireGraph=*/false);
+  if (!document)
+    llvm::report_fatal_error(llvm::Twine("bad NNEF op declarations: ") + error +
+                             " at line " + llvm::Twine(pos.line));
+  documents.push_back(std::make_unique<Document>(std::move(*document)));
+  for (const Fragment &fragment : documents.back()->fragments)
+    entries[fragment.name] = Entry{&fragment, handler};
+}
+
+const OpRegistry::Entry *OpRegistry::lookup(StringRef name) const {
+  auto it = entries.find(name);
+  return it == entries.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> OpRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto &entry : entries)
+    out.push_back(entry.first);
+  return out;
+}
+
+const OpRegistry &OpRegistry::get() {
+  static const OpRegistry registry = [] {
+    OpRegistry r;
+    registerStandardOps(r);
+    registerTractOps(r);
+    return r;
+  }();
+  return registry;
+}
+
+Type mlir::tract::nnef::elementTypeFromName(MLIRContext *context,
+                                            StringRef name) {
+  Builder b(context);
+  auto u = [&](unsigned w) {
+    return IntegerType::get(context, w, IntegerType::Unsigned);
+  };
+  return llvm::StringSwitch<Type>(name)
+      .Cases({"scalar", "f32"}, b.getF32Type())
+      .Case("f16", b.getF16Type())
+      .Case("f64", b.getF64Type())
+      .Cases({"integer", "i64"}, b.getI64Type())
+      .Case("i32", b.getI32Type())
+      .Case("i16", b.getI16Type())
+      .Case("i8", b.getI8Type())
+      .Case("u8", u(8))
+      .Case("u16", u(16))
+      .Case("u32", u(32))
+      .Case("u64", u(64))
+      .Cases({"logical", "bool"}, b.getI1Type())
+      .Default(Type());
+}
+
+std::vector<std::string> mlir::tract::nnef::listSupportedNnefOps() {
+  return OpRegistry::get().names();
+}
+
+//===----------------------------------------------------------------------===//
+// Evaluation
+//===----------------------------------------------------------------------===//
+
+std::optional<NValue> ModelBuilder::arithmetic(const Expr &expr, NValue lhs,
+                                               NValue rhs) {
+  using K = NValue::Kind;
+  StringRef op = expr.text;
+  // Tensors: the operator is the element-wise operation.
+  if (lhs.kind == K::Tensor || rhs.kind == K::Tensor) {
+    static const std::map<std::string, std::string> names = {
+        {"+", "add"}, {"-", "sub"},  {"*", "mul"}, {"/", "div"}, {"^", "pow"},
+        {"<", "lt"},  {">", "gt"},   {"<=", "le"}, {">=", "ge"}, {"==", "eq"},
+        {"!=", "ne"}, {"&&", "and"}, {"||", "or"}};
+    auto it = names.find(op.str());
+    const OpRegistry::Entry *entry =
+        it == names.end() ? nullptr : OpRegistry::get().lookup(it->second);
+    if (!entry)
+      return error(expr.pos, "operator '" + op + "' does not apply to tensors");
+    Invocation call(*this, expr, loc(expr.pos));
+    call.name = it->second;
+    call.args["x"] = lhs;
+    call.args["y"] = rhs;
+    return entry->handler(call);
+  }
+  if (lhs.kind == K::Integer && rhs.kind == K::Integer) {
+    const TDim &a = lhs.integer, &b = rhs.integer;
+    if (op == "+")
+      return NValue::ofInteger(a + b);
+    if (op == "-")
+      return NValue::ofInteger(a - b);
+    if (op == "*")
+      return NValue::ofInteger(a * b);
+    if (op == "/") {
+      auto d = b.getConstant();
+      if (!d || *d <= 0)
+        return error(expr.pos, "integer division by " + b.toString() +
+                                   ": only positive constants divide dims");
+      return NValue::ofInteger(a.floorDiv(*d));
+    }
+    auto ca = a.getConstant(), cb = b.getConstant();
+    if (!ca || !cb)
+      return error(expr.pos, "operator '" + op + "' on symbolic integers " +
+                                 a.toString() + " and " + b.toString());
+    if (op == "<")
+      return NValue::ofLogical(*ca < *cb);
+    if (op == ">")
+      return NValue::ofLogical(*ca > *cb);
+    if (op == "<=")
+      return NValue::ofLogical(*ca <= *cb);
+    if (op == ">=")
+      return NValue::ofLogical(*ca >= *cb);
+    if (op == "==")
+      return NValue::ofLogical(*ca == *cb);
+    if (op == "!=")
+      return NValue::ofLogical(*ca != *cb);
+    if (op == "^") {
+      int64_t r = 1;
+      for (int64_t i = 0; i < *cb; ++i)
+        r *= *ca;
+      return NValue::ofInteger(TDim(r));
+    }
+  }
+  auto number = [](const NValue &v) -> std::optional<double> {
+    if (v.kind == K::Scalar)
+      return v.scalar;
+    if (v.kind == K::Integer)
+      if (auto c = v.integer.getConstant())
+        return double(*c);
+    return std::nullopt;
+  };
+  if (auto a = number(lhs)) {
+    if (auto b = number(rhs)) {
+      if (op == "+")
+        return NValue::ofScalar(*a + *b);
+      if (op == "-")
+        return NValue::ofScalar(*a - *b);
+      if (op == "*")
+        return NValue::ofScalar(*a * *b);
+      if (op == "/")
+        return NValue::ofScalar(*a / *b);
+      if (op == "^")
+        return NValue::ofScalar(std::pow(*a, *b));
+      if (op == "<")
+        return NValue::ofLogical(*a < *b);
+      if (op == ">")
+        return NValue::ofLogical(*a > *b);
+      if (op == "<=")
+        return NValue::ofLogical(*a <= *b);
+      if (op == ">=")
+        return NValue::ofLogical(*a >= *b);
+      if (op == "==")
+        return NValue::ofLogical(*a == *b);
+      if (op == "!=")
+        return NValue::ofLogical(*a != *b);
+    }
+  }
+  if (lhs.kind == K::Logical && rhs.kind == K::Logical) {
+    if (op == "&&")
+      return NValue::ofLogical(lhs.logical && rhs.logical);
+    if (op == "||")
+      return NValue::ofLogical(lhs.logical || rhs.logical);
+    if (op == "==")
+      return NValue::ofLogical(lhs.logical == rhs.logical);
+    if (op == "!=")
+      return NValue::ofLogical(lhs.logical != rhs.logical);
+  }
+  if (lhs.kind == K::String && rhs.kind == K::String) {
+    if (op == "==")
+      return NValue::ofLogical(lhs.string == rhs.string);
+    if (op == "!=")
+      return NValue::ofLogical(lhs.string != rhs.string);
+    if (op == "+")
+      return NValue::ofString(lhs.string + rhs.string);
+  }
+  if (lhs.kind == K::Array && rhs.kind == K::Array && op == "+") {
+    std::vector<NValue> items = lhs.items;
+    items.insert(items.end(), rhs.items.begin(), rhs.items.end());
+    return NValue::ofArray(std::move(items));
+  }
+  if (op == "in" && rhs.kind == K::Array) {
+    for (const NValue &item : rhs.items)
+      if (item.kind == lhs.kind &&
+          ((item.kind == K::Integer && item.integer == lhs.integer) ||
+           (item.kind == K::String && item.string == lhs.string)))
+        return NValue::ofLogical(true);
+    return NValue::ofLogical(false);
+  }
+  return error(expr.pos, std::string("operator '") + op.str() +
+                             "' does not apply to " + kindName(lhs.kind) +
+                             " and " + kindName(rhs.kind));
+}
+
+std::optional<NValue> ModelBuilder::eval(const Expr &expr, Scope &scope) {
+  using K = NValue::Kind;
+  switch (expr.kind) {
+  case Expr::Kind::Integer: {
+    int64_t value;
+    if (StringRef(expr.text).getAsInteger(10, value))
+      return error(expr.pos, "integer '" + expr.text + "' is out of range");
+    return NValue::ofInteger(TDim(value));
+  }
+  case Expr::Kind::Scalar: {
+    double value;
+    if (StringRef(expr.text).getAsDouble(value))
+      return error(expr.pos, "invalid number '" + expr.text + "'");
+    return NValue::ofScalar(value);
+  }
+  case Expr::Kind::String:
+    return NValue::ofString(expr.text);
+  case Expr::Kind::Logical:
+    return NValue::ofLogical(expr.text == "true");
+  case Expr::Kind::Identifier: {
+    auto it = scope.find(expr.text);
+    if (it != scope.end())
+      return it->second;
+    if (symbols.count(expr.text))
+      return NValue::ofInteger(TDim::symbol(expr.text));
+    return error(expr.pos, "undefined identifier '" + expr.text + "'");
+  }
+  case Expr::Kind::Array:
+  case Expr::Kind::Tuple: {
+    std::vector<NValue> items;
+    for (const ExprPtr &item : expr.items) {
+      auto v = eval(*item, scope);
+      if (!v)
+        return std::nullopt;
+      items.push_back(std::move(*v));
+    }
+    return NValue::ofArray(
+        std::move(items), expr.kind == Expr::Kind::Array ? K::Array : K::Tuple);
+  }
+  case Expr::Kind::Invocation:
+    return invoke(expr, scope);
+  case Expr::Kind::Unary: {
+    auto v = eval(*expr.items[0], scope);
+    if (!v)
+      return std::nullopt;
+    if (expr.text == "!") {
+      if (v->kind == K::Logical)
+        return NValue::ofLogical(!v->logical);
+      if (v->kind == K::Tensor) {
+        Invocation call(*this, expr, loc(expr.pos));
+        call.name = "not";
+        call.args["x"] = *v;
+        return OpRegistry::get().lookup("not")->handler(call);
+      }
+      return error(expr.pos, "'!' applies to logicals");
+    }
+    if (v->kind == K::Integer)
+      return NValue::ofInteger(-v->integer);
+    if (v->kind == K::Scalar)
+      return NValue::ofScalar(-v->scalar);
+    if (v->kind == K::Tensor) {
+      Invocation call(*this, expr, loc(expr.pos));
+      call.name = "neg";
+      call.args["x"] = *v;
+      return OpRegistry::get().lookup("neg")->handler(call);
+    }
+    return error(expr.pos, "'-' applies to numbers and tensors");
+  }
+  case Expr::Kind::Binary: {
+    auto lhs = eval(*expr.items[0], scope);
+    if (!lhs)
+      return std::nullopt;
+    // Short-circuit logic, as the spec defines it.
+    if (lhs->kind == K::Logical && (expr.text == "&&" || expr.text == "||")) {
+      if (expr.text == "&&" && !lhs->logical)
+        return lhs;
+      if (expr.text == "||" && lhs->logical)
+        return lhs;
+    }
+    auto rhs = eval(*expr.items[1], scope);
+    if (!rhs)
+      return std::nullopt;
+    return arithmetic(expr, std::move(*lhs), std::move(*rhs));
+  }
+  case Expr::Kind::Conditional: {
+    auto cond = eval(*expr.items[1], scope);
+    if (!cond)
+      return std::nullopt;
+    if (cond->kind != K::Logical)
+      return error(expr.items[1]->pos, "the condition must be a logical");
+    return eval(*expr.items[cond->logical ? 0 : 2], scope);
+  }
+  case Expr::Kind::Subscript: {
+    auto base = eval(*expr.items[0], scope);
+    if (!base)
+      return std::nullopt;
+    bool isString = base->kind == K::String;
+    if (base->kind != K::Array && base->kind != K::Tuple && !isString)
+      return error(expr.pos,
+                   std::string("cannot subscript ") + kindName(base->kind));
+    int64_t size = isString ? base->string.size() : base->items.size();
+    auto index = [&](const ExprPtr &e,
+                     int64_t otherwise) -> std::optional<int64_t> {
+      if (!e)
+        return otherwise;
+      auto v = eval(*e, scope);
+      if (!v)
+        return std::nullopt;
+      if (v->kind != K::Integer || !v->integer.getConstant())
+        return error(e->pos, "an index must be a constant integer");
+      int64_t i = *v->integer.getConstant();
+      return i < 0 ? i + size : i;
+    };
+    auto begin = index(expr.items[1], 0);
+    if (!begin)
+      return std::nullopt;
+    if (!expr.range) {
+      if (*begin < 0 || *begin >= size)
+        return error(expr.pos, "index out of range");
+      if (isString)
+        return NValue::ofString(base->string.substr(*begin, 1));
+      return base->items[*begin];
+    }
+    auto end = index(expr.items[2], size);
+    if (!end)
+      return std::nullopt;
+    int64_t b = std::clamp<int64_t>(*begin, 0, size);
+    int64_t e = std::clamp<int64_t>(*end, b, size);
+    if (isString)
+      return NValue::ofString(base->string.substr(b, e - b));
+    return NValue::ofArray(
+        std::vector<NValue>(base->items.begin() + b, base->items.begin() + e),
+        base->kind);
+  }
+  case Expr::Kind::Comprehension: {
+    std::vector<NValue> iterables;
+    size_t length = 0;
+    for (auto [i, item] : llvm::enumerate(expr.items)) {
+      auto v = eval(*item, scope);
+      if (!v)
+        return std::nullopt;
+      if (v->kind != K::Array)
+        return error(item->pos, "a comprehension iterates over arrays");
+      if (i > 0 && v->items.size() != length)
+        return error(item->pos, "comprehension arrays differ in length");
+      length = v->items.size();
+      iterables.push_back(std::move(*v));
+    }
+    std::vector<NValue> out;
+    for (size_t i = 0; i < length; ++i) {
+      Scope inner = scope;
+      for (auto [var, iterable] : llvm::zip(expr.loopVars, iterables))
+        inner[var] = iterable.items[i];
+      if (expr.cond) {
+        auto c = eval(*expr.cond, inner);
+        if (!c)
+          return std::nullopt;
+        if (c->kind != K::Logical)
+          return error(expr.cond->pos, "the condition must be a logical");
+        if (!c->logical)
+          continue;
+      }
+      auto v = eval(*expr.yield, inner);
+      if (!v)
+        return std::nullopt;
+      out.push_back(std::move(*v));
+    }
+    return NValue::ofArray(std::move(out));
+  }
+  }
+  return error(expr.pos, "unsupported expression");
+}
+
+std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
+  const OpRegistry::Entry *entry = OpRegistry::get().lookup(expr.text);
+  auto userIt = fragments.find(expr.text);
+  const Fragment *user = userIt == fragments.end() ? nullptr : userIt->second;
+  const Fragment *signature = entry ? entry->signature : user;
+  if (!signature)
+    return error(expr.pos, "unknown operation '" + expr.text + "'");
+  if (!entry && !user->body)
+    return error(expr.pos,
+                 "operation '" + expr.text + "' is declared but not supported");
+  std::map<std::string, NValue, std::less<>> args;
+  size_t position = 0;
+  for (const Argument &argument : expr.args) {
+    const Parameter *param = nullptr;
+    if (argument.name.empty()) {
+      if (position >= signature->params.size())
+        return error(argument.value->pos,
+                     "too many arguments for '" + expr.text + "'");
+      param = &signature->params[position++];
+    } else {
+      for (const Parameter &p : signature->params)
+        if (p.name == argument.name)
+          param = &p;
+      if (!param)
+        return error(argument.value->pos, "'" + expr.text +
+                                              "' has no parameter '" +
+                                              argument.name + "'");
+    }
+    auto value = eval(*argument.value, scope);
+    if (!value)
+      return std::nullopt;
+    if (!args.emplace(param->name, std::move(*value)).second)
+      return error(argument.value->pos,
+                   "argument '" + param->name + "' given twice");
+  }
+  for (const Parameter &p : signature->params) {
+    if (args.count(p.name))
+      continue;
+    if (!p.defaultValue)
+      return error(expr.pos,
+                   "'" + expr.text + "' needs argument '" + p.name + "'");
+    Scope empty;
+    auto value = eval(*p.defaultValue, empty);
+    if (!value)
+      return std::nullopt;
+    args.emplace(p.name, std::move(*value));
+  }
+  if (entry) {
+    Invocation call(*this, expr, loc(expr.pos));
+    call.genericType =
+        expr.generic.empty() ? signature->genericDefault : expr.generic;
+    call.args = std::move(args);
+    return entry->handler(call);
+  }
+  return inlineFragment(*user, expr, args);
+}
+
+std::optional<NValue>
+ModelBuilder::inlineFragment(const Fragment &fragment, const Expr &expr,
+                             std::map<std::string, NValue, std::less<>> &args) {
+  Scope inner(args.begin(), args.end());
+  if (!runBody(*fragment.body, inner, /*namesTensors=*/false))
+    return error(expr.pos, "in fragment '" + fragment.name + "' invoked here");
+  std::vector<NValue> results;
+  for (const Parameter &result : fragment.results) {
+    auto it = inner.find(result.name);
+    if (it == inner.end())
+      return error(fragment.pos, "fragment '" + fragment.name +
+                                     "' does not assign its result '" +
+                                     result.name + "'");
+    results.push_back(it->second);
+  }
+  if (results.size() == 1)
+    return results[0];
+  return NValue::ofArray(std::move(results), NValue::Kind::Tuple);
+}
+
+bool ModelBuilder::assign(const Expr &lhs, NValue value, Scope &scope,
+                          StringRef name) {
+  if (lhs.kind == Expr::Kind::Identifier) {
+    if (scope.count(lhs.text)) {
+      error(lhs.pos, "'" + lhs.text + "' is assigned twice");
+      return false;
+    }
+    scope[lhs.text] = std::move(value);
+    return true;
+  }
+  if (lhs.kind != Expr::Kind::Array && lhs.kind != Expr::Kind::Tuple) {
+    error(lhs.pos, "the left side of an assignment must be identifiers");
+    return false;
+  }
+  if ((value.kind != NValue::Kind::Array &&
+       value.kind != NValue::Kind::Tuple) ||
+      value.items.size() != lhs.items.size()) {
+    error(lhs.pos, "cannot destructure " + std::string(kindName(value.kind)) +
+                       " into " + std::to_string(lhs.items.size()) + " names");
+    return false;
+  }
+  for (auto [item, v] : llvm::zip(lhs.items, value.items))
+    if (!assign(*item, v, scope, name))
+      return false;
+  return true;
+}
+
+bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
+                           bool namesTensors) {
+  for (const Assignment &assignment : body) {
+    auto value = eval(*assignment.rhs, scope);
+    if (!value)
+      return false;
+    if (!assign(*assignment.lhs, std::move(*value), scope, ""))
+      return false;
+  }
+  (void)namesTensors;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The module
+//===----------------------------------------------------------------------===//
+
+/// Converts a property value to an attribute.
+static Attribute propertyAttr(Builder &b, const NValue &v) {
+  switch (v.kind) {
+  case NValue::Kind::String:
+    return b.getStringAttr(v.string);
+  case NValue::Kind::Integer:
+    if (auto c = v.integer.getConstant())
+      return b.getI64IntegerAttr(*c);
+    return b.getStringAttr(v.integer.toString());
+  case NValue::Kind::Scalar:
+    return b.getF64FloatAttr(v.scalar);
+  case NValue::Kind::Logical:
+    return b.getBoolAttr(v.logical);
+  case NValue::Kind::Array:
+  case NValue::Kind::Tuple: {
+    SmallVector<Attribute> items;
+    for (const NValue &item : v.items) {
+      Attribute a = propertyAttr(b, item);
+      if (!a)
+        return {};
+      items.push_back(a);
+    }
+    return b.getArrayAttr(items);
+  }
+  case NValue::Kind::Tensor:
+    if (auto konst = v.tensor.getDefiningOp<ConstOp>())
+      return konst.getValue();
+    return {};
+  }
+  return {};
+}
+
+OwningOpRef<ModuleOp> ModelBuilder::build() {
+  Location fileLoc = FileLineColLoc::get(context, graphFile, 0, 0);
+  auto graphText = files.files.find("graph.nnef");
+  if (graphText == files.files.end()) {
+    emitError(FileLineColLoc::get(context, files.origin, 0, 0))
+        << "'" << files.origin << "' holds no graph.nnef";
+    return {};
+  }
+  std::string message;
+  SourcePos pos;
+  auto parsed = parseDocument(graphText->second, message, pos);
+  if (!parsed) {
+    error(pos, message);
+    return {};
+  }
+  document = std::move(*parsed);
+
+  // Extensions: tract's symbols, assertions and scenarios.
+  SmallVector<Attribute> assertions;
+  std::map<std::string, SmallVector<Attribute>> scenarios;
+  for (const Extension &extension : document.extensions) {
+    auto [keyword, rest] = StringRef(extension.text).split(' ');
+    rest = rest.trim();
+    if (keyword == "tract_symbol") {
+      std::optional<TDim> parsedSymbol = TDim::parse(rest);
+      if (!parsedSymbol || parsedSymbol->getSymbolName() != rest.str()) {
+        error(extension.pos, "'" + rest + "' is not a valid symbol name");
+        return {};
+      }
+      symbols.insert(rest.str());
+    } else if (keyword == "tract_assert") {
+      // `name: rule` is an assertion of scenario `name`.
+      size_t colon = rest.find(':');
+      std::string scenario;
+      StringRef rule = rest;
+      if (colon != StringRef::npos) {
+        StringRef head = rest.take_front(colon).trim();
+        if (!head.empty() && llvm::all_of(head, [](char c) {
+              return llvm::isAlnum(c) || c == '_';
+            })) {
+          scenario = head.str();
+          rule = rest.drop_front(colon + 1).trim();
+        }
+      }
+      SymbolScope check;
+      std::string why;
+      if (!check.addAssertion(rule, &why)) {
+        error(extension.pos, "invalid assertion '" + rule + "': " + why);
+        return {};
+      }
+      std::set<std::string> used;
+      std::vector<TDim> constraints;
+      SymbolScope::parseAssertion(rule, constraints);
+      for (const TDim &c : constraints)
+        c.collectSymbols(used);
+      symbols.insert(used.begin(), used.end());
+      Attribute text = StringAttr::get(context, rule);
+      if (scenario.empty())
+        assertions.push_back(text);
+      else
+        scenarios[scenario].push_back(text);
+    }
+    // Other extensions (KHR_enable_*, tract_registry) need nothing.
+  }
+  for (const Fragment &fragment : document.fragments)
+    fragments[fragment.name] = &fragment;
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  builder.setInsertionPointToEnd(module->getBody());
+  func = func::FuncOp::create(builder, loc(document.graphPos), "main",
+                              builder.getFunctionType({}, {}));
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToEnd(entry);
+
+  Scope scope;
+  if (!runBody(document.body, scope, /*namesTensors=*/true))
+    return {};
+
+  SmallVector<Value> results;
+  for (const std::string &name : document.outputs) {
+    auto it = scope.find(name);
+    if (it == scope.end() || it->second.kind != NValue::Kind::Tensor) {
+      error(document.graphPos,
+            "graph output '" + name + "' is not a tensor the graph computes");
+      return {};
+    }
+    results.push_back(it->second.tensor);
+  }
+  func::ReturnOp::create(builder, loc(document.graphPos), results);
+  // Graph inputs, in the order the graph declares them.
+  unsigned created = entry->getNumArguments();
+  SmallVector<Type> inputTypes;
+  for (const std::string &name : document.inputs) {
+    auto it = scope.find(name);
+    auto argument = it == scope.end() || it->second.kind != NValue::Kind::Tensor
+                        ? BlockArgument()
+                        : dyn_cast<BlockArgument>(it->second.tensor);
+    if (!argument || argument.getOwner() != entry ||
+        argument.getArgNumber() >= created) {
+      error(document.graphPos,
+            "graph input '" + name + "' is not defined by 'external'");
+      return {};
+    }
+    BlockArgument fresh =
+        entry->addArgument(argument.getType(), argument.getLoc());
+    argument.replaceAllUsesWith(fresh);
+    inputTypes.push_back(argument.getType());
+  }
+  for (unsigned i = 0; i < created; ++i)
+    if (!entry->getArgument(i).use_empty()) {
+      error(document.graphPos,
+            "an 'external' tensor is not listed among the graph inputs");
+      return {};
+    }
+  entry->eraseArguments(0, created);
+
+  func.setFunctionType(
+      builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
+  for (auto [i, name] : llvm::enumerate(document.inputs))
+    func.setArgAttr(i, "tract.name", builder.getStringAttr(name));
+  for (auto [i, name] : llvm::enumerate(document.outputs))
+    func.setResultAttr(i, "tract.name", builder.getStringAttr(name));
+
+  // Properties: the `tract_core_properties` fragment's array of pairs.
+  if (auto it = fragments.find("tract_core_properties");
+      it != fragments.end() && it->second->body) {
+    Scope inner;
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(entry);
+    if (!runBody(*it->second->body, inner, false))
+      return {};
+    auto props = inner.find("properties");
+    SmallVector<NamedAttribute> entries;
+    if (props != inner.end())
+      for (const NValue &pair : props->second.items) {
+        if (pair.kind != NValue::Kind::Tuple || pair.items.size() != 2 ||
+            pair.items[0].kind != NValue::Kind::String) {
+          error(it->second->pos, "properties must be (string, value) pairs");
+          return {};
+        }
+        Attribute value = propertyAttr(builder, pair.items[1]);
+        if (!value) {
+          error(it->second->pos, "property '" + pair.items[0].string +
+                                     "' has a value that is not constant");
+          return {};
+        }
+        entries.push_back(builder.getNamedAttr(pair.items[0].string, value));
+      }
+    if (!entries.empty())
+      (*module)->setAttr(kPropertiesAttrName,
+                         builder.getDictionaryAttr(entries));
+  }
+
+  // Drop what the translation left unused (literals folded into attributes).
+  SmallVector<Operation *> dead;
+  do {
+    dead.clear();
+    module->walk([&](Operation *op) {
+      if (isa_and_present<TractDialect>(op->getDialect()) && op->use_empty() &&
+          isa<ConstOp, AddAxisOp, CastOp, ShapeOfOp>(op))
+        dead.push_back(op);
+    });
+    for (Operation *op : dead)
+      op->erase();
+  } while (!dead.empty());
+
+  std::set<std::string> used(symbols);
+  module->walk([&](Operation *op) {
+    for (Type type : op->getResultTypes())
+      if (isa<RankedTensorType>(type))
+        for (const TDim &d : getShape(type))
+          d.collectSymbols(used);
+  });
+  for (Type type : inputTypes)
+    for (const TDim &d : getShape(type))
+      d.collectSymbols(used);
+  SmallVector<Attribute> symbolAttrs;
+  for (const std::string &s : used)
+    symbolAttrs.push_back(builder.getStringAttr(s));
+  if (!symbolAttrs.empty())
+    (*module)->setAttr(kSymbolsAttrName, builder.getArrayAttr(symbolAttrs));
+  if (!assertions.empty())
+    (*module)->setAttr(kAssertionsAttrName, builder.getArrayAttr(assertions));
+  if (!scenarios.empty()) {
+    SmallVector<NamedAttribute> named;
+    for (auto &[name, rules] : scenarios)
+      named.push_back(builder.getNamedAttr(name, builder.getArrayAttr(rules)));
+    (*module)->setAttr(kScenariosAttrName, builder.getDictionaryAttr(named));
+  }
+  if (failed(verify(*module)))
+    return {};
+  return module;
+}
+
+OwningOpRef<ModuleOp>
+mlir::tract::nnef::importNnefFiles(const ModelFiles &files,
+                                   MLIRContext *context) {
+  context->loadDialect<TractDialect, func::FuncDialect>();
+  ModelBuilder builder(context, files);
+  return builder.build();
+}
+
+OwningOpRef<ModuleOp> mlir::tract::nnef::importNnef(StringRef path,
+                                                    MLIRContext *context) {
+  context->loadDialect<TractDialect, func::FuncDialect>();
+  ModelFiles files;
+  std::string error;
+  bool ok = llvm::sys::fs::is_directory(path)
+                ? readModelFolder(path, files, error)
+                : readModelArchive(path, files, error);
+  if (!ok) {
+    emitError(FileLineColLoc::get(context, path, 0, 0)) << error;
+    return {};
+  }
+  return importNnefFiles(files, context);
+}

@@ -1,0 +1,1160 @@
+//===- NnefOps.cpp - NNEF operations to tract ops -------------------------===//
+//
+// The standard NNEF operations and tract's `tract_core_*` extensions, each
+// registered with its declaration (the parameters, in order, with their
+// defaults) and translated into tract ops. Layouts are NNEF's: `N, C,
+// spatial…` inputs, `O, C/groups, k…` filters, pool sizes over every axis.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/nnef/NnefBuilder.h"
+#include "frontends/nnef/NnefFiles.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::nnef;
+
+namespace {
+
+using Result = std::optional<NValue>;
+
+Result tensorResult(Invocation &call, Value value) {
+  if (!value)
+    return call.error("invalid operands");
+  return NValue::ofTensor(value);
+}
+
+/// The first tensor among the named arguments fixes the element type of the
+/// literals among the others (`add(x, 1.0)`).
+std::optional<SmallVector<Value>> tensorArgs(Invocation &call,
+                                             ArrayRef<StringRef> names) {
+  Type like;
+  for (StringRef name : names) {
+    auto it = call.args.find(name);
+    if (it != call.args.end() && it->second.kind == NValue::Kind::Tensor) {
+      like = Invocation::elementType(it->second.tensor);
+      break;
+    }
+  }
+  SmallVector<Value> out;
+  for (StringRef name : names) {
+    auto v = call.tensor(name, like);
+    if (!v)
+      return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor sources
+//===----------------------------------------------------------------------===//
+
+Result external(Invocation &call) {
+  auto shape = call.dims("shape");
+  if (!shape)
+    return std::nullopt;
+  std::string typeName = call.genericType.empty() ? "scalar" : call.genericType;
+  if (call.args.count("datum_type")) {
+    auto dt = call.string("datum_type");
+    if (!dt)
+      return std::nullopt;
+    typeName = *dt;
+  }
+  Type elementType = elementTypeFromName(call.getContext(), typeName);
+  if (!elementType)
+    return call.error("unknown datum type '" + typeName + "'");
+  call.declareSymbols(*shape);
+  return NValue::ofTensor(
+      call.addInput(getTensorType(call.getContext(), *shape, elementType)));
+}
+
+Result variable(Invocation &call) {
+  auto shape = call.integers("shape");
+  auto label = call.string("label");
+  if (!shape || !label)
+    return std::nullopt;
+  const std::string *bytes = call.tensorFile(*label);
+  if (!bytes)
+    return call.error("no tensor file '" + *label + ".dat' in the model");
+  DenseElementsAttr value;
+  std::string error;
+  if (!readDatTensor(*bytes, *label + ".dat", call.getContext(), value, error))
+    return call.error(error);
+  if (value.getType().getShape() != ArrayRef<int64_t>(*shape)) {
+    std::string declared, stored;
+    llvm::raw_string_ostream d(declared), s(stored);
+    llvm::interleaveComma(*shape, d);
+    llvm::interleaveComma(value.getType().getShape(), s);
+    return call.error("'" + *label + ".dat' holds a tensor of shape [" +
+                      stored + "], the graph declares [" + declared + "]");
+  }
+  return NValue::ofTensor(call.constant(value));
+}
+
+Result constantOp(Invocation &call) {
+  auto shape = call.integers("shape");
+  if (!shape)
+    return std::nullopt;
+  Type elementType = elementTypeFromName(
+      call.getContext(),
+      call.genericType.empty() ? "scalar" : call.genericType);
+  if (!elementType)
+    return call.error("unknown type '" + call.genericType + "'");
+  auto type = RankedTensorType::get(*shape, elementType);
+  const NValue &value = call.args["value"];
+  std::vector<NValue> items =
+      value.kind == NValue::Kind::Array ? value.items : std::vector{value};
+  if (items.size() != 1 && int64_t(items.size()) != type.getNumElements())
+    return call.error(std::to_string(items.size()) + " values for " +
+                      std::to_string(type.getNumElements()) + " elements");
+  SmallVector<Attribute> attrs;
+  for (const NValue &item : items) {
+    double number =
+        item.kind == NValue::Kind::Scalar    ? item.scalar
+        : item.kind == NValue::Kind::Logical ? item.logical
+        : item.kind == NValue::Kind::Integer && item.integer.getConstant()
+            ? double(*item.integer.getConstant())
+            : std::nan("");
+    if (std::isnan(number) && item.kind != NValue::Kind::Scalar)
+      return call.error("constant values must be numbers or logicals");
+    if (auto f = dyn_cast<FloatType>(elementType))
+      attrs.push_back(FloatAttr::get(f, number));
+    else
+      attrs.push_back(IntegerAttr::get(
+          elementType,
+          APInt(elementType.getIntOrFloatBitWidth(), int64_t(number),
+                /*isSigned=*/true, /*implicitTrunc=*/true)));
+  }
+  if (attrs.size() == 1)
+    return NValue::ofTensor(
+        call.constant(DenseElementsAttr::get(type, attrs[0])));
+  return NValue::ofTensor(call.constant(DenseElementsAttr::get(type, attrs)));
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+Result unary(Invocation &call) {
+  auto x = call.tensor("x");
+  if (!x)
+    return std::nullopt;
+  StringRef name = call.getName();
+  Value v = *x;
+  auto like = [&](double c) {
+    return call.scalarConstant(Invocation::elementType(v), c,
+                               Invocation::rank(v));
+  };
+  Value y =
+      llvm::StringSwitch<std::function<Value()>>(name)
+          .Case("copy", [&] { return v; })
+          .Case("neg", [&] { return call.create<NegOp>(v); })
+          .Case("rcp", [&] { return call.create<RecipOp>(v); })
+          .Case("exp", [&] { return call.create<ExpOp>(v); })
+          .Case("log", [&] { return call.create<LnOp>(v); })
+          .Case("log2",
+                [&] {
+                  return call.create<DivOp>(call.create<LnOp>(v),
+                                            like(std::log(2.0)));
+                })
+          .Case("sin", [&] { return call.create<SinOp>(v); })
+          .Case("cos", [&] { return call.create<CosOp>(v); })
+          .Case("tan", [&] { return call.create<TanOp>(v); })
+          .Case("asin", [&] { return call.create<AsinOp>(v); })
+          .Case("acos", [&] { return call.create<AcosOp>(v); })
+          .Case("atan", [&] { return call.create<AtanOp>(v); })
+          .Case("sinh", [&] { return call.create<SinhOp>(v); })
+          .Case("cosh", [&] { return call.create<CoshOp>(v); })
+          .Case("tanh", [&] { return call.create<TanhOp>(v); })
+          .Case("asinh", [&] { return call.create<AsinhOp>(v); })
+          .Case("acosh", [&] { return call.create<AcoshOp>(v); })
+          .Case("atanh", [&] { return call.create<AtanhOp>(v); })
+          .Case("abs", [&] { return call.create<AbsOp>(v); })
+          .Case("sign", [&] { return call.create<SignOp>(v); })
+          .Case("not", [&] { return call.create<NotOp>(v); })
+          .Case("floor", [&] { return call.create<FloorOp>(v); })
+          .Case("ceil", [&] { return call.create<CeilOp>(v); })
+          .Case("round", [&] { return call.create<RoundOp>(v); })
+          .Case("sqr", [&] { return call.create<SquareOp>(v); })
+          .Case("sqrt", [&] { return call.create<SqrtOp>(v); })
+          .Case("rsqr",
+                [&] { return call.create<RecipOp>(call.create<SquareOp>(v)); })
+          .Case("rsqrt", [&] { return call.create<RsqrtOp>(v); })
+          .Case("relu", [&] { return call.create<MaxOp>(v, like(0)); })
+          .Case("sigmoid", [&] { return call.create<SigmoidOp>(v); })
+          .Cases({"erf", "tract_core_erf"},
+                 [&] { return call.create<ErfOp>(v); })
+          .Cases({"silu", "tract_core_silu"},
+                 [&] { return call.create<SiluOp>(v); })
+          .Case("softplus",
+                [&] {
+                  return call.create<LnOp>(
+                      call.create<AddOp>(call.create<ExpOp>(v), like(1)));
+                })
+          .Default([] { return Value(); })();
+  return tensorResult(call, y);
+}
+
+/// `elu` and `leaky_relu`: `x < 0 ? f(x) : x`.
+Result alphaUnary(Invocation &call) {
+  auto x = call.tensor("x");
+  auto alpha = call.scalar("alpha");
+  if (!x || !alpha)
+    return std::nullopt;
+  Value v = *x;
+  Type type = Invocation::elementType(v);
+  unsigned rank = Invocation::rank(v);
+  Value a = call.scalarConstant(type, *alpha, rank);
+  Value negative;
+  if (call.getName() == "leaky_relu")
+    negative = call.create<MulOp>(v, a);
+  else
+    negative = call.create<MulOp>(
+        call.create<SubOp>(call.create<ExpOp>(v),
+                           call.scalarConstant(type, 1, rank)),
+        a);
+  Value isNegative = call.create<LtOp>(v, call.scalarConstant(type, 0, rank));
+  return tensorResult(call, call.create<SelectOp>(isNegative, negative, v));
+}
+
+Result binary(Invocation &call) {
+  auto xy = tensorArgs(call, {"x", "y"});
+  if (!xy)
+    return std::nullopt;
+  Value x = (*xy)[0], y = (*xy)[1];
+  StringRef name = call.getName();
+  Value z = llvm::StringSwitch<std::function<Value()>>(name)
+                .Case("add", [&] { return call.binary<AddOp>(x, y); })
+                .Case("sub", [&] { return call.binary<SubOp>(x, y); })
+                .Case("mul", [&] { return call.binary<MulOp>(x, y); })
+                .Case("div", [&] { return call.binary<DivOp>(x, y); })
+                .Case("pow", [&] { return call.binary<PowOp>(x, y); })
+                .Case("min", [&] { return call.binary<MinOp>(x, y); })
+                .Case("max", [&] { return call.binary<MaxOp>(x, y); })
+                .Case("lt", [&] { return call.binary<LtOp>(x, y); })
+                .Case("gt", [&] { return call.binary<GtOp>(x, y); })
+                .Case("le", [&] { return call.binary<LeOp>(x, y); })
+                .Case("ge", [&] { return call.binary<GeOp>(x, y); })
+                .Case("eq", [&] { return call.binary<EqOp>(x, y); })
+                .Case("ne", [&] { return call.binary<NeOp>(x, y); })
+                .Case("and", [&] { return call.binary<AndOp>(x, y); })
+                .Case("or", [&] { return call.binary<OrOp>(x, y); })
+                .Default([] { return Value(); })();
+  return tensorResult(call, z);
+}
+
+Result selectOp(Invocation &call) {
+  auto cond = call.tensor("condition");
+  auto values = tensorArgs(call, {"true_value", "false_value"});
+  if (!cond || !values)
+    return std::nullopt;
+  int64_t rank =
+      std::max({Invocation::rank(*cond), Invocation::rank((*values)[0]),
+                Invocation::rank((*values)[1])});
+  return tensorResult(
+      call, call.create<SelectOp>(call.unsqueezeTo(*cond, rank),
+                                  call.unsqueezeTo((*values)[0], rank),
+                                  call.unsqueezeTo((*values)[1], rank)));
+}
+
+Result clamp(Invocation &call) {
+  auto xab = tensorArgs(call, {"x", "a", "b"});
+  if (!xab)
+    return std::nullopt;
+  Value low = call.binary<MaxOp>((*xab)[0], (*xab)[1]);
+  return tensorResult(call, call.binary<MinOp>(low, (*xab)[2]));
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// The product of the dims of `x` on `axes`, as a constant of `x`'s type.
+Value axesVolume(Invocation &call, Value x, ArrayRef<int64_t> axes) {
+  Shape shape = getShape(x);
+  int64_t volume = 1;
+  for (int64_t axis : axes) {
+    auto c = shape[axis].getConstant();
+    if (!c) {
+      call.error("averaging over the symbolic dim " + shape[axis].toString() +
+                 " is not supported");
+      return {};
+    }
+    volume *= *c;
+  }
+  return call.scalarConstant(Invocation::elementType(x), double(volume),
+                             Invocation::rank(x));
+}
+
+Result reduce(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axesArg = call.integers("axes");
+  if (!input || !axesArg)
+    return std::nullopt;
+  SmallVector<int64_t> axes;
+  for (int64_t axis : *axesArg) {
+    if (axis < 0)
+      axis += Invocation::rank(*input);
+    axes.push_back(axis);
+  }
+  llvm::sort(axes);
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  StringRef name = call.getName();
+  StringRef kind = name.split('_').first;
+  std::optional<Reducer> reducer =
+      llvm::StringSwitch<std::optional<Reducer>>(kind)
+          .Cases({"sum", "mean"}, Reducer::Sum)
+          .Case("max", Reducer::Max)
+          .Case("min", Reducer::Min)
+          .Case("argmax", Reducer::ArgMax)
+          .Case("argmin", Reducer::ArgMin)
+          .Case("any", Reducer::Any)
+          .Case("all", Reducer::All)
+          .Default(std::nullopt);
+  if (!reducer)
+    return call.error("unknown reduction");
+  Value y = call.create<ReduceOp>(*input, *reducer, ArrayRef<int64_t>(axes));
+  bool normalize = kind == "mean";
+  if (kind == "sum") {
+    auto n = call.logical("normalize");
+    if (!n)
+      return std::nullopt;
+    normalize = *n;
+  }
+  if (normalize && y)
+    y = call.create<DivOp>(y, axesVolume(call, *input, axes));
+  return tensorResult(call, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and axes
+//===----------------------------------------------------------------------===//
+
+Result reshape(Invocation &call) {
+  auto input = call.tensor("input");
+  auto target = call.dims("shape");
+  auto start = call.integer("axis_start");
+  auto countArg = call.integer("axis_count");
+  if (!input || !target || !start || !countArg)
+    return std::nullopt;
+  Shape shape = getShape(*input);
+  int64_t rank = shape.size();
+  int64_t count = *countArg == -1 ? rank - *start : *countArg;
+  if (*start < 0 || count < 0 || *start + count > rank)
+    return call.error("axis_start and axis_count do not fit the input rank");
+  SmallVector<TDim> to(*target);
+  std::optional<size_t> inferred;
+  for (size_t i = 0; i < to.size(); ++i) {
+    if (to[i] == TDim(0)) {
+      if (*start + int64_t(i) >= rank)
+        return call.error("shape item 0 copies an axis the input lacks");
+      to[i] = shape[*start + i];
+    } else if (to[i] == TDim(-1)) {
+      if (inferred)
+        return call.error("more than one -1 in the shape");
+      inferred = i;
+    }
+  }
+  call.declareSymbols(to);
+  if (inferred) {
+    // Dims found on both sides cancel out; what remains of the known side
+    // must be a constant dividing the rest.
+    SmallVector<TDim> remaining(shape.begin() + *start,
+                                shape.begin() + *start + count);
+    TDim known(1), total(1);
+    for (size_t i = 0; i < to.size(); ++i) {
+      if (i == *inferred)
+        continue;
+      auto same = llvm::find(remaining, to[i]);
+      if (same != remaining.end())
+        remaining.erase(same);
+      else
+        known *= to[i];
+    }
+    for (const TDim &d : remaining)
+      total *= d;
+    auto c = known.getConstant();
+    if (!c || *c <= 0 || total.floorDiv(*c) * TDim(*c) != total)
+      return call.error("cannot infer the -1 dim: " + total.toString() +
+                        " over " + known.toString());
+    to[*inferred] = total.floorDiv(*c);
+  }
+  return tensorResult(
+      call, call.create<ReshapeOp>(*input, *start, count, call.shapeAttr(to)));
+}
+
+Result squeezeOrUnsqueeze(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axes = call.integers("axes");
+  if (!input || !axes)
+    return std::nullopt;
+  SmallVector<int64_t> sorted(*axes);
+  llvm::sort(sorted);
+  Value v = *input;
+  if (call.getName() == "squeeze") {
+    for (int64_t axis : llvm::reverse(sorted))
+      v = v ? call.create<RmAxisOp>(v, axis) : v;
+  } else {
+    for (int64_t axis : sorted)
+      v = v ? call.create<AddAxisOp>(v, axis) : v;
+  }
+  return tensorResult(call, v);
+}
+
+/// Output axis i is input axis perm[i].
+Value transposeBy(Invocation &call, Value input, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> order(perm.size());
+  std::iota(order.begin(), order.end(), 0);
+  Value v = input;
+  for (size_t i = 0; i < perm.size() && v; ++i) {
+    auto at = llvm::find(order, perm[i]) - order.begin();
+    if (at == int64_t(i))
+      continue;
+    v = call.create<MoveAxisOp>(v, int64_t(at), int64_t(i));
+    int64_t moved = order[at];
+    order.erase(order.begin() + at);
+    order.insert(order.begin() + i, moved);
+  }
+  return v;
+}
+
+Result transpose(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axes = call.integers("axes");
+  if (!input || !axes)
+    return std::nullopt;
+  SmallVector<int64_t> perm(*axes);
+  // Axes past the permutation stay in place.
+  for (int64_t i = perm.size(); i < Invocation::rank(*input); ++i)
+    perm.push_back(i);
+  SmallVector<int64_t> check(perm);
+  llvm::sort(check);
+  for (auto [i, axis] : llvm::enumerate(check))
+    if (axis != int64_t(i))
+      return call.error("axes are not a permutation of the input axes");
+  return tensorResult(call, transposeBy(call, *input, perm));
+}
+
+Result concat(Invocation &call) {
+  auto values = call.tensors("values");
+  auto axis = call.integer("axis");
+  if (!values || !axis)
+    return std::nullopt;
+  if (values->empty())
+    return call.error("nothing to concatenate");
+  if (values->size() == 1)
+    return NValue::ofTensor((*values)[0]);
+  return tensorResult(call, call.create<ConcatOp>(ValueRange(*values), *axis));
+}
+
+Result stack(Invocation &call) {
+  auto values = call.tensors("values");
+  auto axis = call.integer("axis");
+  if (!values || !axis)
+    return std::nullopt;
+  SmallVector<Value> expanded;
+  for (Value v : *values)
+    expanded.push_back(call.create<AddAxisOp>(v, *axis));
+  if (expanded.size() == 1)
+    return tensorResult(call, expanded[0]);
+  return tensorResult(call, call.create<ConcatOp>(ValueRange(expanded), *axis));
+}
+
+Result unstack(Invocation &call) {
+  auto value = call.tensor("value");
+  auto axis = call.integer("axis");
+  if (!value || !axis)
+    return std::nullopt;
+  Shape shape = getShape(*value);
+  if (*axis < 0 || *axis >= int64_t(shape.size()))
+    return call.error("axis out of range");
+  auto n = shape[*axis].getConstant();
+  if (!n)
+    return call.error("cannot unstack the symbolic axis " +
+                      shape[*axis].toString());
+  std::vector<NValue> items;
+  for (int64_t i = 0; i < *n; ++i) {
+    Value slice = call.create<SliceOp>(*value, *axis, call.dimAttr(TDim(i)),
+                                       call.dimAttr(TDim(i + 1)));
+    Value item = slice ? call.create<RmAxisOp>(slice, *axis) : Value();
+    if (!item)
+      return std::nullopt;
+    items.push_back(NValue::ofTensor(item));
+  }
+  return NValue::ofArray(std::move(items));
+}
+
+Result split(Invocation &call) {
+  auto value = call.tensor("value");
+  auto axis = call.integer("axis");
+  auto ratios = call.integers("ratios");
+  if (!value || !axis || !ratios)
+    return std::nullopt;
+  Shape shape = getShape(*value);
+  if (*axis < 0 || *axis >= int64_t(shape.size()))
+    return call.error("axis out of range");
+  int64_t total = std::accumulate(ratios->begin(), ratios->end(), int64_t(0));
+  if (total <= 0)
+    return call.error("ratios must sum to a positive number");
+  TDim unit = shape[*axis].floorDiv(total);
+  if (unit * TDim(total) != shape[*axis])
+    return call.error("the axis (" + shape[*axis].toString() +
+                      ") does not divide by the ratios' sum");
+  std::vector<NValue> items;
+  TDim start(0);
+  for (int64_t ratio : *ratios) {
+    TDim end = start + unit * TDim(ratio);
+    Value slice = call.create<SliceOp>(*value, *axis, call.dimAttr(start),
+                                       call.dimAttr(end));
+    if (!slice)
+      return std::nullopt;
+    items.push_back(NValue::ofTensor(slice));
+    start = end;
+  }
+  return NValue::ofArray(std::move(items));
+}
+
+Result slice(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axes = call.integers("axes");
+  auto begins = call.dims("begin");
+  auto ends = call.dims("end");
+  auto strides = call.integers("stride");
+  if (!input || !axes || !begins || !ends || !strides)
+    return std::nullopt;
+  if (begins->size() != axes->size() || ends->size() != axes->size() ||
+      (!strides->empty() && strides->size() != axes->size()))
+    return call.error("axes, begin, end and stride differ in length");
+  Value v = *input;
+  for (size_t i = 0; i < axes->size() && v; ++i) {
+    int64_t axis = (*axes)[i];
+    Shape shape = getShape(v);
+    if (axis < 0)
+      axis += shape.size();
+    if (axis < 0 || axis >= int64_t(shape.size()))
+      return call.error("axis out of range");
+    const TDim &dim = shape[axis];
+    TDim begin = (*begins)[i], end = (*ends)[i];
+    // Negative constants count from the end; an end of 0 is the end of the
+    // axis, as tract reads it.
+    if (auto c = begin.getConstant(); c && *c < 0)
+      begin = dim + begin;
+    if (auto c = end.getConstant(); c && *c <= 0)
+      end = dim + end;
+    if (auto c = end.getConstant(), d = dim.getConstant(); c && d && *c > *d)
+      end = dim;
+    int64_t stride = strides->empty() ? 1 : (*strides)[i];
+    if (stride <= 0)
+      return call.error("only positive strides are supported");
+    if (!(begin == TDim(0) && end == dim))
+      v = call.create<SliceOp>(v, axis, call.dimAttr(begin), call.dimAttr(end));
+    if (v && stride != 1)
+      v = call.create<DownsampleOp>(v, axis, stride, int64_t(0));
+  }
+  return tensorResult(call, v);
+}
+
+Result tile(Invocation &call) {
+  auto input = call.tensor("input");
+  auto repeats = call.dims("repeats");
+  if (!input || !repeats)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<TileOp>(*input, call.shapeAttr(*repeats)));
+}
+
+Result pad(Invocation &call) {
+  auto input = call.tensor("input");
+  auto padding = call.pairs("padding");
+  auto border = call.string("border");
+  auto value = call.scalar("value");
+  if (!input || !padding || !border || !value)
+    return std::nullopt;
+  SmallVector<int64_t> before, after;
+  for (auto [b, a] : *padding) {
+    before.push_back(b);
+    after.push_back(a);
+  }
+  while (int64_t(before.size()) < Invocation::rank(*input)) {
+    before.push_back(0);
+    after.push_back(0);
+  }
+  std::optional<PadMode> mode =
+      llvm::StringSwitch<std::optional<PadMode>>(*border)
+          .Case("constant", PadMode::Constant)
+          .Case("replicate", PadMode::Edge)
+          .Case("replicated", PadMode::Edge)
+          .Case("reflect", PadMode::Reflect)
+          .Default(std::nullopt);
+  if (!mode)
+    return call.error("unsupported border '" + *border + "'");
+  Type type = Invocation::elementType(*input);
+  TypedAttr fill;
+  if (*mode == PadMode::Constant) {
+    if (auto f = dyn_cast<FloatType>(type))
+      fill = FloatAttr::get(f, *value);
+    else
+      fill = IntegerAttr::get(type, APInt(type.getIntOrFloatBitWidth(),
+                                          int64_t(*value), true, true));
+  }
+  return tensorResult(call, call.create<PadOp>(*input, ArrayRef(before),
+                                               ArrayRef(after), *mode, fill));
+}
+
+//===----------------------------------------------------------------------===//
+// Neural-network operations
+//===----------------------------------------------------------------------===//
+
+struct Window {
+  SmallVector<int64_t> strides, dilations, before, after;
+  Padding padding = Padding::SameUpper;
+};
+
+/// Reads padding, stride and dilation; `spatialOnly` for conv (NNEF gives
+/// spatial values), otherwise (pools) every axis is given and the first two
+/// must be neutral.
+std::optional<Window> readWindow(Invocation &call, int64_t rank,
+                                 bool spatialOnly) {
+  auto padding = call.pairs("padding");
+  auto stride = call.integers("stride");
+  auto dilation = call.integers("dilation");
+  auto border = call.string("border");
+  if (!padding || !stride || !dilation || !border)
+    return std::nullopt;
+  int64_t spatial = rank - 2;
+  size_t skip = spatialOnly ? 0 : 2;
+  auto take = [&](ArrayRef<int64_t> all, StringRef what,
+                  int64_t neutral) -> std::optional<SmallVector<int64_t>> {
+    if (all.empty())
+      return SmallVector<int64_t>();
+    if (int64_t(all.size()) != spatial + int64_t(skip)) {
+      call.error(what + " has " + std::to_string(all.size()) +
+                 " values, expected " + std::to_string(spatial + skip));
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < skip; ++i)
+      if (all[i] != neutral) {
+        call.error(what + " on the batch or channel axis is not supported");
+        return std::nullopt;
+      }
+    SmallVector<int64_t> out(all.drop_front(skip));
+    if (llvm::all_of(out, [&](int64_t v) { return v == neutral; }))
+      out.clear();
+    return out;
+  };
+  Window window;
+  auto strides = take(*stride, "stride", 1);
+  auto dilations = take(*dilation, "dilation", 1);
+  if (!strides || !dilations)
+    return std::nullopt;
+  window.strides = *strides;
+  window.dilations = *dilations;
+  if (!padding->empty()) {
+    if (int64_t(padding->size()) != spatial + int64_t(skip)) {
+      call.error("padding has " + std::to_string(padding->size()) +
+                 " pairs, expected " + std::to_string(spatial + skip));
+      return std::nullopt;
+    }
+    for (size_t i = 0; i < padding->size(); ++i) {
+      if (i < skip) {
+        if ((*padding)[i] != std::pair<int64_t, int64_t>(0, 0)) {
+          call.error("padding the batch or channel axis is not supported");
+          return std::nullopt;
+        }
+        continue;
+      }
+      window.before.push_back((*padding)[i].first);
+      window.after.push_back((*padding)[i].second);
+    }
+    window.padding = Padding::Explicit;
+    if (llvm::all_of(window.before, [](int64_t v) { return v == 0; }) &&
+        llvm::all_of(window.after, [](int64_t v) { return v == 0; })) {
+      window.padding = Padding::Valid;
+      window.before.clear();
+      window.after.clear();
+    }
+  }
+  return window;
+}
+
+Result conv(Invocation &call) {
+  auto input = call.tensor("input");
+  auto filter = call.tensor("filter");
+  auto groupsArg = call.integer("groups");
+  auto border = call.string("border");
+  if (!input || !filter || !groupsArg || !border)
+    return std::nullopt;
+  if (*border != "constant" && *border != "ignore")
+    return call.error("border '" + *border + "' is not supported");
+  Shape filterShape = getShape(*filter);
+  int64_t groups = *groupsArg;
+  if (groups == 0) {
+    auto o = filterShape.empty() ? std::nullopt : filterShape[0].getConstant();
+    if (!o)
+      return call.error("groups = 0 needs a constant output channel count");
+    groups = *o;
+  }
+  auto window = readWindow(call, Invocation::rank(*input), true);
+  if (!window)
+    return std::nullopt;
+  Value bias;
+  Value addAfter;
+  if (!call.isLiteral("bias", 0.0)) {
+    auto b = call.tensor("bias", Invocation::elementType(*input));
+    if (!b)
+      return std::nullopt;
+    bias = *b;
+    // NNEF biases are [1, O]; tract's conv takes O values.
+    if (Invocation::rank(bias) == 2 && getShape(bias)[0] == TDim(1))
+      bias = call.create<RmAxisOp>(bias, int64_t(0));
+    if (bias && Invocation::rank(bias) == 0) {
+      addAfter = bias;
+      bias = Value();
+    }
+  }
+  Value y = call.create<ConvOp>(
+      *input, *filter, bias, static_cast<uint64_t>(groups),
+      ArrayRef(window->strides), ArrayRef(window->dilations), window->padding,
+      ArrayRef(window->before), ArrayRef(window->after));
+  if (y && addAfter)
+    y = call.binary<AddOp>(y, addAfter);
+  return tensorResult(call, y);
+}
+
+Result pool(Invocation &call) {
+  auto input = call.tensor("input");
+  auto size = call.integers("size");
+  auto border = call.string("border");
+  if (!input || !size || !border)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(size->size()) != rank || rank < 3 || (*size)[0] != 1 ||
+      (*size)[1] != 1)
+    return call.error("size must give every axis, 1 on the batch and "
+                      "channel axes");
+  SmallVector<int64_t> kernel(size->begin() + 2, size->end());
+  auto window = readWindow(call, rank, false);
+  if (!window)
+    return std::nullopt;
+  StringRef name = call.getName();
+  if (name == "max_pool") {
+    if (*border != "ignore" && *border != "constant")
+      return call.error("border '" + *border + "' is not supported");
+    return tensorResult(
+        call, call.create<MaxPoolOp>(Type(), *input, ArrayRef(kernel), false,
+                                     false, ArrayRef(window->strides),
+                                     ArrayRef(window->dilations),
+                                     window->padding, ArrayRef(window->before),
+                                     ArrayRef(window->after)));
+  }
+  bool normalize = name == "avg_pool";
+  if (name == "box") {
+    auto n = call.logical("normalize");
+    if (!n)
+      return std::nullopt;
+    normalize = *n;
+  }
+  if (*border != "ignore" && *border != "constant")
+    return call.error("border '" + *border + "' is not supported");
+  // 'constant' pads with zeros that count in the average; 'ignore' leaves
+  // the padding out.
+  bool countIncludePad = *border == "constant";
+  return tensorResult(
+      call, call.create<SumPoolOp>(*input, ArrayRef(kernel), false, normalize,
+                                   countIncludePad, ArrayRef(window->strides),
+                                   ArrayRef(window->dilations), window->padding,
+                                   ArrayRef(window->before),
+                                   ArrayRef(window->after)));
+}
+
+/// numpy's matmul as an einsum, after aligning ranks.
+Value matmul(Invocation &call, Value a, Value b, bool transposeA,
+             bool transposeB) {
+  int64_t ra = Invocation::rank(a), rb = Invocation::rank(b);
+  if (ra < 2 || rb < 2) {
+    call.error("matmul operands must have rank 2 or more");
+    return {};
+  }
+  int64_t rank = std::max(ra, rb);
+  a = call.unsqueezeTo(a, rank);
+  b = call.unsqueezeTo(b, rank);
+  std::string batch = std::string("abcdefgh").substr(0, rank - 2);
+  std::string expr = batch + (transposeA ? "km" : "mk") + "," + batch +
+                     (transposeB ? "nk" : "kn") + "->" + batch + "mn";
+  return call.create<EinsumOp>(ValueRange{a, b}, expr);
+}
+
+Result matmulOp(Invocation &call) {
+  auto ab = tensorArgs(call, {"A", "B"});
+  auto ta = call.logical("transposeA");
+  auto tb = call.logical("transposeB");
+  if (!ab || !ta || !tb)
+    return std::nullopt;
+  return tensorResult(call, matmul(call, (*ab)[0], (*ab)[1], *ta, *tb));
+}
+
+Result linear(Invocation &call) {
+  auto xw = tensorArgs(call, {"input", "filter"});
+  if (!xw)
+    return std::nullopt;
+  Value y = matmul(call, (*xw)[0], (*xw)[1], false, true);
+  if (y && !call.isLiteral("bias", 0.0)) {
+    auto bias = call.tensor("bias", Invocation::elementType(y));
+    if (!bias)
+      return std::nullopt;
+    y = call.binary<AddOp>(y, *bias);
+  }
+  return tensorResult(call, y);
+}
+
+Result softmax(Invocation &call) {
+  auto x = call.tensor("x");
+  auto axesArg = call.integers("axes");
+  if (!x || !axesArg)
+    return std::nullopt;
+  SmallVector<int64_t> axes(*axesArg);
+  for (int64_t &axis : axes)
+    if (axis < 0)
+      axis += Invocation::rank(*x);
+  llvm::sort(axes);
+  return tensorResult(call, call.create<SoftmaxOp>(*x, ArrayRef(axes)));
+}
+
+/// Per-channel parameters `[1, C]` against an `N, C, …` input: NNEF extends
+/// shapes with trailing unit axes.
+Value channelParam(Invocation &call, Value param, int64_t rank) {
+  while (param && Invocation::rank(param) < rank)
+    param = call.create<AddAxisOp>(param, Invocation::rank(param));
+  return param;
+}
+
+Result batchNormalization(Invocation &call) {
+  auto args =
+      tensorArgs(call, {"input", "mean", "variance", "offset", "scale"});
+  auto epsilon = call.scalar("epsilon");
+  if (!args || !epsilon)
+    return std::nullopt;
+  Value x = (*args)[0];
+  int64_t rank = Invocation::rank(x);
+  Value mean = channelParam(call, (*args)[1], rank);
+  Value variance = channelParam(call, (*args)[2], rank);
+  Value offset = channelParam(call, (*args)[3], rank);
+  Value scale = channelParam(call, (*args)[4], rank);
+  Value eps = call.scalarConstant(Invocation::elementType(x), *epsilon, rank);
+  Value y = call.binary<DivOp>(
+      call.binary<SubOp>(x, mean),
+      call.create<SqrtOp>(call.binary<AddOp>(variance, eps)));
+  y = call.binary<AddOp>(call.binary<MulOp>(y, scale), offset);
+  return tensorResult(call, y);
+}
+
+//===----------------------------------------------------------------------===//
+// tract's extensions
+//===----------------------------------------------------------------------===//
+
+Result castOp(Invocation &call) {
+  auto input = call.tensor("input");
+  auto to = call.string("to");
+  if (!input || !to)
+    return std::nullopt;
+  Type type = elementTypeFromName(call.getContext(), *to);
+  if (!type)
+    return call.error("unknown datum type '" + *to + "'");
+  return tensorResult(call, call.castTo(*input, type));
+}
+
+Result gather(Invocation &call) {
+  auto input = call.tensor("input");
+  auto indices = call.tensor("indices");
+  auto axis = call.integer("axis");
+  if (!input || !indices || !axis)
+    return std::nullopt;
+  return tensorResult(call, call.create<GatherOp>(*input, *indices, *axis));
+}
+
+Result shapeOf(Invocation &call) {
+  auto input = call.tensor("input");
+  if (!input)
+    return std::nullopt;
+  Value shape = call.create<ShapeOfOp>(*input);
+  if (shape)
+    call.setKnownDims(shape, getShape(*input));
+  return tensorResult(call, shape);
+}
+
+Result range(Invocation &call) {
+  auto start = call.integer("start");
+  auto end = call.integer("end");
+  auto step = call.integer("step");
+  if (!start || !end || !step)
+    return std::nullopt;
+  if (*step == 0)
+    return call.error("step is 0");
+  SmallVector<int64_t> values;
+  for (int64_t v = *start; *step > 0 ? v < *end : v > *end; v += *step)
+    values.push_back(v);
+  auto type = RankedTensorType::get({int64_t(values.size())},
+                                    IntegerType::get(call.getContext(), 64));
+  return NValue::ofTensor(
+      call.constant(DenseElementsAttr::get(type, ArrayRef(values))));
+}
+
+Result einsum(Invocation &call) {
+  auto inputs = call.tensors("inputs");
+  auto expr = call.string("expr");
+  if (!inputs || !expr)
+    return std::nullopt;
+  return tensorResult(call, call.create<EinsumOp>(ValueRange(*inputs), *expr));
+}
+
+Result rmsNorm(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto eps = call.scalar("eps");
+  if (!input || !axis || !eps)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<RmsNormOp>(*input, *axis, APFloat(*eps)));
+}
+
+} // namespace
+
+void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
+  registry.add(R"(
+    fragment external<? = scalar>(shape: integer[]) -> (output: tensor<?>);
+  )",
+               external);
+  registry.add(R"(
+    fragment variable<? = scalar>(shape: integer[], label: string)
+      -> (output: tensor<?>);
+  )",
+               variable);
+  registry.add(R"(
+    fragment constant<? = scalar>(shape: integer[], value: ?[])
+      -> (output: tensor<?>);
+  )",
+               constantOp);
+  std::string unaries;
+  for (const char *name : {"copy",
+                           "neg",
+                           "rcp",
+                           "exp",
+                           "log",
+                           "log2",
+                           "sin",
+                           "cos",
+                           "tan",
+                           "asin",
+                           "acos",
+                           "atan",
+                           "sinh",
+                           "cosh",
+                           "tanh",
+                           "asinh",
+                           "acosh",
+                           "atanh",
+                           "abs",
+                           "sign",
+                           "not",
+                           "floor",
+                           "ceil",
+                           "round",
+                           "sqr",
+                           "sqrt",
+                           "rsqr",
+                           "rsqrt",
+                           "relu",
+                           "sigmoid",
+                           "erf",
+                           "silu",
+                           "softplus",
+                           "tract_core_erf",
+                           "tract_core_silu"})
+    unaries += std::string("fragment ") + name +
+               "<?>(x: tensor<?>) -> (y: tensor<?>);\n";
+  registry.add(unaries, unary);
+  registry.add(R"(
+    fragment elu(x: tensor<scalar>, alpha: scalar = 1.0) -> (y: tensor<scalar>);
+    fragment leaky_relu(x: tensor<scalar>, alpha: scalar) -> (y: tensor<scalar>);
+  )",
+               alphaUnary);
+  std::string binaries;
+  for (const char *name : {"add", "sub", "mul", "div", "pow", "min", "max",
+                           "lt", "gt", "le", "ge", "eq", "ne", "and", "or"})
+    binaries += std::string("fragment ") + name +
+                "<?>(x: tensor<?>, y: tensor<?>) -> (z: tensor<?>);\n";
+  registry.add(binaries, binary);
+  registry.add(R"(
+    fragment select<?>(condition: tensor<logical>, true_value: tensor<?>,
+                       false_value: tensor<?>) -> (output: tensor<?>);
+  )",
+               selectOp);
+  registry.add(R"(
+    fragment clamp(x: tensor<scalar>, a: tensor<scalar>, b: tensor<scalar>)
+      -> (y: tensor<scalar>);
+  )",
+               clamp);
+  registry.add(R"(
+    fragment sum_reduce(input: tensor<scalar>, axes: integer[],
+                        normalize: logical = false) -> (output: tensor<scalar>);
+    fragment mean_reduce(input: tensor<scalar>, axes: integer[])
+      -> (output: tensor<scalar>);
+    fragment max_reduce(input: tensor<scalar>, axes: integer[])
+      -> (output: tensor<scalar>);
+    fragment min_reduce(input: tensor<scalar>, axes: integer[])
+      -> (output: tensor<scalar>);
+    fragment argmax_reduce(input: tensor<scalar>, axes: integer[])
+      -> (output: tensor<integer>);
+    fragment argmin_reduce(input: tensor<scalar>, axes: integer[])
+      -> (output: tensor<integer>);
+    fragment any_reduce(input: tensor<logical>, axes: integer[])
+      -> (output: tensor<logical>);
+    fragment all_reduce(input: tensor<logical>, axes: integer[])
+      -> (output: tensor<logical>);
+  )",
+               reduce);
+  registry.add(R"(
+    fragment reshape<?>(input: tensor<?>, shape: integer[],
+                        axis_start: integer = 0, axis_count: integer = -1)
+      -> (output: tensor<?>);
+  )",
+               reshape);
+  registry.add(R"(
+    fragment squeeze<?>(input: tensor<?>, axes: integer[]) -> (output: tensor<?>);
+    fragment unsqueeze<?>(input: tensor<?>, axes: integer[]) -> (output: tensor<?>);
+  )",
+               squeezeOrUnsqueeze);
+  registry.add(R"(
+    fragment transpose<?>(input: tensor<?>, axes: integer[]) -> (output: tensor<?>);
+  )",
+               transpose);
+  registry.add(R"(
+    fragment concat<?>(values: tensor<?>[], axis: integer) -> (value: tensor<?>);
+  )",
+               concat);
+  registry.add(R"(
+    fragment stack<?>(values: tensor<?>[], axis: integer) -> (value: tensor<?>);
+  )",
+               stack);
+  registry.add(R"(
+    fragment unstack<?>(value: tensor<?>, axis: integer) -> (values: tensor<?>[]);
+  )",
+               unstack);
+  registry.add(R"(
+    fragment split<?>(value: tensor<?>, axis: integer, ratios: integer[])
+      -> (values: tensor<?>[]);
+  )",
+               split);
+  registry.add(R"(
+    fragment slice<?>(input: tensor<?>, axes: integer[], begin: integer[],
+                      end: integer[], stride: integer[] = [])
+      -> (output: tensor<?>);
+  )",
+               slice);
+  registry.add(R"(
+    fragment tile<?>(input: tensor<?>, repeats: integer[]) -> (output: tensor<?>);
+  )",
+               tile);
+  registry.add(R"(
+    fragment pad(input: tensor<scalar>, padding: (integer, integer)[],
+                 border: string = 'constant', value: scalar = 0.0)
+      -> (output: tensor<scalar>);
+  )",
+               pad);
+  registry.add(R"(
+    fragment conv(input: tensor<scalar>, filter: tensor<scalar>,
+                  bias: tensor<scalar> = 0.0, border: string = 'constant',
+                  padding: (integer, integer)[] = [], stride: integer[] = [],
+                  dilation: integer[] = [], groups: integer = 1)
+      -> (output: tensor<scalar>);
+  )",
+               conv);
+  registry.add(R"(
+    fragment max_pool(input: tensor<scalar>, size: integer[],
+                      border: string = 'constant',
+                      padding: (integer, integer)[] = [],
+                      stride: integer[] = [], dilation: integer[] = [])
+      -> (output: tensor<scalar>);
+    fragment avg_pool(input: tensor<scalar>, size: integer[],
+                      border: string = 'constant',
+                      padding: (integer, integer)[] = [],
+                      stride: integer[] = [], dilation: integer[] = [])
+      -> (output: tensor<scalar>);
+    fragment box(input: tensor<scalar>, size: integer[],
+                 border: string = 'constant',
+                 padding: (integer, integer)[] = [], stride: integer[] = [],
+                 dilation: integer[] = [], normalize: logical = false)
+      -> (output: tensor<scalar>);
+  )",
+               pool);
+  registry.add(R"(
+    fragment matmul(A: tensor<scalar>, B: tensor<scalar>,
+                    transposeA: logical = false, transposeB: logical = false)
+      -> (C: tensor<scalar>);
+  )",
+               matmulOp);
+  registry.add(R"(
+    fragment linear(input: tensor<scalar>, filter: tensor<scalar>,
+                    bias: tensor<scalar> = 0.0) -> (output: tensor<scalar>);
+  )",
+               linear);
+  registry.add(R"(
+    fragment softmax(x: tensor<scalar>, axes: integer[] = [1])
+      -> (y: tensor<scalar>);
+  )",
+               softmax);
+  registry.add(R"(
+    fragment batch_normalization(input: tensor<scalar>, mean: tensor<scalar>,
+                                 variance: tensor<scalar>,
+                                 offset: tensor<scalar>, scale: tensor<scalar>,
+                                 epsilon: scalar) -> (output: tensor<scalar>);
+  )",
+               batchNormalization);
+}
+
+void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
+  registry.add(R"(
+    fragment tract_core_external(shape: integer[], datum_type: string = 'f32')
+      -> (output: tensor<?>);
+  )",
+               external);
+  registry.add(R"(
+    fragment tract_core_cast(input: tensor<?>, to: string) -> (output: tensor<?>);
+  )",
+               castOp);
+  registry.add(R"(
+    fragment tract_core_gather(input: tensor<?>, indices: tensor<integer>,
+                               axis: integer) -> (output: tensor<?>);
+  )",
+               gather);
+  registry.add(R"(
+    fragment tract_core_shape_of(input: tensor<?>) -> (output: tensor<integer>);
+  )",
+               shapeOf);
+  registry.add(R"(
+    fragment tract_core_range(start: integer, end: integer, step: integer)
+      -> (output: tensor<integer>);
+  )",
+               range);
+  registry.add(R"(
+    fragment tract_core_einsum(inputs: tensor<?>[], expr: string,
+                               acc: string = 'f32', output: string = '')
+      -> (output: tensor<?>);
+  )",
+               einsum);
+  registry.add(R"(
+    fragment tract_core_softmax(x: tensor<scalar>, axes: integer[],
+                                exp: string = '') -> (y: tensor<scalar>);
+  )",
+               softmax);
+  registry.add(R"(
+    fragment tract_core_rms_norm(input: tensor<scalar>, axis: integer,
+                                 eps: scalar = 1e-6) -> (output: tensor<scalar>);
+  )",
+               rmsNorm);
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Writes the tensor files, reference bundles and archives of the NNEF
+frontend tests: make_nnef.py NAME OUT (OUT is a folder or an archive)."""
+import io
+import os
+import shutil
+import struct
+import sys
+import tarfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KINDS = {"f": 0, "u": 1, "i": 4, "b": 5}
+
+
+def dat_bytes(a, data_size=None):
+    """An NNEF tensor file: 128-byte header, then the items."""
+    a = np.ascontiguousarray(a)
+    header = bytearray(128)
+    header[0:4] = bytes([0x4E, 0xEF, 1, 0])
+    bits = 8 if a.dtype == np.bool_ else a.itemsize * 8
+    struct.pack_into("<II", header, 4,
+                     a.nbytes if data_size is None else data_size, a.ndim)
+    for i, d in enumerate(a.shape):
+        struct.pack_into("<I", header, 12 + 4 * i, d)
+    struct.pack_into("<IHH", header, 44, bits, KINDS[a.dtype.kind], 0)
+    return bytes(header) + a.tobytes()
+
+
+def write(folder, name, data):
+    path = os.path.join(folder, name)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def fixture(name, out):
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(os.path.join(HERE, "Inputs", name), out)
+
+
+def conv_matmul(out):
+    fixture("conv_matmul", out)
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 3, 3)).astype(np.float32)
+    b = rng.standard_normal((1, 4)).astype(np.float32)
+    m = rng.standard_normal((4, 2)).astype(np.float32)
+    for n, a in (("w", w), ("b", b), ("m", m)):
+        write(out, n + ".dat", dat_bytes(a))
+    x = rng.standard_normal((1, 3, 7)).astype(np.float32)
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    c = np.stack([sum((w[o, :, k][:, None] * xp[0, :, k:k + 7]).sum(0)
+                      for k in range(3)) + b[0, o] for o in range(4)])[None]
+    y = (np.maximum(c, 0) * 2).transpose(0, 2, 1) @ m[None]
+    np.savez(os.path.join(out, "io.npz"), input=x,
+             output=y.astype(np.float32))
+
+
+def ops(out):
+    fixture("ops", out)
+    x = np.random.default_rng(1).standard_normal((3, 2, 4, 4))
+    x = x.astype(np.float32)
+    pooled = x.reshape(3, 2, 2, 2, 2, 2).max(axis=(3, 5))
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=0.5)
+    averaged = np.stack([np.stack([padded[:, :, 2 * i:2 * i + 3,
+                                          2 * j:2 * j + 3].mean(axis=(2, 3))
+                                   for j in range(2)], -1)
+                         for i in range(2)], -2)
+    normalized = np.zeros_like(x)
+    flat = x.mean(axis=1).reshape(3, 16)
+    top = x[:, 1, :2, 2:]
+    both = np.concatenate([top, top], axis=2)
+    picked = np.where(both > 0, both, 0)
+    np.savez(os.path.join(out, "io.npz"), x=x, pooled=pooled,
+             averaged=averaged.astype(np.float32), normalized=normalized,
+             flat=flat.astype(np.float32), picked=picked.astype(np.float32))
+
+
+def dtypes(out):
+    """One variable per item type, added to an input of the same type."""
+    os.makedirs(out, exist_ok=True)
+    kinds = [("f16", np.float16), ("f64", np.float64), ("i8", np.int8),
+             ("u16", np.uint16), ("i32", np.int32), ("u64", np.uint64),
+             ("bool", np.bool_)]
+    lines = ["version 1.0;", "",
+             "graph dtypes() -> (%s)" % ", ".join(k for k, _ in kinds), "{"]
+    for name, t in kinds:
+        write(out, name + ".dat", dat_bytes(np.array([1, 0], dtype=t)))
+        lines.append(f"  {name} = variable(shape = [2], label = '{name}');")
+    lines.append("}")
+    write(out, "graph.nnef", "\n".join(lines).encode() + b"\n")
+
+
+def archive(name, out, members):
+    with tarfile.open(out, "w:gz" if out.endswith("gz") else "w") as tar:
+        for member, data in members:
+            info = tarfile.TarInfo(member)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def tgz(out):
+    folder = out + ".d"
+    conv_matmul(folder)
+    members = []
+    for root, _, files in os.walk(folder):
+        for f in sorted(files):
+            if f.endswith(".npz"):
+                continue
+            path = os.path.join(root, f)
+            members.append(("./" + os.path.relpath(path, folder),
+                            open(path, "rb").read()))
+    archive("conv", out, members)
+
+
+GRAPH = b"version 1.0;\ngraph g(x) -> (x)\n{\n  x = external(shape = [1]);\n}\n"
+
+
+def hostile(out):
+    archive("dotdot", out, [("graph.nnef", GRAPH),
+                            ("../escape.dat", dat_bytes(np.zeros(1, np.float32)))])
+
+
+def absolute(out):
+    archive("abs", out, [("graph.nnef", GRAPH),
+                         ("/tmp/abs.dat", dat_bytes(np.zeros(1, np.float32)))])
+
+
+def short_dat(out):
+    """A header whose declared size disagrees with its shape, and one whose
+    data is truncated."""
+    os.makedirs(out, exist_ok=True)
+    a = np.zeros((4, 4), np.float32)
+    write(out, "wrong.dat", dat_bytes(a, data_size=60))
+    write(out, "cut.dat", dat_bytes(a)[:-8])
+    write(out, "graph.nnef", b"""version 1.0;
+graph g(x) -> (y)
+{
+  x = external(shape = [4, 4]);
+  w = variable(shape = [4, 4], label = '""" + sys.argv[3].encode() + b"""');
+  y = add(x, w);
+}
+""")
+
+
+if __name__ == "__main__":
+    {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
+     "hostile": hostile, "absolute": absolute,
+     "short_dat": short_dat}[sys.argv[1]](sys.argv[2])
