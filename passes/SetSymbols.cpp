@@ -131,13 +131,7 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
 
   LogicalResult parseAssignments(ModuleOp module, SymbolDims &dims,
                                  std::string &description) {
-    std::set<std::string> declared;
-    auto symbols = module->getAttrOfType<ArrayAttr>(kSymbolsAttrName);
-    if (symbols)
-      for (auto name : symbols.getAsValueRange<StringAttr>())
-        declared.insert(name.str());
-    else
-      declared = collectUsedSymbols(module);
+    std::set<std::string> declared = collectModuleSymbols(module);
     llvm::ListSeparator separator(", ");
     for (StringRef item : values) {
       auto [name, text] = item.split('=');
@@ -347,3 +341,13 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
 };
 
 } // namespace
+
+std::set<std::string> mlir::tract::collectModuleSymbols(ModuleOp module) {
+  auto symbols = module->getAttrOfType<ArrayAttr>(kSymbolsAttrName);
+  if (!symbols)
+    return collectUsedSymbols(module);
+  std::set<std::string> declared;
+  for (auto name : symbols.getAsValueRange<StringAttr>())
+    declared.insert(name.str());
+  return declared;
+}
