@@ -1,4 +1,14 @@
 // RUN: tract-opt %s -split-input-file -verify-diagnostics '--tract-set=S=3 T=2*U+1' | FileCheck %s
+// RUN: tract-opt %s -split-input-file -verify-diagnostics '--pass-pipeline=builtin.module(tract-set{values=S=3,T=2*U+1})' | FileCheck %s
+// RUN: not tract-opt %s -split-input-file '--tract-set=S=-1' 2>&1 | FileCheck %s --check-prefix=NEGATIVE
+// RUN: not tract-opt %s -split-input-file '--tract-set=S' 2>&1 | FileCheck %s --check-prefix=MALFORMED
+// RUN: not tract-opt %s -split-input-file '--tract-set=S=3,S=4' 2>&1 | FileCheck %s --check-prefix=TWICE
+// RUN: not tract-opt %s -split-input-file '--tract-set=S=3/T' 2>&1 | FileCheck %s --check-prefix=UNPARSED
+
+// NEGATIVE: error: tract-set: S is a dimension and cannot be -1
+// MALFORMED: error: tract-set expects NAME=EXPR, got 'S'
+// TWICE: error: tract-set: S is set twice
+// UNPARSED: error: tract-set: cannot parse the value of S: expected a positive constant divisor at column 3 in '3/T'
 
 // Set symbols become constants: types turn static, dim and shape attributes
 // follow, the shape arithmetic folds, the assertions that now hold go.
