@@ -157,17 +157,10 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
           main, StringAttr::get(module.getContext(), entryName), module)))
     return makeError("cannot rename the model's entry");
   main.setSymName(entryName);
-  main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
   TimingScope timing =
       options.timing ? options.timing->nest("compile") : TimingScope();
-  TimingScope lowering = timing.nest("lowering to the LLVM dialect");
-  PassManager pm(module.getContext());
-  buildLowerToLLVMPipeline(pm);
-  if (lowering)
-    pm.enableTiming(lowering);
-  if (failed(pm.run(module)))
+  if (failed(lowerModelToLLVM(module, main, &timing)))
     return makeError("the model could not be lowered");
-  lowering.stop();
 
   TimingScope translation = timing.nest("translation to LLVM IR");
   llvm::LLVMContext context;

@@ -58,16 +58,9 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
     return signature.takeError();
   model->inputs = std::move(signature->inputs);
   model->outputs = std::move(signature->outputs);
-  main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
   TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
-  TimingScope lowering = compileTiming.nest("lowering to the LLVM dialect");
-  PassManager pm(module.getContext());
-  buildLowerToLLVMPipeline(pm);
-  if (lowering)
-    pm.enableTiming(lowering);
-  if (failed(pm.run(module)))
+  if (failed(lowerModelToLLVM(module, main, &compileTiming)))
     return makeError("the model could not be lowered");
-  lowering.stop();
 
   TimingScope jit = compileTiming.nest("LLVM translation, optimization, JIT");
   llvm::InitializeNativeTarget();

@@ -23,6 +23,7 @@
 
 #include "lowering/LoweringUtils.h"
 
+#include "dialects/tract/EinsumExpr.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
@@ -188,7 +189,7 @@ Value mapGeneric(const Builder &builder, ValueRange inputs,
 
 /// Whether the two-operand einsum `specs -> output` is exactly a matrix
 /// product (`mk,kn->mn`) or a batched one (`bmk,bkn->bmn`).
-bool isPlainMatmul(ArrayRef<StringRef> specs, StringRef output, bool batch) {
+bool isPlainMatmul(ArrayRef<std::string> specs, StringRef output, bool batch) {
   if (specs.size() != 2)
     return false;
   StringRef a = specs[0], b = specs[1];
@@ -221,31 +222,22 @@ struct EinsumLowering : public NNPattern<EinsumOp> {
       return op.emitError() << "cannot lower einsum of " << element
                             << ": it multiplies and adds numbers";
     StringRef expr = op.getExpr();
-    auto [inputsPart, outputPart] = expr.split("->");
-    SmallVector<StringRef> specs;
-    inputsPart.split(specs, ',');
+    EinsumExpr parsed = EinsumExpr::parse(expr);
+    const SmallVector<std::string> &specs = parsed.inputs;
     // The size of each letter is the broadcast of its dims.
+    SmallVector<Shape> shapes = llvm::map_to_vector(
+        op.getInputs(), [](Value input) { return getShape(input); });
     std::map<char, TDim> sizes;
-    std::map<char, int> occurrences;
-    for (auto [spec, input] : llvm::zip(specs, op.getInputs()))
-      for (auto [letter, dim] : llvm::zip(spec, getShape(input))) {
-        ++occurrences[letter];
-        auto [it, inserted] = sizes.try_emplace(letter, dim);
-        if (!inserted)
-          it->second = TDim::broadcast(it->second, dim).value_or(dim);
-      }
-    std::string output = outputPart.str();
-    if (!expr.contains("->")) {
-      output.clear();
-      for (auto [letter, count] : occurrences)
-        if (count == 1)
-          output.push_back(letter);
-    }
+    parsed.letterSizes(
+        shapes,
+        [](TDim &size, const TDim &dim) {
+          size = TDim::broadcast(size, dim).value_or(dim);
+          return true;
+        },
+        sizes);
+    const std::string &output = parsed.output;
     // One loop per letter: the result's, then the summed ones.
-    std::string loops = output;
-    for (const auto &entry : sizes)
-      if (!llvm::is_contained(output, entry.first))
-        loops.push_back(entry.first);
+    std::string loops = parsed.loopLetters();
 
     MLIRContext *context = rewriter.getContext();
     SmallVector<AffineMap> maps;
@@ -1451,8 +1443,8 @@ Value sourceCoordinate(OpBuilder &b, Location loc, CoordTransform transform,
   case CoordTransform::AlignCorners: {
     // s * in is out unless the frontend passed a scale whose output length
     // was rounded: ONNX stretches to the unrounded length then.
-    Value stretched = divf(mulf(y, subf(axis.in, one)),
-                           subf(mulf(axis.scale, axis.in), one));
+    Value stretched =
+        divf(mulf(y, subf(axis.in, one)), subf(mulf(axis.scale, axis.in), one));
     return arith::SelectOp::create(b, loc, single, zero, stretched);
   }
   case CoordTransform::TfCropAndResize: {

@@ -5,6 +5,14 @@
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+
+namespace mlir {
+class ModuleOp;
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
 
 namespace mlir::tract {
 
@@ -14,6 +22,12 @@ namespace mlir::tract {
 /// tract dialect → LLVM dialect, for the host CPU: the `tract-lower-to-llvm`
 /// pipeline that `tract run` and `tract compile` use.
 void buildLowerToLLVMPipeline(OpPassManager &pm);
+
+/// Prepares `module`'s `main` for a C caller (`llvm.emit_c_interface`) and
+/// runs the tract-lower-to-llvm pipeline on it, timed under `timing` when
+/// given. The host compilers (JIT and object files) start this way.
+LogicalResult lowerModelToLLVM(ModuleOp module, func::FuncOp main,
+                               TimingScope *timing);
 
 /// Registers the lowering passes and pipelines, for tract-opt.
 void registerTractLoweringPassesAndPipelines();

@@ -104,6 +104,18 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
 }
 
+LogicalResult mlir::tract::lowerModelToLLVM(ModuleOp module, func::FuncOp main,
+                                            TimingScope *timing) {
+  main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  TimingScope lowering =
+      timing ? timing->nest("lowering to the LLVM dialect") : TimingScope();
+  PassManager pm(module.getContext());
+  buildLowerToLLVMPipeline(pm);
+  if (lowering)
+    pm.enableTiming(lowering);
+  return pm.run(module);
+}
+
 void mlir::tract::registerTractLoweringPassesAndPipelines() {
   registerTractLoweringPasses();
   PassPipelineRegistration<>(

@@ -2,6 +2,7 @@
 
 #include "passes/OpCost.h"
 
+#include "dialects/tract/EinsumExpr.h"
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
@@ -65,34 +66,23 @@ OpCost dataMovement(Operation *op) {
 /// general, one multiplication per extra operand and one addition when
 /// some axis is summed.
 OpCost einsumCost(EinsumOp op) {
-  StringRef expr = op.getExpr();
-  auto [inputsPart, outputPart] = expr.split("->");
-  SmallVector<StringRef> specs;
-  inputsPart.split(specs, ',');
+  EinsumExpr parsed = EinsumExpr::parse(op.getExpr());
+  SmallVector<Shape> shapes = llvm::map_to_vector(
+      op.getInputs(), [](Value input) { return getShape(input); });
   std::map<char, TDim> dims;
-  std::map<char, int> occurrences;
-  for (auto [spec, input] : llvm::zip(specs, op.getInputs()))
-    for (auto [letter, dim] : llvm::zip(spec, getShape(input))) {
-      ++occurrences[letter];
-      auto [it, inserted] = dims.try_emplace(letter, dim);
-      if (!inserted)
-        if (std::optional<TDim> combined = TDim::broadcast(it->second, dim))
-          it->second = *combined;
-    }
-  std::string output = outputPart.str();
-  if (!expr.contains("->")) {
-    output.clear();
-    for (auto [letter, count] : occurrences)
-      if (count == 1)
-        output.push_back(letter);
-  }
+  parsed.letterSizes(
+      shapes,
+      [](TDim &size, const TDim &dim) {
+        if (std::optional<TDim> combined = TDim::broadcast(size, dim))
+          size = *combined;
+        return true;
+      },
+      dims);
   TDim points(1);
-  bool summed = false;
-  for (auto &[letter, dim] : dims) {
+  for (auto &[letter, dim] : dims)
     points *= dim;
-    summed |= !llvm::is_contained(output, letter);
-  }
-  int64_t perPoint = static_cast<int64_t>(specs.size()) - 1 + (summed ? 1 : 0);
+  int64_t perPoint = static_cast<int64_t>(parsed.inputs.size()) - 1 +
+                     (parsed.hasSummedAxes() ? 1 : 0);
   return {points * TDim(perPoint), operandAndResultBytes(op)};
 }
 

@@ -1,5 +1,6 @@
 #include "dialects/tract/TractFolding.h"
 
+#include "dialects/tract/EinsumExpr.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/APSInt.h"
 
@@ -552,38 +553,31 @@ Attribute mlir::tract::foldEinsum(ArrayRef<Attribute> inputs, Type resultType,
   if (!isa<FloatType>(elementType) &&
       !(isa<IntegerType>(elementType) && !isBool(elementType)))
     return {};
-  auto [inputsPart, outputPart] = expr.split("->");
-  SmallVector<StringRef> specs;
-  inputsPart.split(specs, ',');
+  EinsumExpr parsed = EinsumExpr::parse(expr);
+  const SmallVector<std::string> &specs = parsed.inputs;
   if (specs.size() != inputs.size())
     return {};
-  std::map<char, int64_t> sizes;
-  std::map<char, int> occurrences;
   SmallVector<DenseElementsAttr> operands;
+  SmallVector<ArrayRef<int64_t>> shapes;
   for (auto [spec, input] : llvm::zip(specs, inputs)) {
     DenseElementsAttr dense = foldable(input);
     if (!sameElementType(dense, type) ||
         dense.getType().getRank() != static_cast<int64_t>(spec.size()))
       return {};
     operands.push_back(dense);
-    for (auto [letter, dim] : llvm::zip(spec, dense.getType().getShape())) {
-      ++occurrences[letter];
-      int64_t &size = sizes.try_emplace(letter, dim).first->second;
-      size = std::max(size, dim);
-    }
+    shapes.push_back(dense.getType().getShape());
   }
-  std::string output = outputPart.str();
-  if (!expr.contains("->")) {
-    output.clear();
-    for (auto [letter, count] : occurrences)
-      if (count == 1)
-        output.push_back(letter);
-  }
+  std::map<char, int64_t> sizes;
+  parsed.letterSizes(
+      shapes,
+      [](int64_t &size, int64_t dim) {
+        size = std::max(size, dim);
+        return true;
+      },
+      sizes);
+  const std::string &output = parsed.output;
   // Result letters first, then the summed ones.
-  std::string letters = output;
-  for (auto [letter, size] : sizes)
-    if (!llvm::is_contained(output, letter))
-      letters.push_back(letter);
+  std::string letters = parsed.loopLetters();
   SmallVector<int64_t> summedShape;
   int64_t cost = type.getNumElements() * inputs.size();
   for (char letter : StringRef(letters).drop_front(output.size())) {

@@ -1,5 +1,6 @@
 //===- TractNNOps.cpp - contractions, convolutions, pools, reductions -----===//
 
+#include "dialects/tract/EinsumExpr.h"
 #include "dialects/tract/TractOps.h"
 
 #include "dialects/tract/TractFolding.h"
@@ -178,47 +179,44 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
   StringRef expr = adaptor.getExpr();
-  auto [inputsPart, outputPart] = expr.split("->");
-  bool implicitOutput = !expr.contains("->");
-  SmallVector<StringRef> specs;
-  inputsPart.split(specs, ',');
+  EinsumExpr parsed = EinsumExpr::parse(expr);
   ValueRange inputs = adaptor.getInputs();
   if (inputs.empty())
     return emitOptionalError(location, "einsum needs at least one input");
-  if (specs.size() != inputs.size())
+  if (parsed.inputs.size() != inputs.size())
     return emitOptionalError(location, "expression '", expr, "' names ",
-                             specs.size(), " inputs, got ", inputs.size());
-  std::map<char, TDim> dims;
-  std::map<char, int> occurrences;
-  for (auto [spec, input] : llvm::zip(specs, inputs)) {
-    Shape shape = getShape(input);
-    if (spec.size() != shape.size())
+                             parsed.inputs.size(), " inputs, got ",
+                             inputs.size());
+  SmallVector<Shape> shapes;
+  for (auto [spec, input] : llvm::zip(parsed.inputs, inputs)) {
+    shapes.push_back(getShape(input));
+    if (spec.size() != shapes.back().size())
       return emitOptionalError(location, "input spec '", spec, "' has ",
                                spec.size(), " axes, the input has rank ",
-                               shape.size());
-    for (auto [letter, dim] : llvm::zip(spec, shape)) {
+                               shapes.back().size());
+    for (char letter : spec)
       if (!llvm::isAlpha(letter))
         return emitOptionalError(location, "invalid axis name '",
                                  StringRef(&letter, 1), "' in '", expr, "'");
-      ++occurrences[letter];
-      auto [it, inserted] = dims.try_emplace(letter, dim);
-      if (inserted)
-        continue;
-      std::optional<TDim> combined = TDim::broadcast(it->second, dim);
-      if (!combined)
-        return emitOptionalError(location, "axis '", StringRef(&letter, 1),
-                                 "' has dims ", it->second.toString(), " and ",
-                                 dim.toString());
-      it->second = *combined;
-    }
   }
-  std::string output = outputPart.str();
-  if (implicitOutput) {
-    output.clear();
-    for (auto [letter, count] : occurrences)
-      if (count == 1)
-        output.push_back(letter);
-  }
+  std::map<char, TDim> dims;
+  char conflict = 0;
+  std::optional<TDim> conflicting;
+  if (!parsed.letterSizes(
+          shapes,
+          [&](TDim &size, const TDim &dim) {
+            std::optional<TDim> combined = TDim::broadcast(size, dim);
+            if (!combined)
+              conflicting = dim;
+            else
+              size = *combined;
+            return combined.has_value();
+          },
+          dims, &conflict))
+    return emitOptionalError(location, "axis '", StringRef(&conflict, 1),
+                             "' has dims ", dims.at(conflict).toString(),
+                             " and ", conflicting->toString());
+  const std::string &output = parsed.output;
   Shape shape;
   for (char letter : output) {
     auto it = dims.find(letter);
