@@ -1,13 +1,26 @@
 #ifndef PASSES_PASSES_H
 #define PASSES_PASSES_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
+
+#include <set>
+#include <string>
 
 namespace mlir::tract {
 
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
+
+/// Recomputes the result types of every function of `module` from its
+/// inputs (what `tract-infer-shapes` does); a contradiction is an error at
+/// the op.
+LogicalResult inferShapes(ModuleOp module);
+
+/// The symbols of `module`: its `tract.symbols` if it declares them, else
+/// those its shapes, dim attributes, assertions and scenarios mention.
+std::set<std::string> collectModuleSymbols(ModuleOp module);
 
 /// Adds the passes that `tract -O` and `tract dump` run to declutter a model;
 /// `tract-opt --tract-declutter-pipeline` runs the same.

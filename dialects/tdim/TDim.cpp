@@ -496,6 +496,17 @@ TDim TDim::substitute(const SymbolValues &values) const {
   });
 }
 
+TDim TDim::substitute(const SymbolDims &dims) const {
+  return mapAtoms(*this, [&](const Atom &atom) -> TDim {
+    if (atom.kind == AtomKind::Symbol) {
+      auto it = dims.find(atom.name);
+      return it == dims.end() ? TDim::symbol(atom.name) : it->second;
+    }
+    return rebuildAtom(atom,
+                       [&](const TDim &arg) { return arg.substitute(dims); });
+  });
+}
+
 int TDim::compare(const TDim &other) const {
   if (poly == other.poly)
     return 0;
@@ -951,46 +962,78 @@ SymbolIntervals symbolIntervals(llvm::ArrayRef<TDim> constraints) {
 /// Parses `A op B` into constraints `expr >= 0`.
 bool parseRelation(llvm::StringRef text, std::vector<TDim> &out,
                    std::string *error) {
-  static const std::pair<llvm::StringRef, int> kOperators[] = {
-      {">=", 0}, {"<=", 1}, {"==", 2}, {">", 3}, {"<", 4}, {"=", 2}};
+  std::optional<DimRelation> relation = DimRelation::parse(text, error);
+  if (!relation)
+    return false;
+  for (TDim &constraint : relation->constraints())
+    out.push_back(std::move(constraint));
+  return true;
+}
+
+} // namespace
+
+std::optional<DimRelation> DimRelation::parse(llvm::StringRef text,
+                                              std::string *error) {
+  using K = Kind;
+  // Two-character operators first, so that `>=` is not read as `>`.
+  static const std::pair<llvm::StringRef, K> kOperators[] = {
+      {">=", K::GreaterOrEqual}, {"<=", K::LessOrEqual}, {"==", K::Equal},
+      {">", K::Greater},         {"<", K::Less},         {"=", K::Equal}};
   for (auto [op, kind] : kOperators) {
     size_t at = text.find(op);
     if (at == llvm::StringRef::npos)
       continue;
     std::optional<TDim> lhs = TDim::parse(text.take_front(at).trim(), error);
     if (!lhs)
-      return false;
+      return std::nullopt;
     std::optional<TDim> rhs =
         TDim::parse(text.drop_front(at + op.size()).trim(), error);
     if (!rhs)
-      return false;
-    TDim difference = *lhs - *rhs;
-    switch (kind) {
-    case 0: // A >= B
-      out.push_back(difference);
-      break;
-    case 1: // A <= B
-      out.push_back(-difference);
-      break;
-    case 2: // A == B
-      out.push_back(difference);
-      out.push_back(-difference);
-      break;
-    case 3: // A > B
-      out.push_back(difference - TDim(1));
-      break;
-    case 4: // A < B
-      out.push_back(-difference - TDim(1));
-      break;
-    }
-    return true;
+      return std::nullopt;
+    return DimRelation{*lhs, kind, *rhs};
   }
   if (error)
     *error = "expected a relation (>=, >, <=, <, ==) in '" + text.str() + "'";
-  return false;
+  return std::nullopt;
 }
 
-} // namespace
+std::vector<TDim> DimRelation::constraints() const {
+  TDim difference = lhs - rhs;
+  switch (kind) {
+  case Kind::GreaterOrEqual:
+    return {difference};
+  case Kind::LessOrEqual:
+    return {-difference};
+  case Kind::Equal:
+    return {difference, -difference};
+  case Kind::Greater:
+    return {difference - TDim(1)};
+  case Kind::Less:
+    return {-difference - TDim(1)};
+  }
+  llvm_unreachable("unknown relation");
+}
+
+DimRelation DimRelation::substitute(const SymbolDims &dims) const {
+  return {lhs.substitute(dims), kind, rhs.substitute(dims)};
+}
+
+std::optional<bool> DimRelation::evaluate() const {
+  bool holds = true;
+  for (const TDim &constraint : constraints()) {
+    std::optional<int64_t> value = constraint.getConstant();
+    if (!value)
+      return std::nullopt;
+    holds = holds && *value >= 0;
+  }
+  return holds;
+}
+
+std::string DimRelation::toString() const {
+  static const char *const kSpelling[] = {">=", ">", "<=", "<", "=="};
+  return lhs.toString() + " " + kSpelling[static_cast<int>(kind)] + " " +
+         rhs.toString();
+}
 
 bool SymbolScope::addAssertion(llvm::StringRef text, std::string *error) {
   if (!parseRelation(text, global, error))

@@ -32,6 +32,10 @@ namespace mlir::tract {
 /// Values of symbols, for evaluation.
 using SymbolValues = std::map<std::string, int64_t, std::less<>>;
 
+class TDim;
+/// Expressions to put in place of symbols (`S` -> `2*T+1`).
+using SymbolDims = std::map<std::string, TDim, std::less<>>;
+
 class TDim {
 public:
   /// The constant 0.
@@ -82,6 +86,10 @@ public:
   TDim substitute(llvm::StringRef symbol, const TDim &replacement) const;
   /// Replaces every symbol that has a value in `values`.
   TDim substitute(const SymbolValues &values) const;
+  /// Replaces every symbol that has an expression in `dims`, all at once:
+  /// symbols inside the replacements are not replaced again, so
+  /// `{S: T, T: S}` swaps them.
+  TDim substitute(const SymbolDims &dims) const;
 
   /// tract's syntax, parseable by parse(): `S+P`, `(S-3)/4`, `2*S`.
   std::string toString() const;
@@ -98,9 +106,9 @@ public:
   enum class AtomKind { Symbol, Div, Min, Max, Broadcast };
   struct AtomView {
     AtomKind kind;
-    llvm::StringRef name;       ///< Symbol
-    llvm::ArrayRef<TDim> args;  ///< Div: {numerator}; others: operands
-    int64_t divisor = 1;        ///< Div
+    llvm::StringRef name;      ///< Symbol
+    llvm::ArrayRef<TDim> args; ///< Div: {numerator}; others: operands
+    int64_t divisor = 1;       ///< Div
   };
   struct TermView {
     int64_t coefficient;
@@ -115,6 +123,26 @@ private:
   explicit TDim(std::shared_ptr<const Poly> poly) : poly(std::move(poly)) {}
   std::shared_ptr<const Poly> poly;
   friend struct TDimBuilder;
+};
+
+/// A relation between two dims, `A op B`, as written in an assertion.
+struct DimRelation {
+  enum class Kind { GreaterOrEqual, Greater, LessOrEqual, Less, Equal };
+  TDim lhs;
+  Kind kind;
+  TDim rhs;
+
+  /// Parses `A op B` with op one of >=, >, <=, <, == (or =).
+  static std::optional<DimRelation> parse(llvm::StringRef text,
+                                          std::string *error = nullptr);
+  /// The constraints `expr >= 0` it stands for (two for `==`).
+  std::vector<TDim> constraints() const;
+  /// The relation with `dims` substituted on both sides.
+  DimRelation substitute(const SymbolDims &dims) const;
+  /// Whether it holds, when both sides are constant.
+  std::optional<bool> evaluate() const;
+  /// `A op B`, parseable by parse().
+  std::string toString() const;
 };
 
 /// An interval of possible values; an absent end is unbounded.

@@ -25,12 +25,16 @@ TEST(TractCommandLine, DumpIsTheDefaultSubcommand) {
 TEST(TractCommandLine, GlobalOptionsBeforeTheModel) {
   std::string error;
   auto invocation =
-      parse({"-i", "1,S,64,f32", "--set=S=3", "--set", "P=2", "-O",
+      parse({"-i", "1,S,64,f32", "--set=S=3", "--set", "P=2", "-O", "--assert",
+             "S>=1", "--scenario", "tg", "--assert=tg: S==1",
              "--nnef-tract-core", "--pulse", "S=8", "model", "run"},
             error);
   ASSERT_TRUE(invocation) << error;
   EXPECT_EQ(invocation->inputFacts, std::vector<std::string>{"1,S,64,f32"});
   EXPECT_EQ(invocation->sets, (std::vector<std::string>{"S=3", "P=2"}));
+  EXPECT_EQ(invocation->assertions,
+            (std::vector<std::string>{"S>=1", "tg: S==1"}));
+  EXPECT_EQ(invocation->scenarios, std::vector<std::string>{"tg"});
   EXPECT_EQ(invocation->pulse, "S=8");
   EXPECT_TRUE(invocation->optimize);
   EXPECT_EQ(invocation->subcommand, "run");

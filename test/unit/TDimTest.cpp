@@ -124,6 +124,12 @@ TEST(TDim, EvalAndSubstitute) {
   EXPECT_EQ(e.substitute("P", S), dim("(S-3)/4+2*S"));
   EXPECT_EQ(e.substitute("S", P * 4 + 3), P * 3);
   EXPECT_EQ(e.substitute(SymbolValues{{"S", 7}, {"P", 1}}), TDim(3));
+  // Expressions replace symbols all at once.
+  EXPECT_EQ(e.substitute(SymbolDims{{"S", P * 4 + 3}, {"P", TDim(1)}}), P + 2);
+  EXPECT_EQ(dim("S-2*P").substitute(SymbolDims{{"S", P}, {"P", S}}),
+            dim("P-2*S"));
+  EXPECT_EQ(dim("min(S,8)+(S#P)").substitute(SymbolDims{{"S", TDim(1)}}),
+            dim("P+1"));
   EXPECT_EQ(dim("S#P").eval({{"S", 1}, {"P", 9}}), 9);
   EXPECT_EQ(dim("S#P").eval({{"S", 2}, {"P", 9}}), std::nullopt);
   std::set<std::string> names;
@@ -329,3 +335,25 @@ TEST(TDimRandomized, SimplificationPreservesValues) {
 }
 
 } // namespace
+
+TEST(DimRelation, ParseSubstituteEvaluate) {
+  std::optional<DimRelation> relation = DimRelation::parse("S+P < 4096");
+  ASSERT_TRUE(relation);
+  EXPECT_EQ(relation->toString(), "P+S < 4096");
+  EXPECT_EQ(relation->constraints(), std::vector<TDim>{dim("4095-S-P")});
+  EXPECT_EQ(relation->evaluate(), std::nullopt);
+  DimRelation set = relation->substitute(SymbolDims{{"S", TDim(96)}});
+  EXPECT_EQ(set.toString(), "P+96 < 4096");
+  EXPECT_EQ(set.substitute(SymbolDims{{"P", TDim(4000)}}).evaluate(), false);
+  EXPECT_EQ(set.substitute(SymbolDims{{"P", TDim(3999)}}).evaluate(), true);
+  std::optional<DimRelation> equal = DimRelation::parse("2*S = T");
+  ASSERT_TRUE(equal);
+  EXPECT_EQ(equal->toString(), "2*S == T");
+  EXPECT_EQ(equal->constraints().size(), 2u);
+  EXPECT_EQ(
+      equal->substitute(SymbolDims{{"S", TDim(2)}, {"T", TDim(5)}}).evaluate(),
+      false);
+  std::string error;
+  EXPECT_FALSE(DimRelation::parse("S", &error));
+  EXPECT_EQ(error, "expected a relation (>=, >, <=, <, ==) in 'S'");
+}

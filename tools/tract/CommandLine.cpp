@@ -30,8 +30,11 @@ const Flag kFlags[] = {
     {Scope::Global, "--input-facts", "-i", true,
      "input fact, e.g. 1,S,64,f32 or name:1,S,f32; sr:i64=16000 or "
      "@input_1.pb make the input a constant (repeatable)"},
-    {Scope::Global, "--set", "", true, "concretize a symbol, e.g. S=3"},
-    {Scope::Global, "--assert", "", true, "add an assertion, e.g. S>=1"},
+    {Scope::Global, "--set", "", true,
+     "concretize a symbol, e.g. S=3 or S=2*T+1 (repeatable)"},
+    {Scope::Global, "--assert", "", true,
+     "add an assertion, e.g. S>=1, or to a scenario: tg: S==1 (repeatable)"},
+    {Scope::Global, "--scenario", "", true, "declare a scenario (repeatable)"},
     {Scope::Global, "--pulse", "", true, "pulsify, e.g. S=8"},
     {Scope::Global, "--pass", "", true,
      "stop at a stage: load, declutter, linalg or llvm (for dump --mlir)"},
@@ -214,6 +217,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.sets.push_back(value);
     else if (longName == "--assert")
       invocation.assertions.push_back(value);
+    else if (longName == "--scenario")
+      invocation.scenarios.push_back(value);
     else if (longName == "--pulse")
       invocation.pulse = value;
     else if (longName == "--pass")

@@ -17,6 +17,7 @@ struct Invocation {
   std::vector<std::string> inputFacts; ///< -i / --input-facts, repeatable
   std::vector<std::string> sets;       ///< --set S=3, repeatable
   std::vector<std::string> assertions; ///< --assert EXPR, repeatable
+  std::vector<std::string> scenarios;  ///< --scenario NAME, repeatable
   std::optional<std::string> pulse;    ///< --pulse S=8
   std::optional<std::string> stage;    ///< --pass STAGE
   bool optimize = false;               ///< -O

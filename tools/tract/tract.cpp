@@ -32,6 +32,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -599,6 +600,89 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   return 0;
 }
 
+/// Adds --scenario and --assert to the model's scenarios and assertions, as
+/// tract does: `name: rule` asserts in a scenario, anything else always.
+/// Fails with the message in `error`.
+LogicalResult addAssertions(ModuleOp module, const cli::Invocation &invocation,
+                            std::string &error) {
+  if (invocation.scenarios.empty() && invocation.assertions.empty())
+    return success();
+  Builder builder(module.getContext());
+  std::set<std::string> symbols = collectModuleSymbols(module);
+
+  SmallVector<Attribute> global;
+  if (auto existing = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
+    llvm::append_range(global, existing);
+  // Scenario names in order, each with its assertions.
+  SmallVector<std::pair<std::string, SmallVector<Attribute>>> scenarios;
+  if (auto existing = module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
+    for (NamedAttribute scenario : existing)
+      scenarios.emplace_back(
+          scenario.getName().str(),
+          llvm::to_vector(cast<ArrayAttr>(scenario.getValue()).getValue()));
+  auto scenarioNamed = [&](StringRef name) -> SmallVector<Attribute> & {
+    for (auto &[existing, relations] : scenarios)
+      if (existing == name)
+        return relations;
+    scenarios.emplace_back(name.str(), SmallVector<Attribute>());
+    return scenarios.back().second;
+  };
+  auto isIdentifier = [](StringRef name) {
+    std::optional<TDim> parsed = TDim::parse(name);
+    return parsed && parsed->getSymbolName() == name.str();
+  };
+
+  for (StringRef name : invocation.scenarios) {
+    if (!isIdentifier(name.trim())) {
+      error = "--scenario expects a name, not '" + name.str() + "'";
+      return failure();
+    }
+    scenarioNamed(name.trim());
+  }
+  for (StringRef text : invocation.assertions) {
+    auto [scenario, rule] = text.split(':');
+    if (rule.empty())
+      std::swap(scenario, rule);
+    scenario = scenario.trim();
+    rule = rule.trim();
+    if (!scenario.empty() && !isIdentifier(scenario)) {
+      error = "--assert '" + text.str() + "': '" + scenario.str() +
+              "' is not a scenario name";
+      return failure();
+    }
+    std::string reason;
+    std::optional<DimRelation> relation = DimRelation::parse(rule, &reason);
+    if (!relation) {
+      error = "--assert '" + text.str() + "': " + reason;
+      return failure();
+    }
+    std::set<std::string> used;
+    relation->lhs.collectSymbols(used);
+    relation->rhs.collectSymbols(used);
+    for (const std::string &symbol : used)
+      if (!symbols.count(symbol)) {
+        error = "--assert '" + text.str() + "': the model has no symbol '" +
+                symbol + "'";
+        return failure();
+      }
+    Attribute attr = builder.getStringAttr(relation->toString());
+    if (scenario.empty())
+      global.push_back(attr);
+    else
+      scenarioNamed(scenario).push_back(attr);
+  }
+  if (!global.empty())
+    module->setAttr(kAssertionsAttrName, builder.getArrayAttr(global));
+  if (!scenarios.empty()) {
+    SmallVector<NamedAttribute> entries;
+    for (auto &[name, relations] : scenarios)
+      entries.push_back(
+          builder.getNamedAttr(name, builder.getArrayAttr(relations)));
+    module->setAttr(kScenariosAttrName, builder.getDictionaryAttr(entries));
+  }
+  return success();
+}
+
 int notImplemented(llvm::StringRef what) {
   return fail(what + " is not implemented yet");
 }
@@ -623,10 +707,6 @@ int main(int argc, char **argv) {
                     ")\n";
     return 0;
   }
-  if (!invocation->sets.empty())
-    return notImplemented("--set");
-  if (!invocation->assertions.empty())
-    return notImplemented("--assert");
   if (invocation->pulse)
     return notImplemented("--pulse");
   static const llvm::StringRef kStages[] = {"load", "declutter", "linalg",
@@ -649,6 +729,8 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerLoweringDialects(registry);
   MLIRContext context(registry);
+  // Errors are one line about the model, not a dump of its IR.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   LoadOptions loadOptions;
@@ -660,6 +742,20 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
   importTiming.stop();
+
+  // --assert and --scenario add to the model's facts before --set, which
+  // checks them.
+  if (failed(addAssertions(*module, *invocation, error)))
+    return fail(error);
+  if (!invocation->sets.empty()) {
+    PassManager pm(&context);
+    TractSetOptions options;
+    options.values.assign(invocation->sets.begin(), invocation->sets.end());
+    pm.addPass(createTractSet(options));
+    TimingScope setTiming = timing.nest("set");
+    if (failed(pm.run(*module)))
+      return 1;
+  }
 
   // -O declutters; --pass stops at a stage: load (as imported), declutter,
   // linalg (tract-lower-to-linalg) or llvm (the LLVM dialect).
