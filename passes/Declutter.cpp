@@ -1,5 +1,6 @@
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
+#include "passes/DeclutterPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -23,6 +24,10 @@ struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
     for (RegisteredOperationName op : context->getRegisteredOperations())
       if (&op.getDialect() == dialect)
         op.getCanonicalizationPatterns(owning, context);
+    populateDeclutterArithmeticPatterns(owning);
+    populateDeclutterAffinePatterns(owning);
+    populateDeclutterActivationPatterns(owning);
+    populateDeclutterAxisPatterns(owning);
     patterns = std::make_shared<FrozenRewritePatternSet>(std::move(owning));
     return success();
   }
