@@ -249,6 +249,11 @@ struct PointwiseConvToEinsum : OpRewritePattern<ConvOp> {
 } // namespace
 
 void mlir::tract::populateDeclutterAffinePatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldChannelMulIntoConv, FoldChannelAddIntoConv,
-               PointwiseConvToEinsum>(patterns.getContext());
+  patterns.add<FoldChannelMulIntoConv, FoldChannelAddIntoConv>(
+      patterns.getContext());
+}
+
+void mlir::tract::populateDeclutterConvToEinsumPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<PointwiseConvToEinsum>(patterns.getContext());
 }

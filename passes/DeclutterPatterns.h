@@ -18,9 +18,12 @@ namespace mlir::tract {
 /// turned into a multiplication by its reciprocal.
 void populateDeclutterArithmeticPatterns(RewritePatternSet &patterns);
 
-/// Batch-norm and per-channel affine folding into conv and einsum weights
-/// and bias; 1x1 convolutions as einsums.
+/// Batch-norm and per-channel affine folding into conv weights and bias.
 void populateDeclutterAffinePatterns(RewritePatternSet &patterns);
+
+/// 1x1 convolutions as einsums; tract-declutter adds them once the other
+/// patterns have converged, so that batch norms fold into the conv first.
+void populateDeclutterConvToEinsumPatterns(RewritePatternSet &patterns);
 
 /// Fused activations and normalizations recognized from their expanded
 /// forms: silu, gelu_approx, rms_norm, softmax.
