@@ -3,7 +3,8 @@
 // A transpose imports as a chain of move_axis ops. Chains are composed into
 // the fewest moves of their permutation (none when it is the identity), and
 // a move_axis is pushed down through element-wise ops so that it meets its
-// inverse; add_axis/rm_axis pairs on the same axis cancel.
+// inverse, or absorbed into an einsum's letters; add_axis/rm_axis pairs on
+// the same axis cancel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #include "passes/DeclutterPatterns.h"
 
 #include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -196,9 +198,73 @@ struct PushMoveAxisDown : RewritePattern {
   }
 };
 
+/// The einsum letters of `spec` after moving the one at `from` to `to`.
+std::string moveLetter(StringRef spec, int64_t from, int64_t to) {
+  std::string letters = spec.str();
+  char moved = letters[from];
+  letters.erase(letters.begin() + from);
+  letters.insert(letters.begin() + to, moved);
+  return letters;
+}
+
+/// einsum(…, move_axis(x), …) -> einsum(…, x, …) with that operand's
+/// letters moved back: the contraction reads the axes where they are.
+struct AbsorbMoveAxisIntoEinsumInput : OpRewritePattern<EinsumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(EinsumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto [inputsPart, outputPart] = op.getExpr().split("->");
+    if (!op.getExpr().contains("->"))
+      return rewriter.notifyMatchFailure(op, "implicit output");
+    SmallVector<StringRef> specs;
+    inputsPart.split(specs, ',');
+    SmallVector<std::string> newSpecs(specs.begin(), specs.end());
+    SmallVector<Value> operands(op.getInputs());
+    bool changed = false;
+    for (auto [i, operand] : llvm::enumerate(operands)) {
+      auto move = operand.getDefiningOp<MoveAxisOp>();
+      if (!move || newSpecs[i].size() !=
+                       static_cast<size_t>(
+                           cast<RankedTensorType>(operand.getType()).getRank()))
+        continue;
+      newSpecs[i] = moveLetter(newSpecs[i], move.getTo(), move.getFrom());
+      operand = move.getInput();
+      changed = true;
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(op, "no moved operand");
+    std::string expr = llvm::join(newSpecs, ",") + "->" + outputPart.str();
+    rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), operands,
+                                          rewriter.getStringAttr(expr));
+    return success();
+  }
+};
+
+/// move_axis(einsum(…)) -> einsum(…) with the output letters moved.
+struct AbsorbMoveAxisIntoEinsumOutput : OpRewritePattern<MoveAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto einsum = op.getInput().getDefiningOp<EinsumOp>();
+    if (!einsum || !einsum->hasOneUse() || !einsum.getExpr().contains("->"))
+      return rewriter.notifyMatchFailure(op, "not the only user of an einsum");
+    auto [inputsPart, outputPart] = einsum.getExpr().split("->");
+    if (outputPart.size() != static_cast<size_t>(op.getType().getRank()))
+      return rewriter.notifyMatchFailure(op, "output letters do not match");
+    std::string expr = inputsPart.str() + "->" +
+                       moveLetter(outputPart, op.getFrom(), op.getTo());
+    rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), einsum.getInputs(),
+                                          rewriter.getStringAttr(expr));
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
   patterns.add<ComposeMoveAxisChain, CancelAddThenRmAxis, CancelRmThenAddAxis,
-               PushMoveAxisDown>(patterns.getContext());
+               PushMoveAxisDown, AbsorbMoveAxisIntoEinsumInput,
+               AbsorbMoveAxisIntoEinsumOutput>(patterns.getContext());
 }

@@ -30,7 +30,8 @@ void populateDeclutterConvToEinsumPatterns(RewritePatternSet &patterns);
 void populateDeclutterActivationPatterns(RewritePatternSet &patterns);
 
 /// Axis changes: chains of move_axis composed (and cancelled), add/rm_axis
-/// pairs cancelled, move_axis pushed down through element-wise ops.
+/// pairs cancelled, move_axis pushed down through element-wise ops and
+/// absorbed into the letters of an einsum.
 void populateDeclutterAxisPatterns(RewritePatternSet &patterns);
 
 /// The dense value of `value` when a tract.const defines it.

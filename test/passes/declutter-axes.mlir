@@ -110,3 +110,41 @@ func.func @unit_axis_different(%x: tensor<1x4xf32>) -> tensor<4x1xf32> {
   %1 = tract.rm_axis %0 {axis = 0 : i64} : tensor<1x4x1xf32> -> tensor<4x1xf32>
   return %1 : tensor<4x1xf32>
 }
+
+// -----
+
+// A moved einsum operand reads the axes where they are: the letters move.
+// CHECK-LABEL: func.func @move_into_einsum_input
+// CHECK-SAME: (%[[X:.*]]: tensor<1x5x3xf32>, %[[W:.*]]: tensor<5x7xf32>)
+// CHECK-NEXT: %[[E:.*]] = tract.einsum %[[X]], %[[W]] {expr = "Akm,kn->Amn"} : (tensor<1x5x3xf32>, tensor<5x7xf32>) -> tensor<1x3x7xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @move_into_einsum_input(%x: tensor<1x5x3xf32>, %w: tensor<5x7xf32>) -> tensor<1x3x7xf32> {
+  %0 = tract.move_axis %x {from = 1 : i64, to = 2 : i64} : tensor<1x5x3xf32> -> tensor<1x3x5xf32>
+  %1 = tract.einsum %0, %w {expr = "Amk,kn->Amn"} : (tensor<1x3x5xf32>, tensor<5x7xf32>) -> tensor<1x3x7xf32>
+  return %1 : tensor<1x3x7xf32>
+}
+
+// -----
+
+// A move of the einsum's result becomes its output letters.
+// CHECK-LABEL: func.func @move_into_einsum_output
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[W:.*]]: tensor<3x4xf32>)
+// CHECK-NEXT: %[[E:.*]] = tract.einsum %[[X]], %[[W]] {expr = "mk,kn->nm"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @move_into_einsum_output(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<4x2xf32> {
+  %0 = tract.einsum %x, %w {expr = "mk,kn->mn"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %1 = tract.move_axis %0 {from = 0 : i64, to = 1 : i64} : tensor<2x4xf32> -> tensor<4x2xf32>
+  return %1 : tensor<4x2xf32>
+}
+
+// -----
+
+// The einsum's result has another user: the move stays.
+// CHECK-LABEL: func.func @shared_einsum_keeps_move
+// CHECK: tract.einsum %{{.*}} {expr = "mk,kn->mn"}
+// CHECK-NEXT: tract.move_axis
+func.func @shared_einsum_keeps_move(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> (tensor<2x4xf32>, tensor<4x2xf32>) {
+  %0 = tract.einsum %x, %w {expr = "mk,kn->mn"} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %1 = tract.move_axis %0 {from = 0 : i64, to = 1 : i64} : tensor<2x4xf32> -> tensor<4x2xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<4x2xf32>
+}
