@@ -12,6 +12,7 @@
 #include "passes/DeclutterPatterns.h"
 
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -91,9 +92,55 @@ struct DivByConstantToMul : OpRewritePattern<DivOp> {
   }
 };
 
+/// (x op c1) op c2 -> x op (c1 op c2) for op in {add, mul} and constants
+/// c1, c2 that fold together: two scalings or shifts in a row (a batch norm
+/// after an activation, a division turned product) become one.
+template <typename Op> struct CombineConstantOperands : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Type elementType = getElementTypeOrSelf(op.getType());
+    if (elementType.isInteger(1))
+      return rewriter.notifyMatchFailure(op, "booleans");
+    for (unsigned i = 0; i < 2; ++i) {
+      Value c2 = op->getOperand(1 - i);
+      auto inner = op->getOperand(i).template getDefiningOp<Op>();
+      if (!inner || !inner->hasOneUse() || !small(getConstantValue(c2)))
+        continue;
+      for (unsigned j = 0; j < 2; ++j) {
+        Value x = inner->getOperand(j), c1 = inner->getOperand(1 - j);
+        if (!small(getConstantValue(c1)) || getConstantValue(x))
+          continue;
+        // Broadcasting is associative, but check that the shapes agree.
+        FailureOr<Shape> constants =
+            broadcastShapes(std::nullopt, getShape(c1), getShape(c2));
+        if (failed(constants))
+          continue;
+        FailureOr<Shape> shape =
+            broadcastShapes(std::nullopt, getShape(x), *constants);
+        if (failed(shape) || *shape != getShape(op.getType()))
+          continue;
+        Value combined = Op::create(rewriter, op.getLoc(), c1, c2);
+        Value result = Op::create(rewriter, op.getLoc(), x, combined);
+        rewriter.replaceOp(op, result);
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(op, "no constant pair to combine");
+  }
+
+  static bool small(DenseElementsAttr value) {
+    return value &&
+           (value.isSplat() || value.getNumElements() <= kFoldElementBudget);
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateDeclutterArithmeticPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<IntegerMulByZero, DivByConstantToMul>(patterns.getContext());
+  patterns.add<IntegerMulByZero, DivByConstantToMul,
+               CombineConstantOperands<AddOp>, CombineConstantOperands<MulOp>>(
+      patterns.getContext());
 }

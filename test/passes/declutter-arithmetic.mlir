@@ -103,3 +103,38 @@ func.func @inference_noops(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %2 = tract.move_axis %1 {from = 1 : i64, to = 1 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
   return %2 : tensor<2x3xf32>
 }
+
+// -----
+
+// Two scalings and two shifts in a row become one of each.
+// CHECK-LABEL: func.func @combine_constants
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x3xf32>)
+// CHECK-DAG: %[[S:.*]] = tract.const dense<{{\[}}[{{\[}}6.000000e+00], [-6.000000e+00]]]> : tensor<1x2x1xf32>
+// CHECK-DAG: %[[T:.*]] = tract.const dense<5.000000e-01> : tensor<1x1x1xf32>
+// CHECK: %[[M:.*]] = tract.mul %[[X]], %[[S]] : (tensor<1x2x3xf32>, tensor<1x2x1xf32>) -> tensor<1x2x3xf32>
+// CHECK-NEXT: %[[A:.*]] = tract.add %[[M]], %[[T]] : (tensor<1x2x3xf32>, tensor<1x1x1xf32>) -> tensor<1x2x3xf32>
+// CHECK-NEXT: return %[[A]]
+func.func @combine_constants(%x: tensor<1x2x3xf32>) -> tensor<1x2x3xf32> {
+  %two = tract.const dense<2.0> : tensor<1x1x1xf32>
+  %s = tract.const dense<[[[3.0], [-3.0]]]> : tensor<1x2x1xf32>
+  %one = tract.const dense<1.0> : tensor<1x1x1xf32>
+  %half = tract.const dense<-0.5> : tensor<1x1x1xf32>
+  %0 = tract.mul %two, %x : (tensor<1x1x1xf32>, tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  %1 = tract.mul %0, %s : (tensor<1x2x3xf32>, tensor<1x2x1xf32>) -> tensor<1x2x3xf32>
+  %2 = tract.add %1, %one : (tensor<1x2x3xf32>, tensor<1x1x1xf32>) -> tensor<1x2x3xf32>
+  %3 = tract.add %half, %2 : (tensor<1x1x1xf32>, tensor<1x2x3xf32>) -> tensor<1x2x3xf32>
+  return %3 : tensor<1x2x3xf32>
+}
+
+// -----
+
+// The inner product has another user: both stay.
+// CHECK-LABEL: func.func @shared_inner_product_is_kept
+// CHECK-COUNT-2: tract.mul %
+func.func @shared_inner_product_is_kept(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %two = tract.const dense<2.0> : tensor<1xf32>
+  %three = tract.const dense<3.0> : tensor<1xf32>
+  %0 = tract.mul %x, %two : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  %1 = tract.mul %0, %three : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
