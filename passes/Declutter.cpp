@@ -1,5 +1,6 @@
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
+#include "passes/DeclutterPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -15,28 +16,44 @@ using namespace mlir::tract;
 
 namespace {
 
+/// The dialect's canonicalization patterns and the declutter rewrites.
+void populateDeclutterPatterns(MLIRContext *context,
+                               RewritePatternSet &patterns) {
+  auto *dialect = context->getLoadedDialect<TractDialect>();
+  dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : context->getRegisteredOperations())
+    if (&op.getDialect() == dialect)
+      op.getCanonicalizationPatterns(patterns, context);
+  populateDeclutterArithmeticPatterns(patterns);
+  populateDeclutterAffinePatterns(patterns);
+  populateDeclutterActivationPatterns(patterns);
+  populateDeclutterAxisPatterns(patterns);
+}
+
 struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
   LogicalResult initialize(MLIRContext *context) override {
-    RewritePatternSet owning(context);
-    auto *dialect = context->getLoadedDialect<TractDialect>();
-    dialect->getCanonicalizationPatterns(owning);
-    for (RegisteredOperationName op : context->getRegisteredOperations())
-      if (&op.getDialect() == dialect)
-        op.getCanonicalizationPatterns(owning, context);
-    patterns = std::make_shared<FrozenRewritePatternSet>(std::move(owning));
+    RewritePatternSet first(context), second(context);
+    populateDeclutterPatterns(context, first);
+    // Rewrites that would hide a match from the others (a 1x1 conv turned
+    // into an einsum no longer absorbs its batch norm) wait for a fixpoint.
+    populateDeclutterPatterns(context, second);
+    populateDeclutterConvToEinsumPatterns(second);
+    patterns = std::make_shared<FrozenRewritePatternSet>(std::move(first));
+    latePatterns = std::make_shared<FrozenRewritePatternSet>(std::move(second));
     return success();
   }
 
   void runOnOperation() override {
     GreedyRewriteConfig config;
     config.enableFolding(true);
-    if (failed(applyPatternsGreedily(getOperation(), *patterns, config))) {
+    if (failed(applyPatternsGreedily(getOperation(), *patterns, config)) ||
+        failed(applyPatternsGreedily(getOperation(), *latePatterns, config))) {
       getOperation().emitError("tract-declutter did not converge");
       signalPassFailure();
     }
   }
 
-  std::shared_ptr<FrozenRewritePatternSet> patterns;
+  std::shared_ptr<FrozenRewritePatternSet> patterns, latePatterns;
 };
 
 } // namespace

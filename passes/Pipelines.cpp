@@ -11,6 +11,9 @@ namespace mlir::tract {
 using namespace mlir;
 
 void mlir::tract::buildDeclutterPipeline(OpPassManager &pm) {
+  // Types follow from the inputs first (a fact or --set may have changed
+  // them), then the rewrites see exact shapes.
+  pm.addPass(createTractInferShapes());
   pm.addPass(createTractDeclutter());
   pm.addPass(createCSEPass());
   // CSE merges duplicated subgraphs, which lets more patterns match.

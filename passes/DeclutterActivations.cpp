@@ -1,0 +1,276 @@
+//===- DeclutterActivations.cpp - fused ops from their expanded forms -----===//
+//
+// Exporters often write silu, gelu, rms_norm and softmax as a handful of
+// element-wise ops and reductions; the dialect has one op for each, which
+// lowers to one fused loop nest. Each pattern matches the expanded form
+// rooted at its last op and only fires when the result has the input's type
+// (no broadcasting hidden in the expansion).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tract/TractOps.h"
+#include "passes/DeclutterPatterns.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// The value of a float splat constant, if `value` is one.
+std::optional<double> splatValue(Value value) {
+  DenseElementsAttr dense = getConstantValue(value);
+  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
+bool isSplatNear(Value value, double expected, double tolerance = 1e-6) {
+  std::optional<double> v = splatValue(value);
+  return v && std::abs(*v - expected) <= tolerance * std::abs(expected);
+}
+
+/// Calls `fn(a, b)` with the operands of a binary `op` in both orders, until
+/// it returns true.
+bool eitherOrder(Operation *op, function_ref<bool(Value, Value)> fn) {
+  return fn(op->getOperand(0), op->getOperand(1)) ||
+         fn(op->getOperand(1), op->getOperand(0));
+}
+
+/// x * sigmoid(x) -> silu(x).
+struct RecognizeSilu : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x;
+    eitherOrder(op, [&](Value a, Value b) {
+      auto sigmoid = b.getDefiningOp<SigmoidOp>();
+      if (sigmoid && sigmoid.getInput() == a)
+        x = a;
+      return static_cast<bool>(x);
+    });
+    if (!x || x.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not x * sigmoid(x)");
+    rewriter.replaceOpWithNewOp<SiluOp>(op, x);
+    return success();
+  }
+};
+
+/// x * x * x, x ** 3.
+bool isCube(Value value, Value x) {
+  if (auto pow = value.getDefiningOp<PowOp>())
+    return pow.getLhs() == x && isSplatNear(pow.getRhs(), 3.0, 0);
+  auto mul = value.getDefiningOp<MulOp>();
+  return mul && eitherOrder(mul, [&](Value a, Value b) {
+           auto square = b.getDefiningOp<MulOp>();
+           return a == x &&
+                  ((square && square.getLhs() == x && square.getRhs() == x) ||
+                   (b.getDefiningOp<SquareOp>() &&
+                    b.getDefiningOp<SquareOp>().getInput() == x));
+         });
+}
+
+/// 1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)): the x it is a function
+/// of, or null.
+Value geluTanhArgument(Value value) {
+  auto add = value.getDefiningOp<AddOp>();
+  Value x;
+  if (!add)
+    return {};
+  eitherOrder(add, [&](Value one, Value t) {
+    auto tanh = t.getDefiningOp<TanhOp>();
+    if (!isSplatNear(one, 1.0, 0) || !tanh)
+      return false;
+    auto scaled = tanh.getInput().getDefiningOp<MulOp>();
+    if (!scaled)
+      return false;
+    return eitherOrder(scaled, [&](Value alpha, Value inner) {
+      auto sum = inner.getDefiningOp<AddOp>();
+      if (!isSplatNear(alpha, std::sqrt(2.0 / M_PI), 1e-5) || !sum)
+        return false;
+      return eitherOrder(sum, [&](Value candidate, Value term) {
+        auto cubic = term.getDefiningOp<MulOp>();
+        if (!cubic)
+          return false;
+        bool ok = eitherOrder(cubic, [&](Value k, Value cube) {
+          return isSplatNear(k, 0.044715, 1e-5) && isCube(cube, candidate);
+        });
+        if (ok)
+          x = candidate;
+        return ok;
+      });
+    });
+  });
+  return x;
+}
+
+/// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), the three
+/// factors in any order and grouping -> gelu_approx(x).
+struct RecognizeGeluApprox : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    // The three factors of a product of two nested muls.
+    SmallVector<Value, 3> factors;
+    eitherOrder(op, [&](Value a, Value b) {
+      auto inner = b.getDefiningOp<MulOp>();
+      if (!inner || !inner->hasOneUse())
+        return false;
+      factors = {a, inner.getLhs(), inner.getRhs()};
+      for (unsigned i = 0; i < 3; ++i) {
+        Value x = geluTanhArgument(factors[i]);
+        if (!x)
+          continue;
+        Value p = factors[(i + 1) % 3], q = factors[(i + 2) % 3];
+        if ((p == x && isSplatNear(q, 0.5, 0)) ||
+            (q == x && isSplatNear(p, 0.5, 0))) {
+          factors = {x};
+          return true;
+        }
+      }
+      factors.clear();
+      return false;
+    });
+    if (factors.size() != 1 || factors[0].getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not an expanded gelu_approx");
+    rewriter.replaceOpWithNewOp<GeluApproxOp>(op, factors[0]);
+    return success();
+  }
+};
+
+/// x * x, square(x), x ** 2: x, or null.
+Value squared(Value value) {
+  if (auto square = value.getDefiningOp<SquareOp>())
+    return square.getInput();
+  if (auto mul = value.getDefiningOp<MulOp>())
+    return mul.getLhs() == mul.getRhs() ? mul.getLhs() : Value();
+  if (auto pow = value.getDefiningOp<PowOp>())
+    return isSplatNear(pow.getRhs(), 2.0, 0) ? pow.getLhs() : Value();
+  return {};
+}
+
+/// The mean of x * x over one axis: reduce<mean_of_squares>, or a sum of
+/// squares divided by (or multiplied by the inverse of) the axis' length.
+/// Sets `x` and `axis`.
+bool isMeanOfSquares(Value value, Value &x, int64_t &axis) {
+  auto reduceOf = [&](Value v, Reducer reducer) -> ReduceOp {
+    auto reduce = v.getDefiningOp<ReduceOp>();
+    if (!reduce || reduce.getReducer() != reducer ||
+        reduce.getAxes().size() != 1)
+      return {};
+    return reduce;
+  };
+  if (ReduceOp reduce = reduceOf(value, Reducer::MeanOfSquares)) {
+    x = reduce.getInput();
+    axis = reduce.getAxes()[0];
+    return true;
+  }
+  Operation *scale = value.getDefiningOp();
+  if (!isa_and_present<MulOp, DivOp>(scale))
+    return false;
+  ReduceOp sum = reduceOf(scale->getOperand(0), Reducer::Sum);
+  Value factor = scale->getOperand(1);
+  if (!sum && isa<MulOp>(scale)) {
+    sum = reduceOf(scale->getOperand(1), Reducer::Sum);
+    factor = scale->getOperand(0);
+  }
+  if (!sum || !(x = squared(sum.getInput())))
+    return false;
+  axis = sum.getAxes()[0];
+  int64_t length = cast<RankedTensorType>(x.getType()).getDimSize(axis);
+  if (ShapedType::isDynamic(length))
+    return false;
+  double expected = isa<DivOp>(scale) ? length : 1.0 / length;
+  return isSplatNear(factor, expected);
+}
+
+/// x * rsqrt(mean(x * x, axis) + eps), or x / sqrt(...) -> rms_norm.
+struct RecognizeRmsNorm : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x;
+    int64_t axis = 0;
+    double eps = 0;
+    bool found = eitherOrder(op, [&](Value a, Value b) {
+      auto rsqrt = b.getDefiningOp<RsqrtOp>();
+      return rsqrt && matchDenominator(rsqrt.getInput(), a, x, axis, eps);
+    });
+    if (!found || x.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not an expanded rms_norm");
+    rewriter.replaceOpWithNewOp<RmsNormOp>(
+        op, x, rewriter.getI64IntegerAttr(axis), rewriter.getF64FloatAttr(eps));
+    return success();
+  }
+
+  /// `value` is mean(x * x, axis) + eps with x == `input`.
+  static bool matchDenominator(Value value, Value input, Value &x,
+                               int64_t &axis, double &eps) {
+    auto add = value.getDefiningOp<AddOp>();
+    return add && eitherOrder(add, [&](Value mean, Value epsilon) {
+             std::optional<double> e = splatValue(epsilon);
+             if (!e || !isMeanOfSquares(mean, x, axis) || x != input)
+               return false;
+             eps = *e;
+             return true;
+           });
+  }
+};
+
+struct RecognizeRmsNormDiv : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp op,
+                                PatternRewriter &rewriter) const override {
+    auto sqrt = op.getRhs().getDefiningOp<SqrtOp>();
+    Value x;
+    int64_t axis = 0;
+    double eps = 0;
+    if (!sqrt ||
+        !RecognizeRmsNorm::matchDenominator(sqrt.getInput(), op.getLhs(), x,
+                                            axis, eps) ||
+        x.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not an expanded rms_norm");
+    rewriter.replaceOpWithNewOp<RmsNormOp>(
+        op, x, rewriter.getI64IntegerAttr(axis), rewriter.getF64FloatAttr(eps));
+    return success();
+  }
+};
+
+/// exp(x - max(x)) / sum(exp(x - max(x))) over the same axes (or without
+/// the max) -> softmax(x).
+struct RecognizeSoftmax : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp op,
+                                PatternRewriter &rewriter) const override {
+    auto exp = op.getLhs().getDefiningOp<ExpOp>();
+    auto sum = op.getRhs().getDefiningOp<ReduceOp>();
+    if (!exp || !sum || sum.getReducer() != Reducer::Sum ||
+        sum.getInput() != exp.getResult())
+      return rewriter.notifyMatchFailure(op, "not exp(x) / sum(exp(x))");
+    Value x = exp.getInput();
+    if (auto sub = x.getDefiningOp<SubOp>()) {
+      auto max = sub.getRhs().getDefiningOp<ReduceOp>();
+      if (max && max.getReducer() == Reducer::Max &&
+          max.getInput() == sub.getLhs() && max.getAxes() == sum.getAxes())
+        x = sub.getLhs();
+    }
+    if (x.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "broadcasting softmax");
+    rewriter.replaceOpWithNewOp<SoftmaxOp>(op, x, sum.getAxesAttr());
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tract::populateDeclutterActivationPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<RecognizeSilu, RecognizeGeluApprox, RecognizeRmsNorm,
+               RecognizeRmsNormDiv, RecognizeSoftmax>(patterns.getContext());
+}

@@ -1,0 +1,259 @@
+//===- DeclutterAffine.cpp - batch-norm folding, 1x1 conv as einsum -------===//
+//
+// The ONNX importer turns BatchNormalization into `x * a + b` with `a` and
+// `b` per-channel constants of shape 1xCx1x1 (frontends/onnx/ops/NNOps.cpp);
+// after a convolution both fold into its kernel and bias. The same per-
+// channel scale folds into the constant weights of an einsum.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+#include "passes/DeclutterPatterns.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// The values of a float constant `c` that varies at most along `axis` of a
+/// result of rank `rank` with `channels` elements on that axis, one per
+/// channel; none if `c` is anything else.
+std::optional<SmallVector<APFloat>> perChannel(Value c, int64_t rank,
+                                               int64_t axis, int64_t channels) {
+  DenseElementsAttr dense = getConstantValue(c);
+  if (!dense || !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  ArrayRef<int64_t> shape = dense.getType().getShape();
+  if (static_cast<int64_t>(shape.size()) != rank)
+    return std::nullopt;
+  for (auto [i, dim] : llvm::enumerate(shape))
+    if (dim != 1 && !(static_cast<int64_t>(i) == axis && dim == channels))
+      return std::nullopt;
+  if (dense.isSplat())
+    return SmallVector<APFloat>(channels, dense.getSplatValue<APFloat>());
+  return SmallVector<APFloat>(dense.getValues<APFloat>());
+}
+
+/// `values` multiplied by `scale[i]` along `axis` of `shape`.
+DenseElementsAttr scaleAlong(DenseElementsAttr values, int64_t axis,
+                             ArrayRef<APFloat> scale) {
+  ArrayRef<int64_t> shape = values.getType().getShape();
+  int64_t inner = 1;
+  for (int64_t dim : shape.drop_front(axis + 1))
+    inner *= dim;
+  int64_t size = shape[axis];
+  SmallVector<APFloat> out;
+  out.reserve(values.getNumElements());
+  int64_t i = 0;
+  for (APFloat value : values.getValues<APFloat>()) {
+    value.multiply(scale[(i++ / inner) % size], APFloat::rmNearestTiesToEven);
+    out.push_back(value);
+  }
+  return DenseElementsAttr::get(values.getType(), out);
+}
+
+/// The operand of a binary `op` that an `Op` defines, with the other one.
+template <typename Op>
+std::optional<std::pair<Op, Value>> producerAndOther(Operation *op) {
+  for (unsigned i = 0; i < 2; ++i)
+    if (auto producer = op->getOperand(i).getDefiningOp<Op>())
+      return std::make_pair(producer, op->getOperand(1 - i));
+  return std::nullopt;
+}
+
+/// A conv whose output channels a per-channel mul or add can fold into: a
+/// constant kernel with a static number of output channels, a constant
+/// bias or none, and no other user of its result.
+std::optional<int64_t> foldableConvChannels(ConvOp conv) {
+  if (!conv->hasOneUse() || !getConstantValue(conv.getKernel()))
+    return std::nullopt;
+  if (conv.getBias() && !getConstantValue(conv.getBias()))
+    return std::nullopt;
+  if (!isa<FloatType>(getElementTypeOrSelf(conv.getType())))
+    return std::nullopt;
+  int64_t channels =
+      cast<RankedTensorType>(conv.getKernel().getType()).getDimSize(0);
+  if (ShapedType::isDynamic(channels))
+    return std::nullopt;
+  return channels;
+}
+
+/// The conv's bias as one value per output channel (zeros when absent).
+SmallVector<APFloat> biasValues(ConvOp conv, int64_t channels) {
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(getElementTypeOrSelf(conv.getType())).getFloatSemantics();
+  if (!conv.getBias())
+    return SmallVector<APFloat>(channels, APFloat::getZero(semantics));
+  DenseElementsAttr bias = getConstantValue(conv.getBias());
+  if (bias.isSplat())
+    return SmallVector<APFloat>(channels, bias.getSplatValue<APFloat>());
+  return SmallVector<APFloat>(bias.getValues<APFloat>());
+}
+
+/// A copy of `conv` with another kernel and bias (null for none).
+Value rebuildConv(PatternRewriter &rewriter, ConvOp conv, Value kernel,
+                  Value bias) {
+  SmallVector<Value> operands{conv.getInput(), kernel};
+  if (bias)
+    operands.push_back(bias);
+  return ConvOp::create(rewriter, conv.getLoc(), TypeRange{conv.getType()},
+                        operands, conv.getProperties(),
+                        llvm::to_vector(conv->getDiscardableAttrs()));
+}
+
+Value createConstant(PatternRewriter &rewriter, Location loc,
+                     DenseElementsAttr value) {
+  return ConstOp::create(rewriter, loc, value.getType(),
+                         cast<ElementsAttr>(value));
+}
+
+/// The rank-1 bias constant holding `bias`.
+Value biasConstant(PatternRewriter &rewriter, ConvOp conv,
+                   ArrayRef<APFloat> bias) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(bias.size())},
+                                    getElementTypeOrSelf(conv.getType()));
+  return createConstant(rewriter, conv.getLoc(),
+                        DenseElementsAttr::get(type, bias));
+}
+
+/// conv(x, K, b) * s with s per output channel: conv(x, K * s, b * s).
+struct FoldChannelMulIntoConv : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto match = producerAndOther<ConvOp>(op);
+    if (!match)
+      return rewriter.notifyMatchFailure(op, "no conv operand");
+    auto [conv, other] = *match;
+    std::optional<int64_t> channels = foldableConvChannels(conv);
+    if (!channels || conv.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "conv cannot absorb a scale");
+    std::optional<SmallVector<APFloat>> scale =
+        perChannel(other, op.getType().getRank(), 1, *channels);
+    if (!scale)
+      return rewriter.notifyMatchFailure(op, "not a per-channel constant");
+    DenseElementsAttr kernel =
+        scaleAlong(getConstantValue(conv.getKernel()), 0, *scale);
+    SmallVector<APFloat> bias = biasValues(conv, *channels);
+    for (auto [b, s] : llvm::zip(bias, *scale))
+      b.multiply(s, APFloat::rmNearestTiesToEven);
+    Value newKernel =
+        createConstant(rewriter, conv.getKernel().getLoc(), kernel);
+    // Without a bias there is nothing to scale: keep none.
+    Value newBias =
+        conv.getBias() ? biasConstant(rewriter, conv, bias) : Value();
+    rewriter.replaceOp(op, rebuildConv(rewriter, conv, newKernel, newBias));
+    return success();
+  }
+};
+
+/// conv(x, K, b) + c with c per output channel: conv(x, K, b + c).
+struct FoldChannelAddIntoConv : OpRewritePattern<AddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto match = producerAndOther<ConvOp>(op);
+    if (!match)
+      return rewriter.notifyMatchFailure(op, "no conv operand");
+    auto [conv, other] = *match;
+    std::optional<int64_t> channels = foldableConvChannels(conv);
+    if (!channels || conv.getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "conv cannot absorb a shift");
+    std::optional<SmallVector<APFloat>> shift =
+        perChannel(other, op.getType().getRank(), 1, *channels);
+    if (!shift)
+      return rewriter.notifyMatchFailure(op, "not a per-channel constant");
+    SmallVector<APFloat> bias = biasValues(conv, *channels);
+    for (auto [b, s] : llvm::zip(bias, *shift))
+      b.add(s, APFloat::rmNearestTiesToEven);
+    rewriter.replaceOp(op, rebuildConv(rewriter, conv, conv.getKernel(),
+                                       biasConstant(rewriter, conv, bias)));
+    return success();
+  }
+};
+
+/// True when the only user of `conv` is a per-channel mul or add that the
+/// patterns above fold: the conv waits for it before turning into an einsum.
+bool feedsChannelAffine(ConvOp conv) {
+  std::optional<int64_t> channels = foldableConvChannels(conv);
+  if (!channels)
+    return false;
+  Operation *user = *conv->getUsers().begin();
+  if (!isa<MulOp, AddOp>(user) ||
+      user->getResult(0).getType() != conv.getType())
+    return false;
+  Value other = user->getOperand(0) == conv.getResult() ? user->getOperand(1)
+                                                        : user->getOperand(0);
+  return perChannel(other, conv.getType().getRank(), 1, *channels).has_value();
+}
+
+/// A 1x1 convolution without stride, padding or group is a contraction
+/// over the channels: `nc…,oc->no…`, plus the bias.
+struct PointwiseConvToEinsum : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    auto kernelType = cast<RankedTensorType>(conv.getKernel().getType());
+    int64_t spatial = kernelType.getRank() - 2;
+    if (conv.getGroup() != 1)
+      return rewriter.notifyMatchFailure(conv, "grouped convolution");
+    if (spatial > 6)
+      return rewriter.notifyMatchFailure(conv, "too many spatial axes");
+    if (llvm::any_of(kernelType.getShape().drop_front(2),
+                     [](int64_t d) { return d != 1; }))
+      return rewriter.notifyMatchFailure(conv, "kernel is not 1x1");
+    auto allOnes = [](ArrayRef<int64_t> values) {
+      return llvm::all_of(values, [](int64_t v) { return v == 1; });
+    };
+    auto allZeros = [](ArrayRef<int64_t> values) {
+      return llvm::all_of(values, [](int64_t v) { return v == 0; });
+    };
+    if (!allOnes(conv.getStrides()) || !allZeros(conv.getPadsBefore()) ||
+        !allZeros(conv.getPadsAfter()))
+      return rewriter.notifyMatchFailure(conv, "strided or padded");
+    if (getShape(conv.getInput()).size() != getShape(conv.getType()).size() ||
+        llvm::ArrayRef<TDim>(getShape(conv.getInput())).drop_front(2) !=
+            llvm::ArrayRef<TDim>(getShape(conv.getType())).drop_front(2))
+      return rewriter.notifyMatchFailure(conv, "spatial dims change");
+    if (feedsChannelAffine(conv))
+      return rewriter.notifyMatchFailure(conv, "a batch norm folds first");
+    Location loc = conv.getLoc();
+    Value kernel = conv.getKernel();
+    for (int64_t i = 0; i < spatial; ++i)
+      kernel = RmAxisOp::create(rewriter, loc, kernel, uint64_t(2));
+    std::string letters = std::string("xyzuvw").substr(0, spatial);
+    std::string expr = "nc" + letters + ",oc->no" + letters;
+    Value result =
+        EinsumOp::create(rewriter, loc, ValueRange{conv.getInput(), kernel},
+                         rewriter.getStringAttr(expr));
+    if (Value bias = conv.getBias()) {
+      Shape shape(spatial + 2, TDim(1));
+      shape[1] = getShape(conv.getType())[1];
+      int64_t biasRank = getShape(bias).size();
+      bias = ReshapeOp::create(rewriter, loc, bias, uint64_t(0),
+                               static_cast<uint64_t>(biasRank),
+                               ShapeAttr::get(rewriter.getContext(), shape));
+      result = AddOp::create(rewriter, loc, result, bias);
+    }
+    rewriter.replaceOp(conv, result);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tract::populateDeclutterAffinePatterns(RewritePatternSet &patterns) {
+  patterns.add<FoldChannelMulIntoConv, FoldChannelAddIntoConv>(
+      patterns.getContext());
+}
+
+void mlir::tract::populateDeclutterConvToEinsumPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<PointwiseConvToEinsum>(patterns.getContext());
+}

@@ -1,0 +1,146 @@
+//===- DeclutterArithmetic.cpp - absorbing elements, division by constants ===//
+//
+// Neutral elements (x + 0, x - 0, x * 1, x / 1) are the folders' job
+// (dialects/tract/TractElementwiseOps.cpp); these patterns do what needs a
+// new op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tract/TractFolding.h"
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+#include "passes/DeclutterPatterns.h"
+
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+DenseElementsAttr mlir::tract::getConstantValue(Value value) {
+  Attribute attr;
+  if (!value || !matchPattern(value, m_Constant(&attr)))
+    return {};
+  return dyn_cast<DenseElementsAttr>(attr);
+}
+
+namespace {
+
+/// x * 0 is 0 for integers only: for floats, NaN * 0 and Inf * 0 are NaN and
+/// -x * 0 is -0, so the multiplication stays.
+struct IntegerMulByZero : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto intType = dyn_cast<IntegerType>(type.getElementType());
+    if (!intType || intType.getWidth() == 1)
+      return rewriter.notifyMatchFailure(op, "not an integer multiplication");
+    DenseElementsAttr zero = getConstantValue(op.getRhs());
+    if (!isSplatOf(zero, 0))
+      zero = getConstantValue(op.getLhs());
+    if (!isSplatOf(zero, 0))
+      return rewriter.notifyMatchFailure(op, "no splat zero operand");
+    auto splat = DenseElementsAttr::get(
+        RankedTensorType::get(SmallVector<int64_t>(type.getRank(), 1), intType),
+        zero.getSplatValue<Attribute>());
+    Value result = ConstOp::create(rewriter, op.getLoc(), splat.getType(),
+                                   cast<ElementsAttr>(splat));
+    if (result.getType() != type)
+      result = BroadcastOp::create(
+          rewriter, op.getLoc(), result,
+          ShapeAttr::get(rewriter.getContext(), getShape(type)));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// x / c becomes x * (1 / c) for float constants c. The reciprocal is
+/// rounded, so the result may differ from the division by one ulp; an
+/// integer division is never rewritten.
+struct DivByConstantToMul : OpRewritePattern<DivOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(DivOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseElementsAttr divisor = getConstantValue(op.getRhs());
+    if (!divisor || !isa<FloatType>(divisor.getElementType()))
+      return rewriter.notifyMatchFailure(op, "not a float constant divisor");
+    if (!divisor.isSplat() && divisor.getNumElements() > kFoldElementBudget)
+      return rewriter.notifyMatchFailure(op, "divisor over the fold budget");
+    auto reciprocal = [](const APFloat &value) {
+      APFloat one(value.getSemantics(), 1);
+      one.divide(value, APFloat::rmNearestTiesToEven);
+      return one;
+    };
+    DenseElementsAttr inverse;
+    if (divisor.isSplat()) {
+      inverse = DenseElementsAttr::get(
+          divisor.getType(), reciprocal(divisor.getSplatValue<APFloat>()));
+    } else {
+      SmallVector<APFloat> values;
+      for (const APFloat &value : divisor.getValues<APFloat>())
+        values.push_back(reciprocal(value));
+      inverse = DenseElementsAttr::get(divisor.getType(), values);
+    }
+    Value constant =
+        ConstOp::create(rewriter, op.getRhs().getLoc(), inverse.getType(),
+                        cast<ElementsAttr>(inverse));
+    rewriter.replaceOpWithNewOp<MulOp>(op, op.getType(), op.getLhs(), constant);
+    return success();
+  }
+};
+
+/// (x op c1) op c2 -> x op (c1 op c2) for op in {add, mul} and constants
+/// c1, c2 that fold together: two scalings or shifts in a row (a batch norm
+/// after an activation, a division turned product) become one.
+template <typename Op> struct CombineConstantOperands : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(Op op,
+                                PatternRewriter &rewriter) const override {
+    Type elementType = getElementTypeOrSelf(op.getType());
+    if (elementType.isInteger(1))
+      return rewriter.notifyMatchFailure(op, "booleans");
+    for (unsigned i = 0; i < 2; ++i) {
+      Value c2 = op->getOperand(1 - i);
+      auto inner = op->getOperand(i).template getDefiningOp<Op>();
+      if (!inner || !inner->hasOneUse() || !small(getConstantValue(c2)))
+        continue;
+      for (unsigned j = 0; j < 2; ++j) {
+        Value x = inner->getOperand(j), c1 = inner->getOperand(1 - j);
+        if (!small(getConstantValue(c1)) || getConstantValue(x))
+          continue;
+        // Broadcasting is associative, but check that the shapes agree.
+        FailureOr<Shape> constants =
+            broadcastShapes(std::nullopt, getShape(c1), getShape(c2));
+        if (failed(constants))
+          continue;
+        FailureOr<Shape> shape =
+            broadcastShapes(std::nullopt, getShape(x), *constants);
+        if (failed(shape) || *shape != getShape(op.getType()))
+          continue;
+        Value combined = Op::create(rewriter, op.getLoc(), c1, c2);
+        Value result = Op::create(rewriter, op.getLoc(), x, combined);
+        rewriter.replaceOp(op, result);
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(op, "no constant pair to combine");
+  }
+
+  static bool small(DenseElementsAttr value) {
+    return value &&
+           (value.isSplat() || value.getNumElements() <= kFoldElementBudget);
+  }
+};
+
+} // namespace
+
+void mlir::tract::populateDeclutterArithmeticPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<IntegerMulByZero, DivByConstantToMul,
+               CombineConstantOperands<AddOp>, CombineConstantOperands<MulOp>>(
+      patterns.getContext());
+}

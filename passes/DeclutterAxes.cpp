@@ -1,0 +1,270 @@
+//===- DeclutterAxes.cpp - axis-change propagation ------------------------===//
+//
+// A transpose imports as a chain of move_axis ops. Chains are composed into
+// the fewest moves of their permutation (none when it is the identity), and
+// a move_axis is pushed down through element-wise ops so that it meets its
+// inverse, or absorbed into an einsum's letters; add_axis/rm_axis pairs on
+// the same axis cancel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tract/TractOps.h"
+#include "passes/DeclutterPatterns.h"
+
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// The permutation a move applies: output axis i is input axis perm[i].
+void applyMove(SmallVectorImpl<int64_t> &perm, int64_t from, int64_t to) {
+  int64_t moved = perm[from];
+  perm.erase(perm.begin() + from);
+  perm.insert(perm.begin() + to, moved);
+}
+
+/// The fewest (from, to) moves that arrange the identity as `perm`: the
+/// axes of a longest increasing subsequence stay, each other one moves once
+/// right after its predecessor in `perm`.
+SmallVector<std::pair<int64_t, int64_t>> movesFor(ArrayRef<int64_t> perm) {
+  int64_t n = perm.size();
+  // Longest increasing subsequence, quadratic: ranks are small.
+  SmallVector<int64_t> length(n, 1), previous(n, -1);
+  int64_t best = -1;
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t j = 0; j < i; ++j)
+      if (perm[j] < perm[i] && length[j] + 1 > length[i]) {
+        length[i] = length[j] + 1;
+        previous[i] = j;
+      }
+    if (best < 0 || length[i] > length[best])
+      best = i;
+  }
+  SmallVector<bool> stays(n, false);
+  for (int64_t i = best; i >= 0; i = previous[i])
+    stays[i] = true;
+  SmallVector<int64_t> current = llvm::to_vector(llvm::seq<int64_t>(0, n));
+  SmallVector<std::pair<int64_t, int64_t>> moves;
+  for (int64_t i = 0; i < n; ++i) {
+    if (stays[i])
+      continue;
+    int64_t from = llvm::find(current, perm[i]) - current.begin();
+    current.erase(current.begin() + from);
+    int64_t to = 0;
+    if (i > 0)
+      to = llvm::find(current, perm[i - 1]) - current.begin() + 1;
+    current.insert(current.begin() + to, perm[i]);
+    if (from != to)
+      moves.push_back({from, to});
+  }
+  return moves;
+}
+
+/// A chain of move_axis ops ending at `op` becomes the fewest moves of the
+/// permutation it applies: the identity (no move) when a transpose meets
+/// its inverse.
+struct ComposeMoveAxisChain : OpRewritePattern<MoveAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<MoveAxisOp> chain{op};
+    Value root = op.getInput();
+    while (auto previous = root.getDefiningOp<MoveAxisOp>()) {
+      chain.push_back(previous);
+      root = previous.getInput();
+    }
+    if (chain.size() < 2)
+      return rewriter.notifyMatchFailure(op, "a single move");
+    int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    for (MoveAxisOp move : llvm::reverse(chain))
+      applyMove(perm, move.getFrom(), move.getTo());
+    SmallVector<std::pair<int64_t, int64_t>> moves = movesFor(perm);
+    if (moves.size() >= chain.size())
+      return rewriter.notifyMatchFailure(op, "already the fewest moves");
+    Value result = root;
+    for (auto [from, to] : moves)
+      result = MoveAxisOp::create(rewriter, op.getLoc(), result,
+                                  static_cast<uint64_t>(from),
+                                  static_cast<uint64_t>(to));
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// rm_axis(add_axis(x, a), a) -> x.
+struct CancelAddThenRmAxis : OpRewritePattern<RmAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto add = op.getInput().getDefiningOp<AddAxisOp>();
+    if (!add || add.getAxis() != op.getAxis())
+      return rewriter.notifyMatchFailure(op, "not after add_axis of its axis");
+    rewriter.replaceOp(op, add.getInput());
+    return success();
+  }
+};
+
+/// add_axis(rm_axis(x, a), a) -> x.
+struct CancelRmThenAddAxis : OpRewritePattern<AddAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto rm = op.getInput().getDefiningOp<RmAxisOp>();
+    if (!rm || rm.getAxis() != op.getAxis() ||
+        rm.getInput().getType() != op.getType())
+      return rewriter.notifyMatchFailure(op, "not after rm_axis of its axis");
+    rewriter.replaceOp(op, rm.getInput());
+    return success();
+  }
+};
+
+bool isElementwiseUnary(Operation *op) {
+  return isa<TractDialect>(op->getDialect()) && op->getNumOperands() == 1 &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         op->hasTrait<OpTrait::SameOperandsAndResultType>();
+}
+
+bool isElementwiseBinary(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MinOp, MaxOp, EqOp, NeOp,
+             LtOp, LeOp, GtOp, GeOp, AndOp, OrOp, XorOp, BitAndOp, BitOrOp,
+             BitXorOp, ShlOp, ShrOp>(op);
+}
+
+/// A copy of the element-wise `op` on `operands`, its result type inferred.
+Value cloneOn(PatternRewriter &rewriter, Operation *op, ValueRange operands) {
+  Operation *copy = rewriter.clone(*op);
+  copy->setOperands(operands);
+  SmallVector<Type> types;
+  if (auto infer = dyn_cast<InferTypeOpInterface>(copy);
+      infer && succeeded(infer.inferReturnTypes(
+                   copy->getContext(), copy->getLoc(), copy->getOperands(),
+                   copy->getAttrDictionary(), copy->getPropertiesStorage(),
+                   copy->getRegions(), types)))
+    copy->getResult(0).setType(types[0]);
+  else
+    copy->getResult(0).setType(operands[0].getType());
+  return copy->getResult(0);
+}
+
+/// f(move_axis(x)) -> move_axis(f(x)) for element-wise f, and
+/// g(move_axis(x), c) -> move_axis(g(x, move_axis⁻¹(c))) for a constant or
+/// an identically moved other operand: the move travels down to meet its
+/// inverse (or the output).
+struct PushMoveAxisDown : RewritePattern {
+  PushMoveAxisDown(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    bool unary = isElementwiseUnary(op);
+    if (!unary && !isElementwiseBinary(op))
+      return failure();
+    MoveAxisOp move;
+    for (Value operand : op->getOperands())
+      if ((move = operand.getDefiningOp<MoveAxisOp>()))
+        break;
+    if (!move || !move->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "no single-use move_axis operand");
+    uint64_t from = move.getFrom(), to = move.getTo();
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      auto other = operand.getDefiningOp<MoveAxisOp>();
+      if (other && other.getFrom() == from && other.getTo() == to &&
+          (other == move || other->hasOneUse())) {
+        operands.push_back(other.getInput());
+        continue;
+      }
+      DenseElementsAttr constant = getConstantValue(operand);
+      if (!constant)
+        return rewriter.notifyMatchFailure(op, "an operand cannot be moved");
+      // Small constants only: the inverse move folds into them.
+      if (!constant.isSplat() && constant.getNumElements() > 4096)
+        return rewriter.notifyMatchFailure(op, "large constant operand");
+      operands.push_back(MoveAxisOp::create(rewriter, operand.getLoc(), operand,
+                                            static_cast<uint64_t>(to),
+                                            static_cast<uint64_t>(from)));
+    }
+    Value result = cloneOn(rewriter, op, operands);
+    rewriter.replaceOpWithNewOp<MoveAxisOp>(
+        op, result, static_cast<uint64_t>(from), static_cast<uint64_t>(to));
+    return success();
+  }
+};
+
+/// The einsum letters of `spec` after moving the one at `from` to `to`.
+std::string moveLetter(StringRef spec, int64_t from, int64_t to) {
+  std::string letters = spec.str();
+  char moved = letters[from];
+  letters.erase(letters.begin() + from);
+  letters.insert(letters.begin() + to, moved);
+  return letters;
+}
+
+/// einsum(…, move_axis(x), …) -> einsum(…, x, …) with that operand's
+/// letters moved back: the contraction reads the axes where they are.
+struct AbsorbMoveAxisIntoEinsumInput : OpRewritePattern<EinsumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(EinsumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto [inputsPart, outputPart] = op.getExpr().split("->");
+    if (!op.getExpr().contains("->"))
+      return rewriter.notifyMatchFailure(op, "implicit output");
+    SmallVector<StringRef> specs;
+    inputsPart.split(specs, ',');
+    SmallVector<std::string> newSpecs(specs.begin(), specs.end());
+    SmallVector<Value> operands(op.getInputs());
+    bool changed = false;
+    for (auto [i, operand] : llvm::enumerate(operands)) {
+      auto move = operand.getDefiningOp<MoveAxisOp>();
+      if (!move || newSpecs[i].size() !=
+                       static_cast<size_t>(
+                           cast<RankedTensorType>(operand.getType()).getRank()))
+        continue;
+      newSpecs[i] = moveLetter(newSpecs[i], move.getTo(), move.getFrom());
+      operand = move.getInput();
+      changed = true;
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(op, "no moved operand");
+    std::string expr = llvm::join(newSpecs, ",") + "->" + outputPart.str();
+    rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), operands,
+                                          rewriter.getStringAttr(expr));
+    return success();
+  }
+};
+
+/// move_axis(einsum(…)) -> einsum(…) with the output letters moved.
+struct AbsorbMoveAxisIntoEinsumOutput : OpRewritePattern<MoveAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto einsum = op.getInput().getDefiningOp<EinsumOp>();
+    if (!einsum || !einsum->hasOneUse() || !einsum.getExpr().contains("->"))
+      return rewriter.notifyMatchFailure(op, "not the only user of an einsum");
+    auto [inputsPart, outputPart] = einsum.getExpr().split("->");
+    if (outputPart.size() != static_cast<size_t>(op.getType().getRank()))
+      return rewriter.notifyMatchFailure(op, "output letters do not match");
+    std::string expr = inputsPart.str() + "->" +
+                       moveLetter(outputPart, op.getFrom(), op.getTo());
+    rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), einsum.getInputs(),
+                                          rewriter.getStringAttr(expr));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
+  patterns.add<ComposeMoveAxisChain, CancelAddThenRmAxis, CancelRmThenAddAxis,
+               PushMoveAxisDown, AbsorbMoveAxisIntoEinsumInput,
+               AbsorbMoveAxisIntoEinsumOutput>(patterns.getContext());
+}

@@ -1,0 +1,42 @@
+//===- DeclutterPatterns.h - the rewrites of tract-declutter ----*- C++ -*-===//
+//
+// Each family of declutter rewrites lives in its own file and adds its
+// patterns to the set that tract-declutter runs to a fixpoint, next to the
+// dialect's folders and canonicalization patterns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef PASSES_DECLUTTERPATTERNS_H
+#define PASSES_DECLUTTERPATTERNS_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tract {
+
+/// Absorbing elements (integer x * 0) and float division by a constant
+/// turned into a multiplication by its reciprocal.
+void populateDeclutterArithmeticPatterns(RewritePatternSet &patterns);
+
+/// Batch-norm and per-channel affine folding into conv weights and bias.
+void populateDeclutterAffinePatterns(RewritePatternSet &patterns);
+
+/// 1x1 convolutions as einsums; tract-declutter adds them once the other
+/// patterns have converged, so that batch norms fold into the conv first.
+void populateDeclutterConvToEinsumPatterns(RewritePatternSet &patterns);
+
+/// Fused activations and normalizations recognized from their expanded
+/// forms: silu, gelu_approx, rms_norm, softmax.
+void populateDeclutterActivationPatterns(RewritePatternSet &patterns);
+
+/// Axis changes: chains of move_axis composed (and cancelled), add/rm_axis
+/// pairs cancelled, move_axis pushed down through element-wise ops and
+/// absorbed into the letters of an einsum.
+void populateDeclutterAxisPatterns(RewritePatternSet &patterns);
+
+/// The dense value of `value` when a tract.const defines it.
+DenseElementsAttr getConstantValue(Value value);
+
+} // namespace mlir::tract
+
+#endif // PASSES_DECLUTTERPATTERNS_H
