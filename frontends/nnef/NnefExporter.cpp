@@ -100,6 +100,8 @@ std::string datumTypeName(Type type) {
     return "f16";
   if (type.isF64())
     return "f64";
+  if (type.isBF16())
+    return "bf16";
   if (type.isInteger(1))
     return "bool";
   if (auto i = dyn_cast<IntegerType>(type)) {
@@ -408,6 +410,49 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
     return "tract_core_gather(" + ref(gather.getInput()) + ", " +
            ref(gather.getIndices()) +
            ", axis = " + std::to_string(gather.getAxis()) + ")";
+  if (auto gather = dyn_cast<GatherElementsOp>(op))
+    return "tract_core_gather_elements(" + ref(gather.getInput()) + ", " +
+           ref(gather.getIndices()) +
+           ", axis = " + std::to_string(gather.getAxis()) + ")";
+  if (auto gather = dyn_cast<GatherNdOp>(op))
+    return "tract_core_gather_nd(" + ref(gather.getInput()) + ", " +
+           ref(gather.getIndices()) +
+           ", batch_dims = " + std::to_string(gather.getBatchDims()) + ")";
+  if (auto scatter = dyn_cast<ScatterElementsOp>(op))
+    return "tract_core_scatter_elements(" + ref(scatter.getData()) + ", " +
+           ref(scatter.getIndices()) + ", " + ref(scatter.getUpdates()) +
+           ", axis = " + std::to_string(scatter.getAxis()) + ", reduction = " +
+           quoted(stringifyScatterReduction(scatter.getReduction())) + ")";
+  if (auto scatter = dyn_cast<ScatterNdOp>(op))
+    return "tract_core_scatter_nd(" + ref(scatter.getData()) + ", " +
+           ref(scatter.getIndices()) + ", " + ref(scatter.getUpdates()) +
+           ", reduction = " +
+           quoted(stringifyScatterReduction(scatter.getReduction())) + ")";
+  if (auto trilu = dyn_cast<TriluOp>(op))
+    return "tract_core_trilu(" + ref(trilu.getInput()) + ", " +
+           ref(trilu.getK()) +
+           ", upper = " + (trilu.getUpper() ? "true" : "false") + ")";
+  if (auto oneHot = dyn_cast<OneHotOp>(op)) {
+    auto number = [](TypedAttr attr) -> std::optional<double> {
+      if (auto f = dyn_cast<FloatAttr>(attr))
+        return f.getValueAsDouble();
+      if (auto i = dyn_cast<IntegerAttr>(attr))
+        return i.getType().isUnsignedInteger() ? double(i.getUInt())
+                                               : double(i.getInt());
+      return std::nullopt;
+    };
+    auto off = number(oneHot.getOff()), on = number(oneHot.getOn());
+    std::string dt = datumTypeName(oneHot.getOn().getType());
+    if (!off || !on || dt.empty() || !std::isfinite(*off) ||
+        !std::isfinite(*on))
+      return unsupported(op) << "on/off values without an NNEF form";
+    return "tract_core_one_hot(" + ref(oneHot.getIndices()) +
+           ", axis = " + std::to_string(oneHot.getAxis()) +
+           ", dim = " + std::to_string(oneHot.getDim()) +
+           ", value_off = " + scalarText(*off) +
+           ", value_on = " + scalarText(*on) + ", datum_type = " + quoted(dt) +
+           ")";
+  }
   if (auto shapeOf = dyn_cast<ShapeOfOp>(op))
     return "tract_core_shape_of(" + ref(shapeOf.getInput()) + ")";
   if (auto einsum = dyn_cast<EinsumOp>(op))

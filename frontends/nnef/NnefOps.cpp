@@ -928,6 +928,78 @@ Result gather(Invocation &call) {
   return tensorResult(call, call.create<GatherOp>(*input, *indices, *axis));
 }
 
+Result gatherElements(Invocation &call) {
+  auto input = call.tensor("input");
+  auto indices = call.tensor("indices");
+  auto axis = call.integer("axis");
+  if (!input || !indices || !axis)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<GatherElementsOp>(*input, *indices, *axis));
+}
+
+Result gatherNd(Invocation &call) {
+  auto input = call.tensor("input");
+  auto indices = call.tensor("indices");
+  auto batchDims = call.integer("batch_dims");
+  if (!input || !indices || !batchDims)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<GatherNdOp>(*input, *indices, *batchDims));
+}
+
+Result scatter(Invocation &call) {
+  auto args = tensorArgs(call, {"input", "indices", "updates"});
+  auto reductionName = call.string("reduction");
+  if (!args || !reductionName)
+    return std::nullopt;
+  std::optional<ScatterReduction> reduction =
+      symbolizeScatterReduction(*reductionName);
+  if (!reduction)
+    return call.error("unknown reduction '" + *reductionName + "'");
+  auto [input, indices, updates] =
+      std::tuple((*args)[0], (*args)[1], (*args)[2]);
+  if (call.getName() == "tract_core_scatter_nd")
+    return tensorResult(
+        call, call.create<ScatterNdOp>(input, indices, updates, *reduction));
+  auto axis = call.integer("axis");
+  if (!axis)
+    return std::nullopt;
+  return tensorResult(call, call.create<ScatterElementsOp>(
+                                input, indices, updates, *axis, *reduction));
+}
+
+Result trilu(Invocation &call) {
+  auto input = call.tensor("input");
+  auto k = call.tensor("k");
+  auto upper = call.logical("upper");
+  if (!input || !k || !upper)
+    return std::nullopt;
+  return tensorResult(call, call.create<TriluOp>(*input, *k, *upper));
+}
+
+Result oneHot(Invocation &call) {
+  auto indices = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto dim = call.integer("dim");
+  auto off = call.scalar("value_off");
+  auto on = call.scalar("value_on");
+  auto dt = call.string("datum_type");
+  if (!indices || !axis || !dim || !off || !on || !dt)
+    return std::nullopt;
+  Type type = elementTypeFromName(call.getContext(), *dt);
+  if (!type)
+    return call.error("unknown datum type '" + *dt + "'");
+  auto attr = [&](double v) -> TypedAttr {
+    if (auto f = dyn_cast<FloatType>(type))
+      return FloatAttr::get(f, v);
+    return IntegerAttr::get(
+        type, APInt(type.getIntOrFloatBitWidth(), int64_t(v), true, true));
+  };
+  return tensorResult(call, call.create<OneHotOp>(*indices, *axis, *dim,
+                                                  attr(*off), attr(*on)));
+}
+
 Result shapeOf(Invocation &call) {
   auto input = call.tensor("input");
   if (!input)
@@ -1219,6 +1291,43 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
                                axis: integer) -> (output: tensor<?>);
   )",
                gather);
+  registry.add(R"(
+    fragment tract_core_gather_elements(input: tensor<?>,
+                                        indices: tensor<integer>,
+                                        axis: integer) -> (output: tensor<?>);
+  )",
+               gatherElements);
+  registry.add(R"(
+    fragment tract_core_gather_nd(input: tensor<?>, indices: tensor<integer>,
+                                  batch_dims: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               gatherNd);
+  registry.add(R"(
+    fragment tract_core_scatter_elements(input: tensor<?>,
+                                         indices: tensor<integer>,
+                                         updates: tensor<?>, axis: integer,
+                                         reduction: string = 'none')
+      -> (output: tensor<?>);
+    fragment tract_core_scatter_nd(input: tensor<?>, indices: tensor<integer>,
+                                   updates: tensor<?>,
+                                   reduction: string = 'none')
+      -> (output: tensor<?>);
+  )",
+               scatter);
+  registry.add(R"(
+    fragment tract_core_trilu(input: tensor<?>, k: tensor<integer>,
+                              upper: logical) -> (output: tensor<?>);
+  )",
+               trilu);
+  registry.add(R"(
+    fragment tract_core_one_hot(input: tensor<integer>, axis: integer,
+                                dim: integer, value_off: scalar = 0.0,
+                                value_on: scalar = 1.0,
+                                datum_type: string = 'f32')
+      -> (output: tensor<?>);
+  )",
+               oneHot);
   registry.add(R"(
     fragment tract_core_shape_of(input: tensor<?>) -> (output: tensor<integer>);
   )",
