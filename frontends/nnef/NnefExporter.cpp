@@ -206,10 +206,11 @@ private:
   LogicalResult writeExternal(BlockArgument arg, StringRef name);
   LogicalResult writeConstant(ConstOp op, StringRef name);
   FailureOr<std::string> expression(Operation *op);
-  FailureOr<std::string> windowArgs(Operation *op, ArrayRef<int64_t> strides,
-                                    ArrayRef<int64_t> dilations,
-                                    Padding padding, ArrayRef<int64_t> before,
-                                    ArrayRef<int64_t> after, bool allAxes);
+  FailureOr<std::string>
+  windowArgs(Operation *op, ArrayRef<int64_t> strides,
+             ArrayRef<int64_t> dilations, Padding padding,
+             ArrayRef<int64_t> before, ArrayRef<int64_t> after, bool allAxes,
+             std::optional<ArrayRef<int64_t>> kernelShape = std::nullopt);
   std::string header(ArrayRef<std::string> inputs,
                      ArrayRef<std::string> outputs, StringRef graphName);
 };
@@ -251,11 +252,10 @@ LogicalResult GraphWriter::writeConstant(ConstOp op, StringRef name) {
 
 /// padding/stride/dilation arguments of conv (spatial values) or of the
 /// pools (`allAxes`: every axis, neutral on batch and channels).
-FailureOr<std::string>
-GraphWriter::windowArgs(Operation *op, ArrayRef<int64_t> strides,
-                        ArrayRef<int64_t> dilations, Padding padding,
-                        ArrayRef<int64_t> before, ArrayRef<int64_t> after,
-                        bool allAxes) {
+FailureOr<std::string> GraphWriter::windowArgs(
+    Operation *op, ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+    Padding padding, ArrayRef<int64_t> before, ArrayRef<int64_t> after,
+    bool allAxes, std::optional<ArrayRef<int64_t>> kernelShape) {
   int64_t spatial = getShape(op->getOperand(0)).size() - 2;
   auto full = [&](ArrayRef<int64_t> values, int64_t neutral) {
     SmallVector<int64_t> out;
@@ -283,8 +283,37 @@ GraphWriter::windowArgs(Operation *op, ArrayRef<int64_t> strides,
     }
     text = "padding = " + pairsText(b, a);
     break;
-  case Padding::SameLower:
-    return unsupported(op) << "NNEF has no same-lower padding";
+  case Padding::SameLower: {
+    // NNEF's automatic padding is same-upper: with a static input, the
+    // same-lower pads are written out.
+    Shape input = getShape(op->getOperand(0));
+    ArrayRef<int64_t> kernel =
+        allAxes ? *kernelShape
+                : cast<RankedTensorType>(op->getOperand(1).getType())
+                      .getShape()
+                      .drop_front(2);
+    b.clear();
+    a.clear();
+    for (int64_t i = 0; i < spatial; ++i) {
+      auto in = input[2 + i].getConstant();
+      if (!in || ShapedType::isDynamic(kernel[i]))
+        return unsupported(op)
+               << "same-lower padding over a symbolic spatial axis";
+      int64_t s = strides.empty() ? 1 : strides[i];
+      int64_t d = dilations.empty() ? 1 : dilations[i];
+      int64_t out = (*in + s - 1) / s;
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * s + (kernel[i] - 1) * d + 1 - *in);
+      b.push_back(total - total / 2);
+      a.push_back(total / 2);
+    }
+    if (allAxes) {
+      b.insert(b.begin(), 2, 0);
+      a.insert(a.begin(), 2, 0);
+    }
+    text = "padding = " + pairsText(b, a);
+    break;
+  }
   }
   text += ", stride = " + listText(ArrayRef<int64_t>(full(strides, 1)));
   text += ", dilation = " + listText(ArrayRef<int64_t>(full(dilations, 1)));
@@ -453,6 +482,12 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            ", value_on = " + scalarText(*on) + ", datum_type = " + quoted(dt) +
            ")";
   }
+  if (auto isInf = dyn_cast<IsInfOp>(op))
+    return "tract_core_is_inf(" + ref(isInf.getInput()) +
+           ", detect_positive = " +
+           (isInf.getDetectPositive() ? "true" : "false") +
+           ", detect_negative = " +
+           (isInf.getDetectNegative() ? "true" : "false") + ")";
   if (auto shapeOf = dyn_cast<ShapeOfOp>(op))
     return "tract_core_shape_of(" + ref(shapeOf.getInput()) + ")";
   if (auto einsum = dyn_cast<EinsumOp>(op))
@@ -524,7 +559,7 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
       return unsupported(op) << "ceil mode and indices have no NNEF form";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
-                             pool.getPadsAfter(), true);
+                             pool.getPadsAfter(), true, pool.getKernelShape());
     if (failed(window))
       return failure();
     SmallVector<int64_t> size{1, 1};
@@ -538,7 +573,7 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
       return unsupported(op) << "ceil mode has no NNEF form";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
-                             pool.getPadsAfter(), true);
+                             pool.getPadsAfter(), true, pool.getKernelShape());
     if (failed(window))
       return failure();
     SmallVector<int64_t> size{1, 1};

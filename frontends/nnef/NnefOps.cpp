@@ -928,6 +928,15 @@ Result gather(Invocation &call) {
   return tensorResult(call, call.create<GatherOp>(*input, *indices, *axis));
 }
 
+Result isInf(Invocation &call) {
+  auto x = call.tensor("x");
+  auto positive = call.logical("detect_positive");
+  auto negative = call.logical("detect_negative");
+  if (!x || !positive || !negative)
+    return std::nullopt;
+  return tensorResult(call, call.create<IsInfOp>(*x, *positive, *negative));
+}
+
 Result gatherElements(Invocation &call) {
   auto input = call.tensor("input");
   auto indices = call.tensor("indices");
@@ -1291,6 +1300,12 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
                                axis: integer) -> (output: tensor<?>);
   )",
                gather);
+  registry.add(R"(
+    fragment tract_core_is_inf(x: tensor<scalar>, detect_positive: logical = true,
+                               detect_negative: logical = true)
+      -> (y: tensor<logical>);
+  )",
+               isInf);
   registry.add(R"(
     fragment tract_core_gather_elements(input: tensor<?>,
                                         indices: tensor<integer>,
