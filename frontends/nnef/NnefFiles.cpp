@@ -8,6 +8,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -295,6 +296,71 @@ bool mlir::tract::nnef::writeDatTensor(DenseElementsAttr tensor,
       bytes.append(raw.data(), bits / 8);
   } else {
     bytes.append(raw.data(), raw.size());
+  }
+  return true;
+}
+
+bool mlir::tract::nnef::writeModelFolder(const ModelFiles &files,
+                                         llvm::StringRef path,
+                                         std::string &error) {
+  for (const auto &[name, bytes] : files.files) {
+    llvm::SmallString<256> full(path);
+    llvm::sys::path::append(full, name);
+    if (std::error_code ec = llvm::sys::fs::create_directories(
+            llvm::sys::path::parent_path(full))) {
+      error = "cannot create the folder of '" + full.str().str() +
+              "': " + ec.message();
+      return false;
+    }
+    std::error_code ec;
+    llvm::raw_fd_ostream out(full, ec);
+    if (ec) {
+      error = "cannot write '" + full.str().str() + "': " + ec.message();
+      return false;
+    }
+    out << bytes;
+  }
+  return true;
+}
+
+namespace {
+struct ArchiveWriteFree {
+  void operator()(archive *handle) const { archive_write_free(handle); }
+};
+struct EntryFree {
+  void operator()(archive_entry *entry) const { archive_entry_free(entry); }
+};
+} // namespace
+
+bool mlir::tract::nnef::writeModelArchive(const ModelFiles &files,
+                                          llvm::StringRef path,
+                                          std::string &error) {
+  std::unique_ptr<archive, ArchiveWriteFree> writer(archive_write_new());
+  archive_write_set_format_pax_restricted(writer.get());
+  if (path.ends_with(".tgz") || path.ends_with(".gz"))
+    archive_write_add_filter_gzip(writer.get());
+  std::string target = path.str();
+  if (archive_write_open_filename(writer.get(), target.c_str()) != ARCHIVE_OK) {
+    error = "cannot write '" + target + "': " + archiveMessage(writer.get());
+    return false;
+  }
+  for (const auto &[name, bytes] : files.files) {
+    std::unique_ptr<archive_entry, EntryFree> entry(archive_entry_new());
+    archive_entry_set_pathname(entry.get(), name.c_str());
+    archive_entry_set_size(entry.get(), bytes.size());
+    archive_entry_set_filetype(entry.get(), AE_IFREG);
+    archive_entry_set_perm(entry.get(), 0644);
+    if (archive_write_header(writer.get(), entry.get()) != ARCHIVE_OK ||
+        archive_write_data(writer.get(), bytes.data(), bytes.size()) !=
+            la_ssize_t(bytes.size())) {
+      error = "cannot write '" + name + "' into '" + target +
+              "': " + archiveMessage(writer.get());
+      return false;
+    }
+  }
+  if (archive_write_close(writer.get()) != ARCHIVE_OK) {
+    error = "cannot finish '" + target + "': " + archiveMessage(writer.get());
+    return false;
   }
   return true;
 }

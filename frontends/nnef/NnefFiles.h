@@ -33,6 +33,15 @@ bool readModelFolder(llvm::StringRef path, ModelFiles &files,
 bool readModelArchive(llvm::StringRef path, ModelFiles &files,
                       std::string &error);
 
+/// Writes the files under a folder, created if needed.
+bool writeModelFolder(const ModelFiles &files, llvm::StringRef path,
+                      std::string &error);
+
+/// Writes the files as a tar archive, gzipped when `path` ends in `.tgz` or
+/// `.gz`.
+bool writeModelArchive(const ModelFiles &files, llvm::StringRef path,
+                       std::string &error);
+
 /// Decodes an NNEF tensor file: a 128-byte header (magic 0x4E 0xEF, version,
 /// data size, rank, dims, bits per item, item type) and the data. The sizes
 /// the header declares are checked against each other and against the bytes

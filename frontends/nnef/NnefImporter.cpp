@@ -400,6 +400,7 @@ Type mlir::tract::nnef::elementTypeFromName(MLIRContext *context,
       .Cases({"scalar", "f32"}, b.getF32Type())
       .Case("f16", b.getF16Type())
       .Case("f64", b.getF64Type())
+      .Case("bf16", b.getBF16Type())
       .Cases({"integer", "i64"}, b.getI64Type())
       .Case("i32", b.getI32Type())
       .Case("i16", b.getI16Type())
@@ -963,7 +964,7 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     }
     results.push_back(it->second.tensor);
   }
-  func::ReturnOp::create(builder, loc(document.graphPos), results);
+  auto ret = func::ReturnOp::create(builder, loc(document.graphPos), results);
   // Graph inputs, in the order the graph declares them.
   unsigned created = entry->getNumArguments();
   SmallVector<Type> inputTypes;
@@ -992,7 +993,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   entry->eraseArguments(0, created);
 
   func.setFunctionType(
-      builder.getFunctionType(inputTypes, ValueRange(results).getTypes()));
+      // From the return: an output that is an input was renumbered above.
+      builder.getFunctionType(inputTypes, ret.getOperandTypes()));
   for (auto [i, name] : llvm::enumerate(document.inputs))
     func.setArgAttr(i, "tract.name", builder.getStringAttr(name));
   for (auto [i, name] : llvm::enumerate(document.outputs))

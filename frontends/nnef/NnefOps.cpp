@@ -187,6 +187,14 @@ Result unary(Invocation &call) {
           .Case("rsqrt", [&] { return call.create<RsqrtOp>(v); })
           .Case("relu", [&] { return call.create<MaxOp>(v, like(0)); })
           .Case("sigmoid", [&] { return call.create<SigmoidOp>(v); })
+          .Case("tract_core_round_even",
+                [&] { return call.create<RoundEvenOp>(v); })
+          .Case("tract_core_bitnot", [&] { return call.create<BitNotOp>(v); })
+          .Case("tract_core_is_nan", [&] { return call.create<IsNanOp>(v); })
+          .Case("tract_core_hard_swish",
+                [&] { return call.create<HardSwishOp>(v); })
+          .Case("tract_core_gelu_approx",
+                [&] { return call.create<GeluApproxOp>(v); })
           .Cases({"erf", "tract_core_erf"},
                  [&] { return call.create<ErfOp>(v); })
           .Cases({"silu", "tract_core_silu"},
@@ -228,23 +236,33 @@ Result binary(Invocation &call) {
     return std::nullopt;
   Value x = (*xy)[0], y = (*xy)[1];
   StringRef name = call.getName();
-  Value z = llvm::StringSwitch<std::function<Value()>>(name)
-                .Case("add", [&] { return call.binary<AddOp>(x, y); })
-                .Case("sub", [&] { return call.binary<SubOp>(x, y); })
-                .Case("mul", [&] { return call.binary<MulOp>(x, y); })
-                .Case("div", [&] { return call.binary<DivOp>(x, y); })
-                .Case("pow", [&] { return call.binary<PowOp>(x, y); })
-                .Case("min", [&] { return call.binary<MinOp>(x, y); })
-                .Case("max", [&] { return call.binary<MaxOp>(x, y); })
-                .Case("lt", [&] { return call.binary<LtOp>(x, y); })
-                .Case("gt", [&] { return call.binary<GtOp>(x, y); })
-                .Case("le", [&] { return call.binary<LeOp>(x, y); })
-                .Case("ge", [&] { return call.binary<GeOp>(x, y); })
-                .Case("eq", [&] { return call.binary<EqOp>(x, y); })
-                .Case("ne", [&] { return call.binary<NeOp>(x, y); })
-                .Case("and", [&] { return call.binary<AndOp>(x, y); })
-                .Case("or", [&] { return call.binary<OrOp>(x, y); })
-                .Default([] { return Value(); })();
+  Value z =
+      llvm::StringSwitch<std::function<Value()>>(name)
+          .Case("add", [&] { return call.binary<AddOp>(x, y); })
+          .Case("sub", [&] { return call.binary<SubOp>(x, y); })
+          .Case("mul", [&] { return call.binary<MulOp>(x, y); })
+          .Case("div", [&] { return call.binary<DivOp>(x, y); })
+          .Case("pow", [&] { return call.binary<PowOp>(x, y); })
+          .Case("min", [&] { return call.binary<MinOp>(x, y); })
+          .Case("max", [&] { return call.binary<MaxOp>(x, y); })
+          .Case("lt", [&] { return call.binary<LtOp>(x, y); })
+          .Case("gt", [&] { return call.binary<GtOp>(x, y); })
+          .Case("le", [&] { return call.binary<LeOp>(x, y); })
+          .Case("ge", [&] { return call.binary<GeOp>(x, y); })
+          .Case("eq", [&] { return call.binary<EqOp>(x, y); })
+          .Case("ne", [&] { return call.binary<NeOp>(x, y); })
+          .Case("and", [&] { return call.binary<AndOp>(x, y); })
+          .Case("or", [&] { return call.binary<OrOp>(x, y); })
+          .Case("tract_core_rem", [&] { return call.binary<RemOp>(x, y); })
+          .Case("tract_core_xor", [&] { return call.binary<XorOp>(x, y); })
+          .Case("tract_core_bitand",
+                [&] { return call.binary<BitAndOp>(x, y); })
+          .Case("tract_core_bitor", [&] { return call.binary<BitOrOp>(x, y); })
+          .Case("tract_core_bitxor",
+                [&] { return call.binary<BitXorOp>(x, y); })
+          .Case("tract_core_shl", [&] { return call.binary<ShlOp>(x, y); })
+          .Case("tract_core_shr", [&] { return call.binary<ShrOp>(x, y); })
+          .Default([] { return Value(); })();
   return tensorResult(call, z);
 }
 
@@ -305,9 +323,16 @@ Result reduce(Invocation &call) {
   llvm::sort(axes);
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   StringRef name = call.getName();
-  StringRef kind = name.split('_').first;
+  // tract's extensions: tract_core_{product,mean_of_squares}_reduce and
+  // tract_core_arg{max,min}_reduce_last.
+  bool last = name.consume_back("_last");
+  name.consume_front("tract_core_");
+  StringRef kind = name == "mean_of_squares_reduce" ? "mean_of_squares"
+                                                    : name.split('_').first;
   std::optional<Reducer> reducer =
       llvm::StringSwitch<std::optional<Reducer>>(kind)
+          .Case("product", Reducer::Prod)
+          .Case("mean_of_squares", Reducer::MeanOfSquares)
           .Cases({"sum", "mean"}, Reducer::Sum)
           .Case("max", Reducer::Max)
           .Case("min", Reducer::Min)
@@ -318,7 +343,8 @@ Result reduce(Invocation &call) {
           .Default(std::nullopt);
   if (!reducer)
     return call.error("unknown reduction");
-  Value y = call.create<ReduceOp>(*input, *reducer, ArrayRef<int64_t>(axes));
+  Value y =
+      call.create<ReduceOp>(*input, *reducer, ArrayRef<int64_t>(axes), last);
   bool normalize = kind == "mean";
   if (kind == "sum") {
     auto n = call.logical("normalize");
@@ -410,6 +436,19 @@ Result squeezeOrUnsqueeze(Invocation &call) {
 Value transposeBy(Invocation &call, Value input, ArrayRef<int64_t> perm) {
   SmallVector<int64_t> order(perm.size());
   std::iota(order.begin(), order.end(), 0);
+  // A permutation that moves one axis is one move_axis (the exporter writes
+  // move_axis so); a swap of neighbours moves the later axis back.
+  for (bool backward : {true, false})
+    for (int64_t from = 0; from < int64_t(perm.size()); ++from)
+      for (int64_t to = 0; to < int64_t(perm.size()); ++to) {
+        if (from == to || (from > to) != backward)
+          continue;
+        SmallVector<int64_t> moved(order);
+        moved.erase(moved.begin() + from);
+        moved.insert(moved.begin() + to, from);
+        if (ArrayRef<int64_t>(moved) == perm)
+          return call.create<MoveAxisOp>(input, from, to);
+      }
   Value v = input;
   for (size_t i = 0; i < perm.size() && v; ++i) {
     auto at = llvm::find(order, perm[i]) - order.begin();
@@ -557,6 +596,16 @@ Result slice(Invocation &call) {
       v = call.create<DownsampleOp>(v, axis, stride, int64_t(0));
   }
   return tensorResult(call, v);
+}
+
+Result broadcast(Invocation &call) {
+  auto input = call.tensor("input");
+  auto shape = call.dims("shape");
+  if (!input || !shape)
+    return std::nullopt;
+  call.declareSymbols(*shape);
+  return tensorResult(call,
+                      call.create<BroadcastOp>(*input, call.shapeAttr(*shape)));
 }
 
 Result tile(Invocation &call) {
@@ -822,6 +871,8 @@ Result softmax(Invocation &call) {
     if (axis < 0)
       axis += Invocation::rank(*x);
   llvm::sort(axes);
+  if (call.getName() == "tract_core_log_softmax")
+    return tensorResult(call, call.create<LogSoftmaxOp>(*x, ArrayRef(axes)));
   return tensorResult(call, call.create<SoftmaxOp>(*x, ArrayRef(axes)));
 }
 
@@ -875,6 +926,87 @@ Result gather(Invocation &call) {
   if (!input || !indices || !axis)
     return std::nullopt;
   return tensorResult(call, call.create<GatherOp>(*input, *indices, *axis));
+}
+
+Result isInf(Invocation &call) {
+  auto x = call.tensor("x");
+  auto positive = call.logical("detect_positive");
+  auto negative = call.logical("detect_negative");
+  if (!x || !positive || !negative)
+    return std::nullopt;
+  return tensorResult(call, call.create<IsInfOp>(*x, *positive, *negative));
+}
+
+Result gatherElements(Invocation &call) {
+  auto input = call.tensor("input");
+  auto indices = call.tensor("indices");
+  auto axis = call.integer("axis");
+  if (!input || !indices || !axis)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<GatherElementsOp>(*input, *indices, *axis));
+}
+
+Result gatherNd(Invocation &call) {
+  auto input = call.tensor("input");
+  auto indices = call.tensor("indices");
+  auto batchDims = call.integer("batch_dims");
+  if (!input || !indices || !batchDims)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<GatherNdOp>(*input, *indices, *batchDims));
+}
+
+Result scatter(Invocation &call) {
+  auto args = tensorArgs(call, {"input", "indices", "updates"});
+  auto reductionName = call.string("reduction");
+  if (!args || !reductionName)
+    return std::nullopt;
+  std::optional<ScatterReduction> reduction =
+      symbolizeScatterReduction(*reductionName);
+  if (!reduction)
+    return call.error("unknown reduction '" + *reductionName + "'");
+  auto [input, indices, updates] =
+      std::tuple((*args)[0], (*args)[1], (*args)[2]);
+  if (call.getName() == "tract_core_scatter_nd")
+    return tensorResult(
+        call, call.create<ScatterNdOp>(input, indices, updates, *reduction));
+  auto axis = call.integer("axis");
+  if (!axis)
+    return std::nullopt;
+  return tensorResult(call, call.create<ScatterElementsOp>(
+                                input, indices, updates, *axis, *reduction));
+}
+
+Result trilu(Invocation &call) {
+  auto input = call.tensor("input");
+  auto k = call.tensor("k");
+  auto upper = call.logical("upper");
+  if (!input || !k || !upper)
+    return std::nullopt;
+  return tensorResult(call, call.create<TriluOp>(*input, *k, *upper));
+}
+
+Result oneHot(Invocation &call) {
+  auto indices = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto dim = call.integer("dim");
+  auto off = call.scalar("value_off");
+  auto on = call.scalar("value_on");
+  auto dt = call.string("datum_type");
+  if (!indices || !axis || !dim || !off || !on || !dt)
+    return std::nullopt;
+  Type type = elementTypeFromName(call.getContext(), *dt);
+  if (!type)
+    return call.error("unknown datum type '" + *dt + "'");
+  auto attr = [&](double v) -> TypedAttr {
+    if (auto f = dyn_cast<FloatType>(type))
+      return FloatAttr::get(f, v);
+    return IntegerAttr::get(
+        type, APInt(type.getIntOrFloatBitWidth(), int64_t(v), true, true));
+  };
+  return tensorResult(call, call.create<OneHotOp>(*indices, *axis, *dim,
+                                                  attr(*off), attr(*on)));
 }
 
 Result shapeOf(Invocation &call) {
@@ -974,7 +1106,12 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                            "silu",
                            "softplus",
                            "tract_core_erf",
-                           "tract_core_silu"})
+                           "tract_core_silu",
+                           "tract_core_round_even",
+                           "tract_core_bitnot",
+                           "tract_core_is_nan",
+                           "tract_core_hard_swish",
+                           "tract_core_gelu_approx"})
     unaries += std::string("fragment ") + name +
                "<?>(x: tensor<?>) -> (y: tensor<?>);\n";
   registry.add(unaries, unary);
@@ -984,8 +1121,28 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
   )",
                alphaUnary);
   std::string binaries;
-  for (const char *name : {"add", "sub", "mul", "div", "pow", "min", "max",
-                           "lt", "gt", "le", "ge", "eq", "ne", "and", "or"})
+  for (const char *name : {"add",
+                           "sub",
+                           "mul",
+                           "div",
+                           "pow",
+                           "min",
+                           "max",
+                           "lt",
+                           "gt",
+                           "le",
+                           "ge",
+                           "eq",
+                           "ne",
+                           "and",
+                           "or",
+                           "tract_core_rem",
+                           "tract_core_xor",
+                           "tract_core_bitand",
+                           "tract_core_bitor",
+                           "tract_core_bitxor",
+                           "tract_core_shl",
+                           "tract_core_shr"})
     binaries += std::string("fragment ") + name +
                 "<?>(x: tensor<?>, y: tensor<?>) -> (z: tensor<?>);\n";
   registry.add(binaries, binary);
@@ -1016,6 +1173,17 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
       -> (output: tensor<logical>);
     fragment all_reduce(input: tensor<logical>, axes: integer[])
       -> (output: tensor<logical>);
+    fragment tract_core_product_reduce(input: tensor<scalar>, axes: integer[])
+      -> (output: tensor<scalar>);
+    fragment tract_core_mean_of_squares_reduce(input: tensor<scalar>,
+                                               axes: integer[])
+      -> (output: tensor<scalar>);
+    fragment tract_core_argmax_reduce_last(input: tensor<scalar>,
+                                           axes: integer[])
+      -> (output: tensor<integer>);
+    fragment tract_core_argmin_reduce_last(input: tensor<scalar>,
+                                           axes: integer[])
+      -> (output: tensor<integer>);
   )",
                reduce);
   registry.add(R"(
@@ -1133,6 +1301,49 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
   )",
                gather);
   registry.add(R"(
+    fragment tract_core_is_inf(x: tensor<scalar>, detect_positive: logical = true,
+                               detect_negative: logical = true)
+      -> (y: tensor<logical>);
+  )",
+               isInf);
+  registry.add(R"(
+    fragment tract_core_gather_elements(input: tensor<?>,
+                                        indices: tensor<integer>,
+                                        axis: integer) -> (output: tensor<?>);
+  )",
+               gatherElements);
+  registry.add(R"(
+    fragment tract_core_gather_nd(input: tensor<?>, indices: tensor<integer>,
+                                  batch_dims: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               gatherNd);
+  registry.add(R"(
+    fragment tract_core_scatter_elements(input: tensor<?>,
+                                         indices: tensor<integer>,
+                                         updates: tensor<?>, axis: integer,
+                                         reduction: string = 'none')
+      -> (output: tensor<?>);
+    fragment tract_core_scatter_nd(input: tensor<?>, indices: tensor<integer>,
+                                   updates: tensor<?>,
+                                   reduction: string = 'none')
+      -> (output: tensor<?>);
+  )",
+               scatter);
+  registry.add(R"(
+    fragment tract_core_trilu(input: tensor<?>, k: tensor<integer>,
+                              upper: logical) -> (output: tensor<?>);
+  )",
+               trilu);
+  registry.add(R"(
+    fragment tract_core_one_hot(input: tensor<integer>, axis: integer,
+                                dim: integer, value_off: scalar = 0.0,
+                                value_on: scalar = 1.0,
+                                datum_type: string = 'f32')
+      -> (output: tensor<?>);
+  )",
+               oneHot);
+  registry.add(R"(
     fragment tract_core_shape_of(input: tensor<?>) -> (output: tensor<integer>);
   )",
                shapeOf);
@@ -1152,6 +1363,16 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
                                 exp: string = '') -> (y: tensor<scalar>);
   )",
                softmax);
+  registry.add(R"(
+    fragment tract_core_log_softmax(x: tensor<scalar>, axes: integer[])
+      -> (y: tensor<scalar>);
+  )",
+               softmax);
+  registry.add(R"(
+    fragment tract_core_broadcast<?>(input: tensor<?>, shape: integer[])
+      -> (output: tensor<?>);
+  )",
+               broadcast);
   registry.add(R"(
     fragment tract_core_rms_norm(input: tensor<scalar>, axis: integer,
                                  eps: scalar = 1e-6) -> (output: tensor<scalar>);

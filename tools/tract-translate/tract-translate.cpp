@@ -2,6 +2,7 @@
 // it. Model importers and the NNEF exporter register here as they land;
 // --mlir-to-llvmir turns lowered (LLVM-dialect) IR into LLVM IR.
 #include "dialects/tract/TractDialect.h"
+#include "frontends/nnef/NnefExporter.h"
 #include "frontends/nnef/NnefImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -86,6 +87,35 @@ static void registerImportNnef() {
       });
 }
 
+static llvm::cl::opt<std::string> nnefOutput(
+    "nnef-output",
+    llvm::cl::desc("For --export-nnef: write the model (graph.nnef and the "
+                   ".dat files) to this folder, or archive if it ends in "
+                   ".nnef.tgz, .tgz, .tar.gz or .tar, instead of printing "
+                   "graph.nnef"));
+
+static void registerExportNnef() {
+  TranslateFromMLIRRegistration registration(
+      "export-nnef",
+      "Export a tract-dialect module as NNEF (graph.nnef on the output, or "
+      "the whole model to --nnef-output)",
+      [](Operation *op, llvm::raw_ostream &output) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("NNEF export expects a module");
+        if (!nnefOutput.empty())
+          return tract::nnef::exportNnefTo(module, nnefOutput);
+        tract::nnef::ModelFiles files;
+        if (failed(tract::nnef::exportNnef(module, files)))
+          return failure();
+        output << files.files["graph.nnef"];
+        return success();
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<tract::TractDialect, func::FuncDialect>();
+      });
+}
+
 int main(int argc, char **argv) {
   // `--list-onnx-ops` prints the (op, since-version) pairs the ONNX importer
   // registers, one per line, for the supported-operator table.
@@ -101,6 +131,7 @@ int main(int argc, char **argv) {
   }
   registerImportOnnx();
   registerImportNnef();
+  registerExportNnef();
   registerMlirToLlvmIr();
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << "tract-mlir " TRACT_VERSION "\n"; });

@@ -45,6 +45,12 @@ const Flag kFlags[] = {
     {Scope::Global, "--version", "-V", false, "print the version"},
     {Scope::Dump, "--mlir", "", false, "print the tract-dialect IR"},
     {Scope::Dump, "--quiet", "-q", false, "print nothing"},
+    {Scope::Dump, "--nnef", "", true,
+     "write the model as NNEF: a .nnef.tgz, .tgz, .tar.gz or .tar archive"},
+    {Scope::Dump, "--nnef-dir", "", true,
+     "write the model as NNEF into a folder (graph.nnef and .dat files)"},
+    {Scope::Dump, "--nnef-graph", "", true,
+     "write the model's graph.nnef text only (no tensor files)"},
     {Scope::Dump, "--cost", "", false,
      "print each op's FLOPs and bytes moved, symbolic where shapes are"},
     {Scope::Dump, "--profile", "", false,
@@ -233,6 +239,12 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.version = true;
     else if (longName == "--mlir")
       invocation.dumpMlir = true;
+    else if (longName == "--nnef")
+      invocation.nnefArchive = value;
+    else if (longName == "--nnef-dir")
+      invocation.nnefDir = value;
+    else if (longName == "--nnef-graph")
+      invocation.nnefGraph = value;
     else if (longName == "--quiet")
       invocation.quiet = true;
     else if (longName == "--cost")

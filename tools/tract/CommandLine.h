@@ -31,10 +31,13 @@ struct Invocation {
   // dump options (--profile also takes bench's options and
   // --input-from-bundle).
   bool dumpMlir = false;
-  bool dumpCost = false;    ///< --cost
-  bool dumpProfile = false; ///< --profile
-  bool dumpJson = false;    ///< --json
-  bool quiet = false;       ///< -q, for dump and run
+  bool dumpCost = false;                  ///< --cost
+  bool dumpProfile = false;               ///< --profile
+  bool dumpJson = false;                  ///< --json
+  bool quiet = false;                     ///< -q, for dump and run
+  std::optional<std::string> nnefArchive; ///< dump --nnef out.nnef.tgz
+  std::optional<std::string> nnefDir;     ///< dump --nnef-dir D
+  std::optional<std::string> nnefGraph;   ///< dump --nnef-graph F
 
   // run options.
   std::optional<std::string> inputBundle;  ///< --input-from-bundle

@@ -1,6 +1,7 @@
 // tract: the user command line, compatible with tract's own.
 #include "dialects/tract/TractDialect.h"
 #include "frontends/ModelLoader.h"
+#include "frontends/nnef/NnefExporter.h"
 #include "lowering/Aot.h"
 #include "lowering/Jit.h"
 #include "lowering/LoweringUtils.h"
@@ -470,7 +471,40 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
   return profile;
 }
 
+/// dump --nnef, --nnef-dir, --nnef-graph: the model written as NNEF.
+int exportNnef(ModuleOp module, const cli::Invocation &invocation) {
+  if (invocation.nnefArchive &&
+      !nnef::isNnefArchivePath(*invocation.nnefArchive))
+    return fail(
+        "--nnef expects a .nnef.tgz, .tgz, .tar.gz or .tar path, not '" +
+        *invocation.nnefArchive + "'; use --nnef-dir for a folder");
+  for (const std::optional<std::string> &path :
+       {invocation.nnefArchive, invocation.nnefDir})
+    if (path && failed(nnef::exportNnefTo(module, *path)))
+      return 1;
+  if (invocation.nnefGraph) {
+    nnef::ModelFiles files;
+    if (failed(nnef::exportNnef(module, files)))
+      return 1;
+    std::string error;
+    auto out = openOutputFile(*invocation.nnefGraph, &error);
+    if (!out)
+      return fail(error);
+    out->os() << files.files["graph.nnef"];
+    out->keep();
+  }
+  return 0;
+}
+
 int dump(ModuleOp module, const cli::Invocation &invocation) {
+  if (invocation.nnefArchive || invocation.nnefDir || invocation.nnefGraph) {
+    if (int status = exportNnef(module, invocation))
+      return status;
+    // Writing a model prints nothing more unless asked to.
+    if (!invocation.dumpMlir && !invocation.dumpCost &&
+        !invocation.dumpProfile && !invocation.dumpJson)
+      return 0;
+  }
   if (invocation.quiet)
     return 0;
   if (invocation.dumpMlir) {

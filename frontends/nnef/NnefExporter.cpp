@@ -1,0 +1,756 @@
+//===- NnefExporter.cpp - the tract dialect to NNEF -----------------------===//
+//
+// Each tract op is written as the NNEF invocation the importer translates
+// back into that op: the importer's op table read backwards. Constants
+// become `variable`s with a `.dat` file each; the module's symbols,
+// assertions, scenarios and properties become tract's extensions.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/nnef/NnefExporter.h"
+
+#include "dialects/tract/TractAttrs.h"
+#include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+
+#include <cstdio>
+#include <numeric>
+#include <set>
+
+using namespace mlir;
+using namespace mlir::tract;
+using namespace mlir::tract::nnef;
+
+namespace {
+
+bool isNnefKeyword(StringRef name) {
+  return llvm::is_contained({"version", "extension", "fragment", "graph",
+                             "tensor", "integer", "scalar", "logical", "string",
+                             "true", "false", "for", "in", "if", "else",
+                             "yield", "length_of", "shape_of", "range_of"},
+                            name);
+}
+
+/// An NNEF identifier made of `text`: other characters become `_`.
+std::string sanitize(StringRef text) {
+  std::string out;
+  for (char c : text)
+    out.push_back(llvm::isAlnum(c) || c == '_' ? c : '_');
+  if (out.empty() || llvm::isDigit(out[0]))
+    out = "t_" + out;
+  if (isNnefKeyword(out))
+    out += "_";
+  return out;
+}
+
+/// A number that the NNEF grammar reads as a scalar (never an integer).
+std::string scalarText(double value) {
+  char buffer[32];
+  snprintf(buffer, sizeof buffer, "%.17g", value);
+  std::string text = buffer;
+  if (StringRef(text).find_first_of(".en") == StringRef::npos)
+    text += ".0";
+  return text;
+}
+
+std::string quoted(StringRef text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+template <typename T> std::string listText(ArrayRef<T> items) {
+  std::string out = "[";
+  for (auto [i, item] : llvm::enumerate(items)) {
+    if (i)
+      out += ", ";
+    if constexpr (std::is_same_v<T, TDim>)
+      out += item.toString();
+    else
+      out += std::to_string(item);
+  }
+  return out + "]";
+}
+
+std::string pairsText(ArrayRef<int64_t> before, ArrayRef<int64_t> after) {
+  std::string out = "[";
+  for (size_t i = 0; i < before.size(); ++i)
+    out += (i ? ", (" : "(") + std::to_string(before[i]) + ", " +
+           std::to_string(after[i]) + ")";
+  return out + "]";
+}
+
+/// tract's datum type name of an element type (the importer's
+/// elementTypeFromName read backwards); empty if there is none.
+std::string datumTypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF16())
+    return "f16";
+  if (type.isF64())
+    return "f64";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isInteger(1))
+    return "bool";
+  if (auto i = dyn_cast<IntegerType>(type)) {
+    unsigned w = i.getWidth();
+    if (w != 8 && w != 16 && w != 32 && w != 64)
+      return "";
+    if (i.isUnsigned())
+      return "u" + std::to_string(w);
+    if (w == 64)
+      return "i64";
+    return "i" + std::to_string(w);
+  }
+  return "";
+}
+
+/// The NNEF generic type of an element type, for `variable<T>`.
+StringRef nnefTypeName(Type type) {
+  if (isa<FloatType>(type))
+    return "scalar";
+  if (type.isInteger(1))
+    return "logical";
+  return "integer";
+}
+
+/// The name a location gives a node: an ONNX node name, or nothing.
+std::string locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location inner : fused.getLocations())
+      if (std::string name = locationName(inner); !name.empty())
+        return name;
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return locationName(call.getCallee());
+  return "";
+}
+
+std::string propertyText(Attribute attr) {
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return quoted(s.getValue());
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue() ? "true" : "false";
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return std::to_string(i.getInt());
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return scalarText(f.getValueAsDouble());
+  if (auto a = dyn_cast<ArrayAttr>(attr)) {
+    std::string out = "[";
+    for (auto [i, item] : llvm::enumerate(a)) {
+      std::string text = propertyText(item);
+      if (text.empty())
+        return "";
+      out += (i ? ", " : "") + text;
+    }
+    return out + "]";
+  }
+  return "";
+}
+
+class GraphWriter {
+public:
+  GraphWriter(ModuleOp module, ModelFiles &files)
+      : module(module), files(files) {}
+
+  LogicalResult write();
+
+private:
+  ModuleOp module;
+  ModelFiles &files;
+  DenseMap<Value, std::string> names;
+  std::set<std::string> taken;
+  std::string body;
+
+  std::string fresh(StringRef base) {
+    std::string name = sanitize(base);
+    if (taken.insert(name).second)
+      return name;
+    for (int i = 1;; ++i)
+      if (std::string n = name + "_" + std::to_string(i);
+          taken.insert(n).second)
+        return n;
+  }
+  std::string nodeName(Operation *op) {
+    std::string name = locationName(op->getLoc());
+    return name.empty() ? op->getName().stripDialect().str() : name;
+  }
+  void assign(StringRef name, const Twine &expression) {
+    body += "  " + name.str() + " = " + expression.str() + ";\n";
+  }
+  std::string ref(Value value) { return names.lookup(value); }
+  std::string refs(ValueRange values) {
+    std::string out = "[";
+    for (auto [i, v] : llvm::enumerate(values))
+      out += (i ? ", " : "") + ref(v);
+    return out + "]";
+  }
+  InFlightDiagnostic unsupported(Operation *op) {
+    return op->emitError() << "cannot export '" << op->getName() << "' (node '"
+                           << nodeName(op) << "') to NNEF: ";
+  }
+
+  LogicalResult writeExternal(BlockArgument arg, StringRef name);
+  LogicalResult writeConstant(ConstOp op, StringRef name);
+  FailureOr<std::string> expression(Operation *op);
+  FailureOr<std::string>
+  windowArgs(Operation *op, ArrayRef<int64_t> strides,
+             ArrayRef<int64_t> dilations, Padding padding,
+             ArrayRef<int64_t> before, ArrayRef<int64_t> after, bool allAxes,
+             std::optional<ArrayRef<int64_t>> kernelShape = std::nullopt);
+  std::string header(ArrayRef<std::string> inputs,
+                     ArrayRef<std::string> outputs, StringRef graphName);
+};
+
+LogicalResult GraphWriter::writeExternal(BlockArgument arg, StringRef name) {
+  auto type = cast<RankedTensorType>(arg.getType());
+  std::string shape = listText(ArrayRef<TDim>(getShape(type)));
+  Type element = type.getElementType();
+  if (element.isF32())
+    assign(name, "external<scalar>(shape = " + shape + ")");
+  else if (element.isInteger(64) && !element.isUnsignedInteger())
+    assign(name, "external<integer>(shape = " + shape + ")");
+  else if (element.isInteger(1))
+    assign(name, "external<logical>(shape = " + shape + ")");
+  else if (std::string dt = datumTypeName(element); !dt.empty())
+    assign(name, "tract_core_external(shape = " + shape +
+                     ", datum_type = " + quoted(dt) + ")");
+  else
+    return emitError(arg.getLoc())
+           << "cannot export the graph input '" << name
+           << "' to NNEF: no datum type for " << element;
+  return success();
+}
+
+LogicalResult GraphWriter::writeConstant(ConstOp op, StringRef name) {
+  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  if (!dense)
+    return unsupported(op) << "only dense constants are written";
+  std::string bytes, error;
+  if (!writeDatTensor(dense, bytes, error))
+    return unsupported(op) << error;
+  files.files[name.str() + ".dat"] = std::move(bytes);
+  auto type = cast<RankedTensorType>(dense.getType());
+  assign(name, "variable<" + nnefTypeName(type.getElementType()) +
+                   ">(label = " + quoted(name) +
+                   ", shape = " + listText(type.getShape()) + ")");
+  return success();
+}
+
+/// padding/stride/dilation arguments of conv (spatial values) or of the
+/// pools (`allAxes`: every axis, neutral on batch and channels).
+FailureOr<std::string> GraphWriter::windowArgs(
+    Operation *op, ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+    Padding padding, ArrayRef<int64_t> before, ArrayRef<int64_t> after,
+    bool allAxes, std::optional<ArrayRef<int64_t>> kernelShape) {
+  int64_t spatial = getShape(op->getOperand(0)).size() - 2;
+  auto full = [&](ArrayRef<int64_t> values, int64_t neutral) {
+    SmallVector<int64_t> out;
+    if (values.empty())
+      return out;
+    if (allAxes)
+      out.append(2, neutral);
+    out.append(values.begin(), values.end());
+    return out;
+  };
+  std::string text;
+  SmallVector<int64_t> b(before), a(after);
+  switch (padding) {
+  case Padding::SameUpper:
+    text = "padding = []";
+    break;
+  case Padding::Valid:
+    b.assign(spatial, 0);
+    a.assign(spatial, 0);
+    [[fallthrough]];
+  case Padding::Explicit:
+    if (allAxes) {
+      b.insert(b.begin(), 2, 0);
+      a.insert(a.begin(), 2, 0);
+    }
+    text = "padding = " + pairsText(b, a);
+    break;
+  case Padding::SameLower: {
+    // NNEF's automatic padding is same-upper: with a static input, the
+    // same-lower pads are written out.
+    Shape input = getShape(op->getOperand(0));
+    ArrayRef<int64_t> kernel =
+        allAxes ? *kernelShape
+                : cast<RankedTensorType>(op->getOperand(1).getType())
+                      .getShape()
+                      .drop_front(2);
+    b.clear();
+    a.clear();
+    for (int64_t i = 0; i < spatial; ++i) {
+      auto in = input[2 + i].getConstant();
+      if (!in || ShapedType::isDynamic(kernel[i]))
+        return unsupported(op)
+               << "same-lower padding over a symbolic spatial axis";
+      int64_t s = strides.empty() ? 1 : strides[i];
+      int64_t d = dilations.empty() ? 1 : dilations[i];
+      int64_t out = (*in + s - 1) / s;
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * s + (kernel[i] - 1) * d + 1 - *in);
+      b.push_back(total - total / 2);
+      a.push_back(total / 2);
+    }
+    if (allAxes) {
+      b.insert(b.begin(), 2, 0);
+      a.insert(a.begin(), 2, 0);
+    }
+    text = "padding = " + pairsText(b, a);
+    break;
+  }
+  }
+  text += ", stride = " + listText(ArrayRef<int64_t>(full(strides, 1)));
+  text += ", dilation = " + listText(ArrayRef<int64_t>(full(dilations, 1)));
+  return text;
+}
+
+FailureOr<std::string> GraphWriter::expression(Operation *op) {
+  StringRef opName = op->getName().stripDialect();
+  // Element-wise ops of the same meaning.
+  std::string unary =
+      llvm::StringSwitch<std::string>(opName)
+          .Cases({"abs",   "neg",   "sign",  "exp",     "sqrt",
+                  "rsqrt", "sin",   "cos",   "tan",     "asin",
+                  "acos",  "atan",  "sinh",  "cosh",    "tanh",
+                  "asinh", "acosh", "atanh", "sigmoid", "erf",
+                  "silu",  "floor", "ceil",  "round",   "not"},
+                 opName.str())
+          .Case("square", "sqr")
+          .Case("ln", "log")
+          .Case("recip", "rcp")
+          .Cases({"round_even", "bitnot", "is_nan", "hard_swish"},
+                 "tract_core_" + opName.str())
+          .Default("");
+  if (auto gelu = dyn_cast<GeluApproxOp>(op); gelu && !gelu.getFastImpl())
+    unary = "tract_core_gelu_approx";
+  if (!unary.empty() && op->getNumOperands() == 1)
+    return unary + "(" + ref(op->getOperand(0)) + ")";
+  std::string binary =
+      llvm::StringSwitch<std::string>(opName)
+          .Cases({"add", "sub", "mul", "div", "pow", "min", "max", "lt", "gt",
+                  "le", "ge", "eq", "ne", "and", "or"},
+                 opName.str())
+          .Cases({"rem", "xor", "bitand", "bitor", "bitxor", "shl", "shr"},
+                 "tract_core_" + opName.str())
+          .Default("");
+  if (!binary.empty() && op->getNumOperands() == 2)
+    return binary + "(" + ref(op->getOperand(0)) + ", " +
+           ref(op->getOperand(1)) + ")";
+  if (auto broadcast = dyn_cast<BroadcastOp>(op))
+    return "tract_core_broadcast(" + ref(broadcast.getInput()) +
+           ", shape = " + listText(broadcast.getShape().getDims()) + ")";
+  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
+    return "tract_core_log_softmax(" + ref(softmax.getInput()) +
+           ", axes = " + listText(softmax.getAxes()) + ")";
+
+  if (auto select = dyn_cast<SelectOp>(op))
+    return "select(" + ref(op->getOperand(0)) + ", " + ref(op->getOperand(1)) +
+           ", " + ref(op->getOperand(2)) + ")";
+  if (auto castOp = dyn_cast<CastOp>(op)) {
+    std::string dt = datumTypeName(getElementTypeOrSelf(castOp.getType()));
+    if (dt.empty())
+      return unsupported(op) << "no datum type for the result";
+    return "tract_core_cast(" + ref(castOp.getInput()) +
+           ", to = " + quoted(dt) + ")";
+  }
+  if (auto add = dyn_cast<AddAxisOp>(op))
+    return "unsqueeze(" + ref(add.getInput()) +
+           ", axes = " + listText(ArrayRef<int64_t>{int64_t(add.getAxis())}) +
+           ")";
+  if (auto rm = dyn_cast<RmAxisOp>(op))
+    return "squeeze(" + ref(rm.getInput()) +
+           ", axes = " + listText(ArrayRef<int64_t>{int64_t(rm.getAxis())}) +
+           ")";
+  if (auto move = dyn_cast<MoveAxisOp>(op)) {
+    SmallVector<int64_t> perm(getShape(move.getInput()).size());
+    std::iota(perm.begin(), perm.end(), 0);
+    int64_t from = move.getFrom(), to = move.getTo();
+    perm.erase(perm.begin() + from);
+    perm.insert(perm.begin() + to, from);
+    return "transpose(" + ref(move.getInput()) +
+           ", axes = " + listText(ArrayRef<int64_t>(perm)) + ")";
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    ArrayRef<TDim> to = reshape.getTo().getDims();
+    // The importer reads 0 as "copy the axis" and -1 as "infer".
+    if (llvm::any_of(to, [](const TDim &d) { return d == TDim(0); }))
+      return unsupported(op) << "a reshape to an empty axis";
+    return "reshape(" + ref(reshape.getInput()) + ", shape = " + listText(to) +
+           ", axis_start = " + std::to_string(reshape.getAt()) +
+           ", axis_count = " + std::to_string(reshape.getCount()) + ")";
+  }
+  if (auto tile = dyn_cast<TileOp>(op))
+    return "tile(" + ref(tile.getInput()) +
+           ", repeats = " + listText(tile.getMultipliers().getDims()) + ")";
+  if (auto concat = dyn_cast<ConcatOp>(op))
+    return "concat(" + refs(concat.getInputs()) +
+           ", axis = " + std::to_string(concat.getAxis()) + ")";
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    TDim start = slice.getStart().getValue(), end = slice.getEnd().getValue();
+    if (auto c = end.getConstant(); c && *c <= 0)
+      return unsupported(op) << "an empty slice";
+    return "slice(" + ref(slice.getInput()) + ", axes = [" +
+           std::to_string(slice.getAxis()) + "], begin = [" + start.toString() +
+           "], end = [" + end.toString() + "])";
+  }
+  if (auto down = dyn_cast<DownsampleOp>(op)) {
+    TDim dim = getShape(down.getInput())[down.getAxis()];
+    return "slice(" + ref(down.getInput()) + ", axes = [" +
+           std::to_string(down.getAxis()) + "], begin = [" +
+           std::to_string(down.getModulo()) + "], end = [" + dim.toString() +
+           "], stride = [" + std::to_string(down.getStride()) + "])";
+  }
+  if (auto pad = dyn_cast<PadOp>(op)) {
+    StringRef border = pad.getMode() == PadMode::Constant  ? "constant"
+                       : pad.getMode() == PadMode::Reflect ? "reflect"
+                                                           : "replicate";
+    double value = 0;
+    if (auto attr = pad.getValueAttr()) {
+      if (auto f = dyn_cast<FloatAttr>(attr))
+        value = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(attr))
+        value = i.getType().isUnsignedInteger() ? double(i.getUInt())
+                                                : double(i.getInt());
+    }
+    if (!std::isfinite(value))
+      return unsupported(op) << "a non-finite padding value";
+    return "pad(" + ref(pad.getInput()) +
+           ", padding = " + pairsText(pad.getBefore(), pad.getAfter()) +
+           ", border = " + quoted(border) + ", value = " + scalarText(value) +
+           ")";
+  }
+  if (auto gather = dyn_cast<GatherOp>(op))
+    return "tract_core_gather(" + ref(gather.getInput()) + ", " +
+           ref(gather.getIndices()) +
+           ", axis = " + std::to_string(gather.getAxis()) + ")";
+  if (auto gather = dyn_cast<GatherElementsOp>(op))
+    return "tract_core_gather_elements(" + ref(gather.getInput()) + ", " +
+           ref(gather.getIndices()) +
+           ", axis = " + std::to_string(gather.getAxis()) + ")";
+  if (auto gather = dyn_cast<GatherNdOp>(op))
+    return "tract_core_gather_nd(" + ref(gather.getInput()) + ", " +
+           ref(gather.getIndices()) +
+           ", batch_dims = " + std::to_string(gather.getBatchDims()) + ")";
+  if (auto scatter = dyn_cast<ScatterElementsOp>(op))
+    return "tract_core_scatter_elements(" + ref(scatter.getData()) + ", " +
+           ref(scatter.getIndices()) + ", " + ref(scatter.getUpdates()) +
+           ", axis = " + std::to_string(scatter.getAxis()) + ", reduction = " +
+           quoted(stringifyScatterReduction(scatter.getReduction())) + ")";
+  if (auto scatter = dyn_cast<ScatterNdOp>(op))
+    return "tract_core_scatter_nd(" + ref(scatter.getData()) + ", " +
+           ref(scatter.getIndices()) + ", " + ref(scatter.getUpdates()) +
+           ", reduction = " +
+           quoted(stringifyScatterReduction(scatter.getReduction())) + ")";
+  if (auto trilu = dyn_cast<TriluOp>(op))
+    return "tract_core_trilu(" + ref(trilu.getInput()) + ", " +
+           ref(trilu.getK()) +
+           ", upper = " + (trilu.getUpper() ? "true" : "false") + ")";
+  if (auto oneHot = dyn_cast<OneHotOp>(op)) {
+    auto number = [](TypedAttr attr) -> std::optional<double> {
+      if (auto f = dyn_cast<FloatAttr>(attr))
+        return f.getValueAsDouble();
+      if (auto i = dyn_cast<IntegerAttr>(attr))
+        return i.getType().isUnsignedInteger() ? double(i.getUInt())
+                                               : double(i.getInt());
+      return std::nullopt;
+    };
+    auto off = number(oneHot.getOff()), on = number(oneHot.getOn());
+    std::string dt = datumTypeName(oneHot.getOn().getType());
+    if (!off || !on || dt.empty() || !std::isfinite(*off) ||
+        !std::isfinite(*on))
+      return unsupported(op) << "on/off values without an NNEF form";
+    return "tract_core_one_hot(" + ref(oneHot.getIndices()) +
+           ", axis = " + std::to_string(oneHot.getAxis()) +
+           ", dim = " + std::to_string(oneHot.getDim()) +
+           ", value_off = " + scalarText(*off) +
+           ", value_on = " + scalarText(*on) + ", datum_type = " + quoted(dt) +
+           ")";
+  }
+  if (auto isInf = dyn_cast<IsInfOp>(op))
+    return "tract_core_is_inf(" + ref(isInf.getInput()) +
+           ", detect_positive = " +
+           (isInf.getDetectPositive() ? "true" : "false") +
+           ", detect_negative = " +
+           (isInf.getDetectNegative() ? "true" : "false") + ")";
+  if (auto shapeOf = dyn_cast<ShapeOfOp>(op))
+    return "tract_core_shape_of(" + ref(shapeOf.getInput()) + ")";
+  if (auto einsum = dyn_cast<EinsumOp>(op))
+    return "tract_core_einsum(" + refs(einsum.getInputs()) +
+           ", expr = " + quoted(einsum.getExpr()) + ")";
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    return "softmax(" + ref(softmax.getInput()) +
+           ", axes = " + listText(softmax.getAxes()) + ")";
+  if (auto rms = dyn_cast<RmsNormOp>(op))
+    return "tract_core_rms_norm(" + ref(rms.getInput()) +
+           ", axis = " + std::to_string(rms.getAxis()) +
+           ", eps = " + scalarText(rms.getEps().convertToDouble()) + ")";
+  if (auto reduce = dyn_cast<ReduceOp>(op)) {
+    StringRef name;
+    switch (reduce.getReducer()) {
+    case Reducer::Sum:
+      name = "sum_reduce";
+      break;
+    case Reducer::Min:
+      name = "min_reduce";
+      break;
+    case Reducer::Max:
+      name = "max_reduce";
+      break;
+    case Reducer::ArgMax:
+      name = "argmax_reduce";
+      break;
+    case Reducer::ArgMin:
+      name = "argmin_reduce";
+      break;
+    case Reducer::Any:
+      name = "any_reduce";
+      break;
+    case Reducer::All:
+      name = "all_reduce";
+      break;
+    case Reducer::Prod:
+      name = "tract_core_product_reduce";
+      break;
+    case Reducer::MeanOfSquares:
+      name = "tract_core_mean_of_squares_reduce";
+      break;
+    }
+    std::string callee = name.str();
+    if (reduce.getLast()) {
+      if (reduce.getReducer() != Reducer::ArgMax &&
+          reduce.getReducer() != Reducer::ArgMin)
+        return unsupported(op) << "'last' on a reduction other than argmax "
+                                  "or argmin";
+      callee = "tract_core_" + callee + "_last";
+    }
+    return callee + "(" + ref(reduce.getInput()) +
+           ", axes = " + listText(reduce.getAxes()) + ")";
+  }
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    auto window = windowArgs(op, conv.getStrides(), conv.getDilations(),
+                             conv.getPadding(), conv.getPadsBefore(),
+                             conv.getPadsAfter(), false);
+    if (failed(window))
+      return failure();
+    std::string bias =
+        conv.getBias() ? ", bias = " + ref(conv.getBias()) : std::string();
+    return "conv(" + ref(conv.getInput()) + ", " + ref(conv.getKernel()) +
+           bias + ", border = \"constant\", " + *window +
+           ", groups = " + std::to_string(conv.getGroup()) + ")";
+  }
+  if (auto pool = dyn_cast<MaxPoolOp>(op)) {
+    if (pool.getCeilMode() || pool.getWithIndex())
+      return unsupported(op) << "ceil mode and indices have no NNEF form";
+    auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
+                             pool.getPadding(), pool.getPadsBefore(),
+                             pool.getPadsAfter(), true, pool.getKernelShape());
+    if (failed(window))
+      return failure();
+    SmallVector<int64_t> size{1, 1};
+    llvm::append_range(size, pool.getKernelShape());
+    return "max_pool(" + ref(pool.getInput()) +
+           ", size = " + listText(ArrayRef<int64_t>(size)) +
+           ", border = \"ignore\", " + *window + ")";
+  }
+  if (auto pool = dyn_cast<SumPoolOp>(op)) {
+    if (pool.getCeilMode())
+      return unsupported(op) << "ceil mode has no NNEF form";
+    auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
+                             pool.getPadding(), pool.getPadsBefore(),
+                             pool.getPadsAfter(), true, pool.getKernelShape());
+    if (failed(window))
+      return failure();
+    SmallVector<int64_t> size{1, 1};
+    llvm::append_range(size, pool.getKernelShape());
+    std::string border = pool.getCountIncludePad() ? "constant" : "ignore";
+    return std::string(pool.getNormalize() ? "avg_pool(" : "box(") +
+           ref(pool.getInput()) +
+           ", size = " + listText(ArrayRef<int64_t>(size)) +
+           ", border = " + quoted(border) + ", " + *window +
+           (pool.getNormalize() ? "" : ", normalize = false") + ")";
+  }
+  return unsupported(op) << "no NNEF operation or tract extension for it";
+}
+
+std::string GraphWriter::header(ArrayRef<std::string> inputs,
+                                ArrayRef<std::string> outputs,
+                                StringRef graphName) {
+  std::string text = "version 1.0;\n\nextension tract_registry tract_core;\n";
+  std::set<std::string> symbols;
+  if (auto declared = module->getAttrOfType<ArrayAttr>(kSymbolsAttrName))
+    for (Attribute s : declared)
+      if (auto str = dyn_cast<StringAttr>(s))
+        symbols.insert(str.str());
+  module.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (isa<RankedTensorType>(v.getType()))
+        for (const TDim &d : getShape(v))
+          d.collectSymbols(symbols);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument arg : block.getArguments())
+          if (isa<RankedTensorType>(arg.getType()))
+            for (const TDim &d : getShape(arg))
+              d.collectSymbols(symbols);
+  });
+  for (const std::string &s : symbols)
+    text += "extension tract_symbol " + s + ";\n";
+  if (auto assertions = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
+    for (Attribute a : assertions)
+      if (auto str = dyn_cast<StringAttr>(a))
+        text += "extension tract_assert " + str.str() + ";\n";
+  if (auto scenarios =
+          module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
+    for (NamedAttribute scenario : scenarios)
+      if (auto rules = dyn_cast<ArrayAttr>(scenario.getValue()))
+        for (Attribute rule : rules)
+          if (auto str = dyn_cast<StringAttr>(rule))
+            text += "extension tract_assert " + scenario.getName().str() +
+                    ": " + str.str() + ";\n";
+  if (auto props = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName)) {
+    text += "\nfragment tract_core_properties(\n) -> (properties: (string, "
+            "tensor<scalar>)[])\n{\n  properties = [\n";
+    bool first = true;
+    for (NamedAttribute prop : props) {
+      std::string value = propertyText(prop.getValue());
+      if (value.empty())
+        continue;
+      text += std::string(first ? "" : ",\n") + "    (" +
+              quoted(prop.getName().getValue()) + ", " + value + ")";
+      first = false;
+    }
+    text += "\n  ];\n}\n";
+  }
+  text += "\ngraph " + graphName.str() + "(";
+  text += llvm::join(inputs, ", ") + ") -> (" + llvm::join(outputs, ", ") +
+          ")\n{\n";
+  return text;
+}
+
+LogicalResult GraphWriter::write() {
+  auto funcs = llvm::to_vector(module.getOps<func::FuncOp>());
+  func::FuncOp func;
+  for (func::FuncOp f : funcs)
+    if (f.getName() == "main" || funcs.size() == 1)
+      func = f;
+  if (!func)
+    return module.emitError()
+           << "cannot export to NNEF: the module has no function 'main'";
+  if (!func.getBody().hasOneBlock())
+    return func.emitError()
+           << "cannot export to NNEF: the graph has control flow";
+  Block &entry = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(entry.getTerminator());
+
+  // Symbols are identifiers of the graph too.
+  module.walk([&](Operation *op) {
+    for (Value v : op->getResults())
+      if (isa<RankedTensorType>(v.getType()))
+        for (const TDim &d : getShape(v)) {
+          std::set<std::string> s;
+          d.collectSymbols(s);
+          taken.insert(s.begin(), s.end());
+        }
+  });
+  for (BlockArgument arg : entry.getArguments())
+    for (const TDim &d : getShape(arg)) {
+      std::set<std::string> s;
+      d.collectSymbols(s);
+      taken.insert(s.begin(), s.end());
+    }
+
+  SmallVector<std::string> inputs, outputs;
+  for (BlockArgument arg : entry.getArguments()) {
+    auto name =
+        func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tract.name");
+    inputs.push_back(
+        fresh(name ? name.getValue()
+                   : "input_" + std::to_string(arg.getArgNumber())));
+    names[arg] = inputs.back();
+    if (failed(writeExternal(arg, inputs.back())))
+      return failure();
+  }
+  // A result computed by an op takes the output's name; inputs and values
+  // returned twice are copied.
+  DenseMap<Value, std::string> outputNames;
+  SmallVector<std::pair<std::string, Value>> copies;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, "tract.name");
+    std::string out =
+        fresh(name ? name.getValue() : "output_" + std::to_string(i));
+    outputs.push_back(out);
+    if (isa<BlockArgument>(v) || outputNames.count(v))
+      copies.push_back({out, v});
+    else
+      outputNames[v] = out;
+  }
+
+  for (Operation &op : entry.without_terminator()) {
+    if (!isa_and_present<TractDialect>(op.getDialect()))
+      return op.emitError() << "cannot export '" << op.getName()
+                            << "' to NNEF: not a tract op";
+    if (op.getNumResults() != 1)
+      return unsupported(&op) << "ops of several results have no NNEF form";
+    if (op.getNumRegions())
+      return unsupported(&op) << "ops with regions have no NNEF form";
+    Value result = op.getResult(0);
+    std::string name =
+        outputNames.count(result) ? outputNames[result] : fresh(nodeName(&op));
+    names[result] = name;
+    if (auto konst = dyn_cast<ConstOp>(op)) {
+      if (failed(writeConstant(konst, name)))
+        return failure();
+      continue;
+    }
+    FailureOr<std::string> text = expression(&op);
+    if (failed(text))
+      return failure();
+    assign(name, *text);
+  }
+  for (auto &[out, v] : copies)
+    assign(out, "copy(" + ref(v) + ")");
+
+  files.files["graph.nnef"] = header(inputs, outputs, "network") + body + "}\n";
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tract::nnef::exportNnef(ModuleOp module,
+                                            ModelFiles &files) {
+  GraphWriter writer(module, files);
+  return writer.write();
+}
+
+bool mlir::tract::nnef::isNnefArchivePath(StringRef path) {
+  return path.ends_with(".tgz") || path.ends_with(".tar.gz") ||
+         path.ends_with(".tar");
+}
+
+LogicalResult mlir::tract::nnef::exportNnefTo(ModuleOp module, StringRef path) {
+  ModelFiles files;
+  if (failed(exportNnef(module, files)))
+    return failure();
+  std::string error;
+  bool ok = isNnefArchivePath(path) ? writeModelArchive(files, path, error)
+                                    : writeModelFolder(files, path, error);
+  if (!ok)
+    return module.emitError() << error;
+  return success();
+}

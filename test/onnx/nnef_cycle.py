@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""The NNEF cycle over the ONNX node tests: ONNX -> tract -> NNEF -> tract -> run.
+
+Each node test the direct path passes (`tract model.onnx run`, as
+run_node_tests.py runs it, or as listed passing in its --report) is written
+as NNEF with `tract [-i FACT] model.onnx dump --nnef T.nnef.tgz`, and the
+archive is run on every test_data_set_N with `--input-from-bundle` and
+`--assert-output-bundle`. Prints how many of the directly passing tests
+survive the cycle and why the others fail (grouped by first error), writes a
+markdown report, and fails when fewer than --min survive or anything crashes.
+"""
+import argparse
+import collections
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import import_node_tests  # noqa: E402
+import run_node_tests  # noqa: E402
+
+
+def passing_from_report(path):
+    """Node tests marked pass in an onnx-conformance report."""
+    passing = set()
+    with open(path) as report:
+        for line in report:
+            cells = [c.strip() for c in line.split("|")]
+            if len(cells) >= 4 and cells[1] == "node" and cells[3] == "pass":
+                passing.add(cells[2])
+    return passing
+
+
+def run(command, timeout):
+    try:
+        proc = subprocess.run(command, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "crash", "timed out after %d s" % timeout
+    if proc.returncode < 0:
+        return "crash", "killed by signal %d" % -proc.returncode
+    if proc.returncode != 0:
+        return "fail", run_node_tests.first_error(
+            proc.stderr.decode(errors="replace"))
+    return "pass", ""
+
+
+def cycle_one(tract, translate, test_dir, workdir, approx, timeout, direct):
+    """Returns (status, message): status is pass, export, run, crash, or
+    'direct' when the direct path does not pass."""
+    model = os.path.join(test_dir, "model.onnx")
+    if direct:
+        status, message = run_node_tests.run_one(tract, translate, test_dir,
+                                                 approx, timeout)
+        if status != "pass":
+            return "direct", message
+    status, message, facts = import_node_tests.import_one(translate, model)
+    if status != "ok":
+        return "direct", message
+    archive = os.path.join(workdir, os.path.basename(test_dir) + ".nnef.tgz")
+    command = [tract]
+    for fact in facts:
+        command += ["-i", fact]
+    status, message = run(command + [model, "dump", "--nnef", archive],
+                          timeout)
+    if status != "pass":
+        return ("crash" if status == "crash" else "export"), message
+    for data_set in sorted(d for d in os.listdir(test_dir)
+                           if d.startswith("test_data_set_")):
+        data = os.path.join(test_dir, data_set)
+        status, message = run(
+            [tract, archive, "run", "-q", "--input-from-bundle", data,
+             "--assert-output-bundle", data, "--approx", approx], timeout)
+        if status != "pass":
+            return ("crash" if status == "crash" else "run"), message
+    return "pass", ""
+
+
+def reason_key(message):
+    """A failure message without its file and tensor details, for grouping."""
+    message = re.sub(r"loc\([^)]*\)|'[^']*\.(nnef|tgz|onnx)'", "", message)
+    message = re.sub(r"\(node '[^']*'\)", "", message)
+    return re.sub(r"\s+", " ", message).strip()[:140]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tract", required=True)
+    parser.add_argument("--translate", required=True)
+    parser.add_argument("--data",
+                        default="/usr/share/libonnx-testdata/data/node")
+    parser.add_argument("--passing-from",
+                        help="an onnx-conformance report: take its passing "
+                             "node tests instead of running the direct path")
+    parser.add_argument("--approx", default="approximate")
+    parser.add_argument("--report", help="markdown file to write")
+    parser.add_argument("--min", type=int, default=0,
+                        help="fail unless at least this many tests survive")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--timeout", type=int, default=120)
+    parser.add_argument("--filter", default="",
+                        help="only tests containing this")
+    args = parser.parse_args()
+
+    tests = sorted(name for name in os.listdir(args.data)
+                   if args.filter in name and os.path.isfile(
+                       os.path.join(args.data, name, "model.onnx")))
+    direct = True
+    if args.passing_from and os.path.isfile(args.passing_from):
+        passing = passing_from_report(args.passing_from)
+        tests = [t for t in tests if t in passing]
+        direct = False
+    start = time.time()
+    results = {}
+    with tempfile.TemporaryDirectory() as workdir, \
+            concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {pool.submit(cycle_one, args.tract, args.translate,
+                               os.path.join(args.data, t), workdir,
+                               args.approx, args.timeout, direct): t
+                   for t in tests}
+        for done, future in enumerate(
+                concurrent.futures.as_completed(futures), 1):
+            results[futures[future]] = future.result()
+            if done % 100 == 0 or done == len(tests):
+                print("nnef cycle: %d/%d (%.0f s)" % (
+                    done, len(tests), time.time() - start), file=sys.stderr)
+
+    counts = collections.Counter(status for status, _ in results.values())
+    direct_pass = len(tests) - counts["direct"]
+    summary = ("nnef cycle: %d of %d directly passing node tests survive; "
+               "%d fail to export, %d fail to run, %d crash" % (
+                   counts["pass"], direct_pass, counts["export"],
+                   counts["run"], counts["crash"]))
+    print(summary)
+    reasons = collections.Counter(
+        (status, reason_key(message)) for status, message in results.values()
+        if status in ("export", "run", "crash"))
+    for (status, reason), n in reasons.most_common():
+        print("  %3d %s: %s" % (n, status, reason))
+    if args.report:
+        with open(args.report, "w") as out:
+            out.write("# NNEF cycle over the ONNX node tests\n\n")
+            out.write("Generated by `test/onnx/nnef_cycle.py` (approximation "
+                      "`%s`); do not edit. Each node test that passes "
+                      "directly is written with `tract … dump --nnef` and the "
+                      "archive run on its data sets.\n\n* %s\n\n" % (
+                          args.approx, summary))
+            out.write("| test | result |\n|---|---|\n")
+            for name in tests:
+                status, message = results[name]
+                if status == "direct":
+                    continue
+                cell = status if not message else "%s: %s" % (
+                    status, message.replace("|", "\\|"))
+                out.write("| %s | %s |\n" % (name, cell))
+    if counts["crash"] or counts["pass"] < args.min:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
