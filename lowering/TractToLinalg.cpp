@@ -125,14 +125,24 @@ LogicalResult prepareFunction(func::FuncOp func, SymbolValueMap &symbols) {
                 collectNames(func.getNumResults(), [&](unsigned i) {
                   return func.getResultAttrOfType<StringAttr>(i, "tract.name");
                 }));
+  // Other tract markers (a streaming model's tract.state and tract.symbol)
+  // have served once the names are known.
+  auto dropTractAttrs = [](DictionaryAttr attrs) {
+    SmallVector<NamedAttribute> kept;
+    if (attrs)
+      for (NamedAttribute attr : attrs)
+        if (!attr.getName().getValue().starts_with("tract."))
+          kept.push_back(attr);
+    return kept;
+  };
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
-    func.removeArgAttr(i, "tract.name");
+    func.setArgAttrs(i, dropTractAttrs(func.getArgAttrDict(i)));
     // Inputs belong to the caller: bufferization must not write into them.
     if (isa<RankedTensorType>(func.getArgument(i).getType()))
       func.setArgAttr(i, "bufferization.writable", builder.getBoolAttr(false));
   }
   for (unsigned i = 0; i < func.getNumResults(); ++i)
-    func.removeResultAttr(i, StringAttr::get(func.getContext(), "tract.name"));
+    func.setResultAttrs(i, dropTractAttrs(func.getResultAttrDict(i)));
   return success();
 }
 

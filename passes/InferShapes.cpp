@@ -128,7 +128,9 @@ LogicalResult inferIf(IfOp op) {
   return success();
 }
 
-LogicalResult inferOp(Operation *op) {
+} // namespace
+
+LogicalResult mlir::tract::inferOpResultTypes(Operation *op) {
   if (auto scan = dyn_cast<ScanOp>(op))
     return inferScan(scan);
   if (auto ifOp = dyn_cast<IfOp>(op))
@@ -153,9 +155,11 @@ LogicalResult inferOp(Operation *op) {
   return success();
 }
 
+namespace {
+
 LogicalResult inferBlock(Block &block) {
   for (Operation &op : block)
-    if (failed(inferOp(&op)))
+    if (failed(inferOpResultTypes(&op)))
       return failure();
   return success();
 }

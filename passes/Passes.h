@@ -18,6 +18,10 @@ namespace mlir::tract {
 /// the op.
 LogicalResult inferShapes(ModuleOp module);
 
+/// Recomputes the result types of `op` from its operands' types (a scan's
+/// or an if's regions too); a contradiction is an error at the op.
+LogicalResult inferOpResultTypes(Operation *op);
+
 /// The symbols of `module`: its `tract.symbols` if it declares them, else
 /// those its shapes, dim attributes, assertions and scenarios mention.
 std::set<std::string> collectModuleSymbols(ModuleOp module);

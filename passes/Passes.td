@@ -76,4 +76,76 @@ def TractSet : Pass<"tract-set", "ModuleOp"> {
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
 
+def TractPulsify : Pass<"tract-pulsify", "ModuleOp"> {
+  let summary = "Turn a model over a time axis into a streaming model";
+  let description = [{
+    `tract-pulsify{symbol=S pulse=8}` rewrites `main` so that each call
+    takes `pulse` frames of the axis its inputs carry `S` on (an input
+    must have `S` itself on exactly one axis). Every value that carries
+    `S` then carries a pulse of frames instead, and a delay: frame `t` of
+    its stream is frame `t - delay` of the batch value.
+
+    * Element-wise ops, einsum (through its axis letters), concat,
+      add/rm/move_axis, reshape, broadcast, tile, reductions, softmax,
+      rms_norm and gather work on pulses as on the batch when they do not
+      mix frames of the streaming axis; streamed operands whose delays
+      differ are realigned with `tract.delay`.
+    * conv, max_pool and sum_pool over the streaming axis: the padding
+      becomes a `tract.pulse_pad` of the stream (after enough delay for
+      the padding before it), the kernel's reach becomes the overlap of a
+      `tract.delay`, and the op runs unpadded on each pulse. The stride
+      must divide the op's input pulse: a pulse that is not a multiple of
+      the product of the strides up to the op is refused, naming that
+      product.
+    * pad over the streaming axis becomes a `tract.pulse_pad`; a slice of
+      the streaming axis only shifts the delay.
+    * A scan over the stream keeps its states across pulses; it is marked
+      `pulse.skip = D`, the delay of its input, so that the frames before
+      it do not update the states (see `tract-externalize-state`).
+
+    What cannot stream is an error naming the op and why: a reduction or
+    normalization over the streaming axis, a scan running backwards, a
+    scan's final state used, a value computed from `S` but not from the
+    stream. The module's `tract.properties` get `pulse.symbol`,
+    `pulse.pulse`, `pulse.input_axes`, `pulse.output_axes`, `pulse.delay`
+    (per output, in output frames) and `pulse.output_lengths` (the batch
+    length of each output, over `S`). Without `symbol`, the model's only
+    symbol is used.
+  }];
+  let options = [
+    Option<"symbol", "symbol", "std::string", /*default=*/"\"\"",
+           "the streaming symbol">,
+    Option<"pulse", "pulse", "int64_t", /*default=*/"0",
+           "frames per call">
+  ];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
+def TractExternalizeState : Pass<"tract-externalize-state", "ModuleOp"> {
+  let summary = "Make the state of a streaming model explicit";
+  let description = [{
+    After `tract-pulsify`, a model keeps state from one call to the next.
+    This pass turns it into arguments and results, so that the step
+    function is pure: `main(inputs..., symbols..., step, states...)`
+    returns `(outputs..., step + 1, states...)`.
+
+    * `pulse_step` (`tensor<i64>`) counts the calls so far;
+    * the symbols that pulse_pad and pulse_mask ends need at run time
+      (the stream length `S`) become `tensor<i64>` inputs, marked
+      `tract.symbol`;
+    * a `tract.delay` keeps its last `delay + overlap` frames: its output
+      is the start of `concat(history, input)` and the next history its
+      end;
+    * `tract.pulse_pad` and `tract.pulse_mask` become a `tract.select` on
+      the positions `step * pulse + i` of the frames;
+    * a scan marked `pulse.skip` starts from its initial states when the
+      step is 0 and from the states of the previous call after, and its
+      iterations over frames before the skip keep the states.
+
+    States are marked `tract.state` (arguments and results); every state
+    starts at zero. A state inside a region is not supported.
+  }];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
 #endif // TRACT_PASSES_TD

@@ -11,6 +11,7 @@
 #include "tools/tract/Bundle.h"
 #include "tools/tract/CommandLine.h"
 #include "tools/tract/Dump.h"
+#include "tools/tract/Streaming.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -215,29 +216,42 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     outputBundle = std::move(*bundle);
   }
 
-  auto model = CompiledModel::compile(module, 3, &timing);
-  if (!model)
-    return fail(model.takeError());
-  ModelInputs inputs;
-  if (llvm::Error error = prepareInputs(**model, inputBundle,
-                                        invocation.allowRandomInput, inputs))
-    return fail(std::move(error));
-  std::vector<cli::HostTensor> &made = inputs.made;
-
-  auto results = (*model)->run(inputs.arguments);
-  if (!results)
-    return fail(results.takeError());
   std::vector<cli::HostTensor> outputs;
-  for (auto [signature, result] : llvm::zip((*model)->getOutputs(), *results)) {
-    auto output = cli::HostTensor::fromBytes(
-        signature.name, result->dtype,
-        llvm::ArrayRef<int64_t>(result->dims, result->rank),
-        llvm::StringRef(static_cast<const char *>(result->data),
-                        tract_tensor_nbytes(result)));
-    tract_tensor_free(result);
-    if (!output)
-      return fail(output.takeError());
-    outputs.push_back(std::move(*output));
+  std::vector<cli::HostTensor> made;
+  if (cli::isPulsified(module)) {
+    // A streaming model runs pulse by pulse on the whole input.
+    if (!inputBundle)
+      return fail("a pulsified model runs on --input-from-bundle");
+    auto streamed =
+        cli::runStreaming(module, inputBundle->getInputs(), timing);
+    if (!streamed)
+      return fail(streamed.takeError());
+    outputs = std::move(*streamed);
+  } else {
+    auto model = CompiledModel::compile(module, 3, &timing);
+    if (!model)
+      return fail(model.takeError());
+    ModelInputs inputs;
+    if (llvm::Error error = prepareInputs(
+            **model, inputBundle, invocation.allowRandomInput, inputs))
+      return fail(std::move(error));
+    made = std::move(inputs.made);
+
+    auto results = (*model)->run(inputs.arguments);
+    if (!results)
+      return fail(results.takeError());
+    for (auto [signature, result] :
+         llvm::zip((*model)->getOutputs(), *results)) {
+      auto output = cli::HostTensor::fromBytes(
+          signature.name, result->dtype,
+          llvm::ArrayRef<int64_t>(result->dims, result->rank),
+          llvm::StringRef(static_cast<const char *>(result->data),
+                          tract_tensor_nbytes(result)));
+      tract_tensor_free(result);
+      if (!output)
+        return fail(output.takeError());
+      outputs.push_back(std::move(*output));
+    }
   }
 
   if (!invocation.quiet)
@@ -717,6 +731,23 @@ LogicalResult addAssertions(ModuleOp module, const cli::Invocation &invocation,
   return success();
 }
 
+/// `--pulse S=8`, or `--pulse 8` for a model with one symbol.
+std::optional<TractPulsifyOptions> parsePulse(llvm::StringRef text,
+                                              std::string &error) {
+  TractPulsifyOptions options;
+  auto [name, value] = text.split('=');
+  if (value.empty() && !text.contains('='))
+    std::swap(name, value);
+  if (value.getAsInteger(10, options.pulse) || options.pulse <= 0) {
+    error = "--pulse '" + text.str() +
+            "': expected SYMBOL=FRAMES (S=8), or FRAMES for a model with "
+            "one symbol";
+    return std::nullopt;
+  }
+  options.symbol = name.str();
+  return options;
+}
+
 int notImplemented(llvm::StringRef what) {
   return fail(what + " is not implemented yet");
 }
@@ -741,8 +772,6 @@ int main(int argc, char **argv) {
                     ")\n";
     return 0;
   }
-  if (invocation->pulse)
-    return notImplemented("--pulse");
   static const llvm::StringRef kStages[] = {"load", "declutter", "linalg",
                                             "llvm"};
   if (invocation->stage && !llvm::is_contained(kStages, *invocation->stage))
@@ -791,14 +820,30 @@ int main(int argc, char **argv) {
       return 1;
   }
 
-  // -O declutters; --pass stops at a stage: load (as imported), declutter,
-  // linalg (tract-lower-to-linalg) or llvm (the LLVM dialect).
-  if (stage != "load" && (invocation->optimize || !stage.empty())) {
+  // -O declutters; --pulse declutters and pulsifies; --pass stops at a
+  // stage: load (as imported), declutter, linalg (tract-lower-to-linalg) or
+  // llvm (the LLVM dialect).
+  std::optional<TractPulsifyOptions> pulseOptions;
+  if (invocation->pulse) {
+    pulseOptions = parsePulse(*invocation->pulse, error);
+    if (!pulseOptions)
+      return fail(error);
+    if (stage == "load")
+      return fail("--pulse works on the decluttered model, not at --pass "
+                  "load");
+  }
+  bool declutter =
+      invocation->optimize || stage == "declutter" || pulseOptions;
+  if (stage != "load" && (declutter || !stage.empty())) {
     PassManager pm(&context);
-    TimingScope passTiming = timing.nest(
-        invocation->optimize || stage == "declutter" ? "declutter" : "passes");
-    if (invocation->optimize || stage == "declutter")
+    TimingScope passTiming =
+        timing.nest(declutter ? "declutter" : "passes");
+    if (declutter)
       buildDeclutterPipeline(pm);
+    if (pulseOptions)
+      pm.addPass(createTractPulsify(*pulseOptions));
+    if (lowered && pulseOptions)
+      pm.addPass(createTractExternalizeState());
     if (stage == "linalg")
       // As the llvm pipeline lowers it: behind its entry checks.
       pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
@@ -806,6 +851,15 @@ int main(int argc, char **argv) {
       buildLowerToLLVMPipeline(pm);
     if (passTiming)
       pm.enableTiming(passTiming);
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  // Compiled code and benchmarks take the state as inputs and outputs.
+  if (!lowered && cli::isPulsified(*module) &&
+      (invocation->subcommand == "compile" ||
+       invocation->subcommand == "bench")) {
+    PassManager pm(&context);
+    pm.addPass(createTractExternalizeState());
     if (failed(pm.run(*module)))
       return 1;
   }
