@@ -121,8 +121,8 @@ Value Externalizer::framePositions(Location loc, int64_t pulse, int64_t axis,
   auto type = RankedTensorType::get(shape, builder.getI64Type());
   SmallVector<int64_t> values(pulse);
   std::iota(values.begin(), values.end(), 0);
-  Value iota = ConstOp::create(
-      builder, loc, type, DenseElementsAttr::get(type, ArrayRef(values)));
+  Value iota = ConstOp::create(builder, loc, type,
+                               DenseElementsAttr::get(type, ArrayRef(values)));
   Value start = MulOp::create(builder, loc, toRank(loc, step, rank),
                               i64Scalar(loc, pulse, rank));
   return AddOp::create(builder, loc, start, iota);
@@ -134,7 +134,7 @@ FailureOr<Value> Externalizer::materialize(Operation *op, const TDim &dim) {
     return i64Scalar(loc, *constant, 0);
   Value sum;
   for (const TDim::TermView &term : dim.getTerms()) {
-    Value product = i64Scalar(loc, term.coefficient, 0);
+    Value product;
     for (const TDim::AtomView &atom : term.atoms) {
       Value value;
       switch (atom.kind) {
@@ -162,11 +162,11 @@ FailureOr<Value> Externalizer::materialize(Operation *op, const TDim &dim) {
           FailureOr<Value> operand = materialize(op, arg);
           if (failed(operand))
             return failure();
-          value = !value ? *operand
-                  : atom.kind == TDim::AtomKind::Min
-                      ? MinOp::create(builder, loc, value, *operand).getResult()
-                      : MaxOp::create(builder, loc, value, *operand)
-                            .getResult();
+          value =
+              !value ? *operand
+              : atom.kind == TDim::AtomKind::Min
+                  ? MinOp::create(builder, loc, value, *operand).getResult()
+                  : MaxOp::create(builder, loc, value, *operand).getResult();
         }
         break;
       case TDim::AtomKind::Broadcast:
@@ -176,8 +176,15 @@ FailureOr<Value> Externalizer::materialize(Operation *op, const TDim &dim) {
       if (!value)
         return op->emitOpError("needs the value of ")
                << dim.toString() << " at run time";
-      product = MulOp::create(builder, loc, product, value);
+      product = product
+                    ? MulOp::create(builder, loc, product, value).getResult()
+                    : value;
     }
+    if (!product)
+      product = i64Scalar(loc, term.coefficient, 0);
+    else if (term.coefficient != 1)
+      product = MulOp::create(builder, loc, product,
+                              i64Scalar(loc, term.coefficient, 0));
     sum = sum ? AddOp::create(builder, loc, sum, product).getResult() : product;
   }
   return sum ? sum : i64Scalar(loc, 0, 0);
@@ -228,8 +235,8 @@ LogicalResult Externalizer::externalize(DelayOp op) {
   };
   Value output = SliceOp::create(builder, loc, all, axis, dim(0),
                                  dim(*pulse + op.getOverlap()));
-  Value next =
-      SliceOp::create(builder, loc, all, axis, dim(*pulse), dim(*pulse + history));
+  Value next = SliceOp::create(builder, loc, all, axis, dim(*pulse),
+                               dim(*pulse + history));
   op.getOutput().replaceAllUsesWith(output);
   op.erase();
   stateResults.push_back(next);
@@ -269,12 +276,12 @@ LogicalResult Externalizer::externalize(ScanOp op) {
   Value first = EqOp::create(builder, loc, step, i64Scalar(loc, 0, 0));
   for (int64_t i = 0; i < numScanStates; ++i) {
     Value init = op.getInputs()[i];
-    Value carried = addArgument(init.getType(),
-                                "scan_" + std::to_string(numStates++),
-                                /*isState=*/true);
+    Value carried =
+        addArgument(init.getType(), "scan_" + std::to_string(numStates++),
+                    /*isState=*/true);
     size_t rank = getShape(init).size();
-    Value choice = SelectOp::create(builder, loc, toRank(loc, first, rank),
-                                    init, carried);
+    Value choice =
+        SelectOp::create(builder, loc, toRank(loc, first, rank), init, carried);
     op->setOperand(i, choice);
     stateResults.push_back(op.getResult(i));
   }
@@ -313,8 +320,8 @@ LogicalResult Externalizer::externalize(ScanOp op) {
       cond = RmAxisOp::create(builder, loc, cond, 0);
     for (size_t r = 1; r < rank; ++r)
       cond = AddAxisOp::create(builder, loc, cond, 0);
-    Value next = SelectOp::create(builder, loc, cond, yield.getValues()[i],
-                                  state);
+    Value next =
+        SelectOp::create(builder, loc, cond, yield.getValues()[i], state);
     yield->setOperand(i, next);
   }
   return success();
@@ -365,9 +372,9 @@ LogicalResult Externalizer::run() {
       if (pad.getMode() != PadMode::Constant || pad.getOverlap() != 0)
         return pad.emitOpError("only constant padding without overlap can "
                                "stream");
-      result = externalize(op, pad.getInput(), pad.getAxis(),
-                           pad.getBeginInput(), pad.getEndInput().getValue(),
-                           pad.getValueAttr());
+      result =
+          externalize(op, pad.getInput(), pad.getAxis(), pad.getBeginInput(),
+                      pad.getEndInput().getValue(), pad.getValueAttr());
     } else if (auto mask = dyn_cast<PulseMaskOp>(op))
       result = externalize(op, mask.getInput(), mask.getAxis(), mask.getBegin(),
                            mask.getEnd().getValue(), mask.getValue());
@@ -385,12 +392,14 @@ LogicalResult Externalizer::run() {
     resultAttrs.push_back(func.getResultAttrDict(i));
   for (auto [index, state] : llvm::enumerate(stateResults)) {
     results.push_back(state);
-    NamedAttrList attrs(argAttrs[argAttrs.size() - stateResults.size() + index]);
+    NamedAttrList attrs(
+        argAttrs[argAttrs.size() - stateResults.size() + index]);
     resultAttrs.push_back(attrs.getDictionary(func.getContext()));
   }
   ret->setOperands(results);
-  func.setFunctionType(FunctionType::get(
-      func.getContext(), entry.getArgumentTypes(), ValueRange(results).getTypes()));
+  func.setFunctionType(FunctionType::get(func.getContext(),
+                                         entry.getArgumentTypes(),
+                                         ValueRange(results).getTypes()));
   func.setAllArgAttrs(argAttrs);
   func.setAllResultAttrs(resultAttrs);
   return inferShapes(func->getParentOfType<ModuleOp>());

@@ -94,9 +94,9 @@ TypedAttr paddingValue(Operation *op, Type elementType) {
                                             /*Negative=*/true)
                           : APFloat::getZero(floatType.getFloatSemantics()));
   auto intType = cast<IntegerType>(elementType);
-  return IntegerAttr::get(
-      intType, lowest ? APInt::getSignedMinValue(intType.getWidth())
-                      : APInt::getZero(intType.getWidth()));
+  return IntegerAttr::get(intType,
+                          lowest ? APInt::getSignedMinValue(intType.getWidth())
+                                 : APInt::getZero(intType.getWidth()));
 }
 
 class Pulsifier {
@@ -137,8 +137,13 @@ private:
   void setStream(Value result, Stream stream) {
     streams[result] = std::move(stream);
   }
+  /// An error at `op`, naming its model node when the frontend recorded
+  /// one.
   InFlightDiagnostic error(Operation *op) {
-    return op->emitOpError("cannot be pulsified: ");
+    InFlightDiagnostic diagnostic = op->emitOpError();
+    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+      diagnostic << "(node '" << name.getName().getValue() << "') ";
+    return std::move(diagnostic << "cannot be pulsified: ");
   }
 
   ModuleOp module;
@@ -318,9 +323,8 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
   // The stride must divide the pulse.
   int64_t inputPulse = pulseOf(input);
   if (inputPulse % stride != 0)
-    return error(op) << "the pulse " << pulse
-                     << " is not a multiple of " << stream.scale * stride
-                     << ", which the stride " << stride
+    return error(op) << "the pulse " << pulse << " is not a multiple of "
+                     << stream.scale * stride << ", which the stride " << stride
                      << " of this op requires";
 
   // The padding over the streaming axis, as numbers.
@@ -353,8 +357,7 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
                      inputShape[axis + 2].getConstant();
                  length && axis != spatial) {
         int64_t out = (*length + s - 1) / s;
-        total = std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - *length,
-                                  0);
+        total = std::max<int64_t>((out - 1) * s + (k - 1) * d + 1 - *length, 0);
       } else {
         return error(op) << "'same' padding with a stride over the streaming "
                             "axis depends on the stream length";
@@ -384,11 +387,11 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
     }
     Type elementType = getElementTypeOrSelf(input.getType());
     TDim end = TDim(stream.delay) + stream.dim;
-    current = PulsePadOp::create(
-        builder, loc, current, stream.axis, before,
-        DimAttr::get(op->getContext(), TDim(after)), stream.delay,
-        DimAttr::get(op->getContext(), end), PadMode::Constant,
-        paddingValue(op, elementType), 0);
+    current =
+        PulsePadOp::create(builder, loc, current, stream.axis, before,
+                           DimAttr::get(op->getContext(), TDim(after)),
+                           stream.delay, DimAttr::get(op->getContext(), end),
+                           PadMode::Constant, paddingValue(op, elementType), 0);
     stream.delay -= before;
     stream.dim = stream.dim + TDim(before + after);
     padsBefore[spatial] = 0;
@@ -404,8 +407,9 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
                     llvm::any_of(padsAfter, [](int64_t p) { return p; });
   auto padding = anyPadding ? Padding::Explicit : Padding::Valid;
   op->setAttr("padding", PaddingAttr::get(op->getContext(), padding));
-  op->setAttr("pads_before", builder.getDenseI64ArrayAttr(
-                                 anyPadding ? padsBefore : ArrayRef<int64_t>()));
+  op->setAttr("pads_before",
+              builder.getDenseI64ArrayAttr(anyPadding ? padsBefore
+                                                      : ArrayRef<int64_t>()));
   op->setAttr("pads_after", builder.getDenseI64ArrayAttr(
                                 anyPadding ? padsAfter : ArrayRef<int64_t>()));
   if (failed(reinfer(op)))
@@ -624,8 +628,8 @@ LogicalResult Pulsifier::pulsifyScan(ScanOp op) {
 }
 
 LogicalResult Pulsifier::pulsifyOp(Operation *op) {
-  bool streamed = llvm::any_of(op->getOperands(),
-                               [&](Value v) { return isStreamed(v); });
+  bool streamed =
+      llvm::any_of(op->getOperands(), [&](Value v) { return isStreamed(v); });
   if (!streamed) {
     for (Value result : op->getResults())
       if (mentionsSymbol(result.getType(), symbol))
@@ -699,8 +703,8 @@ LogicalResult Pulsifier::run() {
     const Stream &stream = streams.lookup(output);
     outputAxes.push_back(stream.axis);
     delays.push_back(stream.delay);
-    lengths.push_back(StringAttr::get(module.getContext(),
-                                      stream.dim.toString()));
+    lengths.push_back(
+        StringAttr::get(module.getContext(), stream.dim.toString()));
   }
   func.setFunctionType(FunctionType::get(
       module.getContext(), entry.getArgumentTypes(), ret.getOperandTypes()));
@@ -722,8 +726,7 @@ LogicalResult Pulsifier::run() {
   properties.set("pulse.symbol", builder.getStringAttr(symbol));
   properties.set("pulse.pulse", builder.getI64IntegerAttr(pulse));
   properties.set("pulse.input_axes", builder.getDenseI64ArrayAttr(inputAxes));
-  properties.set("pulse.output_axes",
-                 builder.getDenseI64ArrayAttr(outputAxes));
+  properties.set("pulse.output_axes", builder.getDenseI64ArrayAttr(outputAxes));
   properties.set("pulse.delay", builder.getDenseI64ArrayAttr(delays));
   properties.set("pulse.output_lengths", builder.getArrayAttr(lengths));
   module->setAttr(kPropertiesAttrName,
@@ -741,8 +744,7 @@ struct PulsifyPass : mlir::tract::impl::TractPulsifyBase<PulsifyPass> {
       std::set<std::string> symbols = collectModuleSymbols(module);
       if (symbols.size() != 1) {
         module.emitError("the model has ")
-            << symbols.size()
-            << " symbols; name the one to pulsify (symbol=S)";
+            << symbols.size() << " symbols; name the one to pulsify (symbol=S)";
         return signalPassFailure();
       }
       name = *symbols.begin();

@@ -6,9 +6,10 @@ ReLU, MaxPool1d(2), a 2-layer GRU of hidden 256, Linear(256->32), exported
 to ONNX with dynamic axes B (batch) and S (frames). The input is [B, 64, S],
 the output [B, T, 32] with T = ((S-3)/2 - 3)/2 frames.
 
-Usage: make-deepspeech-model.py OUT.onnx [IO.npz]
-IO.npz, when given, gets an input of 1x64x100 frames and the model's output
-computed by torch, as `tract run --input-from-bundle` reads it.
+Usage: make-deepspeech-model.py OUT.onnx [IO.npz [B S]]
+IO.npz, when given, gets a random input of B x 64 x S frames (1 x 64 x 100
+by default) and the model's output computed by torch, as `tract run
+--input-from-bundle` reads it.
 """
 import sys
 
@@ -50,9 +51,12 @@ def main():
                       output_names=["y"], opset_version=17,
                       dynamic_axes={"x": {0: "B", 2: "S"}, "y": {0: "B", 1: "T"}})
     if len(sys.argv) > 2:
+        batch, frames = (int(sys.argv[3]), int(sys.argv[4])) \
+            if len(sys.argv) > 4 else (1, 100)
+        x = torch.randn(batch, 64, frames)
         with torch.no_grad():
-            y = model(example)
-        np.savez(sys.argv[2], x=example.numpy(), y=y.numpy())
+            y = model(x)
+        np.savez(sys.argv[2], x=x.numpy(), y=y.numpy())
 
 
 if __name__ == "__main__":

@@ -136,10 +136,8 @@ bool mlir::tract::cli::isPulsified(ModuleOp module) {
   return readProperties(module).has_value();
 }
 
-llvm::Expected<std::vector<HostTensor>>
-mlir::tract::cli::runStreaming(ModuleOp module,
-                               llvm::ArrayRef<HostTensor> bundle,
-                               TimingScope &timing) {
+llvm::Expected<std::vector<HostTensor>> mlir::tract::cli::runStreaming(
+    ModuleOp module, llvm::ArrayRef<HostTensor> bundle, TimingScope &timing) {
   std::optional<PulseProperties> pulsed = readProperties(module);
   if (!pulsed)
     return makeError("the model has no pulse properties");
@@ -151,7 +149,7 @@ mlir::tract::cli::runStreaming(ModuleOp module,
   auto main = module.lookupSymbol<func::FuncOp>("main");
   SmallVector<ArgKind> argKinds;
   for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    argKinds.push_back(main.getArgAttr(i, "tract.state") ? ArgKind::State
+    argKinds.push_back(main.getArgAttr(i, "tract.state")    ? ArgKind::State
                        : main.getArgAttr(i, "tract.symbol") ? ArgKind::Symbol
                                                             : ArgKind::Input);
   unsigned numOutputs = 0;
@@ -222,8 +220,7 @@ mlir::tract::cli::runStreaming(ModuleOp module,
                        " frames, which this input does not make positive");
     outputLengths.push_back(*frames);
     int64_t axis = pulsed->outputAxes[o];
-    std::optional<int64_t> outputPulse =
-        outputs[o].shape[axis].getConstant();
+    std::optional<int64_t> outputPulse = outputs[o].shape[axis].getConstant();
     if (!outputPulse || *outputPulse <= 0)
       return makeError("output '" + outputs[o].name +
                        "' has no constant pulse");

@@ -222,8 +222,7 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     // A streaming model runs pulse by pulse on the whole input.
     if (!inputBundle)
       return fail("a pulsified model runs on --input-from-bundle");
-    auto streamed =
-        cli::runStreaming(module, inputBundle->getInputs(), timing);
+    auto streamed = cli::runStreaming(module, inputBundle->getInputs(), timing);
     if (!streamed)
       return fail(streamed.takeError());
     outputs = std::move(*streamed);
@@ -232,8 +231,8 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     if (!model)
       return fail(model.takeError());
     ModelInputs inputs;
-    if (llvm::Error error = prepareInputs(
-            **model, inputBundle, invocation.allowRandomInput, inputs))
+    if (llvm::Error error = prepareInputs(**model, inputBundle,
+                                          invocation.allowRandomInput, inputs))
       return fail(std::move(error));
     made = std::move(inputs.made);
 
@@ -832,12 +831,10 @@ int main(int argc, char **argv) {
       return fail("--pulse works on the decluttered model, not at --pass "
                   "load");
   }
-  bool declutter =
-      invocation->optimize || stage == "declutter" || pulseOptions;
+  bool declutter = invocation->optimize || stage == "declutter" || pulseOptions;
   if (stage != "load" && (declutter || !stage.empty())) {
     PassManager pm(&context);
-    TimingScope passTiming =
-        timing.nest(declutter ? "declutter" : "passes");
+    TimingScope passTiming = timing.nest(declutter ? "declutter" : "passes");
     if (declutter)
       buildDeclutterPipeline(pm);
     if (pulseOptions)
