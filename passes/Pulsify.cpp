@@ -117,6 +117,8 @@ private:
   LogicalResult pulsifyConcat(ConcatOp op);
   LogicalResult pulsifyScan(ScanOp op);
   LogicalResult pulsifyAxisOp(Operation *op);
+  LogicalResult pulsifyDownsample(DownsampleOp op);
+  LogicalResult pulsifyBroadcastOfConstant(BroadcastOp op);
 
   /// The number of frames of a streamed value per pulse.
   int64_t pulseOf(Value value) const {
@@ -573,6 +575,60 @@ LogicalResult Pulsifier::pulsifyAxisOp(Operation *op) {
   return success();
 }
 
+LogicalResult Pulsifier::pulsifyDownsample(DownsampleOp op) {
+  Stream stream = streams.lookup(op.getInput());
+  Shape original = getShape(op.getOutput());
+  if (static_cast<int64_t>(op.getAxis()) == stream.axis) {
+    int64_t stride = op.getStride(), modulo = op.getModulo();
+    if (pulseOf(op.getInput()) % stride != 0)
+      return error(op) << "the pulse " << pulse << " is not a multiple of "
+                       << stream.scale * stride
+                       << ", which the stride " << stride
+                       << " of this op requires";
+    // Delay the stream until the kept frames are the first of each group
+    // of `stride` in a pulse.
+    int64_t skew = (stride - (stream.delay + modulo) % stride) % stride;
+    if (skew) {
+      op.getInputMutable().assign(delayBy(op, op.getInput(), skew));
+      stream = streams.lookup(op.getInput());
+    }
+    op.setModulo(0);
+    stream.delay = (stream.delay + modulo) / stride;
+    stream.scale *= stride;
+  }
+  if (failed(reinfer(op)))
+    return failure();
+  stream.dim = original[stream.axis];
+  setStream(op.getOutput(), stream);
+  return success();
+}
+
+/// A broadcast of a value that is not streamed to a shape over the stream
+/// length: the same frames all along, which streams with any delay.
+LogicalResult Pulsifier::pulsifyBroadcastOfConstant(BroadcastOp op) {
+  Shape shape(op.getShape().getDims());
+  std::optional<int64_t> axis;
+  for (auto [index, dim] : llvm::enumerate(shape)) {
+    std::set<std::string> names;
+    dim.collectSymbols(names);
+    if (!names.count(symbol))
+      continue;
+    if (axis)
+      return error(op) << "it broadcasts to the stream length on two axes";
+    axis = index;
+  }
+  Shape original = getShape(op.getOutput());
+  if (getShape(op.getInput())[*axis] != TDim(1))
+    return error(op) << "it broadcasts frames that differ over the stream";
+  shape[*axis] = TDim(pulse);
+  op.setShapeAttr(ShapeAttr::get(op->getContext(), shape));
+  if (failed(reinfer(op)))
+    return failure();
+  setStream(op.getOutput(), Stream{static_cast<int64_t>(*axis), 0,
+                                   original[*axis], 1});
+  return success();
+}
+
 LogicalResult Pulsifier::pulsifyScan(ScanOp op) {
   int64_t numStates = op.getNumStates();
   ArrayRef<int64_t> scanAxes = op.getScanAxes(), chunks = op.getScanChunks();
@@ -631,6 +687,9 @@ LogicalResult Pulsifier::pulsifyOp(Operation *op) {
   bool streamed =
       llvm::any_of(op->getOperands(), [&](Value v) { return isStreamed(v); });
   if (!streamed) {
+    if (auto broadcast = dyn_cast<BroadcastOp>(op);
+        broadcast && mentionsSymbol(broadcast.getOutput().getType(), symbol))
+      return pulsifyBroadcastOfConstant(broadcast);
     for (Value result : op->getResults())
       if (mentionsSymbol(result.getType(), symbol))
         return error(op) << "it computes a value of " << result.getType()
@@ -651,6 +710,8 @@ LogicalResult Pulsifier::pulsifyOp(Operation *op) {
     return pulsifyConcat(concat);
   if (auto scan = dyn_cast<ScanOp>(op))
     return pulsifyScan(scan);
+  if (auto downsample = dyn_cast<DownsampleOp>(op))
+    return pulsifyDownsample(downsample);
   if (isa<AddAxisOp, RmAxisOp, MoveAxisOp, ReshapeOp, BroadcastOp, TileOp,
           ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, GatherOp>(op) &&
       isStreamed(op->getOperand(0)))

@@ -168,3 +168,39 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK-NEXT: tract.yield %2, %2 : tensor<1x2xf32>, tensor<1x2xf32>
 // CHECK-NEXT: } : (tensor<1x2xf32>, tensor<4x2xf32>) -> (tensor<1x2xf32>, tensor<4x2xf32>)
 // CHECK-NEXT: return %1#1 : tensor<4x2xf32>
+
+// -----
+
+// Downsampling keeps the frames of a stride boundary: after a delay of 1,
+// modulo 0 needs one more frame of delay.
+module attributes {tract.symbols = ["S"]} {
+  func.func @main(%x: tensor<?x2xf32, #tract.dims<[S]>>) -> tensor<?x2xf32, #tract.dims<[(S-1)/2]>> {
+    %0 = tract.slice %x {axis = 0 : i64, start = #tract.dim<1>, end = #tract.dim<S>} : tensor<?x2xf32, #tract.dims<[S]>> -> tensor<?x2xf32, #tract.dims<[S-1]>>
+    %1 = tract.downsample %0 {axis = 0 : i64, stride = 2 : i64, modulo = 1 : i64} : tensor<?x2xf32, #tract.dims<[S-1]>> -> tensor<?x2xf32, #tract.dims<[(S-1)/2]>>
+    return %1 : tensor<?x2xf32, #tract.dims<[(S-1)/2]>>
+  }
+}
+
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 1>, pulse.input_axes = array<i64: 0>, pulse.output_axes = array<i64: 0>, pulse.output_lengths = ["(S-1)/2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-NEXT: func.func @main(%arg0: tensor<4x2xf32>) -> tensor<2x2xf32> {
+// CHECK-NEXT: %0 = tract.downsample %arg0 {axis = 0 : i64, stride = 2 : i64} : tensor<4x2xf32> -> tensor<2x2xf32>
+// CHECK-NEXT: return %0 : tensor<2x2xf32>
+
+// -----
+
+// A constant broadcast over the stream length streams too.
+module attributes {tract.symbols = ["S"]} {
+  func.func @main(%x: tensor<?x3xf32, #tract.dims<[S]>>) -> tensor<?x3xf32, #tract.dims<[S]>> {
+    %z = tract.const dense<2.0> : tensor<1x3xf32>
+    %0 = tract.broadcast %z {shape = #tract.shape<[S, 3]>} : tensor<1x3xf32> -> tensor<?x3xf32, #tract.dims<[S]>>
+    %1 = tract.mul %x, %0 : (tensor<?x3xf32, #tract.dims<[S]>>, tensor<?x3xf32, #tract.dims<[S]>>) -> tensor<?x3xf32, #tract.dims<[S]>>
+    return %1 : tensor<?x3xf32, #tract.dims<[S]>>
+  }
+}
+
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 0>, pulse.input_axes = array<i64: 0>, pulse.output_axes = array<i64: 0>, pulse.output_lengths = ["S"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-NEXT: func.func @main(%arg0: tensor<4x3xf32>) -> tensor<4x3xf32> {
+// CHECK-NEXT: %0 = tract.const dense<2.000000e+00> : tensor<1x3xf32>
+// CHECK-NEXT: %1 = tract.broadcast %0 {shape = #tract.shape<[4, 3]>} : tensor<1x3xf32> -> tensor<4x3xf32>
+// CHECK-NEXT: %2 = tract.mul %arg0, %1 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT: return %2 : tensor<4x3xf32>
