@@ -214,19 +214,34 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
     for (auto [index, tensor] : llvm::enumerate(tensors))
       os << " *   " << index << " '" << tensor.name
          << "': " << tensor.shapeString() << (tensor.shape.empty() ? "" : ",")
-         << tract_dtype_name(tensor.dtype) << "\n";
+         << tract_dtype_name(tensor.dtype)
+         << (tensor.role == TRACT_IO_STATE    ? " (state)"
+             : tensor.role == TRACT_IO_SYMBOL ? " (symbol)"
+                                              : "")
+         << "\n";
   };
   describe("Inputs", signature.inputs);
   describe("Outputs", signature.outputs);
   os << " *\n"
      << " * The model keeps no state between calls: a streaming model's state\n"
-     << " * is among its inputs and outputs. */\n"
+     << " * is among its inputs and outputs; tract_stream_new and\n"
+     << " * tract_stream_run keep it for you. */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
      << "#include \"tract_runtime.h\"\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "#define " << macro << "_NUM_INPUTS " << signature.inputs.size()
      << "\n#define " << macro << "_NUM_OUTPUTS " << signature.outputs.size()
-     << "\n#define " << macro << "_STATE_SIZE 0\n\n"
+     << "\n";
+  if (signature.pulse) {
+    os << "/* A streaming model: frames per call, and the delay of each data\n"
+          " * output in its frames (output frame t is frame t - delay of the\n"
+          " * whole stream's output). */\n"
+       << "#define " << macro << "_PULSE " << signature.pulse << "\n";
+    for (auto [index, delay] : llvm::enumerate(signature.outputDelays))
+      os << "#define " << macro << "_OUTPUT_DELAY_" << index << " " << delay
+         << "\n";
+  }
+  os << "\n"
      << "/* The compiled entry point; call it through " << name << "_run. */\n"
      << "int32_t " << name << "_invoke(void **args);\n\n";
   auto table = [&](llvm::StringRef suffix,
@@ -238,7 +253,10 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
     for (const TensorSignature &tensor : tensors)
       os << "    {" << quoted(tensor.name) << ", TRACT_DT_"
          << llvm::StringRef(tract_dtype_name(tensor.dtype)).upper() << ", "
-         << tensor.shape.size() << ", " << quoted(tensor.shapeString())
+         << tensor.shape.size() << ", " << quoted(tensor.shapeString()) << ", "
+         << (tensor.role == TRACT_IO_STATE    ? "TRACT_IO_STATE"
+             : tensor.role == TRACT_IO_SYMBOL ? "TRACT_IO_SYMBOL"
+                                              : "TRACT_IO_DATA")
          << "},\n";
     os << "};\n\n";
   };

@@ -5,6 +5,7 @@
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 using namespace mlir;
@@ -70,6 +71,16 @@ llvm::Expected<TensorSignature> describe(Type type, const llvm::Twine &name) {
   return signature;
 }
 
+tract_io_role roleOf(DictionaryAttr attrs) {
+  if (!attrs)
+    return TRACT_IO_DATA;
+  if (attrs.get("tract.state"))
+    return TRACT_IO_STATE;
+  if (attrs.get("tract.symbol"))
+    return TRACT_IO_SYMBOL;
+  return TRACT_IO_DATA;
+}
+
 } // namespace
 
 llvm::Expected<ModelSignature>
@@ -83,6 +94,7 @@ mlir::tract::describeFunction(func::FuncOp func) {
                                         : "input_" + llvm::Twine(i));
     if (!signature)
       return signature.takeError();
+    signature->role = roleOf(func.getArgAttrDict(i));
     model.inputs.push_back(std::move(*signature));
   }
   for (unsigned i = 0; i < type.getNumResults(); ++i) {
@@ -92,7 +104,19 @@ mlir::tract::describeFunction(func::FuncOp func) {
                                          : "output_" + llvm::Twine(i));
     if (!signature)
       return signature.takeError();
+    signature->role = roleOf(func.getResultAttrDict(i));
     model.outputs.push_back(std::move(*signature));
   }
+  if (auto module = func->getParentOfType<ModuleOp>())
+    if (auto properties =
+            module->getAttrOfType<DictionaryAttr>("tract.properties")) {
+      auto pulse = properties.getAs<IntegerAttr>("pulse.pulse");
+      auto delays = properties.getAs<DenseI64ArrayAttr>("pulse.delay");
+      if (pulse && delays) {
+        model.pulse = pulse.getInt();
+        model.outputDelays.assign(delays.asArrayRef().begin(),
+                                  delays.asArrayRef().end());
+      }
+    }
   return model;
 }

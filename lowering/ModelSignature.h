@@ -31,6 +31,9 @@ struct TensorSignature {
   std::string name;
   tract_dtype dtype;
   std::vector<TDim> shape;
+  /// A streaming model's state (`tract.state`) or symbol input
+  /// (`tract.symbol`), else data.
+  tract_io_role role = TRACT_IO_DATA;
 
   /// The shape in tract's notation: `1,S,64`.
   std::string shapeString() const;
@@ -40,10 +43,15 @@ struct TensorSignature {
 bool getRuntimeDtype(Type elementType, tract_dtype &dtype);
 
 /// The inputs and outputs of `func` (tract-typed, not lowered yet), named by
-/// their `tract.name` attributes, or "input_N" / "output_N" as `tract dump` calls them.
+/// their `tract.name` attributes, or "input_N" / "output_N" as `tract dump`
+/// calls them.
 struct ModelSignature {
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
+  /// For a pulsified model (its `pulse.*` properties): the frames per call
+  /// and the delay of each data output, in its frames.
+  int64_t pulse = 0;
+  std::vector<int64_t> outputDelays;
 };
 llvm::Expected<ModelSignature> describeFunction(func::FuncOp func);
 

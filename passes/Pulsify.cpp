@@ -582,9 +582,8 @@ LogicalResult Pulsifier::pulsifyDownsample(DownsampleOp op) {
     int64_t stride = op.getStride(), modulo = op.getModulo();
     if (pulseOf(op.getInput()) % stride != 0)
       return error(op) << "the pulse " << pulse << " is not a multiple of "
-                       << stream.scale * stride
-                       << ", which the stride " << stride
-                       << " of this op requires";
+                       << stream.scale * stride << ", which the stride "
+                       << stride << " of this op requires";
     // Delay the stream until the kept frames are the first of each group
     // of `stride` in a pulse.
     int64_t skew = (stride - (stream.delay + modulo) % stride) % stride;
@@ -624,8 +623,8 @@ LogicalResult Pulsifier::pulsifyBroadcastOfConstant(BroadcastOp op) {
   op.setShapeAttr(ShapeAttr::get(op->getContext(), shape));
   if (failed(reinfer(op)))
     return failure();
-  setStream(op.getOutput(), Stream{static_cast<int64_t>(*axis), 0,
-                                   original[*axis], 1});
+  setStream(op.getOutput(),
+            Stream{static_cast<int64_t>(*axis), 0, original[*axis], 1});
   return success();
 }
 
@@ -804,8 +803,14 @@ struct PulsifyPass : mlir::tract::impl::TractPulsifyBase<PulsifyPass> {
     if (name.empty()) {
       std::set<std::string> symbols = collectModuleSymbols(module);
       if (symbols.size() != 1) {
+        std::string names;
+        for (const std::string &name : symbols)
+          names += (names.empty() ? "" : ", ") + name;
         module.emitError("the model has ")
-            << symbols.size() << " symbols; name the one to pulsify (symbol=S)";
+            << symbols.size() << " symbols (" << names
+            << "); name the one to pulsify, e.g. --pulse "
+            << (symbols.empty() ? "S" : *symbols.rbegin()) << "="
+            << static_cast<int64_t>(pulse);
         return signalPassFailure();
       }
       name = *symbols.begin();

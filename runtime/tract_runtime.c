@@ -331,3 +331,154 @@ tract_status tract_model_run(const tract_model *model,
   free(block);
   return status;
 }
+
+/*===----------------------------------------------------------------------===
+ * Streams
+ *===----------------------------------------------------------------------===*/
+
+struct tract_stream {
+  const tract_model *model;
+  int32_t num_data_inputs, num_data_outputs;
+  /* Every input of the model, in its order: the caller's data is put in
+   * place at each run; symbols and states are owned here (`owned`, NULL
+   * for data). */
+  const tract_tensor **arguments;
+  tract_tensor **owned;
+};
+
+/* The length a stream without a given length gets: far beyond any real
+ * stream, with room for the shape arithmetic around it. */
+#define TRACT_UNBOUNDED_LENGTH ((int64_t)1 << 60)
+
+static int lookup_symbol(const char *name, size_t length, int32_t count,
+                         const char *const *names, const int64_t *values,
+                         int64_t *value) {
+  for (int32_t i = 0; i < count; ++i)
+    if (names[i] && strlen(names[i]) == length &&
+        strncmp(names[i], name, length) == 0) {
+      *value = values[i];
+      return 1;
+    }
+  return 0;
+}
+
+void tract_stream_free(tract_stream *stream) {
+  if (!stream)
+    return;
+  if (stream->owned)
+    for (int32_t i = 0; i < stream->model->num_inputs; ++i)
+      tract_tensor_free(stream->owned[i]);
+  free(stream->owned);
+  free(stream->arguments);
+  free(stream);
+}
+
+tract_stream *tract_stream_new(const tract_model *model, int32_t num_symbols,
+                               const char *const *names,
+                               const int64_t *values) {
+  if (!model || (num_symbols && (!names || !values))) {
+    tract_set_error("tract_stream_new: NULL model or symbols");
+    return NULL;
+  }
+  tract_stream *stream = calloc(1, sizeof(tract_stream));
+  if (stream) {
+    stream->arguments =
+        calloc(model->num_inputs + 1, sizeof(const tract_tensor *));
+    stream->owned = calloc(model->num_inputs + 1, sizeof(tract_tensor *));
+  }
+  if (!stream || !stream->arguments || !stream->owned) {
+    if (stream) {
+      free(stream->arguments);
+      free(stream->owned);
+    }
+    free(stream);
+    tract_set_error("%s: out of memory", model->name);
+    return NULL;
+  }
+  stream->model = model;
+  for (int32_t i = 0; i < model->num_inputs; ++i) {
+    const tract_io_info *info = &model->inputs[i];
+    if (info->role == TRACT_IO_DATA) {
+      ++stream->num_data_inputs;
+      continue;
+    }
+    if (info->role == TRACT_IO_SYMBOL) {
+      int64_t value = TRACT_UNBOUNDED_LENGTH;
+      lookup_symbol(info->name, strlen(info->name), num_symbols, names, values,
+                    &value);
+      stream->owned[i] = tract_tensor_new(TRACT_DT_I64, 0, NULL);
+      if (stream->owned[i])
+        *(int64_t *)stream->owned[i]->data = value;
+    } else {
+      /* The state's dims: integers, or symbols given in `names`. */
+      int64_t dims[TRACT_MAX_RANK];
+      const char *at = info->shape;
+      for (int32_t axis = 0; axis < info->rank; ++axis) {
+        size_t length = strcspn(at, ",");
+        char *end;
+        long long number = strtoll(at, &end, 10);
+        if (end == at + length && length > 0) {
+          dims[axis] = number;
+        } else if (!lookup_symbol(at, length, num_symbols, names, values,
+                                  &dims[axis])) {
+          tract_set_error("%s: the state '%s' has the shape %s; give the "
+                          "value of '%.*s'",
+                          model->name, info->name, info->shape, (int)length,
+                          at);
+          tract_stream_free(stream);
+          return NULL;
+        }
+        at += length + (at[length] == ',');
+      }
+      stream->owned[i] = tract_tensor_new(info->dtype, info->rank, dims);
+    }
+    if (!stream->owned[i]) {
+      tract_stream_free(stream);
+      return NULL;
+    }
+    stream->arguments[i] = stream->owned[i];
+  }
+  for (int32_t i = 0; i < model->num_outputs; ++i)
+    stream->num_data_outputs += model->outputs[i].role == TRACT_IO_DATA;
+  return stream;
+}
+
+tract_status tract_stream_run(tract_stream *stream,
+                              const tract_tensor *const *inputs,
+                              tract_tensor **outputs) {
+  if (!stream || (!inputs && stream->num_data_inputs) ||
+      (!outputs && stream->num_data_outputs))
+    return tract_set_error("tract_stream_run: NULL stream, inputs or outputs");
+  const tract_model *model = stream->model;
+  int32_t data = 0;
+  for (int32_t i = 0; i < model->num_inputs; ++i)
+    if (model->inputs[i].role == TRACT_IO_DATA)
+      stream->arguments[i] = inputs[data++];
+  tract_tensor **results = calloc(model->num_outputs + 1,
+                                  sizeof(tract_tensor *));
+  if (!results)
+    return tract_set_error("%s: out of memory", model->name);
+  tract_status status = tract_model_run(model, stream->arguments, results);
+  if (status == TRACT_OK) {
+    /* Data outputs to the caller; states, in the order of the state
+     * inputs, replace them. */
+    int32_t out = 0, state = 0;
+    for (int32_t i = 0; i < model->num_outputs; ++i) {
+      if (model->outputs[i].role == TRACT_IO_DATA) {
+        outputs[out++] = results[i];
+        continue;
+      }
+      while (state < model->num_inputs &&
+             model->inputs[state].role != TRACT_IO_STATE)
+        ++state;
+      tract_tensor_free(stream->owned[state]);
+      stream->owned[state] = results[i];
+      stream->arguments[state++] = results[i];
+    }
+  }
+  for (int32_t i = 0; i < model->num_inputs; ++i)
+    if (model->inputs[i].role == TRACT_IO_DATA)
+      stream->arguments[i] = NULL;
+  free(results);
+  return status;
+}

@@ -92,12 +92,22 @@ typedef struct tract_unranked_memref {
 void memrefCopy(int64_t element_size, tract_unranked_memref *source,
                 tract_unranked_memref *destination);
 
+/* The part an input or output plays. A streaming (pulsified) model takes
+ * and returns its state besides its data, and may take the value of a
+ * symbol its state needs (the stream length). */
+typedef enum tract_io_role {
+  TRACT_IO_DATA = 0,
+  TRACT_IO_STATE = 1, /* returned by one call, given to the next */
+  TRACT_IO_SYMBOL = 2 /* an i64 scalar: the value of the symbol `name` */
+} tract_io_role;
+
 /* A compiled model, as `tract compile --header` describes it. */
 typedef struct tract_io_info {
   const char *name;  /* the model's name for the input or output */
   tract_dtype dtype;
   int32_t rank;
   const char *shape; /* tract's notation, symbols included: "1,S,64" */
+  tract_io_role role;
 } tract_io_info;
 
 typedef struct tract_model {
@@ -123,6 +133,26 @@ typedef struct tract_model {
 tract_status tract_model_run(const tract_model *model,
                              const tract_tensor *const *inputs,
                              tract_tensor **outputs);
+
+/* A stream through a pulsified model: the runtime owns its state, so that
+ * several streams can run through one model at once.
+ *
+ * tract_stream_new starts a stream with every state zero. `values` gives
+ * the symbols that state shapes or symbol inputs use (`B`, the stream
+ * length `S`...), as `num_symbols` names and values; a symbol input
+ * without a value gets an unbounded length (a stream that never ends).
+ * tract_stream_run takes the model's data inputs (one pulse each) in
+ * order and gives its data outputs, new tensors for the caller to free;
+ * the state goes to the next call. Returns NULL or TRACT_ERROR with a
+ * message on failure; a failed run leaves the state as it was. */
+typedef struct tract_stream tract_stream;
+tract_stream *tract_stream_new(const tract_model *model, int32_t num_symbols,
+                               const char *const *names,
+                               const int64_t *values);
+tract_status tract_stream_run(tract_stream *stream,
+                              const tract_tensor *const *inputs,
+                              tract_tensor **outputs);
+void tract_stream_free(tract_stream *stream);
 
 #ifdef __cplusplus
 }
