@@ -97,8 +97,13 @@ def TractPulsify : Pass<"tract-pulsify", "ModuleOp"> {
       must divide the op's input pulse: a pulse that is not a multiple of
       the product of the strides up to the op is refused, naming that
       product.
+    * deconv over the streaming axis becomes a convolution of its input
+      upsampled by the stride (zero frames between the frames), with the
+      kernel transposed and flipped, pulsified as above.
     * pad over the streaming axis becomes a `tract.pulse_pad`; a slice of
-      the streaming axis only shifts the delay.
+      the streaming axis only shifts the delay; a downsample delays the
+      stream to a stride boundary; a constant broadcast to the stream
+      length is a stream of equal frames.
     * A scan over the stream keeps its states across pulses; it is marked
       `pulse.skip = D`, the delay of its input, so that the frames before
       it do not update the states (see `tract-externalize-state`).

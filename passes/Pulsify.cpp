@@ -32,6 +32,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
@@ -55,8 +56,27 @@ struct Stream {
   int64_t delay = 0;
   /// The batch value's length on the axis.
   TDim dim;
-  /// Input frames per frame of this value (the product of the strides).
-  int64_t scale = 1;
+  /// Input frames per frame of this value, scaleNum / scaleDen: the
+  /// product of the strides over that of the upsamplings.
+  int64_t scaleNum = 1, scaleDen = 1;
+
+  /// This stream after a stride (`factor` > 1) or an upsampling
+  /// (`factor` < -1).
+  void rescale(int64_t factor) {
+    if (factor > 0)
+      scaleNum *= factor;
+    else
+      scaleDen *= -factor;
+    int64_t common = std::gcd(scaleNum, scaleDen);
+    scaleNum /= common;
+    scaleDen /= common;
+  }
+  /// The smallest input pulse that gives this stream a multiple of
+  /// `stride` frames.
+  int64_t requiredMultiple(int64_t stride) const {
+    int64_t frames = scaleNum * stride;
+    return frames / std::gcd(frames, scaleDen);
+  }
 };
 
 bool mentionsSymbol(Type type, StringRef symbol) {
@@ -118,7 +138,19 @@ private:
   LogicalResult pulsifyScan(ScanOp op);
   LogicalResult pulsifyAxisOp(Operation *op);
   LogicalResult pulsifyDownsample(DownsampleOp op);
+  LogicalResult pulsifyDeconv(DeconvOp op);
   LogicalResult pulsifyBroadcastOfConstant(BroadcastOp op);
+
+  /// Fails, naming the input pulse multiple needed, unless `stride`
+  /// divides the pulse of `input`.
+  LogicalResult checkStride(Operation *op, Value input, int64_t stride) {
+    if (pulseOf(input) % stride == 0)
+      return success();
+    return error(op) << "the pulse " << pulse << " is not a multiple of "
+                     << streams.lookup(input).requiredMultiple(stride)
+                     << ", which the stride " << stride
+                     << " of this op requires";
+  }
 
   /// The number of frames of a streamed value per pulse.
   int64_t pulseOf(Value value) const {
@@ -322,12 +354,8 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
   int64_t stride = at(attrs.strides, 1), dilation = at(attrs.dilations, 1);
   int64_t reach = (kernel - 1) * dilation;
 
-  // The stride must divide the pulse.
-  int64_t inputPulse = pulseOf(input);
-  if (inputPulse % stride != 0)
-    return error(op) << "the pulse " << pulse << " is not a multiple of "
-                     << stream.scale * stride << ", which the stride " << stride
-                     << " of this op requires";
+  if (failed(checkStride(op, input, stride)))
+    return failure();
 
   // The padding over the streaming axis, as numbers.
   int64_t before = 0, after = 0;
@@ -419,7 +447,7 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
   Stream result = stream;
   result.delay = (reach + stream.delay + skew) / stride;
   result.dim = original[stream.axis];
-  result.scale = stream.scale * stride;
+  result.rescale(stride);
   for (Value value : op->getResults())
     setStream(value, result);
   return success();
@@ -580,10 +608,8 @@ LogicalResult Pulsifier::pulsifyDownsample(DownsampleOp op) {
   Shape original = getShape(op.getOutput());
   if (static_cast<int64_t>(op.getAxis()) == stream.axis) {
     int64_t stride = op.getStride(), modulo = op.getModulo();
-    if (pulseOf(op.getInput()) % stride != 0)
-      return error(op) << "the pulse " << pulse << " is not a multiple of "
-                       << stream.scale * stride << ", which the stride "
-                       << stride << " of this op requires";
+    if (failed(checkStride(op, op.getInput(), stride)))
+      return failure();
     // Delay the stream until the kept frames are the first of each group
     // of `stride` in a pulse.
     int64_t skew = (stride - (stream.delay + modulo) % stride) % stride;
@@ -593,12 +619,140 @@ LogicalResult Pulsifier::pulsifyDownsample(DownsampleOp op) {
     }
     op.setModulo(0);
     stream.delay = (stream.delay + modulo) / stride;
-    stream.scale *= stride;
+    stream.rescale(stride);
   }
   if (failed(reinfer(op)))
     return failure();
   stream.dim = original[stream.axis];
   setStream(op.getOutput(), stream);
+  return success();
+}
+
+/// The kernel of the convolution a transposed convolution is, over its
+/// input upsampled by the strides: `O, C/g, k...` from `C, O/g, k...`,
+/// flipped along the spatial axes.
+DenseElementsAttr convKernelOfDeconv(DenseElementsAttr kernel, int64_t group) {
+  ArrayRef<int64_t> shape = kernel.getType().getShape();
+  int64_t channels = shape[0], outPerGroup = shape[1];
+  int64_t inPerGroup = channels / group, outputs = outPerGroup * group;
+  SmallVector<int64_t> convShape(shape);
+  convShape[0] = outputs;
+  convShape[1] = inPerGroup;
+  SmallVector<int64_t> spatial(shape.drop_front(2));
+  int64_t window = 1;
+  for (int64_t k : spatial)
+    window *= k;
+  SmallVector<APFloat> values(kernel.getValues<APFloat>());
+  SmallVector<APFloat> out;
+  out.reserve(values.size());
+  for (int64_t o = 0; o < outputs; ++o)
+    for (int64_t c = 0; c < inPerGroup; ++c)
+      for (int64_t w = 0; w < window; ++w) {
+        // The flipped window position: each spatial index k-1-j.
+        int64_t flipped = 0, rest = w, scale = window;
+        for (int64_t k : spatial) {
+          scale /= k;
+          int64_t j = rest / scale;
+          rest %= scale;
+          flipped = flipped * k + (k - 1 - j);
+        }
+        int64_t source = o / outPerGroup * inPerGroup + c;
+        out.push_back(values[(source * outPerGroup + o % outPerGroup) * window +
+                             flipped]);
+      }
+  auto type = RankedTensorType::get(convShape, kernel.getElementType());
+  return DenseElementsAttr::get(type, out);
+}
+
+/// A transposed convolution over the stream is a convolution of its input
+/// upsampled by the stride (zeros between the frames), with the kernel
+/// flipped and transposed and the padding the kernel's reach minus its own.
+LogicalResult Pulsifier::pulsifyDeconv(DeconvOp op) {
+  Value input = op.getInput();
+  if (isStreamed(op.getKernel()) || (op.getBias() && isStreamed(op.getBias())))
+    return error(op) << "its kernel or bias is streamed";
+  Stream stream = streams.lookup(input);
+  Shape original = getShape(op.getOutput());
+  if (stream.axis == 0) {
+    if (failed(reinfer(op)))
+      return failure();
+    stream.dim = original[0];
+    setStream(op.getOutput(), stream);
+    return success();
+  }
+  if (stream.axis == 1)
+    return error(op) << "it mixes the channels, its streaming axis";
+  Attribute constant;
+  DenseElementsAttr kernel;
+  if (matchPattern(op.getKernel(), m_Constant(&constant)))
+    kernel = dyn_cast<DenseElementsAttr>(constant);
+  if (!kernel || !isa<FloatType>(kernel.getElementType()))
+    return error(op) << "its kernel is not a constant of floats";
+  if (op.getPadding() != Padding::Valid && op.getPadding() != Padding::Explicit)
+    return error(op) << "'same' padding of a transposed convolution is not "
+                        "supported over the streaming axis";
+  size_t numSpatial = getShape(input).size() - 2;
+  size_t spatial = stream.axis - 2;
+  auto at = [](ArrayRef<int64_t> values, size_t axis, int64_t otherwise) {
+    return values.empty() ? otherwise : values[axis];
+  };
+  SmallVector<int64_t> before(numSpatial), after(numSpatial);
+  ArrayRef<int64_t> kernelShape = kernel.getType().getShape();
+  bool explicitPads = op.getPadding() == Padding::Explicit;
+  for (size_t axis = 0; axis < numSpatial; ++axis) {
+    if (axis != spatial && at(op.getStrides(), axis, 1) != 1)
+      return error(op) << "it has a stride over spatial axis " << axis + 2
+                       << " besides the streaming one";
+    int64_t reach =
+        (kernelShape[axis + 2] - 1) * at(op.getDilations(), axis, 1);
+    before[axis] = reach - (explicitPads ? op.getPadsBefore()[axis] : 0);
+    after[axis] = reach - (explicitPads ? op.getPadsAfter()[axis] : 0) +
+                  at(op.getAdjustments(), axis, 0);
+    if (before[axis] < 0 || after[axis] < 0)
+      return error(op) << "its padding exceeds its kernel's reach";
+  }
+
+  OpBuilder builder(op);
+  Location loc = op.getLoc();
+  Value current = input;
+  int64_t stride = at(op.getStrides(), spatial, 1);
+  if (stride > 1) {
+    // Each frame, then stride - 1 zero frames.
+    int64_t axis = stream.axis;
+    size_t rank = getShape(input).size() + 1;
+    current = AddAxisOp::create(builder, loc, current, axis + 1);
+    SmallVector<int64_t> padBefore(rank, 0), padAfter(rank, 0);
+    padAfter[axis + 1] = stride - 1;
+    Type elementType = getElementTypeOrSelf(input.getType());
+    current = PadOp::create(builder, loc, current, padBefore, padAfter,
+                            PadMode::Constant,
+                            cast<TypedAttr>(builder.getZeroAttr(elementType)));
+    current = ReshapeOp::create(
+        builder, loc, current, axis, 2,
+        ShapeAttr::get(op.getContext(), {TDim(pulseOf(input) * stride)}));
+    Stream upsampled = stream;
+    upsampled.delay = stream.delay * stride;
+    upsampled.dim = (stream.dim - TDim(1)) * TDim(stride) + TDim(1);
+    upsampled.rescale(-stride);
+    setStream(current, upsampled);
+  }
+  Value convKernel = ConstOp::create(
+      builder, loc, convKernelOfDeconv(kernel, op.getGroup()).getType(),
+      convKernelOfDeconv(kernel, op.getGroup()));
+  auto conv = ConvOp::create(
+      builder, loc, TypeRange{op.getOutput().getType()}, current, convKernel,
+      op.getBias(), builder.getI64IntegerAttr(op.getGroup()),
+      builder.getDenseI64ArrayAttr({}), op.getDilationsAttr(),
+      PaddingAttr::get(op.getContext(), Padding::Explicit),
+      builder.getDenseI64ArrayAttr(before),
+      builder.getDenseI64ArrayAttr(after));
+  if (failed(pulsifyWindow(conv)))
+    return failure();
+  op.getOutput().replaceAllUsesWith(conv.getOutput());
+  Operation *oldKernel = op.getKernel().getDefiningOp();
+  op.erase();
+  if (oldKernel->use_empty())
+    oldKernel->erase();
   return success();
 }
 
@@ -624,7 +778,7 @@ LogicalResult Pulsifier::pulsifyBroadcastOfConstant(BroadcastOp op) {
   if (failed(reinfer(op)))
     return failure();
   setStream(op.getOutput(),
-            Stream{static_cast<int64_t>(*axis), 0, original[*axis], 1});
+            Stream{static_cast<int64_t>(*axis), 0, original[*axis]});
   return success();
 }
 
@@ -711,6 +865,8 @@ LogicalResult Pulsifier::pulsifyOp(Operation *op) {
     return pulsifyScan(scan);
   if (auto downsample = dyn_cast<DownsampleOp>(op))
     return pulsifyDownsample(downsample);
+  if (auto deconv = dyn_cast<DeconvOp>(op))
+    return pulsifyDeconv(deconv);
   if (isa<AddAxisOp, RmAxisOp, MoveAxisOp, ReshapeOp, BroadcastOp, TileOp,
           ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, GatherOp>(op) &&
       isStreamed(op->getOperand(0)))
@@ -743,7 +899,7 @@ LogicalResult Pulsifier::run() {
     }
     shape[*axis] = TDim(pulse);
     argument.setType(getTensorTypeLike(argument.getType(), shape));
-    setStream(argument, Stream{*axis, 0, TDim::symbol(symbol), 1});
+    setStream(argument, Stream{*axis, 0, TDim::symbol(symbol)});
     inputAxes.push_back(*axis);
   }
   if (llvm::all_of(inputAxes, [](int64_t axis) { return axis < 0; }))

@@ -204,3 +204,27 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK-NEXT: %1 = tract.broadcast %0 {shape = #tract.shape<[4, 3]>} : tensor<1x3xf32> -> tensor<4x3xf32>
 // CHECK-NEXT: %2 = tract.mul %arg0, %1 : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xf32>
 // CHECK-NEXT: return %2 : tensor<4x3xf32>
+
+// -----
+
+// A transposed convolution with stride 2 is a convolution of the input
+// upsampled with zeros, by the flipped and transposed kernel.
+module attributes {tract.symbols = ["S"]} {
+  func.func @main(%x: tensor<1x1x?xf32, #tract.dims<[S]>>) -> tensor<1x2x?xf32, #tract.dims<[2*S+1]>> {
+    %k = tract.const dense<[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]]> : tensor<1x2x3xf32>
+    %0 = tract.deconv %x, %k {strides = array<i64: 2>} : (tensor<1x1x?xf32, #tract.dims<[S]>>, tensor<1x2x3xf32>) -> tensor<1x2x?xf32, #tract.dims<[2*S+1]>>
+    return %0 : tensor<1x2x?xf32, #tract.dims<[2*S+1]>>
+  }
+}
+
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 2>, pulse.input_axes = array<i64: 2>, pulse.output_axes = array<i64: 2>, pulse.output_lengths = ["2*S+1"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-NEXT: func.func @main(%arg0: tensor<1x1x4xf32>) -> tensor<1x2x8xf32> {
+// CHECK-NEXT: %0 = tract.add_axis %arg0 {axis = 3 : i64} : tensor<1x1x4xf32> -> tensor<1x1x4x1xf32>
+// CHECK-NEXT: %1 = tract.pad %0 {after = array<i64: 0, 0, 0, 1>, before = array<i64: 0, 0, 0, 0>, value = 0.000000e+00 : f32} : tensor<1x1x4x1xf32> -> tensor<1x1x4x2xf32>
+// CHECK-NEXT: %2 = tract.reshape %1 {at = 2 : i64, count = 2 : i64, to = #tract.shape<[8]>} : tensor<1x1x4x2xf32> -> tensor<1x1x8xf32>
+// CHECK-NEXT: %3 = tract.const dense<{{\[\[}}[3.000000e+00, 2.000000e+00, 1.000000e+00{{\]\]}}, {{\[\[}}6.000000e+00, 5.000000e+00, 4.000000e+00{{\]\]}}]> : tensor<2x1x3xf32>
+// CHECK-NEXT: %4 = tract.delay %2 {axis = 2 : i64, delay = 2 : i64} : tensor<1x1x8xf32> -> tensor<1x1x8xf32>
+// CHECK-NEXT: %5 = tract.pulse_pad %4 {after = #tract.dim<2>, axis = 2 : i64, before = 2 : i64, begin_input = 2 : i64, end_input = #tract.dim<2*S+1>, value = 0.000000e+00 : f32} : tensor<1x1x8xf32> -> tensor<1x1x8xf32>
+// CHECK-NEXT: %6 = tract.delay %5 {axis = 2 : i64, delay = 0 : i64, overlap = 2 : i64} : tensor<1x1x8xf32> -> tensor<1x1x10xf32>
+// CHECK-NEXT: %7 = tract.conv %6, %3 : (tensor<1x1x10xf32>, tensor<2x1x3xf32>) -> tensor<1x2x8xf32>
+// CHECK-NEXT: return %7 : tensor<1x2x8xf32>

@@ -3,7 +3,7 @@
 
 Each case is a random ONNX model over an input [1, C, S] (S dynamic): a
 chain of layers drawn from convolutions (kernel 1-5, stride 1-2, dilation
-1-2, any padding), max and average pools, constant pads and slices of the
+1-2, any padding), transposed convolutions, max and average pools, constant pads and slices of the
 time axis, element-wise activations, a channel matmul (transpose, MatMul,
 transpose back), two branches with different delays concatenated over the
 channels, and a GRU (a scan carried across pulses). Every model runs twice
@@ -68,6 +68,20 @@ class Chain:
         self.description.append(f"conv(k={k},s={s},d={d},pad={before},{after})")
         return self.node("Conv", [x, w, b], kernel_shape=[k], strides=[s],
                          dilations=[d], pads=[before, after])
+
+    def deconv(self, x, channels, out_channels):
+        r = self.rng
+        k = int(r.integers(1, 5))
+        s = int(r.integers(1, 3))
+        d = int(r.integers(1, 3)) if k > 1 else 1
+        reach = (k - 1) * d
+        before = int(r.integers(0, reach + 1))
+        after = int(r.integers(0, reach + 1))
+        w = self.const(self.weights(channels, out_channels, k))
+        self.description.append(
+            f"deconv(k={k},s={s},d={d},pad={before},{after})")
+        return self.node("ConvTranspose", [x, w], kernel_shape=[k],
+                         strides=[s], dilations=[d], pads=[before, after])
 
     def pool(self, x):
         r = self.rng
@@ -146,11 +160,15 @@ def make_case(seed):
     current = "x"
     for _ in range(int(rng.integers(2, 6))):
         kind = rng.choice(["conv", "conv", "pool", "pad", "slice", "act",
-                           "matmul", "branches"])
+                           "matmul", "branches", "deconv"])
         if kind == "conv":
             out_channels = int(rng.integers(1, 4))
             current = chain.conv(current, channels, out_channels,
                                  allow_stride=chain.stride < 4)
+            channels = out_channels
+        elif kind == "deconv":
+            out_channels = int(rng.integers(1, 4))
+            current = chain.deconv(current, channels, out_channels)
             channels = out_channels
         elif kind == "pool" and chain.stride < 4:
             current = chain.pool(current)
