@@ -30,6 +30,11 @@ std::set<std::string> collectModuleSymbols(ModuleOp module);
 /// `tract-opt --tract-declutter-pipeline` runs the same.
 void buildDeclutterPipeline(OpPassManager &pm);
 
+/// Adds what makes a pulsified model a pure step function for compilation:
+/// tract-externalize-state, then the declutter pipeline;
+/// `tract-opt --tract-step-function-pipeline` runs the same.
+void buildStepFunctionPipeline(OpPassManager &pm);
+
 /// Registers the project's passes and named pipelines with the global
 /// registry, for tract-opt.
 void registerTractPassesAndPipelines();

@@ -20,10 +20,21 @@ void mlir::tract::buildDeclutterPipeline(OpPassManager &pm) {
   pm.addPass(createTractDeclutter());
 }
 
+void mlir::tract::buildStepFunctionPipeline(OpPassManager &pm) {
+  pm.addPass(createTractExternalizeState());
+  // The state's concats and slices simplify with the rest.
+  buildDeclutterPipeline(pm);
+}
+
 void mlir::tract::registerTractPassesAndPipelines() {
   registerTractPasses();
   PassPipelineRegistration<>(
       "tract-declutter-pipeline",
       "The declutter pipeline that `tract -O` runs on a model",
       [](OpPassManager &pm) { buildDeclutterPipeline(pm); });
+  PassPipelineRegistration<>(
+      "tract-step-function-pipeline",
+      "What `tract --pulse` runs on a pulsified model before compiling it: "
+      "tract-externalize-state, then the declutter pipeline",
+      [](OpPassManager &pm) { buildStepFunctionPipeline(pm); });
 }

@@ -142,7 +142,7 @@ llvm::Expected<std::vector<HostTensor>> mlir::tract::cli::runStreaming(
   if (!pulsed)
     return makeError("the model has no pulse properties");
   PassManager pm(module.getContext());
-  pm.addPass(createTractExternalizeState());
+  buildStepFunctionPipeline(pm);
   if (failed(pm.run(module)))
     return makeError("the streaming model's state cannot be externalized");
 

@@ -840,7 +840,7 @@ int main(int argc, char **argv) {
     if (pulseOptions)
       pm.addPass(createTractPulsify(*pulseOptions));
     if (lowered && pulseOptions)
-      pm.addPass(createTractExternalizeState());
+      buildStepFunctionPipeline(pm);
     if (stage == "linalg")
       // As the llvm pipeline lowers it: behind its entry checks.
       pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
@@ -856,7 +856,7 @@ int main(int argc, char **argv) {
       (invocation->subcommand == "compile" ||
        invocation->subcommand == "bench")) {
     PassManager pm(&context);
-    pm.addPass(createTractExternalizeState());
+    buildStepFunctionPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }
