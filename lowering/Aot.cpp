@@ -1,6 +1,7 @@
 //===- Aot.cpp - compile a tract model to an object file ------------------===//
 
 #include "lowering/Aot.h"
+#include "lowering/PackedEntry.h"
 
 #include "lowering/Passes.h"
 
@@ -74,39 +75,6 @@ createTargetMachine(const AotOptions &options) {
     return makeError("cannot create a code generator for " +
                      options.target->triple);
   return machine;
-}
-
-/// Defines `int32_t <name>_invoke(void **args)`: loads each argument of the
-/// C interface function `entry` from the slot args[i] points to, calls it
-/// and returns the status the entry checks give: the last member of the
-/// results struct `entry` writes (of the type `results`), or its return
-/// value when the model has no outputs.
-void addPackedEntry(llvm::Module &module, llvm::Function &entry,
-                    llvm::Type *results, llvm::StringRef name) {
-  llvm::LLVMContext &context = module.getContext();
-  auto *pointer = llvm::PointerType::getUnqual(context);
-  auto *status = llvm::Type::getInt32Ty(context);
-  auto *type = llvm::FunctionType::get(status, {pointer}, /*isVarArg=*/false);
-  auto *invoke = llvm::Function::Create(type, llvm::Function::ExternalLinkage,
-                                        name + "_invoke", module);
-  invoke->getArg(0)->setName("args");
-  llvm::IRBuilder<> builder(llvm::BasicBlock::Create(context, "entry", invoke));
-  llvm::SmallVector<llvm::Value *> arguments;
-  for (llvm::Argument &parameter : entry.args()) {
-    llvm::Value *slotAddress = builder.CreateConstGEP1_64(
-        pointer, invoke->getArg(0), parameter.getArgNo());
-    llvm::Value *slot = builder.CreateLoad(pointer, slotAddress);
-    arguments.push_back(builder.CreateLoad(parameter.getType(), slot));
-  }
-  llvm::Value *returned = builder.CreateCall(&entry, arguments);
-  auto *resultsStruct = llvm::dyn_cast<llvm::StructType>(results);
-  if (!resultsStruct) {
-    builder.CreateRet(returned);
-    return;
-  }
-  llvm::Value *statusAddress = builder.CreateStructGEP(
-      resultsStruct, arguments.front(), resultsStruct->getNumElements() - 1);
-  builder.CreateRet(builder.CreateLoad(status, statusAddress));
 }
 
 /// A C string literal for `text`.

@@ -2,6 +2,7 @@
 
 #include "lowering/Jit.h"
 
+#include "lowering/PackedEntry.h"
 #include "lowering/Passes.h"
 #include "runtime/tract_profile.h"
 
@@ -21,26 +22,11 @@ using namespace mlir::tract;
 
 namespace {
 
+/// The JIT's packed entry point is `tract_jit_invoke`.
+constexpr const char *kEntryPrefix = "tract_jit";
+
 llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
-/// A memref descriptor, as the LLVM lowering lays it out: allocated and
-/// aligned pointers, offset, sizes, strides; all 64-bit words.
-void appendDescriptor(std::vector<int64_t> &words, void *data, int32_t rank,
-                      const int64_t *dims) {
-  words.push_back(reinterpret_cast<int64_t>(data));
-  words.push_back(reinterpret_cast<int64_t>(data));
-  words.push_back(0);
-  for (int32_t i = 0; i < rank; ++i)
-    words.push_back(dims[i]);
-  int64_t stride = 1;
-  std::vector<int64_t> strides(rank);
-  for (int32_t i = rank - 1; i >= 0; --i) {
-    strides[i] = stride;
-    stride *= dims[i];
-  }
-  words.insert(words.end(), strides.begin(), strides.end());
 }
 
 } // namespace
@@ -76,8 +62,17 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
     return hostMachine.takeError();
   std::function<llvm::Error(llvm::Module *)> optimize =
       makeOptimizingTransformer(optLevel, 0, hostMachine->get());
+  // The packed entry compiled objects have, for tract_model_run.
+  auto addEntryAndOptimize = [&](llvm::Module *llvmModule) -> llvm::Error {
+    llvm::Function *entry = llvmModule->getFunction("_mlir_ciface_main");
+    llvm::Function *lowered = llvmModule->getFunction("main");
+    if (!entry || !lowered)
+      return makeError("the lowered model has no C interface for its entry");
+    addPackedEntry(*llvmModule, *entry, lowered->getReturnType(), kEntryPrefix);
+    return optimize(llvmModule);
+  };
   ExecutionEngineOptions options;
-  options.transformer = optimize;
+  options.transformer = addEntryAndOptimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(module, options);
   if (!engine)
@@ -102,8 +97,30 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
     return symbols;
   });
   // Code generation happens at the first lookup: do it here, timed.
-  if (auto entry = model->engine->lookupPacked("_mlir_ciface_main"); !entry)
-    return entry.takeError();
+  auto invoke = model->engine->lookup(std::string(kEntryPrefix) + "_invoke");
+  if (!invoke)
+    return invoke.takeError();
+
+  // A nameless model: the runtime's messages then name the input only.
+  for (const TensorSignature &signature : model->inputs)
+    model->shapes.push_back(signature.shapeString());
+  for (const TensorSignature &signature : model->outputs)
+    model->shapes.push_back(signature.shapeString());
+  size_t shape = 0;
+  for (auto *list : {&model->inputs, &model->outputs}) {
+    auto &infos =
+        list == &model->inputs ? model->inputInfos : model->outputInfos;
+    for (const TensorSignature &signature : *list)
+      infos.push_back({signature.name.c_str(), signature.dtype,
+                       static_cast<int32_t>(signature.shape.size()),
+                       model->shapes[shape++].c_str(), signature.role});
+  }
+  model->runtimeModel.name = "";
+  model->runtimeModel.num_inputs = model->inputInfos.size();
+  model->runtimeModel.num_outputs = model->outputInfos.size();
+  model->runtimeModel.inputs = model->inputInfos.data();
+  model->runtimeModel.outputs = model->outputInfos.data();
+  model->runtimeModel.invoke = reinterpret_cast<int32_t (*)(void **)>(*invoke);
   return model;
 }
 
@@ -112,16 +129,6 @@ CompiledModel::checkInputs(llvm::ArrayRef<const tract_tensor *> args) const {
   if (args.size() != inputs.size())
     return makeError("the model takes " + llvm::Twine(inputs.size()) +
                      " inputs, " + llvm::Twine(args.size()) + " given");
-  for (auto [signature, arg] : llvm::zip(inputs, args)) {
-    if (arg->dtype != signature.dtype)
-      return makeError("input '" + signature.name + "' is " +
-                       tract_dtype_name(arg->dtype) + ", the model expects " +
-                       tract_dtype_name(signature.dtype));
-    if (arg->rank != static_cast<int32_t>(signature.shape.size()))
-      return makeError("input '" + signature.name + "' has rank " +
-                       llvm::Twine(arg->rank) + ", the model expects " +
-                       llvm::Twine(signature.shape.size()));
-  }
   return llvm::Error::success();
 }
 
@@ -129,80 +136,9 @@ llvm::Expected<std::vector<tract_tensor *>>
 CompiledModel::run(llvm::ArrayRef<const tract_tensor *> args) const {
   if (llvm::Error error = checkInputs(args))
     return std::move(error);
-  std::vector<std::vector<int64_t>> descriptors(args.size());
-  std::vector<void *> descriptorPointers(args.size());
-  for (auto [i, arg] : llvm::enumerate(args)) {
-    appendDescriptor(descriptors[i], arg->data, arg->rank, arg->dims);
-    descriptorPointers[i] = descriptors[i].data();
-  }
-  // `main` returns the outputs' descriptors then an i32 status, all in one
-  // struct behind the first argument; the status alone comes back as the
-  // return value.
-  size_t resultWords = 0;
-  for (const TensorSignature &output : outputs)
-    resultWords += 3 + 2 * output.shape.size();
-  std::vector<int64_t> results(resultWords + 1, 0);
-  void *resultPointer = results.data();
-  int32_t status = TRACT_OK;
-  SmallVector<void *> packed;
-  if (!outputs.empty())
-    packed.push_back(&resultPointer);
-  for (void *&pointer : descriptorPointers)
-    packed.push_back(&pointer);
-  if (outputs.empty())
-    packed.push_back(&status);
-  if (llvm::Error error = engine->invokePacked("_mlir_ciface_main", packed))
-    return std::move(error);
-  if (!outputs.empty())
-    std::memcpy(&status, &results[resultWords], sizeof(status));
-
-  // Copy each result into a runtime tensor, then free the model's buffers
-  // (results may share one: identical results are computed once). After a
-  // failed check the results are empty buffers, freed all the same.
-  std::vector<tract_tensor *> tensors;
-  llvm::SmallPtrSet<void *, 4> buffers;
-  auto fail = [&](const llvm::Twine &message) {
-    for (tract_tensor *tensor : tensors)
-      tract_tensor_free(tensor);
-    for (void *buffer : buffers)
-      std::free(buffer);
-    return makeError(message);
-  };
-  size_t word = 0;
-  for (const TensorSignature &output : outputs) {
-    int32_t rank = output.shape.size();
-    buffers.insert(reinterpret_cast<char *>(results[word]));
-    word += 3 + 2 * rank;
-  }
-  if (status != TRACT_OK)
-    return fail(tract_last_error());
-  word = 0;
-  for (const TensorSignature &output : outputs) {
-    int32_t rank = output.shape.size();
-    char *aligned = reinterpret_cast<char *>(results[word + 1]);
-    int64_t offset = results[word + 2];
-    const int64_t *sizes = &results[word + 3];
-    const int64_t *strides = &results[word + 3 + rank];
-    word += 3 + 2 * rank;
-    tract_tensor *tensor = tract_tensor_new(output.dtype, rank, sizes);
-    if (!tensor)
-      return fail(llvm::Twine("output '") + output.name +
-                  "': " + tract_last_error());
-    tensors.push_back(tensor);
-    size_t elementSize = tract_dtype_size(output.dtype);
-    int64_t count = tract_tensor_len(tensor);
-    char *destination = static_cast<char *>(tensor->data);
-    for (int64_t index = 0; index < count; ++index) {
-      int64_t rest = index, source = offset;
-      for (int32_t axis = rank - 1; axis >= 0; --axis) {
-        source += (rest % sizes[axis]) * strides[axis];
-        rest /= sizes[axis];
-      }
-      std::memcpy(destination + index * elementSize,
-                  aligned + source * elementSize, elementSize);
-    }
-  }
-  for (void *buffer : buffers)
-    std::free(buffer);
-  return tensors;
+  std::vector<tract_tensor *> results(outputs.size() + 1, nullptr);
+  if (tract_model_run(&runtimeModel, args.data(), results.data()) != TRACT_OK)
+    return makeError(tract_last_error());
+  results.pop_back();
+  return results;
 }

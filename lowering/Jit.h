@@ -46,13 +46,15 @@ public:
   llvm::ArrayRef<TensorSignature> getInputs() const { return inputs; }
   llvm::ArrayRef<TensorSignature> getOutputs() const { return outputs; }
 
-  /// Checks what the compiled code cannot: the number of inputs, their
-  /// element types and ranks. Errors name the input.
+  /// Checks the number of inputs; the runtime checks their element types
+  /// and ranks when the model runs.
   llvm::Error checkInputs(llvm::ArrayRef<const tract_tensor *> args) const;
 
-  /// Runs the model. Outputs are new tensors owned by the caller
-  /// (tract_tensor_free). Dims that do not match the model's shapes or
-  /// violate its assertions are errors from the compiled code's checks.
+  /// Runs the model through the runtime's tract_model_run, as a compiled
+  /// object runs. Outputs are new tensors owned by the caller
+  /// (tract_tensor_free). Inputs of another element type or rank, and dims
+  /// that do not match the model's shapes or violate its assertions, are
+  /// errors naming the input.
   llvm::Expected<std::vector<tract_tensor *>>
   run(llvm::ArrayRef<const tract_tensor *> args) const;
 
@@ -61,6 +63,11 @@ private:
   std::unique_ptr<ExecutionEngine> engine;
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
+  /// What tract_model_run needs: the descriptions (their shape strings
+  /// live in `shapes`) and the packed entry point the JIT compiled.
+  std::vector<std::string> shapes;
+  std::vector<tract_io_info> inputInfos, outputInfos;
+  tract_model runtimeModel = {};
 };
 
 } // namespace mlir::tract

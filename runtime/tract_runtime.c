@@ -6,6 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* "NAME: " before the messages about a model, nothing for a nameless one
+ * (the JIT's, whose caller says which model). */
+#define MODEL_PREFIX(model)                                                    \
+  ((model)->name && *(model)->name ? (model)->name : ""),                      \
+      ((model)->name && *(model)->name ? ": " : "")
+
 static _Thread_local char last_error[1024];
 
 const char *tract_last_error(void) { return last_error; }
@@ -237,19 +243,20 @@ tract_status tract_model_run(const tract_model *model,
     const tract_io_info *info = &model->inputs[i];
     const tract_tensor *input = inputs[i];
     if (!input)
-      return tract_set_error("%s: input '%s' is NULL", model->name,
+      return tract_set_error("%s%sinput '%s' is NULL", MODEL_PREFIX(model),
                              info->name);
     if (input->dtype != info->dtype)
-      return tract_set_error("%s: input '%s' is %s, the model expects %s",
-                             model->name, info->name,
+      return tract_set_error("%s%sinput '%s' is %s, the model expects %s",
+                             MODEL_PREFIX(model), info->name,
                              tract_dtype_name(input->dtype)
                                  ? tract_dtype_name(input->dtype)
                                  : "an invalid dtype",
                              tract_dtype_name(info->dtype));
     if (input->rank != info->rank)
       return tract_set_error(
-          "%s: input '%s' has rank %d, the model expects %d (%s)", model->name,
-          info->name, (int)input->rank, (int)info->rank, info->shape);
+          "%s%sinput '%s' has rank %d, the model expects %d (%s)",
+          MODEL_PREFIX(model), info->name, (int)input->rank, (int)info->rank,
+          info->shape);
   }
 
   /* One block: input descriptors, the pointers to them, the results'
@@ -262,10 +269,10 @@ tract_status tract_model_run(const tract_model *model,
   /* The entry writes its status after the results' descriptors. */
   results_size += sizeof(int64_t);
   size_t pointers = (size_t)model->num_inputs + 2;
-  char *block = calloc(1, inputs_size + results_size +
-                              2 * pointers * sizeof(void *));
+  char *block =
+      calloc(1, inputs_size + results_size + 2 * pointers * sizeof(void *));
   if (!block)
-    return tract_set_error("%s: out of memory", model->name);
+    return tract_set_error("%s%sout of memory", MODEL_PREFIX(model));
   char *results = block + inputs_size;
   void **descriptors = (void **)(results + results_size);
   void **args = descriptors + pointers;
@@ -299,7 +306,7 @@ tract_status tract_model_run(const tract_model *model,
     /* The model's checks refused the inputs: say which model. */
     char message[sizeof(last_error)];
     snprintf(message, sizeof(message), "%s", last_error);
-    tract_set_error("%s: %s", model->name, message);
+    tract_set_error("%s%s%s", MODEL_PREFIX(model), message);
   }
 
   /* Results may share a buffer (identical results are computed once): each
@@ -392,7 +399,7 @@ tract_stream *tract_stream_new(const tract_model *model, int32_t num_symbols,
       free(stream->owned);
     }
     free(stream);
-    tract_set_error("%s: out of memory", model->name);
+    tract_set_error("%s%sout of memory", MODEL_PREFIX(model));
     return NULL;
   }
   stream->model = model;
@@ -421,10 +428,10 @@ tract_stream *tract_stream_new(const tract_model *model, int32_t num_symbols,
           dims[axis] = number;
         } else if (!lookup_symbol(at, length, num_symbols, names, values,
                                   &dims[axis])) {
-          tract_set_error("%s: the state '%s' has the shape %s; give the "
+          tract_set_error("%s%sthe state '%s' has the shape %s; give the "
                           "value of '%.*s'",
-                          model->name, info->name, info->shape, (int)length,
-                          at);
+                          MODEL_PREFIX(model), info->name, info->shape,
+                          (int)length, at);
           tract_stream_free(stream);
           return NULL;
         }
@@ -454,10 +461,10 @@ tract_status tract_stream_run(tract_stream *stream,
   for (int32_t i = 0; i < model->num_inputs; ++i)
     if (model->inputs[i].role == TRACT_IO_DATA)
       stream->arguments[i] = inputs[data++];
-  tract_tensor **results = calloc(model->num_outputs + 1,
-                                  sizeof(tract_tensor *));
+  tract_tensor **results =
+      calloc(model->num_outputs + 1, sizeof(tract_tensor *));
   if (!results)
-    return tract_set_error("%s: out of memory", model->name);
+    return tract_set_error("%s%sout of memory", MODEL_PREFIX(model));
   tract_status status = tract_model_run(model, stream->arguments, results);
   if (status == TRACT_OK) {
     /* Data outputs to the caller; states, in the order of the state
