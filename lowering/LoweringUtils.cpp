@@ -176,72 +176,50 @@ const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {
   return it == symbols.end() ? nullptr : &it->second;
 }
 
+namespace {
+
+/// Index arithmetic over the function's bound symbols.
+struct IndexAlgebra : DimAlgebra<Value> {
+  IndexAlgebra(OpBuilder &builder, Location loc,
+               const llvm::StringMap<Value> *bound)
+      : builder(builder), loc(loc), bound(bound) {}
+  Value constant(int64_t value) override {
+    return arith::ConstantIndexOp::create(builder, loc, value);
+  }
+  Value symbol(StringRef name) override {
+    return bound ? bound->lookup(name) : Value();
+  }
+  Value add(Value lhs, Value rhs) override {
+    return arith::AddIOp::create(builder, loc, lhs, rhs);
+  }
+  Value mul(Value lhs, Value rhs) override {
+    return arith::MulIOp::create(builder, loc, lhs, rhs);
+  }
+  Value floorDiv(Value value, int64_t divisor) override {
+    return arith::FloorDivSIOp::create(builder, loc, value, constant(divisor));
+  }
+  Value min(Value lhs, Value rhs) override {
+    return arith::MinSIOp::create(builder, loc, lhs, rhs);
+  }
+  Value max(Value lhs, Value rhs) override {
+    return arith::MaxSIOp::create(builder, loc, lhs, rhs);
+  }
+  Value broadcast(Value lhs, Value rhs) override {
+    Value isOne = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
+                                        lhs, constant(1));
+    return arith::SelectOp::create(builder, loc, isOne, rhs, lhs);
+  }
+  OpBuilder &builder;
+  Location loc;
+  const llvm::StringMap<Value> *bound;
+};
+
+} // namespace
+
 Value SymbolValueMap::materialize(OpBuilder &builder, Location loc,
                                   Operation *func, const TDim &dim) const {
-  if (std::optional<int64_t> value = dim.getConstant())
-    return arith::ConstantIndexOp::create(builder, loc, *value);
-  const llvm::StringMap<Value> *bound = lookup(func);
-  auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(builder, loc, value);
-  };
-  Value sum;
-  for (const TDim::TermView &term : dim.getTerms()) {
-    Value product;
-    for (const TDim::AtomView &atom : term.atoms) {
-      Value value;
-      switch (atom.kind) {
-      case TDim::AtomKind::Symbol:
-        value = bound ? bound->lookup(atom.name) : Value();
-        if (!value)
-          return {};
-        break;
-      case TDim::AtomKind::Div:
-        value = materialize(builder, loc, func, atom.args[0]);
-        if (!value)
-          return {};
-        value = arith::FloorDivSIOp::create(builder, loc, value,
-                                            constant(atom.divisor));
-        break;
-      case TDim::AtomKind::Min:
-      case TDim::AtomKind::Max:
-      case TDim::AtomKind::Broadcast:
-        for (const TDim &arg : atom.args) {
-          Value operand = materialize(builder, loc, func, arg);
-          if (!operand)
-            return {};
-          if (!value) {
-            value = operand;
-          } else if (atom.kind == TDim::AtomKind::Min) {
-            value = arith::MinSIOp::create(builder, loc, value, operand);
-          } else if (atom.kind == TDim::AtomKind::Max) {
-            value = arith::MaxSIOp::create(builder, loc, value, operand);
-          } else {
-            // Broadcast: the operand that is not 1.
-            Value isOne = arith::CmpIOp::create(
-                builder, loc, arith::CmpIPredicate::eq, value, constant(1));
-            value =
-                arith::SelectOp::create(builder, loc, isOne, operand, value);
-          }
-        }
-        break;
-      }
-      product =
-          product
-              ? arith::MulIOp::create(builder, loc, product, value).getResult()
-              : value;
-    }
-    Value termValue;
-    if (!product)
-      termValue = constant(term.coefficient);
-    else if (term.coefficient == 1)
-      termValue = product;
-    else
-      termValue = arith::MulIOp::create(builder, loc, product,
-                                        constant(term.coefficient));
-    sum = sum ? arith::AddIOp::create(builder, loc, sum, termValue).getResult()
-              : termValue;
-  }
-  return sum ? sum : constant(0);
+  IndexAlgebra algebra(builder, loc, lookup(func));
+  return buildDim(dim, algebra);
 }
 
 SmallVector<Value> SymbolValueMap::dynamicSizes(OpBuilder &builder,

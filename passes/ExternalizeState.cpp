@@ -128,66 +128,52 @@ Value Externalizer::framePositions(Location loc, int64_t pulse, int64_t axis,
   return AddOp::create(builder, loc, start, iota);
 }
 
-FailureOr<Value> Externalizer::materialize(Operation *op, const TDim &dim) {
-  Location loc = op->getLoc();
-  if (std::optional<int64_t> constant = dim.getConstant())
-    return i64Scalar(loc, *constant, 0);
-  Value sum;
-  for (const TDim::TermView &term : dim.getTerms()) {
-    Value product;
-    for (const TDim::AtomView &atom : term.atoms) {
-      Value value;
-      switch (atom.kind) {
-      case TDim::AtomKind::Symbol:
-        value = symbols.lookup(atom.name);
-        break;
-      case TDim::AtomKind::Div: {
-        FailureOr<Value> numerator = materialize(op, atom.args[0]);
-        if (failed(numerator))
-          return failure();
-        // Floor division: truncation, minus one for a negative remainder.
-        Value divisor = i64Scalar(loc, atom.divisor, 0);
-        Value quotient = DivOp::create(builder, loc, *numerator, divisor);
-        Value remainder = RemOp::create(builder, loc, *numerator, divisor);
-        Value negative =
-            LtOp::create(builder, loc, remainder, i64Scalar(loc, 0, 0));
-        Value borrow =
-            CastOp::create(builder, loc, negative, builder.getI64Type());
-        value = SubOp::create(builder, loc, quotient, borrow);
-        break;
-      }
-      case TDim::AtomKind::Min:
-      case TDim::AtomKind::Max:
-        for (const TDim &arg : atom.args) {
-          FailureOr<Value> operand = materialize(op, arg);
-          if (failed(operand))
-            return failure();
-          value =
-              !value ? *operand
-              : atom.kind == TDim::AtomKind::Min
-                  ? MinOp::create(builder, loc, value, *operand).getResult()
-                  : MaxOp::create(builder, loc, value, *operand).getResult();
-        }
-        break;
-      case TDim::AtomKind::Broadcast:
-        return op->emitOpError("cannot compute ")
-               << dim.toString() << " at run time";
-      }
-      if (!value)
-        return op->emitOpError("needs the value of ")
-               << dim.toString() << " at run time";
-      product = product
-                    ? MulOp::create(builder, loc, product, value).getResult()
-                    : value;
-    }
-    if (!product)
-      product = i64Scalar(loc, term.coefficient, 0);
-    else if (term.coefficient != 1)
-      product = MulOp::create(builder, loc, product,
-                              i64Scalar(loc, term.coefficient, 0));
-    sum = sum ? AddOp::create(builder, loc, sum, product).getResult() : product;
+/// Rank-0 i64 tensor arithmetic in the tract dialect, over the symbol
+/// arguments.
+struct TensorAlgebra : DimAlgebra<Value> {
+  TensorAlgebra(OpBuilder &builder, Location loc,
+                const llvm::StringMap<Value> &symbols)
+      : builder(builder), loc(loc), symbols(symbols) {}
+  Value constant(int64_t value) override {
+    auto type = RankedTensorType::get({}, builder.getI64Type());
+    return ConstOp::create(
+        builder, loc, type,
+        DenseElementsAttr::get(type, builder.getI64IntegerAttr(value)));
   }
-  return sum ? sum : i64Scalar(loc, 0, 0);
+  Value symbol(StringRef name) override { return symbols.lookup(name); }
+  Value add(Value lhs, Value rhs) override {
+    return AddOp::create(builder, loc, lhs, rhs);
+  }
+  Value mul(Value lhs, Value rhs) override {
+    return MulOp::create(builder, loc, lhs, rhs);
+  }
+  Value floorDiv(Value value, int64_t divisor) override {
+    // Truncation, minus one for a negative remainder.
+    Value by = constant(divisor);
+    Value quotient = DivOp::create(builder, loc, value, by);
+    Value remainder = RemOp::create(builder, loc, value, by);
+    Value negative = LtOp::create(builder, loc, remainder, constant(0));
+    Value borrow = CastOp::create(builder, loc, negative, builder.getI64Type());
+    return SubOp::create(builder, loc, quotient, borrow);
+  }
+  Value min(Value lhs, Value rhs) override {
+    return MinOp::create(builder, loc, lhs, rhs);
+  }
+  Value max(Value lhs, Value rhs) override {
+    return MaxOp::create(builder, loc, lhs, rhs);
+  }
+  Value broadcast(Value, Value) override { return {}; }
+  OpBuilder &builder;
+  Location loc;
+  const llvm::StringMap<Value> &symbols;
+};
+
+FailureOr<Value> Externalizer::materialize(Operation *op, const TDim &dim) {
+  TensorAlgebra algebra(builder, op->getLoc(), symbols);
+  if (Value value = buildDim(dim, algebra))
+    return value;
+  return op->emitOpError("cannot compute ")
+         << dim.toString() << " at run time from the symbol inputs";
 }
 
 FailureOr<Value> Externalizer::validFrames(Operation *op, Value input,

@@ -36,6 +36,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
 
@@ -79,17 +80,18 @@ struct Stream {
   }
 };
 
+bool mentionsSymbol(const TDim &dim, StringRef symbol) {
+  std::set<std::string> names;
+  dim.collectSymbols(names);
+  return names.count(symbol.str());
+}
+
 bool mentionsSymbol(Type type, StringRef symbol) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !isTractTensorType(tensor))
-    return false;
-  for (const TDim &dim : getShape(tensor)) {
-    std::set<std::string> names;
-    dim.collectSymbols(names);
-    if (names.count(symbol.str()))
-      return true;
-  }
-  return false;
+  return tensor && isTractTensorType(tensor) &&
+         llvm::any_of(getShape(tensor), [&](const TDim &dim) {
+           return mentionsSymbol(dim, symbol);
+         });
 }
 
 bool isElementwise(Operation *op) {
@@ -164,6 +166,20 @@ private:
   /// Delays the streamed operands of `op` among `operands` so that they all
   /// have the largest delay, which is returned.
   int64_t alignDelays(Operation *op, ArrayRef<unsigned> operands);
+  /// Realigns every streamed operand of `op`, re-infers it and gives its
+  /// result `stream` on `axis`, with the operands' delay and the batch
+  /// length of that axis.
+  LogicalResult alignAndReinfer(Operation *op, Stream stream, int64_t axis);
+  /// Re-infers `op` and gives its result `stream`, with the batch length
+  /// `original` has on the stream's axis.
+  LogicalResult reinferWith(Operation *op, Stream stream,
+                            const Shape &original) {
+    if (failed(reinfer(op)))
+      return failure();
+    stream.dim = original[stream.axis];
+    setStream(op->getResult(0), stream);
+    return success();
+  }
   /// Re-infers `op`'s result types from its (pulsed) operands.
   LogicalResult reinfer(Operation *op);
   /// Records the stream of result `index` of `op`: `stream` with the
@@ -223,11 +239,23 @@ LogicalResult Pulsifier::reinfer(Operation *op) {
   return success();
 }
 
+LogicalResult Pulsifier::alignAndReinfer(Operation *op, Stream stream,
+                                         int64_t axis) {
+  Shape original = getShape(op->getResult(0));
+  SmallVector<unsigned> all(op->getNumOperands());
+  std::iota(all.begin(), all.end(), 0);
+  stream.delay = alignDelays(op, all);
+  if (failed(reinfer(op)))
+    return failure();
+  stream.axis = axis;
+  stream.dim = original[axis];
+  setStream(op->getResult(0), stream);
+  return success();
+}
+
 LogicalResult Pulsifier::pulsifyElementwise(Operation *op) {
   std::optional<Stream> first;
-  SmallVector<unsigned> all;
-  for (auto [index, operand] : llvm::enumerate(op->getOperands())) {
-    all.push_back(index);
+  for (Value operand : op->getOperands()) {
     if (!isStreamed(operand))
       continue;
     const Stream &stream = streams.lookup(operand);
@@ -237,23 +265,16 @@ LogicalResult Pulsifier::pulsifyElementwise(Operation *op) {
     if (!first)
       first = stream;
   }
-  Shape original = getShape(op->getResult(0));
-  int64_t delay = alignDelays(op, all);
+  size_t rank = getShape(op->getResult(0)).size();
   for (Value operand : op->getOperands())
     if (!isStreamed(operand)) {
       Shape shape = getShape(operand);
-      if (shape.size() == original.size() && shape[first->axis] != TDim(1))
+      if (shape.size() == rank && shape[first->axis] != TDim(1))
         return error(op) << "an operand that is not streamed has "
                          << shape[first->axis].toString()
                          << " frames on the streaming axis " << first->axis;
     }
-  if (failed(reinfer(op)))
-    return failure();
-  Stream stream = *first;
-  stream.delay = delay;
-  stream.dim = original[stream.axis];
-  setStream(op->getResult(0), stream);
-  return success();
+  return alignAndReinfer(op, *first, first->axis);
 }
 
 LogicalResult Pulsifier::pulsifyEinsum(EinsumOp op) {
@@ -283,18 +304,7 @@ LogicalResult Pulsifier::pulsifyEinsum(EinsumOp op) {
                        << getShape(operand)[axis].toString()
                        << " frames on the streaming axis '" << *letter << "'";
   }
-  Shape original = getShape(op.getOutput());
-  SmallVector<unsigned> all(op->getNumOperands());
-  std::iota(all.begin(), all.end(), 0);
-  int64_t delay = alignDelays(op, all);
-  if (failed(reinfer(op)))
-    return failure();
-  Stream stream = *first;
-  stream.axis = outputAxis;
-  stream.delay = delay;
-  stream.dim = original[outputAxis];
-  setStream(op.getOutput(), stream);
-  return success();
+  return alignAndReinfer(op, *first, outputAxis);
 }
 
 /// The attributes shared by conv and the pools.
@@ -485,11 +495,7 @@ LogicalResult Pulsifier::pulsifyPad(PadOp op) {
     op.setAfter(newAfter);
     stream.delay -= before;
   }
-  if (failed(reinfer(op)))
-    return failure();
-  stream.dim = original[stream.axis];
-  setStream(op.getOutput(), stream);
-  return success();
+  return reinferWith(op, stream, original);
 }
 
 LogicalResult Pulsifier::pulsifySlice(SliceOp op) {
@@ -505,11 +511,7 @@ LogicalResult Pulsifier::pulsifySlice(SliceOp op) {
     op.setEndAttr(DimAttr::get(op->getContext(), TDim(pulseOf(op.getInput()))));
     stream.delay += *start;
   }
-  if (failed(reinfer(op)))
-    return failure();
-  stream.dim = original[stream.axis];
-  setStream(op.getOutput(), stream);
-  return success();
+  return reinferWith(op, stream, original);
 }
 
 LogicalResult Pulsifier::pulsifyConcat(ConcatOp op) {
@@ -525,17 +527,7 @@ LogicalResult Pulsifier::pulsifyConcat(ConcatOp op) {
   }
   if (static_cast<int64_t>(op.getAxis()) == first->axis)
     return error(op) << "it concatenates along the streaming axis";
-  Shape original = getShape(op.getOutput());
-  SmallVector<unsigned> all(op->getNumOperands());
-  std::iota(all.begin(), all.end(), 0);
-  int64_t delay = alignDelays(op, all);
-  if (failed(reinfer(op)))
-    return failure();
-  Stream stream = *first;
-  stream.delay = delay;
-  stream.dim = original[stream.axis];
-  setStream(op.getOutput(), stream);
-  return success();
+  return alignAndReinfer(op, *first, first->axis);
 }
 
 /// add_axis, rm_axis, move_axis, reshape, broadcast, tile, reduce,
@@ -594,13 +586,8 @@ LogicalResult Pulsifier::pulsifyAxisOp(Operation *op) {
     if (static_cast<int64_t>(gather.getAxis()) <= axis)
       return error(op) << "it gathers on or before the streaming axis";
   }
-  Shape original = getShape(op->getResult(0));
-  if (failed(reinfer(op)))
-    return failure();
   stream.axis = newAxis;
-  stream.dim = original[newAxis];
-  setStream(op->getResult(0), stream);
-  return success();
+  return reinferWith(op, stream, getShape(op->getResult(0)));
 }
 
 LogicalResult Pulsifier::pulsifyDownsample(DownsampleOp op) {
@@ -621,11 +608,7 @@ LogicalResult Pulsifier::pulsifyDownsample(DownsampleOp op) {
     stream.delay = (stream.delay + modulo) / stride;
     stream.rescale(stride);
   }
-  if (failed(reinfer(op)))
-    return failure();
-  stream.dim = original[stream.axis];
-  setStream(op.getOutput(), stream);
-  return success();
+  return reinferWith(op, stream, original);
 }
 
 /// The kernel of the convolution a transposed convolution is, over its
@@ -762,9 +745,7 @@ LogicalResult Pulsifier::pulsifyBroadcastOfConstant(BroadcastOp op) {
   Shape shape(op.getShape().getDims());
   std::optional<int64_t> axis;
   for (auto [index, dim] : llvm::enumerate(shape)) {
-    std::set<std::string> names;
-    dim.collectSymbols(names);
-    if (!names.count(symbol))
+    if (!mentionsSymbol(dim, symbol))
       continue;
     if (axis)
       return error(op) << "it broadcasts to the stream length on two axes";
@@ -851,22 +832,20 @@ LogicalResult Pulsifier::pulsifyOp(Operation *op) {
   }
   if (isElementwise(op))
     return pulsifyElementwise(op);
-  if (auto einsum = dyn_cast<EinsumOp>(op))
-    return pulsifyEinsum(einsum);
-  if (isa<ConvOp, MaxPoolOp, SumPoolOp>(op))
-    return pulsifyWindow(op);
-  if (auto pad = dyn_cast<PadOp>(op))
-    return pulsifyPad(pad);
-  if (auto slice = dyn_cast<SliceOp>(op))
-    return pulsifySlice(slice);
-  if (auto concat = dyn_cast<ConcatOp>(op))
-    return pulsifyConcat(concat);
-  if (auto scan = dyn_cast<ScanOp>(op))
-    return pulsifyScan(scan);
-  if (auto downsample = dyn_cast<DownsampleOp>(op))
-    return pulsifyDownsample(downsample);
-  if (auto deconv = dyn_cast<DeconvOp>(op))
-    return pulsifyDeconv(deconv);
+  std::optional<LogicalResult> result =
+      llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+          .Case([&](EinsumOp einsum) { return pulsifyEinsum(einsum); })
+          .Case<ConvOp, MaxPoolOp, SumPoolOp>(
+              [&](Operation *window) { return pulsifyWindow(window); })
+          .Case([&](PadOp pad) { return pulsifyPad(pad); })
+          .Case([&](SliceOp slice) { return pulsifySlice(slice); })
+          .Case([&](ConcatOp concat) { return pulsifyConcat(concat); })
+          .Case([&](ScanOp scan) { return pulsifyScan(scan); })
+          .Case([&](DownsampleOp down) { return pulsifyDownsample(down); })
+          .Case([&](DeconvOp deconv) { return pulsifyDeconv(deconv); })
+          .Default([](Operation *) { return std::nullopt; });
+  if (result)
+    return *result;
   if (isa<AddAxisOp, RmAxisOp, MoveAxisOp, ReshapeOp, BroadcastOp, TileOp,
           ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, GatherOp>(op) &&
       isStreamed(op->getOperand(0)))
@@ -886,9 +865,7 @@ LogicalResult Pulsifier::run() {
     Shape shape = getShape(argument);
     std::optional<int64_t> axis;
     for (auto [index, dim] : llvm::enumerate(shape)) {
-      std::set<std::string> names;
-      dim.collectSymbols(names);
-      if (!names.count(symbol))
+      if (!mentionsSymbol(dim, symbol))
         continue;
       if (axis || dim.getSymbolName() != symbol)
         return func.emitError("input ")

@@ -125,6 +125,72 @@ private:
   friend struct TDimBuilder;
 };
 
+/// The operations that compute a TDim in some other domain (IR values of
+/// generated code): see buildDim. A callback may fail by returning an empty
+/// value (`!value`), which stops the build.
+template <typename T> struct DimAlgebra {
+  virtual ~DimAlgebra() = default;
+  virtual T constant(int64_t value) = 0;
+  virtual T symbol(llvm::StringRef name) = 0;
+  virtual T add(T lhs, T rhs) = 0;
+  virtual T mul(T lhs, T rhs) = 0;
+  /// Floor division by a positive constant.
+  virtual T floorDiv(T value, int64_t divisor) = 0;
+  virtual T min(T lhs, T rhs) = 0;
+  virtual T max(T lhs, T rhs) = 0;
+  /// The numpy broadcast of two dims: the one that is not 1.
+  virtual T broadcast(T lhs, T rhs) = 0;
+};
+
+/// `dim` computed with `algebra`, term by term (coefficient times atoms,
+/// summed); empty if a callback fails.
+template <typename T> T buildDim(const TDim &dim, DimAlgebra<T> &algebra) {
+  if (std::optional<int64_t> value = dim.getConstant())
+    return algebra.constant(*value);
+  T sum{};
+  for (const TDim::TermView &term : dim.getTerms()) {
+    T product{};
+    for (const TDim::AtomView &atom : term.atoms) {
+      T value{};
+      switch (atom.kind) {
+      case TDim::AtomKind::Symbol:
+        value = algebra.symbol(atom.name);
+        break;
+      case TDim::AtomKind::Div:
+        value = buildDim(atom.args[0], algebra);
+        if (value)
+          value = algebra.floorDiv(value, atom.divisor);
+        break;
+      case TDim::AtomKind::Min:
+      case TDim::AtomKind::Max:
+      case TDim::AtomKind::Broadcast:
+        for (const TDim &arg : atom.args) {
+          T operand = buildDim(arg, algebra);
+          if (!operand)
+            return T{};
+          value = !value ? operand
+                  : atom.kind == TDim::AtomKind::Min
+                      ? algebra.min(value, operand)
+                  : atom.kind == TDim::AtomKind::Max
+                      ? algebra.max(value, operand)
+                      : algebra.broadcast(value, operand);
+        }
+        break;
+      }
+      if (!value)
+        return T{};
+      product = product ? algebra.mul(product, value) : value;
+    }
+    T termValue =
+        !product ? algebra.constant(term.coefficient)
+        : term.coefficient == 1
+            ? product
+            : algebra.mul(product, algebra.constant(term.coefficient));
+    sum = sum ? algebra.add(sum, termValue) : termValue;
+  }
+  return sum ? sum : algebra.constant(0);
+}
+
 /// A relation between two dims, `A op B`, as written in an assertion.
 struct DimRelation {
   enum class Kind { GreaterOrEqual, Greater, LessOrEqual, Less, Equal };
