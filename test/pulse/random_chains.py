@@ -6,10 +6,10 @@ chain of layers drawn from convolutions (kernel 1-5, stride 1-2, dilation
 1-2, any padding), transposed convolutions, max and average pools, constant pads and slices of the
 time axis, element-wise activations, a channel matmul (transpose, MatMul,
 transpose back), two branches with different delays concatenated over the
-channels, and a GRU (a scan carried across pulses). Every model runs twice
-through `tract`: in batch (`tract run`, outputs saved) and streamed at
-several pulses (`tract --pulse S=P run`), whose outputs, shifted by their
-delay, must match the batch outputs. The pulses are multiples of the
+channels, and a GRU or an LSTM (a scan carried across pulses, with one or
+two states). Every model runs twice through `tract`: in batch (`tract run`,
+outputs saved) and streamed at several pulses (`tract --pulse S=P run`),
+whose outputs, shifted by their delay, must match the batch outputs. The pulses are multiples of the
 chain's total stride, so that none is refused.
 
 The seed list makes the cases reproducible; `--cases N` and `--seed K`
@@ -138,17 +138,20 @@ class Chain:
         self.description.append(f"concat(x, conv(k={k},same))")
         return self.node("Concat", [x, conv], axis=1)
 
-    def gru(self, x, channels, hidden):
-        w = self.const(self.weights(1, 3 * hidden, channels))
-        rw = self.const(self.weights(1, 3 * hidden, hidden))
-        b = self.const(self.weights(1, 6 * hidden, 1).reshape(1, 6 * hidden))
+    def recurrence(self, x, channels, hidden, op):
+        """A GRU (3 gates, one state) or an LSTM (4 gates, two states)."""
+        gates = 3 if op == "GRU" else 4
+        w = self.const(self.weights(1, gates * hidden, channels))
+        rw = self.const(self.weights(1, gates * hidden, hidden))
+        b = self.const(self.weights(1, 2 * gates * hidden, 1).reshape(
+            1, 2 * gates * hidden))
         t = self.node("Transpose", [x], perm=[2, 0, 1])
-        out = self.name("gru")
-        self.nodes.append(helper.make_node("GRU", [t, w, rw, b], [out],
+        out = self.name(op.lower())
+        self.nodes.append(helper.make_node(op, [t, w, rw, b], [out],
                                            hidden_size=hidden))
         squeezed = self.node("Squeeze", [out, self.const(
             np.array([1], np.int64), "a")])
-        self.description.append(f"gru({hidden})")
+        self.description.append(f"{op.lower()}({hidden})")
         return self.node("Transpose", [squeezed], perm=[1, 2, 0])
 
 
@@ -185,8 +188,9 @@ def make_case(seed):
         elif kind == "branches":
             current = chain.branches(current, channels)
             channels *= 2
-    if rng.random() < 0.4:
-        current = chain.gru(current, channels, int(rng.integers(2, 5)))
+    if rng.random() < 0.5:
+        current = chain.recurrence(current, channels, int(rng.integers(2, 5)),
+                                   rng.choice(["GRU", "LSTM"]))
     graph = helper.make_graph(
         chain.nodes, f"case{seed}",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT,
