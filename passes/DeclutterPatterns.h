@@ -34,6 +34,11 @@ void populateDeclutterActivationPatterns(RewritePatternSet &patterns);
 /// absorbed into the letters of an einsum.
 void populateDeclutterAxisPatterns(RewritePatternSet &patterns);
 
+/// Scans: full inputs captured, dead states, inputs and outputs dropped,
+/// single-iteration scans inlined, ops of a scanned chunk and invariants
+/// (the input half of a recurrent matmul) hoisted out of the loop.
+void populateDeclutterScanPatterns(RewritePatternSet &patterns);
+
 /// The dense value of `value` when a tract.const defines it.
 DenseElementsAttr getConstantValue(Value value);
 
