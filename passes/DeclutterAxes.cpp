@@ -153,6 +153,167 @@ Value cloneOn(PatternRewriter &rewriter, Operation *op, ValueRange operands) {
   return copy->getResult(0);
 }
 
+/// Whether a move_axis of `value` can be absorbed above it: `value` is read
+/// once and is an einsum's result, or an element-wise op of such values and
+/// constants (the move travels up to the einsum).
+bool absorbable(Value value, int depth) {
+  Operation *op = value.getDefiningOp();
+  if (!op || !value.hasOneUse() || depth > 4)
+    return false;
+  if (auto einsum = dyn_cast<EinsumOp>(op))
+    return einsum.getExpr().contains("->");
+  if (!isElementwiseUnary(op) && !isElementwiseBinary(op))
+    return false;
+  bool any = false;
+  for (Value operand : op->getOperands()) {
+    if (DenseElementsAttr constant = getConstantValue(operand)) {
+      if (!constant.isSplat() && constant.getNumElements() > 4096)
+        return false;
+      continue;
+    }
+    if (!absorbable(operand, depth + 1))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// move_axis(f(x, c)) -> f(move_axis(x), move_axis(c)) for element-wise f
+/// when x is absorbable: an einsum's result (the move becomes its output
+/// letters), perhaps through more element-wise ops. The bias add between a
+/// 1x1 convolution and a transpose to channels-last is the usual case.
+struct PullMoveAxisUp : OpRewritePattern<MoveAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    Value input = op.getInput();
+    Operation *producer = input.getDefiningOp();
+    if (!producer || isa<EinsumOp>(producer) || !absorbable(input, 0))
+      return rewriter.notifyMatchFailure(op, "nothing above absorbs it");
+    SmallVector<Value> operands;
+    for (Value operand : producer->getOperands())
+      operands.push_back(MoveAxisOp::create(rewriter, operand.getLoc(), operand,
+                                            op.getFrom(), op.getTo()));
+    rewriter.replaceOp(op, cloneOn(rewriter, producer, operands));
+    // Its only reader gone, the producer goes now: the einsum above must
+    // be seen read once.
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
+/// The permutation a move_axis applies: output axis i is input axis
+/// perm[i].
+SmallVector<int64_t> permutationOf(MoveAxisOp move) {
+  int64_t rank = move.getType().getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  applyMove(perm, move.getFrom(), move.getTo());
+  return perm;
+}
+
+/// `value` permuted by `perm` (output axis i is input axis perm[i]) with
+/// the fewest moves.
+Value permute(PatternRewriter &rewriter, Location loc, Value value,
+              ArrayRef<int64_t> perm) {
+  for (auto [from, to] : movesFor(perm))
+    value =
+        MoveAxisOp::create(rewriter, loc, value, static_cast<uint64_t>(from),
+                           static_cast<uint64_t>(to));
+  return value;
+}
+
+/// slice(move_axis(x)) -> move_axis(slice(x)) on the axis it came from.
+/// Every reader of the move must be a slice (the q, k, v of an attention):
+/// each gets its own move, which travels on to meet an einsum.
+struct PushMoveAxisThroughSlice : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
+    if (!move || !llvm::all_of(move->getUsers(), [](Operation *user) {
+          return isa<SliceOp>(user);
+        }))
+      return rewriter.notifyMatchFailure(op, "not only sliced after a move");
+    SmallVector<int64_t> perm = permutationOf(move);
+    auto slice = cast<SliceOp>(rewriter.clone(*op));
+    slice.getInputMutable().assign(move.getInput());
+    slice.setAxis(static_cast<uint64_t>(perm[op.getAxis()]));
+    Value sliced = cloneOn(rewriter, slice, move.getInput());
+    rewriter.eraseOp(slice);
+    rewriter.replaceOpWithNewOp<MoveAxisOp>(op, sliced, move.getFrom(),
+                                            move.getTo());
+    return success();
+  }
+};
+
+/// rm_axis(move_axis(x)) -> move_axis(rm_axis(x)): the axis is removed
+/// where it came from, and the rest of the permutation stays (no move at
+/// all when the moved axis is the one removed).
+struct PushMoveAxisThroughRmAxis : OpRewritePattern<RmAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
+    if (!move || !move->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not after a single-use move");
+    SmallVector<int64_t> perm = permutationOf(move);
+    int64_t removed = perm[op.getAxis()];
+    SmallVector<int64_t> rest;
+    for (int64_t axis : perm)
+      if (axis != removed)
+        rest.push_back(axis - (axis > removed));
+    Value result = RmAxisOp::create(rewriter, op.getLoc(), move.getInput(),
+                                    static_cast<uint64_t>(removed));
+    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), result, rest));
+    return success();
+  }
+};
+
+/// The axes `axes` of a move's output, as axes of its input, in order.
+SmallVector<int64_t> axesBefore(MoveAxisOp move, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> perm = permutationOf(move);
+  SmallVector<int64_t> before;
+  for (int64_t axis : axes)
+    before.push_back(perm[axis]);
+  llvm::sort(before);
+  return before;
+}
+
+/// reduce, softmax, log_softmax and rms_norm of move_axis(x) ->
+/// move_axis of the same op over the axes they came from (reductions keep
+/// their axes, so the move is the same).
+struct PushMoveAxisThroughNormalization : RewritePattern {
+  PushMoveAxisThroughNormalization(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp>(op))
+      return failure();
+    auto move = op->getOperand(0).getDefiningOp<MoveAxisOp>();
+    if (!move || !move->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not after a single-use move");
+    Operation *copy = rewriter.clone(*op);
+    if (auto reduce = dyn_cast<ReduceOp>(copy))
+      reduce.setAxes(axesBefore(move, reduce.getAxes()));
+    else if (auto softmax = dyn_cast<SoftmaxOp>(copy))
+      softmax.setAxes(axesBefore(move, softmax.getAxes()));
+    else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(copy))
+      logSoftmax.setAxes(axesBefore(move, logSoftmax.getAxes()));
+    else if (auto rms = dyn_cast<RmsNormOp>(copy))
+      rms.setAxis(static_cast<uint64_t>(
+          axesBefore(move, {static_cast<int64_t>(rms.getAxis())})[0]));
+    Value result = cloneOn(rewriter, copy, move.getInput());
+    rewriter.eraseOp(copy);
+    rewriter.replaceOpWithNewOp<MoveAxisOp>(op, result, move.getFrom(),
+                                            move.getTo());
+    return success();
+  }
+};
+
 /// f(move_axis(x)) -> move_axis(f(x)) for element-wise f, and
 /// g(move_axis(x), c) -> move_axis(g(x, move_axis⁻¹(c))) for a constant or
 /// an identically moved other operand: the move travels down to meet its
@@ -172,6 +333,8 @@ struct PushMoveAxisDown : RewritePattern {
         break;
     if (!move || !move->hasOneUse())
       return rewriter.notifyMatchFailure(op, "no single-use move_axis operand");
+    if (absorbable(move.getInput(), 0))
+      return rewriter.notifyMatchFailure(op, "the einsum above absorbs it");
     uint64_t from = move.getFrom(), to = move.getTo();
     SmallVector<Value> operands;
     for (Value operand : op->getOperands()) {
@@ -265,6 +428,8 @@ struct AbsorbMoveAxisIntoEinsumOutput : OpRewritePattern<MoveAxisOp> {
 
 void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
   patterns.add<ComposeMoveAxisChain, CancelAddThenRmAxis, CancelRmThenAddAxis,
-               PushMoveAxisDown, AbsorbMoveAxisIntoEinsumInput,
-               AbsorbMoveAxisIntoEinsumOutput>(patterns.getContext());
+               PushMoveAxisDown, PullMoveAxisUp, PushMoveAxisThroughSlice,
+               PushMoveAxisThroughRmAxis, PushMoveAxisThroughNormalization,
+               AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput>(
+      patterns.getContext());
 }

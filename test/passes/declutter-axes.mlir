@@ -148,3 +148,120 @@ func.func @shared_einsum_keeps_move(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) ->
   %1 = tract.move_axis %0 {from = 0 : i64, to = 1 : i64} : tensor<2x4xf32> -> tensor<4x2xf32>
   return %0, %1 : tensor<2x4xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// A transpose to channels-last after a 1x1 convolution's einsum and its
+// bias travels up through the add (the bias moves too) into the einsum's
+// output letters.
+// CHECK-LABEL: func.func @move_pulled_up_into_einsum
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4x3x3xf32>)
+// CHECK-DAG: %[[B:.*]] = tract.const dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00]]]]> : tensor<1x1x1x2xf32>
+// CHECK-DAG: %[[W:.*]] = tract.const dense<5.000000e-01> : tensor<2x4xf32>
+// CHECK: %[[E:.*]] = tract.einsum %[[X]], %[[W]] {expr = "ncxy,oc->nxyo"} : (tensor<1x4x3x3xf32>, tensor<2x4xf32>) -> tensor<1x3x3x2xf32>
+// CHECK-NEXT: %[[A:.*]] = tract.add %[[E]], %[[B]]
+// CHECK-NEXT: %[[S:.*]] = tract.sigmoid %[[A]]
+// CHECK-NEXT: return %[[S]]
+func.func @move_pulled_up_into_einsum(%x: tensor<1x4x3x3xf32>) -> tensor<1x3x3x2xf32> {
+  %w = tract.const dense<0.5> : tensor<2x4xf32>
+  %b = tract.const dense<[[[[1.0]], [[2.0]]]]> : tensor<1x2x1x1xf32>
+  %e = tract.einsum %x, %w {expr = "ncxy,oc->noxy"} : (tensor<1x4x3x3xf32>, tensor<2x4xf32>) -> tensor<1x2x3x3xf32>
+  %a = tract.add %e, %b : (tensor<1x2x3x3xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %s = tract.sigmoid %a : tensor<1x2x3x3xf32>
+  %m = tract.move_axis %s {from = 1 : i64, to = 3 : i64} : tensor<1x2x3x3xf32> -> tensor<1x3x3x2xf32>
+  return %m : tensor<1x3x3x2xf32>
+}
+
+// -----
+
+// The einsum's result is read twice: the move stays below the add.
+// CHECK-LABEL: func.func @move_not_pulled_into_shared_einsum
+// CHECK: tract.einsum {{.*}} {expr = "ncxy,oc->noxy"}
+// CHECK: tract.add
+// CHECK-NEXT: tract.move_axis
+func.func @move_not_pulled_into_shared_einsum(%x: tensor<1x4x3x3xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x2x3x3xf32>) {
+  %w = tract.const dense<0.5> : tensor<2x4xf32>
+  %b = tract.const dense<[[[[1.0]], [[2.0]]]]> : tensor<1x2x1x1xf32>
+  %e = tract.einsum %x, %w {expr = "ncxy,oc->noxy"} : (tensor<1x4x3x3xf32>, tensor<2x4xf32>) -> tensor<1x2x3x3xf32>
+  %a = tract.add %e, %b : (tensor<1x2x3x3xf32>, tensor<1x2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %m = tract.move_axis %a {from = 1 : i64, to = 3 : i64} : tensor<1x2x3x3xf32> -> tensor<1x3x3x2xf32>
+  return %m, %e : tensor<1x3x3x2xf32>, tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Attention heads: the (2, 0, 3, 1, 4) transpose of a fused q, k, v
+// projection goes down through the slices, the axis removal, the scaling
+// and the softmax into the einsums' letters.
+// CHECK-LABEL: func.func @attention_transpose_absorbed
+// CHECK-NOT: tract.move_axis
+// CHECK: tract.einsum {{.*}} {expr = "bqhd,bkhd->bhqk"}
+// CHECK-NEXT: tract.softmax {{.*}} {axes = array<i64: 3>}
+// CHECK-NEXT: tract.einsum {{.*}} {expr = "bhqk,bkhd->bhqd"}
+// CHECK-NEXT: return
+func.func @attention_transpose_absorbed(%x: tensor<1x5x3x2x4xf32>) -> tensor<1x2x5x4xf32> {
+  %scale = tract.const dense<0.5> : tensor<1x1x1x1xf32>
+  %m0 = tract.move_axis %x {from = 0 : i64, to = 2 : i64} : tensor<1x5x3x2x4xf32> -> tensor<5x3x1x2x4xf32>
+  %m1 = tract.move_axis %m0 {from = 0 : i64, to = 3 : i64} : tensor<5x3x1x2x4xf32> -> tensor<3x1x2x5x4xf32>
+  %qs = tract.slice %m1 {axis = 0 : i64, start = #tract.dim<0>, end = #tract.dim<1>} : tensor<3x1x2x5x4xf32> -> tensor<1x1x2x5x4xf32>
+  %ks = tract.slice %m1 {axis = 0 : i64, start = #tract.dim<1>, end = #tract.dim<2>} : tensor<3x1x2x5x4xf32> -> tensor<1x1x2x5x4xf32>
+  %vs = tract.slice %m1 {axis = 0 : i64, start = #tract.dim<2>, end = #tract.dim<3>} : tensor<3x1x2x5x4xf32> -> tensor<1x1x2x5x4xf32>
+  %q = tract.rm_axis %qs {axis = 0 : i64} : tensor<1x1x2x5x4xf32> -> tensor<1x2x5x4xf32>
+  %k = tract.rm_axis %ks {axis = 0 : i64} : tensor<1x1x2x5x4xf32> -> tensor<1x2x5x4xf32>
+  %v = tract.rm_axis %vs {axis = 0 : i64} : tensor<1x1x2x5x4xf32> -> tensor<1x2x5x4xf32>
+  %qk = tract.mul %q, %scale : (tensor<1x2x5x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x2x5x4xf32>
+  %s = tract.einsum %qk, %k {expr = "bhqd,bhkd->bhqk"} : (tensor<1x2x5x4xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x5x5xf32>
+  %p = tract.softmax %s {axes = array<i64: 3>} : tensor<1x2x5x5xf32> -> tensor<1x2x5x5xf32>
+  %o = tract.einsum %p, %v {expr = "bhqk,bhkd->bhqd"} : (tensor<1x2x5x5xf32>, tensor<1x2x5x4xf32>) -> tensor<1x2x5x4xf32>
+  return %o : tensor<1x2x5x4xf32>
+}
+
+// -----
+
+// A move read by a slice and something else stays.
+// CHECK-LABEL: func.func @move_read_by_other_than_slices_kept
+// CHECK: %[[M:.*]] = tract.move_axis
+// CHECK-NEXT: tract.slice %[[M]]
+func.func @move_read_by_other_than_slices_kept(%x: tensor<2x3xf32>) -> (tensor<1x2xf32>, tensor<3x2xf32>) {
+  %m = tract.move_axis %x {from = 0 : i64, to = 1 : i64} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %s = tract.slice %m {axis = 0 : i64, start = #tract.dim<0>, end = #tract.dim<1>} : tensor<3x2xf32> -> tensor<1x2xf32>
+  return %s, %m : tensor<1x2xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// Removing the moved axis needs no move; removing another one keeps the
+// rest of the permutation.
+// CHECK-LABEL: func.func @move_through_rm_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x4xf32>, %[[Y:.*]]: tensor<2x1x4xf32>)
+// CHECK-NEXT: %[[A:.*]] = tract.rm_axis %[[X]] {axis = 0 : i64} : tensor<1x3x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[B:.*]] = tract.rm_axis %[[Y]] {axis = 1 : i64} : tensor<2x1x4xf32> -> tensor<2x4xf32>
+// CHECK-NEXT: %[[C:.*]] = tract.move_axis %[[B]] {from = 0 : i64, to = 1 : i64} : tensor<2x4xf32> -> tensor<4x2xf32>
+// CHECK-NEXT: return %[[A]], %[[C]]
+func.func @move_through_rm_axis(%x: tensor<1x3x4xf32>, %y: tensor<2x1x4xf32>) -> (tensor<3x4xf32>, tensor<4x2xf32>) {
+  %m = tract.move_axis %x {from = 0 : i64, to = 2 : i64} : tensor<1x3x4xf32> -> tensor<3x4x1xf32>
+  %a = tract.rm_axis %m {axis = 2 : i64} : tensor<3x4x1xf32> -> tensor<3x4xf32>
+  %n = tract.move_axis %y {from = 0 : i64, to = 2 : i64} : tensor<2x1x4xf32> -> tensor<1x4x2xf32>
+  %b = tract.rm_axis %n {axis = 0 : i64} : tensor<1x4x2xf32> -> tensor<4x2xf32>
+  return %a, %b : tensor<3x4xf32>, tensor<4x2xf32>
+}
+
+// -----
+
+// Reductions and normalizations run on the axes the move came from.
+// CHECK-LABEL: func.func @move_through_reductions
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[R:.*]] = tract.reduce sum %[[X]] {axes = array<i64: 0, 1>} : tensor<2x3x4xf32> -> tensor<1x1x4xf32>
+// CHECK-NEXT: %[[A:.*]] = tract.move_axis %[[R]] {from = 0 : i64, to = 2 : i64} : tensor<1x1x4xf32> -> tensor<1x4x1xf32>
+// CHECK-NEXT: %[[N:.*]] = tract.rms_norm %[[X]] {axis = 0 : i64}
+// CHECK-NEXT: %[[S:.*]] = tract.softmax %[[N]] {axes = array<i64: 1>}
+// CHECK-NEXT: %[[B:.*]] = tract.move_axis %[[S]] {from = 0 : i64, to = 2 : i64} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @move_through_reductions(%x: tensor<2x3x4xf32>) -> (tensor<1x4x1xf32>, tensor<3x4x2xf32>) {
+  %m = tract.move_axis %x {from = 0 : i64, to = 2 : i64} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  %r = tract.reduce sum %m {axes = array<i64: 0, 2>} : tensor<3x4x2xf32> -> tensor<1x4x1xf32>
+  %n = tract.move_axis %x {from = 0 : i64, to = 2 : i64} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  %a = tract.rms_norm %n {axis = 2 : i64} : tensor<3x4x2xf32> -> tensor<3x4x2xf32>
+  %s = tract.softmax %a {axes = array<i64: 0>} : tensor<3x4x2xf32> -> tensor<3x4x2xf32>
+  return %r, %s : tensor<1x4x1xf32>, tensor<3x4x2xf32>
+}
