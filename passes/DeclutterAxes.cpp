@@ -8,7 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
 #include "passes/DeclutterPatterns.h"
 
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -424,12 +426,115 @@ struct AbsorbMoveAxisIntoEinsumOutput : OpRewritePattern<MoveAxisOp> {
   }
 };
 
+/// slice(slice(x, a, s1, e1), a, s2, e2) -> slice(x, a, s1 + s2, s1 + e2).
+struct ComposeSlices : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<SliceOp>();
+    if (!inner || inner.getAxis() != op.getAxis())
+      return rewriter.notifyMatchFailure(op, "not a slice of a slice");
+    MLIRContext *context = op.getContext();
+    TDim offset = inner.getStart().getValue();
+    rewriter.replaceOpWithNewOp<SliceOp>(
+        op, op.getType(), inner.getInput(), op.getAxis(),
+        DimAttr::get(context, offset + op.getStart().getValue()),
+        DimAttr::get(context, offset + op.getEnd().getValue()));
+    return success();
+  }
+};
+
+/// A slice of a concat along its axis that falls within one of the
+/// concatenated inputs is a slice of that input (or the input itself).
+struct SliceOfConcat : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto concat = op.getInput().getDefiningOp<ConcatOp>();
+    std::optional<int64_t> start = op.getStart().getValue().getConstant();
+    std::optional<int64_t> end = op.getEnd().getValue().getConstant();
+    if (!concat || concat.getAxis() != op.getAxis() || !start || !end)
+      return rewriter.notifyMatchFailure(op, "not a static slice of a concat");
+    int64_t axis = op.getAxis(), offset = 0;
+    for (Value input : concat.getInputs()) {
+      std::optional<int64_t> length = getShape(input)[axis].getConstant();
+      if (!length)
+        return rewriter.notifyMatchFailure(op, "symbolic concat input");
+      if (*start >= offset && *end <= offset + *length) {
+        MLIRContext *context = op.getContext();
+        rewriter.replaceOpWithNewOp<SliceOp>(
+            op, op.getType(), input, op.getAxis(),
+            DimAttr::get(context, *start - offset),
+            DimAttr::get(context, *end - offset));
+        return success();
+      }
+      offset += *length;
+    }
+    return rewriter.notifyMatchFailure(op, "the slice spans several inputs");
+  }
+};
+
+/// reshape(reshape(x)) -> one reshape of the axes that change between x and
+/// the result (the common leading and trailing dims stay out of it).
+struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "not a reshape of a reshape");
+    Value x = inner.getInput();
+    Shape from = getShape(x), to = getShape(op.getType());
+    size_t prefix = 0, suffix = 0;
+    while (prefix < from.size() && prefix < to.size() &&
+           from[prefix] == to[prefix])
+      ++prefix;
+    while (suffix + prefix < from.size() && suffix + prefix < to.size() &&
+           from[from.size() - 1 - suffix] == to[to.size() - 1 - suffix])
+      ++suffix;
+    SmallVector<TDim> dims(to.begin() + prefix, to.end() - suffix);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, op.getType(), x, static_cast<uint64_t>(prefix),
+        static_cast<uint64_t>(from.size() - prefix - suffix),
+        ShapeAttr::get(op.getContext(), dims));
+    return success();
+  }
+};
+
+/// A reshape that only removes or inserts one axis of 1 is that axis op,
+/// which the other axis rewrites know.
+struct ReshapeToAxisOp : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<TDim> to = op.getTo().getDims();
+    uint64_t at = op.getAt();
+    if (op.getCount() == 1 && to.empty() &&
+        getShape(op.getInput())[at] == TDim(1)) {
+      rewriter.replaceOpWithNewOp<RmAxisOp>(op, op.getType(), op.getInput(),
+                                            at);
+      return success();
+    }
+    if (op.getCount() == 0 && to.size() == 1 && to[0] == TDim(1)) {
+      rewriter.replaceOpWithNewOp<AddAxisOp>(op, op.getType(), op.getInput(),
+                                             at);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not one axis of 1");
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
   patterns.add<ComposeMoveAxisChain, CancelAddThenRmAxis, CancelRmThenAddAxis,
                PushMoveAxisDown, PullMoveAxisUp, PushMoveAxisThroughSlice,
                PushMoveAxisThroughRmAxis, PushMoveAxisThroughNormalization,
-               AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput>(
+               AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput,
+               ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp>(
       patterns.getContext());
 }

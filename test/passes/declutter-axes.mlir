@@ -265,3 +265,68 @@ func.func @move_through_reductions(%x: tensor<2x3x4xf32>) -> (tensor<1x4x1xf32>,
   %s = tract.softmax %a {axes = array<i64: 0>} : tensor<3x4x2xf32> -> tensor<3x4x2xf32>
   return %r, %s : tensor<1x4x1xf32>, tensor<3x4x2xf32>
 }
+
+// -----
+
+// A slice of a slice on the same axis is one slice; on another axis both
+// stay.
+// CHECK-LABEL: func.func @slice_of_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<10x4xf32>)
+// CHECK-NEXT: %[[B:.*]] = tract.slice %[[X]] {axis = 0 : i64, end = #tract.dim<8>, start = #tract.dim<2>}
+// CHECK-NEXT: %[[A:.*]] = tract.slice %[[X]] {axis = 0 : i64, end = #tract.dim<6>, start = #tract.dim<3>} : tensor<10x4xf32> -> tensor<3x4xf32>
+// CHECK-NEXT: %[[C:.*]] = tract.slice %[[B]] {axis = 1 : i64, end = #tract.dim<3>, start = #tract.dim<1>}
+// CHECK-NEXT: return %[[A]], %[[C]]
+func.func @slice_of_slice(%x: tensor<10x4xf32>) -> (tensor<3x4xf32>, tensor<6x2xf32>) {
+  %a = tract.slice %x {axis = 0 : i64, start = #tract.dim<2>, end = #tract.dim<8>} : tensor<10x4xf32> -> tensor<6x4xf32>
+  %b = tract.slice %a {axis = 0 : i64, start = #tract.dim<1>, end = #tract.dim<4>} : tensor<6x4xf32> -> tensor<3x4xf32>
+  %c = tract.slice %a {axis = 1 : i64, start = #tract.dim<1>, end = #tract.dim<3>} : tensor<6x4xf32> -> tensor<6x2xf32>
+  return %b, %c : tensor<3x4xf32>, tensor<6x2xf32>
+}
+
+// -----
+
+// Slices of a concat that fall within one input read that input; one
+// across two inputs stays.
+// CHECK-LABEL: func.func @slice_of_concat
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>, %[[Y:.*]]: tensor<2x4xf32>)
+// CHECK-NEXT: %[[C:.*]] = tract.concat %[[X]], %[[Y]]
+// CHECK-NEXT: %[[S:.*]] = tract.slice %[[Y]] {axis = 1 : i64, end = #tract.dim<3>, start = #tract.dim<1>} : tensor<2x4xf32> -> tensor<2x2xf32>
+// CHECK-NEXT: %[[T:.*]] = tract.slice %[[C]] {axis = 1 : i64, end = #tract.dim<5>, start = #tract.dim<2>}
+// CHECK-NEXT: return %[[X]], %[[S]], %[[T]]
+func.func @slice_of_concat(%x: tensor<2x3xf32>, %y: tensor<2x4xf32>) -> (tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32>) {
+  %c = tract.concat %x, %y {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<2x7xf32>
+  %a = tract.slice %c {axis = 1 : i64, start = #tract.dim<0>, end = #tract.dim<3>} : tensor<2x7xf32> -> tensor<2x3xf32>
+  %b = tract.slice %c {axis = 1 : i64, start = #tract.dim<4>, end = #tract.dim<6>} : tensor<2x7xf32> -> tensor<2x2xf32>
+  %t = tract.slice %c {axis = 1 : i64, start = #tract.dim<2>, end = #tract.dim<5>} : tensor<2x7xf32> -> tensor<2x3xf32>
+  return %a, %b, %t : tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x3xf32>
+}
+
+// -----
+
+// Two reshapes become one over the axes that change.
+// CHECK-LABEL: func.func @reshape_of_reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<2x12x5xf32>)
+// CHECK-NEXT: %[[R:.*]] = tract.reshape %[[X]] {at = 1 : i64, count = 1 : i64, to = #tract.shape<[2, 2, 3]>} : tensor<2x12x5xf32> -> tensor<2x2x2x3x5xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @reshape_of_reshape(%x: tensor<2x12x5xf32>) -> tensor<2x2x2x3x5xf32> {
+  %a = tract.reshape %x {at = 1 : i64, count = 1 : i64, to = #tract.shape<[4, 3]>} : tensor<2x12x5xf32> -> tensor<2x4x3x5xf32>
+  %b = tract.reshape %a {at = 1 : i64, count = 1 : i64, to = #tract.shape<[2, 2]>} : tensor<2x4x3x5xf32> -> tensor<2x2x2x3x5xf32>
+  return %b : tensor<2x2x2x3x5xf32>
+}
+
+// -----
+
+// A reshape that removes or inserts one axis of 1 is rm_axis or add_axis;
+// one that splits an axis stays.
+// CHECK-LABEL: func.func @reshape_as_axis_op
+// CHECK-SAME: (%[[X:.*]]: tensor<2x1x?xf32, #tract.dims<[S]>>, %[[Y:.*]]: tensor<6xf32>)
+// CHECK-NEXT: %[[A:.*]] = tract.rm_axis %[[X]] {axis = 1 : i64} : tensor<2x1x?xf32, #tract.dims<[S]>> -> tensor<2x?xf32, #tract.dims<[S]>>
+// CHECK-NEXT: %[[B:.*]] = tract.add_axis %[[Y]] {axis = 1 : i64} : tensor<6xf32> -> tensor<6x1xf32>
+// CHECK-NEXT: %[[C:.*]] = tract.reshape %[[Y]] {at = 0 : i64, count = 1 : i64, to = #tract.shape<[2, 3]>}
+// CHECK-NEXT: return %[[A]], %[[B]], %[[C]]
+func.func @reshape_as_axis_op(%x: tensor<2x1x?xf32, #tract.dims<[S]>>, %y: tensor<6xf32>) -> (tensor<2x?xf32, #tract.dims<[S]>>, tensor<6x1xf32>, tensor<2x3xf32>) {
+  %a = tract.reshape %x {at = 1 : i64, count = 1 : i64, to = #tract.shape<[]>} : tensor<2x1x?xf32, #tract.dims<[S]>> -> tensor<2x?xf32, #tract.dims<[S]>>
+  %b = tract.reshape %y {at = 1 : i64, count = 0 : i64, to = #tract.shape<[1]>} : tensor<6xf32> -> tensor<6x1xf32>
+  %c = tract.reshape %y {at = 0 : i64, count = 1 : i64, to = #tract.shape<[2, 3]>} : tensor<6xf32> -> tensor<2x3xf32>
+  return %a, %b, %c : tensor<2x?xf32, #tract.dims<[S]>>, tensor<6x1xf32>, tensor<2x3xf32>
+}
