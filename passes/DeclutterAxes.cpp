@@ -1,10 +1,12 @@
 //===- DeclutterAxes.cpp - axis-change propagation ------------------------===//
 //
 // A transpose imports as a chain of move_axis ops. Chains are composed into
-// the fewest moves of their permutation (none when it is the identity), and
-// a move_axis is pushed down through element-wise ops so that it meets its
-// inverse, or absorbed into an einsum's letters; add_axis/rm_axis pairs on
-// the same axis cancel.
+// the fewest moves of their permutation (none when it is the identity). A
+// move_axis is pushed down through element-wise ops, slices, axis ops,
+// reductions and normalizations (split per reader when it has several),
+// or pulled up into the einsum above, so that it meets its inverse or
+// becomes einsum letters. add_axis/rm_axis pairs on the same axis cancel;
+// reshapes and slices of their own kind compose.
 //
 //===----------------------------------------------------------------------===//
 
@@ -346,6 +348,12 @@ struct PushMoveAxisDown : RewritePattern {
         operands.push_back(other.getInput());
         continue;
       }
+      if (absorbable(operand, 0)) {
+        // The einsum above takes the inverse move into its letters.
+        operands.push_back(
+            MoveAxisOp::create(rewriter, operand.getLoc(), operand, to, from));
+        continue;
+      }
       DenseElementsAttr constant = getConstantValue(operand);
       if (!constant)
         return rewriter.notifyMatchFailure(op, "an operand cannot be moved");
@@ -359,6 +367,90 @@ struct PushMoveAxisDown : RewritePattern {
     Value result = cloneOn(rewriter, op, operands);
     rewriter.replaceOpWithNewOp<MoveAxisOp>(
         op, result, static_cast<uint64_t>(from), static_cast<uint64_t>(to));
+    return success();
+  }
+};
+
+/// add_axis(move_axis(x)) -> move_axis(add_axis(x)): the new axis goes in
+/// x right after the axis that precedes it in the result.
+struct PushMoveAxisThroughAddAxis : OpRewritePattern<AddAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
+    if (!move || !move->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not after a single-use move");
+    SmallVector<int64_t> perm = permutationOf(move);
+    int64_t added = op.getAxis();
+    int64_t inserted = added == 0 ? 0 : perm[added - 1] + 1;
+    SmallVector<int64_t> extended;
+    for (int64_t axis : perm)
+      extended.push_back(axis + (axis >= inserted));
+    extended.insert(extended.begin() + added, inserted);
+    Value result = AddAxisOp::create(rewriter, op.getLoc(), move.getInput(),
+                                     static_cast<uint64_t>(inserted));
+    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), result, extended));
+    return success();
+  }
+};
+
+/// Whether `value` is computed from `source` within a few ops.
+bool derivesFrom(Value value, Value source, int depth) {
+  if (value == source)
+    return true;
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 8)
+    return false;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return derivesFrom(operand, source, depth + 1);
+  });
+}
+
+/// Whether `user` lets a move of its operand `moved` through (or absorbs
+/// it): the rewrites above handle it once the move is its own.
+bool takesMove(Operation *user, Value moved) {
+  if (isa<ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, SliceOp, RmAxisOp,
+          AddAxisOp>(user) ||
+      isElementwiseUnary(user))
+    return true;
+  if (auto einsum = dyn_cast<EinsumOp>(user))
+    return einsum.getExpr().contains("->");
+  if (!isElementwiseBinary(user))
+    return false;
+  return llvm::all_of(user->getOperands(), [&](Value operand) {
+    DenseElementsAttr constant = getConstantValue(operand);
+    return operand == moved ||
+           (constant &&
+            (constant.isSplat() || constant.getNumElements() <= 4096)) ||
+           absorbable(operand, 0) || derivesFrom(operand, moved, 0);
+  });
+}
+
+/// A move read by several ops that all let it through becomes one move per
+/// reader, so that each travels on (and they meet again, or vanish into
+/// einsums): the transpose into a transformer's sequence layout that the
+/// residual stream and the layer norms both read.
+struct SplitSharedMoveAxis : OpRewritePattern<MoveAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->hasOneUse() || op->use_empty())
+      return rewriter.notifyMatchFailure(op, "a single reader");
+    if (!llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return takesMove(user, op.getResult());
+        }))
+      return rewriter.notifyMatchFailure(op, "a reader stops the move");
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      rewriter.setInsertionPoint(use->getOwner());
+      Value copy = MoveAxisOp::create(rewriter, op.getLoc(), op.getInput(),
+                                      op.getFrom(), op.getTo());
+      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(copy); });
+    }
     return success();
   }
 };
@@ -535,6 +627,7 @@ void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
                PushMoveAxisDown, PullMoveAxisUp, PushMoveAxisThroughSlice,
                PushMoveAxisThroughRmAxis, PushMoveAxisThroughNormalization,
                AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput,
-               ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp>(
+               ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp,
+               PushMoveAxisThroughAddAxis, SplitSharedMoveAxis>(
       patterns.getContext());
 }

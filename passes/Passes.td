@@ -27,12 +27,14 @@ def TractDeclutter : Pass<"tract-declutter", "ModuleOp"> {
       layer_norm op);
     * axis changes: chains of move_axis become the fewest moves of their
       permutation (none for a transpose and its inverse); a move_axis
-      travels down through element-wise ops, slices (each slice of a
-      transpose gets its own move), axis removals, reductions, softmax and
-      rms_norm, and up through element-wise ops into the einsum above it,
-      until it cancels or becomes einsum letters (a constant weight's
-      transpose included); add_axis/rm_axis pairs cancel; a reshape that
-      removes or inserts one axis of 1 is rm_axis or add_axis;
+      travels down through element-wise ops, slices, axis insertions and
+      removals, reductions, softmax and rms_norm, and up through
+      element-wise ops into the einsum above it, until it cancels or
+      becomes einsum letters (a constant weight's transpose included; an
+      einsum operand of an element-wise op takes the inverse move); a move
+      read by several ops that all let it through becomes one move per
+      reader; add_axis/rm_axis pairs cancel; a reshape that removes or
+      inserts one axis of 1 is rm_axis or add_axis;
     * reshape of reshape is one reshape, slice of slice one slice, a slice
       of a concat within one of its inputs a slice of that input;
     * scans: full inputs become values the body captures; states, scanned

@@ -330,3 +330,57 @@ func.func @reshape_as_axis_op(%x: tensor<2x1x?xf32, #tract.dims<[S]>>, %y: tenso
   %c = tract.reshape %y {at = 0 : i64, count = 1 : i64, to = #tract.shape<[2, 3]>} : tensor<6xf32> -> tensor<2x3xf32>
   return %a, %b, %c : tensor<2x?xf32, #tract.dims<[S]>>, tensor<6x1xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// An axis added after a move goes in before it, next to the axis that
+// precedes it in the result.
+// CHECK-LABEL: func.func @move_through_add_axis
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[A:.*]] = tract.add_axis %[[X]] {axis = 2 : i64} : tensor<2x3x4xf32> -> tensor<2x3x1x4xf32>
+// CHECK-NEXT: %[[M:.*]] = tract.move_axis %[[A]] {from = 0 : i64, to = 3 : i64} : tensor<2x3x1x4xf32> -> tensor<3x1x4x2xf32>
+// CHECK-NEXT: return %[[M]]
+func.func @move_through_add_axis(%x: tensor<2x3x4xf32>) -> tensor<3x1x4x2xf32> {
+  %m = tract.move_axis %x {from = 0 : i64, to = 2 : i64} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  %a = tract.add_axis %m {axis = 1 : i64} : tensor<3x4x2xf32> -> tensor<3x1x4x2xf32>
+  return %a : tensor<3x1x4x2xf32>
+}
+
+// -----
+
+// A transformer block in sequence layout behind a transpose that its
+// layer norm and its residual add both read: the move splits per reader,
+// travels through the norm, the projection and the residual add (the
+// projection's einsum takes the inverse move), and vanishes into the last
+// einsum.
+// CHECK-LABEL: func.func @shared_move_split_and_absorbed
+// CHECK-NOT: tract.move_axis
+// CHECK: tract.rms_norm {{.*}} {axis = 1 : i64
+// CHECK: tract.einsum {{.*}} {expr = "Akm,kn->Anm"}
+// CHECK: tract.einsum {{.*}} {expr = "Akm,kn->Amn"}
+// CHECK-NOT: tract.move_axis
+// CHECK: return
+func.func @shared_move_split_and_absorbed(%x: tensor<1x8x5xf32>) -> tensor<1x5x3xf32> {
+  %w = tract.const dense<0.5> : tensor<8x8xf32>
+  %v = tract.const dense<0.25> : tensor<8x3xf32>
+  %g = tract.const dense<2.0> : tensor<1x1x8xf32>
+  %m = tract.move_axis %x {from = 1 : i64, to = 2 : i64} : tensor<1x8x5xf32> -> tensor<1x5x8xf32>
+  %n = tract.rms_norm %m {axis = 2 : i64} : tensor<1x5x8xf32> -> tensor<1x5x8xf32>
+  %s = tract.mul %n, %g : (tensor<1x5x8xf32>, tensor<1x1x8xf32>) -> tensor<1x5x8xf32>
+  %p = tract.einsum %s, %w {expr = "Amk,kn->Amn"} : (tensor<1x5x8xf32>, tensor<8x8xf32>) -> tensor<1x5x8xf32>
+  %r = tract.add %m, %p : (tensor<1x5x8xf32>, tensor<1x5x8xf32>) -> tensor<1x5x8xf32>
+  %o = tract.einsum %r, %v {expr = "Amk,kn->Amn"} : (tensor<1x5x8xf32>, tensor<8x3xf32>) -> tensor<1x5x3xf32>
+  return %o : tensor<1x5x3xf32>
+}
+
+// -----
+
+// A move that the function returns as well stays whole.
+// CHECK-LABEL: func.func @shared_move_returned_kept
+// CHECK-COUNT-1: tract.move_axis
+// CHECK-NOT: tract.move_axis
+func.func @shared_move_returned_kept(%x: tensor<1x8x5xf32>) -> (tensor<1x5x8xf32>, tensor<1x5x8xf32>) {
+  %m = tract.move_axis %x {from = 1 : i64, to = 2 : i64} : tensor<1x8x5xf32> -> tensor<1x5x8xf32>
+  %n = tract.rms_norm %m {axis = 2 : i64} : tensor<1x5x8xf32> -> tensor<1x5x8xf32>
+  return %m, %n : tensor<1x5x8xf32>, tensor<1x5x8xf32>
+}
