@@ -345,11 +345,17 @@ bool hoistableOnSqueezed(Operation *op, Value squeezed,
   for (Value operand : op->getOperands())
     if (operand != squeezed && !invariant(operand))
       return false;
-  if (auto einsum = dyn_cast<EinsumOp>(op))
-    return llvm::count(op->getOperands(), squeezed) == 1 &&
-           freshLetter(einsum.getExpr()) &&
-           EinsumExpr::parse(einsum.getExpr()).inputs.size() ==
-               op->getNumOperands();
+  if (auto einsum = dyn_cast<EinsumOp>(op)) {
+    EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
+    if (llvm::count(op->getOperands(), squeezed) != 1 ||
+        !freshLetter(einsum.getExpr()) ||
+        expr.inputs.size() != op->getNumOperands())
+      return false;
+    unsigned index =
+        llvm::find(op->getOperands(), squeezed) - op->operand_begin();
+    return static_cast<int64_t>(expr.inputs[index].size()) ==
+           cast<RankedTensorType>(squeezed.getType()).getRank();
+  }
   return isElementwiseUnary(op) || isElementwiseBinary(op);
 }
 
