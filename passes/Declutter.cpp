@@ -28,6 +28,7 @@ void populateDeclutterPatterns(MLIRContext *context,
   populateDeclutterAffinePatterns(patterns);
   populateDeclutterActivationPatterns(patterns);
   populateDeclutterAxisPatterns(patterns);
+  populateDeclutterScanPatterns(patterns);
 }
 
 struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {

@@ -141,6 +141,99 @@ struct RecognizeGeluApprox : OpRewritePattern<MulOp> {
   }
 };
 
+/// min(max(v, lo), hi) or max(min(v, hi), lo): v, or null.
+Value clampedOperand(Value value, double lo, double hi) {
+  Value v;
+  auto inner = [&](Operation *op, double bound, auto innerOp, double other) {
+    return op && eitherOrder(op, [&](Value a, Value b) {
+             auto in = a.getDefiningOp<decltype(innerOp)>();
+             if (!in || !isSplatNear(b, bound, 1e-6))
+               return false;
+             return eitherOrder(in, [&](Value c, Value d) {
+               if (!isSplatNear(d, other, 1e-6))
+                 return false;
+               v = c;
+               return true;
+             });
+           });
+  };
+  Operation *op = value.getDefiningOp();
+  if (isa_and_present<MinOp>(op) && inner(op, hi, MaxOp(), lo))
+    return v;
+  if (isa_and_present<MaxOp>(op) && inner(op, lo, MinOp(), hi))
+    return v;
+  return {};
+}
+
+/// x + c: x, or null.
+Value plusConstant(Value value, double c) {
+  auto add = value.getDefiningOp<AddOp>();
+  Value x;
+  if (add)
+    eitherOrder(add, [&](Value a, Value b) {
+      if (!isSplatNear(b, c))
+        return false;
+      x = a;
+      return true;
+    });
+  return x;
+}
+
+/// x / 6 or x * (1 / 6): x, or null.
+Value sixth(Value value) {
+  if (auto div = value.getDefiningOp<DivOp>())
+    return isSplatNear(div.getRhs(), 6.0) ? div.getLhs() : Value();
+  auto mul = value.getDefiningOp<MulOp>();
+  Value x;
+  if (mul)
+    eitherOrder(mul, [&](Value a, Value b) {
+      if (!isSplatNear(b, 1.0 / 6.0, 1e-5))
+        return false;
+      x = a;
+      return true;
+    });
+  return x;
+}
+
+/// x * relu6(x + 3) -> hard_swish(x) * 6, so that the division by 6 that
+/// follows (perhaps already merged with a later scale) folds into the
+/// constant; x * hard_sigmoid(x) with alpha 1/6 and beta 1/2, that is
+/// x * clip(x / 6 + 1/2, 0, 1) -> hard_swish(x).
+struct RecognizeHardSwish : OpRewritePattern<MulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MulOp op,
+                                PatternRewriter &rewriter) const override {
+    Value x;
+    bool scaled = false;
+    eitherOrder(op, [&](Value a, Value b) {
+      if (plusConstant(clampedOperand(b, 0.0, 6.0), 3.0) == a) {
+        x = a;
+        scaled = true;
+      } else if (Value v = plusConstant(clampedOperand(b, 0.0, 1.0), 0.5);
+                 v && sixth(v) == a) {
+        x = a;
+      }
+      return static_cast<bool>(x);
+    });
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!x || x.getType() != type || !isa<FloatType>(type.getElementType()))
+      return rewriter.notifyMatchFailure(op, "not an expanded hard_swish");
+    Value result = HardSwishOp::create(rewriter, op.getLoc(), x);
+    if (scaled) {
+      auto sixType = RankedTensorType::get(
+          SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
+      Value six = ConstOp::create(
+          rewriter, op.getLoc(), sixType,
+          DenseElementsAttr::get(sixType,
+                                 FloatAttr::get(type.getElementType(), 6.0)));
+      result = MulOp::create(rewriter, op.getLoc(), type, result, six);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// x * x, square(x), x ** 2: x, or null.
 Value squared(Value value) {
   if (auto square = value.getDefiningOp<SquareOp>())
@@ -271,6 +364,7 @@ struct RecognizeSoftmax : OpRewritePattern<DivOp> {
 
 void mlir::tract::populateDeclutterActivationPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<RecognizeSilu, RecognizeGeluApprox, RecognizeRmsNorm,
-               RecognizeRmsNormDiv, RecognizeSoftmax>(patterns.getContext());
+  patterns.add<RecognizeSilu, RecognizeGeluApprox, RecognizeHardSwish,
+               RecognizeRmsNorm, RecognizeRmsNormDiv, RecognizeSoftmax>(
+      patterns.getContext());
 }

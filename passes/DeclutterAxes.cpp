@@ -1,14 +1,18 @@
 //===- DeclutterAxes.cpp - axis-change propagation ------------------------===//
 //
 // A transpose imports as a chain of move_axis ops. Chains are composed into
-// the fewest moves of their permutation (none when it is the identity), and
-// a move_axis is pushed down through element-wise ops so that it meets its
-// inverse, or absorbed into an einsum's letters; add_axis/rm_axis pairs on
-// the same axis cancel.
+// the fewest moves of their permutation (none when it is the identity). A
+// move_axis is pushed down through element-wise ops, slices, axis ops,
+// reductions and normalizations (split per reader when it has several),
+// or pulled up into the einsum above, so that it meets its inverse or
+// becomes einsum letters. add_axis/rm_axis pairs on the same axis cancel;
+// reshapes and slices of their own kind compose.
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
 #include "passes/DeclutterPatterns.h"
 
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -153,6 +157,167 @@ Value cloneOn(PatternRewriter &rewriter, Operation *op, ValueRange operands) {
   return copy->getResult(0);
 }
 
+/// Whether a move_axis of `value` can be absorbed above it: `value` is read
+/// once and is an einsum's result, or an element-wise op of such values and
+/// constants (the move travels up to the einsum).
+bool absorbable(Value value, int depth) {
+  Operation *op = value.getDefiningOp();
+  if (!op || !value.hasOneUse() || depth > 4)
+    return false;
+  if (auto einsum = dyn_cast<EinsumOp>(op))
+    return einsum.getExpr().contains("->");
+  if (!isElementwiseUnary(op) && !isElementwiseBinary(op))
+    return false;
+  bool any = false;
+  for (Value operand : op->getOperands()) {
+    if (DenseElementsAttr constant = getConstantValue(operand)) {
+      if (!constant.isSplat() && constant.getNumElements() > 4096)
+        return false;
+      continue;
+    }
+    if (!absorbable(operand, depth + 1))
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// move_axis(f(x, c)) -> f(move_axis(x), move_axis(c)) for element-wise f
+/// when x is absorbable: an einsum's result (the move becomes its output
+/// letters), perhaps through more element-wise ops. The bias add between a
+/// 1x1 convolution and a transpose to channels-last is the usual case.
+struct PullMoveAxisUp : OpRewritePattern<MoveAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    Value input = op.getInput();
+    Operation *producer = input.getDefiningOp();
+    if (!producer || isa<EinsumOp>(producer) || !absorbable(input, 0))
+      return rewriter.notifyMatchFailure(op, "nothing above absorbs it");
+    SmallVector<Value> operands;
+    for (Value operand : producer->getOperands())
+      operands.push_back(MoveAxisOp::create(rewriter, operand.getLoc(), operand,
+                                            op.getFrom(), op.getTo()));
+    rewriter.replaceOp(op, cloneOn(rewriter, producer, operands));
+    // Its only reader gone, the producer goes now: the einsum above must
+    // be seen read once.
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
+/// The permutation a move_axis applies: output axis i is input axis
+/// perm[i].
+SmallVector<int64_t> permutationOf(MoveAxisOp move) {
+  int64_t rank = move.getType().getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  applyMove(perm, move.getFrom(), move.getTo());
+  return perm;
+}
+
+/// `value` permuted by `perm` (output axis i is input axis perm[i]) with
+/// the fewest moves.
+Value permute(PatternRewriter &rewriter, Location loc, Value value,
+              ArrayRef<int64_t> perm) {
+  for (auto [from, to] : movesFor(perm))
+    value =
+        MoveAxisOp::create(rewriter, loc, value, static_cast<uint64_t>(from),
+                           static_cast<uint64_t>(to));
+  return value;
+}
+
+/// slice(move_axis(x)) -> move_axis(slice(x)) on the axis it came from.
+/// Every reader of the move must be a slice (the q, k, v of an attention):
+/// each gets its own move, which travels on to meet an einsum.
+struct PushMoveAxisThroughSlice : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
+    if (!move || !llvm::all_of(move->getUsers(), [](Operation *user) {
+          return isa<SliceOp>(user);
+        }))
+      return rewriter.notifyMatchFailure(op, "not only sliced after a move");
+    SmallVector<int64_t> perm = permutationOf(move);
+    auto slice = cast<SliceOp>(rewriter.clone(*op));
+    slice.getInputMutable().assign(move.getInput());
+    slice.setAxis(static_cast<uint64_t>(perm[op.getAxis()]));
+    Value sliced = cloneOn(rewriter, slice, move.getInput());
+    rewriter.eraseOp(slice);
+    rewriter.replaceOpWithNewOp<MoveAxisOp>(op, sliced, move.getFrom(),
+                                            move.getTo());
+    return success();
+  }
+};
+
+/// rm_axis(move_axis(x)) -> move_axis(rm_axis(x)): the axis is removed
+/// where it came from, and the rest of the permutation stays (no move at
+/// all when the moved axis is the one removed).
+struct PushMoveAxisThroughRmAxis : OpRewritePattern<RmAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
+    if (!move || !move->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not after a single-use move");
+    SmallVector<int64_t> perm = permutationOf(move);
+    int64_t removed = perm[op.getAxis()];
+    SmallVector<int64_t> rest;
+    for (int64_t axis : perm)
+      if (axis != removed)
+        rest.push_back(axis - (axis > removed));
+    Value result = RmAxisOp::create(rewriter, op.getLoc(), move.getInput(),
+                                    static_cast<uint64_t>(removed));
+    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), result, rest));
+    return success();
+  }
+};
+
+/// The axes `axes` of a move's output, as axes of its input, in order.
+SmallVector<int64_t> axesBefore(MoveAxisOp move, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> perm = permutationOf(move);
+  SmallVector<int64_t> before;
+  for (int64_t axis : axes)
+    before.push_back(perm[axis]);
+  llvm::sort(before);
+  return before;
+}
+
+/// reduce, softmax, log_softmax and rms_norm of move_axis(x) ->
+/// move_axis of the same op over the axes they came from (reductions keep
+/// their axes, so the move is the same).
+struct PushMoveAxisThroughNormalization : RewritePattern {
+  PushMoveAxisThroughNormalization(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp>(op))
+      return failure();
+    auto move = op->getOperand(0).getDefiningOp<MoveAxisOp>();
+    if (!move || !move->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not after a single-use move");
+    Operation *copy = rewriter.clone(*op);
+    if (auto reduce = dyn_cast<ReduceOp>(copy))
+      reduce.setAxes(axesBefore(move, reduce.getAxes()));
+    else if (auto softmax = dyn_cast<SoftmaxOp>(copy))
+      softmax.setAxes(axesBefore(move, softmax.getAxes()));
+    else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(copy))
+      logSoftmax.setAxes(axesBefore(move, logSoftmax.getAxes()));
+    else if (auto rms = dyn_cast<RmsNormOp>(copy))
+      rms.setAxis(static_cast<uint64_t>(
+          axesBefore(move, {static_cast<int64_t>(rms.getAxis())})[0]));
+    Value result = cloneOn(rewriter, copy, move.getInput());
+    rewriter.eraseOp(copy);
+    rewriter.replaceOpWithNewOp<MoveAxisOp>(op, result, move.getFrom(),
+                                            move.getTo());
+    return success();
+  }
+};
+
 /// f(move_axis(x)) -> move_axis(f(x)) for element-wise f, and
 /// g(move_axis(x), c) -> move_axis(g(x, move_axis⁻¹(c))) for a constant or
 /// an identically moved other operand: the move travels down to meet its
@@ -172,6 +337,8 @@ struct PushMoveAxisDown : RewritePattern {
         break;
     if (!move || !move->hasOneUse())
       return rewriter.notifyMatchFailure(op, "no single-use move_axis operand");
+    if (absorbable(move.getInput(), 0))
+      return rewriter.notifyMatchFailure(op, "the einsum above absorbs it");
     uint64_t from = move.getFrom(), to = move.getTo();
     SmallVector<Value> operands;
     for (Value operand : op->getOperands()) {
@@ -179,6 +346,12 @@ struct PushMoveAxisDown : RewritePattern {
       if (other && other.getFrom() == from && other.getTo() == to &&
           (other == move || other->hasOneUse())) {
         operands.push_back(other.getInput());
+        continue;
+      }
+      if (absorbable(operand, 0)) {
+        // The einsum above takes the inverse move into its letters.
+        operands.push_back(
+            MoveAxisOp::create(rewriter, operand.getLoc(), operand, to, from));
         continue;
       }
       DenseElementsAttr constant = getConstantValue(operand);
@@ -194,6 +367,90 @@ struct PushMoveAxisDown : RewritePattern {
     Value result = cloneOn(rewriter, op, operands);
     rewriter.replaceOpWithNewOp<MoveAxisOp>(
         op, result, static_cast<uint64_t>(from), static_cast<uint64_t>(to));
+    return success();
+  }
+};
+
+/// add_axis(move_axis(x)) -> move_axis(add_axis(x)): the new axis goes in
+/// x right after the axis that precedes it in the result.
+struct PushMoveAxisThroughAddAxis : OpRewritePattern<AddAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AddAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
+    if (!move || !move->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not after a single-use move");
+    SmallVector<int64_t> perm = permutationOf(move);
+    int64_t added = op.getAxis();
+    int64_t inserted = added == 0 ? 0 : perm[added - 1] + 1;
+    SmallVector<int64_t> extended;
+    for (int64_t axis : perm)
+      extended.push_back(axis + (axis >= inserted));
+    extended.insert(extended.begin() + added, inserted);
+    Value result = AddAxisOp::create(rewriter, op.getLoc(), move.getInput(),
+                                     static_cast<uint64_t>(inserted));
+    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), result, extended));
+    return success();
+  }
+};
+
+/// Whether `value` is computed from `source` within a few ops.
+bool derivesFrom(Value value, Value source, int depth) {
+  if (value == source)
+    return true;
+  Operation *op = value.getDefiningOp();
+  if (!op || depth > 8)
+    return false;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return derivesFrom(operand, source, depth + 1);
+  });
+}
+
+/// Whether `user` lets a move of its operand `moved` through (or absorbs
+/// it): the rewrites above handle it once the move is its own.
+bool takesMove(Operation *user, Value moved) {
+  if (isa<ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, SliceOp, RmAxisOp,
+          AddAxisOp>(user) ||
+      isElementwiseUnary(user))
+    return true;
+  if (auto einsum = dyn_cast<EinsumOp>(user))
+    return einsum.getExpr().contains("->");
+  if (!isElementwiseBinary(user))
+    return false;
+  return llvm::all_of(user->getOperands(), [&](Value operand) {
+    DenseElementsAttr constant = getConstantValue(operand);
+    return operand == moved ||
+           (constant &&
+            (constant.isSplat() || constant.getNumElements() <= 4096)) ||
+           absorbable(operand, 0) || derivesFrom(operand, moved, 0);
+  });
+}
+
+/// A move read by several ops that all let it through becomes one move per
+/// reader, so that each travels on (and they meet again, or vanish into
+/// einsums): the transpose into a transformer's sequence layout that the
+/// residual stream and the layer norms both read.
+struct SplitSharedMoveAxis : OpRewritePattern<MoveAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MoveAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op->hasOneUse() || op->use_empty())
+      return rewriter.notifyMatchFailure(op, "a single reader");
+    if (!llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return takesMove(user, op.getResult());
+        }))
+      return rewriter.notifyMatchFailure(op, "a reader stops the move");
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : op->getUses())
+      uses.push_back(&use);
+    for (OpOperand *use : llvm::drop_begin(uses)) {
+      rewriter.setInsertionPoint(use->getOwner());
+      Value copy = MoveAxisOp::create(rewriter, op.getLoc(), op.getInput(),
+                                      op.getFrom(), op.getTo());
+      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(copy); });
+    }
     return success();
   }
 };
@@ -261,10 +518,116 @@ struct AbsorbMoveAxisIntoEinsumOutput : OpRewritePattern<MoveAxisOp> {
   }
 };
 
+/// slice(slice(x, a, s1, e1), a, s2, e2) -> slice(x, a, s1 + s2, s1 + e2).
+struct ComposeSlices : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<SliceOp>();
+    if (!inner || inner.getAxis() != op.getAxis())
+      return rewriter.notifyMatchFailure(op, "not a slice of a slice");
+    MLIRContext *context = op.getContext();
+    TDim offset = inner.getStart().getValue();
+    rewriter.replaceOpWithNewOp<SliceOp>(
+        op, op.getType(), inner.getInput(), op.getAxis(),
+        DimAttr::get(context, offset + op.getStart().getValue()),
+        DimAttr::get(context, offset + op.getEnd().getValue()));
+    return success();
+  }
+};
+
+/// A slice of a concat along its axis that falls within one of the
+/// concatenated inputs is a slice of that input (or the input itself).
+struct SliceOfConcat : OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto concat = op.getInput().getDefiningOp<ConcatOp>();
+    std::optional<int64_t> start = op.getStart().getValue().getConstant();
+    std::optional<int64_t> end = op.getEnd().getValue().getConstant();
+    if (!concat || concat.getAxis() != op.getAxis() || !start || !end)
+      return rewriter.notifyMatchFailure(op, "not a static slice of a concat");
+    int64_t axis = op.getAxis(), offset = 0;
+    for (Value input : concat.getInputs()) {
+      std::optional<int64_t> length = getShape(input)[axis].getConstant();
+      if (!length)
+        return rewriter.notifyMatchFailure(op, "symbolic concat input");
+      if (*start >= offset && *end <= offset + *length) {
+        MLIRContext *context = op.getContext();
+        rewriter.replaceOpWithNewOp<SliceOp>(
+            op, op.getType(), input, op.getAxis(),
+            DimAttr::get(context, *start - offset),
+            DimAttr::get(context, *end - offset));
+        return success();
+      }
+      offset += *length;
+    }
+    return rewriter.notifyMatchFailure(op, "the slice spans several inputs");
+  }
+};
+
+/// reshape(reshape(x)) -> one reshape of the axes that change between x and
+/// the result (the common leading and trailing dims stay out of it).
+struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "not a reshape of a reshape");
+    Value x = inner.getInput();
+    Shape from = getShape(x), to = getShape(op.getType());
+    size_t prefix = 0, suffix = 0;
+    while (prefix < from.size() && prefix < to.size() &&
+           from[prefix] == to[prefix])
+      ++prefix;
+    while (suffix + prefix < from.size() && suffix + prefix < to.size() &&
+           from[from.size() - 1 - suffix] == to[to.size() - 1 - suffix])
+      ++suffix;
+    SmallVector<TDim> dims(to.begin() + prefix, to.end() - suffix);
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, op.getType(), x, static_cast<uint64_t>(prefix),
+        static_cast<uint64_t>(from.size() - prefix - suffix),
+        ShapeAttr::get(op.getContext(), dims));
+    return success();
+  }
+};
+
+/// A reshape that only removes or inserts one axis of 1 is that axis op,
+/// which the other axis rewrites know.
+struct ReshapeToAxisOp : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<TDim> to = op.getTo().getDims();
+    uint64_t at = op.getAt();
+    if (op.getCount() == 1 && to.empty() &&
+        getShape(op.getInput())[at] == TDim(1)) {
+      rewriter.replaceOpWithNewOp<RmAxisOp>(op, op.getType(), op.getInput(),
+                                            at);
+      return success();
+    }
+    if (op.getCount() == 0 && to.size() == 1 && to[0] == TDim(1)) {
+      rewriter.replaceOpWithNewOp<AddAxisOp>(op, op.getType(), op.getInput(),
+                                             at);
+      return success();
+    }
+    return rewriter.notifyMatchFailure(op, "not one axis of 1");
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
   patterns.add<ComposeMoveAxisChain, CancelAddThenRmAxis, CancelRmThenAddAxis,
-               PushMoveAxisDown, AbsorbMoveAxisIntoEinsumInput,
-               AbsorbMoveAxisIntoEinsumOutput>(patterns.getContext());
+               PushMoveAxisDown, PullMoveAxisUp, PushMoveAxisThroughSlice,
+               PushMoveAxisThroughRmAxis, PushMoveAxisThroughNormalization,
+               AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput,
+               ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp,
+               PushMoveAxisThroughAddAxis, SplitSharedMoveAxis>(
+      patterns.getContext());
 }

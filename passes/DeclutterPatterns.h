@@ -30,9 +30,15 @@ void populateDeclutterConvToEinsumPatterns(RewritePatternSet &patterns);
 void populateDeclutterActivationPatterns(RewritePatternSet &patterns);
 
 /// Axis changes: chains of move_axis composed (and cancelled), add/rm_axis
-/// pairs cancelled, move_axis pushed down through element-wise ops and
-/// absorbed into the letters of an einsum.
+/// pairs cancelled, move_axis pushed down through element-wise, slice, axis,
+/// reduction and normalization ops or pulled up, and absorbed into the
+/// letters of an einsum; reshapes, slices and slices of concats composed.
 void populateDeclutterAxisPatterns(RewritePatternSet &patterns);
+
+/// Scans: full inputs captured, dead states, inputs and outputs dropped,
+/// single-iteration scans inlined, ops of a scanned chunk and invariants
+/// (the input half of a recurrent matmul) hoisted out of the loop.
+void populateDeclutterScanPatterns(RewritePatternSet &patterns);
 
 /// The dense value of `value` when a tract.const defines it.
 DenseElementsAttr getConstantValue(Value value);

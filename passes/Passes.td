@@ -7,23 +7,48 @@ def TractDeclutter : Pass<"tract-declutter", "ModuleOp"> {
   let summary = "Erase training-time clutter and simplify a tract model";
   let description = [{
     Runs the tract dialect's folders and canonicalization patterns to a
-    fixpoint with the declutter rewrites (passes/Declutter*.cpp):
+    fixpoint with the declutter rewrites (passes/Declutter*.cpp), inside
+    scan and if bodies too:
 
-    * constant folding (under the dialect's fold budget), neutral elements
-      (`x + 0`, `x - 0`, `x * 1`, `x / 1` where no broadcasting is
-      involved), involutions (`neg(neg(x))`), casts and reshapes to the
-      same type;
+    * constant folding (under the dialect's fold budget; reshapes of
+      constants of any size), neutral elements (`x + 0`, `x - 0`, `x * 1`,
+      `x / 1` where no broadcasting is involved), involutions
+      (`neg(neg(x))`), casts and reshapes to the same type;
     * integer `x * 0` becomes 0 (floats keep it: NaN and infinities);
       float division by a constant becomes a multiplication by its
-      reciprocal;
+      reciprocal; two constant shifts or scalings in a row become one;
     * a per-channel constant multiplied into or added to a convolution's
       output (batch normalization) folds into its kernel and bias; a 1x1
       convolution without stride, padding or group becomes an einsum;
-    * silu, gelu_approx, rms_norm and softmax are recognized from their
-      expanded forms;
-    * chains of move_axis become the fewest moves of their permutation
-      (none for a transpose and its inverse), move_axis travels down
-      through element-wise ops, add_axis/rm_axis pairs cancel.
+    * silu, gelu_approx, rms_norm, softmax and hard_swish (`x * relu6(x +
+      3) / 6`, `x * hard_sigmoid(x)`) are recognized from their expanded
+      forms; a layer normalization becomes its centering (`x - mean(x)`),
+      an rms_norm of the centered value and its affine (the dialect has no
+      layer_norm op);
+    * axis changes: chains of move_axis become the fewest moves of their
+      permutation (none for a transpose and its inverse); a move_axis
+      travels down through element-wise ops, slices, axis insertions and
+      removals, reductions, softmax and rms_norm, and up through
+      element-wise ops into the einsum above it, until it cancels or
+      becomes einsum letters (a constant weight's transpose included; an
+      einsum operand of an element-wise op takes the inverse move); a move
+      read by several ops that all let it through becomes one move per
+      reader; add_axis/rm_axis pairs cancel; a reshape that removes or
+      inserts one axis of 1 is rm_axis or add_axis;
+    * reshape of reshape is one reshape, slice of slice one slice, a slice
+      of a concat within one of its inputs a slice of that input;
+    * scans: full inputs become values the body captures; states, scanned
+      inputs and scanned outputs that nothing reads are dropped (the last
+      scanned input stays, it gives the iteration count); a state yielded
+      unchanged is its initial value; a scan of one iteration is inlined;
+      an op of the body that reads a scanned chunk and loop-invariant
+      values only (an einsum, an element-wise, slice or axis op) runs
+      before the loop on the whole scanned input, and its result is
+      scanned instead: the input half `x_t·Wᵀ + b` of a recurrent layer
+      becomes one matrix product.
+
+    Identical ops are merged by the CSE pass that
+    `tract-declutter-pipeline` runs between two rounds of this pass.
   }];
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }

@@ -134,6 +134,13 @@ multiplies it by a constant, or adds a constant to a conv's (an affine left
 unfolded; the add after an einsum that was a 1x1 conv is its bias, and is
 not counted).
 
+The transposes left are those no rewrite can remove: BlazeFace takes
+NHWC images and its first convolution wants channels first. In
+PaddleOCR's recognizer the transpose into the transformer's sequence
+layout splits per reader and vanishes into the einsums; its attention's
+q, k, v transpose too. Silero v5 runs one frame here: its LSTM scan has
+one iteration and is inlined.
+
 The rewrites are listed in [reference/passes.md](reference/passes.md);
 outputs are checked against onnxruntime with `tract -O` by
 `test/onnx/run_real_models.py --optimize`.

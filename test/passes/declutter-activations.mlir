@@ -204,3 +204,157 @@ func.func @not_softmax(%x: tensor<2x5xf32>, %w: tensor<2x5xf32>) -> tensor<2x5xf
   %y = tract.div %e, %s : (tensor<2x5xf32>, tensor<2x1xf32>) -> tensor<2x5xf32>
   return %y : tensor<2x5xf32>
 }
+
+// -----
+
+// Layer normalization as ONNX exports it (mean, sub, pow 2, mean, add eps,
+// sqrt, div, * gamma + beta): the dialect has no layer_norm op, so it
+// becomes the centering, an rms_norm of the centered value, and the affine.
+// CHECK-LABEL: func.func @layer_norm_expanded
+// CHECK-SAME: (%[[X:.*]]: tensor<1x3x8xf32>)
+// CHECK-DAG: %[[INV:.*]] = tract.const dense<1.250000e-01> : tensor<1x1x1xf32>
+// CHECK-DAG: %[[G:.*]] = tract.const dense<2.000000e+00> : tensor<1x1x8xf32>
+// CHECK-DAG: %[[B:.*]] = tract.const dense<5.000000e-01> : tensor<1x1x8xf32>
+// CHECK: %[[S:.*]] = tract.reduce sum %[[X]] {axes = array<i64: 2>}
+// CHECK-NEXT: %[[M:.*]] = tract.mul %[[S]], %[[INV]]
+// CHECK-NEXT: %[[C:.*]] = tract.sub %[[X]], %[[M]]
+// CHECK-NEXT: %[[N:.*]] = tract.rms_norm %[[C]] {axis = 2 : i64, eps = 9.9999997473787516E-6 : f64}
+// CHECK-NEXT: %[[Y:.*]] = tract.mul %[[N]], %[[G]]
+// CHECK-NEXT: %[[Z:.*]] = tract.add %[[Y]], %[[B]]
+// CHECK-NEXT: return %[[Z]]
+func.func @layer_norm_expanded(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  %two = tract.const dense<2.0> : tensor<1x1x1xf32>
+  %n = tract.const dense<8.0> : tensor<1x1x1xf32>
+  %eps = tract.const dense<1.0e-5> : tensor<1x1x1xf32>
+  %gamma = tract.const dense<2.0> : tensor<1x1x8xf32>
+  %beta = tract.const dense<0.5> : tensor<1x1x8xf32>
+  %s = tract.reduce sum %x {axes = array<i64: 2>} : tensor<1x3x8xf32> -> tensor<1x3x1xf32>
+  %mean = tract.div %s, %n : (tensor<1x3x1xf32>, tensor<1x1x1xf32>) -> tensor<1x3x1xf32>
+  %c = tract.sub %x, %mean : (tensor<1x3x8xf32>, tensor<1x3x1xf32>) -> tensor<1x3x8xf32>
+  %sq = tract.pow %c, %two : (tensor<1x3x8xf32>, tensor<1x1x1xf32>) -> tensor<1x3x8xf32>
+  %vs = tract.reduce sum %sq {axes = array<i64: 2>} : tensor<1x3x8xf32> -> tensor<1x3x1xf32>
+  %var = tract.div %vs, %n : (tensor<1x3x1xf32>, tensor<1x1x1xf32>) -> tensor<1x3x1xf32>
+  %d = tract.add %var, %eps : (tensor<1x3x1xf32>, tensor<1x1x1xf32>) -> tensor<1x3x1xf32>
+  %r = tract.sqrt %d : tensor<1x3x1xf32>
+  %y = tract.div %c, %r : (tensor<1x3x8xf32>, tensor<1x3x1xf32>) -> tensor<1x3x8xf32>
+  %g = tract.mul %y, %gamma : (tensor<1x3x8xf32>, tensor<1x1x8xf32>) -> tensor<1x3x8xf32>
+  %z = tract.add %g, %beta : (tensor<1x3x8xf32>, tensor<1x1x8xf32>) -> tensor<1x3x8xf32>
+  return %z : tensor<1x3x8xf32>
+}
+
+// -----
+
+// The variance of x itself divided into the centered x is no normalization
+// of one value: nothing is recognized.
+// CHECK-LABEL: func.func @layer_norm_of_another_value_kept
+// CHECK-NOT: tract.rms_norm
+// CHECK: tract.sqrt
+func.func @layer_norm_of_another_value_kept(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
+  %n = tract.const dense<8.0> : tensor<1x1x1xf32>
+  %eps = tract.const dense<1.0e-5> : tensor<1x1x1xf32>
+  %s = tract.reduce sum %x {axes = array<i64: 2>} : tensor<1x3x8xf32> -> tensor<1x3x1xf32>
+  %mean = tract.div %s, %n : (tensor<1x3x1xf32>, tensor<1x1x1xf32>) -> tensor<1x3x1xf32>
+  %c = tract.sub %x, %mean : (tensor<1x3x8xf32>, tensor<1x3x1xf32>) -> tensor<1x3x8xf32>
+  %sq = tract.mul %x, %x : (tensor<1x3x8xf32>, tensor<1x3x8xf32>) -> tensor<1x3x8xf32>
+  %vs = tract.reduce sum %sq {axes = array<i64: 2>} : tensor<1x3x8xf32> -> tensor<1x3x1xf32>
+  %var = tract.div %vs, %n : (tensor<1x3x1xf32>, tensor<1x1x1xf32>) -> tensor<1x3x1xf32>
+  %d = tract.add %var, %eps : (tensor<1x3x1xf32>, tensor<1x1x1xf32>) -> tensor<1x3x1xf32>
+  %r = tract.sqrt %d : tensor<1x3x1xf32>
+  %y = tract.div %c, %r : (tensor<1x3x8xf32>, tensor<1x3x1xf32>) -> tensor<1x3x8xf32>
+  return %y : tensor<1x3x8xf32>
+}
+
+// -----
+
+// x * relu6(x + 3) / 6 as ONNX HardSwish-less exporters write it (the
+// clip as max then min).
+// CHECK-LABEL: func.func @hard_swish_relu6
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4xf32>)
+// CHECK-NEXT: %[[Y:.*]] = tract.hard_swish %[[X]] : tensor<1x4xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @hard_swish_relu6(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %three = tract.const dense<3.0> : tensor<1x1xf32>
+  %zero = tract.const dense<0.0> : tensor<1x1xf32>
+  %six = tract.const dense<6.0> : tensor<1x1xf32>
+  %a = tract.add %x, %three : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %lo = tract.max %a, %zero : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %r = tract.min %lo, %six : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %m = tract.mul %x, %r : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %y = tract.div %m, %six : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  return %y : tensor<1x4xf32>
+}
+
+// -----
+
+// The division by 6 merged into a later scale: hard_swish times 6 times
+// that scale.
+// CHECK-LABEL: func.func @hard_swish_scaled
+// CHECK-SAME: (%[[X:.*]]: tensor<1x4xf32>)
+// CHECK-DAG: %[[K:.*]] = tract.const dense<3.000000e+00> : tensor<1x1xf32>
+// CHECK: %[[H:.*]] = tract.hard_swish %[[X]] : tensor<1x4xf32>
+// CHECK-NEXT: %[[Y:.*]] = tract.mul %[[H]], %[[K]]
+// CHECK-NEXT: return %[[Y]]
+func.func @hard_swish_scaled(%x: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %three = tract.const dense<3.0> : tensor<1x1xf32>
+  %zero = tract.const dense<0.0> : tensor<1x1xf32>
+  %six = tract.const dense<6.0> : tensor<1x1xf32>
+  %half = tract.const dense<0.5> : tensor<1x1xf32>
+  %a = tract.add %three, %x : (tensor<1x1xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %hi = tract.min %a, %six : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %r = tract.max %hi, %zero : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %m = tract.mul %r, %x : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %y = tract.mul %m, %half : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  return %y : tensor<1x4xf32>
+}
+
+// -----
+
+// x * hard_sigmoid(x) with alpha 1/6 and beta 1/2, as the ONNX frontend
+// expands HardSigmoid.
+// CHECK-LABEL: func.func @hard_swish_hard_sigmoid
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>)
+// CHECK-NEXT: %[[Y:.*]] = tract.hard_swish %[[X]] : tensor<2x4xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @hard_swish_hard_sigmoid(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %alpha = tract.const dense<0.166666672> : tensor<1x1xf32>
+  %beta = tract.const dense<0.5> : tensor<1x1xf32>
+  %zero = tract.const dense<0.0> : tensor<1x1xf32>
+  %one = tract.const dense<1.0> : tensor<1x1xf32>
+  %s = tract.mul %x, %alpha : (tensor<2x4xf32>, tensor<1x1xf32>) -> tensor<2x4xf32>
+  %a = tract.add %s, %beta : (tensor<2x4xf32>, tensor<1x1xf32>) -> tensor<2x4xf32>
+  %lo = tract.max %a, %zero : (tensor<2x4xf32>, tensor<1x1xf32>) -> tensor<2x4xf32>
+  %hs = tract.min %lo, %one : (tensor<2x4xf32>, tensor<1x1xf32>) -> tensor<2x4xf32>
+  %y = tract.mul %x, %hs : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+// Other constants (relu6(x + 2), hard_sigmoid's default alpha 0.2), or the
+// clip of another value: no hard_swish.
+// CHECK-LABEL: func.func @hard_swish_lookalikes_kept
+// CHECK-NOT: tract.hard_swish
+// CHECK: return
+func.func @hard_swish_lookalikes_kept(%x: tensor<1x4xf32>, %z: tensor<1x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) {
+  %two = tract.const dense<2.0> : tensor<1x1xf32>
+  %three = tract.const dense<3.0> : tensor<1x1xf32>
+  %zero = tract.const dense<0.0> : tensor<1x1xf32>
+  %six = tract.const dense<6.0> : tensor<1x1xf32>
+  %one = tract.const dense<1.0> : tensor<1x1xf32>
+  %alpha = tract.const dense<0.2> : tensor<1x1xf32>
+  %beta = tract.const dense<0.5> : tensor<1x1xf32>
+  %a = tract.add %x, %two : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %lo = tract.max %a, %zero : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %r = tract.min %lo, %six : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %m = tract.mul %x, %r : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %s = tract.mul %x, %alpha : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %b = tract.add %s, %beta : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %lo2 = tract.max %b, %zero : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %hs = tract.min %lo2, %one : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %n = tract.mul %x, %hs : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %c = tract.add %z, %three : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %lo3 = tract.max %c, %zero : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %r3 = tract.min %lo3, %six : (tensor<1x4xf32>, tensor<1x1xf32>) -> tensor<1x4xf32>
+  %o = tract.mul %x, %r3 : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %m, %n, %o : tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>
+}
