@@ -798,6 +798,15 @@ LogicalResult Pulsifier::pulsifyScan(ScanOp op) {
   for (Value state : op.getResults().take_front(numStates))
     if (!state.use_empty())
       return error(op) << "its final state depends on the whole stream";
+  // The body sees a chunk of the stream per iteration, never all of it.
+  WalkResult captures = op.getBody().walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands())
+      if (isStreamed(operand))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (captures.wasInterrupted())
+    return error(op) << "its body reads a whole stream from outside";
   SmallVector<Shape> originals;
   for (Value result : op.getResults())
     originals.push_back(getShape(result));

@@ -94,3 +94,20 @@ module attributes {tract.symbols = ["S"]} {
     return %0 : tensor<2xi64>
   }
 }
+
+// -----
+
+// A scan body that reads the whole stream from outside cannot run on pulses.
+module attributes {tract.symbols = ["S"]} {
+  func.func @main(%x: tensor<?x2xf32, #tract.dims<[S]>>) -> tensor<?x2xf32, #tract.dims<[S]>> {
+    %h0 = tract.const dense<0.0> : tensor<1x2xf32>
+    // expected-error @+1 {{'tract.scan' op cannot be pulsified: its body reads a whole stream from outside}}
+    %1:2 = tract.scan %h0, %x attributes {num_states = 1 : i64, scan_axes = array<i64: 0>, scan_chunks = array<i64: 1>, output_axes = array<i64: 0>} {
+    ^bb0(%h: tensor<1x2xf32>, %c: tensor<1x2xf32>):
+      %s = tract.reduce sum %x {axes = array<i64: 0>} : tensor<?x2xf32, #tract.dims<[S]>> -> tensor<1x2xf32>
+      %n = tract.add %h, %s : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<1x2xf32>
+      tract.yield %n, %n : tensor<1x2xf32>, tensor<1x2xf32>
+    } : (tensor<1x2xf32>, tensor<?x2xf32, #tract.dims<[S]>>) -> (tensor<1x2xf32>, tensor<?x2xf32, #tract.dims<[S]>>)
+    return %1#1 : tensor<?x2xf32, #tract.dims<[S]>>
+  }
+}
