@@ -60,6 +60,23 @@ std::string scalarText(double value) {
   return text;
 }
 
+/// A number attribute as an NNEF scalar; infinities as `1.0 / 0.0`.
+std::optional<std::string> numberText(Attribute attr) {
+  double value;
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    value = f.getValueAsDouble();
+  else if (auto i = dyn_cast<IntegerAttr>(attr))
+    value = i.getType().isUnsignedInteger() ? double(i.getUInt())
+                                            : double(i.getInt());
+  else
+    return std::nullopt;
+  if (std::isnan(value))
+    return std::nullopt;
+  if (std::isinf(value))
+    return std::string(value < 0 ? "-1.0 / 0.0" : "1.0 / 0.0");
+  return scalarText(value);
+}
+
 std::string quoted(StringRef text) {
   std::string out = "\"";
   for (char c : text) {
@@ -211,6 +228,11 @@ private:
              ArrayRef<int64_t> dilations, Padding padding,
              ArrayRef<int64_t> before, ArrayRef<int64_t> after, bool allAxes,
              std::optional<ArrayRef<int64_t>> kernelShape = std::nullopt);
+  LogicalResult writeOps(Block &block,
+                         DenseMap<Value, std::string> &outputNames);
+  FailureOr<std::string> scanExpression(ScanOp scan);
+  /// Fragments written for scan bodies, before the graph.
+  std::string fragments;
   std::string header(ArrayRef<std::string> inputs,
                      ArrayRef<std::string> outputs, StringRef graphName);
 };
@@ -277,6 +299,10 @@ FailureOr<std::string> GraphWriter::windowArgs(
     a.assign(spatial, 0);
     [[fallthrough]];
   case Padding::Explicit:
+    if (b.empty()) {
+      b.assign(spatial, 0);
+      a.assign(spatial, 0);
+    }
     if (allAxes) {
       b.insert(b.begin(), 2, 0);
       a.insert(a.begin(), 2, 0);
@@ -554,9 +580,104 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            bias + ", border = \"constant\", " + *window +
            ", groups = " + std::to_string(conv.getGroup()) + ")";
   }
+  if (auto deconv = dyn_cast<DeconvOp>(op)) {
+    if (deconv.getPadding() == Padding::SameLower)
+      return unsupported(op) << "same-lower padding has no NNEF form";
+    auto window = windowArgs(op, deconv.getStrides(), deconv.getDilations(),
+                             deconv.getPadding(), deconv.getPadsBefore(),
+                             deconv.getPadsAfter(), false);
+    if (failed(window))
+      return failure();
+    std::string bias =
+        deconv.getBias() ? ", bias = " + ref(deconv.getBias()) : std::string();
+    // NNEF gives the output shape where the sizes are ambiguous, tract's
+    // adjustments.
+    std::string outputShape;
+    if (llvm::any_of(deconv.getAdjustments(), [](int64_t a) { return a != 0; }))
+      outputShape = ", output_shape = " +
+                    listText(ArrayRef<TDim>(getShape(deconv.getResult())));
+    return "deconv(" + ref(deconv.getInput()) + ", " + ref(deconv.getKernel()) +
+           bias + ", border = \"constant\", " + *window + outputShape +
+           ", groups = " + std::to_string(deconv.getGroup()) + ")";
+  }
+  if (auto resize = dyn_cast<ResizeOp>(op)) {
+    auto doubles = [](ArrayRef<double> values) {
+      std::string out = "[";
+      for (auto [i, v] : llvm::enumerate(values))
+        out += (i ? ", " : "") + scalarText(v);
+      return out + "]";
+    };
+    if (!std::isfinite(resize.getExtrapolationValue().convertToDouble()))
+      return unsupported(op) << "a non-finite extrapolation value";
+    return "tract_core_resize(" + ref(resize.getInput()) +
+           ", scales = " + doubles(resize.getScales()) +
+           ", sizes = " + listText(resize.getSizes().getDims()) +
+           ", coord_transformer = " +
+           quoted(stringifyCoordTransform(resize.getCoordTransform())) +
+           ", interpolator = " +
+           quoted(stringifyInterpolator(resize.getInterpolator())) +
+           ", nearest_mode = " +
+           quoted(stringifyNearestMode(resize.getNearestMode())) +
+           ", cubic_coeff_a = " +
+           scalarText(resize.getCubicCoeffA().convertToDouble()) +
+           ", exclude_outside = " +
+           (resize.getExcludeOutside() ? "true" : "false") +
+           ", roi = " + doubles(resize.getRoi()) + ", extrapolation_value = " +
+           scalarText(resize.getExtrapolationValue().convertToDouble()) + ")";
+  }
+  if (auto range = dyn_cast<RangeOp>(op))
+    return "tract_core_range(" + ref(range.getStart()) + ", " +
+           ref(range.getEnd()) + ", " + ref(range.getStep()) +
+           ", len = " + range.getLen().getValue().toString() + ")";
+  if (auto topk = dyn_cast<TopKOp>(op))
+    return "tract_core_topk(" + ref(topk.getInput()) + ", " + ref(topk.getK()) +
+           ", axis = " + std::to_string(topk.getAxis()) +
+           ", largest = " + (topk.getLargest() ? "true" : "false") +
+           ", len = " + topk.getLen().getValue().toString() + ")";
+  if (auto slice = dyn_cast<DynSliceOp>(op))
+    return "tract_core_dyn_slice(" + ref(slice.getInput()) + ", " +
+           ref(slice.getStart()) + ", " + ref(slice.getEnd()) +
+           ", axis = " + std::to_string(slice.getAxis()) +
+           ", len = " + slice.getLen().getValue().toString() + ")";
+  if (auto scan = dyn_cast<ScanOp>(op))
+    return scanExpression(scan);
+  // tract's pulse extensions.
+  if (auto delay = dyn_cast<DelayOp>(op))
+    return "tract_pulse_delay(" + ref(delay.getInput()) +
+           ", axis = " + std::to_string(delay.getAxis()) +
+           ", delay = " + std::to_string(delay.getDelay()) +
+           ", overlap = " + std::to_string(delay.getOverlap()) + ")";
+  if (auto pad = dyn_cast<PulsePadOp>(op)) {
+    StringRef border = pad.getMode() == PadMode::Constant  ? "constant"
+                       : pad.getMode() == PadMode::Reflect ? "reflect"
+                                                           : "replicate";
+    std::string value;
+    if (auto attr = pad.getValueAttr()) {
+      auto text = numberText(attr);
+      if (!text)
+        return unsupported(op) << "a padding value without an NNEF form";
+      value = ", value = " + *text;
+    }
+    return "tract_pulse_pulse_pad(" + ref(pad.getInput()) +
+           ", axis = " + std::to_string(pad.getAxis()) +
+           ", before = " + std::to_string(pad.getBefore()) +
+           ", after = " + pad.getAfter().getValue().toString() +
+           ", begin_input = " + std::to_string(pad.getBeginInput()) +
+           ", end_input = " + pad.getEndInput().getValue().toString() +
+           ", border = " + quoted(border) + value +
+           ", overlap = " + std::to_string(pad.getOverlap()) + ")";
+  }
+  if (auto mask = dyn_cast<PulseMaskOp>(op)) {
+    auto value = numberText(mask.getValue());
+    if (!value)
+      return unsupported(op) << "a mask value without an NNEF form";
+    return "tract_pulse_mask(" + ref(mask.getInput()) +
+           ", axis = " + std::to_string(mask.getAxis()) +
+           ", begin = " + std::to_string(mask.getBegin()) +
+           ", end = " + mask.getEnd().getValue().toString() +
+           ", value = " + *value + ")";
+  }
   if (auto pool = dyn_cast<MaxPoolOp>(op)) {
-    if (pool.getCeilMode() || pool.getWithIndex())
-      return unsupported(op) << "ceil mode and indices have no NNEF form";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
                              pool.getPadsAfter(), true, pool.getKernelShape());
@@ -564,13 +685,18 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
       return failure();
     SmallVector<int64_t> size{1, 1};
     llvm::append_range(size, pool.getKernelShape());
+    // Ceil mode and indices: tract-mlir's extension.
+    if (pool.getCeilMode() || pool.getWithIndex())
+      return "tract_core_max_pool(" + ref(pool.getInput()) +
+             ", size = " + listText(ArrayRef<int64_t>(size)) +
+             ", border = \"ignore\", " + *window +
+             ", ceil_mode = " + (pool.getCeilMode() ? "true" : "false") +
+             ", with_index = " + (pool.getWithIndex() ? "true" : "false") + ")";
     return "max_pool(" + ref(pool.getInput()) +
            ", size = " + listText(ArrayRef<int64_t>(size)) +
            ", border = \"ignore\", " + *window + ")";
   }
   if (auto pool = dyn_cast<SumPoolOp>(op)) {
-    if (pool.getCeilMode())
-      return unsupported(op) << "ceil mode has no NNEF form";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
                              pool.getPadsAfter(), true, pool.getKernelShape());
@@ -579,6 +705,12 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
     SmallVector<int64_t> size{1, 1};
     llvm::append_range(size, pool.getKernelShape());
     std::string border = pool.getCountIncludePad() ? "constant" : "ignore";
+    if (pool.getCeilMode())
+      return "tract_core_sum_pool(" + ref(pool.getInput()) +
+             ", size = " + listText(ArrayRef<int64_t>(size)) +
+             ", border = " + quoted(border) + ", " + *window +
+             ", normalize = " + (pool.getNormalize() ? "true" : "false") +
+             ", ceil_mode = true)";
     return std::string(pool.getNormalize() ? "avg_pool(" : "box(") +
            ref(pool.getInput()) +
            ", size = " + listText(ArrayRef<int64_t>(size)) +
@@ -586,6 +718,98 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            (pool.getNormalize() ? "" : ", normalize = false") + ")";
   }
   return unsupported(op) << "no NNEF operation or tract extension for it";
+}
+
+/// A scan is tract's `tract_core_scan`, its body a fragment. Values the
+/// body uses from outside become full inputs; the op's results are its
+/// final states (`last`) then its scanned outputs (`full`).
+FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
+  Block &block = scan.getBody().front();
+  int64_t numStates = scan.getNumStates();
+  int64_t numScans = scan.getScanAxes().size();
+  std::string name = fresh("scan_body");
+
+  // Captured values, in the order of their first use.
+  SmallVector<Value> captured;
+  scan.getBody().walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!scan.getBody().isAncestor(v.getParentRegion()) &&
+          !llvm::is_contained(captured, v))
+        captured.push_back(v);
+  });
+
+  auto typeText = [](Value v) {
+    return "tensor<" + nnefTypeName(getElementTypeOrSelf(v.getType())).str() +
+           ">";
+  };
+  SmallVector<std::string> params, results;
+  std::string stateList, scanList, fullList, outputList;
+  auto item = [](std::string &list, const std::string &text) {
+    list += (list.empty() ? "" : ", ") + text;
+  };
+  DenseMap<Value, std::string> saved;
+  for (BlockArgument arg : block.getArguments()) {
+    std::string param = fresh(name + "_in");
+    params.push_back(param + ": " + typeText(arg));
+    names[arg] = param;
+  }
+  for (Value v : captured) {
+    std::string param = fresh(name + "_in");
+    params.push_back(param + ": " + typeText(v));
+    saved[v] = names.lookup(v);
+    item(fullList, "(" + quoted(param) + ", " + ref(v) + ")");
+    names[v] = param;
+  }
+  auto yield = cast<YieldOp>(block.getTerminator());
+  for (Value v : yield.getValues()) {
+    results.push_back(fresh(name + "_out"));
+    (void)v;
+  }
+
+  std::string outer = std::move(body);
+  body.clear();
+  DenseMap<Value, std::string> none;
+  LogicalResult written = writeOps(block, none);
+  for (auto [result, v] : llvm::zip(results, yield.getValues()))
+    assign(result, "copy(" + ref(v) + ")");
+  std::string inner = std::move(body);
+  body = std::move(outer);
+  for (auto &[v, outerName] : saved)
+    names[v] = outerName;
+  if (failed(written))
+    return failure();
+
+  std::string text = "\nfragment " + name + "(\n    " +
+                     llvm::join(params, ",\n    ") + "\n) -> (\n    ";
+  SmallVector<std::string> typedResults;
+  for (auto [result, v] : llvm::zip(results, yield.getValues()))
+    typedResults.push_back(result + ": " + typeText(v));
+  text += llvm::join(typedResults, ",\n    ") + "\n)\n{\n" + inner + "}\n";
+  fragments += text;
+
+  ValueRange inputs = scan.getInputs();
+  for (int64_t i = 0; i < numStates; ++i) {
+    item(stateList, "(" + quoted(names[block.getArgument(i)]) + ", " +
+                        ref(inputs[i]) + ", " + quoted(results[i]) + ")");
+    item(outputList, "(" + quoted(results[i]) + ", \"last\", 0, 1)");
+  }
+  for (int64_t i = 0; i < numScans; ++i)
+    item(scanList, "(" + quoted(names[block.getArgument(numStates + i)]) +
+                       ", " + ref(inputs[numStates + i]) + ", " +
+                       std::to_string(scan.getScanAxes()[i]) + ", " +
+                       std::to_string(scan.getScanChunks()[i]) + ")");
+  std::string fulls;
+  for (int64_t i = numStates + numScans; i < int64_t(inputs.size()); ++i)
+    item(fulls, "(" + quoted(names[block.getArgument(i)]) + ", " +
+                    ref(inputs[i]) + ")");
+  if (!fullList.empty())
+    item(fulls, fullList);
+  for (auto [i, axis] : llvm::enumerate(scan.getOutputAxes()))
+    item(outputList, "(" + quoted(results[numStates + i]) + ", \"full\", " +
+                         std::to_string(axis) + ", 1)");
+  return "tract_core_scan(body = " + quoted(name) + ", scan = [" + scanList +
+         "], full = [" + fulls + "], state = [" + stateList + "], output = [" +
+         outputList + "], skip = 0)";
 }
 
 std::string GraphWriter::header(ArrayRef<std::string> inputs,
@@ -602,6 +826,14 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
       if (isa<RankedTensorType>(v.getType()))
         for (const TDim &d : getShape(v))
           d.collectSymbols(symbols);
+    // Dims in attributes (a pulse op's stream end, a range's length).
+    for (NamedAttribute attr : op->getAttrs()) {
+      if (auto dim = dyn_cast<DimAttr>(attr.getValue()))
+        dim.getValue().collectSymbols(symbols);
+      else if (auto shape = dyn_cast<ShapeAttr>(attr.getValue()))
+        for (const TDim &d : shape.getDims())
+          d.collectSymbols(symbols);
+    }
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
@@ -637,10 +869,46 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
     }
     text += "\n  ];\n}\n";
   }
+  text += fragments;
   text += "\ngraph " + graphName.str() + "(";
   text += llvm::join(inputs, ", ") + ") -> (" + llvm::join(outputs, ", ") +
           ")\n{\n";
   return text;
+}
+
+/// Writes the ops of `block` (but its terminator) into `body`; a result
+/// in `outputNames` takes that name.
+LogicalResult GraphWriter::writeOps(Block &block,
+                                    DenseMap<Value, std::string> &outputNames) {
+  for (Operation &op : block.without_terminator()) {
+    if (!isa_and_present<TractDialect>(op.getDialect()))
+      return op.emitError() << "cannot export '" << op.getName()
+                            << "' to NNEF: not a tract op";
+    if (op.getNumResults() == 0)
+      return unsupported(&op) << "ops without results have no NNEF form";
+    if (op.getNumRegions() && !isa<ScanOp>(op))
+      return unsupported(&op) << "ops with regions have no NNEF form";
+    SmallVector<std::string> resultNames;
+    for (Value result : op.getResults()) {
+      std::string name = outputNames.count(result) ? outputNames[result]
+                                                   : fresh(nodeName(&op));
+      names[result] = name;
+      resultNames.push_back(name);
+    }
+    if (auto konst = dyn_cast<ConstOp>(op)) {
+      if (failed(writeConstant(konst, resultNames[0])))
+        return failure();
+      continue;
+    }
+    FailureOr<std::string> text = expression(&op);
+    if (failed(text))
+      return failure();
+    if (resultNames.size() == 1)
+      assign(resultNames[0], *text);
+    else
+      assign("(" + llvm::join(resultNames, ", ") + ")", *text);
+  }
+  return success();
 }
 
 LogicalResult GraphWriter::write() {
@@ -701,28 +969,8 @@ LogicalResult GraphWriter::write() {
       outputNames[v] = out;
   }
 
-  for (Operation &op : entry.without_terminator()) {
-    if (!isa_and_present<TractDialect>(op.getDialect()))
-      return op.emitError() << "cannot export '" << op.getName()
-                            << "' to NNEF: not a tract op";
-    if (op.getNumResults() != 1)
-      return unsupported(&op) << "ops of several results have no NNEF form";
-    if (op.getNumRegions())
-      return unsupported(&op) << "ops with regions have no NNEF form";
-    Value result = op.getResult(0);
-    std::string name =
-        outputNames.count(result) ? outputNames[result] : fresh(nodeName(&op));
-    names[result] = name;
-    if (auto konst = dyn_cast<ConstOp>(op)) {
-      if (failed(writeConstant(konst, name)))
-        return failure();
-      continue;
-    }
-    FailureOr<std::string> text = expression(&op);
-    if (failed(text))
-      return failure();
-    assign(name, *text);
-  }
+  if (failed(writeOps(entry, outputNames)))
+    return failure();
   for (auto &[out, v] : copies)
     assign(out, "copy(" + ref(v) + ")");
 

@@ -841,6 +841,183 @@ bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
 }
 
 //===----------------------------------------------------------------------===//
+// tract_core_scan
+//===----------------------------------------------------------------------===//
+
+/// `tract_core_scan(body, scan, full, state, output)`: the body fragment
+/// becomes the region of a tract.scan. Its block takes the states (in the
+/// order of `state`), the scanned chunks (`scan`), then the full inputs
+/// (`full`); it yields the next states then the `full` outputs.
+std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
+  ModelBuilder &model = call.model;
+  auto bodyName = call.string("body");
+  auto skip = call.integer("skip");
+  auto seqLength = call.integer("seq_length");
+  if (!bodyName || !skip || !seqLength)
+    return std::nullopt;
+  if (*skip != 0)
+    return call.error("skip is not supported");
+  if (*seqLength != -1)
+    return call.error("seq_length is not supported");
+  auto fragmentIt = model.fragments.find(*bodyName);
+  if (fragmentIt == model.fragments.end() || !fragmentIt->second->body)
+    return call.error("no fragment '" + *bodyName + "' with a body");
+  const Fragment &fragment = *fragmentIt->second;
+
+  // Each list is an array of tuples of the given item kinds.
+  auto tuples = [&](StringRef name, ArrayRef<NValue::Kind> kinds,
+                    size_t minItems) -> std::optional<std::vector<NValue>> {
+    const NValue &list = call.args[std::string(name)];
+    if (list.kind != NValue::Kind::Array)
+      return call.error("'" + name + "' must be an array of tuples");
+    for (const NValue &t : list.items) {
+      bool ok =
+          (t.kind == NValue::Kind::Tuple || t.kind == NValue::Kind::Array) &&
+          t.items.size() >= minItems && t.items.size() <= kinds.size();
+      for (size_t i = 0; ok && i < t.items.size(); ++i)
+        ok = t.items[i].kind == kinds[i];
+      if (!ok)
+        return call.error("'" + name + "' holds a malformed tuple");
+    }
+    return list.items;
+  };
+  using K = NValue::Kind;
+  auto scans =
+      tuples("scan", {K::String, K::Tensor, K::Integer, K::Integer}, 4);
+  auto fulls = tuples("full", {K::String, K::Tensor}, 2);
+  auto states = tuples("state", {K::String, K::Tensor, K::String}, 3);
+  auto outputs =
+      tuples("output", {K::String, K::String, K::Integer, K::Integer}, 3);
+  if (!scans || !fulls || !states || !outputs)
+    return std::nullopt;
+
+  SmallVector<Value> operands;
+  SmallVector<std::pair<std::string, Type>> params;
+  SmallVector<int64_t> scanAxes, chunks;
+  std::optional<TDim> iterations;
+  for (const NValue &st : *states) {
+    operands.push_back(st.items[1].tensor);
+    params.push_back({st.items[0].string, st.items[1].tensor.getType()});
+  }
+  for (const NValue &sc : *scans) {
+    Value input = sc.items[1].tensor;
+    auto axis = sc.items[2].integer.getConstant();
+    auto chunk = sc.items[3].integer.getConstant();
+    Shape shape = getShape(input);
+    if (!axis || !chunk || *axis < 0 || *axis >= int64_t(shape.size()) ||
+        *chunk == 0)
+      return call.error("scanned input '" + sc.items[0].string +
+                        "' has an invalid axis or chunk");
+    if (!iterations)
+      iterations = shape[*axis].ceilDiv(std::abs(*chunk));
+    shape[*axis] = TDim(std::abs(*chunk));
+    operands.push_back(input);
+    params.push_back(
+        {sc.items[0].string, getTensorTypeLike(input.getType(), shape)});
+    scanAxes.push_back(*axis);
+    chunks.push_back(*chunk);
+  }
+  for (const NValue &f : *fulls) {
+    operands.push_back(f.items[1].tensor);
+    params.push_back({f.items[0].string, f.items[1].tensor.getType()});
+  }
+  for (const Parameter &p : fragment.params)
+    if (!llvm::any_of(params, [&](auto &q) { return q.first == p.name; }))
+      return call.error("the body parameter '" + p.name +
+                        "' is bound by no scan, full or state input");
+
+  // The body.
+  auto block = std::make_unique<Block>();
+  Scope inner;
+  for (const auto &param : params) {
+    if (!llvm::any_of(fragment.params, [&](const Parameter &p) {
+          return p.name == param.first;
+        }))
+      return call.error("'" + *bodyName + "' has no parameter '" + param.first +
+                        "'");
+    inner[param.first] =
+        NValue::ofTensor(block->addArgument(param.second, call.loc));
+  }
+  SmallVector<Value> yielded;
+  {
+    OpBuilder::InsertionGuard guard(model.builder);
+    model.builder.setInsertionPointToEnd(block.get());
+    if (!model.runBody(*fragment.body, inner, false))
+      return call.error("in the scan body '" + *bodyName + "'");
+    auto result = [&](const std::string &name) -> Value {
+      auto it = inner.find(name);
+      if (it == inner.end() || it->second.kind != K::Tensor) {
+        call.error("the scan body does not compute '" + name + "'");
+        return {};
+      }
+      return it->second.tensor;
+    };
+    for (const NValue &st : *states)
+      if (Value v = result(st.items[2].string))
+        yielded.push_back(v);
+      else
+        return std::nullopt;
+    for (const NValue &out : *outputs) {
+      if (out.items[1].string == "full") {
+        if (Value v = result(out.items[0].string))
+          yielded.push_back(v);
+        else
+          return std::nullopt;
+      } else if (out.items[1].string != "last") {
+        return call.error("output '" + out.items[0].string +
+                          "' must be \"full\" or \"last\"");
+      }
+    }
+    YieldOp::create(model.builder, call.loc, yielded);
+  }
+
+  // Results: the final states, then the scanned outputs; `output` lists
+  // them in the invocation's order.
+  SmallVector<Type> types;
+  for (const NValue &st : *states)
+    types.push_back(st.items[1].tensor.getType());
+  SmallVector<int64_t> outputAxes;
+  std::vector<int64_t> resultOf;
+  for (const NValue &out : *outputs) {
+    const std::string &name = out.items[0].string;
+    if (out.items[1].string == "last") {
+      auto st = llvm::find_if(
+          *states, [&](const NValue &s) { return s.items[2].string == name; });
+      if (st == states->end())
+        return call.error("output '" + name + "' is \"last\" but not a state");
+      resultOf.push_back(st - states->begin());
+      continue;
+    }
+    Value chunk = yielded[types.size()];
+    auto axis = out.items[2].integer.getConstant();
+    Shape shape = getShape(chunk);
+    if (!axis || *axis < 0 || *axis >= int64_t(shape.size()) || !iterations)
+      return call.error("output '" + name + "' has an invalid axis");
+    if (out.items.size() > 3 && out.items[3].integer != TDim(1))
+      return call.error("output '" + name +
+                        "': only chunks of 1 are supported");
+    shape[*axis] = shape[*axis] * *iterations;
+    resultOf.push_back(types.size());
+    types.push_back(getTensorTypeLike(chunk.getType(), shape));
+    outputAxes.push_back(*axis);
+  }
+
+  OperationState state(call.loc, ScanOp::getOperationName());
+  ScanOp::build(model.builder, state, types, operands, int64_t(states->size()),
+                scanAxes, chunks, outputAxes);
+  state.regions.front()->push_back(block.release());
+  Operation *op = model.builder.create(state);
+  if (failed(mlir::verify(op)))
+    return std::nullopt;
+  std::vector<NValue> items;
+  for (int64_t index : resultOf)
+    items.push_back(NValue::ofTensor(op->getResult(index)));
+  if (items.size() == 1)
+    return items[0];
+  return NValue::ofArray(std::move(items), K::Tuple);
+}
+
+//===----------------------------------------------------------------------===//
 // The module
 //===----------------------------------------------------------------------===//
 

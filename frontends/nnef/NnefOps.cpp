@@ -775,6 +775,74 @@ Result conv(Invocation &call) {
   return tensorResult(call, y);
 }
 
+Result deconv(Invocation &call) {
+  auto input = call.tensor("input");
+  auto filter = call.tensor("filter");
+  auto groupsArg = call.integer("groups");
+  auto border = call.string("border");
+  auto outputShape = call.dims("output_shape");
+  if (!input || !filter || !groupsArg || !border || !outputShape)
+    return std::nullopt;
+  if (*border != "constant" && *border != "ignore")
+    return call.error("border '" + *border + "' is not supported");
+  int64_t groups = *groupsArg;
+  if (groups == 0) {
+    // Depthwise: one group per input channel.
+    Shape inputShape = getShape(*input);
+    auto c = inputShape.size() < 2 ? std::nullopt : inputShape[1].getConstant();
+    if (!c)
+      return call.error("groups = 0 needs a constant input channel count");
+    groups = *c;
+  }
+  auto window = readWindow(call, Invocation::rank(*input), true);
+  if (!window)
+    return std::nullopt;
+  Value bias, addAfter;
+  if (!call.isLiteral("bias", 0.0)) {
+    auto b = call.tensor("bias", Invocation::elementType(*input));
+    if (!b)
+      return std::nullopt;
+    bias = *b;
+    if (Invocation::rank(bias) == 2 && getShape(bias)[0] == TDim(1))
+      bias = call.create<RmAxisOp>(bias, int64_t(0));
+    if (bias && Invocation::rank(bias) == 0) {
+      addAfter = bias;
+      bias = Value();
+    }
+  }
+  auto build = [&](ArrayRef<int64_t> adjustments) {
+    return call.create<DeconvOp>(
+        *input, *filter, bias, static_cast<uint64_t>(groups), adjustments,
+        ArrayRef(window->strides), ArrayRef(window->dilations), window->padding,
+        ArrayRef(window->before), ArrayRef(window->after));
+  };
+  Value y = build({});
+  if (y && !outputShape->empty()) {
+    // The output shape fixes the sizes the strides leave ambiguous.
+    Shape computed = getShape(y);
+    if (outputShape->size() != computed.size())
+      return call.error(
+          "output_shape has " + std::to_string(outputShape->size()) +
+          " dims, the output has " + std::to_string(computed.size()));
+    SmallVector<int64_t> adjustments;
+    for (size_t i = 2; i < computed.size(); ++i) {
+      auto extra = ((*outputShape)[i] - computed[i]).getConstant();
+      if (!extra || *extra < 0)
+        return call.error("output_shape dim " + (*outputShape)[i].toString() +
+                          " does not extend the computed " +
+                          computed[i].toString());
+      adjustments.push_back(*extra);
+    }
+    if (llvm::any_of(adjustments, [](int64_t a) { return a != 0; })) {
+      y.getDefiningOp()->erase();
+      y = build(adjustments);
+    }
+  }
+  if (y && addAfter)
+    y = call.binary<AddOp>(y, addAfter);
+  return tensorResult(call, y);
+}
+
 Result pool(Invocation &call) {
   auto input = call.tensor("input");
   auto size = call.integers("size");
@@ -791,18 +859,41 @@ Result pool(Invocation &call) {
   if (!window)
     return std::nullopt;
   StringRef name = call.getName();
-  if (name == "max_pool") {
+  // tract-mlir's extensions add ceil mode (and max_pool's indices).
+  bool ceilMode = false, withIndex = false;
+  if (name.starts_with("tract_core_")) {
+    auto ceil = call.logical("ceil_mode");
+    if (!ceil)
+      return std::nullopt;
+    ceilMode = *ceil;
+    // In ceil mode, explicit zero padding rounds up where valid does not.
+    if (ceilMode && window->padding == Padding::Valid &&
+        !call.args["padding"].items.empty())
+      window->padding = Padding::Explicit;
+  }
+  if (name == "max_pool" || name == "tract_core_max_pool") {
     if (*border != "ignore" && *border != "constant")
       return call.error("border '" + *border + "' is not supported");
-    return tensorResult(
-        call, call.create<MaxPoolOp>(Type(), *input, ArrayRef(kernel), false,
-                                     false, ArrayRef(window->strides),
-                                     ArrayRef(window->dilations),
-                                     window->padding, ArrayRef(window->before),
-                                     ArrayRef(window->after)));
+    if (name == "tract_core_max_pool") {
+      auto index = call.logical("with_index");
+      if (!index)
+        return std::nullopt;
+      withIndex = *index;
+    }
+    Operation *op = call.createOp<MaxPoolOp>(
+        Type(), Type(), *input, ArrayRef(kernel), ceilMode, withIndex,
+        ArrayRef(window->strides), ArrayRef(window->dilations), window->padding,
+        ArrayRef(window->before), ArrayRef(window->after));
+    if (!op)
+      return call.error("invalid operands");
+    if (!withIndex)
+      return NValue::ofTensor(op->getResult(0));
+    return NValue::ofArray({NValue::ofTensor(op->getResult(0)),
+                            NValue::ofTensor(op->getResult(1))},
+                           NValue::Kind::Tuple);
   }
   bool normalize = name == "avg_pool";
-  if (name == "box") {
+  if (name == "box" || name == "tract_core_sum_pool") {
     auto n = call.logical("normalize");
     if (!n)
       return std::nullopt;
@@ -813,12 +904,12 @@ Result pool(Invocation &call) {
   // 'constant' pads with zeros that count in the average; 'ignore' leaves
   // the padding out.
   bool countIncludePad = *border == "constant";
-  return tensorResult(
-      call, call.create<SumPoolOp>(*input, ArrayRef(kernel), false, normalize,
-                                   countIncludePad, ArrayRef(window->strides),
-                                   ArrayRef(window->dilations), window->padding,
-                                   ArrayRef(window->before),
-                                   ArrayRef(window->after)));
+  return tensorResult(call,
+                      call.create<SumPoolOp>(
+                          *input, ArrayRef(kernel), ceilMode, normalize,
+                          countIncludePad, ArrayRef(window->strides),
+                          ArrayRef(window->dilations), window->padding,
+                          ArrayRef(window->before), ArrayRef(window->after)));
 }
 
 /// numpy's matmul as an einsum, after aligning ranks.
@@ -1019,7 +1110,71 @@ Result shapeOf(Invocation &call) {
   return tensorResult(call, shape);
 }
 
+/// The numbers of a constant tensor or of an array literal.
+std::optional<SmallVector<double>> numbers(Invocation &call, StringRef name) {
+  const NValue &v = call.args[std::string(name)];
+  SmallVector<double> out;
+  auto number = [](const NValue &item) -> std::optional<double> {
+    if (item.kind == NValue::Kind::Scalar)
+      return item.scalar;
+    if (item.kind == NValue::Kind::Integer)
+      if (auto c = item.integer.getConstant())
+        return double(*c);
+    return std::nullopt;
+  };
+  if (v.kind == NValue::Kind::Tensor) {
+    auto konst = v.tensor.getDefiningOp<ConstOp>();
+    auto attr = konst ? dyn_cast<DenseElementsAttr>(konst.getValue()) : nullptr;
+    if (!attr)
+      return call.error("'" + name + "' must be a constant");
+    if (isa<FloatType>(attr.getElementType()))
+      for (const APFloat &f : attr.getValues<APFloat>())
+        out.push_back(f.convertToDouble());
+    else
+      for (const APInt &i : attr.getValues<APInt>())
+        out.push_back(double(i.getSExtValue()));
+    return out;
+  }
+  std::vector<NValue> items =
+      v.kind == NValue::Kind::Array ? v.items : std::vector{v};
+  for (const NValue &item : items) {
+    auto n = number(item);
+    if (!n)
+      return call.error("'" + name + "' must hold numbers");
+    out.push_back(*n);
+  }
+  return out;
+}
+
 Result range(Invocation &call) {
+  bool literal = llvm::all_of(
+      std::initializer_list<StringRef>{"start", "end", "step"},
+      [&](StringRef n) {
+        return call.args[std::string(n)].kind == NValue::Kind::Integer;
+      });
+  if (!literal) {
+    // Tensors: tract.range, of the given or a computable length.
+    auto operands = tensorArgs(call, {"start", "end", "step"});
+    auto len = call.dim("len");
+    if (!operands || !len)
+      return std::nullopt;
+    TDim length = *len;
+    if (length == TDim(-1)) {
+      auto from = numbers(call, "start"), to = numbers(call, "end"),
+           by = numbers(call, "step");
+      if (!from || !to || !by || from->size() != 1 || to->size() != 1 ||
+          by->size() != 1)
+        return call.error("'len' is needed when the bounds are not constant");
+      if (by->front() == 0)
+        return call.error("step is 0");
+      double count = std::ceil((to->front() - from->front()) / by->front());
+      length = TDim(std::max<int64_t>(0, int64_t(count)));
+    }
+    call.declareSymbols({length});
+    return tensorResult(
+        call, call.create<RangeOp>((*operands)[0], (*operands)[1],
+                                   (*operands)[2], call.dimAttr(length)));
+  }
   auto start = call.integer("start");
   auto end = call.integer("end");
   auto step = call.integer("step");
@@ -1034,6 +1189,158 @@ Result range(Invocation &call) {
                                     IntegerType::get(call.getContext(), 64));
   return NValue::ofTensor(
       call.constant(DenseElementsAttr::get(type, ArrayRef(values))));
+}
+
+Result topK(Invocation &call) {
+  auto input = call.tensor("input");
+  auto k = call.tensor("k", IntegerType::get(call.getContext(), 64));
+  auto axis = call.integer("axis");
+  auto largest = call.logical("largest");
+  auto len = call.dim("len");
+  if (!input || !k || !axis || !largest || !len)
+    return std::nullopt;
+  TDim length = *len;
+  if (length == TDim(-1)) {
+    auto known = call.knownDims(*k);
+    if (!known || known->size() != 1)
+      return call.error("'len' is needed when k is not constant");
+    length = known->front();
+  }
+  call.declareSymbols({length});
+  Operation *op = call.createOp<TopKOp>(Type(), Type(), *input, *k, *axis,
+                                        *largest, call.dimAttr(length));
+  if (!op)
+    return call.error("invalid operands");
+  return NValue::ofArray(
+      {NValue::ofTensor(op->getResult(0)), NValue::ofTensor(op->getResult(1))},
+      NValue::Kind::Tuple);
+}
+
+Result dynSlice(Invocation &call) {
+  auto input = call.tensor("input");
+  auto start = call.tensor("start");
+  auto end = call.tensor("end");
+  auto axis = call.integer("axis");
+  auto len = call.dim("len");
+  if (!input || !start || !end || !axis || !len)
+    return std::nullopt;
+  call.declareSymbols({*len});
+  return tensorResult(call, call.create<DynSliceOp>(*input, *start, *end, *axis,
+                                                    call.dimAttr(*len)));
+}
+
+Result resize(Invocation &call) {
+  auto input = call.tensor("input");
+  auto scales = numbers(call, "scales");
+  auto sizesArg = call.dims("sizes");
+  auto coord = call.string("coord_transformer");
+  auto interp = call.string("interpolator");
+  auto nearest = call.string("nearest_mode");
+  auto cubic = call.scalar("cubic_coeff_a");
+  auto exclude = call.logical("exclude_outside");
+  auto roi = numbers(call, "roi");
+  auto extrapolation = call.scalar("extrapolation_value");
+  if (!input || !scales || !sizesArg || !coord || !interp || !nearest ||
+      !cubic || !exclude || !roi || !extrapolation)
+    return std::nullopt;
+  auto coordTransform = symbolizeCoordTransform(*coord);
+  if (!coordTransform)
+    return call.error("unknown coord_transformer '" + *coord + "'");
+  auto interpolator = symbolizeInterpolator(*interp);
+  if (!interpolator)
+    return call.error("unknown interpolator '" + *interp + "'");
+  auto nearestMode = symbolizeNearestMode(*nearest);
+  if (!nearestMode)
+    return call.error("unknown nearest_mode '" + *nearest + "'");
+  Shape shape = getShape(*input);
+  SmallVector<TDim> sizes(*sizesArg);
+  if (sizes.empty()) {
+    // tract's form: the output shape from the scales.
+    if (scales->size() != shape.size())
+      return call.error("scales must give every axis");
+    for (auto [dim, scale] : llvm::zip(shape, *scales)) {
+      if (auto c = dim.getConstant())
+        sizes.push_back(TDim(int64_t(std::floor(double(*c) * scale))));
+      else if (scale == std::floor(scale) && scale >= 1)
+        sizes.push_back(dim * TDim(int64_t(scale)));
+      else
+        return call.error("cannot scale the symbolic dim " + dim.toString() +
+                          " by " + std::to_string(scale));
+    }
+  }
+  call.declareSymbols(sizes);
+  return tensorResult(
+      call, call.create<ResizeOp>(
+                *input, call.shapeAttr(sizes), *coordTransform, *interpolator,
+                *nearestMode, ArrayRef<double>(*scales), APFloat(*cubic),
+                *exclude, ArrayRef<double>(*roi), APFloat(*extrapolation)));
+}
+
+/// A scalar argument as an attribute of `type`.
+TypedAttr numberAttr(Type type, double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return FloatAttr::get(f, value);
+  return IntegerAttr::get(
+      type, APInt(type.getIntOrFloatBitWidth(), int64_t(value), true, true));
+}
+
+Result pulseDelay(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto delay = call.integer("delay");
+  auto overlap = call.integer("overlap");
+  if (!input || !axis || !delay || !overlap)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<DelayOp>(*input, *axis, *delay, *overlap));
+}
+
+Result pulsePad(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto before = call.integer("before");
+  auto after = call.dim("after");
+  auto beginInput = call.integer("begin_input");
+  auto endInput = call.dim("end_input");
+  auto border = call.string("border");
+  auto value = call.scalar("value");
+  auto overlap = call.integer("overlap");
+  if (!input || !axis || !before || !after || !beginInput || !endInput ||
+      !border || !value || !overlap)
+    return std::nullopt;
+  std::optional<PadMode> mode =
+      llvm::StringSwitch<std::optional<PadMode>>(*border)
+          .Case("constant", PadMode::Constant)
+          .Cases({"replicate", "replicated", "edge"}, PadMode::Edge)
+          .Case("reflect", PadMode::Reflect)
+          .Default(std::nullopt);
+  if (!mode)
+    return call.error("unsupported border '" + *border + "'");
+  // The value is kept only when the document gives it.
+  TypedAttr fill;
+  if (llvm::any_of(call.expr.args,
+                   [](const Argument &a) { return a.name == "value"; }))
+    fill = numberAttr(Invocation::elementType(*input), *value);
+  call.declareSymbols({*after, *endInput});
+  return tensorResult(call, call.create<PulsePadOp>(
+                                *input, *axis, *before, call.dimAttr(*after),
+                                *beginInput, call.dimAttr(*endInput), *mode,
+                                fill, *overlap));
+}
+
+Result pulseMask(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto begin = call.integer("begin");
+  auto end = call.dim("end");
+  auto value = call.scalar("value");
+  if (!input || !axis || !begin || !end || !value)
+    return std::nullopt;
+  call.declareSymbols({*end});
+  return tensorResult(call,
+                      call.create<PulseMaskOp>(
+                          *input, *axis, *begin, call.dimAttr(*end),
+                          numberAttr(Invocation::elementType(*input), *value)));
 }
 
 Result einsum(Invocation &call) {
@@ -1261,6 +1568,15 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
   )",
                pool);
   registry.add(R"(
+    fragment deconv(input: tensor<scalar>, filter: tensor<scalar>,
+                    bias: tensor<scalar> = 0.0, border: string = 'constant',
+                    padding: (integer, integer)[] = [], stride: integer[] = [],
+                    dilation: integer[] = [], output_shape: integer[] = [],
+                    groups: integer = 1)
+      -> (output: tensor<scalar>);
+  )",
+               deconv);
+  registry.add(R"(
     fragment matmul(A: tensor<scalar>, B: tensor<scalar>,
                     transposeA: logical = false, transposeB: logical = false)
       -> (C: tensor<scalar>);
@@ -1348,10 +1664,93 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
   )",
                shapeOf);
   registry.add(R"(
-    fragment tract_core_range(start: integer, end: integer, step: integer)
-      -> (output: tensor<integer>);
+    fragment tract_core_range<?>(start: tensor<?>, end: tensor<?>,
+                                 step: tensor<?>, len: integer = -1)
+      -> (output: tensor<?>);
   )",
                range);
+  registry.add(R"(
+    fragment tract_core_scan(body: string,
+                             scan: (string, tensor<scalar>, integer, integer)[],
+                             full: (string, tensor<scalar>)[],
+                             state: (string, tensor<scalar>, string)[],
+                             output: (string, string, integer, integer)[],
+                             seq_length: integer = -1, skip: integer = 0)
+      -> (outputs: tensor<scalar>[]);
+  )",
+               scanOp);
+  registry.add(R"(
+    fragment tract_pulse_delay<?>(input: tensor<?>, axis: integer,
+                                  delay: integer, overlap: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               pulseDelay);
+  registry.add(R"(
+    fragment tract_pulse_pulse_pad<?>(input: tensor<?>, axis: integer,
+                                      before: integer, after: integer,
+                                      begin_input: integer, end_input: integer,
+                                      border: string = 'constant',
+                                      value: scalar = 0.0, overlap: integer = 0)
+      -> (output: tensor<?>);
+    fragment tract_pulse_pad<?>(input: tensor<?>, axis: integer,
+                                before: integer, after: integer,
+                                begin_input: integer, end_input: integer,
+                                border: string = 'constant',
+                                value: scalar = 0.0, overlap: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               pulsePad);
+  registry.add(R"(
+    fragment tract_pulse_mask<?>(input: tensor<?>, axis: integer,
+                                 begin: integer, end: integer,
+                                 value: scalar = 0.0) -> (output: tensor<?>);
+  )",
+               pulseMask);
+  registry.add(R"(
+    fragment tract_core_topk<?>(input: tensor<?>, k: tensor<integer>,
+                                axis: integer, largest: logical = true,
+                                len: integer = -1)
+      -> (values: tensor<?>, indices: tensor<integer>);
+  )",
+               topK);
+  registry.add(R"(
+    fragment tract_core_dyn_slice<?>(input: tensor<?>, start: tensor<integer>,
+                                     end: tensor<integer>, axis: integer,
+                                     len: integer) -> (output: tensor<?>);
+  )",
+               dynSlice);
+  registry.add(R"(
+    fragment tract_core_resize(input: tensor<scalar>, scales: scalar[] = [],
+                               sizes: integer[] = [],
+                               coord_transformer: string = 'half_pixel',
+                               interpolator: string = 'nearest',
+                               nearest_mode: string = 'floor',
+                               cubic_coeff_a: scalar = -0.75,
+                               exclude_outside: logical = false,
+                               roi: scalar[] = [],
+                               extrapolation_value: scalar = 0.0)
+      -> (output: tensor<scalar>);
+  )",
+               resize);
+  registry.add(R"(
+    fragment tract_core_max_pool(input: tensor<scalar>, size: integer[],
+                                 border: string = 'constant',
+                                 padding: (integer, integer)[] = [],
+                                 stride: integer[] = [],
+                                 dilation: integer[] = [],
+                                 ceil_mode: logical = false,
+                                 with_index: logical = false)
+      -> (output: tensor<scalar>, index: tensor<integer>);
+    fragment tract_core_sum_pool(input: tensor<scalar>, size: integer[],
+                                 border: string = 'constant',
+                                 padding: (integer, integer)[] = [],
+                                 stride: integer[] = [],
+                                 dilation: integer[] = [],
+                                 normalize: logical = false,
+                                 ceil_mode: logical = false)
+      -> (output: tensor<scalar>);
+  )",
+               pool);
   registry.add(R"(
     fragment tract_core_einsum(inputs: tensor<?>[], expr: string,
                                acc: string = 'f32', output: string = '')
