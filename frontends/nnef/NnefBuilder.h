@@ -188,7 +188,8 @@ public:
   static const OpRegistry &get();
 
   /// Adds the operations whose declarations are in `declarations`; every
-  /// declared fragment gets `handler`, which may look at the name.
+  /// declared fragment gets `handler`, which may look at the name. Without a
+  /// handler, the fragments are compounds whose bodies are inlined.
   void add(StringRef declarations, OpHandler handler);
 
 private:

@@ -727,6 +727,10 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
   const OpRegistry::Entry *entry = OpRegistry::get().lookup(expr.text);
   auto userIt = fragments.find(expr.text);
   const Fragment *user = userIt == fragments.end() ? nullptr : userIt->second;
+  // A document's own definition of a compound the registry also defines
+  // (without a handler) takes precedence.
+  if (entry && !entry->handler && user && user->body)
+    entry = nullptr;
   const Fragment *signature = entry ? entry->signature : user;
   if (!signature)
     return error(expr.pos, "unknown operation '" + expr.text + "'");
@@ -770,6 +774,8 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
       return std::nullopt;
     args.emplace(p.name, std::move(*value));
   }
+  if (entry && !entry->handler)
+    return inlineFragment(*entry->signature, expr, args);
   if (entry) {
     Invocation call(*this, expr, loc(expr.pos));
     call.genericType =

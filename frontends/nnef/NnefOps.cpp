@@ -1361,6 +1361,146 @@ Result rmsNorm(Invocation &call) {
                       call.create<RmsNormOp>(*input, *axis, APFloat(*eps)));
 }
 
+/// `local_response_normalization`: `input / (bias + alpha * box(sqr(input),
+/// size, normalize = true)) ^ beta`, the box centred (same padding) and
+/// allowed over the channel axis, which becomes a spatial one.
+Result localResponseNormalization(Invocation &call) {
+  auto input = call.tensor("input");
+  auto size = call.integers("size");
+  auto alpha = call.scalar("alpha");
+  auto beta = call.scalar("beta");
+  auto bias = call.scalar("bias");
+  if (!input || !size || !alpha || !beta || !bias)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(size->size()) != rank || rank < 2 || (*size)[0] != 1)
+    return call.error("size must give every axis, 1 on the batch axis");
+  Value x = *input;
+  Type type = Invocation::elementType(x);
+  Value squared = call.create<AddAxisOp>(call.create<SquareOp>(x), int64_t(1));
+  SmallVector<int64_t> kernel(size->begin() + 1, size->end());
+  Value sum = call.create<SumPoolOp>(squared, ArrayRef(kernel), false, true,
+                                     true, ArrayRef<int64_t>{},
+                                     ArrayRef<int64_t>{}, Padding::SameUpper,
+                                     ArrayRef<int64_t>{}, ArrayRef<int64_t>{});
+  if (!sum)
+    return call.error("invalid operands");
+  sum = call.create<RmAxisOp>(sum, int64_t(1));
+  Value sigma = call.create<AddOp>(
+      call.create<MulOp>(sum, call.scalarConstant(type, *alpha, rank)),
+      call.scalarConstant(type, *bias, rank));
+  return tensorResult(
+      call,
+      call.create<DivOp>(x, call.create<PowOp>(sigma, call.scalarConstant(
+                                                          type, *beta, rank))));
+}
+
+/// `nearest_upsample` and `multilinear_upsample` are resizes by integer
+/// factors of the spatial axes, as tract reads them.
+Result upsample(Invocation &call) {
+  auto input = call.tensor("input");
+  auto factor = call.integers("factor");
+  if (!input || !factor)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(factor->size()) + 2 != rank)
+    return call.error("factor must give every spatial axis");
+  CoordTransform coord = CoordTransform::Asymmetric;
+  Interpolator interpolator = Interpolator::Nearest;
+  if (call.getName() == "multilinear_upsample") {
+    auto method = call.string("method");
+    auto border = call.string("border");
+    if (!method || !border)
+      return std::nullopt;
+    if (*border != "replicate")
+      return call.error("border '" + *border +
+                        "' is not supported (only 'replicate')");
+    std::optional<CoordTransform> c =
+        llvm::StringSwitch<std::optional<CoordTransform>>(*method)
+            .Case("symmetric", CoordTransform::HalfPixel)
+            .Case("asymmetric", CoordTransform::Asymmetric)
+            .Case("aligned", CoordTransform::AlignCorners)
+            .Default(std::nullopt);
+    if (!c)
+      return call.error("unknown method '" + *method + "'");
+    coord = *c;
+    interpolator = Interpolator::Linear;
+  }
+  Shape shape = getShape(*input);
+  SmallVector<TDim> sizes(shape.begin(), shape.end());
+  SmallVector<double> scales(2, 1.0);
+  for (auto [i, f] : llvm::enumerate(*factor)) {
+    if (f < 1)
+      return call.error("factors must be positive");
+    sizes[2 + i] = sizes[2 + i] * TDim(f);
+    scales.push_back(double(f));
+  }
+  return tensorResult(
+      call, call.create<ResizeOp>(*input, call.shapeAttr(sizes), coord,
+                                  interpolator, NearestMode::Floor,
+                                  ArrayRef<double>(scales), APFloat(-0.75),
+                                  false, ArrayRef<double>{}, APFloat(0.0)));
+}
+
+/// `nearest_downsample` keeps every factor-th element; `area_downsample`
+/// averages factor-sized blocks.
+Result downsample(Invocation &call) {
+  auto input = call.tensor("input");
+  auto factor = call.integers("factor");
+  if (!input || !factor)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(factor->size()) + 2 != rank)
+    return call.error("factor must give every spatial axis");
+  if (llvm::any_of(*factor, [](int64_t f) { return f < 1; }))
+    return call.error("factors must be positive");
+  if (call.getName() == "area_downsample")
+    return tensorResult(
+        call, call.create<SumPoolOp>(*input, ArrayRef(*factor), false, true,
+                                     false, ArrayRef(*factor),
+                                     ArrayRef<int64_t>{}, Padding::Valid,
+                                     ArrayRef<int64_t>{}, ArrayRef<int64_t>{}));
+  Value v = *input;
+  for (auto [i, f] : llvm::enumerate(*factor))
+    if (v && f != 1)
+      v = call.create<DownsampleOp>(v, int64_t(2 + i), f, int64_t(0));
+  return tensorResult(call, v);
+}
+
+Result addN(Invocation &call) {
+  auto values = call.tensors("x");
+  if (!values)
+    return std::nullopt;
+  if (values->empty())
+    return call.error("nothing to add");
+  Value sum = (*values)[0];
+  for (Value v : ArrayRef(*values).drop_front())
+    sum = call.binary<AddOp>(sum, v);
+  return tensorResult(call, sum);
+}
+
+Result copyN(Invocation &call) {
+  auto x = call.tensor("x");
+  auto times = call.integer("times");
+  if (!x || !times)
+    return std::nullopt;
+  if (*times < 0)
+    return call.error("times must not be negative");
+  return NValue::ofArray(std::vector<NValue>(*times, NValue::ofTensor(*x)));
+}
+
+/// Operations of the specification the reader has no translation for.
+Result unsupportedOp(Invocation &call) {
+  StringRef why =
+      llvm::StringSwitch<StringRef>(call.getName())
+          .Cases({"argmax_pool", "sample", "desample", "max_pool_with_index"},
+                 "the specification's window-relative indices have no tract "
+                 "equivalent (tract_core_max_pool gives ONNX's indices)")
+          .Case("update", "variables are not updated by tract")
+          .Default("region-of-interest operations have no tract equivalent");
+  return call.error("is not supported: " + why);
+}
+
 } // namespace
 
 void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
@@ -1599,6 +1739,180 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                                  epsilon: scalar) -> (output: tensor<scalar>);
   )",
                batchNormalization);
+  registry.add(R"(
+    fragment local_response_normalization(input: tensor<scalar>,
+                                          size: integer[], alpha: scalar = 1.0,
+                                          beta: scalar = 0.5,
+                                          bias: scalar = 1.0)
+      -> (output: tensor<scalar>);
+  )",
+               localResponseNormalization);
+  registry.add(R"(
+    fragment nearest_upsample(input: tensor<scalar>, factor: integer[])
+      -> (output: tensor<scalar>);
+    fragment multilinear_upsample(input: tensor<scalar>, factor: integer[],
+                                  method: string = 'symmetric',
+                                  border: string = 'replicate')
+      -> (output: tensor<scalar>);
+  )",
+               upsample);
+  registry.add(R"(
+    fragment nearest_downsample(input: tensor<scalar>, factor: integer[])
+      -> (output: tensor<scalar>);
+    fragment area_downsample(input: tensor<scalar>, factor: integer[])
+      -> (output: tensor<scalar>);
+  )",
+               downsample);
+  registry.add(R"(
+    fragment add_n(x: tensor<scalar>[]) -> (y: tensor<scalar>);
+  )",
+               addN);
+  registry.add(R"(
+    fragment copy_n<?>(x: tensor<?>, times: integer) -> (y: tensor<?>[]);
+  )",
+               copyN);
+  registry.add(R"(
+    fragment argmax_pool(input: tensor<scalar>, size: integer[],
+                         border: string = 'constant',
+                         padding: (integer, integer)[] = [],
+                         stride: integer[] = [], dilation: integer[] = [])
+      -> (index: tensor<integer>);
+    fragment sample(input: tensor<scalar>, index: tensor<integer>,
+                    size: integer[], border: string = 'constant',
+                    padding: (integer, integer)[] = [], stride: integer[] = [],
+                    dilation: integer[] = []) -> (output: tensor<scalar>);
+    fragment desample(input: tensor<scalar>, index: tensor<integer>,
+                      size: integer[], border: string = 'constant',
+                      padding: (integer, integer)[] = [],
+                      stride: integer[] = [], dilation: integer[] = [],
+                      output_shape: integer[] = []) -> (output: tensor<scalar>);
+    fragment max_pool_with_index(input: tensor<scalar>, size: integer[],
+                                 border: string = 'constant',
+                                 padding: (integer, integer)[] = [],
+                                 stride: integer[] = [],
+                                 dilation: integer[] = [])
+      -> (output: tensor<scalar>, index: tensor<integer>);
+    fragment update<?>(variable: tensor<?>, value: tensor<?>)
+      -> (result: tensor<?>);
+    fragment avg_roi_pool(input: tensor<scalar>, rois: tensor<scalar>,
+                          batch_index: tensor<integer>,
+                          output_size: integer[]) -> (output: tensor<scalar>);
+    fragment max_roi_pool(input: tensor<scalar>, rois: tensor<scalar>,
+                          batch_index: tensor<integer>,
+                          output_size: integer[]) -> (output: tensor<scalar>);
+    fragment roi_resample(input: tensor<scalar>, rois: tensor<scalar>,
+                          batch_index: tensor<integer>, output_size: integer[],
+                          method: string = 'symmetric')
+      -> (output: tensor<scalar>);
+    fragment avg_roi_align(input: tensor<scalar>, rois: tensor<scalar>,
+                           batch_index: tensor<integer>,
+                           output_size: integer[], sampling_rate: integer[],
+                           resize_method: string = 'symmetric')
+      -> (output: tensor<scalar>);
+    fragment max_roi_align(input: tensor<scalar>, rois: tensor<scalar>,
+                           batch_index: tensor<integer>,
+                           output_size: integer[], sampling_rate: integer[],
+                           resize_method: string = 'symmetric')
+      -> (output: tensor<scalar>);
+  )",
+               unsupportedOp);
+  // The specification's compound operations, inlined.
+  registry.add(R"(
+    fragment rms_pool(input: tensor<scalar>, size: integer[],
+                      border: string = 'constant',
+                      padding: (integer, integer)[] = [],
+                      stride: integer[] = [], dilation: integer[] = [])
+      -> (output: tensor<scalar>)
+    {
+      output = sqrt(avg_pool(sqr(input), size = size, border = border,
+                             padding = padding, stride = stride,
+                             dilation = dilation));
+    }
+    fragment l1_normalization(input: tensor<scalar>, axes: integer[],
+                              bias: scalar = 0.0, epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      sigma = bias + sum_reduce(abs(input), axes = axes);
+      output = input / max(sigma, epsilon);
+    }
+    fragment l2_normalization(input: tensor<scalar>, axes: integer[],
+                              bias: scalar = 0.0, epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      sigma = sqrt(bias + sum_reduce(sqr(input), axes = axes));
+      output = input / max(sigma, epsilon);
+    }
+    fragment moments(input: tensor<scalar>, axes: integer[])
+      -> (mean: tensor<scalar>, variance: tensor<scalar>)
+    {
+      mean = mean_reduce(input, axes = axes);
+      variance = mean_reduce(sqr(input - mean), axes = axes);
+    }
+    fragment local_mean_normalization(input: tensor<scalar>, size: integer[])
+      -> (output: tensor<scalar>)
+    {
+      mean = box(input, size = size, normalize = true);
+      output = input - mean;
+    }
+    fragment local_variance_normalization(input: tensor<scalar>,
+                                          size: integer[], bias: scalar = 0.0,
+                                          epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      sigma = sqrt(box(sqr(input), size = size, normalize = true));
+      output = input / max(sigma + bias, epsilon);
+    }
+    fragment local_contrast_normalization(input: tensor<scalar>,
+                                          size: integer[], bias: scalar = 0.0,
+                                          epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      centered = local_mean_normalization(input, size = size);
+      output = local_variance_normalization(centered, size = size,
+                                            bias = bias, epsilon = epsilon);
+    }
+    fragment prelu(x: tensor<scalar>, alpha: tensor<scalar>)
+      -> (y: tensor<scalar>)
+    {
+      y = select(x < 0.0, alpha * x, x);
+    }
+    fragment softabs(x: tensor<scalar>, epsilon: scalar)
+      -> (y: tensor<scalar>)
+    {
+      y = sqrt(sqr(x) + epsilon);
+    }
+    fragment separable_conv(input: tensor<scalar>,
+                            plane_filter: tensor<scalar>,
+                            point_filter: tensor<scalar>,
+                            bias: tensor<scalar> = 0.0,
+                            border: string = 'constant',
+                            padding: (integer, integer)[] = [],
+                            stride: integer[] = [], dilation: integer[] = [],
+                            groups: integer = 1)
+      -> (output: tensor<scalar>)
+    {
+      filtered = conv(input, plane_filter, border = border, padding = padding,
+                      stride = stride, dilation = dilation, groups = 0);
+      output = conv(filtered, point_filter, bias, groups = groups);
+    }
+    fragment linear_quantize(x: tensor<scalar>, min: tensor<scalar>,
+                             max: tensor<scalar>, bits: integer)
+      -> (y: tensor<scalar>)
+    {
+      z = clamp(x, min, max);
+      r = (2.0 ^ bits - 1.0) / (max - min);
+      y = round((z - min) * r) / r + min;
+    }
+    fragment logarithmic_quantize(x: tensor<scalar>, max: tensor<scalar>,
+                                  bits: integer) -> (y: tensor<scalar>)
+    {
+      m = ceil(log2(max));
+      r = 2.0 ^ bits - 1.0;
+      q = round(clamp(log2(abs(x)), m - r, m));
+      y = sign(x) * 2.0 ^ q;
+    }
+  )",
+               nullptr);
 }
 
 void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {

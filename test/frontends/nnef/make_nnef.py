@@ -143,8 +143,67 @@ graph g(x) -> (y)
 }
 """)
 
+def box_same(a, size):
+    """NNEF's box with normalize over every axis, centred (same padding),
+    the zero padding counted."""
+    pads = [((k - 1) // 2, k - 1 - (k - 1) // 2) for k in size]
+    p = np.pad(a, pads)
+    out = np.zeros_like(a)
+    for idx in np.ndindex(*size):
+        out += p[tuple(slice(i, i + n) for i, n in zip(idx, a.shape))]
+    return out / np.prod(size)
+
+
+def linear_resize_aligned(x, factor):
+    """Linear resize with aligned corners, axis by axis."""
+    for axis, f in ((2, factor[0]), (3, factor[1])):
+        n = x.shape[axis]
+        pos = np.arange(n * f) * (n - 1) / (n * f - 1)
+        lo = np.floor(pos).astype(int)
+        hi = np.minimum(lo + 1, n - 1)
+        w = pos - lo
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        x = (np.take(x, lo, axis) * (1 - w.reshape(shape)) +
+             np.take(x, hi, axis) * w.reshape(shape))
+    return x
+
+
+def stdops(out):
+    fixture("stdops", out)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 3, 4, 4)).astype(np.float64)
+    m = (rng.standard_normal((2, 5)) * 1.5).astype(np.float64)
+    lrn = x / (2.0 + 0.5 * box_same(x * x, (1, 3, 1, 1))) ** 0.75
+    l1 = x / np.maximum(0.5 + np.abs(x).sum(1, keepdims=True), 1e-3)
+    l2 = x / np.maximum(np.sqrt((x * x).sum((2, 3), keepdims=True)), 1e-3)
+    rms = np.sqrt((x * x).reshape(1, 3, 2, 2, 2, 2).mean((3, 5)))
+    mean = m.mean(1, keepdims=True)
+    variance = ((m - mean) ** 2).mean(1, keepdims=True)
+    prelu = np.where(m < 0, 0.25 * m, m)
+    up = x.repeat(2, axis=2).repeat(3, axis=3)
+    up_linear = linear_resize_aligned(x, (2, 2))
+    down = x[:, :, ::2, ::2]
+    area = x.reshape(1, 3, 2, 2, 2, 2).mean((3, 5))
+    r = (2.0 ** 3 - 1) / 2.0
+    lq = np.round((np.clip(m, -1, 1) + 1) * r) / r - 1
+    top = np.ceil(np.log2(2.0))
+    logq = np.sign(m) * 2.0 ** np.round(
+        np.clip(np.log2(np.abs(m)), top - 7, top))
+    centered = x - box_same(x, (1, 1, 3, 3))
+    sigma = np.sqrt(box_same(centered * centered, (1, 1, 3, 3)))
+    lcn = centered / np.maximum(sigma, 1e-3)
+    f = np.float32
+    np.savez(os.path.join(out, "io.npz"), x=x.astype(f), m=m.astype(f),
+             lrn=lrn.astype(f), l1=l1.astype(f), l2=l2.astype(f),
+             rms=rms.astype(f), mean=mean.astype(f),
+             variance=variance.astype(f), prelu_out=prelu.astype(f),
+             up=up.astype(f), up_linear=up_linear.astype(f),
+             down=down.astype(f), area=area.astype(f), lq=lq.astype(f),
+             logq=logq.astype(f), summed=(3 * m).astype(f), lcn=lcn.astype(f))
+
 
 if __name__ == "__main__":
     {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
      "hostile": hostile, "absolute": absolute,
-     "short_dat": short_dat}[sys.argv[1]](sys.argv[2])
+     "short_dat": short_dat, "stdops": stdops}[sys.argv[1]](sys.argv[2])
