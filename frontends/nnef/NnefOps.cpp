@@ -775,6 +775,90 @@ Result conv(Invocation &call) {
   return tensorResult(call, y);
 }
 
+/// A deconv; `outputShape` (if not empty) fixes the sizes the strides leave
+/// ambiguous, as adjustments. nullopt once an error is reported.
+std::optional<Value> buildDeconv(Invocation &call, Value input, Value filter,
+                                 Value bias, int64_t groups,
+                                 const Window &window,
+                                 ArrayRef<TDim> outputShape) {
+  auto build = [&](ArrayRef<int64_t> adjustments) {
+    return call.create<DeconvOp>(
+        input, filter, bias, static_cast<uint64_t>(groups), adjustments,
+        ArrayRef(window.strides), ArrayRef(window.dilations), window.padding,
+        ArrayRef(window.before), ArrayRef(window.after));
+  };
+  Value y = build({});
+  if (!y)
+    return call.error("invalid operands");
+  if (outputShape.empty())
+    return y;
+  Shape computed = getShape(y);
+  if (outputShape.size() != computed.size())
+    return call.error("output_shape has " + std::to_string(outputShape.size()) +
+                      " dims, the output has " +
+                      std::to_string(computed.size()));
+  SmallVector<int64_t> adjustments;
+  for (size_t i = 2; i < computed.size(); ++i) {
+    auto extra = (outputShape[i] - computed[i]).getConstant();
+    if (!extra || *extra < 0)
+      return call.error("output_shape dim " + outputShape[i].toString() +
+                        " does not extend the computed " +
+                        computed[i].toString());
+    adjustments.push_back(*extra);
+  }
+  if (llvm::any_of(adjustments, [](int64_t a) { return a != 0; })) {
+    y.getDefiningOp()->erase();
+    y = build(adjustments);
+    if (!y)
+      return call.error("invalid operands");
+  }
+  return y;
+}
+
+/// `debox`, the transpose of `box`: a depthwise deconv by a filter of ones
+/// (divided by the window size with `normalize`).
+Result debox(Invocation &call) {
+  auto input = call.tensor("input");
+  auto size = call.integers("size");
+  auto border = call.string("border");
+  auto outputShape = call.dims("output_shape");
+  auto normalize = call.logical("normalize");
+  if (!input || !size || !border || !outputShape || !normalize)
+    return std::nullopt;
+  if (*border != "constant" && !(*border == "ignore" && !*normalize))
+    return call.error("border '" + *border + "' is not supported");
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(size->size()) != rank || rank < 3 || (*size)[0] != 1 ||
+      (*size)[1] != 1)
+    return call.error("size must give every axis, 1 on the batch and "
+                      "channel axes");
+  auto channels = getShape(*input)[1].getConstant();
+  if (!channels)
+    return call.error("needs a constant channel count");
+  auto window = readWindow(call, rank, false);
+  if (!window)
+    return std::nullopt;
+  SmallVector<int64_t> filterShape{*channels, 1};
+  filterShape.append(size->begin() + 2, size->end());
+  int64_t volume = 1;
+  for (int64_t k : ArrayRef(*size).drop_front(2))
+    volume *= k;
+  Type type = Invocation::elementType(*input);
+  auto filterType = RankedTensorType::get(filterShape, type);
+  auto floatType = dyn_cast<FloatType>(type);
+  if (!floatType)
+    return call.error("the input must be floating point");
+  Value filter = call.constant(DenseElementsAttr::get(
+      filterType,
+      FloatAttr::get(floatType, *normalize ? 1.0 / double(volume) : 1.0)));
+  SmallVector<TDim> shape(*outputShape);
+  auto y =
+      buildDeconv(call, *input, filter, Value(), *channels, *window, shape);
+  if (!y)
+    return std::nullopt;
+  return tensorResult(call, *y);
+}
+
 Result deconv(Invocation &call) {
   auto input = call.tensor("input");
   auto filter = call.tensor("filter");
@@ -810,37 +894,13 @@ Result deconv(Invocation &call) {
       bias = Value();
     }
   }
-  auto build = [&](ArrayRef<int64_t> adjustments) {
-    return call.create<DeconvOp>(
-        *input, *filter, bias, static_cast<uint64_t>(groups), adjustments,
-        ArrayRef(window->strides), ArrayRef(window->dilations), window->padding,
-        ArrayRef(window->before), ArrayRef(window->after));
-  };
-  Value y = build({});
-  if (y && !outputShape->empty()) {
-    // The output shape fixes the sizes the strides leave ambiguous.
-    Shape computed = getShape(y);
-    if (outputShape->size() != computed.size())
-      return call.error(
-          "output_shape has " + std::to_string(outputShape->size()) +
-          " dims, the output has " + std::to_string(computed.size()));
-    SmallVector<int64_t> adjustments;
-    for (size_t i = 2; i < computed.size(); ++i) {
-      auto extra = ((*outputShape)[i] - computed[i]).getConstant();
-      if (!extra || *extra < 0)
-        return call.error("output_shape dim " + (*outputShape)[i].toString() +
-                          " does not extend the computed " +
-                          computed[i].toString());
-      adjustments.push_back(*extra);
-    }
-    if (llvm::any_of(adjustments, [](int64_t a) { return a != 0; })) {
-      y.getDefiningOp()->erase();
-      y = build(adjustments);
-    }
-  }
-  if (y && addAfter)
-    y = call.binary<AddOp>(y, addAfter);
-  return tensorResult(call, y);
+  auto y =
+      buildDeconv(call, *input, *filter, bias, groups, *window, *outputShape);
+  if (!y)
+    return std::nullopt;
+  if (*y && addAfter)
+    *y = call.binary<AddOp>(*y, addAfter);
+  return tensorResult(call, *y);
 }
 
 Result pool(Invocation &call) {
@@ -1716,6 +1776,14 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
       -> (output: tensor<scalar>);
   )",
                deconv);
+  registry.add(R"(
+    fragment debox(input: tensor<scalar>, size: integer[],
+                   border: string = 'constant',
+                   padding: (integer, integer)[] = [], stride: integer[] = [],
+                   dilation: integer[] = [], output_shape: integer[] = [],
+                   normalize: logical = false) -> (output: tensor<scalar>);
+  )",
+               debox);
   registry.add(R"(
     fragment matmul(A: tensor<scalar>, B: tensor<scalar>,
                     transposeA: logical = false, transposeB: logical = false)

@@ -200,7 +200,9 @@ def stdops(out):
              variance=variance.astype(f), prelu_out=prelu.astype(f),
              up=up.astype(f), up_linear=up_linear.astype(f),
              down=down.astype(f), area=area.astype(f), lq=lq.astype(f),
-             logq=logq.astype(f), summed=(3 * m).astype(f), lcn=lcn.astype(f))
+             logq=logq.astype(f), summed=(3 * m).astype(f), lcn=lcn.astype(f),
+             deboxed=(up[:, :, :, ::3].repeat(2, axis=3) / 4).astype(f),
+             spread=(9 * box_same(x, (1, 1, 3, 3))).astype(f))
 
 
 if __name__ == "__main__":
