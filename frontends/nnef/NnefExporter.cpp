@@ -228,6 +228,29 @@ private:
              ArrayRef<int64_t> dilations, Padding padding,
              ArrayRef<int64_t> before, ArrayRef<int64_t> after, bool allAxes,
              std::optional<ArrayRef<int64_t>> kernelShape = std::nullopt);
+  /// graph.quant, one line per quantized tensor.
+  std::string quant;
+  LogicalResult writeQuant(Operation *op, StringRef name,
+                           DictionaryAttr entry) {
+    auto callee = entry.getAs<StringAttr>("op");
+    if (!callee)
+      return op->emitError() << "cannot export the quantization of '" << name
+                             << "' to NNEF: no 'op' in " << entry;
+    std::string params;
+    for (NamedAttribute param : entry) {
+      if (param.getName() == "op")
+        continue;
+      std::string value = propertyText(param.getValue());
+      if (value.empty())
+        return op->emitError() << "cannot export the quantization of '" << name
+                               << "' to NNEF: parameter '" << param.getName()
+                               << "' has no NNEF form";
+      params +=
+          (params.empty() ? "" : ", ") + param.getName().str() + " = " + value;
+    }
+    quant += quoted(name) + ": " + callee.str() + "(" + params + ");\n";
+    return success();
+  }
   LogicalResult writeOps(Block &block,
                          DenseMap<Value, std::string> &outputNames);
   FailureOr<std::string> scanExpression(ScanOp scan);
@@ -895,6 +918,9 @@ LogicalResult GraphWriter::writeOps(Block &block,
       names[result] = name;
       resultNames.push_back(name);
     }
+    if (auto quant = op.getAttrOfType<DictionaryAttr>(kQuantAttrName))
+      if (failed(writeQuant(&op, resultNames[0], quant)))
+        return failure();
     if (auto konst = dyn_cast<ConstOp>(op)) {
       if (failed(writeConstant(konst, resultNames[0])))
         return failure();
@@ -953,6 +979,10 @@ LogicalResult GraphWriter::write() {
     names[arg] = inputs.back();
     if (failed(writeExternal(arg, inputs.back())))
       return failure();
+    if (auto quant = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
+                                                           kQuantAttrName))
+      if (failed(writeQuant(func, inputs.back(), quant)))
+        return failure();
   }
   // A result computed by an op takes the output's name; inputs and values
   // returned twice are copied.
@@ -975,6 +1005,8 @@ LogicalResult GraphWriter::write() {
     assign(out, "copy(" + ref(v) + ")");
 
   files.files["graph.nnef"] = header(inputs, outputs, "network") + body + "}\n";
+  if (!quant.empty())
+    files.files["graph.quant"] = quant;
   return success();
 }
 

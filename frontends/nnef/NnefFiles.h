@@ -17,6 +17,10 @@
 
 namespace mlir::tract::nnef {
 
+/// The discardable attribute (on an op, or on a graph input) that keeps a
+/// tensor's `graph.quant` entry: `{op = "linear_quantize", min = …, …}`.
+inline constexpr llvm::StringLiteral kQuantAttrName = "nnef.quant";
+
 /// The files of a model by path relative to its root (`graph.nnef`,
 /// `conv1/weight.dat`), and where they came from, for messages.
 struct ModelFiles {

@@ -1059,6 +1059,95 @@ static Attribute propertyAttr(Builder &b, const NValue &v) {
   return {};
 }
 
+/// Reads `graph.quant`: lines `"tensor": op(param = literal, …);`, each
+/// kept as a dictionary `{op = "op", param = value, …}` by tensor name.
+/// The entries are rewritten as the assignments of a graph (same lines) for
+/// the parser.
+static bool
+readQuantization(ModelBuilder &model, StringRef text,
+                 std::vector<std::pair<std::string, Attribute>> &entries) {
+  MLIRContext *context = model.context;
+  std::string quantFile = model.files.origin + "/graph.quant";
+  auto fail = [&](SourcePos pos, const Twine &message) {
+    emitError(FileLineColLoc::get(context, quantFile, pos.line, pos.column))
+        << message;
+    return false;
+  };
+  std::string graph = "graph quant() -> () { ";
+  std::vector<std::string> names;
+  bool entryStart = true;
+  unsigned line = 1;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '\n')
+      ++line;
+    if (c == '#') {
+      size_t end = text.find('\n', i);
+      i = end == StringRef::npos ? text.size() : end;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      size_t close = text.find(c, i + 1);
+      if (close == StringRef::npos)
+        return fail({line, 1}, "unterminated string");
+      if (!entryStart) {
+        graph += text.slice(i, close + 1).str();
+        i = close + 1;
+        continue;
+      }
+      size_t colon = close + 1;
+      while (colon < text.size() && (text[colon] == ' ' || text[colon] == '\t'))
+        ++colon;
+      if (colon >= text.size() || text[colon] != ':')
+        return fail({line, 1}, "expected ':' after the tensor name");
+      names.push_back(text.slice(i + 1, close).str());
+      graph += "q_" + std::to_string(names.size() - 1) + " =";
+      i = colon + 1;
+      entryStart = false;
+      continue;
+    }
+    if (c == ';')
+      entryStart = true;
+    else if (!llvm::isSpace(c))
+      entryStart = false;
+    graph += c;
+    ++i;
+  }
+  graph += "\n}\n";
+  std::string message;
+  SourcePos pos;
+  auto parsed = parseDocument(graph, message, pos, /*requireGraph=*/false);
+  if (!parsed)
+    return fail(pos, message);
+  Builder b(context);
+  for (auto [index, assignment] : llvm::enumerate(parsed->body)) {
+    const Expr &rhs = *assignment.rhs;
+    if (rhs.kind != Expr::Kind::Invocation)
+      return fail(assignment.pos, "expected a quantization operation");
+    SmallVector<NamedAttribute> params{
+        b.getNamedAttr("op", b.getStringAttr(rhs.text))};
+    for (const Argument &argument : rhs.args) {
+      if (argument.name.empty())
+        return fail(argument.value->pos,
+                    "quantization parameters must be named");
+      Scope empty;
+      auto value = model.eval(*argument.value, empty);
+      if (!value)
+        return false;
+      Attribute attr = value->kind == NValue::Kind::Tensor
+                           ? Attribute()
+                           : propertyAttr(b, *value);
+      if (!attr)
+        return fail(argument.value->pos, "quantization parameter '" +
+                                             argument.name +
+                                             "' must be a literal");
+      params.push_back(b.getNamedAttr(argument.name, attr));
+    }
+    entries.push_back({names[index], b.getDictionaryAttr(params)});
+  }
+  return true;
+}
+
 OwningOpRef<ModuleOp> ModelBuilder::build() {
   Location fileLoc = FileLineColLoc::get(context, graphFile, 0, 0);
   auto graphText = files.files.find("graph.nnef");
@@ -1137,6 +1226,30 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   if (!runBody(document.body, scope, /*namesTensors=*/true))
     return {};
 
+  // Quantization: on the op computing each named tensor, or on the input.
+  std::map<std::string, Attribute> inputQuant;
+  if (auto quant = files.files.find("graph.quant");
+      quant != files.files.end()) {
+    std::vector<std::pair<std::string, Attribute>> entries;
+    if (!readQuantization(*this, quant->second, entries))
+      return {};
+    for (auto &[name, attr] : entries) {
+      auto it = scope.find(name);
+      if (it == scope.end() || it->second.kind != NValue::Kind::Tensor) {
+        emitError(
+            FileLineColLoc::get(context, files.origin + "/graph.quant", 0, 0))
+            << "quantization of '" << name
+            << "', which is not a tensor of the graph";
+        return {};
+      }
+      Value v = it->second.tensor;
+      if (Operation *op = v.getDefiningOp())
+        op->setAttr(kQuantAttrName, attr);
+      else
+        inputQuant[name] = attr;
+    }
+  }
+
   SmallVector<Value> results;
   for (const std::string &name : document.outputs) {
     auto it = scope.find(name);
@@ -1178,8 +1291,11 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   func.setFunctionType(
       // From the return: an output that is an input was renumbered above.
       builder.getFunctionType(inputTypes, ret.getOperandTypes()));
-  for (auto [i, name] : llvm::enumerate(document.inputs))
+  for (auto [i, name] : llvm::enumerate(document.inputs)) {
     func.setArgAttr(i, "tract.name", builder.getStringAttr(name));
+    if (auto q = inputQuant.find(name); q != inputQuant.end())
+      func.setArgAttr(i, kQuantAttrName, q->second);
+  }
   for (auto [i, name] : llvm::enumerate(document.outputs))
     func.setResultAttr(i, "tract.name", builder.getStringAttr(name));
 
