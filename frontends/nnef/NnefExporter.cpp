@@ -459,6 +459,13 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            "], end = [" + end.toString() + "])";
   }
   if (auto down = dyn_cast<DownsampleOp>(op)) {
+    // NNEF's strided slice reads back as a slice then a downsample; tract's
+    // extension keeps a modulo as it is.
+    if (down.getModulo() != 0)
+      return "tract_core_downsample(" + ref(down.getInput()) +
+             ", axis = " + std::to_string(down.getAxis()) +
+             ", stride = " + std::to_string(down.getStride()) +
+             ", modulo = " + std::to_string(down.getModulo()) + ")";
     TDim dim = getShape(down.getInput())[down.getAxis()];
     return "slice(" + ref(down.getInput()) + ", axes = [" +
            std::to_string(down.getAxis()) + "], begin = [" +

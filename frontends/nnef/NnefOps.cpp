@@ -73,6 +73,13 @@ Result external(Invocation &call) {
       call.addInput(getTensorType(call.getContext(), *shape, elementType)));
 }
 
+std::string datumText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
 Result variable(Invocation &call) {
   auto shape = call.integers("shape");
   auto label = call.string("label");
@@ -92,6 +99,19 @@ Result variable(Invocation &call) {
     llvm::interleaveComma(value.getType().getShape(), s);
     return call.error("'" + *label + ".dat' holds a tensor of shape [" +
                       stored + "], the graph declares [" + declared + "]");
+  }
+  // tract may give the datum type, which the tensor file must hold.
+  auto dt = call.string("datum_type");
+  if (!dt)
+    return std::nullopt;
+  if (!dt->empty()) {
+    Type declared = elementTypeFromName(call.getContext(), *dt);
+    if (!declared)
+      return call.error("unknown datum type '" + *dt + "'");
+    if (declared != value.getElementType())
+      return call.error("'" + *label + ".dat' holds " +
+                        datumText(value.getElementType()) +
+                        " items, the graph declares '" + *dt + "'");
   }
   return NValue::ofTensor(call.constant(value));
 }
@@ -154,7 +174,7 @@ Result unary(Invocation &call) {
       llvm::StringSwitch<std::function<Value()>>(name)
           .Case("copy", [&] { return v; })
           .Case("neg", [&] { return call.create<NegOp>(v); })
-          .Case("rcp", [&] { return call.create<RecipOp>(v); })
+          .Cases({"rcp", "recip"}, [&] { return call.create<RecipOp>(v); })
           .Case("exp", [&] { return call.create<ExpOp>(v); })
           .Case("log", [&] { return call.create<LnOp>(v); })
           .Case("log2",
@@ -164,23 +184,32 @@ Result unary(Invocation &call) {
                 })
           .Case("sin", [&] { return call.create<SinOp>(v); })
           .Case("cos", [&] { return call.create<CosOp>(v); })
-          .Case("tan", [&] { return call.create<TanOp>(v); })
-          .Case("asin", [&] { return call.create<AsinOp>(v); })
-          .Case("acos", [&] { return call.create<AcosOp>(v); })
-          .Case("atan", [&] { return call.create<AtanOp>(v); })
-          .Case("sinh", [&] { return call.create<SinhOp>(v); })
-          .Case("cosh", [&] { return call.create<CoshOp>(v); })
+          .Cases({"tan", "tract_core_tan"},
+                 [&] { return call.create<TanOp>(v); })
+          .Cases({"asin", "tract_core_asin"},
+                 [&] { return call.create<AsinOp>(v); })
+          .Cases({"acos", "tract_core_acos"},
+                 [&] { return call.create<AcosOp>(v); })
+          .Cases({"atan", "tract_core_atan"},
+                 [&] { return call.create<AtanOp>(v); })
+          .Cases({"sinh", "tract_core_sinh"},
+                 [&] { return call.create<SinhOp>(v); })
+          .Cases({"cosh", "tract_core_cosh"},
+                 [&] { return call.create<CoshOp>(v); })
           .Case("tanh", [&] { return call.create<TanhOp>(v); })
-          .Case("asinh", [&] { return call.create<AsinhOp>(v); })
-          .Case("acosh", [&] { return call.create<AcoshOp>(v); })
-          .Case("atanh", [&] { return call.create<AtanhOp>(v); })
+          .Cases({"asinh", "tract_core_asinh"},
+                 [&] { return call.create<AsinhOp>(v); })
+          .Cases({"acosh", "tract_core_acosh"},
+                 [&] { return call.create<AcoshOp>(v); })
+          .Cases({"atanh", "tract_core_atanh"},
+                 [&] { return call.create<AtanhOp>(v); })
           .Case("abs", [&] { return call.create<AbsOp>(v); })
           .Case("sign", [&] { return call.create<SignOp>(v); })
           .Case("not", [&] { return call.create<NotOp>(v); })
           .Case("floor", [&] { return call.create<FloorOp>(v); })
           .Case("ceil", [&] { return call.create<CeilOp>(v); })
           .Case("round", [&] { return call.create<RoundOp>(v); })
-          .Case("sqr", [&] { return call.create<SquareOp>(v); })
+          .Cases({"sqr", "square"}, [&] { return call.create<SquareOp>(v); })
           .Case("sqrt", [&] { return call.create<SqrtOp>(v); })
           .Case("rsqr",
                 [&] { return call.create<RecipOp>(call.create<SquareOp>(v)); })
@@ -260,8 +289,10 @@ Result binary(Invocation &call) {
           .Case("tract_core_bitor", [&] { return call.binary<BitOrOp>(x, y); })
           .Case("tract_core_bitxor",
                 [&] { return call.binary<BitXorOp>(x, y); })
-          .Case("tract_core_shl", [&] { return call.binary<ShlOp>(x, y); })
-          .Case("tract_core_shr", [&] { return call.binary<ShrOp>(x, y); })
+          .Cases({"tract_core_shl", "tract_shl"},
+                 [&] { return call.binary<ShlOp>(x, y); })
+          .Cases({"tract_core_shr", "tract_shr"},
+                 [&] { return call.binary<ShrOp>(x, y); })
           .Default([] { return Value(); })();
   return tensorResult(call, z);
 }
@@ -793,6 +824,11 @@ std::optional<Value> buildDeconv(Invocation &call, Value input, Value filter,
   if (outputShape.empty())
     return y;
   Shape computed = getShape(y);
+  // tract writes the spatial dims only.
+  SmallVector<TDim> full(outputShape);
+  if (full.size() + 2 == computed.size())
+    full.insert(full.begin(), computed.begin(), computed.begin() + 2);
+  outputShape = full;
   if (outputShape.size() != computed.size())
     return call.error("output_shape has " + std::to_string(outputShape.size()) +
                       " dims, the output has " +
@@ -1251,6 +1287,19 @@ Result range(Invocation &call) {
       call.constant(DenseElementsAttr::get(type, ArrayRef(values))));
 }
 
+Result downsampleAxis(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto stride = call.integer("stride");
+  auto modulo = call.integer("modulo");
+  if (!input || !axis || !stride || !modulo)
+    return std::nullopt;
+  if (*stride <= 0)
+    return call.error("only positive strides are supported");
+  return tensorResult(
+      call, call.create<DownsampleOp>(*input, *axis, *stride, *modulo));
+}
+
 Result topK(Invocation &call) {
   auto input = call.tensor("input");
   auto k = call.tensor("k", IntegerType::get(call.getContext(), 64));
@@ -1569,7 +1618,8 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
   )",
                external);
   registry.add(R"(
-    fragment variable<? = scalar>(shape: integer[], label: string)
+    fragment variable<? = scalar>(shape: integer[], label: string,
+                                  datum_type: string = '')
       -> (output: tensor<?>);
   )",
                variable);
@@ -1618,7 +1668,18 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                            "tract_core_bitnot",
                            "tract_core_is_nan",
                            "tract_core_hard_swish",
-                           "tract_core_gelu_approx"})
+                           "tract_core_gelu_approx",
+                           "recip",
+                           "square",
+                           "tract_core_tan",
+                           "tract_core_asin",
+                           "tract_core_acos",
+                           "tract_core_atan",
+                           "tract_core_sinh",
+                           "tract_core_cosh",
+                           "tract_core_asinh",
+                           "tract_core_acosh",
+                           "tract_core_atanh"})
     unaries += std::string("fragment ") + name +
                "<?>(x: tensor<?>) -> (y: tensor<?>);\n";
   registry.add(unaries, unary);
@@ -1649,7 +1710,9 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                            "tract_core_bitor",
                            "tract_core_bitxor",
                            "tract_core_shl",
-                           "tract_core_shr"})
+                           "tract_core_shr",
+                           "tract_shl",
+                           "tract_shr"})
     binaries += std::string("fragment ") + name +
                 "<?>(x: tensor<?>, y: tensor<?>) -> (z: tensor<?>);\n";
   registry.add(binaries, binary);
@@ -2061,6 +2124,12 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (outputs: tensor<scalar>[]);
   )",
                scanOp);
+  registry.add(R"(
+    fragment tract_core_downsample<?>(input: tensor<?>, axis: integer,
+                                      stride: integer, modulo: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               downsampleAxis);
   registry.add(R"(
     fragment tract_pulse_delay<?>(input: tensor<?>, axis: integer,
                                   delay: integer, overlap: integer = 0)

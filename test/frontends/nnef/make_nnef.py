@@ -16,7 +16,7 @@ KINDS = {"f": 0, "u": 1, "i": 4, "b": 5}
 
 def dat_bytes(a, data_size=None):
     """An NNEF tensor file: 128-byte header, then the items."""
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a, order="C")
     header = bytearray(128)
     header[0:4] = bytes([0x4E, 0xEF, 1, 0])
     bits = 8 if a.dtype == np.bool_ else a.itemsize * 8
@@ -204,8 +204,43 @@ def stdops(out):
              deboxed=(up[:, :, :, ::3].repeat(2, axis=3) / 4).astype(f),
              spread=(9 * box_same(x, (1, 1, 3, 3))).astype(f))
 
+def tract_style(out):
+    fixture("tract_style", out)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 6)).astype(np.float32)
+    w = rng.standard_normal((2, 1, 2)).astype(np.float32)
+    for n, a in (("w", w), ("scales", np.array([1, 1, 2], np.float32)),
+                 ("start", np.array(1, np.int64)),
+                 ("limit", np.array(10, np.int64)),
+                 ("delta", np.array(3, np.int64)),
+                 ("acc0", np.zeros((1, 2, 1), np.float32))):
+        write(out, n + ".dat", dat_bytes(a))
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    counts = np.array([2, 3, 3, 3, 3, 2], np.float32)
+    box_avg = sum(padded[:, :, k:k + 6] for k in range(3)) / counts
+    # deconv: input channels 2 -> 1 output channel, kernel 2, stride 2,
+    # output length (6 - 1) * 2 + 2 = 12, extended to 13.
+    deconv = np.zeros((1, 1, 13), np.float32)
+    for c in range(2):
+        for i in range(6):
+            for k in range(2):
+                deconv[0, 0, 2 * i + k] += x[0, c, i] * w[c, 0, k]
+    order = np.argsort(-x, axis=2, kind="stable")[:, :, :2]
+    acc = np.cumsum(x, axis=2)
+    np.savez(os.path.join(out, "io.npz"), x=x,
+             inverse=1 / (x * x + 1), box_avg=box_avg.astype(np.float32),
+             deconv_out=deconv, resized=x.repeat(2, axis=2),
+             positions=np.array([1, 4, 7], np.int64),
+             top_values=np.take_along_axis(x, order, 2),
+             top_indices=order.astype(np.int64),
+             every_other=x[:, :, 1::2],
+             nwc_pooled=np.ascontiguousarray(
+                 x.reshape(1, 2, 3, 2).max(3).transpose(0, 2, 1)),
+             scan_last=acc[:, :, -1:], scan_all=2 * acc)
+
 
 if __name__ == "__main__":
     {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
      "hostile": hostile, "absolute": absolute,
-     "short_dat": short_dat, "stdops": stdops}[sys.argv[1]](sys.argv[2])
+     "short_dat": short_dat, "stdops": stdops,
+     "tract_style": tract_style}[sys.argv[1]](sys.argv[2])
