@@ -200,6 +200,8 @@ private:
 void registerStandardOps(OpRegistry &registry);
 /// `tract_core_scan`, which evaluates a fragment of the document as its body.
 std::optional<NValue> scanOp(Invocation &call);
+/// `tract_core_if`, whose branches are fragments of the document.
+std::optional<NValue> ifOp(Invocation &call);
 void registerTractOps(OpRegistry &registry);
 
 /// The element type of an NNEF type name (`scalar`, `integer`, `logical`) or

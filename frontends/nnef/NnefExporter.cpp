@@ -254,6 +254,7 @@ private:
   LogicalResult writeOps(Block &block,
                          DenseMap<Value, std::string> &outputNames);
   FailureOr<std::string> scanExpression(ScanOp scan);
+  FailureOr<std::string> ifExpression(IfOp op);
   /// Fragments written for scan bodies, before the graph.
   std::string fragments;
   std::string header(ArrayRef<std::string> inputs,
@@ -437,10 +438,11 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   }
   if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     ArrayRef<TDim> to = reshape.getTo().getDims();
-    // The importer reads 0 as "copy the axis" and -1 as "infer".
-    if (llvm::any_of(to, [](const TDim &d) { return d == TDim(0); }))
-      return unsupported(op) << "a reshape to an empty axis";
-    return "reshape(" + ref(reshape.getInput()) + ", shape = " + listText(to) +
+    // NNEF's reshape reads 0 as "copy the axis": an empty axis needs
+    // tract-mlir's tract_core_reshape, which takes the dims as they are.
+    bool empty = llvm::any_of(to, [](const TDim &d) { return d == TDim(0); });
+    return std::string(empty ? "tract_core_reshape(" : "reshape(") +
+           ref(reshape.getInput()) + ", shape = " + listText(to) +
            ", axis_start = " + std::to_string(reshape.getAt()) +
            ", axis_count = " + std::to_string(reshape.getCount()) + ")";
   }
@@ -671,6 +673,8 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            ", len = " + slice.getLen().getValue().toString() + ")";
   if (auto scan = dyn_cast<ScanOp>(op))
     return scanExpression(scan);
+  if (auto branch = dyn_cast<IfOp>(op))
+    return ifExpression(branch);
   // tract's pulse extensions.
   if (auto delay = dyn_cast<DelayOp>(op))
     return "tract_pulse_delay(" + ref(delay.getInput()) +
@@ -809,8 +813,11 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
   if (failed(written))
     return failure();
 
-  std::string text = "\nfragment " + name + "(\n    " +
-                     llvm::join(params, ",\n    ") + "\n) -> (\n    ";
+  std::string text =
+      "\nfragment " + name + "(" +
+      (params.empty() ? std::string()
+                      : "\n    " + llvm::join(params, ",\n    ") + "\n") +
+      ") -> (\n    ";
   SmallVector<std::string> typedResults;
   for (auto [result, v] : llvm::zip(results, yield.getValues()))
     typedResults.push_back(result + ": " + typeText(v));
@@ -840,6 +847,65 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
   return "tract_core_scan(body = " + quoted(name) + ", scan = [" + scanList +
          "], full = [" + fulls + "], state = [" + stateList + "], output = [" +
          outputList + "], skip = 0)";
+}
+
+/// An if is tract-mlir's `tract_core_if`, each region a fragment taking
+/// the values the regions use from outside (`inputs`) and returning what the
+/// region yields.
+FailureOr<std::string> GraphWriter::ifExpression(IfOp op) {
+  SmallVector<Value> captured;
+  for (Region *region : {&op.getThenRegion(), &op.getElseRegion()})
+    region->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (!region->isAncestor(v.getParentRegion()) &&
+            !llvm::is_contained(captured, v))
+          captured.push_back(v);
+    });
+  std::string inputs = refs(captured);
+  auto typeText = [](Value v) {
+    return "tensor<" + nnefTypeName(getElementTypeOrSelf(v.getType())).str() +
+           ">";
+  };
+  SmallVector<std::string> branches;
+  for (auto [region, base] : {std::pair(&op.getThenRegion(), "if_then"),
+                              std::pair(&op.getElseRegion(), "if_else")}) {
+    std::string name = fresh(base);
+    Block &block = region->front();
+    SmallVector<std::string> params, results;
+    DenseMap<Value, std::string> saved;
+    for (Value v : captured) {
+      std::string param = fresh(name + "_in");
+      params.push_back(param + ": " + typeText(v));
+      saved[v] = names.lookup(v);
+      names[v] = param;
+    }
+    auto yield = cast<YieldOp>(block.getTerminator());
+    for (Value v : yield.getValues())
+      results.push_back(fresh(name + "_out") + ": " + typeText(v));
+    std::string outer = std::move(body);
+    body.clear();
+    DenseMap<Value, std::string> none;
+    LogicalResult written = writeOps(block, none);
+    for (auto [result, v] : llvm::zip(results, yield.getValues()))
+      assign(StringRef(result).split(':').first, "copy(" + ref(v) + ")");
+    std::string inner = std::move(body);
+    body = std::move(outer);
+    for (auto &[v, outerName] : saved)
+      names[v] = outerName;
+    if (failed(written))
+      return failure();
+    fragments +=
+        "\nfragment " + name + "(" +
+        (params.empty() ? std::string()
+                        : "\n    " + llvm::join(params, ",\n    ") + "\n") +
+        ") -> (\n    " + llvm::join(results, ",\n    ") + "\n)\n{\n" + inner +
+        "}\n";
+    branches.push_back(name);
+  }
+  return "tract_core_if(" + ref(op.getCond()) +
+         ", then_branch = " + quoted(branches[0]) +
+         ", else_branch = " + quoted(branches[1]) + ", inputs = " + inputs +
+         ")";
 }
 
 std::string GraphWriter::header(ArrayRef<std::string> inputs,
@@ -916,7 +982,7 @@ LogicalResult GraphWriter::writeOps(Block &block,
                             << "' to NNEF: not a tract op";
     if (op.getNumResults() == 0)
       return unsupported(&op) << "ops without results have no NNEF form";
-    if (op.getNumRegions() && !isa<ScanOp>(op))
+    if (op.getNumRegions() && !isa<ScanOp, IfOp>(op))
       return unsupported(&op) << "ops with regions have no NNEF form";
     SmallVector<std::string> resultNames;
     for (Value result : op.getResults()) {

@@ -1023,6 +1023,70 @@ std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
   return NValue::ofArray(std::move(items), K::Tuple);
 }
 
+/// `tract_core_if(cond, then_branch, else_branch, inputs)`: each branch
+/// fragment, its parameters bound to `inputs` (values from outside), becomes
+/// a region of a tract.if.
+std::optional<NValue> mlir::tract::nnef::ifOp(Invocation &call) {
+  ModelBuilder &model = call.model;
+  auto cond = call.tensor("cond");
+  auto thenName = call.string("then_branch");
+  auto elseName = call.string("else_branch");
+  auto inputs = call.tensors("inputs");
+  if (!cond || !thenName || !elseName || !inputs)
+    return std::nullopt;
+  SmallVector<std::unique_ptr<Block>> blocks;
+  SmallVector<SmallVector<Value>> yields;
+  for (const std::string &name : {*thenName, *elseName}) {
+    auto it = model.fragments.find(name);
+    if (it == model.fragments.end() || !it->second->body)
+      return call.error("no fragment '" + name + "' with a body");
+    const Fragment &fragment = *it->second;
+    if (fragment.params.size() != inputs->size())
+      return call.error(
+          "'" + name + "' takes " + std::to_string(fragment.params.size()) +
+          " parameters for " + std::to_string(inputs->size()) + " inputs");
+    Scope inner;
+    for (auto [param, value] : llvm::zip(fragment.params, *inputs))
+      inner[param.name] = NValue::ofTensor(value);
+    auto block = std::make_unique<Block>();
+    SmallVector<Value> yielded;
+    {
+      OpBuilder::InsertionGuard guard(model.builder);
+      model.builder.setInsertionPointToEnd(block.get());
+      if (!model.runBody(*fragment.body, inner, false))
+        return call.error("in the branch '" + name + "'");
+      for (const Parameter &result : fragment.results) {
+        auto r = inner.find(result.name);
+        if (r == inner.end() || r->second.kind != NValue::Kind::Tensor)
+          return call.error("the branch '" + name + "' does not compute '" +
+                            result.name + "'");
+        yielded.push_back(r->second.tensor);
+      }
+      YieldOp::create(model.builder, call.loc, yielded);
+    }
+    blocks.push_back(std::move(block));
+    yields.push_back(yielded);
+  }
+  if (yields[0].size() != yields[1].size())
+    return call.error("the branches return different numbers of results");
+  SmallVector<Type> types;
+  for (Value v : yields[0])
+    types.push_back(v.getType());
+  OperationState state(call.loc, IfOp::getOperationName());
+  IfOp::build(model.builder, state, types, *cond);
+  state.regions[0]->push_back(blocks[0].release());
+  state.regions[1]->push_back(blocks[1].release());
+  Operation *op = model.builder.create(state);
+  if (failed(mlir::verify(op)))
+    return std::nullopt;
+  std::vector<NValue> items;
+  for (Value v : op->getResults())
+    items.push_back(NValue::ofTensor(v));
+  if (items.size() == 1)
+    return items[0];
+  return NValue::ofArray(std::move(items), NValue::Kind::Tuple);
+}
+
 //===----------------------------------------------------------------------===//
 // The module
 //===----------------------------------------------------------------------===//

@@ -406,7 +406,10 @@ Result reshape(Invocation &call) {
     return call.error("axis_start and axis_count do not fit the input rank");
   SmallVector<TDim> to(*target);
   std::optional<size_t> inferred;
-  for (size_t i = 0; i < to.size(); ++i) {
+  // tract-mlir's tract_core_reshape takes the dims as they are (a 0 is an
+  // empty axis).
+  bool literal = call.getName() == "tract_core_reshape";
+  for (size_t i = 0; i < to.size() && !literal; ++i) {
     if (to[i] == TDim(0)) {
       if (*start + int64_t(i) >= rank)
         return call.error("shape item 0 copies an axis the input lacks");
@@ -1760,6 +1763,10 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
     fragment reshape<?>(input: tensor<?>, shape: integer[],
                         axis_start: integer = 0, axis_count: integer = -1)
       -> (output: tensor<?>);
+    fragment tract_core_reshape<?>(input: tensor<?>, shape: integer[],
+                                   axis_start: integer = 0,
+                                   axis_count: integer = -1)
+      -> (output: tensor<?>);
   )",
                reshape);
   registry.add(R"(
@@ -2124,6 +2131,12 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (outputs: tensor<scalar>[]);
   )",
                scanOp);
+  registry.add(R"(
+    fragment tract_core_if(cond: tensor<logical>, then_branch: string,
+                           else_branch: string, inputs: tensor<?>[] = [])
+      -> (outputs: tensor<?>[]);
+  )",
+               ifOp);
   registry.add(R"(
     fragment tract_core_downsample<?>(input: tensor<?>, axis: integer,
                                       stride: integer, modulo: integer = 0)
