@@ -1063,6 +1063,15 @@ LogicalResult GraphWriter::write() {
   SmallVector<std::pair<std::string, Value>> copies;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto name = func.getResultAttrOfType<StringAttr>(i, "tract.name");
+    // An input returned under its own name is listed as both.
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && name) {
+      auto argName =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tract.name");
+      if (argName == name && names.lookup(v) == name.getValue()) {
+        outputs.push_back(name.str());
+        continue;
+      }
+    }
     std::string out =
         fresh(name ? name.getValue() : "output_" + std::to_string(i));
     outputs.push_back(out);

@@ -164,6 +164,78 @@ std::optional<SmallVector<TDim>> Invocation::knownDims(Value value) {
       dims.push_back(TDim(v.getSExtValue()));
     return dims;
   }
+  // Shape arithmetic over known values (torch-to-nnef slices, casts and
+  // combines shapes): 0-d and 1-d integer tensors only.
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  Operation *op = value.getDefiningOp();
+  if (!op || !type || type.getRank() > 1 ||
+      !isa<IntegerType>(type.getElementType()) ||
+      type.getElementType().isInteger(1))
+    return std::nullopt;
+  if (isa<CastOp, RmAxisOp, AddAxisOp>(op)) {
+    auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!input || input.getRank() > 1 ||
+        !isa<IntegerType>(input.getElementType()))
+      return std::nullopt;
+    return knownDims(op->getOperand(0));
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    auto known = knownDims(slice.getInput());
+    auto start = slice.getStart().getValue().getConstant();
+    auto end = slice.getEnd().getValue().getConstant();
+    if (!known || !start || !end || *start < 0 ||
+        *end > int64_t(known->size()) || *start > *end)
+      return std::nullopt;
+    return SmallVector<TDim>(known->begin() + *start, known->begin() + *end);
+  }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    auto known = knownDims(gather.getInput());
+    auto indices = knownDims(gather.getIndices());
+    if (!known || !indices)
+      return std::nullopt;
+    SmallVector<TDim> out;
+    int64_t n = known->size();
+    for (const TDim &i : *indices) {
+      auto c = i.getConstant();
+      if (!c || *c < -n || *c >= n)
+        return std::nullopt;
+      out.push_back((*known)[*c < 0 ? *c + n : *c]);
+    }
+    return out;
+  }
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    SmallVector<TDim> out;
+    for (Value input : concat.getInputs()) {
+      auto known = knownDims(input);
+      if (!known)
+        return std::nullopt;
+      out.append(known->begin(), known->end());
+    }
+    return out;
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    auto a = knownDims(op->getOperand(0)), b = knownDims(op->getOperand(1));
+    if (!a || !b ||
+        (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+      return std::nullopt;
+    size_t n = std::max(a->size(), b->size());
+    SmallVector<TDim> out;
+    for (size_t i = 0; i < n; ++i) {
+      const TDim &x = (*a)[a->size() == 1 ? 0 : i];
+      const TDim &y = (*b)[b->size() == 1 ? 0 : i];
+      if (isa<AddOp>(op))
+        out.push_back(x + y);
+      else if (isa<SubOp>(op))
+        out.push_back(x - y);
+      else if (isa<MulOp>(op))
+        out.push_back(x * y);
+      else if (auto d = y.getConstant(); d && *d > 0)
+        out.push_back(x.floorDiv(*d));
+      else
+        return std::nullopt;
+    }
+    return out;
+  }
   return std::nullopt;
 }
 
@@ -251,6 +323,12 @@ std::optional<SmallVector<TDim>> Invocation::dims(StringRef name) {
                  kindName(v.kind));
   SmallVector<TDim> out;
   for (const NValue &item : v.items) {
+    // A tensor of one known value counts as that integer.
+    if (item.kind == NValue::Kind::Tensor)
+      if (auto known = knownDims(item.tensor); known && known->size() == 1) {
+        out.push_back(known->front());
+        continue;
+      }
     if (item.kind != NValue::Kind::Integer)
       return error("argument '" + name + "' must be an integer array");
     out.push_back(item.integer);
@@ -1393,13 +1471,14 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                          builder.getDictionaryAttr(entries));
   }
 
-  // Drop what the translation left unused (literals folded into attributes).
+  // Drop what the translation left unused: literals folded into attributes,
+  // shape arithmetic resolved at import.
   SmallVector<Operation *> dead;
   do {
     dead.clear();
     module->walk([&](Operation *op) {
-      if (isa_and_present<TractDialect>(op->getDialect()) && op->use_empty() &&
-          isa<ConstOp, AddAxisOp, CastOp, ShapeOfOp>(op))
+      if (isa_and_present<TractDialect>(op->getDialect()) &&
+          isOpTriviallyDead(op))
         dead.push_back(op);
     });
     for (Operation *op : dead)

@@ -2127,7 +2127,8 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
                              full: (string, tensor<scalar>)[],
                              state: (string, tensor<scalar>, string)[],
                              output: (string, string, integer, integer)[],
-                             seq_length: integer = -1, skip: integer = 0)
+                             seq_length: integer = -1, skip: integer = 0,
+                             reset_every_turn: logical = false)
       -> (outputs: tensor<scalar>[]);
   )",
                scanOp);

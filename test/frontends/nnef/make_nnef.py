@@ -238,9 +238,19 @@ def tract_style(out):
                  x.reshape(1, 2, 3, 2).max(3).transpose(0, 2, 1)),
              scan_last=acc[:, :, -1:], scan_all=2 * acc)
 
+def torch_style(out):
+    fixture("torch_style", out)
+    x = np.random.default_rng(4).standard_normal((2, 4, 3)).astype(np.float32)
+    means = x.reshape(2, 2, 6).mean(2)
+    np.savez(os.path.join(out, "io.npz"), x=x,
+             passthrough=np.array([7, -3], np.int64),
+             group_means=np.ascontiguousarray(
+                 means.repeat(2, axis=1)[:, :, None]).astype(np.float32),
+             running=np.cumsum(x, axis=2).astype(np.float32))
+
 
 if __name__ == "__main__":
     {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
      "hostile": hostile, "absolute": absolute,
      "short_dat": short_dat, "stdops": stdops,
-     "tract_style": tract_style}[sys.argv[1]](sys.argv[2])
+     "tract_style": tract_style, "torch_style": torch_style}[sys.argv[1]](sys.argv[2])
