@@ -255,6 +255,9 @@ private:
                          DenseMap<Value, std::string> &outputNames);
   FailureOr<std::string> scanExpression(ScanOp scan);
   FailureOr<std::string> ifExpression(IfOp op);
+  /// Graph inputs and outputs whose names NNEF cannot spell: (NNEF name,
+  /// original name), kept as a property.
+  SmallVector<std::pair<std::string, std::string>> renamed;
   /// Fragments written for scan bodies, before the graph.
   std::string fragments;
   std::string header(ArrayRef<std::string> inputs,
@@ -795,10 +798,8 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
     names[v] = param;
   }
   auto yield = cast<YieldOp>(block.getTerminator());
-  for (Value v : yield.getValues()) {
+  for (size_t i = 0, e = yield.getValues().size(); i < e; ++i)
     results.push_back(fresh(name + "_out"));
-    (void)v;
-  }
 
   std::string outer = std::move(body);
   body.clear();
@@ -951,11 +952,21 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
           if (auto str = dyn_cast<StringAttr>(rule))
             text += "extension tract_assert " + scenario.getName().str() +
                     ": " + str.str() + ";\n";
-  if (auto props = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName)) {
+  auto props = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName);
+  if (props || !renamed.empty()) {
     text += "\nfragment tract_core_properties(\n) -> (properties: (string, "
             "tensor<scalar>)[])\n{\n  properties = [\n";
     bool first = true;
-    for (NamedAttribute prop : props) {
+    if (!renamed.empty()) {
+      text += "    (" + quoted(kIoNamesProperty) + ", [";
+      for (auto [i, pair] : llvm::enumerate(renamed))
+        text += std::string(i ? ", " : "") + "[" + quoted(pair.first) + ", " +
+                quoted(pair.second) + "]";
+      text += "])";
+      first = false;
+    }
+    for (NamedAttribute prop :
+         props ? props : DictionaryAttr::get(module.getContext())) {
       std::string value = propertyText(prop.getValue());
       if (value.empty())
         continue;
@@ -1050,6 +1061,8 @@ LogicalResult GraphWriter::write() {
         fresh(name ? name.getValue()
                    : "input_" + std::to_string(arg.getArgNumber())));
     names[arg] = inputs.back();
+    if (name && name.getValue() != inputs.back())
+      renamed.push_back({inputs.back(), name.str()});
     if (failed(writeExternal(arg, inputs.back())))
       return failure();
     if (auto quant = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
@@ -1075,6 +1088,8 @@ LogicalResult GraphWriter::write() {
     std::string out =
         fresh(name ? name.getValue() : "output_" + std::to_string(i));
     outputs.push_back(out);
+    if (name && name.getValue() != out)
+      renamed.push_back({out, name.str()});
     if (isa<BlockArgument>(v) || outputNames.count(v))
       copies.push_back({out, v});
     else

@@ -1464,6 +1464,27 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                                      "' has a value that is not constant");
           return {};
         }
+        // The original names of renamed inputs and outputs.
+        if (pair.items[0].string == kIoNamesProperty) {
+          for (const NValue &names : pair.items[1].items) {
+            if (names.items.size() != 2 ||
+                names.items[0].kind != NValue::Kind::String ||
+                names.items[1].kind != NValue::Kind::String) {
+              error(it->second->pos, "'" + kIoNamesProperty +
+                                         "' must hold [nnef, original] "
+                                         "name pairs");
+              return {};
+            }
+            StringAttr original = builder.getStringAttr(names.items[1].string);
+            for (auto [i, name] : llvm::enumerate(document.inputs))
+              if (name == names.items[0].string)
+                func.setArgAttr(i, "tract.name", original);
+            for (auto [i, name] : llvm::enumerate(document.outputs))
+              if (name == names.items[0].string)
+                func.setResultAttr(i, "tract.name", original);
+          }
+          continue;
+        }
         entries.push_back(builder.getNamedAttr(pair.items[0].string, value));
       }
     if (!entries.empty())
