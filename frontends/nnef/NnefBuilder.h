@@ -114,20 +114,27 @@ public:
   /// Builds a single-result tract op whose result type the dialect infers;
   /// null if invalid (the dialect reported why).
   template <typename OpTy, typename... Args> Value create(Args &&...args) {
+    Operation *op = createOp<OpTy>(Type(), std::forward<Args>(args)...);
+    return op ? op->getResult(0) : Value();
+  }
+  /// The same for ops of several results; `build`'s result types are given
+  /// by the caller (as null types) and inferred.
+  template <typename OpTy, typename... Args>
+  Operation *createOp(Args &&...args) {
     OpBuilder &builder = getBuilder();
     OperationState state(loc, OpTy::getOperationName());
-    OpTy::build(builder, state, Type(), std::forward<Args>(args)...);
+    OpTy::build(builder, state, std::forward<Args>(args)...);
     state.types.clear();
     if (llvm::any_of(state.operands, [](Value v) { return !v; }))
-      return {};
-    SmallVector<Type, 1> types;
+      return nullptr;
+    SmallVector<Type, 2> types;
     if (failed(OpTy::inferReturnTypes(
             getContext(), loc, state.operands,
             state.attributes.getDictionary(getContext()),
             state.getRawProperties(), state.regions, types)))
-      return {};
+      return nullptr;
     state.addTypes(types);
-    return builder.create(state)->getResult(0);
+    return builder.create(state);
   }
   /// A binary element-wise op after aligning ranks with leading unit axes.
   template <typename OpTy> Value binary(Value lhs, Value rhs) {
@@ -181,7 +188,8 @@ public:
   static const OpRegistry &get();
 
   /// Adds the operations whose declarations are in `declarations`; every
-  /// declared fragment gets `handler`, which may look at the name.
+  /// declared fragment gets `handler`, which may look at the name. Without a
+  /// handler, the fragments are compounds whose bodies are inlined.
   void add(StringRef declarations, OpHandler handler);
 
 private:
@@ -190,6 +198,10 @@ private:
 };
 
 void registerStandardOps(OpRegistry &registry);
+/// `tract_core_scan`, which evaluates a fragment of the document as its body.
+std::optional<NValue> scanOp(Invocation &call);
+/// `tract_core_if`, whose branches are fragments of the document.
+std::optional<NValue> ifOp(Invocation &call);
 void registerTractOps(OpRegistry &registry);
 
 /// The element type of an NNEF type name (`scalar`, `integer`, `logical`) or

@@ -60,6 +60,23 @@ std::string scalarText(double value) {
   return text;
 }
 
+/// A number attribute as an NNEF scalar; infinities as `1.0 / 0.0`.
+std::optional<std::string> numberText(Attribute attr) {
+  double value;
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    value = f.getValueAsDouble();
+  else if (auto i = dyn_cast<IntegerAttr>(attr))
+    value = i.getType().isUnsignedInteger() ? double(i.getUInt())
+                                            : double(i.getInt());
+  else
+    return std::nullopt;
+  if (std::isnan(value))
+    return std::nullopt;
+  if (std::isinf(value))
+    return std::string(value < 0 ? "-1.0 / 0.0" : "1.0 / 0.0");
+  return scalarText(value);
+}
+
 std::string quoted(StringRef text) {
   std::string out = "\"";
   for (char c : text) {
@@ -211,6 +228,38 @@ private:
              ArrayRef<int64_t> dilations, Padding padding,
              ArrayRef<int64_t> before, ArrayRef<int64_t> after, bool allAxes,
              std::optional<ArrayRef<int64_t>> kernelShape = std::nullopt);
+  /// graph.quant, one line per quantized tensor.
+  std::string quant;
+  LogicalResult writeQuant(Operation *op, StringRef name,
+                           DictionaryAttr entry) {
+    auto callee = entry.getAs<StringAttr>("op");
+    if (!callee)
+      return op->emitError() << "cannot export the quantization of '" << name
+                             << "' to NNEF: no 'op' in " << entry;
+    std::string params;
+    for (NamedAttribute param : entry) {
+      if (param.getName() == "op")
+        continue;
+      std::string value = propertyText(param.getValue());
+      if (value.empty())
+        return op->emitError() << "cannot export the quantization of '" << name
+                               << "' to NNEF: parameter '" << param.getName()
+                               << "' has no NNEF form";
+      params +=
+          (params.empty() ? "" : ", ") + param.getName().str() + " = " + value;
+    }
+    quant += quoted(name) + ": " + callee.str() + "(" + params + ");\n";
+    return success();
+  }
+  LogicalResult writeOps(Block &block,
+                         DenseMap<Value, std::string> &outputNames);
+  FailureOr<std::string> scanExpression(ScanOp scan);
+  FailureOr<std::string> ifExpression(IfOp op);
+  /// Graph inputs and outputs whose names NNEF cannot spell: (NNEF name,
+  /// original name), kept as a property.
+  SmallVector<std::pair<std::string, std::string>> renamed;
+  /// Fragments written for scan bodies, before the graph.
+  std::string fragments;
   std::string header(ArrayRef<std::string> inputs,
                      ArrayRef<std::string> outputs, StringRef graphName);
 };
@@ -277,6 +326,10 @@ FailureOr<std::string> GraphWriter::windowArgs(
     a.assign(spatial, 0);
     [[fallthrough]];
   case Padding::Explicit:
+    if (b.empty()) {
+      b.assign(spatial, 0);
+      a.assign(spatial, 0);
+    }
     if (allAxes) {
       b.insert(b.begin(), 2, 0);
       a.insert(a.begin(), 2, 0);
@@ -388,10 +441,11 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   }
   if (auto reshape = dyn_cast<ReshapeOp>(op)) {
     ArrayRef<TDim> to = reshape.getTo().getDims();
-    // The importer reads 0 as "copy the axis" and -1 as "infer".
-    if (llvm::any_of(to, [](const TDim &d) { return d == TDim(0); }))
-      return unsupported(op) << "a reshape to an empty axis";
-    return "reshape(" + ref(reshape.getInput()) + ", shape = " + listText(to) +
+    // NNEF's reshape reads 0 as "copy the axis": an empty axis needs
+    // tract-mlir's tract_core_reshape, which takes the dims as they are.
+    bool empty = llvm::any_of(to, [](const TDim &d) { return d == TDim(0); });
+    return std::string(empty ? "tract_core_reshape(" : "reshape(") +
+           ref(reshape.getInput()) + ", shape = " + listText(to) +
            ", axis_start = " + std::to_string(reshape.getAt()) +
            ", axis_count = " + std::to_string(reshape.getCount()) + ")";
   }
@@ -410,6 +464,13 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            "], end = [" + end.toString() + "])";
   }
   if (auto down = dyn_cast<DownsampleOp>(op)) {
+    // NNEF's strided slice reads back as a slice then a downsample; tract's
+    // extension keeps a modulo as it is.
+    if (down.getModulo() != 0)
+      return "tract_core_downsample(" + ref(down.getInput()) +
+             ", axis = " + std::to_string(down.getAxis()) +
+             ", stride = " + std::to_string(down.getStride()) +
+             ", modulo = " + std::to_string(down.getModulo()) + ")";
     TDim dim = getShape(down.getInput())[down.getAxis()];
     return "slice(" + ref(down.getInput()) + ", axes = [" +
            std::to_string(down.getAxis()) + "], begin = [" +
@@ -554,9 +615,106 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            bias + ", border = \"constant\", " + *window +
            ", groups = " + std::to_string(conv.getGroup()) + ")";
   }
+  if (auto deconv = dyn_cast<DeconvOp>(op)) {
+    if (deconv.getPadding() == Padding::SameLower)
+      return unsupported(op) << "same-lower padding has no NNEF form";
+    auto window = windowArgs(op, deconv.getStrides(), deconv.getDilations(),
+                             deconv.getPadding(), deconv.getPadsBefore(),
+                             deconv.getPadsAfter(), false);
+    if (failed(window))
+      return failure();
+    std::string bias =
+        deconv.getBias() ? ", bias = " + ref(deconv.getBias()) : std::string();
+    // NNEF gives the output shape where the sizes are ambiguous, tract's
+    // adjustments.
+    std::string outputShape;
+    if (llvm::any_of(deconv.getAdjustments(), [](int64_t a) { return a != 0; }))
+      outputShape = ", output_shape = " +
+                    listText(ArrayRef<TDim>(getShape(deconv.getResult())));
+    return "deconv(" + ref(deconv.getInput()) + ", " + ref(deconv.getKernel()) +
+           bias + ", border = \"constant\", " + *window + outputShape +
+           ", groups = " + std::to_string(deconv.getGroup()) + ")";
+  }
+  if (auto resize = dyn_cast<ResizeOp>(op)) {
+    auto doubles = [](ArrayRef<double> values) {
+      std::string out = "[";
+      for (auto [i, v] : llvm::enumerate(values))
+        out += (i ? ", " : "") + scalarText(v);
+      return out + "]";
+    };
+    if (!std::isfinite(resize.getExtrapolationValue().convertToDouble()))
+      return unsupported(op) << "a non-finite extrapolation value";
+    return "tract_core_resize(" + ref(resize.getInput()) +
+           ", scales = " + doubles(resize.getScales()) +
+           ", sizes = " + listText(resize.getSizes().getDims()) +
+           ", coord_transformer = " +
+           quoted(stringifyCoordTransform(resize.getCoordTransform())) +
+           ", interpolator = " +
+           quoted(stringifyInterpolator(resize.getInterpolator())) +
+           ", nearest_mode = " +
+           quoted(stringifyNearestMode(resize.getNearestMode())) +
+           ", cubic_coeff_a = " +
+           scalarText(resize.getCubicCoeffA().convertToDouble()) +
+           ", exclude_outside = " +
+           (resize.getExcludeOutside() ? "true" : "false") +
+           ", roi = " + doubles(resize.getRoi()) + ", extrapolation_value = " +
+           scalarText(resize.getExtrapolationValue().convertToDouble()) + ")";
+  }
+  if (auto range = dyn_cast<RangeOp>(op))
+    return "tract_core_range(" + ref(range.getStart()) + ", " +
+           ref(range.getEnd()) + ", " + ref(range.getStep()) +
+           ", len = " + range.getLen().getValue().toString() + ")";
+  if (auto topk = dyn_cast<TopKOp>(op))
+    return "tract_core_topk(" + ref(topk.getInput()) + ", " + ref(topk.getK()) +
+           ", axis = " + std::to_string(topk.getAxis()) +
+           ", largest = " + (topk.getLargest() ? "true" : "false") +
+           ", len = " + topk.getLen().getValue().toString() + ")";
+  if (auto slice = dyn_cast<DynSliceOp>(op))
+    return "tract_core_dyn_slice(" + ref(slice.getInput()) + ", " +
+           ref(slice.getStart()) + ", " + ref(slice.getEnd()) +
+           ", axis = " + std::to_string(slice.getAxis()) +
+           ", len = " + slice.getLen().getValue().toString() + ")";
+  if (auto scan = dyn_cast<ScanOp>(op))
+    return scanExpression(scan);
+  if (auto branch = dyn_cast<IfOp>(op))
+    return ifExpression(branch);
+  // tract's pulse extensions.
+  if (auto delay = dyn_cast<DelayOp>(op))
+    return "tract_pulse_delay(" + ref(delay.getInput()) +
+           ", axis = " + std::to_string(delay.getAxis()) +
+           ", delay = " + std::to_string(delay.getDelay()) +
+           ", overlap = " + std::to_string(delay.getOverlap()) + ")";
+  if (auto pad = dyn_cast<PulsePadOp>(op)) {
+    StringRef border = pad.getMode() == PadMode::Constant  ? "constant"
+                       : pad.getMode() == PadMode::Reflect ? "reflect"
+                                                           : "replicate";
+    std::string value;
+    if (auto attr = pad.getValueAttr()) {
+      auto text = numberText(attr);
+      if (!text)
+        return unsupported(op) << "a padding value without an NNEF form";
+      value = ", value = " + *text;
+    }
+    return "tract_pulse_pulse_pad(" + ref(pad.getInput()) +
+           ", axis = " + std::to_string(pad.getAxis()) +
+           ", before = " + std::to_string(pad.getBefore()) +
+           ", after = " + pad.getAfter().getValue().toString() +
+           ", begin_input = " + std::to_string(pad.getBeginInput()) +
+           ", end_input = " + pad.getEndInput().getValue().toString() +
+           ", border = " + quoted(border) + value +
+           ", overlap = " + std::to_string(pad.getOverlap()) + ")";
+  }
+  if (auto mask = dyn_cast<PulseMaskOp>(op)) {
+    auto value = numberText(mask.getValue());
+    if (!value)
+      return unsupported(op) << "a mask value without an NNEF form";
+    return "tract_pulse_mask(" + ref(mask.getInput()) +
+           ", axis = " + std::to_string(mask.getAxis()) +
+           ", begin = " + std::to_string(mask.getBegin()) +
+           ", end = " + mask.getEnd().getValue().toString() +
+           ", value = " + *value + ")";
+  }
   if (auto pool = dyn_cast<MaxPoolOp>(op)) {
-    if (pool.getCeilMode() || pool.getWithIndex())
-      return unsupported(op) << "ceil mode and indices have no NNEF form";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
                              pool.getPadsAfter(), true, pool.getKernelShape());
@@ -564,13 +722,18 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
       return failure();
     SmallVector<int64_t> size{1, 1};
     llvm::append_range(size, pool.getKernelShape());
+    // Ceil mode and indices: tract-mlir's extension.
+    if (pool.getCeilMode() || pool.getWithIndex())
+      return "tract_core_max_pool(" + ref(pool.getInput()) +
+             ", size = " + listText(ArrayRef<int64_t>(size)) +
+             ", border = \"ignore\", " + *window +
+             ", ceil_mode = " + (pool.getCeilMode() ? "true" : "false") +
+             ", with_index = " + (pool.getWithIndex() ? "true" : "false") + ")";
     return "max_pool(" + ref(pool.getInput()) +
            ", size = " + listText(ArrayRef<int64_t>(size)) +
            ", border = \"ignore\", " + *window + ")";
   }
   if (auto pool = dyn_cast<SumPoolOp>(op)) {
-    if (pool.getCeilMode())
-      return unsupported(op) << "ceil mode has no NNEF form";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
                              pool.getPadsAfter(), true, pool.getKernelShape());
@@ -579,6 +742,12 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
     SmallVector<int64_t> size{1, 1};
     llvm::append_range(size, pool.getKernelShape());
     std::string border = pool.getCountIncludePad() ? "constant" : "ignore";
+    if (pool.getCeilMode())
+      return "tract_core_sum_pool(" + ref(pool.getInput()) +
+             ", size = " + listText(ArrayRef<int64_t>(size)) +
+             ", border = " + quoted(border) + ", " + *window +
+             ", normalize = " + (pool.getNormalize() ? "true" : "false") +
+             ", ceil_mode = true)";
     return std::string(pool.getNormalize() ? "avg_pool(" : "box(") +
            ref(pool.getInput()) +
            ", size = " + listText(ArrayRef<int64_t>(size)) +
@@ -586,6 +755,158 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            (pool.getNormalize() ? "" : ", normalize = false") + ")";
   }
   return unsupported(op) << "no NNEF operation or tract extension for it";
+}
+
+/// A scan is tract's `tract_core_scan`, its body a fragment. Values the
+/// body uses from outside become full inputs; the op's results are its
+/// final states (`last`) then its scanned outputs (`full`).
+FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
+  Block &block = scan.getBody().front();
+  int64_t numStates = scan.getNumStates();
+  int64_t numScans = scan.getScanAxes().size();
+  std::string name = fresh("scan_body");
+
+  // Captured values, in the order of their first use.
+  SmallVector<Value> captured;
+  scan.getBody().walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!scan.getBody().isAncestor(v.getParentRegion()) &&
+          !llvm::is_contained(captured, v))
+        captured.push_back(v);
+  });
+
+  auto typeText = [](Value v) {
+    return "tensor<" + nnefTypeName(getElementTypeOrSelf(v.getType())).str() +
+           ">";
+  };
+  SmallVector<std::string> params, results;
+  std::string stateList, scanList, fullList, outputList;
+  auto item = [](std::string &list, const std::string &text) {
+    list += (list.empty() ? "" : ", ") + text;
+  };
+  DenseMap<Value, std::string> saved;
+  for (BlockArgument arg : block.getArguments()) {
+    std::string param = fresh(name + "_in");
+    params.push_back(param + ": " + typeText(arg));
+    names[arg] = param;
+  }
+  for (Value v : captured) {
+    std::string param = fresh(name + "_in");
+    params.push_back(param + ": " + typeText(v));
+    saved[v] = names.lookup(v);
+    item(fullList, "(" + quoted(param) + ", " + ref(v) + ")");
+    names[v] = param;
+  }
+  auto yield = cast<YieldOp>(block.getTerminator());
+  for (size_t i = 0, e = yield.getValues().size(); i < e; ++i)
+    results.push_back(fresh(name + "_out"));
+
+  std::string outer = std::move(body);
+  body.clear();
+  DenseMap<Value, std::string> none;
+  LogicalResult written = writeOps(block, none);
+  for (auto [result, v] : llvm::zip(results, yield.getValues()))
+    assign(result, "copy(" + ref(v) + ")");
+  std::string inner = std::move(body);
+  body = std::move(outer);
+  for (auto &[v, outerName] : saved)
+    names[v] = outerName;
+  if (failed(written))
+    return failure();
+
+  std::string text =
+      "\nfragment " + name + "(" +
+      (params.empty() ? std::string()
+                      : "\n    " + llvm::join(params, ",\n    ") + "\n") +
+      ") -> (\n    ";
+  SmallVector<std::string> typedResults;
+  for (auto [result, v] : llvm::zip(results, yield.getValues()))
+    typedResults.push_back(result + ": " + typeText(v));
+  text += llvm::join(typedResults, ",\n    ") + "\n)\n{\n" + inner + "}\n";
+  fragments += text;
+
+  ValueRange inputs = scan.getInputs();
+  for (int64_t i = 0; i < numStates; ++i) {
+    item(stateList, "(" + quoted(names[block.getArgument(i)]) + ", " +
+                        ref(inputs[i]) + ", " + quoted(results[i]) + ")");
+    item(outputList, "(" + quoted(results[i]) + ", \"last\", 0, 1)");
+  }
+  for (int64_t i = 0; i < numScans; ++i)
+    item(scanList, "(" + quoted(names[block.getArgument(numStates + i)]) +
+                       ", " + ref(inputs[numStates + i]) + ", " +
+                       std::to_string(scan.getScanAxes()[i]) + ", " +
+                       std::to_string(scan.getScanChunks()[i]) + ")");
+  std::string fulls;
+  for (int64_t i = numStates + numScans; i < int64_t(inputs.size()); ++i)
+    item(fulls, "(" + quoted(names[block.getArgument(i)]) + ", " +
+                    ref(inputs[i]) + ")");
+  if (!fullList.empty())
+    item(fulls, fullList);
+  for (auto [i, axis] : llvm::enumerate(scan.getOutputAxes()))
+    item(outputList, "(" + quoted(results[numStates + i]) + ", \"full\", " +
+                         std::to_string(axis) + ", 1)");
+  return "tract_core_scan(body = " + quoted(name) + ", scan = [" + scanList +
+         "], full = [" + fulls + "], state = [" + stateList + "], output = [" +
+         outputList + "], skip = 0)";
+}
+
+/// An if is tract-mlir's `tract_core_if`, each region a fragment taking
+/// the values the regions use from outside (`inputs`) and returning what the
+/// region yields.
+FailureOr<std::string> GraphWriter::ifExpression(IfOp op) {
+  SmallVector<Value> captured;
+  for (Region *region : {&op.getThenRegion(), &op.getElseRegion()})
+    region->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (!region->isAncestor(v.getParentRegion()) &&
+            !llvm::is_contained(captured, v))
+          captured.push_back(v);
+    });
+  std::string inputs = refs(captured);
+  auto typeText = [](Value v) {
+    return "tensor<" + nnefTypeName(getElementTypeOrSelf(v.getType())).str() +
+           ">";
+  };
+  SmallVector<std::string> branches;
+  for (auto [region, base] : {std::pair(&op.getThenRegion(), "if_then"),
+                              std::pair(&op.getElseRegion(), "if_else")}) {
+    std::string name = fresh(base);
+    Block &block = region->front();
+    SmallVector<std::string> params, results;
+    DenseMap<Value, std::string> saved;
+    for (Value v : captured) {
+      std::string param = fresh(name + "_in");
+      params.push_back(param + ": " + typeText(v));
+      saved[v] = names.lookup(v);
+      names[v] = param;
+    }
+    auto yield = cast<YieldOp>(block.getTerminator());
+    for (Value v : yield.getValues())
+      results.push_back(fresh(name + "_out") + ": " + typeText(v));
+    std::string outer = std::move(body);
+    body.clear();
+    DenseMap<Value, std::string> none;
+    LogicalResult written = writeOps(block, none);
+    for (auto [result, v] : llvm::zip(results, yield.getValues()))
+      assign(StringRef(result).split(':').first, "copy(" + ref(v) + ")");
+    std::string inner = std::move(body);
+    body = std::move(outer);
+    for (auto &[v, outerName] : saved)
+      names[v] = outerName;
+    if (failed(written))
+      return failure();
+    fragments +=
+        "\nfragment " + name + "(" +
+        (params.empty() ? std::string()
+                        : "\n    " + llvm::join(params, ",\n    ") + "\n") +
+        ") -> (\n    " + llvm::join(results, ",\n    ") + "\n)\n{\n" + inner +
+        "}\n";
+    branches.push_back(name);
+  }
+  return "tract_core_if(" + ref(op.getCond()) +
+         ", then_branch = " + quoted(branches[0]) +
+         ", else_branch = " + quoted(branches[1]) + ", inputs = " + inputs +
+         ")";
 }
 
 std::string GraphWriter::header(ArrayRef<std::string> inputs,
@@ -602,6 +923,14 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
       if (isa<RankedTensorType>(v.getType()))
         for (const TDim &d : getShape(v))
           d.collectSymbols(symbols);
+    // Dims in attributes (a pulse op's stream end, a range's length).
+    for (NamedAttribute attr : op->getAttrs()) {
+      if (auto dim = dyn_cast<DimAttr>(attr.getValue()))
+        dim.getValue().collectSymbols(symbols);
+      else if (auto shape = dyn_cast<ShapeAttr>(attr.getValue()))
+        for (const TDim &d : shape.getDims())
+          d.collectSymbols(symbols);
+    }
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument arg : block.getArguments())
@@ -623,11 +952,21 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
           if (auto str = dyn_cast<StringAttr>(rule))
             text += "extension tract_assert " + scenario.getName().str() +
                     ": " + str.str() + ";\n";
-  if (auto props = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName)) {
+  auto props = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName);
+  if (props || !renamed.empty()) {
     text += "\nfragment tract_core_properties(\n) -> (properties: (string, "
             "tensor<scalar>)[])\n{\n  properties = [\n";
     bool first = true;
-    for (NamedAttribute prop : props) {
+    if (!renamed.empty()) {
+      text += "    (" + quoted(kIoNamesProperty) + ", [";
+      for (auto [i, pair] : llvm::enumerate(renamed))
+        text += std::string(i ? ", " : "") + "[" + quoted(pair.first) + ", " +
+                quoted(pair.second) + "]";
+      text += "])";
+      first = false;
+    }
+    for (NamedAttribute prop :
+         props ? props : DictionaryAttr::get(module.getContext())) {
       std::string value = propertyText(prop.getValue());
       if (value.empty())
         continue;
@@ -637,10 +976,49 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
     }
     text += "\n  ];\n}\n";
   }
+  text += fragments;
   text += "\ngraph " + graphName.str() + "(";
   text += llvm::join(inputs, ", ") + ") -> (" + llvm::join(outputs, ", ") +
           ")\n{\n";
   return text;
+}
+
+/// Writes the ops of `block` (but its terminator) into `body`; a result
+/// in `outputNames` takes that name.
+LogicalResult GraphWriter::writeOps(Block &block,
+                                    DenseMap<Value, std::string> &outputNames) {
+  for (Operation &op : block.without_terminator()) {
+    if (!isa_and_present<TractDialect>(op.getDialect()))
+      return op.emitError() << "cannot export '" << op.getName()
+                            << "' to NNEF: not a tract op";
+    if (op.getNumResults() == 0)
+      return unsupported(&op) << "ops without results have no NNEF form";
+    if (op.getNumRegions() && !isa<ScanOp, IfOp>(op))
+      return unsupported(&op) << "ops with regions have no NNEF form";
+    SmallVector<std::string> resultNames;
+    for (Value result : op.getResults()) {
+      std::string name = outputNames.count(result) ? outputNames[result]
+                                                   : fresh(nodeName(&op));
+      names[result] = name;
+      resultNames.push_back(name);
+    }
+    if (auto quant = op.getAttrOfType<DictionaryAttr>(kQuantAttrName))
+      if (failed(writeQuant(&op, resultNames[0], quant)))
+        return failure();
+    if (auto konst = dyn_cast<ConstOp>(op)) {
+      if (failed(writeConstant(konst, resultNames[0])))
+        return failure();
+      continue;
+    }
+    FailureOr<std::string> text = expression(&op);
+    if (failed(text))
+      return failure();
+    if (resultNames.size() == 1)
+      assign(resultNames[0], *text);
+    else
+      assign("(" + llvm::join(resultNames, ", ") + ")", *text);
+  }
+  return success();
 }
 
 LogicalResult GraphWriter::write() {
@@ -683,8 +1061,14 @@ LogicalResult GraphWriter::write() {
         fresh(name ? name.getValue()
                    : "input_" + std::to_string(arg.getArgNumber())));
     names[arg] = inputs.back();
+    if (name && name.getValue() != inputs.back())
+      renamed.push_back({inputs.back(), name.str()});
     if (failed(writeExternal(arg, inputs.back())))
       return failure();
+    if (auto quant = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
+                                                           kQuantAttrName))
+      if (failed(writeQuant(func, inputs.back(), quant)))
+        return failure();
   }
   // A result computed by an op takes the output's name; inputs and values
   // returned twice are copied.
@@ -692,41 +1076,34 @@ LogicalResult GraphWriter::write() {
   SmallVector<std::pair<std::string, Value>> copies;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto name = func.getResultAttrOfType<StringAttr>(i, "tract.name");
+    // An input returned under its own name is listed as both.
+    if (auto arg = dyn_cast<BlockArgument>(v); arg && name) {
+      auto argName =
+          func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tract.name");
+      if (argName == name && names.lookup(v) == name.getValue()) {
+        outputs.push_back(name.str());
+        continue;
+      }
+    }
     std::string out =
         fresh(name ? name.getValue() : "output_" + std::to_string(i));
     outputs.push_back(out);
+    if (name && name.getValue() != out)
+      renamed.push_back({out, name.str()});
     if (isa<BlockArgument>(v) || outputNames.count(v))
       copies.push_back({out, v});
     else
       outputNames[v] = out;
   }
 
-  for (Operation &op : entry.without_terminator()) {
-    if (!isa_and_present<TractDialect>(op.getDialect()))
-      return op.emitError() << "cannot export '" << op.getName()
-                            << "' to NNEF: not a tract op";
-    if (op.getNumResults() != 1)
-      return unsupported(&op) << "ops of several results have no NNEF form";
-    if (op.getNumRegions())
-      return unsupported(&op) << "ops with regions have no NNEF form";
-    Value result = op.getResult(0);
-    std::string name =
-        outputNames.count(result) ? outputNames[result] : fresh(nodeName(&op));
-    names[result] = name;
-    if (auto konst = dyn_cast<ConstOp>(op)) {
-      if (failed(writeConstant(konst, name)))
-        return failure();
-      continue;
-    }
-    FailureOr<std::string> text = expression(&op);
-    if (failed(text))
-      return failure();
-    assign(name, *text);
-  }
+  if (failed(writeOps(entry, outputNames)))
+    return failure();
   for (auto &[out, v] : copies)
     assign(out, "copy(" + ref(v) + ")");
 
   files.files["graph.nnef"] = header(inputs, outputs, "network") + body + "}\n";
+  if (!quant.empty())
+    files.files["graph.quant"] = quant;
   return success();
 }
 

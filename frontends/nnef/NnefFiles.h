@@ -17,6 +17,15 @@
 
 namespace mlir::tract::nnef {
 
+/// The discardable attribute (on an op, or on a graph input) that keeps a
+/// tensor's `graph.quant` entry: `{op = "linear_quantize", min = …, …}`.
+inline constexpr llvm::StringLiteral kQuantAttrName = "nnef.quant";
+
+/// The property that keeps the original names of graph inputs and outputs
+/// NNEF identifiers cannot spell (`input.0`): `[["input_0", "input.0"], …]`.
+/// The reader gives them back and drops the property.
+inline constexpr llvm::StringLiteral kIoNamesProperty = "tract_mlir_io_names";
+
 /// The files of a model by path relative to its root (`graph.nnef`,
 /// `conv1/weight.dat`), and where they came from, for messages.
 struct ModelFiles {

@@ -164,6 +164,78 @@ std::optional<SmallVector<TDim>> Invocation::knownDims(Value value) {
       dims.push_back(TDim(v.getSExtValue()));
     return dims;
   }
+  // Shape arithmetic over known values (torch-to-nnef slices, casts and
+  // combines shapes): 0-d and 1-d integer tensors only.
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  Operation *op = value.getDefiningOp();
+  if (!op || !type || type.getRank() > 1 ||
+      !isa<IntegerType>(type.getElementType()) ||
+      type.getElementType().isInteger(1))
+    return std::nullopt;
+  if (isa<CastOp, RmAxisOp, AddAxisOp>(op)) {
+    auto input = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!input || input.getRank() > 1 ||
+        !isa<IntegerType>(input.getElementType()))
+      return std::nullopt;
+    return knownDims(op->getOperand(0));
+  }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    auto known = knownDims(slice.getInput());
+    auto start = slice.getStart().getValue().getConstant();
+    auto end = slice.getEnd().getValue().getConstant();
+    if (!known || !start || !end || *start < 0 ||
+        *end > int64_t(known->size()) || *start > *end)
+      return std::nullopt;
+    return SmallVector<TDim>(known->begin() + *start, known->begin() + *end);
+  }
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    auto known = knownDims(gather.getInput());
+    auto indices = knownDims(gather.getIndices());
+    if (!known || !indices)
+      return std::nullopt;
+    SmallVector<TDim> out;
+    int64_t n = known->size();
+    for (const TDim &i : *indices) {
+      auto c = i.getConstant();
+      if (!c || *c < -n || *c >= n)
+        return std::nullopt;
+      out.push_back((*known)[*c < 0 ? *c + n : *c]);
+    }
+    return out;
+  }
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    SmallVector<TDim> out;
+    for (Value input : concat.getInputs()) {
+      auto known = knownDims(input);
+      if (!known)
+        return std::nullopt;
+      out.append(known->begin(), known->end());
+    }
+    return out;
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    auto a = knownDims(op->getOperand(0)), b = knownDims(op->getOperand(1));
+    if (!a || !b ||
+        (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+      return std::nullopt;
+    size_t n = std::max(a->size(), b->size());
+    SmallVector<TDim> out;
+    for (size_t i = 0; i < n; ++i) {
+      const TDim &x = (*a)[a->size() == 1 ? 0 : i];
+      const TDim &y = (*b)[b->size() == 1 ? 0 : i];
+      if (isa<AddOp>(op))
+        out.push_back(x + y);
+      else if (isa<SubOp>(op))
+        out.push_back(x - y);
+      else if (isa<MulOp>(op))
+        out.push_back(x * y);
+      else if (auto d = y.getConstant(); d && *d > 0)
+        out.push_back(x.floorDiv(*d));
+      else
+        return std::nullopt;
+    }
+    return out;
+  }
   return std::nullopt;
 }
 
@@ -251,6 +323,12 @@ std::optional<SmallVector<TDim>> Invocation::dims(StringRef name) {
                  kindName(v.kind));
   SmallVector<TDim> out;
   for (const NValue &item : v.items) {
+    // A tensor of one known value counts as that integer.
+    if (item.kind == NValue::Kind::Tensor)
+      if (auto known = knownDims(item.tensor); known && known->size() == 1) {
+        out.push_back(known->front());
+        continue;
+      }
     if (item.kind != NValue::Kind::Integer)
       return error("argument '" + name + "' must be an integer array");
     out.push_back(item.integer);
@@ -727,6 +805,10 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
   const OpRegistry::Entry *entry = OpRegistry::get().lookup(expr.text);
   auto userIt = fragments.find(expr.text);
   const Fragment *user = userIt == fragments.end() ? nullptr : userIt->second;
+  // A document's own definition of a compound the registry also defines
+  // (without a handler) takes precedence.
+  if (entry && !entry->handler && user && user->body)
+    entry = nullptr;
   const Fragment *signature = entry ? entry->signature : user;
   if (!signature)
     return error(expr.pos, "unknown operation '" + expr.text + "'");
@@ -770,6 +852,8 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
       return std::nullopt;
     args.emplace(p.name, std::move(*value));
   }
+  if (entry && !entry->handler)
+    return inlineFragment(*entry->signature, expr, args);
   if (entry) {
     Invocation call(*this, expr, loc(expr.pos));
     call.genericType =
@@ -841,6 +925,247 @@ bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
 }
 
 //===----------------------------------------------------------------------===//
+// tract_core_scan
+//===----------------------------------------------------------------------===//
+
+/// `tract_core_scan(body, scan, full, state, output)`: the body fragment
+/// becomes the region of a tract.scan. Its block takes the states (in the
+/// order of `state`), the scanned chunks (`scan`), then the full inputs
+/// (`full`); it yields the next states then the `full` outputs.
+std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
+  ModelBuilder &model = call.model;
+  auto bodyName = call.string("body");
+  auto skip = call.integer("skip");
+  auto seqLength = call.integer("seq_length");
+  if (!bodyName || !skip || !seqLength)
+    return std::nullopt;
+  if (*skip != 0)
+    return call.error("skip is not supported");
+  if (*seqLength != -1)
+    return call.error("seq_length is not supported");
+  auto fragmentIt = model.fragments.find(*bodyName);
+  if (fragmentIt == model.fragments.end() || !fragmentIt->second->body)
+    return call.error("no fragment '" + *bodyName + "' with a body");
+  const Fragment &fragment = *fragmentIt->second;
+
+  // Each list is an array of tuples of the given item kinds.
+  auto tuples = [&](StringRef name, ArrayRef<NValue::Kind> kinds,
+                    size_t minItems) -> std::optional<std::vector<NValue>> {
+    const NValue &list = call.args[std::string(name)];
+    if (list.kind != NValue::Kind::Array)
+      return call.error("'" + name + "' must be an array of tuples");
+    for (const NValue &t : list.items) {
+      bool ok =
+          (t.kind == NValue::Kind::Tuple || t.kind == NValue::Kind::Array) &&
+          t.items.size() >= minItems && t.items.size() <= kinds.size();
+      for (size_t i = 0; ok && i < t.items.size(); ++i)
+        ok = t.items[i].kind == kinds[i];
+      if (!ok)
+        return call.error("'" + name + "' holds a malformed tuple");
+    }
+    return list.items;
+  };
+  using K = NValue::Kind;
+  auto scans =
+      tuples("scan", {K::String, K::Tensor, K::Integer, K::Integer}, 4);
+  auto fulls = tuples("full", {K::String, K::Tensor}, 2);
+  auto states = tuples("state", {K::String, K::Tensor, K::String}, 3);
+  auto outputs =
+      tuples("output", {K::String, K::String, K::Integer, K::Integer}, 3);
+  if (!scans || !fulls || !states || !outputs)
+    return std::nullopt;
+
+  SmallVector<Value> operands;
+  SmallVector<std::pair<std::string, Type>> params;
+  SmallVector<int64_t> scanAxes, chunks;
+  std::optional<TDim> iterations;
+  for (const NValue &st : *states) {
+    operands.push_back(st.items[1].tensor);
+    params.push_back({st.items[0].string, st.items[1].tensor.getType()});
+  }
+  for (const NValue &sc : *scans) {
+    Value input = sc.items[1].tensor;
+    auto axis = sc.items[2].integer.getConstant();
+    auto chunk = sc.items[3].integer.getConstant();
+    Shape shape = getShape(input);
+    if (!axis || !chunk || *axis < 0 || *axis >= int64_t(shape.size()) ||
+        *chunk == 0)
+      return call.error("scanned input '" + sc.items[0].string +
+                        "' has an invalid axis or chunk");
+    if (!iterations)
+      iterations = shape[*axis].ceilDiv(std::abs(*chunk));
+    shape[*axis] = TDim(std::abs(*chunk));
+    operands.push_back(input);
+    params.push_back(
+        {sc.items[0].string, getTensorTypeLike(input.getType(), shape)});
+    scanAxes.push_back(*axis);
+    chunks.push_back(*chunk);
+  }
+  for (const NValue &f : *fulls) {
+    operands.push_back(f.items[1].tensor);
+    params.push_back({f.items[0].string, f.items[1].tensor.getType()});
+  }
+  for (const Parameter &p : fragment.params)
+    if (!llvm::any_of(params, [&](auto &q) { return q.first == p.name; }))
+      return call.error("the body parameter '" + p.name +
+                        "' is bound by no scan, full or state input");
+
+  // The body.
+  auto block = std::make_unique<Block>();
+  Scope inner;
+  for (const auto &param : params) {
+    if (!llvm::any_of(fragment.params, [&](const Parameter &p) {
+          return p.name == param.first;
+        }))
+      return call.error("'" + *bodyName + "' has no parameter '" + param.first +
+                        "'");
+    inner[param.first] =
+        NValue::ofTensor(block->addArgument(param.second, call.loc));
+  }
+  SmallVector<Value> yielded;
+  {
+    OpBuilder::InsertionGuard guard(model.builder);
+    model.builder.setInsertionPointToEnd(block.get());
+    if (!model.runBody(*fragment.body, inner, false))
+      return call.error("in the scan body '" + *bodyName + "'");
+    auto result = [&](const std::string &name) -> Value {
+      auto it = inner.find(name);
+      if (it == inner.end() || it->second.kind != K::Tensor) {
+        call.error("the scan body does not compute '" + name + "'");
+        return {};
+      }
+      return it->second.tensor;
+    };
+    for (const NValue &st : *states)
+      if (Value v = result(st.items[2].string))
+        yielded.push_back(v);
+      else
+        return std::nullopt;
+    for (const NValue &out : *outputs) {
+      if (out.items[1].string == "full") {
+        if (Value v = result(out.items[0].string))
+          yielded.push_back(v);
+        else
+          return std::nullopt;
+      } else if (out.items[1].string != "last") {
+        return call.error("output '" + out.items[0].string +
+                          "' must be \"full\" or \"last\"");
+      }
+    }
+    YieldOp::create(model.builder, call.loc, yielded);
+  }
+
+  // Results: the final states, then the scanned outputs; `output` lists
+  // them in the invocation's order.
+  SmallVector<Type> types;
+  for (const NValue &st : *states)
+    types.push_back(st.items[1].tensor.getType());
+  SmallVector<int64_t> outputAxes;
+  std::vector<int64_t> resultOf;
+  for (const NValue &out : *outputs) {
+    const std::string &name = out.items[0].string;
+    if (out.items[1].string == "last") {
+      auto st = llvm::find_if(
+          *states, [&](const NValue &s) { return s.items[2].string == name; });
+      if (st == states->end())
+        return call.error("output '" + name + "' is \"last\" but not a state");
+      resultOf.push_back(st - states->begin());
+      continue;
+    }
+    Value chunk = yielded[types.size()];
+    auto axis = out.items[2].integer.getConstant();
+    Shape shape = getShape(chunk);
+    if (!axis || *axis < 0 || *axis >= int64_t(shape.size()) || !iterations)
+      return call.error("output '" + name + "' has an invalid axis");
+    if (out.items.size() > 3 && out.items[3].integer != TDim(1))
+      return call.error("output '" + name +
+                        "': only chunks of 1 are supported");
+    shape[*axis] = shape[*axis] * *iterations;
+    resultOf.push_back(types.size());
+    types.push_back(getTensorTypeLike(chunk.getType(), shape));
+    outputAxes.push_back(*axis);
+  }
+
+  OperationState state(call.loc, ScanOp::getOperationName());
+  ScanOp::build(model.builder, state, types, operands, int64_t(states->size()),
+                scanAxes, chunks, outputAxes);
+  state.regions.front()->push_back(block.release());
+  Operation *op = model.builder.create(state);
+  if (failed(mlir::verify(op)))
+    return std::nullopt;
+  std::vector<NValue> items;
+  for (int64_t index : resultOf)
+    items.push_back(NValue::ofTensor(op->getResult(index)));
+  if (items.size() == 1)
+    return items[0];
+  return NValue::ofArray(std::move(items), K::Tuple);
+}
+
+/// `tract_core_if(cond, then_branch, else_branch, inputs)`: each branch
+/// fragment, its parameters bound to `inputs` (values from outside), becomes
+/// a region of a tract.if.
+std::optional<NValue> mlir::tract::nnef::ifOp(Invocation &call) {
+  ModelBuilder &model = call.model;
+  auto cond = call.tensor("cond");
+  auto thenName = call.string("then_branch");
+  auto elseName = call.string("else_branch");
+  auto inputs = call.tensors("inputs");
+  if (!cond || !thenName || !elseName || !inputs)
+    return std::nullopt;
+  SmallVector<std::unique_ptr<Block>> blocks;
+  SmallVector<SmallVector<Value>> yields;
+  for (const std::string &name : {*thenName, *elseName}) {
+    auto it = model.fragments.find(name);
+    if (it == model.fragments.end() || !it->second->body)
+      return call.error("no fragment '" + name + "' with a body");
+    const Fragment &fragment = *it->second;
+    if (fragment.params.size() != inputs->size())
+      return call.error(
+          "'" + name + "' takes " + std::to_string(fragment.params.size()) +
+          " parameters for " + std::to_string(inputs->size()) + " inputs");
+    Scope inner;
+    for (auto [param, value] : llvm::zip(fragment.params, *inputs))
+      inner[param.name] = NValue::ofTensor(value);
+    auto block = std::make_unique<Block>();
+    SmallVector<Value> yielded;
+    {
+      OpBuilder::InsertionGuard guard(model.builder);
+      model.builder.setInsertionPointToEnd(block.get());
+      if (!model.runBody(*fragment.body, inner, false))
+        return call.error("in the branch '" + name + "'");
+      for (const Parameter &result : fragment.results) {
+        auto r = inner.find(result.name);
+        if (r == inner.end() || r->second.kind != NValue::Kind::Tensor)
+          return call.error("the branch '" + name + "' does not compute '" +
+                            result.name + "'");
+        yielded.push_back(r->second.tensor);
+      }
+      YieldOp::create(model.builder, call.loc, yielded);
+    }
+    blocks.push_back(std::move(block));
+    yields.push_back(yielded);
+  }
+  if (yields[0].size() != yields[1].size())
+    return call.error("the branches return different numbers of results");
+  SmallVector<Type> types;
+  for (Value v : yields[0])
+    types.push_back(v.getType());
+  OperationState state(call.loc, IfOp::getOperationName());
+  IfOp::build(model.builder, state, types, *cond);
+  state.regions[0]->push_back(blocks[0].release());
+  state.regions[1]->push_back(blocks[1].release());
+  Operation *op = model.builder.create(state);
+  if (failed(mlir::verify(op)))
+    return std::nullopt;
+  std::vector<NValue> items;
+  for (Value v : op->getResults())
+    items.push_back(NValue::ofTensor(v));
+  if (items.size() == 1)
+    return items[0];
+  return NValue::ofArray(std::move(items), NValue::Kind::Tuple);
+}
+
+//===----------------------------------------------------------------------===//
 // The module
 //===----------------------------------------------------------------------===//
 
@@ -874,6 +1199,95 @@ static Attribute propertyAttr(Builder &b, const NValue &v) {
     return {};
   }
   return {};
+}
+
+/// Reads `graph.quant`: lines `"tensor": op(param = literal, …);`, each
+/// kept as a dictionary `{op = "op", param = value, …}` by tensor name.
+/// The entries are rewritten as the assignments of a graph (same lines) for
+/// the parser.
+static bool
+readQuantization(ModelBuilder &model, StringRef text,
+                 std::vector<std::pair<std::string, Attribute>> &entries) {
+  MLIRContext *context = model.context;
+  std::string quantFile = model.files.origin + "/graph.quant";
+  auto fail = [&](SourcePos pos, const Twine &message) {
+    emitError(FileLineColLoc::get(context, quantFile, pos.line, pos.column))
+        << message;
+    return false;
+  };
+  std::string graph = "graph quant() -> () { ";
+  std::vector<std::string> names;
+  bool entryStart = true;
+  unsigned line = 1;
+  for (size_t i = 0; i < text.size();) {
+    char c = text[i];
+    if (c == '\n')
+      ++line;
+    if (c == '#') {
+      size_t end = text.find('\n', i);
+      i = end == StringRef::npos ? text.size() : end;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      size_t close = text.find(c, i + 1);
+      if (close == StringRef::npos)
+        return fail({line, 1}, "unterminated string");
+      if (!entryStart) {
+        graph += text.slice(i, close + 1).str();
+        i = close + 1;
+        continue;
+      }
+      size_t colon = close + 1;
+      while (colon < text.size() && (text[colon] == ' ' || text[colon] == '\t'))
+        ++colon;
+      if (colon >= text.size() || text[colon] != ':')
+        return fail({line, 1}, "expected ':' after the tensor name");
+      names.push_back(text.slice(i + 1, close).str());
+      graph += "q_" + std::to_string(names.size() - 1) + " =";
+      i = colon + 1;
+      entryStart = false;
+      continue;
+    }
+    if (c == ';')
+      entryStart = true;
+    else if (!llvm::isSpace(c))
+      entryStart = false;
+    graph += c;
+    ++i;
+  }
+  graph += "\n}\n";
+  std::string message;
+  SourcePos pos;
+  auto parsed = parseDocument(graph, message, pos, /*requireGraph=*/false);
+  if (!parsed)
+    return fail(pos, message);
+  Builder b(context);
+  for (auto [index, assignment] : llvm::enumerate(parsed->body)) {
+    const Expr &rhs = *assignment.rhs;
+    if (rhs.kind != Expr::Kind::Invocation)
+      return fail(assignment.pos, "expected a quantization operation");
+    SmallVector<NamedAttribute> params{
+        b.getNamedAttr("op", b.getStringAttr(rhs.text))};
+    for (const Argument &argument : rhs.args) {
+      if (argument.name.empty())
+        return fail(argument.value->pos,
+                    "quantization parameters must be named");
+      Scope empty;
+      auto value = model.eval(*argument.value, empty);
+      if (!value)
+        return false;
+      Attribute attr = value->kind == NValue::Kind::Tensor
+                           ? Attribute()
+                           : propertyAttr(b, *value);
+      if (!attr)
+        return fail(argument.value->pos, "quantization parameter '" +
+                                             argument.name +
+                                             "' must be a literal");
+      params.push_back(b.getNamedAttr(argument.name, attr));
+    }
+    entries.push_back({names[index], b.getDictionaryAttr(params)});
+  }
+  return true;
 }
 
 OwningOpRef<ModuleOp> ModelBuilder::build() {
@@ -954,6 +1368,30 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   if (!runBody(document.body, scope, /*namesTensors=*/true))
     return {};
 
+  // Quantization: on the op computing each named tensor, or on the input.
+  std::map<std::string, Attribute> inputQuant;
+  if (auto quant = files.files.find("graph.quant");
+      quant != files.files.end()) {
+    std::vector<std::pair<std::string, Attribute>> entries;
+    if (!readQuantization(*this, quant->second, entries))
+      return {};
+    for (auto &[name, attr] : entries) {
+      auto it = scope.find(name);
+      if (it == scope.end() || it->second.kind != NValue::Kind::Tensor) {
+        emitError(
+            FileLineColLoc::get(context, files.origin + "/graph.quant", 0, 0))
+            << "quantization of '" << name
+            << "', which is not a tensor of the graph";
+        return {};
+      }
+      Value v = it->second.tensor;
+      if (Operation *op = v.getDefiningOp())
+        op->setAttr(kQuantAttrName, attr);
+      else
+        inputQuant[name] = attr;
+    }
+  }
+
   SmallVector<Value> results;
   for (const std::string &name : document.outputs) {
     auto it = scope.find(name);
@@ -995,8 +1433,11 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   func.setFunctionType(
       // From the return: an output that is an input was renumbered above.
       builder.getFunctionType(inputTypes, ret.getOperandTypes()));
-  for (auto [i, name] : llvm::enumerate(document.inputs))
+  for (auto [i, name] : llvm::enumerate(document.inputs)) {
     func.setArgAttr(i, "tract.name", builder.getStringAttr(name));
+    if (auto q = inputQuant.find(name); q != inputQuant.end())
+      func.setArgAttr(i, kQuantAttrName, q->second);
+  }
   for (auto [i, name] : llvm::enumerate(document.outputs))
     func.setResultAttr(i, "tract.name", builder.getStringAttr(name));
 
@@ -1023,6 +1464,27 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                                      "' has a value that is not constant");
           return {};
         }
+        // The original names of renamed inputs and outputs.
+        if (pair.items[0].string == kIoNamesProperty) {
+          for (const NValue &names : pair.items[1].items) {
+            if (names.items.size() != 2 ||
+                names.items[0].kind != NValue::Kind::String ||
+                names.items[1].kind != NValue::Kind::String) {
+              error(it->second->pos, "'" + kIoNamesProperty +
+                                         "' must hold [nnef, original] "
+                                         "name pairs");
+              return {};
+            }
+            StringAttr original = builder.getStringAttr(names.items[1].string);
+            for (auto [i, name] : llvm::enumerate(document.inputs))
+              if (name == names.items[0].string)
+                func.setArgAttr(i, "tract.name", original);
+            for (auto [i, name] : llvm::enumerate(document.outputs))
+              if (name == names.items[0].string)
+                func.setResultAttr(i, "tract.name", original);
+          }
+          continue;
+        }
         entries.push_back(builder.getNamedAttr(pair.items[0].string, value));
       }
     if (!entries.empty())
@@ -1030,13 +1492,14 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                          builder.getDictionaryAttr(entries));
   }
 
-  // Drop what the translation left unused (literals folded into attributes).
+  // Drop what the translation left unused: literals folded into attributes,
+  // shape arithmetic resolved at import.
   SmallVector<Operation *> dead;
   do {
     dead.clear();
     module->walk([&](Operation *op) {
-      if (isa_and_present<TractDialect>(op->getDialect()) && op->use_empty() &&
-          isa<ConstOp, AddAxisOp, CastOp, ShapeOfOp>(op))
+      if (isa_and_present<TractDialect>(op->getDialect()) &&
+          isOpTriviallyDead(op))
         dead.push_back(op);
     });
     for (Operation *op : dead)

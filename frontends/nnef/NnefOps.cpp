@@ -73,6 +73,13 @@ Result external(Invocation &call) {
       call.addInput(getTensorType(call.getContext(), *shape, elementType)));
 }
 
+std::string datumText(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << type;
+  return text;
+}
+
 Result variable(Invocation &call) {
   auto shape = call.integers("shape");
   auto label = call.string("label");
@@ -92,6 +99,19 @@ Result variable(Invocation &call) {
     llvm::interleaveComma(value.getType().getShape(), s);
     return call.error("'" + *label + ".dat' holds a tensor of shape [" +
                       stored + "], the graph declares [" + declared + "]");
+  }
+  // tract may give the datum type, which the tensor file must hold.
+  auto dt = call.string("datum_type");
+  if (!dt)
+    return std::nullopt;
+  if (!dt->empty()) {
+    Type declared = elementTypeFromName(call.getContext(), *dt);
+    if (!declared)
+      return call.error("unknown datum type '" + *dt + "'");
+    if (declared != value.getElementType())
+      return call.error("'" + *label + ".dat' holds " +
+                        datumText(value.getElementType()) +
+                        " items, the graph declares '" + *dt + "'");
   }
   return NValue::ofTensor(call.constant(value));
 }
@@ -154,7 +174,7 @@ Result unary(Invocation &call) {
       llvm::StringSwitch<std::function<Value()>>(name)
           .Case("copy", [&] { return v; })
           .Case("neg", [&] { return call.create<NegOp>(v); })
-          .Case("rcp", [&] { return call.create<RecipOp>(v); })
+          .Cases({"rcp", "recip"}, [&] { return call.create<RecipOp>(v); })
           .Case("exp", [&] { return call.create<ExpOp>(v); })
           .Case("log", [&] { return call.create<LnOp>(v); })
           .Case("log2",
@@ -164,23 +184,32 @@ Result unary(Invocation &call) {
                 })
           .Case("sin", [&] { return call.create<SinOp>(v); })
           .Case("cos", [&] { return call.create<CosOp>(v); })
-          .Case("tan", [&] { return call.create<TanOp>(v); })
-          .Case("asin", [&] { return call.create<AsinOp>(v); })
-          .Case("acos", [&] { return call.create<AcosOp>(v); })
-          .Case("atan", [&] { return call.create<AtanOp>(v); })
-          .Case("sinh", [&] { return call.create<SinhOp>(v); })
-          .Case("cosh", [&] { return call.create<CoshOp>(v); })
+          .Cases({"tan", "tract_core_tan"},
+                 [&] { return call.create<TanOp>(v); })
+          .Cases({"asin", "tract_core_asin"},
+                 [&] { return call.create<AsinOp>(v); })
+          .Cases({"acos", "tract_core_acos"},
+                 [&] { return call.create<AcosOp>(v); })
+          .Cases({"atan", "tract_core_atan"},
+                 [&] { return call.create<AtanOp>(v); })
+          .Cases({"sinh", "tract_core_sinh"},
+                 [&] { return call.create<SinhOp>(v); })
+          .Cases({"cosh", "tract_core_cosh"},
+                 [&] { return call.create<CoshOp>(v); })
           .Case("tanh", [&] { return call.create<TanhOp>(v); })
-          .Case("asinh", [&] { return call.create<AsinhOp>(v); })
-          .Case("acosh", [&] { return call.create<AcoshOp>(v); })
-          .Case("atanh", [&] { return call.create<AtanhOp>(v); })
+          .Cases({"asinh", "tract_core_asinh"},
+                 [&] { return call.create<AsinhOp>(v); })
+          .Cases({"acosh", "tract_core_acosh"},
+                 [&] { return call.create<AcoshOp>(v); })
+          .Cases({"atanh", "tract_core_atanh"},
+                 [&] { return call.create<AtanhOp>(v); })
           .Case("abs", [&] { return call.create<AbsOp>(v); })
           .Case("sign", [&] { return call.create<SignOp>(v); })
           .Case("not", [&] { return call.create<NotOp>(v); })
           .Case("floor", [&] { return call.create<FloorOp>(v); })
           .Case("ceil", [&] { return call.create<CeilOp>(v); })
           .Case("round", [&] { return call.create<RoundOp>(v); })
-          .Case("sqr", [&] { return call.create<SquareOp>(v); })
+          .Cases({"sqr", "square"}, [&] { return call.create<SquareOp>(v); })
           .Case("sqrt", [&] { return call.create<SqrtOp>(v); })
           .Case("rsqr",
                 [&] { return call.create<RecipOp>(call.create<SquareOp>(v)); })
@@ -260,8 +289,10 @@ Result binary(Invocation &call) {
           .Case("tract_core_bitor", [&] { return call.binary<BitOrOp>(x, y); })
           .Case("tract_core_bitxor",
                 [&] { return call.binary<BitXorOp>(x, y); })
-          .Case("tract_core_shl", [&] { return call.binary<ShlOp>(x, y); })
-          .Case("tract_core_shr", [&] { return call.binary<ShrOp>(x, y); })
+          .Cases({"tract_core_shl", "tract_shl"},
+                 [&] { return call.binary<ShlOp>(x, y); })
+          .Cases({"tract_core_shr", "tract_shr"},
+                 [&] { return call.binary<ShrOp>(x, y); })
           .Default([] { return Value(); })();
   return tensorResult(call, z);
 }
@@ -375,7 +406,10 @@ Result reshape(Invocation &call) {
     return call.error("axis_start and axis_count do not fit the input rank");
   SmallVector<TDim> to(*target);
   std::optional<size_t> inferred;
-  for (size_t i = 0; i < to.size(); ++i) {
+  // tract-mlir's tract_core_reshape takes the dims as they are (a 0 is an
+  // empty axis).
+  bool literal = call.getName() == "tract_core_reshape";
+  for (size_t i = 0; i < to.size() && !literal; ++i) {
     if (to[i] == TDim(0)) {
       if (*start + int64_t(i) >= rank)
         return call.error("shape item 0 copies an axis the input lacks");
@@ -775,6 +809,139 @@ Result conv(Invocation &call) {
   return tensorResult(call, y);
 }
 
+/// A deconv; `outputShape` (if not empty) fixes the sizes the strides leave
+/// ambiguous, as adjustments. nullopt once an error is reported.
+std::optional<Value> buildDeconv(Invocation &call, Value input, Value filter,
+                                 Value bias, int64_t groups,
+                                 const Window &window,
+                                 ArrayRef<TDim> outputShape) {
+  auto build = [&](ArrayRef<int64_t> adjustments) {
+    return call.create<DeconvOp>(
+        input, filter, bias, static_cast<uint64_t>(groups), adjustments,
+        ArrayRef(window.strides), ArrayRef(window.dilations), window.padding,
+        ArrayRef(window.before), ArrayRef(window.after));
+  };
+  Value y = build({});
+  if (!y)
+    return call.error("invalid operands");
+  if (outputShape.empty())
+    return y;
+  Shape computed = getShape(y);
+  // tract writes the spatial dims only.
+  SmallVector<TDim> full(outputShape);
+  if (full.size() + 2 == computed.size())
+    full.insert(full.begin(), computed.begin(), computed.begin() + 2);
+  outputShape = full;
+  if (outputShape.size() != computed.size())
+    return call.error("output_shape has " + std::to_string(outputShape.size()) +
+                      " dims, the output has " +
+                      std::to_string(computed.size()));
+  SmallVector<int64_t> adjustments;
+  for (size_t i = 2; i < computed.size(); ++i) {
+    auto extra = (outputShape[i] - computed[i]).getConstant();
+    if (!extra || *extra < 0)
+      return call.error("output_shape dim " + outputShape[i].toString() +
+                        " does not extend the computed " +
+                        computed[i].toString());
+    adjustments.push_back(*extra);
+  }
+  if (llvm::any_of(adjustments, [](int64_t a) { return a != 0; })) {
+    y.getDefiningOp()->erase();
+    y = build(adjustments);
+    if (!y)
+      return call.error("invalid operands");
+  }
+  return y;
+}
+
+/// `debox`, the transpose of `box`: a depthwise deconv by a filter of ones
+/// (divided by the window size with `normalize`).
+Result debox(Invocation &call) {
+  auto input = call.tensor("input");
+  auto size = call.integers("size");
+  auto border = call.string("border");
+  auto outputShape = call.dims("output_shape");
+  auto normalize = call.logical("normalize");
+  if (!input || !size || !border || !outputShape || !normalize)
+    return std::nullopt;
+  if (*border != "constant" && !(*border == "ignore" && !*normalize))
+    return call.error("border '" + *border + "' is not supported");
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(size->size()) != rank || rank < 3 || (*size)[0] != 1 ||
+      (*size)[1] != 1)
+    return call.error("size must give every axis, 1 on the batch and "
+                      "channel axes");
+  auto channels = getShape(*input)[1].getConstant();
+  if (!channels)
+    return call.error("needs a constant channel count");
+  auto window = readWindow(call, rank, false);
+  if (!window)
+    return std::nullopt;
+  SmallVector<int64_t> filterShape{*channels, 1};
+  filterShape.append(size->begin() + 2, size->end());
+  int64_t volume = 1;
+  for (int64_t k : ArrayRef(*size).drop_front(2))
+    volume *= k;
+  Type type = Invocation::elementType(*input);
+  auto filterType = RankedTensorType::get(filterShape, type);
+  auto floatType = dyn_cast<FloatType>(type);
+  if (!floatType)
+    return call.error("the input must be floating point");
+  Value filter = call.constant(DenseElementsAttr::get(
+      filterType,
+      FloatAttr::get(floatType, *normalize ? 1.0 / double(volume) : 1.0)));
+  SmallVector<TDim> shape(*outputShape);
+  auto y =
+      buildDeconv(call, *input, filter, Value(), *channels, *window, shape);
+  if (!y)
+    return std::nullopt;
+  return tensorResult(call, *y);
+}
+
+Result deconv(Invocation &call) {
+  auto input = call.tensor("input");
+  auto filter = call.tensor("filter");
+  auto groupsArg = call.integer("groups");
+  auto border = call.string("border");
+  auto outputShape = call.dims("output_shape");
+  if (!input || !filter || !groupsArg || !border || !outputShape)
+    return std::nullopt;
+  if (*border != "constant" && *border != "ignore")
+    return call.error("border '" + *border + "' is not supported");
+  int64_t groups = *groupsArg;
+  if (groups == 0) {
+    // Depthwise: one group per input channel.
+    Shape inputShape = getShape(*input);
+    auto c = inputShape.size() < 2 ? std::nullopt : inputShape[1].getConstant();
+    if (!c)
+      return call.error("groups = 0 needs a constant input channel count");
+    groups = *c;
+  }
+  auto window = readWindow(call, Invocation::rank(*input), true);
+  if (!window)
+    return std::nullopt;
+  Value bias, addAfter;
+  if (!call.isLiteral("bias", 0.0)) {
+    auto b = call.tensor("bias", Invocation::elementType(*input));
+    if (!b)
+      return std::nullopt;
+    bias = *b;
+    if (Invocation::rank(bias) == 2 && getShape(bias)[0] == TDim(1))
+      bias = call.create<RmAxisOp>(bias, int64_t(0));
+    if (bias && Invocation::rank(bias) == 0) {
+      addAfter = bias;
+      bias = Value();
+    }
+  }
+  auto y =
+      buildDeconv(call, *input, *filter, bias, groups, *window, *outputShape);
+  if (!y)
+    return std::nullopt;
+  if (*y && addAfter)
+    *y = call.binary<AddOp>(*y, addAfter);
+  return tensorResult(call, *y);
+}
+
 Result pool(Invocation &call) {
   auto input = call.tensor("input");
   auto size = call.integers("size");
@@ -791,18 +958,41 @@ Result pool(Invocation &call) {
   if (!window)
     return std::nullopt;
   StringRef name = call.getName();
-  if (name == "max_pool") {
+  // tract-mlir's extensions add ceil mode (and max_pool's indices).
+  bool ceilMode = false, withIndex = false;
+  if (name.starts_with("tract_core_")) {
+    auto ceil = call.logical("ceil_mode");
+    if (!ceil)
+      return std::nullopt;
+    ceilMode = *ceil;
+    // In ceil mode, explicit zero padding rounds up where valid does not.
+    if (ceilMode && window->padding == Padding::Valid &&
+        !call.args["padding"].items.empty())
+      window->padding = Padding::Explicit;
+  }
+  if (name == "max_pool" || name == "tract_core_max_pool") {
     if (*border != "ignore" && *border != "constant")
       return call.error("border '" + *border + "' is not supported");
-    return tensorResult(
-        call, call.create<MaxPoolOp>(Type(), *input, ArrayRef(kernel), false,
-                                     false, ArrayRef(window->strides),
-                                     ArrayRef(window->dilations),
-                                     window->padding, ArrayRef(window->before),
-                                     ArrayRef(window->after)));
+    if (name == "tract_core_max_pool") {
+      auto index = call.logical("with_index");
+      if (!index)
+        return std::nullopt;
+      withIndex = *index;
+    }
+    Operation *op = call.createOp<MaxPoolOp>(
+        Type(), Type(), *input, ArrayRef(kernel), ceilMode, withIndex,
+        ArrayRef(window->strides), ArrayRef(window->dilations), window->padding,
+        ArrayRef(window->before), ArrayRef(window->after));
+    if (!op)
+      return call.error("invalid operands");
+    if (!withIndex)
+      return NValue::ofTensor(op->getResult(0));
+    return NValue::ofArray({NValue::ofTensor(op->getResult(0)),
+                            NValue::ofTensor(op->getResult(1))},
+                           NValue::Kind::Tuple);
   }
   bool normalize = name == "avg_pool";
-  if (name == "box") {
+  if (name == "box" || name == "tract_core_sum_pool") {
     auto n = call.logical("normalize");
     if (!n)
       return std::nullopt;
@@ -813,12 +1003,12 @@ Result pool(Invocation &call) {
   // 'constant' pads with zeros that count in the average; 'ignore' leaves
   // the padding out.
   bool countIncludePad = *border == "constant";
-  return tensorResult(
-      call, call.create<SumPoolOp>(*input, ArrayRef(kernel), false, normalize,
-                                   countIncludePad, ArrayRef(window->strides),
-                                   ArrayRef(window->dilations), window->padding,
-                                   ArrayRef(window->before),
-                                   ArrayRef(window->after)));
+  return tensorResult(call,
+                      call.create<SumPoolOp>(
+                          *input, ArrayRef(kernel), ceilMode, normalize,
+                          countIncludePad, ArrayRef(window->strides),
+                          ArrayRef(window->dilations), window->padding,
+                          ArrayRef(window->before), ArrayRef(window->after)));
 }
 
 /// numpy's matmul as an einsum, after aligning ranks.
@@ -1019,7 +1209,71 @@ Result shapeOf(Invocation &call) {
   return tensorResult(call, shape);
 }
 
+/// The numbers of a constant tensor or of an array literal.
+std::optional<SmallVector<double>> numbers(Invocation &call, StringRef name) {
+  const NValue &v = call.args[std::string(name)];
+  SmallVector<double> out;
+  auto number = [](const NValue &item) -> std::optional<double> {
+    if (item.kind == NValue::Kind::Scalar)
+      return item.scalar;
+    if (item.kind == NValue::Kind::Integer)
+      if (auto c = item.integer.getConstant())
+        return double(*c);
+    return std::nullopt;
+  };
+  if (v.kind == NValue::Kind::Tensor) {
+    auto konst = v.tensor.getDefiningOp<ConstOp>();
+    auto attr = konst ? dyn_cast<DenseElementsAttr>(konst.getValue()) : nullptr;
+    if (!attr)
+      return call.error("'" + name + "' must be a constant");
+    if (isa<FloatType>(attr.getElementType()))
+      for (const APFloat &f : attr.getValues<APFloat>())
+        out.push_back(f.convertToDouble());
+    else
+      for (const APInt &i : attr.getValues<APInt>())
+        out.push_back(double(i.getSExtValue()));
+    return out;
+  }
+  std::vector<NValue> items =
+      v.kind == NValue::Kind::Array ? v.items : std::vector{v};
+  for (const NValue &item : items) {
+    auto n = number(item);
+    if (!n)
+      return call.error("'" + name + "' must hold numbers");
+    out.push_back(*n);
+  }
+  return out;
+}
+
 Result range(Invocation &call) {
+  bool literal = llvm::all_of(
+      std::initializer_list<StringRef>{"start", "end", "step"},
+      [&](StringRef n) {
+        return call.args[std::string(n)].kind == NValue::Kind::Integer;
+      });
+  if (!literal) {
+    // Tensors: tract.range, of the given or a computable length.
+    auto operands = tensorArgs(call, {"start", "end", "step"});
+    auto len = call.dim("len");
+    if (!operands || !len)
+      return std::nullopt;
+    TDim length = *len;
+    if (length == TDim(-1)) {
+      auto from = numbers(call, "start"), to = numbers(call, "end"),
+           by = numbers(call, "step");
+      if (!from || !to || !by || from->size() != 1 || to->size() != 1 ||
+          by->size() != 1)
+        return call.error("'len' is needed when the bounds are not constant");
+      if (by->front() == 0)
+        return call.error("step is 0");
+      double count = std::ceil((to->front() - from->front()) / by->front());
+      length = TDim(std::max<int64_t>(0, int64_t(count)));
+    }
+    call.declareSymbols({length});
+    return tensorResult(
+        call, call.create<RangeOp>((*operands)[0], (*operands)[1],
+                                   (*operands)[2], call.dimAttr(length)));
+  }
   auto start = call.integer("start");
   auto end = call.integer("end");
   auto step = call.integer("step");
@@ -1034,6 +1288,171 @@ Result range(Invocation &call) {
                                     IntegerType::get(call.getContext(), 64));
   return NValue::ofTensor(
       call.constant(DenseElementsAttr::get(type, ArrayRef(values))));
+}
+
+Result downsampleAxis(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto stride = call.integer("stride");
+  auto modulo = call.integer("modulo");
+  if (!input || !axis || !stride || !modulo)
+    return std::nullopt;
+  if (*stride <= 0)
+    return call.error("only positive strides are supported");
+  return tensorResult(
+      call, call.create<DownsampleOp>(*input, *axis, *stride, *modulo));
+}
+
+Result topK(Invocation &call) {
+  auto input = call.tensor("input");
+  auto k = call.tensor("k", IntegerType::get(call.getContext(), 64));
+  auto axis = call.integer("axis");
+  auto largest = call.logical("largest");
+  auto len = call.dim("len");
+  if (!input || !k || !axis || !largest || !len)
+    return std::nullopt;
+  TDim length = *len;
+  if (length == TDim(-1)) {
+    auto known = call.knownDims(*k);
+    if (!known || known->size() != 1)
+      return call.error("'len' is needed when k is not constant");
+    length = known->front();
+  }
+  call.declareSymbols({length});
+  Operation *op = call.createOp<TopKOp>(Type(), Type(), *input, *k, *axis,
+                                        *largest, call.dimAttr(length));
+  if (!op)
+    return call.error("invalid operands");
+  return NValue::ofArray(
+      {NValue::ofTensor(op->getResult(0)), NValue::ofTensor(op->getResult(1))},
+      NValue::Kind::Tuple);
+}
+
+Result dynSlice(Invocation &call) {
+  auto input = call.tensor("input");
+  auto start = call.tensor("start");
+  auto end = call.tensor("end");
+  auto axis = call.integer("axis");
+  auto len = call.dim("len");
+  if (!input || !start || !end || !axis || !len)
+    return std::nullopt;
+  call.declareSymbols({*len});
+  return tensorResult(call, call.create<DynSliceOp>(*input, *start, *end, *axis,
+                                                    call.dimAttr(*len)));
+}
+
+Result resize(Invocation &call) {
+  auto input = call.tensor("input");
+  auto scales = numbers(call, "scales");
+  auto sizesArg = call.dims("sizes");
+  auto coord = call.string("coord_transformer");
+  auto interp = call.string("interpolator");
+  auto nearest = call.string("nearest_mode");
+  auto cubic = call.scalar("cubic_coeff_a");
+  auto exclude = call.logical("exclude_outside");
+  auto roi = numbers(call, "roi");
+  auto extrapolation = call.scalar("extrapolation_value");
+  if (!input || !scales || !sizesArg || !coord || !interp || !nearest ||
+      !cubic || !exclude || !roi || !extrapolation)
+    return std::nullopt;
+  auto coordTransform = symbolizeCoordTransform(*coord);
+  if (!coordTransform)
+    return call.error("unknown coord_transformer '" + *coord + "'");
+  auto interpolator = symbolizeInterpolator(*interp);
+  if (!interpolator)
+    return call.error("unknown interpolator '" + *interp + "'");
+  auto nearestMode = symbolizeNearestMode(*nearest);
+  if (!nearestMode)
+    return call.error("unknown nearest_mode '" + *nearest + "'");
+  Shape shape = getShape(*input);
+  SmallVector<TDim> sizes(*sizesArg);
+  if (sizes.empty()) {
+    // tract's form: the output shape from the scales.
+    if (scales->size() != shape.size())
+      return call.error("scales must give every axis");
+    for (auto [dim, scale] : llvm::zip(shape, *scales)) {
+      if (auto c = dim.getConstant())
+        sizes.push_back(TDim(int64_t(std::floor(double(*c) * scale))));
+      else if (scale == std::floor(scale) && scale >= 1)
+        sizes.push_back(dim * TDim(int64_t(scale)));
+      else
+        return call.error("cannot scale the symbolic dim " + dim.toString() +
+                          " by " + std::to_string(scale));
+    }
+  }
+  call.declareSymbols(sizes);
+  return tensorResult(
+      call, call.create<ResizeOp>(
+                *input, call.shapeAttr(sizes), *coordTransform, *interpolator,
+                *nearestMode, ArrayRef<double>(*scales), APFloat(*cubic),
+                *exclude, ArrayRef<double>(*roi), APFloat(*extrapolation)));
+}
+
+/// A scalar argument as an attribute of `type`.
+TypedAttr numberAttr(Type type, double value) {
+  if (auto f = dyn_cast<FloatType>(type))
+    return FloatAttr::get(f, value);
+  return IntegerAttr::get(
+      type, APInt(type.getIntOrFloatBitWidth(), int64_t(value), true, true));
+}
+
+Result pulseDelay(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto delay = call.integer("delay");
+  auto overlap = call.integer("overlap");
+  if (!input || !axis || !delay || !overlap)
+    return std::nullopt;
+  return tensorResult(call,
+                      call.create<DelayOp>(*input, *axis, *delay, *overlap));
+}
+
+Result pulsePad(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto before = call.integer("before");
+  auto after = call.dim("after");
+  auto beginInput = call.integer("begin_input");
+  auto endInput = call.dim("end_input");
+  auto border = call.string("border");
+  auto value = call.scalar("value");
+  auto overlap = call.integer("overlap");
+  if (!input || !axis || !before || !after || !beginInput || !endInput ||
+      !border || !value || !overlap)
+    return std::nullopt;
+  std::optional<PadMode> mode =
+      llvm::StringSwitch<std::optional<PadMode>>(*border)
+          .Case("constant", PadMode::Constant)
+          .Cases({"replicate", "replicated", "edge"}, PadMode::Edge)
+          .Case("reflect", PadMode::Reflect)
+          .Default(std::nullopt);
+  if (!mode)
+    return call.error("unsupported border '" + *border + "'");
+  // The value is kept only when the document gives it.
+  TypedAttr fill;
+  if (llvm::any_of(call.expr.args,
+                   [](const Argument &a) { return a.name == "value"; }))
+    fill = numberAttr(Invocation::elementType(*input), *value);
+  call.declareSymbols({*after, *endInput});
+  return tensorResult(call, call.create<PulsePadOp>(
+                                *input, *axis, *before, call.dimAttr(*after),
+                                *beginInput, call.dimAttr(*endInput), *mode,
+                                fill, *overlap));
+}
+
+Result pulseMask(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto begin = call.integer("begin");
+  auto end = call.dim("end");
+  auto value = call.scalar("value");
+  if (!input || !axis || !begin || !end || !value)
+    return std::nullopt;
+  call.declareSymbols({*end});
+  return tensorResult(call,
+                      call.create<PulseMaskOp>(
+                          *input, *axis, *begin, call.dimAttr(*end),
+                          numberAttr(Invocation::elementType(*input), *value)));
 }
 
 Result einsum(Invocation &call) {
@@ -1054,6 +1473,146 @@ Result rmsNorm(Invocation &call) {
                       call.create<RmsNormOp>(*input, *axis, APFloat(*eps)));
 }
 
+/// `local_response_normalization`: `input / (bias + alpha * box(sqr(input),
+/// size, normalize = true)) ^ beta`, the box centred (same padding) and
+/// allowed over the channel axis, which becomes a spatial one.
+Result localResponseNormalization(Invocation &call) {
+  auto input = call.tensor("input");
+  auto size = call.integers("size");
+  auto alpha = call.scalar("alpha");
+  auto beta = call.scalar("beta");
+  auto bias = call.scalar("bias");
+  if (!input || !size || !alpha || !beta || !bias)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(size->size()) != rank || rank < 2 || (*size)[0] != 1)
+    return call.error("size must give every axis, 1 on the batch axis");
+  Value x = *input;
+  Type type = Invocation::elementType(x);
+  Value squared = call.create<AddAxisOp>(call.create<SquareOp>(x), int64_t(1));
+  SmallVector<int64_t> kernel(size->begin() + 1, size->end());
+  Value sum = call.create<SumPoolOp>(squared, ArrayRef(kernel), false, true,
+                                     true, ArrayRef<int64_t>{},
+                                     ArrayRef<int64_t>{}, Padding::SameUpper,
+                                     ArrayRef<int64_t>{}, ArrayRef<int64_t>{});
+  if (!sum)
+    return call.error("invalid operands");
+  sum = call.create<RmAxisOp>(sum, int64_t(1));
+  Value sigma = call.create<AddOp>(
+      call.create<MulOp>(sum, call.scalarConstant(type, *alpha, rank)),
+      call.scalarConstant(type, *bias, rank));
+  return tensorResult(
+      call,
+      call.create<DivOp>(x, call.create<PowOp>(sigma, call.scalarConstant(
+                                                          type, *beta, rank))));
+}
+
+/// `nearest_upsample` and `multilinear_upsample` are resizes by integer
+/// factors of the spatial axes, as tract reads them.
+Result upsample(Invocation &call) {
+  auto input = call.tensor("input");
+  auto factor = call.integers("factor");
+  if (!input || !factor)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(factor->size()) + 2 != rank)
+    return call.error("factor must give every spatial axis");
+  CoordTransform coord = CoordTransform::Asymmetric;
+  Interpolator interpolator = Interpolator::Nearest;
+  if (call.getName() == "multilinear_upsample") {
+    auto method = call.string("method");
+    auto border = call.string("border");
+    if (!method || !border)
+      return std::nullopt;
+    if (*border != "replicate")
+      return call.error("border '" + *border +
+                        "' is not supported (only 'replicate')");
+    std::optional<CoordTransform> c =
+        llvm::StringSwitch<std::optional<CoordTransform>>(*method)
+            .Case("symmetric", CoordTransform::HalfPixel)
+            .Case("asymmetric", CoordTransform::Asymmetric)
+            .Case("aligned", CoordTransform::AlignCorners)
+            .Default(std::nullopt);
+    if (!c)
+      return call.error("unknown method '" + *method + "'");
+    coord = *c;
+    interpolator = Interpolator::Linear;
+  }
+  Shape shape = getShape(*input);
+  SmallVector<TDim> sizes(shape.begin(), shape.end());
+  SmallVector<double> scales(2, 1.0);
+  for (auto [i, f] : llvm::enumerate(*factor)) {
+    if (f < 1)
+      return call.error("factors must be positive");
+    sizes[2 + i] = sizes[2 + i] * TDim(f);
+    scales.push_back(double(f));
+  }
+  return tensorResult(
+      call, call.create<ResizeOp>(*input, call.shapeAttr(sizes), coord,
+                                  interpolator, NearestMode::Floor,
+                                  ArrayRef<double>(scales), APFloat(-0.75),
+                                  false, ArrayRef<double>{}, APFloat(0.0)));
+}
+
+/// `nearest_downsample` keeps every factor-th element; `area_downsample`
+/// averages factor-sized blocks.
+Result downsample(Invocation &call) {
+  auto input = call.tensor("input");
+  auto factor = call.integers("factor");
+  if (!input || !factor)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  if (int64_t(factor->size()) + 2 != rank)
+    return call.error("factor must give every spatial axis");
+  if (llvm::any_of(*factor, [](int64_t f) { return f < 1; }))
+    return call.error("factors must be positive");
+  if (call.getName() == "area_downsample")
+    return tensorResult(
+        call, call.create<SumPoolOp>(*input, ArrayRef(*factor), false, true,
+                                     false, ArrayRef(*factor),
+                                     ArrayRef<int64_t>{}, Padding::Valid,
+                                     ArrayRef<int64_t>{}, ArrayRef<int64_t>{}));
+  Value v = *input;
+  for (auto [i, f] : llvm::enumerate(*factor))
+    if (v && f != 1)
+      v = call.create<DownsampleOp>(v, int64_t(2 + i), f, int64_t(0));
+  return tensorResult(call, v);
+}
+
+Result addN(Invocation &call) {
+  auto values = call.tensors("x");
+  if (!values)
+    return std::nullopt;
+  if (values->empty())
+    return call.error("nothing to add");
+  Value sum = (*values)[0];
+  for (Value v : ArrayRef(*values).drop_front())
+    sum = call.binary<AddOp>(sum, v);
+  return tensorResult(call, sum);
+}
+
+Result copyN(Invocation &call) {
+  auto x = call.tensor("x");
+  auto times = call.integer("times");
+  if (!x || !times)
+    return std::nullopt;
+  if (*times < 0)
+    return call.error("times must not be negative");
+  return NValue::ofArray(std::vector<NValue>(*times, NValue::ofTensor(*x)));
+}
+
+/// Operations of the specification the reader has no translation for.
+Result unsupportedOp(Invocation &call) {
+  StringRef why =
+      llvm::StringSwitch<StringRef>(call.getName())
+          .Cases({"argmax_pool", "sample", "desample", "max_pool_with_index"},
+                 "the specification's window-relative indices have no tract "
+                 "equivalent (tract_core_max_pool gives ONNX's indices)")
+          .Case("update", "variables are not updated by tract")
+          .Default("region-of-interest operations have no tract equivalent");
+  return call.error("is not supported: " + why);
+}
+
 } // namespace
 
 void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
@@ -1062,7 +1621,8 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
   )",
                external);
   registry.add(R"(
-    fragment variable<? = scalar>(shape: integer[], label: string)
+    fragment variable<? = scalar>(shape: integer[], label: string,
+                                  datum_type: string = '')
       -> (output: tensor<?>);
   )",
                variable);
@@ -1111,7 +1671,18 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                            "tract_core_bitnot",
                            "tract_core_is_nan",
                            "tract_core_hard_swish",
-                           "tract_core_gelu_approx"})
+                           "tract_core_gelu_approx",
+                           "recip",
+                           "square",
+                           "tract_core_tan",
+                           "tract_core_asin",
+                           "tract_core_acos",
+                           "tract_core_atan",
+                           "tract_core_sinh",
+                           "tract_core_cosh",
+                           "tract_core_asinh",
+                           "tract_core_acosh",
+                           "tract_core_atanh"})
     unaries += std::string("fragment ") + name +
                "<?>(x: tensor<?>) -> (y: tensor<?>);\n";
   registry.add(unaries, unary);
@@ -1142,7 +1713,9 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                            "tract_core_bitor",
                            "tract_core_bitxor",
                            "tract_core_shl",
-                           "tract_core_shr"})
+                           "tract_core_shr",
+                           "tract_shl",
+                           "tract_shr"})
     binaries += std::string("fragment ") + name +
                 "<?>(x: tensor<?>, y: tensor<?>) -> (z: tensor<?>);\n";
   registry.add(binaries, binary);
@@ -1189,6 +1762,10 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
   registry.add(R"(
     fragment reshape<?>(input: tensor<?>, shape: integer[],
                         axis_start: integer = 0, axis_count: integer = -1)
+      -> (output: tensor<?>);
+    fragment tract_core_reshape<?>(input: tensor<?>, shape: integer[],
+                                   axis_start: integer = 0,
+                                   axis_count: integer = -1)
       -> (output: tensor<?>);
   )",
                reshape);
@@ -1261,6 +1838,23 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
   )",
                pool);
   registry.add(R"(
+    fragment deconv(input: tensor<scalar>, filter: tensor<scalar>,
+                    bias: tensor<scalar> = 0.0, border: string = 'constant',
+                    padding: (integer, integer)[] = [], stride: integer[] = [],
+                    dilation: integer[] = [], output_shape: integer[] = [],
+                    groups: integer = 1)
+      -> (output: tensor<scalar>);
+  )",
+               deconv);
+  registry.add(R"(
+    fragment debox(input: tensor<scalar>, size: integer[],
+                   border: string = 'constant',
+                   padding: (integer, integer)[] = [], stride: integer[] = [],
+                   dilation: integer[] = [], output_shape: integer[] = [],
+                   normalize: logical = false) -> (output: tensor<scalar>);
+  )",
+               debox);
+  registry.add(R"(
     fragment matmul(A: tensor<scalar>, B: tensor<scalar>,
                     transposeA: logical = false, transposeB: logical = false)
       -> (C: tensor<scalar>);
@@ -1283,6 +1877,180 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                                  epsilon: scalar) -> (output: tensor<scalar>);
   )",
                batchNormalization);
+  registry.add(R"(
+    fragment local_response_normalization(input: tensor<scalar>,
+                                          size: integer[], alpha: scalar = 1.0,
+                                          beta: scalar = 0.5,
+                                          bias: scalar = 1.0)
+      -> (output: tensor<scalar>);
+  )",
+               localResponseNormalization);
+  registry.add(R"(
+    fragment nearest_upsample(input: tensor<scalar>, factor: integer[])
+      -> (output: tensor<scalar>);
+    fragment multilinear_upsample(input: tensor<scalar>, factor: integer[],
+                                  method: string = 'symmetric',
+                                  border: string = 'replicate')
+      -> (output: tensor<scalar>);
+  )",
+               upsample);
+  registry.add(R"(
+    fragment nearest_downsample(input: tensor<scalar>, factor: integer[])
+      -> (output: tensor<scalar>);
+    fragment area_downsample(input: tensor<scalar>, factor: integer[])
+      -> (output: tensor<scalar>);
+  )",
+               downsample);
+  registry.add(R"(
+    fragment add_n(x: tensor<scalar>[]) -> (y: tensor<scalar>);
+  )",
+               addN);
+  registry.add(R"(
+    fragment copy_n<?>(x: tensor<?>, times: integer) -> (y: tensor<?>[]);
+  )",
+               copyN);
+  registry.add(R"(
+    fragment argmax_pool(input: tensor<scalar>, size: integer[],
+                         border: string = 'constant',
+                         padding: (integer, integer)[] = [],
+                         stride: integer[] = [], dilation: integer[] = [])
+      -> (index: tensor<integer>);
+    fragment sample(input: tensor<scalar>, index: tensor<integer>,
+                    size: integer[], border: string = 'constant',
+                    padding: (integer, integer)[] = [], stride: integer[] = [],
+                    dilation: integer[] = []) -> (output: tensor<scalar>);
+    fragment desample(input: tensor<scalar>, index: tensor<integer>,
+                      size: integer[], border: string = 'constant',
+                      padding: (integer, integer)[] = [],
+                      stride: integer[] = [], dilation: integer[] = [],
+                      output_shape: integer[] = []) -> (output: tensor<scalar>);
+    fragment max_pool_with_index(input: tensor<scalar>, size: integer[],
+                                 border: string = 'constant',
+                                 padding: (integer, integer)[] = [],
+                                 stride: integer[] = [],
+                                 dilation: integer[] = [])
+      -> (output: tensor<scalar>, index: tensor<integer>);
+    fragment update<?>(variable: tensor<?>, value: tensor<?>)
+      -> (result: tensor<?>);
+    fragment avg_roi_pool(input: tensor<scalar>, rois: tensor<scalar>,
+                          batch_index: tensor<integer>,
+                          output_size: integer[]) -> (output: tensor<scalar>);
+    fragment max_roi_pool(input: tensor<scalar>, rois: tensor<scalar>,
+                          batch_index: tensor<integer>,
+                          output_size: integer[]) -> (output: tensor<scalar>);
+    fragment roi_resample(input: tensor<scalar>, rois: tensor<scalar>,
+                          batch_index: tensor<integer>, output_size: integer[],
+                          method: string = 'symmetric')
+      -> (output: tensor<scalar>);
+    fragment avg_roi_align(input: tensor<scalar>, rois: tensor<scalar>,
+                           batch_index: tensor<integer>,
+                           output_size: integer[], sampling_rate: integer[],
+                           resize_method: string = 'symmetric')
+      -> (output: tensor<scalar>);
+    fragment max_roi_align(input: tensor<scalar>, rois: tensor<scalar>,
+                           batch_index: tensor<integer>,
+                           output_size: integer[], sampling_rate: integer[],
+                           resize_method: string = 'symmetric')
+      -> (output: tensor<scalar>);
+  )",
+               unsupportedOp);
+  // The specification's compound operations, inlined.
+  registry.add(R"(
+    fragment rms_pool(input: tensor<scalar>, size: integer[],
+                      border: string = 'constant',
+                      padding: (integer, integer)[] = [],
+                      stride: integer[] = [], dilation: integer[] = [])
+      -> (output: tensor<scalar>)
+    {
+      output = sqrt(avg_pool(sqr(input), size = size, border = border,
+                             padding = padding, stride = stride,
+                             dilation = dilation));
+    }
+    fragment l1_normalization(input: tensor<scalar>, axes: integer[],
+                              bias: scalar = 0.0, epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      sigma = bias + sum_reduce(abs(input), axes = axes);
+      output = input / max(sigma, epsilon);
+    }
+    fragment l2_normalization(input: tensor<scalar>, axes: integer[],
+                              bias: scalar = 0.0, epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      sigma = sqrt(bias + sum_reduce(sqr(input), axes = axes));
+      output = input / max(sigma, epsilon);
+    }
+    fragment moments(input: tensor<scalar>, axes: integer[])
+      -> (mean: tensor<scalar>, variance: tensor<scalar>)
+    {
+      mean = mean_reduce(input, axes = axes);
+      variance = mean_reduce(sqr(input - mean), axes = axes);
+    }
+    fragment local_mean_normalization(input: tensor<scalar>, size: integer[])
+      -> (output: tensor<scalar>)
+    {
+      mean = box(input, size = size, normalize = true);
+      output = input - mean;
+    }
+    fragment local_variance_normalization(input: tensor<scalar>,
+                                          size: integer[], bias: scalar = 0.0,
+                                          epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      sigma = sqrt(box(sqr(input), size = size, normalize = true));
+      output = input / max(sigma + bias, epsilon);
+    }
+    fragment local_contrast_normalization(input: tensor<scalar>,
+                                          size: integer[], bias: scalar = 0.0,
+                                          epsilon: scalar = 0.0)
+      -> (output: tensor<scalar>)
+    {
+      centered = local_mean_normalization(input, size = size);
+      output = local_variance_normalization(centered, size = size,
+                                            bias = bias, epsilon = epsilon);
+    }
+    fragment prelu(x: tensor<scalar>, alpha: tensor<scalar>)
+      -> (y: tensor<scalar>)
+    {
+      y = select(x < 0.0, alpha * x, x);
+    }
+    fragment softabs(x: tensor<scalar>, epsilon: scalar)
+      -> (y: tensor<scalar>)
+    {
+      y = sqrt(sqr(x) + epsilon);
+    }
+    fragment separable_conv(input: tensor<scalar>,
+                            plane_filter: tensor<scalar>,
+                            point_filter: tensor<scalar>,
+                            bias: tensor<scalar> = 0.0,
+                            border: string = 'constant',
+                            padding: (integer, integer)[] = [],
+                            stride: integer[] = [], dilation: integer[] = [],
+                            groups: integer = 1)
+      -> (output: tensor<scalar>)
+    {
+      filtered = conv(input, plane_filter, border = border, padding = padding,
+                      stride = stride, dilation = dilation, groups = 0);
+      output = conv(filtered, point_filter, bias, groups = groups);
+    }
+    fragment linear_quantize(x: tensor<scalar>, min: tensor<scalar>,
+                             max: tensor<scalar>, bits: integer)
+      -> (y: tensor<scalar>)
+    {
+      z = clamp(x, min, max);
+      r = (2.0 ^ bits - 1.0) / (max - min);
+      y = round((z - min) * r) / r + min;
+    }
+    fragment logarithmic_quantize(x: tensor<scalar>, max: tensor<scalar>,
+                                  bits: integer) -> (y: tensor<scalar>)
+    {
+      m = ceil(log2(max));
+      r = 2.0 ^ bits - 1.0;
+      q = round(clamp(log2(abs(x)), m - r, m));
+      y = sign(x) * 2.0 ^ q;
+    }
+  )",
+               nullptr);
 }
 
 void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
@@ -1348,10 +2116,106 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
   )",
                shapeOf);
   registry.add(R"(
-    fragment tract_core_range(start: integer, end: integer, step: integer)
-      -> (output: tensor<integer>);
+    fragment tract_core_range<?>(start: tensor<?>, end: tensor<?>,
+                                 step: tensor<?>, len: integer = -1)
+      -> (output: tensor<?>);
   )",
                range);
+  registry.add(R"(
+    fragment tract_core_scan(body: string,
+                             scan: (string, tensor<scalar>, integer, integer)[],
+                             full: (string, tensor<scalar>)[],
+                             state: (string, tensor<scalar>, string)[],
+                             output: (string, string, integer, integer)[],
+                             seq_length: integer = -1, skip: integer = 0,
+                             reset_every_turn: logical = false)
+      -> (outputs: tensor<scalar>[]);
+  )",
+               scanOp);
+  registry.add(R"(
+    fragment tract_core_if(cond: tensor<logical>, then_branch: string,
+                           else_branch: string, inputs: tensor<?>[] = [])
+      -> (outputs: tensor<?>[]);
+  )",
+               ifOp);
+  registry.add(R"(
+    fragment tract_core_downsample<?>(input: tensor<?>, axis: integer,
+                                      stride: integer, modulo: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               downsampleAxis);
+  registry.add(R"(
+    fragment tract_pulse_delay<?>(input: tensor<?>, axis: integer,
+                                  delay: integer, overlap: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               pulseDelay);
+  registry.add(R"(
+    fragment tract_pulse_pulse_pad<?>(input: tensor<?>, axis: integer,
+                                      before: integer, after: integer,
+                                      begin_input: integer, end_input: integer,
+                                      border: string = 'constant',
+                                      value: scalar = 0.0, overlap: integer = 0)
+      -> (output: tensor<?>);
+    fragment tract_pulse_pad<?>(input: tensor<?>, axis: integer,
+                                before: integer, after: integer,
+                                begin_input: integer, end_input: integer,
+                                border: string = 'constant',
+                                value: scalar = 0.0, overlap: integer = 0)
+      -> (output: tensor<?>);
+  )",
+               pulsePad);
+  registry.add(R"(
+    fragment tract_pulse_mask<?>(input: tensor<?>, axis: integer,
+                                 begin: integer, end: integer,
+                                 value: scalar = 0.0) -> (output: tensor<?>);
+  )",
+               pulseMask);
+  registry.add(R"(
+    fragment tract_core_topk<?>(input: tensor<?>, k: tensor<integer>,
+                                axis: integer, largest: logical = true,
+                                len: integer = -1)
+      -> (values: tensor<?>, indices: tensor<integer>);
+  )",
+               topK);
+  registry.add(R"(
+    fragment tract_core_dyn_slice<?>(input: tensor<?>, start: tensor<integer>,
+                                     end: tensor<integer>, axis: integer,
+                                     len: integer) -> (output: tensor<?>);
+  )",
+               dynSlice);
+  registry.add(R"(
+    fragment tract_core_resize(input: tensor<scalar>, scales: scalar[] = [],
+                               sizes: integer[] = [],
+                               coord_transformer: string = 'half_pixel',
+                               interpolator: string = 'nearest',
+                               nearest_mode: string = 'floor',
+                               cubic_coeff_a: scalar = -0.75,
+                               exclude_outside: logical = false,
+                               roi: scalar[] = [],
+                               extrapolation_value: scalar = 0.0)
+      -> (output: tensor<scalar>);
+  )",
+               resize);
+  registry.add(R"(
+    fragment tract_core_max_pool(input: tensor<scalar>, size: integer[],
+                                 border: string = 'constant',
+                                 padding: (integer, integer)[] = [],
+                                 stride: integer[] = [],
+                                 dilation: integer[] = [],
+                                 ceil_mode: logical = false,
+                                 with_index: logical = false)
+      -> (output: tensor<scalar>, index: tensor<integer>);
+    fragment tract_core_sum_pool(input: tensor<scalar>, size: integer[],
+                                 border: string = 'constant',
+                                 padding: (integer, integer)[] = [],
+                                 stride: integer[] = [],
+                                 dilation: integer[] = [],
+                                 normalize: logical = false,
+                                 ceil_mode: logical = false)
+      -> (output: tensor<scalar>);
+  )",
+               pool);
   registry.add(R"(
     fragment tract_core_einsum(inputs: tensor<?>[], expr: string,
                                acc: string = 'f32', output: string = '')

@@ -1,8 +1,8 @@
 // RUN: not tract-translate --export-nnef %s 2>&1 | FileCheck %s
 
 // An op the exporter cannot write is one error naming the op and its node.
-// CHECK: error: {{.*}}cannot export 'tract.range' (node 'positions') to NNEF: no NNEF operation or tract extension for it
-func.func @main(%start: tensor<i64>, %end: tensor<i64>, %step: tensor<i64>) -> tensor<3xi64> {
-  %0 = tract.range %start, %end, %step {len = #tract.dim<3>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<3xi64> loc("positions")
-  return %0 : tensor<3xi64>
+// CHECK: error: {{.*}}cannot export 'tract.apply_rope' (node 'rope') to NNEF: no NNEF operation or tract extension for it
+func.func @main(%x: tensor<2x4xf32>, %cos: tensor<2x4xf32>, %sin: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = tract.apply_rope %x, %cos, %sin : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("rope")
+  return %0 : tensor<2x4xf32>
 }

@@ -16,7 +16,7 @@ KINDS = {"f": 0, "u": 1, "i": 4, "b": 5}
 
 def dat_bytes(a, data_size=None):
     """An NNEF tensor file: 128-byte header, then the items."""
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a, order="C")
     header = bytearray(128)
     header[0:4] = bytes([0x4E, 0xEF, 1, 0])
     bits = 8 if a.dtype == np.bool_ else a.itemsize * 8
@@ -143,8 +143,114 @@ graph g(x) -> (y)
 }
 """)
 
+def box_same(a, size):
+    """NNEF's box with normalize over every axis, centred (same padding),
+    the zero padding counted."""
+    pads = [((k - 1) // 2, k - 1 - (k - 1) // 2) for k in size]
+    p = np.pad(a, pads)
+    out = np.zeros_like(a)
+    for idx in np.ndindex(*size):
+        out += p[tuple(slice(i, i + n) for i, n in zip(idx, a.shape))]
+    return out / np.prod(size)
+
+
+def linear_resize_aligned(x, factor):
+    """Linear resize with aligned corners, axis by axis."""
+    for axis, f in ((2, factor[0]), (3, factor[1])):
+        n = x.shape[axis]
+        pos = np.arange(n * f) * (n - 1) / (n * f - 1)
+        lo = np.floor(pos).astype(int)
+        hi = np.minimum(lo + 1, n - 1)
+        w = pos - lo
+        shape = [1] * x.ndim
+        shape[axis] = -1
+        x = (np.take(x, lo, axis) * (1 - w.reshape(shape)) +
+             np.take(x, hi, axis) * w.reshape(shape))
+    return x
+
+
+def stdops(out):
+    fixture("stdops", out)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 3, 4, 4)).astype(np.float64)
+    m = (rng.standard_normal((2, 5)) * 1.5).astype(np.float64)
+    lrn = x / (2.0 + 0.5 * box_same(x * x, (1, 3, 1, 1))) ** 0.75
+    l1 = x / np.maximum(0.5 + np.abs(x).sum(1, keepdims=True), 1e-3)
+    l2 = x / np.maximum(np.sqrt((x * x).sum((2, 3), keepdims=True)), 1e-3)
+    rms = np.sqrt((x * x).reshape(1, 3, 2, 2, 2, 2).mean((3, 5)))
+    mean = m.mean(1, keepdims=True)
+    variance = ((m - mean) ** 2).mean(1, keepdims=True)
+    prelu = np.where(m < 0, 0.25 * m, m)
+    up = x.repeat(2, axis=2).repeat(3, axis=3)
+    up_linear = linear_resize_aligned(x, (2, 2))
+    down = x[:, :, ::2, ::2]
+    area = x.reshape(1, 3, 2, 2, 2, 2).mean((3, 5))
+    r = (2.0 ** 3 - 1) / 2.0
+    lq = np.round((np.clip(m, -1, 1) + 1) * r) / r - 1
+    top = np.ceil(np.log2(2.0))
+    logq = np.sign(m) * 2.0 ** np.round(
+        np.clip(np.log2(np.abs(m)), top - 7, top))
+    centered = x - box_same(x, (1, 1, 3, 3))
+    sigma = np.sqrt(box_same(centered * centered, (1, 1, 3, 3)))
+    lcn = centered / np.maximum(sigma, 1e-3)
+    f = np.float32
+    np.savez(os.path.join(out, "io.npz"), x=x.astype(f), m=m.astype(f),
+             lrn=lrn.astype(f), l1=l1.astype(f), l2=l2.astype(f),
+             rms=rms.astype(f), mean=mean.astype(f),
+             variance=variance.astype(f), prelu_out=prelu.astype(f),
+             up=up.astype(f), up_linear=up_linear.astype(f),
+             down=down.astype(f), area=area.astype(f), lq=lq.astype(f),
+             logq=logq.astype(f), summed=(3 * m).astype(f), lcn=lcn.astype(f),
+             deboxed=(up[:, :, :, ::3].repeat(2, axis=3) / 4).astype(f),
+             spread=(9 * box_same(x, (1, 1, 3, 3))).astype(f))
+
+def tract_style(out):
+    fixture("tract_style", out)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 2, 6)).astype(np.float32)
+    w = rng.standard_normal((2, 1, 2)).astype(np.float32)
+    for n, a in (("w", w), ("scales", np.array([1, 1, 2], np.float32)),
+                 ("start", np.array(1, np.int64)),
+                 ("limit", np.array(10, np.int64)),
+                 ("delta", np.array(3, np.int64)),
+                 ("acc0", np.zeros((1, 2, 1), np.float32))):
+        write(out, n + ".dat", dat_bytes(a))
+    padded = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    counts = np.array([2, 3, 3, 3, 3, 2], np.float32)
+    box_avg = sum(padded[:, :, k:k + 6] for k in range(3)) / counts
+    # deconv: input channels 2 -> 1 output channel, kernel 2, stride 2,
+    # output length (6 - 1) * 2 + 2 = 12, extended to 13.
+    deconv = np.zeros((1, 1, 13), np.float32)
+    for c in range(2):
+        for i in range(6):
+            for k in range(2):
+                deconv[0, 0, 2 * i + k] += x[0, c, i] * w[c, 0, k]
+    order = np.argsort(-x, axis=2, kind="stable")[:, :, :2]
+    acc = np.cumsum(x, axis=2)
+    np.savez(os.path.join(out, "io.npz"), x=x,
+             inverse=1 / (x * x + 1), box_avg=box_avg.astype(np.float32),
+             deconv_out=deconv, resized=x.repeat(2, axis=2),
+             positions=np.array([1, 4, 7], np.int64),
+             top_values=np.take_along_axis(x, order, 2),
+             top_indices=order.astype(np.int64),
+             every_other=x[:, :, 1::2],
+             nwc_pooled=np.ascontiguousarray(
+                 x.reshape(1, 2, 3, 2).max(3).transpose(0, 2, 1)),
+             scan_last=acc[:, :, -1:], scan_all=2 * acc)
+
+def torch_style(out):
+    fixture("torch_style", out)
+    x = np.random.default_rng(4).standard_normal((2, 4, 3)).astype(np.float32)
+    means = x.reshape(2, 2, 6).mean(2)
+    np.savez(os.path.join(out, "io.npz"), x=x,
+             passthrough=np.array([7, -3], np.int64),
+             group_means=np.ascontiguousarray(
+                 means.repeat(2, axis=1)[:, :, None]).astype(np.float32),
+             running=np.cumsum(x, axis=2).astype(np.float32))
+
 
 if __name__ == "__main__":
     {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
      "hostile": hostile, "absolute": absolute,
-     "short_dat": short_dat}[sys.argv[1]](sys.argv[2])
+     "short_dat": short_dat, "stdops": stdops,
+     "tract_style": tract_style, "torch_style": torch_style}[sys.argv[1]](sys.argv[2])
