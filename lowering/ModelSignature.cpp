@@ -2,6 +2,7 @@
 
 #include "lowering/ModelSignature.h"
 
+#include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -108,15 +109,9 @@ mlir::tract::describeFunction(func::FuncOp func) {
     model.outputs.push_back(std::move(*signature));
   }
   if (auto module = func->getParentOfType<ModuleOp>())
-    if (auto properties =
-            module->getAttrOfType<DictionaryAttr>("tract.properties")) {
-      auto pulse = properties.getAs<IntegerAttr>("pulse.pulse");
-      auto delays = properties.getAs<DenseI64ArrayAttr>("pulse.delay");
-      if (pulse && delays) {
-        model.pulse = pulse.getInt();
-        model.outputDelays.assign(delays.asArrayRef().begin(),
-                                  delays.asArrayRef().end());
-      }
+    if (std::optional<PulseProperties> pulsed = getPulseProperties(module)) {
+      model.pulse = pulsed->pulse;
+      model.outputDelays.assign(pulsed->delays.begin(), pulsed->delays.end());
     }
   return model;
 }

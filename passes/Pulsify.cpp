@@ -897,7 +897,7 @@ LogicalResult Pulsifier::run() {
 
   auto ret = cast<func::ReturnOp>(entry.getTerminator());
   SmallVector<int64_t> outputAxes, delays;
-  SmallVector<Attribute> lengths;
+  std::vector<TDim> lengths;
   for (Value output : ret.getOperands()) {
     if (!isStreamed(output))
       return ret.emitError("output ")
@@ -905,8 +905,7 @@ LogicalResult Pulsifier::run() {
     const Stream &stream = streams.lookup(output);
     outputAxes.push_back(stream.axis);
     delays.push_back(stream.delay);
-    lengths.push_back(
-        StringAttr::get(module.getContext(), stream.dim.toString()));
+    lengths.push_back(stream.dim);
   }
   func.setFunctionType(FunctionType::get(
       module.getContext(), entry.getArgumentTypes(), ret.getOperandTypes()));
@@ -920,19 +919,14 @@ LogicalResult Pulsifier::run() {
     }
   });
 
-  Builder builder(module.getContext());
-  NamedAttrList properties;
-  if (auto existing =
-          module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName))
-    properties.append(existing.getValue());
-  properties.set("pulse.symbol", builder.getStringAttr(symbol));
-  properties.set("pulse.pulse", builder.getI64IntegerAttr(pulse));
-  properties.set("pulse.input_axes", builder.getDenseI64ArrayAttr(inputAxes));
-  properties.set("pulse.output_axes", builder.getDenseI64ArrayAttr(outputAxes));
-  properties.set("pulse.delay", builder.getDenseI64ArrayAttr(delays));
-  properties.set("pulse.output_lengths", builder.getArrayAttr(lengths));
-  module->setAttr(kPropertiesAttrName,
-                  properties.getDictionary(module.getContext()));
+  PulseProperties properties;
+  properties.symbol = symbol;
+  properties.pulse = pulse;
+  properties.inputAxes = inputAxes;
+  properties.outputAxes = outputAxes;
+  properties.delays = delays;
+  properties.outputLengths = std::move(lengths);
+  setPulseProperties(module, properties);
   return success();
 }
 

@@ -159,3 +159,76 @@ FailureOr<SymbolScope> mlir::tract::getSymbolScope(ModuleOp module) {
       }
   return scope;
 }
+
+//===----------------------------------------------------------------------===//
+// Pulse properties
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::optional<SmallVector<int64_t>> getIntArray(Attribute attr) {
+  if (auto dense = dyn_cast_if_present<DenseI64ArrayAttr>(attr))
+    return SmallVector<int64_t>(dense.asArrayRef());
+  auto array = dyn_cast_if_present<ArrayAttr>(attr);
+  if (!array)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  for (Attribute item : array) {
+    auto integer = dyn_cast<IntegerAttr>(item);
+    if (!integer)
+      return std::nullopt;
+    values.push_back(integer.getInt());
+  }
+  return values;
+}
+
+} // namespace
+
+std::optional<PulseProperties>
+mlir::tract::getPulseProperties(ModuleOp module) {
+  auto properties = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName);
+  if (!properties)
+    return std::nullopt;
+  auto symbol = properties.getAs<StringAttr>("pulse.symbol");
+  auto pulse = properties.getAs<IntegerAttr>("pulse.pulse");
+  auto inputAxes = getIntArray(properties.get("pulse.input_axes"));
+  auto outputAxes = getIntArray(properties.get("pulse.output_axes"));
+  auto delays = getIntArray(properties.get("pulse.delay"));
+  auto lengths = properties.getAs<ArrayAttr>("pulse.output_lengths");
+  if (!symbol || !pulse || !inputAxes || !outputAxes || !delays || !lengths ||
+      delays->size() != outputAxes->size() ||
+      lengths.size() != outputAxes->size())
+    return std::nullopt;
+  PulseProperties result{symbol.str(), pulse.getInt(), *inputAxes,
+                         *outputAxes,  *delays,        {}};
+  for (Attribute length : lengths) {
+    auto text = dyn_cast<StringAttr>(length);
+    std::optional<TDim> dim =
+        text ? TDim::parse(text.getValue()) : std::nullopt;
+    if (!dim)
+      return std::nullopt;
+    result.outputLengths.push_back(*dim);
+  }
+  return result;
+}
+
+void mlir::tract::setPulseProperties(ModuleOp module,
+                                     const PulseProperties &pulsed) {
+  Builder builder(module.getContext());
+  NamedAttrList properties;
+  if (auto existing =
+          module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName))
+    properties.append(existing.getValue());
+  SmallVector<Attribute> lengths;
+  for (const TDim &length : pulsed.outputLengths)
+    lengths.push_back(builder.getStringAttr(length.toString()));
+  properties.set("pulse.symbol", builder.getStringAttr(pulsed.symbol));
+  properties.set("pulse.pulse", builder.getI64IntegerAttr(pulsed.pulse));
+  properties.set("pulse.input_axes", builder.getI64ArrayAttr(pulsed.inputAxes));
+  properties.set("pulse.output_axes",
+                 builder.getI64ArrayAttr(pulsed.outputAxes));
+  properties.set("pulse.delay", builder.getI64ArrayAttr(pulsed.delays));
+  properties.set("pulse.output_lengths", builder.getArrayAttr(lengths));
+  module->setAttr(kPropertiesAttrName,
+                  properties.getDictionary(module.getContext()));
+}

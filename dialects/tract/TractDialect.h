@@ -20,6 +20,23 @@ constexpr llvm::StringLiteral kPropertiesAttrName = "tract.properties";
 /// Fails (with an error on the module) if one does not parse.
 FailureOr<SymbolScope> getSymbolScope(ModuleOp module);
 
+/// What tract-pulsify records in a streaming model's `tract.properties`:
+/// `pulse.symbol`, `pulse.pulse`, `pulse.input_axes` (-1 for an input that
+/// does not stream), `pulse.output_axes`, `pulse.delay` (per output, in its
+/// frames) and `pulse.output_lengths` (per output, its batch length over
+/// the symbol, as text). Arrays are arrays of integers, as NNEF's
+/// tract_core_properties gives them back.
+struct PulseProperties {
+  std::string symbol;
+  int64_t pulse = 0;
+  llvm::SmallVector<int64_t> inputAxes, outputAxes, delays;
+  std::vector<TDim> outputLengths;
+};
+/// The pulse properties of `module`, if it has them all, consistent.
+std::optional<PulseProperties> getPulseProperties(ModuleOp module);
+/// Adds (or replaces) the pulse properties of `module`.
+void setPulseProperties(ModuleOp module, const PulseProperties &properties);
+
 } // namespace mlir::tract
 
 #endif // DIALECTS_TRACT_TRACTDIALECT_H

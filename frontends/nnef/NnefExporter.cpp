@@ -845,9 +845,18 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
   for (auto [i, axis] : llvm::enumerate(scan.getOutputAxes()))
     item(outputList, "(" + quoted(results[numStates + i]) + ", \"full\", " +
                          std::to_string(axis) + ", 1)");
+  // A scan of a streaming model goes on from one call to the next, past
+  // the first `skip` frames (tract's own semantics); any other scan starts
+  // again each call, which a streaming model must say.
+  std::string turns;
+  if (auto skip = scan->getAttrOfType<IntegerAttr>("pulse.skip"))
+    turns = ", skip = " + std::to_string(skip.getInt());
+  else
+    turns = std::string(", skip = 0") +
+            (getPulseProperties(module) ? ", reset_every_turn = true" : "");
   return "tract_core_scan(body = " + quoted(name) + ", scan = [" + scanList +
          "], full = [" + fulls + "], state = [" + stateList + "], output = [" +
-         outputList + "], skip = 0)";
+         outputList + "]" + turns + ")";
 }
 
 /// An if is tract-mlir's `tract_core_if`, each region a fragment taking

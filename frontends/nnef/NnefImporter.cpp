@@ -939,8 +939,11 @@ std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
   auto seqLength = call.integer("seq_length");
   if (!bodyName || !skip || !seqLength)
     return std::nullopt;
-  if (*skip != 0)
-    return call.error("skip is not supported");
+  auto resetEveryTurn = call.logical("reset_every_turn");
+  if (!resetEveryTurn)
+    return std::nullopt;
+  if (*skip < 0)
+    return call.error("skip must not be negative");
   if (*seqLength != -1)
     return call.error("seq_length is not supported");
   auto fragmentIt = model.fragments.find(*bodyName);
@@ -1093,6 +1096,10 @@ std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
   Operation *op = model.builder.create(state);
   if (failed(mlir::verify(op)))
     return std::nullopt;
+  // A scan that keeps its states from one call to the next: a streaming
+  // model's (checked once the model's properties are read).
+  if (!*resetEveryTurn)
+    op->setAttr("pulse.skip", model.builder.getI64IntegerAttr(*skip));
   std::vector<NValue> items;
   for (int64_t index : resultOf)
     items.push_back(NValue::ofTensor(op->getResult(index)));
@@ -1528,6 +1535,24 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     for (auto &[name, rules] : scenarios)
       named.push_back(builder.getNamedAttr(name, builder.getArrayAttr(rules)));
     (*module)->setAttr(kScenariosAttrName, builder.getDictionaryAttr(named));
+  }
+  // Scans that go on across calls belong to streaming models; in a batch
+  // model every call is a whole stream, so they start again each time.
+  if (!getPulseProperties(*module)) {
+    WalkResult carried = module->walk([&](ScanOp scan) {
+      auto skip = scan->getAttrOfType<IntegerAttr>("pulse.skip");
+      if (skip && skip.getInt() != 0) {
+        scan.emitError("skips ")
+            << skip.getInt()
+            << " iterations, which only a streaming model (with pulse "
+               "properties) can";
+        return WalkResult::interrupt();
+      }
+      scan->removeAttr("pulse.skip");
+      return WalkResult::advance();
+    });
+    if (carried.wasInterrupted())
+      return {};
   }
   if (failed(verify(*module)))
     return {};

@@ -10,7 +10,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 0>, pulse.input_axes = array<i64: 1>, pulse.output_axes = array<i64: 1>, pulse.output_lengths = ["S"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [0], pulse.input_axes = [1], pulse.output_axes = [1], pulse.output_lengths = ["S"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<1x4x3xf32>) -> tensor<1x4x3xf32> {
 // CHECK-NEXT: %0 = tract.const dense<1.000000e+00> : tensor<1x1x3xf32>
 // CHECK-NEXT: %1 = tract.tanh %arg0 : tensor<1x4x3xf32>
@@ -30,7 +30,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 1>, pulse.input_axes = array<i64: 2>, pulse.output_axes = array<i64: 2>, pulse.output_lengths = ["(S+1)/2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [1], pulse.input_axes = [2], pulse.output_axes = [2], pulse.output_lengths = ["(S+1)/2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<1x2x4xf32>) -> tensor<1x3x2xf32> {
 // CHECK-NEXT: %0 = tract.const dense<1.000000e+00> : tensor<3x2x3xf32>
 // CHECK-NEXT: %1 = tract.delay %arg0 {axis = 2 : i64, delay = 1 : i64} : tensor<1x2x4xf32> -> tensor<1x2x4xf32>
@@ -50,7 +50,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 4>, pulse.input_axes = array<i64: 2>, pulse.output_axes = array<i64: 2>, pulse.output_lengths = ["S-4"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [4], pulse.input_axes = [2], pulse.output_axes = [2], pulse.output_lengths = ["S-4"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<1x1x4xf32>) -> tensor<1x1x4xf32> {
 // CHECK-NEXT: %0 = tract.const dense<1.000000e+00> : tensor<1x1x3xf32>
 // CHECK-NEXT: %1 = tract.delay %arg0 {axis = 2 : i64, delay = 0 : i64, overlap = 4 : i64} : tensor<1x1x4xf32> -> tensor<1x1x8xf32>
@@ -70,7 +70,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 1>, pulse.input_axes = array<i64: 2>, pulse.output_axes = array<i64: 2>, pulse.output_lengths = ["S/2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [1], pulse.input_axes = [2], pulse.output_axes = [2], pulse.output_lengths = ["S/2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<1x1x4xf32>) -> tensor<1x1x2xf32> {
 // CHECK-NEXT: %0 = tract.const dense<1.000000e+00> : tensor<1x1x2xf32>
 // CHECK-NEXT: %1 = tract.delay %arg0 {axis = 2 : i64, delay = 0 : i64, overlap = 1 : i64} : tensor<1x1x4xf32> -> tensor<1x1x5xf32>
@@ -94,7 +94,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 2>, pulse.input_axes = array<i64: 2>, pulse.output_axes = array<i64: 2>, pulse.output_lengths = ["S-2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [2], pulse.input_axes = [2], pulse.output_axes = [2], pulse.output_lengths = ["S-2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<1x1x4xf32>) -> tensor<1x1x4xf32> {
 // CHECK-NEXT: %0 = tract.const dense<1.000000e+00> : tensor<1x1x3xf32>
 // CHECK-NEXT: %1 = tract.delay %arg0 {axis = 2 : i64, delay = 0 : i64, overlap = 2 : i64} : tensor<1x1x4xf32> -> tensor<1x1x6xf32>
@@ -113,7 +113,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 0>, pulse.input_axes = array<i64: 0>, pulse.output_axes = array<i64: 0>, pulse.output_lengths = ["S+3"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [0], pulse.input_axes = [0], pulse.output_axes = [0], pulse.output_lengths = ["S+3"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x4xf32> {
 // CHECK-NEXT: %0 = tract.delay %arg0 {axis = 0 : i64, delay = 2 : i64} : tensor<4x2xf32> -> tensor<4x2xf32>
 // CHECK-NEXT: %1 = tract.pulse_pad %0 {after = #tract.dim<1>, axis = 0 : i64, before = 2 : i64, begin_input = 2 : i64, end_input = #tract.dim<S+2>, value = 5.000000e+00 : f32} : tensor<4x2xf32> -> tensor<4x2xf32>
@@ -134,7 +134,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 0>, pulse.input_axes = array<i64: 0>, pulse.output_axes = array<i64: 1>, pulse.output_lengths = ["S"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [0], pulse.input_axes = [0], pulse.output_axes = [1], pulse.output_lengths = ["S"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<4x3xf32>) -> tensor<5x4xf32> {
 // CHECK-NEXT: %0 = tract.const dense<1.000000e+00> : tensor<3x2xf32>
 // CHECK-NEXT: %1 = tract.einsum %arg0, %0 {expr = "sk,kn->sn"} : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
@@ -159,7 +159,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 1>, pulse.input_axes = array<i64: 0>, pulse.output_axes = array<i64: 0>, pulse.output_lengths = ["S-1"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [1], pulse.input_axes = [0], pulse.output_axes = [0], pulse.output_lengths = ["S-1"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<4x2xf32>) -> tensor<4x2xf32> {
 // CHECK-NEXT: %0 = tract.const dense<0.000000e+00> : tensor<1x2xf32>
 // CHECK-NEXT: %1:2 = tract.scan %0, %arg0 attributes {num_states = 1 : i64, output_axes = array<i64: 0>, pulse.skip = 1 : i64, scan_axes = array<i64: 0>, scan_chunks = array<i64: 1>} {
@@ -181,7 +181,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 1>, pulse.input_axes = array<i64: 0>, pulse.output_axes = array<i64: 0>, pulse.output_lengths = ["(S-1)/2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [1], pulse.input_axes = [0], pulse.output_axes = [0], pulse.output_lengths = ["(S-1)/2"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<4x2xf32>) -> tensor<2x2xf32> {
 // CHECK-NEXT: %0 = tract.downsample %arg0 {axis = 0 : i64, stride = 2 : i64} : tensor<4x2xf32> -> tensor<2x2xf32>
 // CHECK-NEXT: return %0 : tensor<2x2xf32>
@@ -198,7 +198,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 0>, pulse.input_axes = array<i64: 0>, pulse.output_axes = array<i64: 0>, pulse.output_lengths = ["S"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [0], pulse.input_axes = [0], pulse.output_axes = [0], pulse.output_lengths = ["S"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<4x3xf32>) -> tensor<4x3xf32> {
 // CHECK-NEXT: %0 = tract.const dense<2.000000e+00> : tensor<1x3xf32>
 // CHECK-NEXT: %1 = tract.broadcast %0 {shape = #tract.shape<[4, 3]>} : tensor<1x3xf32> -> tensor<4x3xf32>
@@ -217,7 +217,7 @@ module attributes {tract.symbols = ["S"]} {
   }
 }
 
-// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = array<i64: 2>, pulse.input_axes = array<i64: 2>, pulse.output_axes = array<i64: 2>, pulse.output_lengths = ["2*S+1"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
+// CHECK-LABEL: module attributes {tract.properties = {pulse.delay = [2], pulse.input_axes = [2], pulse.output_axes = [2], pulse.output_lengths = ["2*S+1"], pulse.pulse = 4 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]} {
 // CHECK-NEXT: func.func @main(%arg0: tensor<1x1x4xf32>) -> tensor<1x2x8xf32> {
 // CHECK-NEXT: %0 = tract.add_axis %arg0 {axis = 3 : i64} : tensor<1x1x4xf32> -> tensor<1x1x4x1xf32>
 // CHECK-NEXT: %1 = tract.pad %0 {after = array<i64: 0, 0, 0, 1>, before = array<i64: 0, 0, 0, 0>, value = 0.000000e+00 : f32} : tensor<1x1x4x1xf32> -> tensor<1x1x4x2xf32>

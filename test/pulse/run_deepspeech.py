@@ -13,6 +13,8 @@ k=5), ReLU, MaxPool1d(2), a 2-layer GRU of hidden 256, Linear. Checks:
 * The streamed outputs, shifted by that delay, match torch's batch outputs
   at pulses 4, 8 and 12, for B=1 and B=2 and a stream length that is not a
   multiple of the pulse.
+* The pulsed model written with `dump --nnef` (tract_pulse_delay, the
+  scans' skip, the pulse properties) reloads and streams the same outputs.
 * `--pulse S=6` is refused: the strides multiply to 4.
 """
 import argparse
@@ -47,9 +49,8 @@ def main():
             bundles.append(bundle)
 
         dump = run([args.tract, "--pulse", "S=8", model, "dump", "--mlir"])
-        delay = re.search(r"pulse\.delay = array<i64: ([0-9, ]+)>", dump.stdout)
-        axes = re.search(r"pulse\.output_axes = array<i64: ([0-9, ]+)>",
-                         dump.stdout)
+        delay = re.search(r"pulse\.delay = \[([0-9, ]+)\]", dump.stdout)
+        axes = re.search(r"pulse\.output_axes = \[([0-9, ]+)\]", dump.stdout)
         if dump.returncode != 0 or not delay or not axes:
             failures.append("dump --pulse S=8: no pulse properties\n" +
                             dump.stderr)
@@ -70,6 +71,32 @@ def main():
                     failures.append(f"{name}: {result.stderr.strip()}")
                 else:
                     print(f"{name}: streamed outputs match the batch")
+
+        # The pulsed model written as NNEF (tract_pulse_* ops, the scans'
+        # skip, the pulse properties) reloads and streams the same.
+        archive = os.path.join(work, "pulsed.nnef.tgz")
+        dumped = run([args.tract, "--pulse", "S=8", model, "dump", "--nnef",
+                      archive])
+        graph = run(["tar", "xzOf", archive, "graph.nnef"])
+        if dumped.returncode != 0 or graph.returncode != 0:
+            failures.append("dump --nnef of the pulsed model: " +
+                            dumped.stderr.strip())
+        elif "tract_pulse_delay(" not in graph.stdout or \
+                '("pulse.delay", [3])' not in graph.stdout or \
+                "skip = 3" not in graph.stdout:
+            failures.append("the pulsed NNEF lacks tract_pulse_delay, the "
+                            "delay property or the scans' skip")
+        else:
+            for bundle in bundles:
+                result = run([args.tract, archive, "run",
+                              "--input-from-bundle", bundle,
+                              "--assert-output-bundle", bundle,
+                              "--approx", "approximate"])
+                name = f"pulsed NNEF, {os.path.basename(bundle)}"
+                if result.returncode != 0:
+                    failures.append(f"{name}: {result.stderr.strip()}")
+                else:
+                    print(f"{name}: reloaded, streamed outputs match the batch")
 
         refused = run([args.tract, "--pulse", "S=6", model, "run",
                        "--input-from-bundle", bundles[0]])

@@ -22,47 +22,6 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// What tract-pulsify recorded about the streaming model.
-struct PulseProperties {
-  std::string symbol;
-  int64_t pulse = 0;
-  SmallVector<int64_t> inputAxes, outputAxes, delays;
-  std::vector<TDim> outputLengths;
-};
-
-std::optional<PulseProperties> readProperties(ModuleOp module) {
-  auto properties = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName);
-  if (!properties)
-    return std::nullopt;
-  auto symbol = properties.getAs<StringAttr>("pulse.symbol");
-  auto pulse = properties.getAs<IntegerAttr>("pulse.pulse");
-  auto inputAxes = properties.getAs<DenseI64ArrayAttr>("pulse.input_axes");
-  auto outputAxes = properties.getAs<DenseI64ArrayAttr>("pulse.output_axes");
-  auto delays = properties.getAs<DenseI64ArrayAttr>("pulse.delay");
-  auto lengths = properties.getAs<ArrayAttr>("pulse.output_lengths");
-  if (!symbol || !pulse || !inputAxes || !outputAxes || !delays || !lengths)
-    return std::nullopt;
-  PulseProperties result;
-  result.symbol = symbol.str();
-  result.pulse = pulse.getInt();
-  result.inputAxes.assign(inputAxes.asArrayRef().begin(),
-                          inputAxes.asArrayRef().end());
-  result.outputAxes.assign(outputAxes.asArrayRef().begin(),
-                           outputAxes.asArrayRef().end());
-  result.delays.assign(delays.asArrayRef().begin(), delays.asArrayRef().end());
-  for (Attribute length : lengths) {
-    auto text = dyn_cast<StringAttr>(length);
-    std::optional<TDim> dim = text ? TDim::parse(text) : std::nullopt;
-    if (!dim)
-      return std::nullopt;
-    result.outputLengths.push_back(*dim);
-  }
-  if (result.delays.size() != result.outputAxes.size() ||
-      result.outputLengths.size() != result.outputAxes.size())
-    return std::nullopt;
-  return result;
-}
-
 /// The bytes of one frame row: the product of the dims after `axis`.
 size_t rowBytes(const HostTensor &tensor, int64_t axis) {
   int64_t elements = tensor.getNumElements();
@@ -133,12 +92,12 @@ enum class ArgKind { Input, Symbol, State };
 } // namespace
 
 bool mlir::tract::cli::isPulsified(ModuleOp module) {
-  return readProperties(module).has_value();
+  return getPulseProperties(module).has_value();
 }
 
 llvm::Expected<std::vector<HostTensor>> mlir::tract::cli::runStreaming(
     ModuleOp module, llvm::ArrayRef<HostTensor> bundle, TimingScope &timing) {
-  std::optional<PulseProperties> pulsed = readProperties(module);
+  std::optional<PulseProperties> pulsed = getPulseProperties(module);
   if (!pulsed)
     return makeError("the model has no pulse properties");
   PassManager pm(module.getContext());

@@ -11,9 +11,10 @@
 
 // NNEF:      extension tract_symbol S;
 // NNEF:      fragment tract_core_properties(
-// NNEF:        ("pulse.delay", 3),
+// NNEF:        ("pulse.delay", [0, 3, 0]),
 // NNEF-NEXT:   ("pulse.input_axes", [1]),
-// NNEF-NEXT:   ("pulse.output_axes", [1]),
+// NNEF-NEXT:   ("pulse.output_axes", [1, 1, 1]),
+// NNEF-NEXT:   ("pulse.output_lengths", ["S", "S+4", "S+4"]),
 // NNEF-NEXT:   ("pulse.pulse", 8),
 // NNEF-NEXT:   ("pulse.symbol", "S")
 // NNEF:      graph network(x) -> (masked, padded, edge)
@@ -22,13 +23,13 @@
 // NNEF-NEXT:   edge = tract_pulse_pulse_pad(x, axis = 1, before = 2, after = 2, begin_input = 0, end_input = S, border = "replicate", overlap = 0);
 // NNEF-NEXT:   masked = tract_pulse_mask(x, axis = 1, begin = 0, end = S, value = 0.5);
 
-// IR: module attributes {tract.properties = {pulse.delay = 3 : i64, pulse.input_axes = [1], pulse.output_axes = [1], pulse.pulse = 8 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]}
+// IR: module attributes {tract.properties = {pulse.delay = [0, 3, 0], pulse.input_axes = [1], pulse.output_axes = [1, 1, 1], pulse.output_lengths = ["S", "S+4", "S+4"], pulse.pulse = 8 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]}
 // IR: %[[D:.*]] = tract.delay %arg0 {axis = 1 : i64, delay = 3 : i64, overlap = 2 : i64} : tensor<1x8x4xf32> -> tensor<1x10x4xf32>
 // IR: tract.pulse_pad %[[D]] {after = #tract.dim<2>, axis = 1 : i64, before = 2 : i64, begin_input = 3 : i64, end_input = #tract.dim<S+3>, overlap = 2 : i64, value = 0xFF800000 : f32} : tensor<1x10x4xf32> -> tensor<1x10x4xf32>
 // IR: tract.pulse_pad %arg0 {after = #tract.dim<2>, axis = 1 : i64, before = 2 : i64, begin_input = 0 : i64, end_input = #tract.dim<S>, mode = #tract<pad_mode edge>} : tensor<1x8x4xf32> -> tensor<1x8x4xf32>
 // IR: tract.pulse_mask %arg0 {axis = 1 : i64, begin = 0 : i64, end = #tract.dim<S>, value = 5.000000e-01 : f32} : tensor<1x8x4xf32> -> tensor<1x8x4xf32>
 
-module attributes {tract.symbols = ["S"], tract.properties = {"pulse.delay" = 3 : i64, "pulse.input_axes" = [1], "pulse.output_axes" = [1], "pulse.symbol" = "S", "pulse.pulse" = 8 : i64}} {
+module attributes {tract.symbols = ["S"], tract.properties = {"pulse.delay" = [0, 3, 0], "pulse.input_axes" = [1], "pulse.output_axes" = [1, 1, 1], "pulse.output_lengths" = ["S", "S+4", "S+4"], "pulse.symbol" = "S", "pulse.pulse" = 8 : i64}} {
   func.func @main(%x: tensor<1x8x4xf32> {tract.name = "x"}) -> (tensor<1x8x4xf32> {tract.name = "masked"}, tensor<1x10x4xf32> {tract.name = "padded"}, tensor<1x8x4xf32> {tract.name = "edge"}) {
     %d = tract.delay %x {axis = 1 : i64, delay = 3 : i64, overlap = 2 : i64} : tensor<1x8x4xf32> -> tensor<1x10x4xf32>
     %p = tract.pulse_pad %d {axis = 1 : i64, before = 2 : i64, after = #tract.dim<2>, begin_input = 3 : i64, end_input = #tract.dim<S+3>, mode = #tract<pad_mode constant>, value = 0xFF800000 : f32, overlap = 2 : i64} : tensor<1x10x4xf32> -> tensor<1x10x4xf32>
