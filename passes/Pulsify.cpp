@@ -899,9 +899,15 @@ LogicalResult Pulsifier::run() {
   SmallVector<int64_t> outputAxes, delays;
   std::vector<TDim> lengths;
   for (Value output : ret.getOperands()) {
-    if (!isStreamed(output))
+    if (!isStreamed(output)) {
+      unsigned index = outputAxes.size();
+      auto name = func.getResultAttrOfType<StringAttr>(index, "tract.name");
       return ret.emitError("output ")
-             << outputAxes.size() << " does not stream over " << symbol;
+             << (name ? "'" + name.str() + "'" : std::to_string(index))
+             << " does not stream over " << symbol
+             << ": it does not keep the frames of the streaming axis (a "
+                "streaming model's outputs must)";
+    }
     const Stream &stream = streams.lookup(output);
     outputAxes.push_back(stream.axis);
     delays.push_back(stream.delay);

@@ -111,3 +111,13 @@ module attributes {tract.symbols = ["S"]} {
     return %1#1 : tensor<?x2xf32, #tract.dims<[S]>>
   }
 }
+
+// -----
+
+module attributes {tract.symbols = ["S"]} {
+  func.func @main(%x: tensor<?x3xf32, #tract.dims<[S]>>) -> (tensor<?x3xf32, #tract.dims<[S]>> {tract.name = "y"}, tensor<1x3xf32> {tract.name = "bias"}) {
+    %c = tract.const dense<1.0> : tensor<1x3xf32>
+    // expected-error @+1 {{output 'bias' does not stream over S: it does not keep the frames of the streaming axis (a streaming model's outputs must)}}
+    return %x, %c : tensor<?x3xf32, #tract.dims<[S]>>, tensor<1x3xf32>
+  }
+}
