@@ -140,7 +140,7 @@ def TractPulsify : Pass<"tract-pulsify", "ModuleOp"> {
     `pulse.pulse`, `pulse.input_axes`, `pulse.output_axes`, `pulse.delay`
     (per output, in output frames) and `pulse.output_lengths` (the batch
     length of each output, over `S`). Without `symbol`, the model's only
-    symbol is used.
+    symbol is used, or `S` (tract's streaming symbol) among several.
   }];
   let options = [
     Option<"symbol", "symbol", "std::string", /*default=*/"\"\"",

@@ -943,7 +943,10 @@ struct PulsifyPass : mlir::tract::impl::TractPulsifyBase<PulsifyPass> {
     ModuleOp module = getOperation();
     std::string name = symbol;
     if (name.empty()) {
+      // The only symbol, or `S`, tract's streaming symbol.
       std::set<std::string> symbols = collectModuleSymbols(module);
+      if (symbols.size() != 1 && symbols.count("S"))
+        symbols = {"S"};
       if (symbols.size() != 1) {
         std::string names;
         for (const std::string &name : symbols)

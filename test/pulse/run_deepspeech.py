@@ -15,6 +15,7 @@ k=5), ReLU, MaxPool1d(2), a 2-layer GRU of hidden 256, Linear. Checks:
   multiple of the pulse.
 * The pulsed model written with `dump --nnef` (tract_pulse_delay, the
   scans' skip, the pulse properties) reloads and streams the same outputs.
+* `--pulse 8`, without a symbol, streams over S (B is the other symbol).
 * `--pulse S=6` is refused: the strides multiply to 4.
 """
 import argparse
@@ -71,6 +72,16 @@ def main():
                     failures.append(f"{name}: {result.stderr.strip()}")
                 else:
                     print(f"{name}: streamed outputs match the batch")
+
+        # Without a symbol, --pulse takes S, tract's streaming symbol.
+        result = run([args.tract, "--pulse", "8", model, "run",
+                      "--input-from-bundle", bundles[0],
+                      "--assert-output-bundle", bundles[0],
+                      "--approx", "approximate"])
+        if result.returncode != 0:
+            failures.append(f"--pulse 8: {result.stderr.strip()}")
+        else:
+            print("--pulse 8 (symbol S by default): streamed outputs match")
 
         # The pulsed model written as NNEF (tract_pulse_* ops, the scans'
         # skip, the pulse properties) reloads and streams the same.

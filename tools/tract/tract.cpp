@@ -730,7 +730,7 @@ LogicalResult addAssertions(ModuleOp module, const cli::Invocation &invocation,
   return success();
 }
 
-/// `--pulse S=8`, or `--pulse 8` for a model with one symbol.
+/// `--pulse S=8`, or `--pulse 8` for a model with one symbol or a symbol S.
 std::optional<TractPulsifyOptions> parsePulse(llvm::StringRef text,
                                               std::string &error) {
   TractPulsifyOptions options;
@@ -740,7 +740,7 @@ std::optional<TractPulsifyOptions> parsePulse(llvm::StringRef text,
   if (value.getAsInteger(10, options.pulse) || options.pulse <= 0) {
     error = "--pulse '" + text.str() +
             "': expected SYMBOL=FRAMES (S=8), or FRAMES for a model with "
-            "one symbol";
+            "one symbol or a symbol S";
     return std::nullopt;
   }
   options.symbol = name.str();
