@@ -129,18 +129,6 @@ struct CancelRmThenAddAxis : OpRewritePattern<AddAxisOp> {
   }
 };
 
-bool isElementwiseUnary(Operation *op) {
-  return isa<TractDialect>(op->getDialect()) && op->getNumOperands() == 1 &&
-         op->getNumResults() == 1 && op->getNumRegions() == 0 &&
-         op->hasTrait<OpTrait::SameOperandsAndResultType>();
-}
-
-bool isElementwiseBinary(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MinOp, MaxOp, EqOp, NeOp,
-             LtOp, LeOp, GtOp, GeOp, AndOp, OrOp, XorOp, BitAndOp, BitOrOp,
-             BitXorOp, ShlOp, ShrOp>(op);
-}
-
 /// A copy of the element-wise `op` on `operands`, its result type inferred.
 Value cloneOn(PatternRewriter &rewriter, Operation *op, ValueRange operands) {
   Operation *copy = rewriter.clone(*op);
@@ -630,4 +618,16 @@ void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
                ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp,
                PushMoveAxisThroughAddAxis, SplitSharedMoveAxis>(
       patterns.getContext());
+}
+
+bool mlir::tract::isElementwiseUnary(Operation *op) {
+  return isa<TractDialect>(op->getDialect()) && op->getNumOperands() == 1 &&
+         op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+         op->hasTrait<OpTrait::SameOperandsAndResultType>();
+}
+
+bool mlir::tract::isElementwiseBinary(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MinOp, MaxOp, EqOp, NeOp,
+             LtOp, LeOp, GtOp, GeOp, AndOp, OrOp, XorOp, BitAndOp, BitOrOp,
+             BitXorOp, ShlOp, ShrOp>(op);
 }

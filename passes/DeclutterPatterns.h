@@ -40,6 +40,12 @@ void populateDeclutterAxisPatterns(RewritePatternSet &patterns);
 /// (the input half of a recurrent matmul) hoisted out of the loop.
 void populateDeclutterScanPatterns(RewritePatternSet &patterns);
 
+/// A tract op applied to each element: one operand and a result of its type
+/// (neg, exp, sigmoid...).
+bool isElementwiseUnary(Operation *op);
+/// A broadcasting element-wise binary op (arithmetic, comparisons, logic).
+bool isElementwiseBinary(Operation *op);
+
 /// The dense value of `value` when a tract.const defines it.
 DenseElementsAttr getConstantValue(Value value);
 

@@ -239,18 +239,6 @@ struct InlineSingleIterationScan : OpRewritePattern<ScanOp> {
   }
 };
 
-bool isElementwiseUnary(Operation *op) {
-  return isa<TractDialect>(op->getDialect()) && op->getNumOperands() == 1 &&
-         op->getNumResults() == 1 && op->getNumRegions() == 0 &&
-         op->hasTrait<OpTrait::SameOperandsAndResultType>();
-}
-
-bool isElementwiseBinary(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MinOp, MaxOp, EqOp, NeOp,
-             LtOp, LeOp, GtOp, GeOp, AndOp, OrOp, XorOp, BitAndOp, BitOrOp,
-             BitXorOp, ShlOp, ShrOp>(op);
-}
-
 bool isStaticOne(Value value, int64_t axis) {
   return cast<RankedTensorType>(value.getType()).getDimSize(axis) == 1;
 }

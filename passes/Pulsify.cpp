@@ -27,6 +27,7 @@
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
+#include "passes/DeclutterPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -94,16 +95,11 @@ bool mentionsSymbol(Type type, StringRef symbol) {
          });
 }
 
+/// Element-wise ops, and the others that map each frame to itself: select,
+/// cast and the float tests.
 bool isElementwise(Operation *op) {
-  if (!isa<TractDialect>(op->getDialect()) || op->getNumRegions() != 0 ||
-      op->getNumResults() != 1)
-    return false;
-  if (op->getNumOperands() == 1 &&
-      op->hasTrait<OpTrait::SameOperandsAndResultType>())
-    return true;
-  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MinOp, MaxOp, EqOp, NeOp,
-             LtOp, LeOp, GtOp, GeOp, AndOp, OrOp, XorOp, BitAndOp, BitOrOp,
-             BitXorOp, ShlOp, ShrOp, SelectOp, CastOp, IsNanOp, IsInfOp>(op);
+  return isElementwiseUnary(op) || isElementwiseBinary(op) ||
+         isa<SelectOp, CastOp, IsNanOp, IsInfOp>(op);
 }
 
 /// The value a padded window op fills its border with: the identity of its

@@ -61,27 +61,26 @@ def main():
         else:
             print("pulse S=8: output delay 3 on axis 1")
 
+        def check_streaming(name, model_args, bundle):
+            """Streams `bundle` through `tract MODEL_ARGS run` against its
+            batch outputs."""
+            result = run([args.tract, *model_args, "run",
+                          "--input-from-bundle", bundle,
+                          "--assert-output-bundle", bundle,
+                          "--approx", "approximate"])
+            if result.returncode != 0:
+                failures.append(f"{name}: {result.stderr.strip()}")
+            else:
+                print(f"{name}: streamed outputs match the batch")
+
         for pulse in (4, 8, 12):
             for bundle in bundles:
-                result = run([args.tract, "--pulse", f"S={pulse}", model,
-                              "run", "--input-from-bundle", bundle,
-                              "--assert-output-bundle", bundle,
-                              "--approx", "approximate"])
-                name = f"pulse {pulse}, {os.path.basename(bundle)}"
-                if result.returncode != 0:
-                    failures.append(f"{name}: {result.stderr.strip()}")
-                else:
-                    print(f"{name}: streamed outputs match the batch")
+                check_streaming(f"pulse {pulse}, {os.path.basename(bundle)}",
+                                ["--pulse", f"S={pulse}", model], bundle)
 
         # Without a symbol, --pulse takes S, tract's streaming symbol.
-        result = run([args.tract, "--pulse", "8", model, "run",
-                      "--input-from-bundle", bundles[0],
-                      "--assert-output-bundle", bundles[0],
-                      "--approx", "approximate"])
-        if result.returncode != 0:
-            failures.append(f"--pulse 8: {result.stderr.strip()}")
-        else:
-            print("--pulse 8 (symbol S by default): streamed outputs match")
+        check_streaming("--pulse 8 (S by default)", ["--pulse", "8", model],
+                        bundles[0])
 
         # The pulsed model written as NNEF (tract_pulse_* ops, the scans'
         # skip, the pulse properties) reloads and streams the same.
@@ -99,15 +98,9 @@ def main():
                             "delay property or the scans' skip")
         else:
             for bundle in bundles:
-                result = run([args.tract, archive, "run",
-                              "--input-from-bundle", bundle,
-                              "--assert-output-bundle", bundle,
-                              "--approx", "approximate"])
-                name = f"pulsed NNEF, {os.path.basename(bundle)}"
-                if result.returncode != 0:
-                    failures.append(f"{name}: {result.stderr.strip()}")
-                else:
-                    print(f"{name}: reloaded, streamed outputs match the batch")
+                check_streaming(
+                    f"pulsed NNEF reloaded, {os.path.basename(bundle)}",
+                    [archive], bundle)
 
         refused = run([args.tract, "--pulse", "S=6", model, "run",
                        "--input-from-bundle", bundles[0]])
