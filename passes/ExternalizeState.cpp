@@ -102,10 +102,18 @@ Value Externalizer::splat(Location loc, RankedTensorType type,
                          DenseElementsAttr::get(type, value));
 }
 
-Value Externalizer::i64Scalar(Location loc, int64_t value, size_t rank) {
+/// An i64 constant of `rank` unit axes.
+Value i64Constant(OpBuilder &builder, Location loc, int64_t value,
+                  size_t rank) {
   auto type = RankedTensorType::get(SmallVector<int64_t>(rank, 1),
                                     builder.getI64Type());
-  return splat(loc, type, builder.getI64IntegerAttr(value));
+  return ConstOp::create(
+      builder, loc, type,
+      DenseElementsAttr::get(type, builder.getI64IntegerAttr(value)));
+}
+
+Value Externalizer::i64Scalar(Location loc, int64_t value, size_t rank) {
+  return i64Constant(builder, loc, value, rank);
 }
 
 Value Externalizer::toRank(Location loc, Value value, size_t rank) {
@@ -135,10 +143,7 @@ struct TensorAlgebra : DimAlgebra<Value> {
                 const llvm::StringMap<Value> &symbols)
       : builder(builder), loc(loc), symbols(symbols) {}
   Value constant(int64_t value) override {
-    auto type = RankedTensorType::get({}, builder.getI64Type());
-    return ConstOp::create(
-        builder, loc, type,
-        DenseElementsAttr::get(type, builder.getI64IntegerAttr(value)));
+    return i64Constant(builder, loc, value, 0);
   }
   Value symbol(StringRef name) override { return symbols.lookup(name); }
   Value add(Value lhs, Value rhs) override {
@@ -328,7 +333,6 @@ LogicalResult Externalizer::run() {
       }
       stateful.push_back(op);
     }
-    TDim end;
     if (auto pad = dyn_cast<PulsePadOp>(op))
       pad.getEndInput().getValue().collectSymbols(needed);
     if (auto mask = dyn_cast<PulseMaskOp>(op))

@@ -157,6 +157,11 @@ private:
   }
   bool isStreamed(Value value) const { return streams.count(value); }
 
+  /// `input` (of stream `stream`) padded by `before` and `after` frames of
+  /// `value`, before `op`, delayed first when its delay cannot hold the
+  /// padding before it; `stream` becomes the padded stream's.
+  Value padStream(Operation *op, Value input, Stream &stream, int64_t before,
+                  int64_t after, TypedAttr value);
   /// `value` delayed by `frames` more, before `op`.
   Value delayBy(Operation *op, Value value, int64_t frames);
   /// Delays the streamed operands of `op` among `operands` so that they all
@@ -416,20 +421,9 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
   Location loc = op->getLoc();
   Value current = input;
   if (before || after) {
-    // Enough delay that the padding before the stream fits in it.
-    if (stream.delay < before) {
-      current = delayBy(op, current, before - stream.delay);
-      stream = streams.lookup(current);
-    }
-    Type elementType = getElementTypeOrSelf(input.getType());
-    TDim end = TDim(stream.delay) + stream.dim;
     current =
-        PulsePadOp::create(builder, loc, current, stream.axis, before,
-                           DimAttr::get(op->getContext(), TDim(after)),
-                           stream.delay, DimAttr::get(op->getContext(), end),
-                           PadMode::Constant, paddingValue(op, elementType), 0);
-    stream.delay -= before;
-    stream.dim = stream.dim + TDim(before + after);
+        padStream(op, current, stream, before, after,
+                  paddingValue(op, getElementTypeOrSelf(input.getType())));
     padsBefore[spatial] = 0;
     padsAfter[spatial] = 0;
   }
@@ -459,6 +453,24 @@ LogicalResult Pulsifier::pulsifyWindow(Operation *op) {
   return success();
 }
 
+Value Pulsifier::padStream(Operation *op, Value input, Stream &stream,
+                           int64_t before, int64_t after, TypedAttr value) {
+  // Enough delay that the padding before the stream fits in it.
+  if (stream.delay < before) {
+    input = delayBy(op, input, before - stream.delay);
+    stream = streams.lookup(input);
+  }
+  OpBuilder builder(op);
+  Value padded = PulsePadOp::create(
+      builder, op->getLoc(), input, stream.axis, before,
+      DimAttr::get(op->getContext(), TDim(after)), stream.delay,
+      DimAttr::get(op->getContext(), TDim(stream.delay) + stream.dim),
+      PadMode::Constant, value, 0);
+  stream.delay -= before;
+  stream.dim = stream.dim + TDim(before + after);
+  return padded;
+}
+
 LogicalResult Pulsifier::pulsifyPad(PadOp op) {
   Stream stream = streams.lookup(op.getInput());
   int64_t before = op.getBefore()[stream.axis];
@@ -468,28 +480,17 @@ LogicalResult Pulsifier::pulsifyPad(PadOp op) {
     if (op.getMode() != PadMode::Constant)
       return error(op) << "only constant padding over the streaming axis is "
                           "supported";
-    Value current = op.getInput();
-    if (stream.delay < before) {
-      current = delayBy(op, current, before - stream.delay);
-      stream = streams.lookup(current);
-    }
-    OpBuilder builder(op);
-    Type elementType = getElementTypeOrSelf(current.getType());
     TypedAttr value = op.getValueAttr();
     if (!value)
-      value = builder.getZeroAttr(elementType);
-    current = PulsePadOp::create(
-        builder, op.getLoc(), current, stream.axis, before,
-        DimAttr::get(op->getContext(), TDim(after)), stream.delay,
-        DimAttr::get(op->getContext(), TDim(stream.delay) + stream.dim),
-        PadMode::Constant, value, 0);
-    op.getInputMutable().assign(current);
+      value = OpBuilder(op).getZeroAttr(
+          getElementTypeOrSelf(op.getInput().getType()));
+    op.getInputMutable().assign(
+        padStream(op, op.getInput(), stream, before, after, value));
     SmallVector<int64_t> newBefore(op.getBefore()), newAfter(op.getAfter());
     newBefore[stream.axis] = 0;
     newAfter[stream.axis] = 0;
     op.setBefore(newBefore);
     op.setAfter(newAfter);
-    stream.delay -= before;
   }
   return reinferWith(op, stream, original);
 }

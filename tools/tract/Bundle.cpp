@@ -119,6 +119,16 @@ Expected<HostTensor> HostTensor::fromBytes(std::string name, tract_dtype dtype,
   return tensor;
 }
 
+Expected<HostTensor> HostTensor::fromRuntime(std::string name,
+                                             tract_tensor *tensor) {
+  auto copy = fromBytes(std::move(name), tensor->dtype,
+                        llvm::ArrayRef<int64_t>(tensor->dims, tensor->rank),
+                        llvm::StringRef(static_cast<const char *>(tensor->data),
+                                        tract_tensor_nbytes(tensor)));
+  tract_tensor_free(tensor);
+  return copy;
+}
+
 Expected<HostTensor> HostTensor::clone() const {
   return fromBytes(name, dtype, shape, getBytes());
 }

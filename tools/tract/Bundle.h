@@ -39,6 +39,9 @@ public:
                                               tract_dtype dtype,
                                               llvm::ArrayRef<int64_t> shape,
                                               llvm::StringRef bytes);
+  /// A copy of a tensor the runtime returned, which this frees.
+  static llvm::Expected<HostTensor> fromRuntime(std::string name,
+                                                tract_tensor *tensor);
 
   HostTensor(HostTensor &&) = default;
   HostTensor &operator=(HostTensor &&) = default;

@@ -22,28 +22,19 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// The bytes of one frame row: the product of the dims after `axis`.
-size_t rowBytes(const HostTensor &tensor, int64_t axis) {
-  int64_t elements = tensor.getNumElements();
-  int64_t frames = tensor.getShape()[axis];
-  int64_t outer = 1;
-  for (int64_t dim : tensor.getShape().take_front(axis))
-    outer *= dim;
-  if (elements == 0)
-    return 0;
-  return tensor.getNumBytes() / (outer * frames);
-}
-
 /// Frames [start, start + count) of `axis` of `tensor` into `target` at frame
 /// `at`; frames outside `tensor` are left as they are in `target`.
 void copyFrames(const HostTensor &tensor, int64_t axis, int64_t start,
                 int64_t count, HostTensor &target, int64_t at) {
   int64_t frames = tensor.getShape()[axis];
   int64_t targetFrames = target.getShape()[axis];
-  size_t row = rowBytes(tensor, axis);
   int64_t outer = 1;
   for (int64_t dim : tensor.getShape().take_front(axis))
     outer *= dim;
+  if (tensor.getNumElements() == 0)
+    return;
+  // The bytes of one frame: the dims after `axis`.
+  size_t row = tensor.getNumBytes() / (outer * frames);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t f = 0; f < count; ++f) {
       int64_t from = start + f, to = at + f;
@@ -52,16 +43,6 @@ void copyFrames(const HostTensor &tensor, int64_t axis, int64_t start,
       std::memcpy(target.data() + (o * targetFrames + to) * row,
                   tensor.data() + (o * frames + from) * row, row);
     }
-}
-
-llvm::Expected<HostTensor> fromRuntime(tract_tensor *result, std::string name) {
-  auto tensor = HostTensor::fromBytes(
-      std::move(name), result->dtype,
-      llvm::ArrayRef<int64_t>(result->dims, result->rank),
-      llvm::StringRef(static_cast<const char *>(result->data),
-                      tract_tensor_nbytes(result)));
-  tract_tensor_free(result);
-  return tensor;
 }
 
 llvm::Expected<HostTensor> scalarI64(std::string name, int64_t value) {
@@ -261,7 +242,7 @@ llvm::Expected<std::vector<HostTensor>> mlir::tract::cli::runStreaming(
       std::string name = index < numOutputs
                              ? outputs[index].name
                              : states[index - numOutputs].getName().str();
-      auto tensor = fromRuntime(result, name);
+      auto tensor = HostTensor::fromRuntime(name, result);
       if (!tensor)
         return tensor.takeError();
       if (index < numOutputs)

@@ -241,12 +241,7 @@ int run(ModuleOp module, const cli::Invocation &invocation,
       return fail(results.takeError());
     for (auto [signature, result] :
          llvm::zip((*model)->getOutputs(), *results)) {
-      auto output = cli::HostTensor::fromBytes(
-          signature.name, result->dtype,
-          llvm::ArrayRef<int64_t>(result->dims, result->rank),
-          llvm::StringRef(static_cast<const char *>(result->data),
-                          tract_tensor_nbytes(result)));
-      tract_tensor_free(result);
+      auto output = cli::HostTensor::fromRuntime(signature.name, result);
       if (!output)
         return fail(output.takeError());
       outputs.push_back(std::move(*output));
