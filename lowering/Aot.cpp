@@ -1,6 +1,8 @@
 //===- Aot.cpp - compile a tract model to an object file ------------------===//
 
 #include "lowering/Aot.h"
+
+#include "codegen/cpu/TargetInfo.h"
 #include "lowering/PackedEntry.h"
 
 #include "lowering/Passes.h"
@@ -127,7 +129,13 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
   main.setSymName(entryName);
   TimingScope timing =
       options.timing ? options.timing->nest("compile") : TimingScope();
-  if (failed(lowerModelToLLVM(module, main, &timing)))
+  const llvm::MCSubtargetInfo *subtarget = (*machine)->getMCSubtargetInfo();
+  TargetInfo target = TargetInfo::forFeatures(
+      (*machine)->getTargetTriple().getArchName(),
+      [&](llvm::StringRef feature) {
+        return subtarget->checkFeatures(("+" + feature).str());
+      });
+  if (failed(lowerModelToLLVM(module, main, target, &timing)))
     return makeError("the model could not be lowered");
 
   TimingScope translation = timing.nest("translation to LLVM IR");

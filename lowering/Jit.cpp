@@ -2,6 +2,8 @@
 
 #include "lowering/Jit.h"
 
+#include "codegen/cpu/TargetInfo.h"
+
 #include "lowering/PackedEntry.h"
 #include "lowering/Passes.h"
 #include "runtime/tract_profile.h"
@@ -46,7 +48,7 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
   model->inputs = std::move(signature->inputs);
   model->outputs = std::move(signature->outputs);
   TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
-  if (failed(lowerModelToLLVM(module, main, &compileTiming)))
+  if (failed(lowerModelToLLVM(module, main, TargetInfo::host(), &compileTiming)))
     return makeError("the model could not be lowered");
 
   TimingScope jit = compileTiming.nest("LLVM translation, optimization, JIT");

@@ -16,18 +16,20 @@ class FuncOp;
 
 namespace mlir::tract {
 
+struct TargetInfo;
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 
-/// tract dialect → LLVM dialect, for the host CPU: the `tract-lower-to-llvm`
-/// pipeline that `tract run` and `tract compile` use.
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+/// tract dialect → LLVM dialect, with kernels tiled for `target`: the
+/// `tract-lower-to-llvm` pipeline that `tract run` and `tract compile` use.
+void buildLowerToLLVMPipeline(OpPassManager &pm, const TargetInfo &target);
 
 /// Prepares `module`'s `main` for a C caller (`llvm.emit_c_interface`) and
 /// runs the tract-lower-to-llvm pipeline on it, timed under `timing` when
 /// given. The host compilers (JIT and object files) start this way.
 LogicalResult lowerModelToLLVM(ModuleOp module, func::FuncOp main,
-                               TimingScope *timing);
+                               const TargetInfo &target, TimingScope *timing);
 
 /// Registers the lowering passes and pipelines, for tract-opt.
 void registerTractLoweringPassesAndPipelines();

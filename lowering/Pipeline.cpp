@@ -2,6 +2,9 @@
 
 #include "lowering/Passes.h"
 
+#include "codegen/Passes.h"
+#include "codegen/cpu/TargetInfo.h"
+
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
@@ -14,6 +17,8 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -37,6 +42,9 @@
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -54,7 +62,8 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
                   math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
-                  tensor::TensorDialect>();
+                  tensor::TensorDialect, ub::UBDialect,
+                  vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   // The entry checks branch to the body or to the failure return.
   cf::registerBufferDeallocationOpInterfaceExternalModels(registry);
@@ -63,16 +72,21 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   linalg::registerBufferizableOpInterfaceExternalModels(registry);
   scf::registerBufferizableOpInterfaceExternalModels(registry);
   tensor::registerBufferizableOpInterfaceExternalModels(registry);
+  vector::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
 }
 
-void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                           const TargetInfo &target) {
   TractLowerToLinalgOptions lowering;
   lowering.entryChecks = true;
   pm.addPass(createTractLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  pm.addNestedPass<func::FuncOp>(createTractFuseElementwise());
+  pm.addNestedPass<func::FuncOp>(createTractCollapseDims());
+  pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
@@ -86,6 +100,21 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
   // Deallocation may return clones of buffers it cannot give away.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
+  TractCpuContractionKernelsOptions kernels;
+  kernels.lanes = target.f32Lanes;
+  kernels.rows = target.tileRows();
+  kernels.vectorsPerRow = target.vectorsPerRow();
+  kernels.kBlock = target.kBlock();
+  pm.addNestedPass<func::FuncOp>(createTractCpuContractionKernels(kernels));
+  TractCpuVectorLoopsOptions loops;
+  loops.lanes = target.f32Lanes;
+  pm.addNestedPass<func::FuncOp>(createTractCpuVectorLoops(loops));
+  pm.addNestedPass<func::FuncOp>(createTractApproximateMath());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  VectorTransferToSCFOptions transfers;
+  transfers.enableFullUnroll();
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertMathToFuncs());
@@ -95,6 +124,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(arith::createArithExpandOpsPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
@@ -105,12 +135,13 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm) {
 }
 
 LogicalResult mlir::tract::lowerModelToLLVM(ModuleOp module, func::FuncOp main,
+                                            const TargetInfo &target,
                                             TimingScope *timing) {
   main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
   TimingScope lowering =
       timing ? timing->nest("lowering to the LLVM dialect") : TimingScope();
   PassManager pm(module.getContext());
-  buildLowerToLLVMPipeline(pm);
+  buildLowerToLLVMPipeline(pm, target);
   if (lowering)
     pm.enableTiming(lowering);
   return pm.run(module);
@@ -118,8 +149,12 @@ LogicalResult mlir::tract::lowerModelToLLVM(ModuleOp module, func::FuncOp main,
 
 void mlir::tract::registerTractLoweringPassesAndPipelines() {
   registerTractLoweringPasses();
+  registerTractCodegenPasses();
   PassPipelineRegistration<>(
       "tract-lower-to-llvm",
-      "Lower a tract model to the LLVM dialect, as `tract run` does",
-      [](OpPassManager &pm) { buildLowerToLLVMPipeline(pm); });
+      "Lower a tract model to the LLVM dialect for the host CPU, as `tract "
+      "run` does",
+      [](OpPassManager &pm) {
+        buildLowerToLLVMPipeline(pm, TargetInfo::host());
+      });
 }

@@ -9,6 +9,7 @@ mkdir -p "$root/docs/reference"
 cp "$build/docs/dialects/TractOps.md" "$root/docs/reference/dialect.md"
 cp "$build/docs/passes/TractPasses.md" "$root/docs/reference/passes.md"
 cp "$build/docs/passes/TractLoweringPasses.md" "$root/docs/reference/lowering-passes.md"
+cp "$build/docs/passes/TractCodegenPasses.md" "$root/docs/reference/codegen-passes.md"
 echo "updated docs/reference/dialect.md and docs/reference/passes.md"
 
 # The ONNX supported-operator table and the node-test import report.

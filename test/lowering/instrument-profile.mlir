@@ -27,8 +27,9 @@
 
 // Through bufferization and the LLVM lowering (where the model's body moves
 // behind the entry checks), each op's computation stays between its calls:
-// the exponential in slot 1, the matrix product's multiply-adds in slot 2,
-// the addition in slot 3.
+// the exponential in slot 1 (a polynomial on vectors: its floor and FMAs),
+// the matrix product's register-tile FMAs in slot 2, the addition in
+// slot 3.
 // LLVM-LABEL: llvm.func internal @main.body(
 // LLVM-DAG:     %[[S0:.*]] = llvm.mlir.constant(0 : i64) : i64
 // LLVM-DAG:     %[[S1:.*]] = llvm.mlir.constant(1 : i64) : i64
@@ -38,13 +39,13 @@
 // LLVM-NEXT:    llvm.call @tract_profile_exit(%[[S0]])
 // LLVM-NEXT:    llvm.call @tract_profile_enter(%[[S1]])
 // LLVM-NOT:     llvm.call @tract_profile
-// LLVM:         llvm.intr.exp
+// LLVM:         llvm.intr.floor
+// LLVM:         llvm.intr.fma
 // LLVM-NOT:     llvm.call @tract_profile
 // LLVM:         llvm.call @tract_profile_exit(%[[S1]])
 // LLVM-NEXT:    llvm.call @tract_profile_enter(%[[S2]])
 // LLVM-NOT:     llvm.call @tract_profile
-// LLVM:         llvm.fmul
-// LLVM-NEXT:    llvm.fadd
+// LLVM:         llvm.intr.fmuladd
 // LLVM-NOT:     llvm.call @tract_profile
 // LLVM:         llvm.call @tract_profile_exit(%[[S2]])
 // LLVM-NEXT:    llvm.call @tract_profile_enter(%[[S3]])
@@ -93,7 +94,8 @@ func.func @main(%x: tensor<2x3xf32>, %w: tensor<3x4xf32>) -> tensor<2x4xf32> {
 // LLVM:         llvm.call @tract_profile_exit(%[[S1]])
 // LLVM-NEXT:    llvm.call @tract_profile_enter(%[[S2]])
 // LLVM-NOT:     llvm.call @tract_profile
-// LLVM:         llvm.intr.tanh
+// LLVM:         llvm.intr.fabs
+// LLVM:         llvm.intr.fma
 // LLVM-NOT:     llvm.call @tract_profile
 // LLVM:         llvm.call @tract_profile_exit(%[[S2]])
 module attributes {tract.symbols = ["S"]} {

@@ -4,12 +4,14 @@
 // dynamic size comes from the input's descriptor, and nothing of the tract,
 // linalg, tensor or memref dialects is left. The model's code is an internal
 // function; `main` checks the input, calls it and adds a status to the
-// results.
+// results. The exponential is a polynomial on vectors (its floor and FMAs),
+// not a call.
 // CHECK:     llvm.func @malloc(i64) -> !llvm.ptr
 // CHECK:     llvm.func @tract_set_error(!llvm.ptr, ...) -> i32
 // CHECK:     llvm.func internal @main.body(
 // CHECK-SAME:  -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>
-// CHECK:       llvm.intr.exp
+// CHECK:       llvm.intr.floor{{.*}}vector<4xf32>
+// CHECK:       llvm.intr.fma{{.*}}vector<4xf32>
 // CHECK:     llvm.mlir.global internal constant @main.check0("input 'input_0' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
 // CHECK:     llvm.func @main(
 // CHECK-SAME:  -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, i32)>

@@ -2,6 +2,7 @@
 #include "dialects/tract/TractDialect.h"
 #include "frontends/ModelLoader.h"
 #include "frontends/nnef/NnefExporter.h"
+#include "codegen/cpu/TargetInfo.h"
 #include "lowering/Aot.h"
 #include "lowering/Jit.h"
 #include "lowering/LoweringUtils.h"
@@ -840,7 +841,7 @@ int main(int argc, char **argv) {
       // As the llvm pipeline lowers it: behind its entry checks.
       pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
     else if (stage == "llvm")
-      buildLowerToLLVMPipeline(pm);
+      buildLowerToLLVMPipeline(pm, TargetInfo::host());
     if (passTiming)
       pm.enableTiming(passTiming);
     if (failed(pm.run(*module)))

@@ -1,0 +1,126 @@
+#ifndef TRACT_CODEGEN_PASSES_TD
+#define TRACT_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TractCollapseDims : Pass<"tract-collapse-dims", "func::FuncOp"> {
+  let summary = "Merge loop dims that stay contiguous in every operand";
+  let description = [{
+    Works on `linalg.generic` ops on tensors, before bufferization. Two
+    neighbouring loop dims of the same iterator type that appear together,
+    in order, in each operand (or in none) become one dim, and the operands
+    are reshaped with `tensor.collapse_shape`, which costs nothing on a
+    contiguous tensor. A 1×1 convolution's einsum over (n, f, h, w, c)
+    becomes one over (n, f, h·w, c): a matrix product whose columns are the
+    whole image, which the contraction kernels tile far better than rows of
+    7 or 14 pixels. Element-wise ops become one long loop.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
+def TractFuseElementwise : Pass<"tract-fuse-elementwise", "func::FuncOp"> {
+  let summary = "Fuse chains of element-wise linalg.generic ops";
+  let description = [{
+    Fuses an element-wise producer into its element-wise consumer when the
+    consumer is its only user, so that a chain such as add → clip → mul is
+    one loop nest and its intermediate tensors are never written. Rank-0
+    ops are left alone (upstream fusion fails on them).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def TractCpuContractionKernels
+    : Pass<"tract-cpu-contraction-kernels", "func::FuncOp"> {
+  let summary = "Register-tiled vector kernels for contractions on buffers";
+  let description = [{
+    Rewrites every f32 `linalg` op on buffers whose body is
+    `out + a * b` (matmul, batch matmul, einsum contractions, convolutions
+    and depthwise convolutions, whatever their strides and dilations) into
+    loops around a register tile of `rows` × `cols` accumulators:
+
+    * the output's innermost dim is the vector dim (`cols` wide, `lanes`
+      f32 per register, two registers per row);
+    * another parallel dim of the operand that does not vary along the
+      vector dim gives the rows: each step broadcasts one scalar of that
+      operand per row and adds its product with one vector of the other
+      operand (shared by all rows for a matmul or a convolution, one per
+      row for a depthwise convolution);
+    * every reduction dim is a loop inside the tile, the accumulators stay
+      in registers across it (`scf.for` iter_args) and the output tile is
+      read once and written once;
+    * a long single reduction dim (a matmul's k) is cut into blocks of
+      `k-block` so that the panel of the vector operand stays in cache.
+
+    Sizes that a tile does not divide end with a smaller tile of the exact
+    remainder when static, or with single-row and single-column tiles when
+    known only at run time, so that every vector has a static size and no
+    masking is needed.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 lanes in one vector register">,
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "rows of the register tile (broadcast operand)">,
+    Option<"vectorsPerRow", "vectors-per-row", "int64_t", /*default=*/"2",
+           "vector registers per row of the register tile">,
+    Option<"kBlock", "k-block", "int64_t", /*default=*/"256",
+           "block of a single reduction dim kept in cache">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def TractCpuVectorLoops : Pass<"tract-cpu-vector-loops", "func::FuncOp"> {
+  let summary = "Linalg ops on buffers as loops of vector tiles";
+  let description = [{
+    Rewrites each linalg op on buffers whose output's innermost dim is
+    parallel (maps, broadcasts, fills, copies, transposes, pools,
+    reductions over outer axes) into loops over the other dims around
+    vector tiles of that dim: `4 × lanes` wide for maps, `2 × lanes` for
+    reductions, then tiles of at most `lanes` for a static rest and single
+    lanes for a rest known only at run time. Each input is read as a vector
+    along the dim (contiguous, every n-th element through a shuffle for
+    small strides, a strided view otherwise) or as one scalar broadcast to
+    all lanes; the body runs unchanged on vectors (`linalg.index` of the
+    vector dim becomes a step vector); reduction dims become loops around
+    the output tile, which stays in registers.
+
+    Ops whose body has regions or non-lane-wise ops (gathers with
+    `tensor.extract`), and reductions that an input walks along its last
+    axis (a vector along the reduction would be the better tile), are left
+    for the loop lowering. `memref.copy` between non-contiguous buffers (the
+    interior of a padded tensor) becomes a `linalg.copy` and is tiled too.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "lanes of one vector register for 32-bit elements">
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def TractApproximateMath : Pass<"tract-approximate-math", "func::FuncOp"> {
+  let summary = "Vector exp, tanh and log as polynomials";
+  let description = [{
+    LLVM has no vector exp, tanh or log for a CPU: a `math.exp` on a vector
+    of 16 lanes becomes 16 calls to libm. This pass rewrites the f32 vector
+    ops `math.exp`, `expm1`, `tanh`, `log`, `log1p` and `log2` (from the
+    vector loops: sigmoid, softmax, tanh of recurrent cells) into MLIR's
+    polynomial approximations, which run on the vector registers and stay
+    within the tolerance of `--approx approximate`. Scalar math is left to
+    libm.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+#endif // TRACT_CODEGEN_PASSES_TD

@@ -1,0 +1,43 @@
+//===- TargetInfo.h - what the CPU code generator knows of a CPU -*- C++ -*-===//
+
+#ifndef CODEGEN_CPU_TARGETINFO_H
+#define CODEGEN_CPU_TARGETINFO_H
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::tract {
+
+/// The facts of a CPU that choose tile sizes: the width and number of its
+/// vector registers and the caches the blocking aims at.
+struct TargetInfo {
+  std::string isa = "scalar"; ///< the vector ISA, for listings
+  int64_t f32Lanes = 1;       ///< f32 per vector register
+  int64_t vectorRegisters = 16;
+  int64_t l1Bytes = 32 * 1024;
+  int64_t l2Bytes = 512 * 1024;
+
+  /// Rows of the register tile: accumulators plus one vector operand and
+  /// a broadcast must fit the register file.
+  int64_t tileRows() const { return vectorRegisters >= 32 ? 8 : 6; }
+  /// Vector registers per row of the register tile.
+  int64_t vectorsPerRow() const { return 2; }
+  /// The block of a matmul's k that keeps a panel of the vector operand,
+  /// `k` rows of a tile's columns, in L1.
+  int64_t kBlock() const;
+
+  /// The target of `arch` (an LLVM triple's arch name: x86_64, aarch64,
+  /// arm, wasm32) with the features for which `has` is true ("avx512f",
+  /// "avx2", "neon", "simd128").
+  static TargetInfo forFeatures(llvm::StringRef arch,
+                                llvm::function_ref<bool(llvm::StringRef)> has);
+  /// The machine this process runs on.
+  static TargetInfo host();
+};
+
+} // namespace mlir::tract
+
+#endif // CODEGEN_CPU_TARGETINFO_H

@@ -1,0 +1,312 @@
+//===- VectorLoops.cpp - linalg ops on buffers as loops of vector tiles ---===//
+//
+// Most ops of a model are maps, broadcasts, copies, pools and reductions
+// over outer axes: linalg ops whose output's innermost dim is parallel.
+// Along that dim each operand is a vector (contiguous, strided, or one
+// scalar for all lanes), so the body runs on vectors as it is written,
+// and the reduction dims, if any, become loops around an accumulator that
+// stays in registers.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+#include "codegen/cpu/VectorTiles.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTCPUVECTORLOOPS
+#include "codegen/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+
+namespace {
+
+/// How each operand of the op is seen along the vector dim.
+struct VectorLoopPlan {
+  linalg::LinalgOp op;
+  unsigned vectorDim;
+  unsigned outputAxis;
+  /// Per input: the axis the vector dim walks and its stride, or nullopt
+  /// for an operand that is one scalar for all lanes.
+  SmallVector<std::optional<std::pair<unsigned, int64_t>>> inputs;
+  SmallVector<unsigned> outerDims;
+  SmallVector<unsigned> reductionDims;
+  bool readsOutput = false;
+};
+
+/// Whether `op` of a linalg body computes lane by lane on vectors.
+bool isLaneWise(Operation *op) {
+  if (isa<arith::ConstantOp, linalg::IndexOp>(op))
+    return true;
+  if (op->getNumRegions() != 0 || op->getNumResults() != 1)
+    return false;
+  return op->hasTrait<OpTrait::Elementwise>() &&
+         op->hasTrait<OpTrait::Vectorizable>();
+}
+
+bool isVectorElement(Type type) {
+  return isa<FloatType, IntegerType, IndexType>(type);
+}
+
+/// Booleans are bytes in a buffer but bits in a vector load: keep them out
+/// of vector reads and writes.
+bool isVectorMemoryElement(Type type) {
+  return isVectorElement(type) && !type.isInteger(1);
+}
+
+FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
+    return failure();
+  VectorLoopPlan plan;
+  plan.op = op;
+  OpOperand *output = op.getDpsInitOperand(0);
+  auto outputType = dyn_cast<MemRefType>(output->get().getType());
+  if (!outputType || outputType.getRank() == 0 ||
+      !isVectorMemoryElement(outputType.getElementType()))
+    return failure();
+  AffineMap outputMap = op.getMatchingIndexingMap(output);
+  if (!outputMap.isProjectedPermutation())
+    return failure();
+  auto last = dyn_cast<AffineDimExpr>(outputMap.getResults().back());
+  if (!last)
+    return failure();
+  plan.vectorDim = last.getPosition();
+  plan.outputAxis = outputMap.getNumResults() - 1;
+
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  for (unsigned dim = 0, e = op.getNumLoops(); dim < e; ++dim) {
+    if (iterators[dim] == utils::IteratorType::reduction)
+      plan.reductionDims.push_back(dim);
+    else if (dim != plan.vectorDim)
+      plan.outerDims.push_back(dim);
+  }
+
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type) {
+      if (!isVectorElement(input->get().getType()))
+        return failure();
+      plan.inputs.push_back(std::nullopt);
+      continue;
+    }
+    if (!isVectorMemoryElement(type.getElementType()))
+      return failure();
+    AffineMap map = op.getMatchingIndexingMap(input);
+    auto axis = tract::vectorAxisOf(map, plan.vectorDim);
+    if (failed(axis))
+      return failure();
+    if (!axis->first) {
+      plan.inputs.push_back(std::nullopt);
+      continue;
+    }
+    // A reduction that a vector could walk contiguously (a sum over the
+    // last axis) gains nothing from strided lanes: leave it to loops.
+    if (!plan.reductionDims.empty() &&
+        (*axis->first != map.getNumResults() - 1 || axis->second > 4))
+      return failure();
+    plan.inputs.push_back(std::make_pair(*axis->first, axis->second));
+  }
+
+  Block *body = op.getBlock();
+  for (Operation &inner : body->without_terminator())
+    if (!isLaneWise(&inner) ||
+        !llvm::all_of(inner.getResultTypes(), isVectorElement))
+      return failure();
+  plan.readsOutput = !body->getArguments().back().use_empty();
+  if (!plan.reductionDims.empty() && !plan.readsOutput)
+    return failure();
+  return plan;
+}
+
+class VectorLoopEmitter {
+public:
+  VectorLoopEmitter(VectorLoopPlan plan, int64_t cols, int64_t lanes)
+      : plan(std::move(plan)), cols(cols), lanes(lanes) {}
+
+  void emit(RewriterBase &rewriter) {
+    linalg::LinalgOp op = plan.op;
+    Location loc = op.getLoc();
+    rewriter.setInsertionPoint(op);
+    ranges = op.createLoopRanges(rewriter, loc);
+    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+    dims.assign(op.getNumLoops(), zero);
+    emitOuter(rewriter, loc, 0);
+    rewriter.eraseOp(op);
+  }
+
+private:
+  VectorLoopPlan plan;
+  int64_t cols, lanes;
+  SmallVector<Range> ranges;
+  SmallVector<Value> dims;
+
+  OpFoldResult size(unsigned dim) const { return ranges[dim].size; }
+
+  void emitOuter(OpBuilder &b, Location loc, size_t i) {
+    if (i == plan.outerDims.size()) {
+      for (const tract::Piece &piece :
+           tract::cutIntoTiles(b, loc, size(plan.vectorDim), cols, lanes))
+        tract::forEachTile(
+            b, loc, piece, [&](OpBuilder &nested, Location l, Value column) {
+              emitTile(nested, l, column, piece.tile);
+            });
+      return;
+    }
+    unsigned dim = plan.outerDims[i];
+    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+    Value ub = getValueOrCreateConstantIndexOp(b, loc, size(dim));
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    scf::ForOp::create(b, loc, lb, ub, one, ValueRange{},
+                       [&](OpBuilder &nested, Location l, Value iv,
+                           ValueRange) {
+                         dims[dim] = iv;
+                         emitOuter(nested, l, i + 1);
+                         scf::YieldOp::create(nested, l);
+                       });
+  }
+
+  SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand *operand) {
+    return tract::indicesAt(b, loc, plan.op.getMatchingIndexingMap(operand),
+                            dims);
+  }
+
+  void emitTile(OpBuilder &b, Location loc, Value column, int64_t width) {
+    dims[plan.vectorDim] = column;
+    OpOperand *output = plan.op.getDpsInitOperand(0);
+    Value accumulator;
+    if (plan.readsOutput)
+      accumulator = tract::readVector(b, loc, output->get(),
+                                      indices(b, loc, output),
+                                      plan.outputAxis, 1, width);
+    Value result = emitReductions(b, loc, 0, accumulator, width);
+    tract::writeVector(b, loc, result, output->get(), indices(b, loc, output),
+                       plan.outputAxis);
+  }
+
+  Value emitReductions(OpBuilder &b, Location loc, size_t i, Value accumulator,
+                       int64_t width) {
+    if (i == plan.reductionDims.size())
+      return emitBody(b, loc, accumulator, width);
+    unsigned dim = plan.reductionDims[i];
+    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
+    Value ub = getValueOrCreateConstantIndexOp(b, loc, size(dim));
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop = scf::ForOp::create(
+        b, loc, lb, ub, one, ValueRange{accumulator},
+        [&](OpBuilder &nested, Location l, Value iv, ValueRange accs) {
+          dims[dim] = iv;
+          scf::YieldOp::create(
+              nested, l, emitReductions(nested, l, i + 1, accs[0], width));
+        });
+    return loop.getResult(0);
+  }
+
+  /// `value` (a scalar) on every lane.
+  Value splat(OpBuilder &b, Location loc, Value value, int64_t width) {
+    return vector::BroadcastOp::create(
+        b, loc, VectorType::get({width}, value.getType()), value);
+  }
+
+  /// The body on vectors of `width` lanes; `accumulator` is the output's
+  /// block argument.
+  Value emitBody(OpBuilder &b, Location loc, Value accumulator,
+                 int64_t width) {
+    Block *body = plan.op.getBlock();
+    IRMapping lanesOf;
+    for (auto [i, input] : llvm::enumerate(plan.op.getDpsInputOperands())) {
+      Value value;
+      Value source = input->get();
+      if (!isa<MemRefType>(source.getType()))
+        value = splat(b, loc, source, width);
+      else if (plan.inputs[i])
+        value = tract::readVector(b, loc, source, indices(b, loc, input),
+                                  plan.inputs[i]->first,
+                                  plan.inputs[i]->second, width);
+      else
+        value = splat(b, loc,
+                      memref::LoadOp::create(b, loc, source,
+                                             indices(b, loc, input)),
+                      width);
+      lanesOf.map(body->getArgument(i), value);
+    }
+    if (accumulator)
+      lanesOf.map(body->getArguments().back(), accumulator);
+    // A value from outside the body is the same on every lane.
+    auto lookup = [&](Value value) {
+      if (Value mapped = lanesOf.lookupOrNull(value))
+        return mapped;
+      return splat(b, loc, value, width);
+    };
+    for (Operation &inner : body->without_terminator()) {
+      Value lanes;
+      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+        Value at = dims[index.getDim()];
+        lanes = splat(b, loc, at, width);
+        if (index.getDim() == plan.vectorDim)
+          lanes = arith::AddIOp::create(
+              b, loc, lanes,
+              vector::StepOp::create(
+                  b, loc, VectorType::get({width}, b.getIndexType())));
+      } else if (isa<arith::ConstantOp>(inner)) {
+        lanes = splat(b, loc, b.clone(inner)->getResult(0), width);
+      } else {
+        OperationState state(inner.getLoc(), inner.getName());
+        for (Value operand : inner.getOperands())
+          state.addOperands(lookup(operand));
+        state.addTypes(VectorType::get({width}, inner.getResult(0).getType()));
+        state.addAttributes(inner.getAttrs());
+        lanes = b.create(state)->getResult(0);
+      }
+      lanesOf.map(inner.getResult(0), lanes);
+    }
+    return lookup(body->getTerminator()->getOperand(0));
+  }
+};
+
+struct TractCpuVectorLoops
+    : public tract::impl::TractCpuVectorLoopsBase<TractCpuVectorLoops> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Copies into or out of views (a padded interior) would otherwise go
+    // through the runtime's element-by-element memrefCopy.
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) {
+      auto source = cast<MemRefType>(copy.getSource().getType());
+      auto target = cast<MemRefType>(copy.getTarget().getType());
+      if (source.getRank() > 0 &&
+          (!source.getLayout().isIdentity() || !target.getLayout().isIdentity()))
+        copies.push_back(copy);
+    });
+    for (memref::CopyOp copy : copies) {
+      rewriter.setInsertionPoint(copy);
+      rewriter.replaceOpWithNewOp<linalg::CopyOp>(copy, copy.getSource(),
+                                                  copy.getTarget());
+    }
+
+    SmallVector<VectorLoopPlan> work;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      FailureOr<VectorLoopPlan> plan = matchVectorLoop(op);
+      if (succeeded(plan))
+        work.push_back(*plan);
+    });
+    for (VectorLoopPlan &plan : work) {
+      // Reductions keep fewer accumulators live across their loops.
+      int64_t width = lanes * (plan.reductionDims.empty() ? 4 : 2);
+      VectorLoopEmitter(plan, width, lanes).emit(rewriter);
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,170 @@
+//===- VectorTiles.cpp - loops of static vector tiles over buffers --------===//
+
+#include "codegen/cpu/VectorTiles.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+std::optional<int64_t> tract::coefficientOf(AffineExpr expr, unsigned dim,
+                                            unsigned numDims) {
+  if (!expr.isFunctionOfDim(dim))
+    return 0;
+  MLIRContext *context = expr.getContext();
+  auto at = [&](int64_t value) {
+    SmallVector<AffineExpr> values(numDims, getAffineConstantExpr(0, context));
+    values[dim] = getAffineConstantExpr(value, context);
+    return dyn_cast<AffineConstantExpr>(
+        simplifyAffineExpr(expr.replaceDims(values), numDims, 0));
+  };
+  auto zero = at(0), one = at(1), two = at(2);
+  if (!zero || !one || !two)
+    return std::nullopt;
+  int64_t step = one.getValue() - zero.getValue();
+  if (two.getValue() - one.getValue() != step)
+    return std::nullopt;
+  // Linear in `dim` alone: no other dim may multiply it.
+  AffineExpr rest = expr - getAffineDimExpr(dim, context) * step;
+  if (simplifyAffineExpr(rest, numDims, 0).isFunctionOfDim(dim))
+    return std::nullopt;
+  return step;
+}
+
+FailureOr<std::pair<std::optional<unsigned>, int64_t>>
+tract::vectorAxisOf(AffineMap map, unsigned dim) {
+  std::optional<unsigned> axis;
+  int64_t stride = 0;
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (!expr.isFunctionOfDim(dim))
+      continue;
+    std::optional<int64_t> step = coefficientOf(expr, dim, map.getNumDims());
+    if (axis || !step || *step <= 0)
+      return failure();
+    axis = i;
+    stride = *step;
+  }
+  return std::make_pair(axis, stride);
+}
+
+SmallVector<tract::Piece> tract::cutIntoTiles(OpBuilder &b, Location loc,
+                                              OpFoldResult size, int64_t tile,
+                                              int64_t restTile) {
+  if (std::optional<int64_t> known = getConstantIntValue(size)) {
+    SmallVector<Piece> pieces;
+    int64_t full = *known / tile * tile;
+    if (full > 0)
+      pieces.push_back({b.getIndexAttr(0), b.getIndexAttr(full), tile});
+    // A vector of 28 f32 is legalized far worse than 16 + 12.
+    for (int64_t at = full; at < *known;) {
+      int64_t step = std::min(*known - at, restTile);
+      pieces.push_back({b.getIndexAttr(at), b.getIndexAttr(at + step), step});
+      at += step;
+    }
+    return pieces;
+  }
+  if (tile == 1)
+    return {Piece{b.getIndexAttr(0), size, 1}};
+  AffineExpr s = getAffineSymbolExpr(0, b.getContext());
+  OpFoldResult full = affine::makeComposedFoldedAffineApply(
+      b, loc, s.floorDiv(tile) * tile, {size});
+  return {Piece{b.getIndexAttr(0), full, tile}, Piece{full, size, 1}};
+}
+
+void tract::forEachTile(OpBuilder &b, Location loc, const Piece &piece,
+                        function_ref<void(OpBuilder &, Location, Value)> body) {
+  std::optional<int64_t> begin = getConstantIntValue(piece.begin);
+  std::optional<int64_t> end = getConstantIntValue(piece.end);
+  if (begin && end && *end - *begin == piece.tile) {
+    body(b, loc, arith::ConstantIndexOp::create(b, loc, *begin));
+    return;
+  }
+  Value lb = getValueOrCreateConstantIndexOp(b, loc, piece.begin);
+  Value ub = getValueOrCreateConstantIndexOp(b, loc, piece.end);
+  Value step = arith::ConstantIndexOp::create(b, loc, piece.tile);
+  scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
+                     [&](OpBuilder &nested, Location l, Value iv, ValueRange) {
+                       body(nested, l, iv);
+                       scf::YieldOp::create(nested, l);
+                     });
+}
+
+SmallVector<Value> tract::indicesAt(OpBuilder &b, Location loc, AffineMap map,
+                                    ArrayRef<Value> dims) {
+  SmallVector<Value> result;
+  for (AffineExpr expr : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      result.push_back(dims[dim.getPosition()]);
+      continue;
+    }
+    if (auto constant = dyn_cast<AffineConstantExpr>(expr)) {
+      result.push_back(
+          arith::ConstantIndexOp::create(b, loc, constant.getValue()));
+      continue;
+    }
+    SmallVector<OpFoldResult> operands;
+    for (auto [d, value] : llvm::enumerate(dims))
+      operands.push_back(expr.isFunctionOfDim(d) ? OpFoldResult(value)
+                                                 : b.getIndexAttr(0));
+    AffineMap single = AffineMap::get(map.getNumDims(), 0, expr);
+    result.push_back(
+        affine::makeComposedAffineApply(b, loc, single, operands));
+  }
+  return result;
+}
+
+/// A read of `count` elements along `axis` from `at`, in bounds.
+static Value contiguousRead(OpBuilder &b, Location loc, Value memref,
+                            ValueRange at, unsigned axis, int64_t count) {
+  auto type = cast<MemRefType>(memref.getType());
+  Type element = type.getElementType();
+  auto vectorType = VectorType::get({count}, element);
+  // Every read is in bounds: the padding is never used.
+  Value padding = arith::ConstantOp::create(b, loc, b.getZeroAttr(element));
+  AffineMap map =
+      AffineMap::get(type.getRank(), 0, getAffineDimExpr(axis, b.getContext()));
+  return vector::TransferReadOp::create(b, loc, vectorType, memref, at,
+                                        padding, map, ArrayRef{true});
+}
+
+Value tract::readVector(OpBuilder &b, Location loc, Value memref,
+                        ValueRange at, unsigned axis, int64_t stride,
+                        int64_t cols) {
+  if (stride == 1)
+    return contiguousRead(b, loc, memref, at, axis, cols);
+  if (stride <= 4 && cols > 1) {
+    // Every `stride`-th element of one wider load: a register shuffle
+    // instead of `cols` scalar loads.
+    int64_t span = (cols - 1) * stride + 1;
+    Value wide = contiguousRead(b, loc, memref, at, axis, span);
+    SmallVector<int64_t> mask;
+    for (int64_t i = 0; i < cols; ++i)
+      mask.push_back(i * stride);
+    return vector::ShuffleOp::create(b, loc, wide, wide, mask);
+  }
+  auto type = cast<MemRefType>(memref.getType());
+  SmallVector<OpFoldResult> offsets = getAsOpFoldResult(at);
+  SmallVector<OpFoldResult> sizes(type.getRank(), b.getIndexAttr(1));
+  SmallVector<OpFoldResult> strides(type.getRank(), b.getIndexAttr(1));
+  sizes[axis] = b.getIndexAttr(cols);
+  strides[axis] = b.getIndexAttr(stride);
+  auto viewType = memref::SubViewOp::inferRankReducedResultType(
+      {cols}, type, offsets, sizes, strides);
+  Value view = memref::SubViewOp::create(b, loc, cast<MemRefType>(viewType),
+                                         memref, offsets, sizes, strides);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  return contiguousRead(b, loc, view, zero, 0, cols);
+}
+
+void tract::writeVector(OpBuilder &b, Location loc, Value vector, Value memref,
+                        ValueRange at, unsigned axis) {
+  auto type = cast<MemRefType>(memref.getType());
+  AffineMap map =
+      AffineMap::get(type.getRank(), 0, getAffineDimExpr(axis, b.getContext()));
+  vector::TransferWriteOp::create(b, loc, vector, memref, at, map,
+                                  ArrayRef{true});
+}

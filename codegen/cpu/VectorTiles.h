@@ -1,0 +1,64 @@
+//===- VectorTiles.h - loops of static vector tiles over buffers -*- C++ -*-===//
+//
+// The pieces the CPU kernels share: cutting a dim into tiles whose sizes
+// are all static, and reading or writing one row of a tile as a vector
+// wherever the indexing map puts it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CODEGEN_CPU_VECTORTILES_H
+#define CODEGEN_CPU_VECTORTILES_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpDefinition.h"
+
+namespace mlir::tract {
+
+/// The coefficient of `dim` in `expr` when `expr` is linear in it (0 when
+/// `expr` does not use it), nullopt otherwise.
+std::optional<int64_t> coefficientOf(AffineExpr expr, unsigned dim,
+                                     unsigned numDims);
+
+/// The axis of an operand that loop dim `dim` walks, and its stride: at
+/// most one result of `map` may use `dim`, linearly with a positive stride.
+/// {nullopt, 0} when no result uses it; failure when the map is not of
+/// that form.
+FailureOr<std::pair<std::optional<unsigned>, int64_t>>
+vectorAxisOf(AffineMap map, unsigned dim);
+
+/// One range of a tiled dim: [begin, end) in tiles of `tile`.
+struct Piece {
+  OpFoldResult begin, end;
+  int64_t tile;
+};
+
+/// Cuts [0, size) into tiles of `tile` and the rest: tiles of at most
+/// `restTile` when the size is static, single elements when it is not, so
+/// that every tile has a static size.
+SmallVector<Piece> cutIntoTiles(OpBuilder &b, Location loc, OpFoldResult size,
+                                int64_t tile, int64_t restTile);
+
+/// Loops over `piece`'s tiles, calling `body` with the first index of each;
+/// a piece of one tile needs no loop.
+void forEachTile(OpBuilder &b, Location loc, const Piece &piece,
+                 function_ref<void(OpBuilder &, Location, Value)> body);
+
+/// The indices `map` gives at the loop dims `dims` (only the dims each
+/// result uses are read: the others may be out of scope).
+SmallVector<Value> indicesAt(OpBuilder &b, Location loc, AffineMap map,
+                             ArrayRef<Value> dims);
+
+/// `cols` elements of `memref` from `at`, `stride` apart along `axis`, as a
+/// vector: a contiguous load, a wider load and a shuffle for small strides,
+/// a strided view (scalar loads) otherwise.
+Value readVector(OpBuilder &b, Location loc, Value memref, ValueRange at,
+                 unsigned axis, int64_t stride, int64_t cols);
+
+/// Writes `vector` into `memref` from `at` along `axis` (contiguous).
+void writeVector(OpBuilder &b, Location loc, Value vector, Value memref,
+                 ValueRange at, unsigned axis);
+
+} // namespace mlir::tract
+
+#endif // CODEGEN_CPU_VECTORTILES_H

@@ -1,0 +1,130 @@
+// RUN: tract-opt --tract-cpu-contraction-kernels="lanes=4 rows=2 vectors-per-row=2 k-block=8" --canonicalize --cse --split-input-file %s | FileCheck %s
+
+// A matmul: k cut in blocks of 8, rows of A two by two, columns of B eight
+// by eight and then the 3 left over. Both rows share one vector of B per
+// step; the accumulators are loop-carried and written once per tile.
+// CHECK-DAG:   #[[KEND:.*]] = affine_map<(d0) -> (20, d0 + 8)>
+// CHECK-LABEL: func.func @matmul(
+// CHECK-SAME:    %[[A:.*]]: memref<4x20xf32>, %[[B:.*]]: memref<20x11xf32>, %[[C:.*]]: memref<4x11xf32>)
+// CHECK:         scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[K1:.*]] = affine.min #[[KEND]](%[[K0]])
+// CHECK:           scf.for %[[M:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             %[[ACC0:.*]] = vector.transfer_read %[[C]][%[[M]], %[[C0:.*]]], %{{.*}} {in_bounds = [true]} : memref<4x11xf32>, vector<8xf32>
+// CHECK:             %[[M1:.*]] = arith.addi %[[M]]
+// CHECK:             %[[ACC1:.*]] = vector.transfer_read %[[C]][%[[M1]], %[[C0]]]
+// CHECK:             %[[SUMS:.*]]:2 = scf.for %[[K:.*]] = %[[K0]] to %[[K1]] step %{{.*}} iter_args(%[[S0:.*]] = %[[ACC0]], %[[S1:.*]] = %[[ACC1]]) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK-NEXT:          %[[V:.*]] = vector.transfer_read %[[B]][%[[K]], %[[C0]]], %{{.*}} {in_bounds = [true]} : memref<20x11xf32>, vector<8xf32>
+// CHECK-NEXT:          %[[X0:.*]] = memref.load %[[A]][%[[M]], %[[K]]]
+// CHECK-NEXT:          %[[X0S:.*]] = vector.broadcast %[[X0]] : f32 to vector<8xf32>
+// CHECK-NEXT:          %[[F0:.*]] = vector.fma %[[X0S]], %[[V]], %[[S0]] : vector<8xf32>
+// CHECK-NEXT:          %[[X1:.*]] = memref.load %[[A]][%[[M1]], %[[K]]]
+// CHECK-NEXT:          %[[X1S:.*]] = vector.broadcast %[[X1]] : f32 to vector<8xf32>
+// CHECK-NEXT:          %[[F1:.*]] = vector.fma %[[X1S]], %[[V]], %[[S1]] : vector<8xf32>
+// CHECK-NEXT:          scf.yield %[[F0]], %[[F1]]
+// CHECK:             vector.transfer_write %[[SUMS]]#0, %[[C]][%[[M]], %[[C0]]] {in_bounds = [true]} : vector<8xf32>, memref<4x11xf32>
+// CHECK:             vector.transfer_write %[[SUMS]]#1, %[[C]][%[[M1]], %[[C0]]]
+// CHECK:             vector.transfer_read %[[C]][%[[M]], %[[C8:.*]]], %{{.*}} : memref<4x11xf32>, vector<3xf32>
+// CHECK:             scf.for {{.*}} -> (vector<3xf32>, vector<3xf32>)
+// CHECK-COUNT-2:       vector.fma {{.*}} : vector<3xf32>
+// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<3xf32>, memref<4x11xf32>
+// CHECK-NOT:     linalg.matmul
+func.func @matmul(%a: memref<4x20xf32>, %b: memref<20x11xf32>, %c: memref<4x11xf32>) {
+  linalg.matmul ins(%a, %b : memref<4x20xf32>, memref<20x11xf32>) outs(%c : memref<4x11xf32>)
+  return
+}
+
+// -----
+
+// A convolution with stride 2: output channels are the rows, output columns
+// the vector; each step loads 7 input columns and keeps every other one
+// (a shuffle), and one kernel value per output channel. Batch and output rows are
+// outer loops; input channels and the kernel window are the reduction loops.
+// CHECK-LABEL: func.func @conv_stride2(
+// CHECK-SAME:    %[[X:.*]]: memref<1x3x9x9xf32>, %[[W:.*]]: memref<2x3x3x3xf32>, %[[O:.*]]: memref<1x2x4x4xf32>)
+// CHECK:         scf.for %[[OH:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           vector.transfer_read %[[O]][%{{.*}}, %{{.*}}, %[[OH]], %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<1x2x4x4xf32>, vector<4xf32>
+// CHECK:           scf.for %[[CI:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>, vector<4xf32>) {
+// CHECK:             scf.for %[[KH:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>, vector<4xf32>) {
+// CHECK:               scf.for %[[KW:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>, vector<4xf32>) {
+// CHECK:                 %[[WIDE:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[CI]], %{{.*}}, %[[KW]]], %{{.*}} {in_bounds = [true]} : memref<1x3x9x9xf32>, vector<7xf32>
+// CHECK:                 %[[V:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+// CHECK:                 memref.load %[[W]][%{{.*}}, %[[CI]], %[[KH]], %[[KW]]]
+// CHECK:                 vector.fma %{{.*}}, %[[V]], %{{.*}} : vector<4xf32>
+// CHECK:                 memref.load %[[W]]
+// CHECK:                 vector.fma %{{.*}}, %[[V]], %{{.*}} : vector<4xf32>
+// CHECK-NOT:     linalg.conv_2d_nchw_fchw
+func.func @conv_stride2(%x: memref<1x3x9x9xf32>, %w: memref<2x3x3x3xf32>, %o: memref<1x2x4x4xf32>) {
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : memref<1x3x9x9xf32>, memref<2x3x3x3xf32>) outs(%o : memref<1x2x4x4xf32>)
+  return
+}
+
+// -----
+
+// A stride of 5 reads its 4 columns through a strided view.
+// CHECK-LABEL: func.func @conv1d_stride5(
+// CHECK:         %[[VIEW:.*]] = memref.subview %{{.*}}[0, %{{.*}}, %{{.*}}] [1, 1, 4] [1, 1, 5] : memref<1x2x20xf32> to memref<4xf32, strided<[5], offset: ?>>
+// CHECK:         vector.transfer_read %[[VIEW]][%{{.*}}], %{{.*}} {in_bounds = [true]} : memref<4xf32, strided<[5], offset: ?>>, vector<4xf32>
+func.func @conv1d_stride5(%x: memref<1x2x20xf32>, %w: memref<3x2x3xf32>, %o: memref<1x3x4xf32>) {
+  linalg.conv_1d_ncw_fcw {dilations = dense<1> : tensor<1xi64>, strides = dense<5> : tensor<1xi64>}
+    ins(%x, %w : memref<1x2x20xf32>, memref<3x2x3xf32>) outs(%o : memref<1x3x4xf32>)
+  return
+}
+
+// -----
+
+// A depthwise convolution: the channel is both the row of the kernel scalar
+// and the plane of the input vector, so each row reads its own vector; rows
+// of this kind are half as many (here one).
+// CHECK-LABEL: func.func @depthwise(
+// CHECK-SAME:    %[[X:.*]]: memref<1x4x6x10xf32>, %[[W:.*]]: memref<4x3x3xf32>, %[[O:.*]]: memref<1x4x4x8xf32>)
+// CHECK:         scf.for %[[OH:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.for %[[C:[a-z0-9]+]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             vector.transfer_read %[[O]][%{{.*}}, %[[C]], %[[OH]], %{{.*}}]
+// CHECK:           scf.for {{.*}} -> (vector<8xf32>) {
+// CHECK:             scf.for {{.*}} -> (vector<8xf32>) {
+// CHECK-NEXT:          %[[IH:.*]] = affine.apply
+// CHECK-NEXT:          %[[V:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[C]], %[[IH]], %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<1x4x6x10xf32>, vector<8xf32>
+// CHECK-NEXT:          %[[S:.*]] = memref.load %[[W]][%[[C]], %{{.*}}, %{{.*}}]
+// CHECK-NEXT:          %[[SPLAT:.*]] = vector.broadcast %[[S]]
+// CHECK-NEXT:          vector.fma %[[SPLAT]], %[[V]], %{{.*}} : vector<8xf32>
+// CHECK-NOT:     linalg.depthwise_conv_2d_nchw_chw
+func.func @depthwise(%x: memref<1x4x6x10xf32>, %w: memref<4x3x3xf32>, %o: memref<1x4x4x8xf32>) {
+  linalg.depthwise_conv_2d_nchw_chw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x4x6x10xf32>, memref<4x3x3xf32>) outs(%o : memref<1x4x4x8xf32>)
+  return
+}
+
+// -----
+
+// Columns known only at run time: full tiles of 8 up to the last multiple
+// of 8, then one column at a time.
+// CHECK-LABEL: func.func @dynamic_columns(
+// CHECK:         %[[N:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<3x?xf32>
+// CHECK:         %[[END:.*]] = affine.apply #{{.*}}()[%[[N]]]
+// CHECK:         scf.for %{{.*}} = %{{.*}} to %[[END]] step %{{.*}} {
+// CHECK:           vector.fma {{.*}} : vector<8xf32>
+// CHECK:         scf.for %{{.*}} = %[[END]] to %[[N]] step %{{.*}} {
+// CHECK:           vector.fma {{.*}} : vector<1xf32>
+func.func @dynamic_columns(%a: memref<2x3xf32>, %b: memref<3x?xf32>, %c: memref<2x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<2x3xf32>, memref<3x?xf32>) outs(%c : memref<2x?xf32>)
+  return
+}
+
+// -----
+
+// Not a multiply-accumulate: left for the loop lowering.
+// CHECK-LABEL: func.func @max_reduction(
+// CHECK:         linalg.generic
+// CHECK-NOT:     vector.fma
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+func.func @max_reduction(%x: memref<4x8xf32>, %y: memref<4xf32>) {
+  linalg.generic {indexing_maps = [#id, #row], iterator_types = ["parallel", "reduction"]}
+    ins(%x : memref<4x8xf32>) outs(%y : memref<4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %out : f32
+    linalg.yield %m : f32
+  }
+  return
+}

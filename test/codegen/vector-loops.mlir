@@ -1,0 +1,114 @@
+// RUN: tract-opt --tract-cpu-vector-loops="lanes=4" --canonicalize --cse --split-input-file %s | FileCheck %s
+
+// A per-channel bias on (c, w): channels are a loop, w is cut into tiles of
+// 16 and a rest of 3; the bias is one scalar broadcast to every lane.
+// CHECK-LABEL: func.func @channel_bias(
+// CHECK-SAME:    %[[X:.*]]: memref<2x19xf32>, %[[B:.*]]: memref<2xf32>, %[[Y:.*]]: memref<2x19xf32>)
+// CHECK:         scf.for %[[C:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[V:.*]] = vector.transfer_read %[[X]][%[[C]], %[[C0:.*]]], %{{.*}} {in_bounds = [true]} : memref<2x19xf32>, vector<16xf32>
+// CHECK:           %[[S:.*]] = memref.load %[[B]][%[[C]]]
+// CHECK:           %[[SPLAT:.*]] = vector.broadcast %[[S]] : f32 to vector<16xf32>
+// CHECK:           %[[SUM:.*]] = arith.addf %[[V]], %[[SPLAT]] : vector<16xf32>
+// CHECK:           vector.transfer_write %[[SUM]], %[[Y]][%[[C]], %[[C0]]] {in_bounds = [true]} : vector<16xf32>, memref<2x19xf32>
+// CHECK:           vector.transfer_read %[[X]][%[[C]], %{{.*}}], %{{.*}} : memref<2x19xf32>, vector<3xf32>
+// CHECK:           arith.addf {{.*}} : vector<3xf32>
+// CHECK-NOT:     linalg.generic
+#id = affine_map<(c, w) -> (c, w)>
+#ch = affine_map<(c, w) -> (c)>
+func.func @channel_bias(%x: memref<2x19xf32>, %b: memref<2xf32>, %y: memref<2x19xf32>) {
+  linalg.generic {indexing_maps = [#id, #ch, #id], iterator_types = ["parallel", "parallel"]}
+    ins(%x, %b : memref<2x19xf32>, memref<2xf32>) outs(%y : memref<2x19xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, %c : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// A 2×2 max pool with stride 2: the window is a pair of loops around the
+// output tile; each step loads 7 input columns and keeps every other one.
+// CHECK-LABEL: func.func @max_pool(
+// CHECK:         %[[INIT:.*]] = vector.transfer_read %{{.*}} : memref<1x1x4x4xf32>, vector<4xf32>
+// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (vector<4xf32>) {
+// CHECK:           scf.for {{.*}} -> (vector<4xf32>) {
+// CHECK:             %[[WIDE:.*]] = vector.transfer_read %{{.*}} : memref<1x1x8x8xf32>, vector<7xf32>
+// CHECK:             %[[X:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6]
+// CHECK:             arith.maximumf %{{.*}}, %[[X]] : vector<4xf32>
+func.func @max_pool(%x: memref<1x1x8x8xf32>, %w: memref<2x2xf32>, %y: memref<1x1x4x4xf32>) {
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
+    ins(%x, %w : memref<1x1x8x8xf32>, memref<2x2xf32>) outs(%y : memref<1x1x4x4xf32>)
+  return
+}
+
+// -----
+
+// A fill takes a scalar operand: every lane gets it. 8 is less than a tile
+// of 16: two tiles of one register each.
+// CHECK-LABEL: func.func @fill(
+// CHECK-SAME:    %[[V:.*]]: f32, %[[Y:.*]]: memref<8xf32>)
+// CHECK:         %[[SPLAT:.*]] = vector.broadcast %[[V]] : f32 to vector<4xf32>
+// CHECK:         vector.transfer_write %[[SPLAT]], %[[Y]][%{{.*}}] {in_bounds = [true]} : vector<4xf32>, memref<8xf32>
+// CHECK:         vector.transfer_write %[[SPLAT]], %[[Y]][%{{.*}}] {in_bounds = [true]} : vector<4xf32>, memref<8xf32>
+func.func @fill(%v: f32, %y: memref<8xf32>) {
+  linalg.fill ins(%v : f32) outs(%y : memref<8xf32>)
+  return
+}
+
+// -----
+
+// The index of the vector dim is the tile's first index plus a step vector.
+// CHECK-LABEL: func.func @iota(
+// CHECK:         %[[STEP:.*]] = vector.step : vector<4xindex>
+// CHECK:         arith.index_cast %[[STEP]] : vector<4xindex> to vector<4xi64>
+#one = affine_map<(d0) -> (d0)>
+func.func @iota(%y: memref<4xi64>) {
+  linalg.generic {indexing_maps = [#one], iterator_types = ["parallel"]} outs(%y : memref<4xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i64
+    linalg.yield %c : i64
+  }
+  return
+}
+
+// -----
+
+// Copying into the interior of a padded buffer: a linalg.copy, tiled.
+// CHECK-LABEL: func.func @pad_interior(
+// CHECK:         %[[VIEW:.*]] = memref.subview
+// CHECK:         scf.for
+// CHECK:           %[[R:.*]] = vector.transfer_read %{{.*}} : memref<3x5xf32>, vector<4xf32>
+// CHECK:           vector.transfer_write %[[R]], %[[VIEW]]
+// CHECK:           %[[R1:.*]] = vector.transfer_read %{{.*}} : memref<3x5xf32>, vector<1xf32>
+// CHECK:           vector.transfer_write %[[R1]], %[[VIEW]]
+// CHECK-NOT:     memref.copy
+func.func @pad_interior(%x: memref<3x5xf32>, %padded: memref<5x7xf32>) {
+  %view = memref.subview %padded[1, 1] [3, 5] [1, 1] : memref<5x7xf32> to memref<3x5xf32, strided<[7, 1], offset: 8>>
+  memref.copy %x, %view : memref<3x5xf32> to memref<3x5xf32, strided<[7, 1], offset: 8>>
+  return
+}
+
+// -----
+
+// Left for the loop lowering: a sum over the last axis (the vector belongs
+// on the reduction) and booleans (bytes in memory, bits in a vector).
+// CHECK-LABEL: func.func @left_alone(
+// CHECK:         linalg.reduce
+// CHECK:         linalg.generic
+func.func @left_alone(%x: memref<4x8xf32>, %s: memref<4xf32>, %c: memref<4xi1>, %d: memref<4xi1>) {
+  linalg.reduce ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.addf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+    ins(%c : memref<4xi1>) outs(%d : memref<4xi1>) {
+  ^bb0(%a: i1, %o: i1):
+    %t = arith.constant true
+    %n = arith.xori %a, %t : i1
+    linalg.yield %n : i1
+  }
+  return
+}
