@@ -29,6 +29,32 @@ def TractFuseElementwise : Pass<"tract-fuse-elementwise", "func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TractCpuPackWeights : Pass<"tract-cpu-pack-weights", "func::FuncOp"> {
+  let summary = "Transpose constant operands of products for the kernels";
+  let description = [{
+    Works on multiply-accumulate linalg ops on tensors (matmuls, einsums,
+    convolutions) before bufferization. The contraction kernels put one
+    loop dim on the vector lanes (the rule is shared, `LaneChoice.h`): the
+    output's innermost dim, or another output dim that fills clearly more
+    lanes when the reduction is long (the output channels of a
+    convolution over a 7×7 map). When the operand that walks that dim is a
+    constant holding it on another axis (a Linear layer's `(out, in)`
+    weight, a convolution's `(f, c, kh, kw)` kernel), the constant is
+    transposed here, once, so that the dim is its last axis, and the op's
+    indexing map follows (a named convolution becomes a `linalg.generic`).
+    A constant slice of a constant that such an op reads (the gates of a
+    recurrent layer, cut from one weight) is folded into a constant first.
+  }];
+  let options = [
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 lanes in one vector register">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TractCpuContractionKernels
     : Pass<"tract-cpu-contraction-kernels", "func::FuncOp"> {
   let summary = "Register-tiled vector kernels for contractions on buffers";
@@ -38,8 +64,10 @@ def TractCpuContractionKernels
     and depthwise convolutions, whatever their strides and dilations) into
     loops around a register tile of `rows` × `cols` accumulators:
 
-    * the output's innermost dim is the vector dim (`cols` wide, `lanes`
-      f32 per register, two registers per row);
+    * one parallel dim is the vector dim (`cols` wide, `lanes` f32 per
+      register, two registers per row): the output's innermost, or another
+      output dim that fills more lanes over a long reduction (the rule of
+      `tract-cpu-pack-weights`);
     * another parallel dim of the operand that does not vary along the
       vector dim gives the rows: each step broadcasts one scalar of that
       operand per row and adds its product with one vector of the other

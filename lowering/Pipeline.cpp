@@ -17,6 +17,7 @@
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -86,6 +87,9 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createTractFuseElementwise());
   pm.addNestedPass<func::FuncOp>(createTractCollapseDims());
+  TractCpuPackWeightsOptions packing;
+  packing.lanes = target.f32Lanes;
+  pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
   pm.addPass(createCanonicalizerPass());
 
   bufferization::OneShotBufferizePassOptions bufferization;
@@ -125,7 +129,13 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  // Transfers lowered lane by lane start from a poison vector.
+  pm.addPass(createUBToLLVMConversionPass());
+  // aligned_alloc: a dense result's buffer can become the caller's tensor
+  // as it is (tract_model_run), without a copy.
+  FinalizeMemRefToLLVMConversionPassOptions memrefs;
+  memrefs.useAlignedAlloc = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefs));
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -209,26 +209,72 @@ static int64_t *descriptor_sizes(void *descriptor) {
   return (int64_t *)((char *)descriptor + sizeof(memref_head));
 }
 
-/* Copies a strided result into a new dense tensor. */
+/* Whether a result descriptor is dense and row-major from its start. */
+static int is_row_major(const tract_io_info *info, const memref_head *head,
+                        const int64_t *sizes, const int64_t *strides) {
+  int64_t expected = 1;
+  for (int32_t axis = info->rank - 1; axis >= 0; --axis) {
+    if (sizes[axis] != 1 && strides[axis] != expected)
+      return 0;
+    expected *= sizes[axis];
+  }
+  return head->offset == 0;
+}
+
+/* A result as a tensor. A dense buffer of its own, aligned as tensors are
+ * (compiled models allocate with aligned_alloc), becomes the tensor's data
+ * and `*adopted` is set; otherwise the result is copied, row by row. */
 static tract_tensor *tensor_from_descriptor(const tract_io_info *info,
-                                            void *descriptor) {
+                                            void *descriptor, int own_buffer,
+                                            int *adopted) {
   const memref_head *head = (const memref_head *)descriptor;
   const int64_t *sizes = descriptor_sizes(descriptor);
   const int64_t *strides = sizes + info->rank;
+  size_t element = tract_dtype_size(info->dtype);
+  *adopted = 0;
+  int dense = is_row_major(info, head, sizes, strides);
+  if (dense && own_buffer && head->allocated == head->aligned &&
+      head->aligned && (uintptr_t)head->aligned % TRACT_TENSOR_ALIGN == 0) {
+    tract_tensor *tensor = calloc(1, sizeof(tract_tensor));
+    if (!tensor) {
+      tract_set_error("out of memory allocating a tensor descriptor");
+      return NULL;
+    }
+    tensor->dtype = info->dtype;
+    tensor->rank = info->rank;
+    if (info->rank)
+      memcpy(tensor->dims, sizes, sizeof(int64_t) * (size_t)info->rank);
+    tensor->data = head->aligned;
+    *adopted = 1;
+    return tensor;
+  }
   tract_tensor *tensor = tract_tensor_new(info->dtype, info->rank, sizes);
   if (!tensor)
     return NULL;
-  size_t element = tract_dtype_size(info->dtype);
   int64_t count = tract_tensor_len(tensor);
   char *destination = (char *)tensor->data;
   const char *source = (const char *)head->aligned;
-  for (int64_t index = 0; index < count; ++index) {
-    int64_t rest = index, at = head->offset;
-    for (int32_t axis = info->rank - 1; axis >= 0; --axis) {
+  if (dense) {
+    memcpy(destination, source, (size_t)count * element);
+    return tensor;
+  }
+  /* Rows along the last axis, each contiguous when its stride is 1. */
+  int64_t row = info->rank ? sizes[info->rank - 1] : 1;
+  int64_t step = info->rank ? strides[info->rank - 1] : 1;
+  for (int64_t first = 0; row > 0 && first < count; first += row) {
+    int64_t rest = first / row, at = head->offset;
+    for (int32_t axis = info->rank - 2; axis >= 0; --axis) {
       at += (rest % sizes[axis]) * strides[axis];
       rest /= sizes[axis];
     }
-    memcpy(destination + index * element, source + at * element, element);
+    char *to = destination + first * (int64_t)element;
+    if (step == 1) {
+      memcpy(to, source + at * (int64_t)element, (size_t)row * element);
+      continue;
+    }
+    for (int64_t i = 0; i < row; ++i)
+      memcpy(to + i * (int64_t)element,
+             source + (at + i * step) * (int64_t)element, element);
   }
   return tensor;
 }
@@ -314,8 +360,17 @@ tract_status tract_model_run(const tract_model *model,
   at = results;
   for (int32_t i = 0; i < model->num_outputs; ++i) {
     outputs[i] = NULL;
+    void *allocated = ((memref_head *)at)->allocated;
+    int shared = 0;
+    char *previous = results;
+    for (int32_t j = 0; j < i; ++j) {
+      shared |= ((memref_head *)previous)->allocated == allocated;
+      previous += descriptor_size(model->outputs[j].rank);
+    }
+    int adopted = 0;
     if (status == TRACT_OK) {
-      outputs[i] = tensor_from_descriptor(&model->outputs[i], at);
+      outputs[i] =
+          tensor_from_descriptor(&model->outputs[i], at, !shared, &adopted);
       if (!outputs[i]) {
         status = TRACT_ERROR;
         for (int32_t j = 0; j < i; ++j) {
@@ -324,14 +379,7 @@ tract_status tract_model_run(const tract_model *model,
         }
       }
     }
-    void *allocated = ((memref_head *)at)->allocated;
-    int shared = 0;
-    char *previous = results;
-    for (int32_t j = 0; j < i; ++j) {
-      shared |= ((memref_head *)previous)->allocated == allocated;
-      previous += descriptor_size(model->outputs[j].rank);
-    }
-    if (!shared)
+    if (!shared && !adopted)
       free(allocated);
     at += descriptor_size(model->outputs[i].rank);
   }

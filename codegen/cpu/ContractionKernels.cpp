@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/cpu/LaneChoice.h"
 #include "codegen/cpu/VectorTiles.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -41,7 +42,8 @@ struct OuterProduct {
   OpOperand *scalars; ///< one scalar per row, constant along the vector dim
   OpOperand *vectors; ///< one vector per step (per row if it uses the row dim)
   OpOperand *output;
-  unsigned vectorDim; ///< the loop of the output's innermost dim
+  unsigned vectorDim; ///< the loop on the vector lanes
+  unsigned outputAxis; ///< the output axis it walks
   std::optional<unsigned> rowDim;
   bool rowsShareVector = true;
   unsigned vectorAxis = 0; ///< the axis of `vectors` that the vector dim walks
@@ -50,30 +52,9 @@ struct OuterProduct {
   SmallVector<unsigned> reductionDims; ///< loops inside the tile
 };
 
-/// Whether the body computes `out + in0 * in1` (in any operand order).
-bool isMultiplyAccumulate(linalg::LinalgOp op) {
-  Block *body = op.getBlock();
-  if (body->getNumArguments() != 3 || body->getOperations().size() != 3)
-    return false;
-  auto yield = cast<linalg::YieldOp>(body->getTerminator());
-  auto add = yield.getOperand(0).getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value out = body->getArgument(2);
-  Value product = add.getLhs() == out ? add.getRhs() : add.getLhs();
-  if (add.getLhs() != out && add.getRhs() != out)
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul)
-    return false;
-  Value a = body->getArgument(0), b = body->getArgument(1);
-  return (mul.getLhs() == a && mul.getRhs() == b) ||
-         (mul.getLhs() == b && mul.getRhs() == a);
-}
-
-FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op) {
-  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
-      op.getNumDpsInits() != 1 || !isMultiplyAccumulate(op))
+FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
+                                          int64_t lanes) {
+  if (!op.hasPureBufferSemantics() || !tract::isMultiplyAccumulate(op))
     return failure();
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
@@ -83,23 +64,19 @@ FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op) {
   OuterProduct plan;
   plan.op = op;
   plan.output = op.getDpsInitOperand(0);
+  std::optional<tract::LaneChoice> choice = tract::chooseLaneDim(
+      op, lanes, [](unsigned) { return false; });
+  if (!choice)
+    return failure();
   AffineMap outputMap = op.getMatchingIndexingMap(plan.output);
-  if (!outputMap.isProjectedPermutation() || outputMap.getNumResults() == 0)
-    return failure();
-  auto last = dyn_cast<AffineDimExpr>(outputMap.getResults().back());
-  if (!last)
-    return failure();
-  plan.vectorDim = last.getPosition();
+  plan.vectorDim = choice->dim;
+  plan.outputAxis = *outputMap.getResultPosition(
+      getAffineDimExpr(plan.vectorDim, op.getContext()));
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   unsigned numDims = op.getNumLoops();
-
-  OpOperand *in0 = op.getDpsInputOperand(0), *in1 = op.getDpsInputOperand(1);
-  bool uses0 = op.getMatchingIndexingMap(in0).isFunctionOfDim(plan.vectorDim);
-  bool uses1 = op.getMatchingIndexingMap(in1).isFunctionOfDim(plan.vectorDim);
-  if (uses0 == uses1)
-    return failure();
-  plan.vectors = uses0 ? in0 : in1;
-  plan.scalars = uses0 ? in1 : in0;
+  plan.vectors = op.getDpsInputOperand(choice->vectorInput);
+  plan.scalars = op.getDpsInputOperand(1 - choice->vectorInput);
 
   // The vector dim walks one axis of `vectors`, with a constant stride.
   AffineMap vectorMap = op.getMatchingIndexingMap(plan.vectors);
@@ -110,18 +87,22 @@ FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op) {
   plan.vectorStride = axis->second;
 
   // Rows: a parallel output dim that the scalar operand walks, preferably
-  // one the vector operand does not, so that all rows share one vector.
+  // one the vector operand does not (all rows share one vector), then the
+  // longest, then the innermost.
   AffineMap scalarMap = op.getMatchingIndexingMap(plan.scalars);
-  for (AffineExpr expr : outputMap.getResults().drop_back()) {
+  auto rank = [&](unsigned dim) {
+    int64_t size = ShapedType::isDynamic(sizes[dim]) ? INT64_MAX : sizes[dim];
+    return std::make_tuple(!vectorMap.isFunctionOfDim(dim), size);
+  };
+  for (AffineExpr expr : outputMap.getResults()) {
     unsigned dim = cast<AffineDimExpr>(expr).getPosition();
-    if (!scalarMap.isFunctionOfDim(dim))
+    if (dim == plan.vectorDim || !scalarMap.isFunctionOfDim(dim))
       continue;
-    bool shared = !vectorMap.isFunctionOfDim(dim);
-    if (!plan.rowDim || (shared && !plan.rowsShareVector)) {
+    if (!plan.rowDim || rank(dim) >= rank(*plan.rowDim))
       plan.rowDim = dim;
-      plan.rowsShareVector = shared;
-    }
   }
+  if (plan.rowDim)
+    plan.rowsShareVector = !vectorMap.isFunctionOfDim(*plan.rowDim);
   for (unsigned dim = 0; dim < numDims; ++dim) {
     if (iterators[dim] == utils::IteratorType::reduction)
       plan.reductionDims.push_back(dim);
@@ -181,7 +162,7 @@ private:
       length = getConstantIntValue(size(plan.reductionDims[0]));
     if (!length || *length <= kBlock) {
       blockBegin = blockEnd = nullptr;
-      return emitRows(b, loc);
+      return emitColumns(b, loc);
     }
     Value lb = arith::ConstantIndexOp::create(b, loc, 0);
     Value ub = arith::ConstantIndexOp::create(b, loc, *length);
@@ -197,25 +178,38 @@ private:
         [&](OpBuilder &nested, Location l, Value iv, ValueRange) {
           blockBegin = iv;
           blockEnd = affine::AffineMinOp::create(nested, l, end, iv);
-          emitRows(nested, l);
+          emitColumns(nested, l);
           scf::YieldOp::create(nested, l);
         });
   }
 
-  void emitRows(OpBuilder &b, Location loc) {
-    if (!plan.rowDim)
-      return emitColumns(b, loc, nullptr, 1);
-    for (const tract::Piece &piece : tract::cutIntoTiles(b, loc, size(*plan.rowDim), tile.rows, tile.rows))
-      tract::forEachTile(b, loc, piece, [&](OpBuilder &nested, Location l, Value r) {
-        emitColumns(nested, l, r, piece.tile);
-      });
+  /// Column tiles outside, row tiles inside: the vector operand's panel
+  /// of one column tile (k × cols) is reused by every row tile while it is
+  /// in L1, and the scalar operand (weights, usually smaller) is what
+  /// streams.
+  void emitColumns(OpBuilder &b, Location loc) {
+    for (const tract::Piece &piece : tract::cutIntoTiles(
+             b, loc, size(plan.vectorDim), tile.cols, tile.lanes))
+      tract::forEachTile(b, loc, piece,
+                         [&](OpBuilder &nested, Location l, Value column) {
+                           emitRows(nested, l, column, piece.tile);
+                         });
   }
 
-  void emitColumns(OpBuilder &b, Location loc, Value row, int64_t rows) {
-    for (const tract::Piece &piece : tract::cutIntoTiles(b, loc, size(plan.vectorDim), tile.cols, tile.lanes))
-      tract::forEachTile(b, loc, piece, [&](OpBuilder &nested, Location l, Value c) {
-        emitTile(nested, l, row, rows, c, piece.tile);
-      });
+  void emitRows(OpBuilder &b, Location loc, Value column, int64_t cols) {
+    if (!plan.rowDim)
+      return emitTile(b, loc, nullptr, 1, column, cols);
+    // A narrower column tile takes more rows: the accumulators, not the
+    // rows, are what the register file holds.
+    int64_t registersPerRow = (cols + tile.lanes - 1) / tile.lanes;
+    int64_t budget = tile.rows * (tile.cols / tile.lanes);
+    int64_t rows = std::max<int64_t>(1, budget / registersPerRow);
+    for (const tract::Piece &piece :
+         tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows))
+      tract::forEachTile(b, loc, piece,
+                         [&](OpBuilder &nested, Location l, Value row) {
+                           emitTile(nested, l, row, piece.tile, column, cols);
+                         });
   }
 
   /// The indices of `operand` at the current loop dims.
@@ -232,8 +226,7 @@ private:
 
   void emitTile(OpBuilder &b, Location loc, Value row, int64_t rows,
                 Value column, int64_t cols) {
-    unsigned outputAxis =
-        plan.op.getMatchingIndexingMap(plan.output).getNumResults() - 1;
+    unsigned outputAxis = plan.outputAxis;
     auto setRow = [&](OpBuilder &builder, Location l, int64_t i) {
       if (!row)
         return;
@@ -310,7 +303,7 @@ struct TractCpuContractionKernels
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, OuterProduct>> work;
     getOperation().walk([&](linalg::LinalgOp op) {
-      FailureOr<OuterProduct> plan = matchOuterProduct(op);
+      FailureOr<OuterProduct> plan = matchOuterProduct(op, lanes);
       if (succeeded(plan))
         work.emplace_back(op, *plan);
     });

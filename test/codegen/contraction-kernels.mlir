@@ -1,8 +1,10 @@
 // RUN: tract-opt --tract-cpu-contraction-kernels="lanes=4 rows=2 vectors-per-row=2 k-block=8" --canonicalize --cse --split-input-file %s | FileCheck %s
 
-// A matmul: k cut in blocks of 8, rows of A two by two, columns of B eight
-// by eight and then the 3 left over. Both rows share one vector of B per
-// step; the accumulators are loop-carried and written once per tile.
+// A matmul: k cut in blocks of 8; columns of B eight by eight (two
+// registers) with rows of A two by two, then the 3 columns left over (one
+// register) with all 4 rows at once: the register budget is 4
+// accumulators. The rows share one vector of B per step; the accumulators
+// are loop-carried and written once per tile.
 // CHECK-DAG:   #[[KEND:.*]] = affine_map<(d0) -> (20, d0 + 8)>
 // CHECK-LABEL: func.func @matmul(
 // CHECK-SAME:    %[[A:.*]]: memref<4x20xf32>, %[[B:.*]]: memref<20x11xf32>, %[[C:.*]]: memref<4x11xf32>)
@@ -23,10 +25,10 @@
 // CHECK-NEXT:          scf.yield %[[F0]], %[[F1]]
 // CHECK:             vector.transfer_write %[[SUMS]]#0, %[[C]][%[[M]], %[[C0]]] {in_bounds = [true]} : vector<8xf32>, memref<4x11xf32>
 // CHECK:             vector.transfer_write %[[SUMS]]#1, %[[C]][%[[M1]], %[[C0]]]
-// CHECK:             vector.transfer_read %[[C]][%[[M]], %[[C8:.*]]], %{{.*}} : memref<4x11xf32>, vector<3xf32>
-// CHECK:             scf.for {{.*}} -> (vector<3xf32>, vector<3xf32>)
-// CHECK-COUNT-2:       vector.fma {{.*}} : vector<3xf32>
-// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<3xf32>, memref<4x11xf32>
+// CHECK-COUNT-4:   vector.transfer_read %[[C]][%{{.*}}, %[[C8:.*]]], %{{.*}} : memref<4x11xf32>, vector<3xf32>
+// CHECK:           scf.for {{.*}} -> (vector<3xf32>, vector<3xf32>, vector<3xf32>, vector<3xf32>)
+// CHECK-COUNT-4:     vector.fma {{.*}} : vector<3xf32>
+// CHECK-COUNT-4:   vector.transfer_write {{.*}} : vector<3xf32>, memref<4x11xf32>
 // CHECK-NOT:     linalg.matmul
 func.func @matmul(%a: memref<4x20xf32>, %b: memref<20x11xf32>, %c: memref<4x11xf32>) {
   linalg.matmul ins(%a, %b : memref<4x20xf32>, memref<20x11xf32>) outs(%c : memref<4x11xf32>)

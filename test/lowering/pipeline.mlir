@@ -1,12 +1,13 @@
 // RUN: tract-opt --tract-lower-to-llvm %s | FileCheck %s
 
-// The whole path ends in the LLVM dialect: buffers are malloc'ed, the
+// The whole path ends in the LLVM dialect: buffers come from aligned_alloc
+// (a dense result becomes the caller's tensor without a copy), the
 // dynamic size comes from the input's descriptor, and nothing of the tract,
 // linalg, tensor or memref dialects is left. The model's code is an internal
 // function; `main` checks the input, calls it and adds a status to the
 // results. The exponential is a polynomial on vectors (its floor and FMAs),
 // not a call.
-// CHECK:     llvm.func @malloc(i64) -> !llvm.ptr
+// CHECK:     llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
 // CHECK:     llvm.func @tract_set_error(!llvm.ptr, ...) -> i32
 // CHECK:     llvm.func internal @main.body(
 // CHECK-SAME:  -> !llvm.struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>

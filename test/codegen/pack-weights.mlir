@@ -1,0 +1,77 @@
+// RUN: tract-opt --tract-cpu-pack-weights="lanes=16" --split-input-file %s | FileCheck %s
+
+// A Linear layer, x · Wᵀ: the lanes walk the 32 outputs, which the weight
+// holds on its first axis. The weight is transposed to (in, out) and the
+// map follows, so that the kernels load 32 contiguous weights per step.
+// CHECK-LABEL: func.func @linear(
+// CHECK:         %[[W:.*]] = arith.constant dense<{{\[}}[0.000000e+00, 2.000000e+00, 4.000000e+00], [1.000000e+00, 3.000000e+00, 5.000000e+00]]> : tensor<2x3xf32>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[WT:.*]], #{{.*}}]
+// CHECK-SAME:      ins(%{{.*}}, %[[W]] : tensor<4x2xf32>, tensor<2x3xf32>)
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n, k)>
+#y = affine_map<(m, n, k) -> (m, n)>
+func.func @linear(%x: tensor<4x2xf32>, %init: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %w = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]]> : tensor<3x2xf32>
+  %r = linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : tensor<4x2xf32>, tensor<3x2xf32>) outs(%init : tensor<4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+// A 3×3 convolution over a 2×2 map with 64 input and 32 output channels:
+// 2 columns would use 2 of 16 lanes, the 32 output channels fill them, over
+// a reduction of 576. The kernel (f, c, kh, kw) becomes (c, kh, kw, f).
+// CHECK-DAG:   #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d4, d5, d6, d1)>
+// CHECK-LABEL: func.func @small_map(
+// CHECK:         %[[P:.*]] = arith.constant dense<1.000000e+00> : tensor<64x3x3x32xf32>
+// CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[K]], #{{.*}}]
+// CHECK-SAME:      ins(%{{.*}}, %[[P]] : tensor<1x64x4x4xf32>, tensor<64x3x3x32xf32>)
+func.func @small_map(%x: tensor<1x64x4x4xf32>, %init: tensor<1x32x2x2xf32>) -> tensor<1x32x2x2xf32> {
+  %k = arith.constant dense<1.0> : tensor<32x64x3x3xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %k : tensor<1x64x4x4xf32>, tensor<32x64x3x3xf32>) outs(%init : tensor<1x32x2x2xf32>) -> tensor<1x32x2x2xf32>
+  return %r : tensor<1x32x2x2xf32>
+}
+
+// -----
+
+// A wide map keeps its columns on the lanes: nothing to pack.
+// CHECK-LABEL: func.func @wide_map(
+// CHECK:         linalg.conv_2d_nchw_fchw
+func.func @wide_map(%x: tensor<1x64x34x34xf32>, %init: tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32> {
+  %k = arith.constant dense<1.0> : tensor<32x64x3x3xf32>
+  %r = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %k : tensor<1x64x34x34xf32>, tensor<32x64x3x3xf32>) outs(%init : tensor<1x32x32x32xf32>) -> tensor<1x32x32x32xf32>
+  return %r : tensor<1x32x32x32xf32>
+}
+
+// -----
+
+// A recurrent cell's gate weight is a slice of one constant: the slice is
+// folded into a constant of its own, then packed like any weight.
+// CHECK-LABEL: func.func @sliced_gate(
+// CHECK-NOT:     tensor.extract_slice
+// CHECK:         %[[W:.*]] = arith.constant dense<{{\[}}[0.000000e+00, 2.000000e+00], [1.000000e+00, 3.000000e+00]]> : tensor<2x2xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%{{.*}}, %[[W]] : tensor<1x2xf32>, tensor<2x2xf32>)
+#h = affine_map<(b, g, k) -> (b, k)>
+#gw = affine_map<(b, g, k) -> (g, k)>
+#o = affine_map<(b, g, k) -> (b, g)>
+func.func @sliced_gate(%h: tensor<1x2xf32>, %init: tensor<1x2xf32>) -> tensor<1x2xf32> {
+  %all = arith.constant dense<[[0.0, 1.0], [2.0, 3.0], [4.0, 5.0], [6.0, 7.0]]> : tensor<4x2xf32>
+  %gate = tensor.extract_slice %all[0, 0] [2, 2] [1, 1] : tensor<4x2xf32> to tensor<2x2xf32>
+  %r = linalg.generic {indexing_maps = [#h, #gw, #o], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%h, %gate : tensor<1x2xf32>, tensor<2x2xf32>) outs(%init : tensor<1x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2xf32>
+  return %r : tensor<1x2xf32>
+}
