@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# The side-by-side benchmark: tract and onnxruntime-node 1.30, one thread
+# each, on the same models and the same inputs, in alternating rounds; writes
+# docs/performance.md. Not a test: it fails only when it cannot measure.
+#
+# Usage: scripts/bench.sh [--rounds N] [--models a,b,...] [--quick]
+#                         [--time-ms MS] [--out FILE]
+#   --rounds N    rounds of (tract bench, onnxruntime bench) per model (3)
+#   --models LIST only these models (default: all; names as in the table)
+#   --quick       1 round of 500 ms per engine: a smoke run, not a result
+#   --time-ms MS  time budget of each engine in each round (2000)
+#   --out FILE    where to write the report (docs/performance.md)
+#
+# Per model it measures:
+#   * latency: `tract -O MODEL bench --threads 1` (its "X ms/i", the mean over
+#     the budget) against bench/ort_bench.js (the mean over the same budget),
+#     after a warm-up each; the best round of each engine is reported, with
+#     the spread of the rounds;
+#   * FLOPs: the total of `tract dump --cost`, for GFLOP/s;
+#   * peak resident memory of `tract -O MODEL run` (/usr/bin/time's max RSS;
+#     this includes the JIT, which compiles in the same process);
+#   * compile time of `tract -O MODEL compile --cpu native`;
+# and once: this core's FP32 FMA peak (bench/fma_peak.c), which the 512^3
+# MatMul is reported against.
+#
+# Inputs: the real models (models/, scripts/fetch-models.sh) run on their
+# onnxruntime reference bundles (test/onnx/reference/MODEL.npz), the synthetic
+# ones (bench/make_models.py, into models/bench/) on seeded bundles written
+# next to them. tract gets the bundle's shapes as input facts. Both engines
+# check their outputs against the bundle's before any timing: a fast wrong
+# result is a failure, not a figure.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+command_line="scripts/bench.sh${*:+ $*}"
+
+real_models=(mobilenet_v2 resnet18 ppocr_det ppocr_rec ppocr_cls
+             blazeface_front blazeface_back
+             silero_vad_v5 silero_vad_legacy silero_vad_jjhbw)
+synthetic_models=(matmul512 conv3x3_64 transformer_encoder gru_speech)
+all_models=("${real_models[@]}" "${synthetic_models[@]}")
+
+rounds=3
+time_ms=2000
+warmup_ms=300
+selected=""
+out="$root/docs/performance.md"
+while (($#)); do
+  case $1 in --rounds|--models|--time-ms|--out)
+    (($# >= 2)) || { echo "bench: $1 needs a value (see --help)" >&2; exit 2; } ;;
+  esac
+  case $1 in
+    --rounds) rounds=$2; shift 2 ;;
+    --models) selected=$2; shift 2 ;;
+    --quick) rounds=1; time_ms=500; warmup_ms=100; shift ;;
+    --time-ms) time_ms=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "bench: --rounds wants a positive number" >&2; exit 2; }
+[[ $time_ms =~ ^[1-9][0-9]*$ ]] || { echo "bench: --time-ms wants a positive number" >&2; exit 2; }
+
+models=("${all_models[@]}")
+if [ -n "$selected" ]; then
+  IFS=, read -r -a models <<<"$selected"
+  for name in "${models[@]}"; do
+    case " ${all_models[*]} " in
+      *" $name "*) ;;
+      *) echo "bench: unknown model $name (known: ${all_models[*]})" >&2; exit 2 ;;
+    esac
+  done
+fi
+
+tract="${TRACT:-${TRACT_BUILD_DIR:-$root/build}/bin/tract}"
+python=/usr/bin/python3 # Debian's, with numpy, onnx and torch
+for tool in "$tract" "$python" /usr/bin/time; do
+  [ -x "$tool" ] || { echo "bench: $tool is missing (scripts/build.sh builds tract; /usr/bin/time is Debian's 'time')" >&2; exit 1; }
+done
+for tool in node cc; do
+  command -v $tool >/dev/null || { echo "bench: $tool is needed" >&2; exit 1; }
+done
+
+# onnxruntime-node, installed where and as scripts/make-reference-outputs.sh
+# installs it (the CPU library ships in the npm package; its install script
+# would only fetch GPU libraries).
+ort_version=1.30.0
+ort_prefix="$root/.cache/onnxruntime-node"
+installed=$(node -p "require('$ort_prefix/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || true)
+if [ "$installed" != "$ort_version" ]; then
+  command -v npm >/dev/null || { echo "bench: npm is needed" >&2; exit 1; }
+  mkdir -p "$ort_prefix"
+  [ -f "$ort_prefix/package.json" ] || echo '{"private": true}' >"$ort_prefix/package.json"
+  ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$ort_prefix" --no-audit \
+    --no-fund --ignore-scripts --silent "onnxruntime-node@$ort_version"
+fi
+export NODE_PATH="$ort_prefix/node_modules"
+
+# A build may replace tract during a run: the report says so if one did.
+tract_build() { sha256sum <"$tract" | cut -c1-12; }
+build_at_start=$(tract_build)
+started=$(date +%s)
+
+models_dir="${TRACT_MODELS_DIR:-$root/models}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+results="$work/results.tsv" # MODEL <tab> KEY <tab> VALUE, one a measurement
+: >"$results"
+record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"; }
+
+# Fetch only what is missing: fetch-models.sh also re-fetches models that
+# differ from the references, which is not this script's business.
+missing=()
+synthetic_wanted=()
+for name in "${models[@]}"; do
+  case " ${synthetic_models[*]} " in
+    *" $name "*) synthetic_wanted+=("$name") ;;
+    *) [ -f "$models_dir/$name.onnx" ] || missing+=("$name.onnx") ;;
+  esac
+done
+if ((${#missing[@]})); then
+  "$root/scripts/fetch-models.sh" "${missing[@]}" ||
+    echo "bench: could not fetch ${missing[*]}; their rows will say so" >&2
+fi
+if ((${#synthetic_wanted[@]})); then
+  "$python" -W ignore "$root/bench/make_models.py" --out "$models_dir/bench" \
+    "${synthetic_wanted[@]}" ||
+    echo "bench: could not write every synthetic model; their rows will say so" >&2
+fi
+
+# The peak, measured first, on a quiet machine.
+cc -O2 -march=native -o "$work/fma_peak" "$root/bench/fma_peak.c"
+record - fma_peak "$("$work/fma_peak" 2>"$work/fma_peak.txt")"
+record - fma_isa "$(sed -n 's/^fma_peak: \([a-z0-9]*\),.*/\1/p' "$work/fma_peak.txt")"
+echo "bench: FP32 FMA peak $(awk -F'\t' '$2 == "fma_peak" { print $3 }' "$results") GFLOP/s on one core"
+
+# The error of a failed step: its first 'error:' line, else its last line.
+first_error() {
+  local line
+  line=$(grep -m1 'error:' "$1" || tail -n 1 "$1")
+  line=${line#*error: }
+  echo "${line:-no message}"
+}
+
+# step ENGINE MODEL COMMAND...: runs a step into $work/out, and records the
+# engine's first failure for the model's row (later steps are skipped).
+step() {
+  local engine=$1 name=$2 rc=0
+  shift 2
+  timeout 900 "$@" >"$work/out" 2>"$work/err" || rc=$?
+  ((rc == 0)) && return 0
+  if ((rc == 124)); then
+    echo "timed out after 900 s" >"$work/err"
+  elif ((rc > 128)); then
+    echo "killed by signal $((rc - 128))" >>"$work/err"
+  fi
+  record "$name" "${engine}_error" "$(first_error "$work/err")"
+  return 1
+}
+
+bench_model() {
+  local name=$1 model bundle extras=()
+  case " ${synthetic_models[*]} " in
+    *" $name "*) model="$models_dir/bench/$name.onnx"; bundle="$models_dir/bench/$name.npz" ;;
+    *) model="$models_dir/$name.onnx"; bundle="$root/test/onnx/reference/$name.npz" ;;
+  esac
+  # Silero v5 takes the sample rate as a constant, as the example and the
+  # tests give it (sr as a run-time input does not import yet).
+  case $name in silero_vad_v5|silero_vad_jjhbw) extras=(sr:i64=16000) ;; esac
+  for file in "$model" "$bundle"; do
+    if [ ! -f "$file" ]; then
+      record "$name" tract_error "missing ${file#"$root"/}"
+      record "$name" ort_error "missing ${file#"$root"/}"
+      return
+    fi
+  done
+  # tract's input facts: the bundle's shapes (bench/bundle_facts.py).
+  local facts=() line
+  if ! step tract "$name" "$python" "$root/bench/bundle_facts.py" "$model" "$bundle" "${extras[@]}"; then
+    record "$name" ort_error "see tract's error"
+    return
+  fi
+  while IFS= read -r line; do facts+=(-i "$line"); done <"$work/out"
+  record "$name" input "$("$python" "$root/bench/bundle_facts.py" --describe "$model" "$bundle" "${extras[@]}")"
+  local tract_cmd=("$tract" -O "${facts[@]}" "$model")
+  local tract_ok=1 ort_ok=1 start
+
+  if step tract "$name" "${tract_cmd[@]}" dump --cost; then
+    record "$name" flops "$(sed -n 's/^cost: \([0-9]*\) flops, .* in total$/\1/p' "$work/out")"
+  else
+    tract_ok=0
+  fi
+  if ((tract_ok)) &&
+     step tract "$name" /usr/bin/time -o "$work/rss" -f %M \
+       "${tract_cmd[@]}" run -q --input-from-bundle "$bundle" \
+       --assert-output-bundle "$bundle" --approx approximate; then
+    record "$name" rss_kb "$(tail -n 1 "$work/rss")"
+  else
+    tract_ok=0
+  fi
+  start=$(date +%s.%N)
+  if ((tract_ok)) &&
+     step tract "$name" "${tract_cmd[@]}" compile --cpu native -o "$work/$name.o"; then
+    record "$name" compile_s "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')"
+  else
+    tract_ok=0
+  fi
+
+  local round engine
+  for ((round = 1; round <= rounds; ++round)); do
+    # Alternate which engine goes first, so neither always gets the warmer
+    # (or the more throttled) machine.
+    local order=(tract ort)
+    ((round % 2 == 0)) && order=(ort tract)
+    for engine in "${order[@]}"; do
+      if [ "$engine" = tract ] && ((tract_ok)); then
+        if step tract "$name" "${tract_cmd[@]}" bench --threads 1 \
+             --max-time "$time_ms" --warmup-loops 1 --warmup-time "$warmup_ms" \
+             --input-from-bundle "$bundle"; then
+          record "$name" tract_ms "$(sed -n 's/^Bench ran [0-9]* times, \([0-9.]*\) ms\/i\.$/\1/p' "$work/out")"
+        else
+          tract_ok=0
+        fi
+      elif [ "$engine" = ort ] && ((ort_ok)); then
+        if step ort "$name" node "$root/bench/ort_bench.js" "$model" "$bundle" \
+             --time-ms "$time_ms" --warmup-ms "$warmup_ms"; then
+          record "$name" ort_ms "$(node -p "JSON.parse(require('fs').readFileSync('$work/out')).mean_ms")"
+        else
+          ort_ok=0
+        fi
+      fi
+    done
+  done
+  awk -F'\t' -v m="$name" '$1 == m && $2 ~ /_(ms|error)$/ { printf "  %s %s", $2, $3 } END { print "" }' \
+    "$results" | sed "s/^/bench: $name:/"
+}
+
+for name in "${models[@]}"; do
+  bench_model "$name"
+done
+
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+record - cpu "${cpu:-$(uname -m)}"
+record - cores "$(nproc)"
+record - date "$(date -u +%Y-%m-%d)"
+record - command "$command_line"
+record - rounds "$rounds"
+record - time_ms "$time_ms"
+record - ort_version "$(node -p "require('onnxruntime-node/package.json').version")"
+record - tract_version "$("$tract" --version | head -n 1)"
+record - commit "$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+record - models "${models[*]}"
+record - seconds "$(( $(date +%s) - started ))"
+record - tract_build "$build_at_start"
+[ "$(tract_build)" = "$build_at_start" ] || record - tract_rebuilt "$(tract_build)"
+"$python" "$root/bench/report.py" "$results" "$out"
+echo "bench: wrote ${out#"$root"/}"
