@@ -9,6 +9,7 @@
 #include "runtime/tract_profile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -31,6 +32,34 @@ llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
+/// Large constants stay where the model's IR holds them: each such global
+/// becomes an external declaration, resolved to its attribute's data when
+/// the JIT links, instead of being copied into LLVM IR, an object file and
+/// JIT memory (three copies of every weight, and most of the compile
+/// time). The data lives in the MLIRContext, which outlives the model.
+/// Returns each global's name and data.
+std::vector<std::pair<std::string, const void *>>
+referenceLargeConstants(ModuleOp module) {
+  constexpr size_t kMinBytes = 4096;
+  std::vector<std::pair<std::string, const void *>> references;
+  module.walk([&](LLVM::GlobalOp global) {
+    if (!global.getConstant() || !global.getValueAttr())
+      return;
+    auto value = dyn_cast<DenseElementsAttr>(global.getValueAttr());
+    if (!value || value.isSplat() ||
+        value.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
+        value.getRawData().size() < kMinBytes)
+      return;
+    references.emplace_back(global.getSymName().str(),
+                            value.getRawData().data());
+    global.removeValueAttr();
+    global.setLinkage(LLVM::Linkage::External);
+    // The attribute's data is aligned for its elements only.
+    global.removeAlignmentAttr();
+  });
+  return references;
+}
+
 } // namespace
 
 CompiledModel::~CompiledModel() = default;
@@ -50,6 +79,8 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
   TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
   if (failed(lowerModelToLLVM(module, main, TargetInfo::host(), &compileTiming)))
     return makeError("the model could not be lowered");
+  std::vector<std::pair<std::string, const void *>> weights =
+      referenceLargeConstants(module);
 
   TimingScope jit = compileTiming.nest("LLVM translation, optimization, JIT");
   llvm::InitializeNativeTarget();
@@ -81,7 +112,7 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
     return engine.takeError();
   model->engine = std::move(*engine);
   // The runtime functions compiled code calls.
-  model->engine->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+  model->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
     symbols[interner("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
@@ -96,6 +127,9 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
     symbols[interner("tract_profile_exit")] = {
         llvm::orc::ExecutorAddr::fromPtr(&tract_profile_exit),
         llvm::JITSymbolFlags::Exported};
+    for (const auto &[name, data] : weights)
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(data),
+                                 llvm::JITSymbolFlags::Exported};
     return symbols;
   });
   // Code generation happens at the first lookup: do it here, timed.

@@ -642,6 +642,9 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
     emitError(fileLoc) << "'" << path << "' is not a valid ONNX model";
     return {};
   }
+  // The proto holds its own copy of the weights: the file's bytes can go
+  // before the weights are copied once more into attributes.
+  buffer->reset();
   if (!proto.has_graph()) {
     emitError(fileLoc) << "'" << path << "' is not an ONNX model: it has no "
                        << "graph";
