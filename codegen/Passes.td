@@ -29,6 +29,22 @@ def TractFuseElementwise : Pass<"tract-fuse-elementwise", "func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TractFusePads : Pass<"tract-fuse-pads", "func::FuncOp"> {
+  let summary = "Element-wise producers write into padded tensors";
+  let description = [{
+    A convolution with padding reads a padded copy of its input: the
+    padding value everywhere, the input in the interior. When the input is
+    computed by an element-wise op (the activation before a depthwise
+    convolution), that op now computes straight into the interior of the
+    padded tensor (`tensor.insert_slice` into a filled tensor), and
+    empty-tensor elimination lets bufferization write it in place: the
+    padded copy of a 4.8 MB activation disappears.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TractCpuPackWeights : Pass<"tract-cpu-pack-weights", "func::FuncOp"> {
   let summary = "Transpose constant operands of products for the kernels";
   let description = [{

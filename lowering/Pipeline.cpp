@@ -90,7 +90,9 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   TractCpuPackWeightsOptions packing;
   packing.lanes = target.f32Lanes;
   pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
+  pm.addNestedPass<func::FuncOp>(createTractFusePads());
   pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
