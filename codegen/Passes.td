@@ -99,6 +99,16 @@ def TractCpuContractionKernels
     remainder when static, or with single-row and single-column tiles when
     known only at run time, so that every vector has a static size and no
     masking is needed.
+
+    Lane-wise ops around the product fuse into its tiles. A prologue (the
+    op that last fills the output before the product: a bias broadcast,
+    zeros) computes the accumulators' first value instead of being stored
+    and read back. An epilogue (the next op to read the output, when it
+    writes elsewhere and the output is dead after it: bias, activation,
+    residual add) runs on the accumulators before the one write, into its
+    own buffer; the product moves down to the epilogue when nothing in
+    between writes what it reads, and its own buffer is never written.
+    A k cut in blocks keeps its partial sums in the output: no fusion.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",

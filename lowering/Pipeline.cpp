@@ -86,11 +86,12 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createTractFuseElementwise());
+  // Before collapsing: a pad fuses with the producer of its source only.
+  pm.addNestedPass<func::FuncOp>(createTractFusePads());
   pm.addNestedPass<func::FuncOp>(createTractCollapseDims());
   TractCpuPackWeightsOptions packing;
   packing.lanes = target.f32Lanes;
   pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
-  pm.addNestedPass<func::FuncOp>(createTractFusePads());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
 

@@ -25,6 +25,13 @@ SmallVector<ReassociationIndices> contiguousRuns(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.hasIndexSemantics() ||
       !isa<linalg::GenericOp>(op) || op.getNumLoops() < 2)
     return runs;
+  // An element-wise op on the result of a reduction (a product's bias and
+  // activation) keeps its shape: the product's kernel runs it on its tiles.
+  if (op.getNumReductionLoops() == 0)
+    for (Value input : op.getDpsInputs())
+      if (auto producer = input.getDefiningOp<linalg::LinalgOp>())
+        if (producer.getNumReductionLoops() > 0)
+          return runs;
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (AffineMap map : maps)
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))

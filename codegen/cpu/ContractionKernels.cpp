@@ -19,6 +19,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCPUCONTRACTIONKERNELS
@@ -50,7 +52,171 @@ struct OuterProduct {
   int64_t vectorStride = 1;
   SmallVector<unsigned> outerDims;     ///< other parallel dims, one by one
   SmallVector<unsigned> reductionDims; ///< loops inside the tile
+  /// A lane-wise op that fills the output before the product (a bias
+  /// broadcast, zeros): it runs on each tile's accumulators instead.
+  linalg::LinalgOp prologue;
+  /// A lane-wise op that reads the product and writes elsewhere (bias,
+  /// activation, residual add): it runs on each tile before the write, and
+  /// the product itself is never stored.
+  linalg::LinalgOp epilogue;
 };
+
+/// A lane-wise op on buffers that a kernel can run on its tiles: parallel
+/// loops, one output written with the identity map, inputs read through
+/// projected permutations, a body of lane-wise ops.
+bool isTileCompanion(linalg::LinalgOp op) {
+  if (!op || !op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || op.hasIndexSemantics())
+    return false;
+  OpOperand *output = op.getDpsInitOperand(0);
+  auto outputType = dyn_cast<MemRefType>(output->get().getType());
+  if (!outputType || outputType.getElementType().isInteger(1) ||
+      !op.getMatchingIndexingMap(output).isIdentity())
+    return false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    auto type = dyn_cast<MemRefType>(input->get().getType());
+    if (!type)
+      continue;
+    if (type.getElementType().isInteger(1) ||
+        !op.getMatchingIndexingMap(input).isProjectedPermutation(
+            /*allowZeroInResults=*/true))
+      return false;
+  }
+  return tract::isLaneWiseBody(op.getBlock(), /*allowIndex=*/false);
+}
+
+/// The buffer `value` is a view of.
+Value baseBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `op` reads or writes any of `buffers` (unknown effects count).
+bool touches(Operation *op, ArrayRef<Value> buffers, bool writesOnly) {
+  if (isMemoryEffectFree(op))
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return true;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  for (MemoryEffects::EffectInstance &effect : list) {
+    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+      continue;
+    if (writesOnly && isa<MemoryEffects::Read>(effect.getEffect()))
+      continue;
+    Value value = effect.getValue();
+    if (!value || llvm::is_contained(buffers, baseBuffer(value)))
+      return true;
+  }
+  return false;
+}
+
+/// The buffers `op` reads.
+SmallVector<Value> inputBuffers(linalg::LinalgOp op) {
+  SmallVector<Value> buffers;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (isa<MemRefType>(input->get().getType()))
+      buffers.push_back(baseBuffer(input->get()));
+  return buffers;
+}
+
+/// The op that fills `plan`'s output just before the product, if it can
+/// run on the tiles: nothing between them touches the output or writes
+/// what it reads.
+linalg::LinalgOp findPrologue(const OuterProduct &plan) {
+  Operation *op = plan.op;
+  Value output = plan.output->get();
+  for (Operation *before = op->getPrevNode(); before;
+       before = before->getPrevNode()) {
+    auto candidate = dyn_cast<linalg::LinalgOp>(before);
+    if (candidate && isTileCompanion(candidate) &&
+        candidate.getDpsInitOperand(0)->get() == output &&
+        !llvm::is_contained(inputBuffers(candidate), baseBuffer(output)) &&
+        candidate.getBlock()->getArguments().back().use_empty()) {
+      SmallVector<Value> guarded = inputBuffers(candidate);
+      guarded.push_back(baseBuffer(output));
+      for (Operation *between = before->getNextNode(); between != op;
+           between = between->getNextNode())
+        if (touches(between, guarded, /*writesOnly=*/false))
+          return nullptr;
+      return candidate;
+    }
+    if (touches(before, {baseBuffer(output)}, /*writesOnly=*/false))
+      return nullptr;
+  }
+  return nullptr;
+}
+
+/// Whether the contents of `buffer` (allocated in the block of `op`) are
+/// never read after `op`: the next op to touch it overwrites all of it
+/// without reading (the next product's prologue, bufferization reusing
+/// the buffer) or frees it, or nothing touches it and it does not leave
+/// the block.
+bool isDeadAfter(Value buffer, Operation *op) {
+  if (buffer.getDefiningOp()->getBlock() != op->getBlock())
+    return false;
+  for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
+    if (next->hasTrait<OpTrait::IsTerminator>())
+      return !llvm::is_contained(next->getOperands(), buffer);
+    if (!touches(next, {buffer}, /*writesOnly=*/false))
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(next))
+      return dealloc.getMemref() == buffer;
+    auto overwrite = dyn_cast<linalg::LinalgOp>(next);
+    return overwrite && isTileCompanion(overwrite) &&
+           overwrite.getDpsInitOperand(0)->get() == buffer &&
+           !llvm::is_contained(inputBuffers(overwrite), buffer) &&
+           overwrite.getBlock()->getArguments().back().use_empty();
+  }
+  return false;
+}
+
+/// The op that reads `plan`'s output right after the product, if it can
+/// run on the tiles and the output is used by nothing else: its own output
+/// and inputs are not touched in between, and the product's buffer is
+/// only deallocated afterwards.
+linalg::LinalgOp findEpilogue(const OuterProduct &plan,
+                              linalg::LinalgOp prologue) {
+  Operation *op = plan.op;
+  Value output = plan.output->get();
+  if (!output.getDefiningOp<memref::AllocOp>())
+    return nullptr;
+  for (Operation *after = op->getNextNode(); after;
+       after = after->getNextNode()) {
+    if (!touches(after, {output}, /*writesOnly=*/false))
+      continue;
+    auto candidate = dyn_cast<linalg::LinalgOp>(after);
+    if (!candidate || !isTileCompanion(candidate))
+      return nullptr;
+    unsigned reads = 0;
+    for (OpOperand *input : candidate.getDpsInputOperands())
+      if (input->get() == output) {
+        if (!candidate.getMatchingIndexingMap(input).isIdentity())
+          return nullptr;
+        ++reads;
+      }
+    Value result = candidate.getDpsInitOperand(0)->get();
+    if (reads != 1 || baseBuffer(result) == output ||
+        !candidate.getBlock()->getArguments().back().use_empty())
+      return nullptr;
+    // The product moves down to the epilogue: what runs between must not
+    // write what the product (or its prologue) reads.
+    SmallVector<Value> read = inputBuffers(plan.op);
+    if (prologue)
+      llvm::append_range(read, inputBuffers(prologue));
+    for (Operation *between = op->getNextNode(); between != after;
+         between = between->getNextNode())
+      if (touches(between, read, /*writesOnly=*/true))
+        return nullptr;
+    if (!isDeadAfter(output, after))
+      return nullptr;
+    op->moveBefore(after);
+    return candidate;
+  }
+  return nullptr;
+}
 
 FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
                                           int64_t lanes) {
@@ -125,6 +291,10 @@ public:
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     dims.assign(op.getNumLoops(), zero);
     emitOuter(rewriter, loc, 0);
+    if (plan.prologue)
+      rewriter.eraseOp(plan.prologue);
+    if (plan.epilogue)
+      rewriter.eraseOp(plan.epilogue);
     rewriter.eraseOp(op);
   }
 
@@ -237,8 +407,13 @@ private:
     SmallVector<Value> accumulators;
     for (int64_t i = 0; i < rows; ++i) {
       setRow(b, loc, i);
-      accumulators.push_back(
-          readVector(b, loc, plan.output, outputAxis, 1, cols));
+      if (plan.prologue)
+        accumulators.push_back(runCompanion(b, loc, plan.prologue, nullptr,
+                                            indices(b, loc, plan.output),
+                                            cols));
+      else
+        accumulators.push_back(
+            readVector(b, loc, plan.output, outputAxis, 1, cols));
     }
     SmallVector<Value> sums =
         emitReductions(b, loc, 0, accumulators, [&](OpBuilder &builder,
@@ -266,9 +441,50 @@ private:
         });
     for (int64_t i = 0; i < rows; ++i) {
       setRow(b, loc, i);
-      tract::writeVector(b, loc, sums[i], plan.output->get(),
-                         indices(b, loc, plan.output), outputAxis);
+      SmallVector<Value> at = indices(b, loc, plan.output);
+      if (!plan.epilogue) {
+        tract::writeVector(b, loc, sums[i], plan.output->get(), at,
+                           outputAxis);
+        continue;
+      }
+      Value result =
+          runCompanion(b, loc, plan.epilogue, sums[i], at, cols);
+      tract::writeVector(b, loc, result,
+                         plan.epilogue.getDpsInitOperand(0)->get(), at,
+                         outputAxis);
     }
+  }
+
+  /// The body of `companion` on one row of the tile, at output indices
+  /// `at` (its own loop indices: its output map is the identity); the
+  /// product's row, when it reads it, is `product`.
+  Value runCompanion(OpBuilder &b, Location loc, linalg::LinalgOp companion,
+                     Value product, ArrayRef<Value> at, int64_t cols) {
+    SmallVector<Value> arguments;
+    for (OpOperand *input : companion.getDpsInputOperands()) {
+      Value source = input->get();
+      if (product && source == plan.output->get()) {
+        arguments.push_back(product);
+        continue;
+      }
+      if (!isa<MemRefType>(source.getType())) {
+        arguments.push_back(tract::splatLanes(b, loc, source, cols));
+        continue;
+      }
+      AffineMap map = companion.getMatchingIndexingMap(input);
+      SmallVector<Value> where = tract::indicesAt(b, loc, map, at);
+      auto axis = tract::vectorAxisOf(map, plan.outputAxis);
+      if (succeeded(axis) && axis->first)
+        arguments.push_back(tract::readVector(b, loc, source, where,
+                                              *axis->first, axis->second,
+                                              cols));
+      else
+        arguments.push_back(tract::splatLanes(
+            b, loc, memref::LoadOp::create(b, loc, source, where), cols));
+    }
+    arguments.push_back(nullptr);
+    return tract::emitLaneWiseBody(b, loc, companion.getBlock(), arguments,
+                                   cols);
   }
 
   using StepFn =
@@ -309,6 +525,13 @@ struct TractCpuContractionKernels
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, plan] : work) {
+      // Partial sums of k blocks go through the output buffer: no fusion.
+      bool blocked = plan.reductionDims.size() == 1 &&
+                     op.getStaticLoopRanges()[plan.reductionDims[0]] > kBlock;
+      if (!blocked) {
+        plan.prologue = findPrologue(plan);
+        plan.epilogue = findEpilogue(plan, plan.prologue);
+      }
       // A depthwise tile reads one vector per row: fewer rows keep the
       // accumulators and the row vectors in registers.
       TileShape shape{plan.rowsShareVector ? rows : std::max<int64_t>(rows / 2, 1),

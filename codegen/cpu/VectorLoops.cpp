@@ -19,7 +19,6 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tract {
@@ -43,16 +42,6 @@ struct VectorLoopPlan {
   SmallVector<unsigned> reductionDims;
   bool readsOutput = false;
 };
-
-/// Whether `op` of a linalg body computes lane by lane on vectors.
-bool isLaneWise(Operation *op) {
-  if (isa<arith::ConstantOp, linalg::IndexOp>(op))
-    return true;
-  if (op->getNumRegions() != 0 || op->getNumResults() != 1)
-    return false;
-  return op->hasTrait<OpTrait::Elementwise>() &&
-         op->hasTrait<OpTrait::Vectorizable>();
-}
 
 bool isVectorElement(Type type) {
   return isa<FloatType, IntegerType, IndexType>(type);
@@ -118,10 +107,8 @@ FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
   }
 
   Block *body = op.getBlock();
-  for (Operation &inner : body->without_terminator())
-    if (!isLaneWise(&inner) ||
-        !llvm::all_of(inner.getResultTypes(), isVectorElement))
-      return failure();
+  if (!tract::isLaneWiseBody(body, /*allowIndex=*/true))
+    return failure();
   plan.readsOutput = !body->getArguments().back().use_empty();
   if (!plan.reductionDims.empty() && !plan.readsOutput)
     return failure();
@@ -211,65 +198,35 @@ private:
     return loop.getResult(0);
   }
 
-  /// `value` (a scalar) on every lane.
-  Value splat(OpBuilder &b, Location loc, Value value, int64_t width) {
-    return vector::BroadcastOp::create(
-        b, loc, VectorType::get({width}, value.getType()), value);
-  }
-
   /// The body on vectors of `width` lanes; `accumulator` is the output's
   /// block argument.
   Value emitBody(OpBuilder &b, Location loc, Value accumulator,
                  int64_t width) {
-    Block *body = plan.op.getBlock();
-    IRMapping lanesOf;
+    SmallVector<Value> arguments;
     for (auto [i, input] : llvm::enumerate(plan.op.getDpsInputOperands())) {
-      Value value;
       Value source = input->get();
       if (!isa<MemRefType>(source.getType()))
-        value = splat(b, loc, source, width);
+        arguments.push_back(tract::splatLanes(b, loc, source, width));
       else if (plan.inputs[i])
-        value = tract::readVector(b, loc, source, indices(b, loc, input),
-                                  plan.inputs[i]->first,
-                                  plan.inputs[i]->second, width);
+        arguments.push_back(tract::readVector(
+            b, loc, source, indices(b, loc, input), plan.inputs[i]->first,
+            plan.inputs[i]->second, width));
       else
-        value = splat(b, loc,
-                      memref::LoadOp::create(b, loc, source,
-                                             indices(b, loc, input)),
-                      width);
-      lanesOf.map(body->getArgument(i), value);
+        arguments.push_back(tract::splatLanes(
+            b, loc,
+            memref::LoadOp::create(b, loc, source, indices(b, loc, input)),
+            width));
     }
-    if (accumulator)
-      lanesOf.map(body->getArguments().back(), accumulator);
-    // A value from outside the body is the same on every lane.
-    auto lookup = [&](Value value) {
-      if (Value mapped = lanesOf.lookupOrNull(value))
-        return mapped;
-      return splat(b, loc, value, width);
-    };
-    for (Operation &inner : body->without_terminator()) {
-      Value lanes;
-      if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
-        Value at = dims[index.getDim()];
-        lanes = splat(b, loc, at, width);
-        if (index.getDim() == plan.vectorDim)
-          lanes = arith::AddIOp::create(
-              b, loc, lanes,
-              vector::StepOp::create(
-                  b, loc, VectorType::get({width}, b.getIndexType())));
-      } else if (isa<arith::ConstantOp>(inner)) {
-        lanes = splat(b, loc, b.clone(inner)->getResult(0), width);
-      } else {
-        OperationState state(inner.getLoc(), inner.getName());
-        for (Value operand : inner.getOperands())
-          state.addOperands(lookup(operand));
-        state.addTypes(VectorType::get({width}, inner.getResult(0).getType()));
-        state.addAttributes(inner.getAttrs());
-        lanes = b.create(state)->getResult(0);
-      }
-      lanesOf.map(inner.getResult(0), lanes);
-    }
-    return lookup(body->getTerminator()->getOperand(0));
+    arguments.push_back(accumulator);
+    return tract::emitLaneWiseBody(
+        b, loc, plan.op.getBlock(), arguments, width, [&](unsigned dim) {
+          Value lanes = tract::splatLanes(b, loc, dims[dim], width);
+          if (dim != plan.vectorDim)
+            return lanes;
+          Value step = vector::StepOp::create(
+              b, loc, VectorType::get({width}, b.getIndexType()));
+          return Value(arith::AddIOp::create(b, loc, lanes, step));
+        });
   }
 };
 

@@ -4,10 +4,12 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
 
@@ -167,4 +169,64 @@ void tract::writeVector(OpBuilder &b, Location loc, Value vector, Value memref,
       AffineMap::get(type.getRank(), 0, getAffineDimExpr(axis, b.getContext()));
   vector::TransferWriteOp::create(b, loc, vector, memref, at, map,
                                   ArrayRef{true});
+}
+
+Value tract::splatLanes(OpBuilder &b, Location loc, Value value,
+                        int64_t width) {
+  return vector::BroadcastOp::create(
+      b, loc, VectorType::get({width}, value.getType()), value);
+}
+
+static bool isVectorElement(Type type) {
+  return isa<FloatType, IntegerType, IndexType>(type);
+}
+
+bool tract::isLaneWiseBody(Block *body, bool allowIndex) {
+  for (Operation &op : body->without_terminator()) {
+    if (isa<linalg::IndexOp>(op)) {
+      if (!allowIndex)
+        return false;
+      continue;
+    }
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    if (op.getNumRegions() != 0 || op.getNumResults() != 1 ||
+        !op.hasTrait<OpTrait::Elementwise>() ||
+        !op.hasTrait<OpTrait::Vectorizable>() ||
+        !isVectorElement(op.getResult(0).getType()))
+      return false;
+  }
+  return true;
+}
+
+Value tract::emitLaneWiseBody(OpBuilder &b, Location loc, Block *body,
+                              ArrayRef<Value> arguments, int64_t width,
+                              function_ref<Value(unsigned dim)> index) {
+  IRMapping lanesOf;
+  for (auto [argument, value] : llvm::zip(body->getArguments(), arguments))
+    if (value)
+      lanesOf.map(argument, value);
+  // A value from outside the body is the same on every lane.
+  auto lookup = [&](Value value) {
+    if (Value mapped = lanesOf.lookupOrNull(value))
+      return mapped;
+    return splatLanes(b, loc, value, width);
+  };
+  for (Operation &inner : body->without_terminator()) {
+    Value lanes;
+    if (auto indexOp = dyn_cast<linalg::IndexOp>(inner)) {
+      lanes = index(indexOp.getDim());
+    } else if (isa<arith::ConstantOp>(inner)) {
+      lanes = splatLanes(b, loc, b.clone(inner)->getResult(0), width);
+    } else {
+      OperationState state(inner.getLoc(), inner.getName());
+      for (Value operand : inner.getOperands())
+        state.addOperands(lookup(operand));
+      state.addTypes(VectorType::get({width}, inner.getResult(0).getType()));
+      state.addAttributes(inner.getAttrs());
+      lanes = b.create(state)->getResult(0);
+    }
+    lanesOf.map(inner.getResult(0), lanes);
+  }
+  return lookup(body->getTerminator()->getOperand(0));
 }

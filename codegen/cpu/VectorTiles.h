@@ -11,6 +11,7 @@
 
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Block.h"
 #include "mlir/IR/OpDefinition.h"
 
 namespace mlir::tract {
@@ -58,6 +59,21 @@ Value readVector(OpBuilder &b, Location loc, Value memref, ValueRange at,
 /// Writes `vector` into `memref` from `at` along `axis` (contiguous).
 void writeVector(OpBuilder &b, Location loc, Value vector, Value memref,
                  ValueRange at, unsigned axis);
+
+/// Whether every op of a linalg body computes lane by lane (arith and math
+/// ops, constants, and `linalg.index` when `allowIndex`).
+bool isLaneWiseBody(Block *body, bool allowIndex);
+
+/// A linalg body run on vectors of `width` lanes: `arguments` holds one
+/// vector per block argument (null for an unused one); values from outside
+/// the body and constants are broadcast; `index(dim)` gives the lanes of a
+/// `linalg.index`. Returns the vector of the yielded value.
+Value emitLaneWiseBody(OpBuilder &b, Location loc, Block *body,
+                       ArrayRef<Value> arguments, int64_t width,
+                       function_ref<Value(unsigned dim)> index = nullptr);
+
+/// A value (a scalar) on every one of `width` lanes.
+Value splatLanes(OpBuilder &b, Location loc, Value value, int64_t width);
 
 } // namespace mlir::tract
 

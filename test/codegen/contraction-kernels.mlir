@@ -130,3 +130,66 @@ func.func @max_reduction(%x: memref<4x8xf32>, %y: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// A convolution between its bias broadcast and its activation: the bias
+// starts each tile's accumulators (one scalar per output channel), the
+// activation runs on them before the one write, into the activation's
+// buffer; the convolution's own buffer is never written, and the bias and
+// activation ops are gone.
+// CHECK-LABEL: func.func @bias_conv_relu(
+// CHECK-SAME:    %[[X:.*]]: memref<1x2x4x10xf32>, %[[W:.*]]: memref<3x2x3x3xf32>, %[[B:.*]]: memref<3xf32>, %[[Y:.*]]: memref<1x3x2x8xf32>)
+// CHECK:         %[[BIAS:.*]] = memref.load %[[B]][%{{.*}}] : memref<3xf32>
+// CHECK:         %[[INIT:.*]] = vector.broadcast %[[BIAS]] : f32 to vector<8xf32>
+// CHECK:         %[[SUM:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]
+// CHECK:         %[[RELU:.*]] = arith.maximumf %[[SUM]]#0, %{{.*}} : vector<8xf32>
+// CHECK:         vector.transfer_write %[[RELU]], %[[Y]]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+#bias = affine_map<(n, f, h, w) -> (f)>
+#all = affine_map<(n, f, h, w) -> (n, f, h, w)>
+func.func @bias_conv_relu(%x: memref<1x2x4x10xf32>, %w: memref<3x2x3x3xf32>, %b: memref<3xf32>, %y: memref<1x3x2x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<1x3x2x8xf32>
+  linalg.generic {indexing_maps = [#bias, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%b : memref<3xf32>) outs(%acc : memref<1x3x2x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x2x4x10xf32>, memref<3x2x3x3xf32>) outs(%acc : memref<1x3x2x8xf32>)
+  linalg.generic {indexing_maps = [#all, #all], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%acc : memref<1x3x2x8xf32>) outs(%y : memref<1x3x2x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %acc : memref<1x3x2x8xf32>
+  return
+}
+
+// -----
+
+// The product's buffer is read again after the activation: the activation
+// stays a separate op and the product is stored.
+// CHECK-LABEL: func.func @product_read_twice(
+// CHECK:         vector.transfer_write %{{.*}}, %[[ACC:[a-z_0-9]+]][
+// CHECK:         linalg.generic
+// CHECK:         memref.load %[[ACC]]
+#a2 = affine_map<(m, n) -> (m, n)>
+func.func @product_read_twice(%a: memref<2x3xf32>, %b: memref<3x8xf32>, %y: memref<2x8xf32>) -> f32 {
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %acc = memref.alloc() : memref<2x8xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<2x8xf32>)
+  linalg.matmul ins(%a, %b : memref<2x3xf32>, memref<3x8xf32>) outs(%acc : memref<2x8xf32>)
+  linalg.generic {indexing_maps = [#a2, #a2], iterator_types = ["parallel", "parallel"]}
+    ins(%acc : memref<2x8xf32>) outs(%y : memref<2x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  %first = memref.load %acc[%c0, %c0] : memref<2x8xf32>
+  return %first : f32
+}
