@@ -81,20 +81,9 @@ for tool in node cc; do
   command -v $tool >/dev/null || { echo "bench: $tool is needed" >&2; exit 1; }
 done
 
-# onnxruntime-node, installed where and as scripts/make-reference-outputs.sh
-# installs it (the CPU library ships in the npm package; its install script
-# would only fetch GPU libraries).
-ort_version=1.30.0
-ort_prefix="$root/.cache/onnxruntime-node"
-installed=$(node -p "require('$ort_prefix/node_modules/onnxruntime-node/package.json').version" 2>/dev/null || true)
-if [ "$installed" != "$ort_version" ]; then
-  command -v npm >/dev/null || { echo "bench: npm is needed" >&2; exit 1; }
-  mkdir -p "$ort_prefix"
-  [ -f "$ort_prefix/package.json" ] || echo '{"private": true}' >"$ort_prefix/package.json"
-  ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$ort_prefix" --no-audit \
-    --no-fund --ignore-scripts --silent "onnxruntime-node@$ort_version"
-fi
-export NODE_PATH="$ort_prefix/node_modules"
+# onnxruntime-node, as the reference outputs use it.
+NODE_PATH=$("$root/scripts/install-onnxruntime.sh")
+export NODE_PATH
 
 # A build may replace tract during a run: the report says so if one did.
 tract_build() { sha256sum <"$tract" | cut -c1-12; }

@@ -8,27 +8,15 @@
 # Needs node and npm, and /usr/bin/python3 with numpy and PIL (python3-pil,
 # which python3-torchvision brings).
 #
-# onnxruntime-node is installed from npm into .cache/onnxruntime-node (not
-# committed) with ONNXRUNTIME_NODE_INSTALL=skip: its install script would
-# only fetch the optional CUDA/TensorRT libraries, while the CPU library
+# onnxruntime-node is installed by scripts/install-onnxruntime.sh into
+# .cache/onnxruntime-node (not committed); its CPU library
 # (bin/napi-v6/linux/x64/libonnxruntime.so.1) ships inside the npm package.
-# (--ignore-scripts too: nothing needed comes from install scripts.)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 models="${TRACT_MODELS_DIR:-$root/models}"
-version=1.30.0
-prefix="$root/.cache/onnxruntime-node"
-package="$prefix/node_modules/onnxruntime-node"
-
-command -v node >/dev/null || { echo "make-reference-outputs: node is needed" >&2; exit 1; }
-installed=$(node -p "require('$package/package.json').version" 2>/dev/null || true)
-if [ "$installed" != "$version" ]; then
-  command -v npm >/dev/null || { echo "make-reference-outputs: npm is needed" >&2; exit 1; }
-  mkdir -p "$prefix"
-  [ -f "$prefix/package.json" ] || echo '{"private": true}' >"$prefix/package.json"
-  ONNXRUNTIME_NODE_INSTALL=skip npm install --prefix "$prefix" --no-audit \
-    --no-fund --ignore-scripts --silent "onnxruntime-node@$version"
-fi
+node_modules=$("$root/scripts/install-onnxruntime.sh")
+package="$node_modules/onnxruntime-node"
+version=$(node -p "require('$package/package.json').version")
 case $(uname -m) in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) arch=$(uname -m) ;; esac
 library=$(ls "$package"/bin/napi-v*/linux/$arch/libonnxruntime.so.1 2>/dev/null | head -n 1)
 [ -n "$library" ] || {
@@ -38,4 +26,4 @@ library=$(ls "$package"/bin/napi-v*/linux/$arch/libonnxruntime.so.1 2>/dev/null 
 
 exec /usr/bin/python3 "$root/scripts/reference-outputs/make_references.py" \
   --models "$models" --out "$root/test/onnx/reference" \
-  --node-path "$prefix/node_modules" "$@"
+  --node-path "$node_modules" "$@"

@@ -191,12 +191,15 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
     if (!candidate || !isTileCompanion(candidate))
       return nullptr;
     unsigned reads = 0;
-    for (OpOperand *input : candidate.getDpsInputOperands())
+    for (OpOperand *input : candidate.getDpsInputOperands()) {
       if (input->get() == output) {
         if (!candidate.getMatchingIndexingMap(input).isIdentity())
           return nullptr;
         ++reads;
+      } else if (baseBuffer(input->get()) == output) {
+        return nullptr; // another view of the product
       }
+    }
     Value result = candidate.getDpsInitOperand(0)->get();
     if (reads != 1 || baseBuffer(result) == output ||
         !candidate.getBlock()->getArguments().back().use_empty())
@@ -210,6 +213,10 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
          between = between->getNextNode())
       if (touches(between, read, /*writesOnly=*/true))
         return nullptr;
+    // Tiles of the result are written while the product still reads: the
+    // epilogue must not write in place of what the product reads.
+    if (llvm::is_contained(read, baseBuffer(result)))
+      return nullptr;
     if (!isDeadAfter(output, after))
       return nullptr;
     op->moveBefore(after);
@@ -278,6 +285,20 @@ FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
   return plan;
 }
 
+/// Whether the single reduction dim of `plan` is cut into blocks of
+/// `kBlock`: only when it is long (a block of a third or less would not
+/// pay its accumulator reloads) and several row tiles reuse each panel.
+bool blocksReduction(const OuterProduct &plan, int64_t rows, int64_t kBlock) {
+  if (plan.reductionDims.size() != 1 || !plan.rowDim)
+    return false;
+  linalg::LinalgOp op = plan.op;
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  int64_t length = sizes[plan.reductionDims[0]];
+  int64_t rowCount = sizes[*plan.rowDim];
+  return !ShapedType::isDynamic(length) && length > 2 * kBlock &&
+         (ShapedType::isDynamic(rowCount) || rowCount > rows);
+}
+
 class KernelEmitter {
 public:
   KernelEmitter(OuterProduct plan, TileShape tile, int64_t kBlock)
@@ -328,9 +349,9 @@ private:
   /// stays in cache across all row tiles.
   void emitBlocks(OpBuilder &b, Location loc) {
     std::optional<int64_t> length;
-    if (plan.reductionDims.size() == 1)
+    if (blocksReduction(plan, tile.rows, kBlock))
       length = getConstantIntValue(size(plan.reductionDims[0]));
-    if (!length || *length <= kBlock) {
+    if (!length) {
       blockBegin = blockEnd = nullptr;
       return emitColumns(b, loc);
     }
@@ -526,9 +547,7 @@ struct TractCpuContractionKernels
     IRRewriter rewriter(&getContext());
     for (auto &[op, plan] : work) {
       // Partial sums of k blocks go through the output buffer: no fusion.
-      bool blocked = plan.reductionDims.size() == 1 &&
-                     op.getStaticLoopRanges()[plan.reductionDims[0]] > kBlock;
-      if (!blocked) {
+      if (!blocksReduction(plan, rows, kBlock)) {
         plan.prologue = findPrologue(plan);
         plan.epilogue = findEpilogue(plan, plan.prologue);
       }

@@ -193,3 +193,27 @@ func.func @product_read_twice(%a: memref<2x3xf32>, %b: memref<3x8xf32>, %y: memr
   %first = memref.load %acc[%c0, %c0] : memref<2x8xf32>
   return %first : f32
 }
+
+// -----
+
+// The activation writes in place of the product's input: written tile by
+// tile while the product still reads that input, it would corrupt it. It
+// stays a separate op.
+// CHECK-LABEL: func.func @epilogue_in_place_of_input(
+// CHECK:         scf.for
+// CHECK:         linalg.generic
+#i2 = affine_map<(m, n) -> (m, n)>
+func.func @epilogue_in_place_of_input(%a: memref<8x8xf32>, %b: memref<8x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<8x8xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<8x8xf32>)
+  linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32>) outs(%acc : memref<8x8xf32>)
+  linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+    ins(%acc : memref<8x8xf32>) outs(%b : memref<8x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %acc : memref<8x8xf32>
+  return
+}
