@@ -82,6 +82,12 @@ bool isTileCompanion(linalg::LinalgOp op) {
             /*allowZeroInResults=*/true))
       return false;
   }
+  // Small bodies only (bias, clip, relu, residual add): a companion's body
+  // is emitted once per row and column piece of every tile shape, and a
+  // long one (an exponential's polynomial) would multiply the code.
+  constexpr size_t kMaxCompanionOps = 8;
+  if (op.getBlock()->getOperations().size() > kMaxCompanionOps + 1)
+    return false;
   return tract::isLaneWiseBody(op.getBlock(), /*allowIndex=*/false);
 }
 

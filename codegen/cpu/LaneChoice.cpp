@@ -70,14 +70,16 @@ tract::chooseLaneDim(linalg::LinalgOp op, int64_t lanes,
   double bestUse = laneUse(sizes[innermost], lanes);
 
   // Another lane dim pays only when it fills clearly more lanes and the
-  // reduction is long enough to hide its strided output accesses.
+  // reduction is long enough to hide its strided output accesses: each
+  // tile reads and writes its accumulators lane by lane, and that code is
+  // unrolled per tile shape (512 steps: a 3×3 kernel over 64 channels).
   int64_t reduction = 1;
   for (auto [dim, iterator] : llvm::enumerate(iterators))
     if (iterator == utils::IteratorType::reduction)
       reduction = ShapedType::isDynamic(sizes[dim])
                       ? std::numeric_limits<int32_t>::max()
                       : reduction * sizes[dim];
-  if (reduction < 32)
+  if (reduction < 512)
     return best;
   for (AffineExpr expr : outputMap.getResults().drop_back()) {
     unsigned dim = cast<AffineDimExpr>(expr).getPosition();

@@ -115,6 +115,20 @@ FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
   return plan;
 }
 
+/// Whether an input of `plan` is read lane by lane: the vector dim walks
+/// another axis than its last, or with a stride a shuffle does not take.
+bool gathers(VectorLoopPlan &plan) {
+  for (auto [i, input] : llvm::enumerate(plan.op.getDpsInputOperands())) {
+    if (!plan.inputs[i])
+      continue;
+    auto type = cast<MemRefType>(input->get().getType());
+    auto [axis, stride] = *plan.inputs[i];
+    if (axis != type.getRank() - 1 || stride > 4)
+      return true;
+  }
+  return false;
+}
+
 class VectorLoopEmitter {
 public:
   VectorLoopEmitter(VectorLoopPlan plan, int64_t cols, int64_t lanes)
@@ -259,8 +273,12 @@ struct TractCpuVectorLoops
         work.push_back(*plan);
     });
     for (VectorLoopPlan &plan : work) {
-      // Reductions keep fewer accumulators live across their loops.
+      // Reductions keep fewer accumulators live across their loops; a
+      // gathered operand (a transpose: its lanes are scalar loads, unrolled)
+      // keeps tiles to one register so that the code stays small.
       int64_t width = lanes * (plan.reductionDims.empty() ? 4 : 2);
+      if (gathers(plan))
+        width = lanes;
       VectorLoopEmitter(plan, width, lanes).emit(rewriter);
     }
   }
