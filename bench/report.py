@@ -9,6 +9,7 @@ repeated over rounds (tract_ms, ort_ms) keep every round.
 """
 import collections
 import math
+import os
 import sys
 
 # Below this, a model is not matmul/conv-heavy enough for GFLOP/s to mean
@@ -248,6 +249,13 @@ def main():
         "native -o MODEL.o`.",
         "",
     ]
+    # The analysis of what is slow or missed, written by hand from profiles
+    # (`tract dump --profile`, heaptrack) next to this script.
+    notes = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                         "notes.md")
+    if os.path.exists(notes):
+        with open(notes) as f:
+            lines += [f.read().rstrip(), ""]
     with open(sys.argv[2], "w") as f:
         f.write("\n".join(lines))
     return 0
