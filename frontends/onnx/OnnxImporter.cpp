@@ -231,13 +231,15 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
   int64_t width =
       elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
   std::string bytes;
+  // Raw data is read where protobuf holds it, not copied first.
+  StringRef data;
   if (tensor.data_location() == TP::EXTERNAL) {
     if (failed(readExternal(tensor, model.baseDir, bytes, error))) {
       error = "tensor '" + tensor.name() + "': " + error;
       return failure();
     }
   } else if (tensor.has_raw_data()) {
-    bytes = tensor.raw_data();
+    data = tensor.raw_data();
   } else {
     switch (tensor.data_type()) {
     case TP::FLOAT:
@@ -273,22 +275,24 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
       break;
     }
   }
-  if (static_cast<int64_t>(bytes.size()) != count * width) {
+  if (!tensor.has_raw_data() || tensor.data_location() == TP::EXTERNAL)
+    data = bytes;
+  if (static_cast<int64_t>(data.size()) != count * width) {
     error = "tensor '" + tensor.name() + "' holds " +
-            std::to_string(bytes.size()) + " bytes, expected " +
+            std::to_string(data.size()) + " bytes, expected " +
             std::to_string(count * width);
     return failure();
   }
   if (elementType.isInteger(1)) {
     SmallVector<bool> values;
-    for (char c : bytes)
+    for (char c : data)
       values.push_back(c != 0);
     return DenseElementsAttr::get(type, ArrayRef<bool>(values));
   }
   if (count == 0)
     return DenseElementsAttr::get(type, ArrayRef<Attribute>());
   return DenseElementsAttr::getFromRawBuffer(
-      type, ArrayRef<char>(bytes.data(), bytes.size()));
+      type, ArrayRef<char>(data.data(), data.size()));
 }
 
 FailureOr<Value> GraphImporter::importTensor(const ::onnx::TensorProto &tensor,

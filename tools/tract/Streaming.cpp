@@ -1,6 +1,7 @@
 //===- Streaming.cpp - run a pulsified model pulse by pulse ---------------===//
 
 #include "tools/tract/Streaming.h"
+#include "tools/tract/RunMemory.h"
 
 #include "dialects/tract/TractDialect.h"
 #include "lowering/Jit.h"
@@ -103,6 +104,7 @@ llvm::Expected<std::vector<HostTensor>> mlir::tract::cli::runStreaming(
   auto compiled = CompiledModel::compile(module, 3, &timing);
   if (!compiled)
     return compiled.takeError();
+  keepFreedBuffers();
   const CompiledModel &model = **compiled;
   llvm::ArrayRef<TensorSignature> inputs = model.getInputs();
 

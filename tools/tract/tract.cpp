@@ -12,6 +12,7 @@
 #include "tools/tract/Bundle.h"
 #include "tools/tract/CommandLine.h"
 #include "tools/tract/Dump.h"
+#include "tools/tract/RunMemory.h"
 #include "tools/tract/Streaming.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,9 +21,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
@@ -234,6 +232,7 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     auto model = CompiledModel::compile(module, 3, &timing);
     if (!model)
       return fail(model.takeError());
+    cli::keepFreedBuffers();
     ModelInputs inputs;
     if (llvm::Error error = prepareInputs(**model, inputBundle,
                                           invocation.allowRandomInput, inputs))
@@ -356,6 +355,7 @@ int bench(ModuleOp module, const cli::Invocation &invocation,
   auto model = CompiledModel::compile(module, 3, &timing);
   if (!model)
     return fail(model.takeError());
+  cli::keepFreedBuffers();
   ModelInputs inputs;
   if (llvm::Error error =
           prepareInputs(**model, *inputBundle, /*allowRandom=*/true, inputs))
@@ -436,6 +436,7 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
   auto instrumentedModel = CompiledModel::compile(*instrumented);
   if (!instrumentedModel)
     return instrumentedModel.takeError();
+  cli::keepFreedBuffers();
 
   ModelInputs inputs;
   if (llvm::Error error = prepareInputs(**plainModel, *inputBundle,
@@ -752,20 +753,8 @@ int notImplemented(llvm::StringRef what) {
 
 } // namespace
 
-/// Keeps freed model buffers in the process: glibc otherwise serves each
-/// buffer over 128 KiB with a fresh mmap, and every run of a model pays a
-/// page fault per 4 KiB of its intermediate tensors (as an arena does in
-/// onnxruntime, the memory is reused run after run).
-static void keepFreedBuffers() {
-#ifdef __GLIBC__
-  mallopt(M_MMAP_THRESHOLD, 1 << 30);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
-#endif
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
-  keepFreedBuffers();
   llvm::SmallVector<llvm::StringRef> args(argv + 1, argv + argc);
   std::string error;
   std::optional<cli::Invocation> invocation = cli::parse(args, error);
