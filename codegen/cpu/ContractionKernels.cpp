@@ -312,12 +312,13 @@ public:
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
-    Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    ranges = op.createLoopRanges(rewriter, loc);
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    dims.assign(op.getNumLoops(), zero);
-    emitOuter(rewriter, loc, 0);
+    loops.emplace(rewriter, op);
+    loops->nest(rewriter, op.getLoc(), plan.outerDims, {},
+                [&](OpBuilder &b, Location loc, ValueRange) {
+                  emitBlocks(b, loc);
+                  return SmallVector<Value>();
+                });
     if (plan.prologue)
       rewriter.eraseOp(plan.prologue);
     if (plan.epilogue)
@@ -329,27 +330,11 @@ private:
   OuterProduct plan;
   TileShape tile;
   int64_t kBlock;
-  SmallVector<Range> ranges;
-  SmallVector<Value> dims; ///< the current value of every loop dim
+  std::optional<tract::LoopDims> loops;
   /// The block of the single reduction dim: [begin, end).
   Value blockBegin, blockEnd;
 
-  OpFoldResult size(unsigned dim) const { return ranges[dim].size; }
-
-  void emitOuter(OpBuilder &b, Location loc, size_t i) {
-    if (i == plan.outerDims.size())
-      return emitBlocks(b, loc);
-    Value ub = getValueOrCreateConstantIndexOp(b, loc, size(plan.outerDims[i]));
-    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    scf::ForOp::create(b, loc, lb, ub, one, ValueRange{},
-                       [&](OpBuilder &nested, Location l, Value iv,
-                           ValueRange) {
-                         dims[plan.outerDims[i]] = iv;
-                         emitOuter(nested, l, i + 1);
-                         scf::YieldOp::create(nested, l);
-                       });
-  }
+  OpFoldResult size(unsigned dim) const { return loops->size(dim); }
 
   /// Blocks a long single reduction dim so that the vector operand's panel
   /// stays in cache across all row tiles.
@@ -412,7 +397,7 @@ private:
   /// The indices of `operand` at the current loop dims.
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand *operand) {
     return tract::indicesAt(b, loc, plan.op.getMatchingIndexingMap(operand),
-                            dims);
+                            loops->values);
   }
 
   Value readVector(OpBuilder &b, Location loc, OpOperand *operand,
@@ -428,9 +413,10 @@ private:
       if (!row)
         return;
       Value offset = arith::ConstantIndexOp::create(builder, l, i);
-      dims[*plan.rowDim] = arith::AddIOp::create(builder, l, row, offset);
+      loops->values[*plan.rowDim] =
+          arith::AddIOp::create(builder, l, row, offset);
     };
-    dims[plan.vectorDim] = column;
+    loops->values[plan.vectorDim] = column;
     SmallVector<Value> accumulators;
     for (int64_t i = 0; i < rows; ++i) {
       setRow(b, loc, i);
@@ -443,7 +429,7 @@ private:
             readVector(b, loc, plan.output, outputAxis, 1, cols));
     }
     SmallVector<Value> sums =
-        emitReductions(b, loc, 0, accumulators, [&](OpBuilder &builder,
+        emitReductions(b, loc, accumulators, [&](OpBuilder &builder,
                                                     Location l,
                                                     ValueRange accs) {
           SmallVector<Value> next;
@@ -514,27 +500,16 @@ private:
                                    cols);
   }
 
-  using StepFn =
-      function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
-
-  /// Nests one loop per reduction dim, carrying the accumulators.
-  SmallVector<Value> emitReductions(OpBuilder &b, Location loc, size_t i,
-                                    ValueRange accumulators, StepFn step) {
-    if (i == plan.reductionDims.size())
-      return step(b, loc, accumulators);
-    unsigned dim = plan.reductionDims[i];
-    Value lb = blockBegin ? blockBegin : arith::ConstantIndexOp::create(b, loc, 0);
-    Value ub = blockBegin ? blockEnd
-                          : getValueOrCreateConstantIndexOp(b, loc, size(dim));
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto loop = scf::ForOp::create(
-        b, loc, lb, ub, one, accumulators,
-        [&](OpBuilder &nested, Location l, Value iv, ValueRange accs) {
-          dims[dim] = iv;
-          scf::YieldOp::create(nested, l,
-                               emitReductions(nested, l, i + 1, accs, step));
-        });
-    return SmallVector<Value>(loop.getResults());
+  /// Nests one loop per reduction dim (within the current block of k),
+  /// carrying the accumulators.
+  SmallVector<Value> emitReductions(OpBuilder &b, Location loc,
+                                    ValueRange accumulators,
+                                    tract::LoopDims::Body step) {
+    auto block = [&](OpBuilder &, Location, unsigned) {
+      return std::make_pair(blockBegin, blockEnd);
+    };
+    return loops->nest(b, loc, plan.reductionDims, accumulators, step,
+                       blockBegin ? tract::LoopDims::Bounds(block) : nullptr);
   }
 };
 
@@ -552,15 +527,17 @@ struct TractCpuContractionKernels
     });
     IRRewriter rewriter(&getContext());
     for (auto &[op, plan] : work) {
+      // A depthwise tile reads one vector per row: fewer rows keep the
+      // accumulators and the row vectors in registers.
+      TileShape shape{plan.rowsShareVector ? rows
+                                           : std::max<int64_t>(rows / 2, 1),
+                      lanes * vectorsPerRow, lanes};
       // Partial sums of k blocks go through the output buffer: no fusion.
-      if (!blocksReduction(plan, rows, kBlock)) {
+      // (The same tile rows decide here and in the emitter.)
+      if (!blocksReduction(plan, shape.rows, kBlock)) {
         plan.prologue = findPrologue(plan);
         plan.epilogue = findEpilogue(plan, plan.prologue);
       }
-      // A depthwise tile reads one vector per row: fewer rows keep the
-      // accumulators and the row vectors in registers.
-      TileShape shape{plan.rowsShareVector ? rows : std::max<int64_t>(rows / 2, 1),
-                      lanes * vectorsPerRow, lanes};
       KernelEmitter(plan, shape, kBlock).emit(rewriter);
     }
   }

@@ -136,80 +136,54 @@ public:
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
-    Location loc = op.getLoc();
     rewriter.setInsertionPoint(op);
-    ranges = op.createLoopRanges(rewriter, loc);
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    dims.assign(op.getNumLoops(), zero);
-    emitOuter(rewriter, loc, 0);
+    loops.emplace(rewriter, op);
+    loops->nest(rewriter, op.getLoc(), plan.outerDims, {},
+                [&](OpBuilder &b, Location loc, ValueRange) {
+                  for (const tract::Piece &piece : tract::cutIntoTiles(
+                           b, loc, loops->size(plan.vectorDim), cols, lanes))
+                    tract::forEachTile(
+                        b, loc, piece,
+                        [&](OpBuilder &nested, Location l, Value column) {
+                          emitTile(nested, l, column, piece.tile);
+                        });
+                  return SmallVector<Value>();
+                });
     rewriter.eraseOp(op);
   }
 
 private:
   VectorLoopPlan plan;
   int64_t cols, lanes;
-  SmallVector<Range> ranges;
-  SmallVector<Value> dims;
-
-  OpFoldResult size(unsigned dim) const { return ranges[dim].size; }
-
-  void emitOuter(OpBuilder &b, Location loc, size_t i) {
-    if (i == plan.outerDims.size()) {
-      for (const tract::Piece &piece :
-           tract::cutIntoTiles(b, loc, size(plan.vectorDim), cols, lanes))
-        tract::forEachTile(
-            b, loc, piece, [&](OpBuilder &nested, Location l, Value column) {
-              emitTile(nested, l, column, piece.tile);
-            });
-      return;
-    }
-    unsigned dim = plan.outerDims[i];
-    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-    Value ub = getValueOrCreateConstantIndexOp(b, loc, size(dim));
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    scf::ForOp::create(b, loc, lb, ub, one, ValueRange{},
-                       [&](OpBuilder &nested, Location l, Value iv,
-                           ValueRange) {
-                         dims[dim] = iv;
-                         emitOuter(nested, l, i + 1);
-                         scf::YieldOp::create(nested, l);
-                       });
-  }
+  std::optional<tract::LoopDims> loops;
 
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand *operand) {
     return tract::indicesAt(b, loc, plan.op.getMatchingIndexingMap(operand),
-                            dims);
+                            loops->values);
   }
 
   void emitTile(OpBuilder &b, Location loc, Value column, int64_t width) {
-    dims[plan.vectorDim] = column;
+    loops->values[plan.vectorDim] = column;
     OpOperand *output = plan.op.getDpsInitOperand(0);
     Value accumulator;
     if (plan.readsOutput)
       accumulator = tract::readVector(b, loc, output->get(),
                                       indices(b, loc, output),
                                       plan.outputAxis, 1, width);
-    Value result = emitReductions(b, loc, 0, accumulator, width);
+    // The reduction loops carry the accumulator, when there is one.
+    SmallVector<Value> carried;
+    if (accumulator)
+      carried.push_back(accumulator);
+    Value result =
+        loops
+            ->nest(b, loc, plan.reductionDims, carried,
+                   [&](OpBuilder &nested, Location l, ValueRange accs) {
+                     return SmallVector<Value>{emitBody(
+                         nested, l, accs.empty() ? Value() : accs[0], width)};
+                   })
+            .front();
     tract::writeVector(b, loc, result, output->get(), indices(b, loc, output),
                        plan.outputAxis);
-  }
-
-  Value emitReductions(OpBuilder &b, Location loc, size_t i, Value accumulator,
-                       int64_t width) {
-    if (i == plan.reductionDims.size())
-      return emitBody(b, loc, accumulator, width);
-    unsigned dim = plan.reductionDims[i];
-    Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-    Value ub = getValueOrCreateConstantIndexOp(b, loc, size(dim));
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto loop = scf::ForOp::create(
-        b, loc, lb, ub, one, ValueRange{accumulator},
-        [&](OpBuilder &nested, Location l, Value iv, ValueRange accs) {
-          dims[dim] = iv;
-          scf::YieldOp::create(
-              nested, l, emitReductions(nested, l, i + 1, accs[0], width));
-        });
-    return loop.getResult(0);
   }
 
   /// The body on vectors of `width` lanes; `accumulator` is the output's
@@ -234,7 +208,7 @@ private:
     arguments.push_back(accumulator);
     return tract::emitLaneWiseBody(
         b, loc, plan.op.getBlock(), arguments, width, [&](unsigned dim) {
-          Value lanes = tract::splatLanes(b, loc, dims[dim], width);
+          Value lanes = tract::splatLanes(b, loc, loops->values[dim], width);
           if (dim != plan.vectorDim)
             return lanes;
           Value step = vector::StepOp::create(

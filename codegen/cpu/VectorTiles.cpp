@@ -230,3 +230,35 @@ Value tract::emitLaneWiseBody(OpBuilder &b, Location loc, Block *body,
   }
   return lookup(body->getTerminator()->getOperand(0));
 }
+
+tract::LoopDims::LoopDims(OpBuilder &b, linalg::LinalgOp op)
+    : ranges(op.createLoopRanges(b, op.getLoc())) {
+  Value zero = arith::ConstantIndexOp::create(b, op.getLoc(), 0);
+  values.assign(op.getNumLoops(), zero);
+}
+
+SmallVector<Value> tract::LoopDims::nest(OpBuilder &b, Location loc,
+                                         ArrayRef<unsigned> loops,
+                                         ValueRange init, Body body,
+                                         Bounds bounds) {
+  if (loops.empty())
+    return body(b, loc, init);
+  unsigned dim = loops.front();
+  Value lb, ub;
+  if (bounds) {
+    std::tie(lb, ub) = bounds(b, loc, dim);
+  } else {
+    lb = arith::ConstantIndexOp::create(b, loc, 0);
+    ub = getValueOrCreateConstantIndexOp(b, loc, size(dim));
+  }
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, one, init,
+      [&](OpBuilder &nested, Location l, Value iv, ValueRange carried) {
+        values[dim] = iv;
+        scf::YieldOp::create(
+            nested, l, nest(nested, l, loops.drop_front(), carried, body,
+                            bounds));
+      });
+  return SmallVector<Value>(loop.getResults());
+}

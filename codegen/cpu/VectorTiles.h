@@ -9,6 +9,7 @@
 #ifndef CODEGEN_CPU_VECTORTILES_H
 #define CODEGEN_CPU_VECTORTILES_H
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/AffineMap.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Block.h"
@@ -71,6 +72,33 @@ bool isLaneWiseBody(Block *body, bool allowIndex);
 Value emitLaneWiseBody(OpBuilder &b, Location loc, Block *body,
                        ArrayRef<Value> arguments, int64_t width,
                        function_ref<Value(unsigned dim)> index = nullptr);
+
+/// The loop dims of a linalg op while a kernel emits its loops: the range
+/// of each dim and its current value (0 until a loop sets it).
+class LoopDims {
+public:
+  /// Ranges are computed at `b`'s insertion point.
+  LoopDims(OpBuilder &b, linalg::LinalgOp op);
+
+  OpFoldResult size(unsigned dim) const { return ranges[dim].size; }
+
+  using Body =
+      function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
+  using Bounds =
+      function_ref<std::pair<Value, Value>(OpBuilder &, Location, unsigned)>;
+
+  /// One loop per dim of `loops`, outermost first, each over [0, size) or
+  /// over `bounds(dim)` when given, setting the dim's value; the loops
+  /// carry `init` to `body` and return what it yields last.
+  SmallVector<Value> nest(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
+                          ValueRange init, Body body,
+                          Bounds bounds = nullptr);
+
+  SmallVector<Value> values; ///< the current value of every dim
+
+private:
+  SmallVector<Range> ranges;
+};
 
 /// A value (a scalar) on every one of `width` lanes.
 Value splatLanes(OpBuilder &b, Location loc, Value value, int64_t width);
