@@ -1,7 +1,8 @@
 // Times one ONNX model with onnxruntime-node on one CPU thread, for
 // scripts/bench.sh. Usage:
 //   node ort_bench.js MODEL BUNDLE.npz [--time-ms 2000] [--warmup-ms 300]
-//                     [--min-runs 3] [--max-runs 100000] [--async]
+//                     [--min-runs 3] [--max-runs 100000] [--threads 1]
+//                     [--async]
 // The inputs are the bundle's members named like the model's inputs (the
 // same .npz tract's --input-from-bundle reads). Members named like outputs
 // are checked against the first run's outputs at tract's `approximate`
@@ -20,9 +21,10 @@ const zlib = require('zlib');
 
 function parseArgs(argv) {
   const options = {timeMs: 2000, warmupMs: 300, minRuns: 3, maxRuns: 100000,
-                   async: false, positional: []};
+                   threads: 1, async: false, positional: []};
   const numbers = {'--time-ms': 'timeMs', '--warmup-ms': 'warmupMs',
-                   '--min-runs': 'minRuns', '--max-runs': 'maxRuns'};
+                   '--min-runs': 'minRuns', '--max-runs': 'maxRuns',
+                   '--threads': 'threads'};
   for (let i = 0; i < argv.length; ++i) {
     if (argv[i] in numbers) options[numbers[argv[i]]] = Number(argv[++i]);
     else if (argv[i] === '--async') options.async = true;
@@ -133,7 +135,9 @@ async function main() {
   const sessionOptions = {
     executionProviders: ['cpu'],
     graphOptimizationLevel: 'all',
-    intraOpNumThreads: 1,
+    // --threads is the intra-op pool (tract's threads share out the tiles
+    // of one op as well); ops run one after the other.
+    intraOpNumThreads: options.threads,
     interOpNumThreads: 1,
     logSeverityLevel: 3, // no warnings about unused initializers
   };

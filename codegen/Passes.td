@@ -109,6 +109,13 @@ def TractCpuContractionKernels
     own buffer; the product moves down to the epilogue when nothing in
     between writes what it reads, and its own buffer is never written.
     A k cut in blocks keeps its partial sums in the output: no fusion.
+
+    Made for several threads (`threads`), one loop of a large enough op is
+    an `scf.parallel`: an outer dim, the full column tiles or the full row
+    tiles, whichever would finish soonest when its iterations are dealt out
+    in equal runs, the remainder tiles stay serial and each entry pays a
+    fork and a join (`ParallelChoice.h`). Each output element is still
+    summed by one thread in the same order.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
@@ -118,7 +125,10 @@ def TractCpuContractionKernels
     Option<"vectorsPerRow", "vectors-per-row", "int64_t", /*default=*/"2",
            "vector registers per row of the register tile">,
     Option<"kBlock", "k-block", "int64_t", /*default=*/"256",
-           "block of a single reduction dim kept in cache">
+           "block of a single reduction dim kept in cache">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "threads the code is made for: one loop of a large enough op "
+           "becomes an scf.parallel">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
@@ -147,10 +157,18 @@ def TractCpuVectorLoops : Pass<"tract-cpu-vector-loops", "func::FuncOp"> {
     axis (a vector along the reduction would be the better tile), are left
     for the loop lowering. `memref.copy` between non-contiguous buffers (the
     interior of a padded tensor) becomes a `linalg.copy` and is tiled too.
+
+    Made for several threads (`threads`), an outer dim or the full vector
+    tiles of a large enough op are an `scf.parallel`, chosen as the
+    contraction kernels choose theirs; these loops are bound by memory, so
+    each element read or written counts as much work as 16 flops.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
-           "lanes of one vector register for 32-bit elements">
+           "lanes of one vector register for 32-bit elements">,
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "threads the code is made for: one loop of a large enough op "
+           "becomes an scf.parallel">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
@@ -158,6 +176,44 @@ def TractCpuVectorLoops : Pass<"tract-cpu-vector-loops", "func::FuncOp"> {
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
+}
+
+def TractCpuParallelLoops : Pass<"tract-cpu-parallel-loops", "func::FuncOp"> {
+  let summary = "Ops the kernels leave, as parallel loops when large";
+  let description = [{
+    Runs after the contraction kernels and the vector loops, on the linalg
+    ops on buffers they leave to the loop lowering (gathers, resizes,
+    reductions along the last axis, ops with regions). When the code is
+    made for several threads and such an op is large enough to pay a fork
+    and a join (the estimate of the vector loops), it becomes loops (as
+    `convert-linalg-to-loops` makes them) of which one, a parallel dim
+    outside every reduction, is an `scf.parallel` that
+    `convert-scf-to-openmp` shares among threads: the loop that would
+    finish soonest, as the kernels choose theirs. One dim only, since a
+    collapsed OpenMP loop recomputes each index with divisions. Smaller
+    ops, and ops already inside a parallel loop, are left to
+    `convert-linalg-to-loops`.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"1",
+           "threads the code is made for">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+def TractCpuInlineAllocaScopes
+    : Pass<"tract-cpu-inline-alloca-scopes", "func::FuncOp"> {
+  let summary = "Inline the stack scopes of parallel loop bodies";
+  let description = [{
+    Runs after `convert-scf-to-openmp`, which wraps the body of each
+    worksharing loop in a `memref.alloca_scope` so that stack allocations
+    do not pile up across iterations. That op holds a single block, which
+    `convert-scf-to-cf` then breaks into several. The kernels allocate
+    nothing on the stack, so a scope whose body has no `memref.alloca`
+    (directly, outside nested scopes) is inlined into its parent; a scope
+    that allocates is left alone.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
 def TractApproximateMath : Pass<"tract-approximate-math", "func::FuncOp"> {

@@ -111,6 +111,11 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
                      "' is not a C identifier");
   if (!options.target)
     return makeError("no target given");
+  if (options.threads < 1)
+    return makeError("the number of threads must be positive");
+  if (options.threads > 1 && options.target->name == "wasm32")
+    return makeError("--threads " + llvm::Twine(options.threads) +
+                     ": wasm32 has no OpenMP runtime; compile for one thread");
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main)
     return makeError("the model has no main function");
@@ -135,6 +140,7 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
       [&](llvm::StringRef feature) {
         return subtarget->checkFeatures(("+" + feature).str());
       });
+  target.threads = options.threads;
   if (failed(lowerModelToLLVM(module, main, target, &timing)))
     return makeError("the model could not be lowered");
 

@@ -31,6 +31,9 @@ struct AotOptions {
   /// The CPU to tune and select instructions for; "native" is the host's.
   std::string cpu;
   unsigned optLevel = 3;
+  /// Threads the code is made for: above one, the object calls LLVM's
+  /// OpenMP runtime (see tract_set_threads).
+  int64_t threads = 1;
   /// When set, the stages (MLIR passes, LLVM optimization, code generation)
   /// are timed under it.
   TimingScope *timing = nullptr;

@@ -65,7 +65,7 @@ referenceLargeConstants(ModuleOp module) {
 CompiledModel::~CompiledModel() = default;
 
 llvm::Expected<std::unique_ptr<CompiledModel>>
-CompiledModel::compile(ModuleOp module, unsigned optLevel,
+CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
                        TimingScope *timing) {
   std::unique_ptr<CompiledModel> model(new CompiledModel());
   auto main = module.lookupSymbol<func::FuncOp>("main");
@@ -77,7 +77,9 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
   model->inputs = std::move(signature->inputs);
   model->outputs = std::move(signature->outputs);
   TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
-  if (failed(lowerModelToLLVM(module, main, TargetInfo::host(), &compileTiming)))
+  TargetInfo target = TargetInfo::host();
+  target.threads = jitOptions.threads;
+  if (failed(lowerModelToLLVM(module, main, target, &compileTiming)))
     return makeError("the model could not be lowered");
   std::vector<std::pair<std::string, const void *>> weights =
       referenceLargeConstants(module);
@@ -94,7 +96,7 @@ CompiledModel::compile(ModuleOp module, unsigned optLevel,
   if (!hostMachine)
     return hostMachine.takeError();
   std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(optLevel, 0, hostMachine->get());
+      makeOptimizingTransformer(jitOptions.optLevel, 0, hostMachine->get());
   // The packed entry compiled objects have, for tract_model_run.
   auto addEntryAndOptimize = [&](llvm::Module *llvmModule) -> llvm::Error {
     llvm::Function *entry = llvmModule->getFunction("_mlir_ciface_main");

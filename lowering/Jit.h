@@ -31,16 +31,23 @@ class ExecutionEngine;
 
 namespace mlir::tract {
 
+struct JitOptions {
+  unsigned optLevel = 3; ///< LLVM's
+  /// Threads the code is made for (TargetInfo::threads); the team that
+  /// runs it is OpenMP's, see tract_set_threads.
+  int64_t threads = 1;
+};
+
 class CompiledModel {
 public:
   ~CompiledModel();
 
-  /// Lowers `module` (tract dialect, consumed) and JIT-compiles it with
-  /// LLVM at `optLevel`. Errors go to the context's diagnostic handler and
-  /// are summarized in the returned error. With `timing`, the MLIR passes
-  /// and LLVM's part are timed under it.
+  /// Lowers `module` (tract dialect, consumed) and JIT-compiles it.
+  /// Errors go to the context's diagnostic handler and are summarized in
+  /// the returned error. With `timing`, the MLIR passes and LLVM's part
+  /// are timed under it.
   static llvm::Expected<std::unique_ptr<CompiledModel>>
-  compile(ModuleOp module, unsigned optLevel = 3,
+  compile(ModuleOp module, const JitOptions &options = {},
           TimingScope *timing = nullptr);
 
   llvm::ArrayRef<TensorSignature> getInputs() const { return inputs; }

@@ -15,8 +15,10 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
@@ -39,6 +41,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -49,6 +52,7 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace mlir::tract {
@@ -62,7 +66,8 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect, scf::SCFDialect,
+                  math::MathDialect, memref::MemRefDialect,
+                  omp::OpenMPDialect, scf::SCFDialect,
                   tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
@@ -76,6 +81,7 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   vector::registerBufferizableOpInterfaceExternalModels(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
@@ -112,9 +118,11 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   kernels.rows = target.tileRows();
   kernels.vectorsPerRow = target.vectorsPerRow();
   kernels.kBlock = target.kBlock();
+  kernels.threads = target.threads;
   pm.addNestedPass<func::FuncOp>(createTractCpuContractionKernels(kernels));
   TractCpuVectorLoopsOptions loops;
   loops.lanes = target.f32Lanes;
+  loops.threads = target.threads;
   pm.addNestedPass<func::FuncOp>(createTractCpuVectorLoops(loops));
   pm.addNestedPass<func::FuncOp>(createTractApproximateMath());
   pm.addPass(createCanonicalizerPass());
@@ -122,9 +130,20 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   VectorTransferToSCFOptions transfers;
   transfers.enableFullUnroll();
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
+  TractCpuParallelLoopsOptions leftovers;
+  leftovers.threads = target.threads;
+  pm.addNestedPass<func::FuncOp>(createTractCpuParallelLoops(leftovers));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertMathToFuncs());
+  // The kernels' parallel loops become OpenMP worksharing loops, run by the
+  // team of the calling thread (its size is OpenMP's: omp_set_num_threads
+  // or OMP_NUM_THREADS). Made for one thread, the code has no parallel
+  // loop and needs no OpenMP runtime.
+  if (target.threads > 1) {
+    pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addNestedPass<func::FuncOp>(createTractCpuInlineAllocaScopes());
+  }
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -143,6 +162,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
+  if (target.threads > 1)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }

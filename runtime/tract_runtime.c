@@ -26,6 +26,29 @@ tract_status tract_set_error(const char *fmt, ...) {
   return TRACT_ERROR;
 }
 
+/* OpenMP's, when the program links an OpenMP runtime: models compiled for
+ * several threads need it, the runtime itself does not. */
+#if defined(__GNUC__) && !defined(__wasm__)
+extern void omp_set_num_threads(int threads) __attribute__((weak));
+#define TRACT_HAVE_OPENMP() (omp_set_num_threads != NULL)
+#else
+#define TRACT_HAVE_OPENMP() 0
+static void omp_set_num_threads(int threads) { (void)threads; }
+#endif
+
+tract_status tract_set_threads(int32_t threads) {
+  if (threads < 1)
+    return tract_set_error("the number of threads must be positive, not %d",
+                           (int)threads);
+  if (!TRACT_HAVE_OPENMP())
+    return threads == 1 ? TRACT_OK
+                        : tract_set_error("%d threads: the program has no "
+                                          "OpenMP runtime (link -lomp)",
+                                          (int)threads);
+  omp_set_num_threads(threads);
+  return TRACT_OK;
+}
+
 static const struct {
   const char *name;
   size_t size;

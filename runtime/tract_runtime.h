@@ -134,6 +134,20 @@ tract_status tract_model_run(const tract_model *model,
                              const tract_tensor *const *inputs,
                              tract_tensor **outputs);
 
+/* Threads. A model compiled for one thread (`tract compile`'s default)
+ * runs on the calling thread and needs no thread library. A model compiled
+ * with `--threads N` shares the tiles of its large ops among the team of
+ * LLVM's OpenMP runtime (link it: -lomp); its work split is chosen for N
+ * threads, but any team size runs it correctly. The team is the calling
+ * thread's: OMP_NUM_THREADS, or tract_set_threads in that thread, else
+ * one thread per core. Runs stay reentrant: two threads may run models
+ * (the same one too) at once, each with its own team.
+ *
+ * tract_set_threads sets the team size for the models this thread runs
+ * from now on. Without an OpenMP runtime in the program, only 1 is
+ * accepted (TRACT_ERROR with a message otherwise). */
+tract_status tract_set_threads(int32_t threads);
+
 /* A stream through a pulsified model: the runtime owns its state, so that
  * several streams can run through one model at once.
  *

@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# The side-by-side benchmark: tract and onnxruntime-node 1.30, one thread
-# each, on the same models and the same inputs, in alternating rounds; writes
-# docs/performance.md. Not a test: it fails only when it cannot measure.
+# The side-by-side benchmark: tract and onnxruntime-node 1.30, on one thread
+# and on two, on the same models and the same inputs, in alternating rounds;
+# writes docs/performance.md. Not a test: it fails only when it cannot
+# measure.
 #
 # Usage: scripts/bench.sh [--rounds N] [--models a,b,...] [--quick]
-#                         [--time-ms MS] [--out FILE]
+#                         [--time-ms MS] [--one-thread] [--out FILE]
 #   --rounds N    rounds of (tract bench, onnxruntime bench) per model (3)
 #   --models LIST only these models (default: all; names as in the table)
 #   --quick       1 round of 500 ms per engine: a smoke run, not a result
 #   --time-ms MS  time budget of each engine in each round (2000)
+#   --one-thread  measure one thread only (half the time)
 #   --out FILE    where to write the report (docs/performance.md)
 #
 # Per model it measures:
-#   * latency: `tract -O MODEL bench --threads 1` (its "X ms/i", the mean over
-#     the budget) against bench/ort_bench.js (the mean over the same budget),
-#     after a warm-up each; the best round of each engine is reported, with
-#     the spread of the rounds;
+#   * latency: `tract -O MODEL bench --threads T` (its "X ms/i", the mean over
+#     the budget) against `bench/ort_bench.js --threads T` (the mean over the
+#     same budget), after a warm-up each, for T = 1 and 2; the best round of
+#     each is reported, with the spread of the rounds;
 #   * FLOPs: the total of `tract dump --cost`, for GFLOP/s;
 #   * peak resident memory of `tract -O MODEL run` (/usr/bin/time's max RSS;
 #     this includes the JIT, which compiles in the same process);
@@ -33,16 +35,27 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command_line="scripts/bench.sh${*:+ $*}"
 
-real_models=(mobilenet_v2 resnet18 ppocr_det ppocr_rec ppocr_cls
+real_models=(mobilenet_v2 resnet18 ppocr_det ppocr_det_640 ppocr_rec ppocr_cls
              blazeface_front blazeface_back
              silero_vad_v5 silero_vad_legacy silero_vad_jjhbw)
 synthetic_models=(matmul512 conv3x3_64 transformer_encoder gru_speech)
+# Real models on inputs larger than their test references
+# (bench/make_large_bundles.py): NAME=MODEL.
+large_models=(ppocr_det_640=ppocr_det)
 all_models=("${real_models[@]}" "${synthetic_models[@]}")
+large_model_of() {
+  local entry
+  for entry in "${large_models[@]}"; do
+    [ "${entry%%=*}" = "$1" ] && { echo "${entry#*=}"; return 0; }
+  done
+  return 1
+}
 
 rounds=3
 time_ms=2000
 warmup_ms=300
 selected=""
+thread_counts=(1 2)
 out="$root/docs/performance.md"
 while (($#)); do
   case $1 in --rounds|--models|--time-ms|--out)
@@ -52,6 +65,7 @@ while (($#)); do
     --rounds) rounds=$2; shift 2 ;;
     --models) selected=$2; shift 2 ;;
     --quick) rounds=1; time_ms=500; warmup_ms=100; shift ;;
+    --one-thread) thread_counts=(1); shift ;;
     --time-ms) time_ms=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -101,7 +115,13 @@ record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"; }
 # differ from the references, which is not this script's business.
 missing=()
 synthetic_wanted=()
+large_wanted=()
 for name in "${models[@]}"; do
+  if base=$(large_model_of "$name"); then
+    [ -f "$models_dir/$base.onnx" ] || missing+=("$base.onnx")
+    [ -f "$models_dir/bench/$name.npz" ] || large_wanted+=("$name")
+    continue
+  fi
   case " ${synthetic_models[*]} " in
     *" $name "*) synthetic_wanted+=("$name") ;;
     *) [ -f "$models_dir/$name.onnx" ] || missing+=("$name.onnx") ;;
@@ -115,6 +135,12 @@ if ((${#synthetic_wanted[@]})); then
   "$python" -W ignore "$root/bench/make_models.py" --out "$models_dir/bench" \
     "${synthetic_wanted[@]}" ||
     echo "bench: could not write every synthetic model; their rows will say so" >&2
+fi
+
+if ((${#large_wanted[@]})); then
+  "$python" "$root/bench/make_large_bundles.py" --models "$models_dir" \
+    --node-path "$NODE_PATH" --out "$models_dir/bench" "${large_wanted[@]}" ||
+    echo "bench: could not write every large bundle; their rows will say so" >&2
 fi
 
 # The peak, measured first, on a quiet machine.
@@ -149,10 +175,15 @@ step() {
 
 bench_model() {
   local name=$1 model bundle extras=()
-  case " ${synthetic_models[*]} " in
-    *" $name "*) model="$models_dir/bench/$name.onnx"; bundle="$models_dir/bench/$name.npz" ;;
-    *) model="$models_dir/$name.onnx"; bundle="$root/test/onnx/reference/$name.npz" ;;
-  esac
+  local base
+  if base=$(large_model_of "$name"); then
+    model="$models_dir/$base.onnx"; bundle="$models_dir/bench/$name.npz"
+  else
+    case " ${synthetic_models[*]} " in
+      *" $name "*) model="$models_dir/bench/$name.onnx"; bundle="$models_dir/bench/$name.npz" ;;
+      *) model="$models_dir/$name.onnx"; bundle="$root/test/onnx/reference/$name.npz" ;;
+    esac
+  fi
   # Silero v5 takes the sample rate as a constant, as the example and the
   # tests give it (sr as a run-time input does not import yet).
   case $name in silero_vad_v5|silero_vad_jjhbw) extras=(sr:i64=16000) ;; esac
@@ -201,26 +232,32 @@ bench_model() {
     # (or the more throttled) machine.
     local order=(tract ort)
     ((round % 2 == 0)) && order=(ort tract)
+    # Keys: tract_ms and ort_ms on one thread, tract_ms_2t and ort_ms_2t on
+    # two.
     for engine in "${order[@]}"; do
-      if [ "$engine" = tract ] && ((tract_ok)); then
-        if step tract "$name" "${tract_cmd[@]}" bench --threads 1 \
-             --max-time "$time_ms" --warmup-loops 1 --warmup-time "$warmup_ms" \
-             --input-from-bundle "$bundle"; then
-          record "$name" tract_ms "$(sed -n 's/^Bench ran [0-9]* times, \([0-9.]*\) ms\/i\.$/\1/p' "$work/out")"
-        else
-          tract_ok=0
+      for threads in "${thread_counts[@]}"; do
+        local suffix=""
+        ((threads > 1)) && suffix="_${threads}t"
+        if [ "$engine" = tract ] && ((tract_ok)); then
+          if step tract "$name" "${tract_cmd[@]}" bench --threads "$threads" \
+               --max-time "$time_ms" --warmup-loops 1 --warmup-time "$warmup_ms" \
+               --input-from-bundle "$bundle"; then
+            record "$name" "tract_ms$suffix" "$(sed -n 's/^Bench ran [0-9]* times, \([0-9.]*\) ms\/i\.$/\1/p' "$work/out")"
+          else
+            tract_ok=0
+          fi
+        elif [ "$engine" = ort ] && ((ort_ok)); then
+          if step ort "$name" node "$root/bench/ort_bench.js" "$model" "$bundle" \
+               --time-ms "$time_ms" --warmup-ms "$warmup_ms" --threads "$threads"; then
+            record "$name" "ort_ms$suffix" "$(node -p "JSON.parse(require('fs').readFileSync('$work/out')).mean_ms")"
+          else
+            ort_ok=0
+          fi
         fi
-      elif [ "$engine" = ort ] && ((ort_ok)); then
-        if step ort "$name" node "$root/bench/ort_bench.js" "$model" "$bundle" \
-             --time-ms "$time_ms" --warmup-ms "$warmup_ms"; then
-          record "$name" ort_ms "$(node -p "JSON.parse(require('fs').readFileSync('$work/out')).mean_ms")"
-        else
-          ort_ok=0
-        fi
-      fi
+      done
     done
   done
-  awk -F'\t' -v m="$name" '$1 == m && $2 ~ /_(ms|error)$/ { printf "  %s %s", $2, $3 } END { print "" }' \
+  awk -F'\t' -v m="$name" '$1 == m && $2 ~ /_(ms|ms_2t|error)$/ { printf "  %s %s", $2, $3 } END { print "" }' \
     "$results" | sed "s/^/bench: $name:/"
 }
 

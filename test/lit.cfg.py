@@ -23,6 +23,11 @@ config.substitutions.append(
 config.substitutions.append(
     ("%tract_runtime_lib",
      os.path.join(config.tract_obj_root, "runtime", "libtract_runtime.a")))
+# ... and, for a model compiled for several threads, LLVM's OpenMP runtime.
+openmp_dir = os.path.dirname(config.tract_openmp_library)
+config.substitutions.append(
+    ("%tract_openmp_lib",
+     "-L%s -Wl,-rpath,%s -lomp" % (openmp_dir, openmp_dir)))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -9,6 +9,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/cpu/LaneChoice.h"
+#include "codegen/cpu/ParallelChoice.h"
 #include "codegen/cpu/VectorTiles.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -305,20 +306,108 @@ bool blocksReduction(const OuterProduct &plan, int64_t rows, int64_t kBlock) {
          (ShapedType::isDynamic(rowCount) || rowCount > rows);
 }
 
+/// Where a kernel's nest shares its work among threads.
+struct Split {
+  enum Kind { None, Outer, Columns, Rows } kind = None;
+  unsigned dim = 0; ///< the outer dim, for Outer
+};
+
+/// The rows of the register tile for column tiles `cols` wide: a narrower
+/// column tile takes more rows, since the accumulators, not the rows, are
+/// what the register file holds.
+int64_t rowsFor(const TileShape &tile, int64_t cols) {
+  int64_t registersPerRow = (cols + tile.lanes - 1) / tile.lanes;
+  int64_t budget = tile.rows * (tile.cols / tile.lanes);
+  return std::max<int64_t>(1, budget / registersPerRow);
+}
+
+/// A static size cut by `tract::cutIntoTiles`: the full tiles, the part of
+/// the size they cover, and the number of tiles in all.
+struct StaticCut {
+  int64_t full;
+  double share;
+  int64_t tiles;
+};
+
+StaticCut cutStatically(int64_t size, int64_t tile, int64_t restTile) {
+  int64_t full = size / tile;
+  int64_t rest = size - full * tile;
+  return {full, size ? static_cast<double>(full * tile) / size : 0.0,
+          full + (rest + restTile - 1) / restTile};
+}
+
+/// The loop of `plan`'s nest that runs on `threads` threads, if any: an
+/// outer dim, the full column tiles or the full row tiles (remainder tiles
+/// stay serial).
+Split chooseSplit(const OuterProduct &plan, const TileShape &tile,
+                  int64_t kBlock, int64_t threads) {
+  if (threads <= 1)
+    return {};
+  linalg::LinalgOp op = plan.op;
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  constexpr int64_t kUnknown = tract::kUnknownTripCount;
+  auto known = [&](unsigned dim) -> std::optional<int64_t> {
+    if (ShapedType::isDynamic(sizes[dim]))
+      return std::nullopt;
+    return sizes[dim];
+  };
+  tract::ParallelCost cost;
+  cost.threads = threads;
+  cost.work = tract::iterationWork(op, /*perElement=*/2);
+
+  int64_t entries = 1;
+  SmallVector<tract::ParallelCandidate> candidates =
+      tract::nestCandidates(op, plan.outerDims, entries);
+  SmallVector<Split> splits;
+  for (unsigned dim : plan.outerDims)
+    splits.push_back({Split::Outer, dim});
+  if (blocksReduction(plan, tile.rows, kBlock))
+    entries *= (sizes[plan.reductionDims[0]] + kBlock - 1) / kBlock;
+
+  std::optional<int64_t> columns = known(plan.vectorDim);
+  StaticCut columnCut = {0, 1.0, kUnknown};
+  if (columns)
+    columnCut = cutStatically(*columns, tile.cols, tile.lanes);
+  candidates.push_back(
+      {columns ? std::optional<int64_t>(columnCut.full) : std::nullopt,
+       columnCut.share, entries});
+  splits.push_back({Split::Columns});
+
+  if (plan.rowDim) {
+    std::optional<int64_t> rowCount = known(*plan.rowDim);
+    int64_t rows = rowsFor(tile, tile.cols);
+    StaticCut rowCut = {0, 1.0, kUnknown};
+    if (rowCount)
+      rowCut = cutStatically(*rowCount, rows, rows);
+    candidates.push_back(
+        {rowCount ? std::optional<int64_t>(rowCut.full) : std::nullopt,
+         rowCut.share, entries * columnCut.tiles});
+    splits.push_back({Split::Rows});
+  }
+  std::optional<unsigned> chosen =
+      tract::chooseParallelLoop(candidates, cost);
+  return chosen ? splits[*chosen] : Split{};
+}
+
 class KernelEmitter {
 public:
-  KernelEmitter(OuterProduct plan, TileShape tile, int64_t kBlock)
-      : plan(plan), tile(tile), kBlock(kBlock) {}
+  KernelEmitter(OuterProduct plan, TileShape tile, int64_t kBlock, Split split)
+      : plan(plan), tile(tile), kBlock(kBlock), split(split) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
     rewriter.setInsertionPoint(op);
     loops.emplace(rewriter, op);
-    loops->nest(rewriter, op.getLoc(), plan.outerDims, {},
-                [&](OpBuilder &b, Location loc, ValueRange) {
-                  emitBlocks(b, loc);
-                  return SmallVector<Value>();
-                });
+    std::optional<unsigned> parallelDim;
+    if (split.kind == Split::Outer)
+      parallelDim = split.dim;
+    loops->nest(
+        rewriter, op.getLoc(), plan.outerDims, {},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          emitBlocks(b, loc);
+          return SmallVector<Value>();
+        },
+        nullptr, parallelDim);
     if (plan.prologue)
       rewriter.eraseOp(plan.prologue);
     if (plan.epilogue)
@@ -330,6 +419,7 @@ private:
   OuterProduct plan;
   TileShape tile;
   int64_t kBlock;
+  Split split;
   std::optional<tract::LoopDims> loops;
   /// The block of the single reduction dim: [begin, end).
   Value blockBegin, blockEnd;
@@ -372,26 +462,29 @@ private:
   void emitColumns(OpBuilder &b, Location loc) {
     for (const tract::Piece &piece : tract::cutIntoTiles(
              b, loc, size(plan.vectorDim), tile.cols, tile.lanes))
-      tract::forEachTile(b, loc, piece,
-                         [&](OpBuilder &nested, Location l, Value column) {
-                           emitRows(nested, l, column, piece.tile);
-                         });
+      tract::forEachTile(
+          b, loc, piece,
+          [&](OpBuilder &nested, Location l, Value column) {
+            emitRows(nested, l, column, piece.tile);
+          },
+          split.kind == Split::Columns && piece.tile == tile.cols);
   }
 
   void emitRows(OpBuilder &b, Location loc, Value column, int64_t cols) {
     if (!plan.rowDim)
       return emitTile(b, loc, nullptr, 1, column, cols);
-    // A narrower column tile takes more rows: the accumulators, not the
-    // rows, are what the register file holds.
-    int64_t registersPerRow = (cols + tile.lanes - 1) / tile.lanes;
-    int64_t budget = tile.rows * (tile.cols / tile.lanes);
-    int64_t rows = std::max<int64_t>(1, budget / registersPerRow);
-    for (const tract::Piece &piece :
-         tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows))
-      tract::forEachTile(b, loc, piece,
-                         [&](OpBuilder &nested, Location l, Value row) {
-                           emitTile(nested, l, row, piece.tile, column, cols);
-                         });
+    int64_t rows = rowsFor(tile, cols);
+    SmallVector<tract::Piece> pieces =
+        tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows);
+    for (auto [index, piece] : llvm::enumerate(pieces)) {
+      int64_t height = piece.tile;
+      tract::forEachTile(
+          b, loc, piece,
+          [&](OpBuilder &nested, Location l, Value row) {
+            emitTile(nested, l, row, height, column, cols);
+          },
+          split.kind == Split::Rows && index == 0 && height == rows);
+    }
   }
 
   /// The indices of `operand` at the current loop dims.
@@ -538,7 +631,8 @@ struct TractCpuContractionKernels
         plan.prologue = findPrologue(plan);
         plan.epilogue = findEpilogue(plan, plan.prologue);
       }
-      KernelEmitter(plan, shape, kBlock).emit(rewriter);
+      Split split = chooseSplit(plan, shape, kBlock, threads);
+      KernelEmitter(plan, shape, kBlock, split).emit(rewriter);
     }
   }
 };

@@ -19,6 +19,9 @@ struct TargetInfo {
   int64_t vectorRegisters = 16;
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;
+  /// Threads the code is made for: above one, large ops share their tiles
+  /// among OpenMP threads (the code then needs LLVM's OpenMP runtime).
+  int64_t threads = 1;
 
   /// Rows of the register tile: accumulators plus one vector operand and
   /// a broadcast must fit the register file.

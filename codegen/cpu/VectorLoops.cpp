@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/cpu/LaneReductions.h"
+#include "codegen/cpu/ParallelChoice.h"
 #include "codegen/cpu/VectorTiles.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -129,32 +131,66 @@ bool gathers(VectorLoopPlan &plan) {
   return false;
 }
 
+/// The loop of `plan`'s nest that runs on `threads` threads, if any: an
+/// outer dim, or the full vector tiles (the last value); nullopt for none.
+std::optional<unsigned> chooseSplit(const VectorLoopPlan &plan, int64_t cols,
+                                    int64_t threads) {
+  if (threads <= 1)
+    return std::nullopt;
+  linalg::LinalgOp op = plan.op;
+  tract::ParallelCost cost;
+  cost.threads = threads;
+  cost.work = tract::memoryBoundWork(op);
+  int64_t entries = 1;
+  SmallVector<tract::ParallelCandidate> candidates =
+      tract::nestCandidates(op, plan.outerDims, entries);
+  tract::ParallelCandidate columns{std::nullopt, 1.0, entries};
+  int64_t size = op.getStaticLoopRanges()[plan.vectorDim];
+  if (!ShapedType::isDynamic(size)) {
+    columns.iterations = size / cols;
+    columns.share =
+        size ? static_cast<double>(size / cols * cols) / size : 0.0;
+  }
+  candidates.push_back(columns);
+  return tract::chooseParallelLoop(candidates, cost);
+}
+
 class VectorLoopEmitter {
 public:
-  VectorLoopEmitter(VectorLoopPlan plan, int64_t cols, int64_t lanes)
-      : plan(std::move(plan)), cols(cols), lanes(lanes) {}
+  VectorLoopEmitter(VectorLoopPlan plan, int64_t cols, int64_t lanes,
+                    std::optional<unsigned> split)
+      : plan(std::move(plan)), cols(cols), lanes(lanes), split(split) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
     rewriter.setInsertionPoint(op);
     loops.emplace(rewriter, op);
-    loops->nest(rewriter, op.getLoc(), plan.outerDims, {},
-                [&](OpBuilder &b, Location loc, ValueRange) {
-                  for (const tract::Piece &piece : tract::cutIntoTiles(
-                           b, loc, loops->size(plan.vectorDim), cols, lanes))
-                    tract::forEachTile(
-                        b, loc, piece,
-                        [&](OpBuilder &nested, Location l, Value column) {
-                          emitTile(nested, l, column, piece.tile);
-                        });
-                  return SmallVector<Value>();
-                });
+    unsigned numOuter = plan.outerDims.size();
+    std::optional<unsigned> parallelDim;
+    if (split && *split < numOuter)
+      parallelDim = plan.outerDims[*split];
+    bool parallelColumns = split == numOuter;
+    loops->nest(
+        rewriter, op.getLoc(), plan.outerDims, {},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          for (const tract::Piece &piece : tract::cutIntoTiles(
+                   b, loc, loops->size(plan.vectorDim), cols, lanes))
+            tract::forEachTile(
+                b, loc, piece,
+                [&](OpBuilder &nested, Location l, Value column) {
+                  emitTile(nested, l, column, piece.tile);
+                },
+                parallelColumns && piece.tile == cols);
+          return SmallVector<Value>();
+        },
+        nullptr, parallelDim);
     rewriter.eraseOp(op);
   }
 
 private:
   VectorLoopPlan plan;
   int64_t cols, lanes;
+  std::optional<unsigned> split;
   std::optional<tract::LoopDims> loops;
 
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand *operand) {
@@ -241,11 +277,18 @@ struct TractCpuVectorLoops
     }
 
     SmallVector<VectorLoopPlan> work;
+    SmallVector<linalg::LinalgOp> others;
     getOperation().walk([&](linalg::LinalgOp op) {
       FailureOr<VectorLoopPlan> plan = matchVectorLoop(op);
       if (succeeded(plan))
         work.push_back(*plan);
+      else
+        others.push_back(op);
     });
+    // Reductions along a contiguous last axis put it on the lanes instead,
+    // four registers wide (four independent chains of adds).
+    for (linalg::LinalgOp op : others)
+      (void)tract::emitLaneReduction(rewriter, op, 4 * lanes, lanes, threads);
     for (VectorLoopPlan &plan : work) {
       // Reductions keep fewer accumulators live across their loops; a
       // gathered operand (a transpose: its lanes are scalar loads, unrolled)
@@ -253,7 +296,8 @@ struct TractCpuVectorLoops
       int64_t width = lanes * (plan.reductionDims.empty() ? 4 : 2);
       if (gathers(plan))
         width = lanes;
-      VectorLoopEmitter(plan, width, lanes).emit(rewriter);
+      std::optional<unsigned> split = chooseSplit(plan, width, threads);
+      VectorLoopEmitter(plan, width, lanes, split).emit(rewriter);
     }
   }
 };

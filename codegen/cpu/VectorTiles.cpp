@@ -77,8 +77,17 @@ SmallVector<tract::Piece> tract::cutIntoTiles(OpBuilder &b, Location loc,
   return {Piece{b.getIndexAttr(0), full, tile}, Piece{full, size, 1}};
 }
 
+std::optional<int64_t> tract::tileCount(const Piece &piece) {
+  std::optional<int64_t> begin = getConstantIntValue(piece.begin);
+  std::optional<int64_t> end = getConstantIntValue(piece.end);
+  if (!begin || !end)
+    return std::nullopt;
+  return (*end - *begin) / piece.tile;
+}
+
 void tract::forEachTile(OpBuilder &b, Location loc, const Piece &piece,
-                        function_ref<void(OpBuilder &, Location, Value)> body) {
+                        function_ref<void(OpBuilder &, Location, Value)> body,
+                        bool parallel) {
   std::optional<int64_t> begin = getConstantIntValue(piece.begin);
   std::optional<int64_t> end = getConstantIntValue(piece.end);
   if (begin && end && *end - *begin == piece.tile) {
@@ -88,6 +97,14 @@ void tract::forEachTile(OpBuilder &b, Location loc, const Piece &piece,
   Value lb = getValueOrCreateConstantIndexOp(b, loc, piece.begin);
   Value ub = getValueOrCreateConstantIndexOp(b, loc, piece.end);
   Value step = arith::ConstantIndexOp::create(b, loc, piece.tile);
+  if (parallel) {
+    scf::ParallelOp::create(
+        b, loc, lb, ub, step,
+        [&](OpBuilder &nested, Location l, ValueRange ivs) {
+          body(nested, l, ivs.front());
+        });
+    return;
+  }
   scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
                      [&](OpBuilder &nested, Location l, Value iv, ValueRange) {
                        body(nested, l, iv);
@@ -240,7 +257,8 @@ tract::LoopDims::LoopDims(OpBuilder &b, linalg::LinalgOp op)
 SmallVector<Value> tract::LoopDims::nest(OpBuilder &b, Location loc,
                                          ArrayRef<unsigned> loops,
                                          ValueRange init, Body body,
-                                         Bounds bounds) {
+                                         Bounds bounds,
+                                         std::optional<unsigned> parallelDim) {
   if (loops.empty())
     return body(b, loc, init);
   unsigned dim = loops.front();
@@ -252,13 +270,23 @@ SmallVector<Value> tract::LoopDims::nest(OpBuilder &b, Location loc,
     ub = getValueOrCreateConstantIndexOp(b, loc, size(dim));
   }
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  if (parallelDim == dim) {
+    assert(init.empty() && "a parallel loop carries nothing");
+    scf::ParallelOp::create(
+        b, loc, lb, ub, one,
+        [&](OpBuilder &nested, Location l, ValueRange ivs) {
+          values[dim] = ivs.front();
+          nest(nested, l, loops.drop_front(), {}, body, bounds, parallelDim);
+        });
+    return {};
+  }
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, one, init,
       [&](OpBuilder &nested, Location l, Value iv, ValueRange carried) {
         values[dim] = iv;
         scf::YieldOp::create(
             nested, l, nest(nested, l, loops.drop_front(), carried, body,
-                            bounds));
+                            bounds, parallelDim));
       });
   return SmallVector<Value>(loop.getResults());
 }

@@ -42,9 +42,14 @@ SmallVector<Piece> cutIntoTiles(OpBuilder &b, Location loc, OpFoldResult size,
                                 int64_t tile, int64_t restTile);
 
 /// Loops over `piece`'s tiles, calling `body` with the first index of each;
-/// a piece of one tile needs no loop.
+/// a piece of one tile needs no loop. The loop is an `scf.parallel` when
+/// `parallel` (its tiles run on several threads).
 void forEachTile(OpBuilder &b, Location loc, const Piece &piece,
-                 function_ref<void(OpBuilder &, Location, Value)> body);
+                 function_ref<void(OpBuilder &, Location, Value)> body,
+                 bool parallel = false);
+
+/// The number of tiles of `piece`, when static.
+std::optional<int64_t> tileCount(const Piece &piece);
 
 /// The indices `map` gives at the loop dims `dims` (only the dims each
 /// result uses are read: the others may be out of scope).
@@ -89,10 +94,11 @@ public:
 
   /// One loop per dim of `loops`, outermost first, each over [0, size) or
   /// over `bounds(dim)` when given, setting the dim's value; the loops
-  /// carry `init` to `body` and return what it yields last.
+  /// carry `init` to `body` and return what it yields last. The loop of
+  /// `parallelDim` is an `scf.parallel` (it carries nothing).
   SmallVector<Value> nest(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
-                          ValueRange init, Body body,
-                          Bounds bounds = nullptr);
+                          ValueRange init, Body body, Bounds bounds = nullptr,
+                          std::optional<unsigned> parallelDim = std::nullopt);
 
   SmallVector<Value> values; ///< the current value of every dim
 

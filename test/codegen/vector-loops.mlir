@@ -92,17 +92,54 @@ func.func @pad_interior(%x: memref<3x5xf32>, %padded: memref<5x7xf32>) {
 
 // -----
 
-// Left for the loop lowering: a sum over the last axis (the vector belongs
-// on the reduction) and booleans (bytes in memory, bits in a vector).
-// CHECK-LABEL: func.func @left_alone(
-// CHECK:         linalg.reduce
-// CHECK:         linalg.generic
-func.func @left_alone(%x: memref<4x8xf32>, %s: memref<4xf32>, %c: memref<4xi1>, %d: memref<4xi1>) {
-  linalg.reduce ins(%x : memref<4x8xf32>) outs(%s : memref<4xf32>) dimensions = [1]
+// A sum over the last axis puts that axis on the lanes: an accumulator of
+// 16 lanes (4 registers) over the full tiles, the rest of 4 reduced on its
+// own, then one horizontal sum with the output's first value.
+// CHECK-LABEL: func.func @row_sums(
+// CHECK-SAME:    %[[X:.*]]: memref<3x20xf32>, %[[S:.*]]: memref<3xf32>)
+// CHECK-DAG:     %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[FIRST:.*]] = memref.load %[[S]][%[[I]]]
+// CHECK:           %[[ROW:.*]] = vector.transfer_read %[[X]][%[[I]], %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<3x20xf32>, vector<16xf32>
+// CHECK:           %[[ACC:.*]] = arith.addf %[[ROW]], %[[ZEROS]] : vector<16xf32>
+// CHECK:           %[[TAIL:.*]] = vector.transfer_read %[[X]][%[[I]], %{{.*}}], %{{.*}} {in_bounds = [true]} : memref<3x20xf32>, vector<4xf32>
+// CHECK:           %[[TAILSUM:.*]] = vector.reduction <add>, %{{.*}} fastmath<reassoc> : vector<4xf32> into f32
+// CHECK:           %[[SUM:.*]] = vector.reduction <add>, %[[ACC]], %[[FIRST]] fastmath<reassoc> : vector<16xf32> into f32
+// CHECK:           %[[TOTAL:.*]] = arith.addf %[[SUM]], %{{.*}} : f32
+// CHECK:           memref.store %[[TOTAL]], %[[S]][%[[I]]]
+func.func @row_sums(%x: memref<3x20xf32>, %s: memref<3xf32>) {
+  linalg.reduce ins(%x : memref<3x20xf32>) outs(%s : memref<3xf32>) dimensions = [1]
     (%in: f32, %acc: f32) {
       %r = arith.addf %in, %acc : f32
       linalg.yield %r : f32
     }
+  return
+}
+
+// -----
+
+// A max over a short last axis: one accumulator as wide as the axis (its
+// first max, with -inf, folds away).
+// CHECK-LABEL: func.func @row_max(
+// CHECK:         %[[FIRST:.*]] = memref.load
+// CHECK-NEXT:    %[[ROW:.*]] = vector.transfer_read {{.*}} : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:    %[[MAX:.*]] = vector.reduction <maximumf>, %[[ROW]], %[[FIRST]] fastmath<reassoc> : vector<8xf32> into f32
+// CHECK-NEXT:    memref.store %[[MAX]]
+func.func @row_max(%x: memref<2x8xf32>, %m: memref<2xf32>) {
+  linalg.reduce ins(%x : memref<2x8xf32>) outs(%m : memref<2xf32>) dimensions = [1]
+    (%in: f32, %acc: f32) {
+      %r = arith.maximumf %in, %acc : f32
+      linalg.yield %r : f32
+    }
+  return
+}
+
+// -----
+
+// Left for the loop lowering: booleans (bytes in memory, bits in a vector).
+// CHECK-LABEL: func.func @left_alone(
+// CHECK:         linalg.generic
+func.func @left_alone(%c: memref<4xi1>, %d: memref<4xi1>) {
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
     ins(%c : memref<4xi1>) outs(%d : memref<4xi1>) {
   ^bb0(%a: i1, %o: i1):

@@ -49,13 +49,15 @@ def run(command, timeout):
     return "pass", ""
 
 
-def cycle_one(tract, translate, test_dir, workdir, approx, timeout, direct):
+def cycle_one(tract, translate, test_dir, workdir, approx, timeout, direct,
+              threads=1):
     """Returns (status, message): status is pass, export, run, crash, or
     'direct' when the direct path does not pass."""
     model = os.path.join(test_dir, "model.onnx")
     if direct:
         status, message = run_node_tests.run_one(tract, translate, test_dir,
-                                                 approx, timeout)
+                                                 approx, timeout,
+                                                 threads=threads)
         if status != "pass":
             return "direct", message
     status, message, facts = import_node_tests.import_one(translate, model)
@@ -73,7 +75,8 @@ def cycle_one(tract, translate, test_dir, workdir, approx, timeout, direct):
                            if d.startswith("test_data_set_")):
         data = os.path.join(test_dir, data_set)
         status, message = run(
-            [tract, archive, "run", "-q", "--input-from-bundle", data,
+            [tract, "--threads", str(threads), archive, "run", "-q",
+             "--input-from-bundle", data,
              "--assert-output-bundle", data, "--approx", approx], timeout)
         if status != "pass":
             return ("crash" if status == "crash" else "run"), message
@@ -102,6 +105,8 @@ def main():
                         help="fail unless at least this many tests survive")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=int, default=120)
+    parser.add_argument("--threads", type=int, default=1,
+                        help="tract --threads for the runs")
     parser.add_argument("--filter", default="",
                         help="only tests containing this")
     args = parser.parse_args()
@@ -120,7 +125,8 @@ def main():
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(cycle_one, args.tract, args.translate,
                                os.path.join(args.data, t), workdir,
-                               args.approx, args.timeout, direct): t
+                               args.approx, args.timeout, direct,
+                               args.threads): t
                    for t in tests}
         for done, future in enumerate(
                 concurrent.futures.as_completed(futures), 1):

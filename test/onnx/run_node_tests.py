@@ -36,7 +36,8 @@ def first_error(stderr):
     return line.split("error:", 1)[1].strip() if "error:" in line else line
 
 
-def run_one(tract, translate, test_dir, approx, timeout, optimize=False):
+def run_one(tract, translate, test_dir, approx, timeout, optimize=False,
+            threads=1):
     model = os.path.join(test_dir, "model.onnx")
     status, message, facts = import_node_tests.import_one(translate, model)
     if status == "crash":
@@ -47,7 +48,7 @@ def run_one(tract, translate, test_dir, approx, timeout, optimize=False):
                   if d.startswith("test_data_set_"))
     if not sets:
         return "fail", "no test_data_set"
-    command = [tract] + (["-O"] if optimize else [])
+    command = [tract, "--threads", str(threads)] + (["-O"] if optimize else [])
     for fact in facts:
         command += ["-i", fact]
     for data_set in sets:
@@ -84,6 +85,8 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=int, default=120)
     parser.add_argument("--filter", default="", help="only tests containing this")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="tract --threads for every run")
     parser.add_argument("--optimize", action="store_true",
                         help="run the decluttered models (tract -O)")
     args = parser.parse_args()
@@ -102,7 +105,8 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {pool.submit(run_one, args.tract, args.translate,
                                os.path.join(args.data, g, t), args.approx,
-                               args.timeout, args.optimize): (g, t)
+                               args.timeout, args.optimize,
+                               args.threads): (g, t)
                    for g, t in tests}
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             results[futures[future]] = future.result()

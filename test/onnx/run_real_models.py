@@ -85,7 +85,8 @@ def run_one(args, spec, expected_failure, hashes, work):
                         "(models.sha256); refetch it or rerun "
                         "scripts/make-reference-outputs.sh")
     saved = os.path.join(work, os.path.splitext(model)[0] + ".npz")
-    command = [args.tract] + (["-O"] if args.optimize else [])
+    command = [args.tract, "--threads", str(args.threads)]
+    command += ["-O"] if args.optimize else []
     for fact in facts:
         command += ["-i", fact]
     command += [path, "run", "-q", "--input-from-bundle", reference,
@@ -127,6 +128,8 @@ def main():
     parser.add_argument("--expect-failure", action="append", default=[],
                         metavar="MODEL=TEXT")
     parser.add_argument("--report")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="tract --threads for every run")
     parser.add_argument("--optimize", action="store_true",
                         help="run the decluttered model (tract -O)")
     parser.add_argument("specs", nargs="+", metavar="MODEL[@FACT]...")

@@ -39,6 +39,9 @@ const Flag kFlags[] = {
     {Scope::Global, "--pass", "", true,
      "stop at a stage: load, declutter, linalg or llvm (for dump --mlir)"},
     {Scope::Global, "--optimize", "-O", false, "declutter the model"},
+    {Scope::Global, "--threads", "", true,
+     "threads to run on: large ops share their tiles (default: one per "
+     "core for run, bench and dump --profile; 1 for compile)"},
     {Scope::Global, "--timing", "", false,
      "time the stages: import, declutter, each compiler pass, LLVM"},
     {Scope::Global, "--help", "-h", false, "print this help"},
@@ -78,6 +81,8 @@ const Flag kFlags[] = {
      "super, ultra"},
     {Scope::Run, "--allow-random-input", "", false,
      "make up the inputs the bundle does not give"},
+    {Scope::Run, "--save-outputs", "", true,
+     "write the outputs to an .npz (as --save-outputs-npz)"},
     {Scope::Run, "--save-outputs-npz", "", true,
      "write the outputs to an .npz"},
     {Scope::Run, "--quiet", "-q", false, "print nothing"},
@@ -92,13 +97,15 @@ const Flag kFlags[] = {
     {Scope::Bench, "--warmup-time", "", true,
      "untimed milliseconds first (default 0)"},
     {Scope::Bench, "--threads", "", true,
-     "threads to run on (compiled models use one for now)"},
+     "threads to run on (as the global --threads)"},
     {Scope::Compile, "--output", "-o", true,
      "the object file to write (model.o), or a shared library (model.so)"},
     {Scope::Compile, "--target", "", true,
      "x86_64, aarch64, armv7 or wasm32 (default: the host)"},
     {Scope::Compile, "--cpu", "", true,
      "the CPU to generate code for, or native (default: a baseline CPU)"},
+    {Scope::Compile, "--threads", "", true,
+     "threads to make the code for (default 1: no thread library needed)"},
     {Scope::Compile, "--header", "", true,
      "also write the model's C header (model.h)"},
     {Scope::Compile, "--name", "", true,
@@ -172,17 +179,21 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       }
       continue;
     }
-    if (!haveModel && llvm::is_contained(kNnefExtensionFlags, arg))
+    if (!haveSubcommand && llvm::is_contained(kNnefExtensionFlags, arg))
       continue;
 
-    // Options before the model are global; after it, they belong to the
-    // subcommand (dump when none was named).
-    Scope scope = !haveModel                           ? Scope::Global
+    // As in tract, options before the subcommand are global, wherever the
+    // model is; after it, they belong to the subcommand. After the model
+    // and without a subcommand, dump's options mean dump, the default.
+    auto [name, inlineValue] = arg.split('=');
+    Scope scope = !haveSubcommand                      ? Scope::Global
                   : invocation.subcommand == "run"     ? Scope::Run
                   : invocation.subcommand == "bench"   ? Scope::Bench
                   : invocation.subcommand == "compile" ? Scope::Compile
                                                        : Scope::Dump;
-    auto [name, inlineValue] = arg.split('=');
+    if (scope == Scope::Global && haveModel && !findFlag(Scope::Global, name) &&
+        findFlag(Scope::Dump, name))
+      scope = Scope::Dump;
     bool hasInlineValue = arg.contains('=');
     const Flag *flag = findFlag(scope, name);
     if (!flag && scope != Scope::Global &&
@@ -261,7 +272,7 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.approx = value;
     else if (longName == "--allow-random-input")
       invocation.allowRandomInput = true;
-    else if (longName == "--save-outputs-npz")
+    else if (longName == "--save-outputs-npz" || longName == "--save-outputs")
       invocation.saveOutputs = value;
     else if (longName == "--max-loops" || longName == "--warmup-loops" ||
              longName == "--threads") {
@@ -273,9 +284,11 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
                 " integer, not '" + value + "'";
         return std::nullopt;
       }
-      (longName == "--max-loops"      ? invocation.maxLoops
-       : longName == "--warmup-loops" ? invocation.warmupLoops
-                                      : invocation.threads) = number;
+      if (longName == "--threads")
+        invocation.threads = number;
+      else
+        (longName == "--max-loops" ? invocation.maxLoops
+                                   : invocation.warmupLoops) = number;
     } else if (longName == "--max-time" || longName == "--warmup-time") {
       double milliseconds;
       if (StringRef(value).getAsDouble(milliseconds) || milliseconds < 0) {

@@ -51,7 +51,8 @@ struct Invocation {
   double maxTimeMs = 1000;   ///< --max-time, in ms
   int64_t warmupLoops = 1;   ///< --warmup-loops
   double warmupTimeMs = 0;   ///< --warmup-time, in ms
-  int64_t threads = 1;       ///< --threads
+  /// --threads, global or of bench; main() settles the default.
+  std::optional<int64_t> threads;
 
   // compile options.
   std::optional<std::string> output; ///< -o: model.o, or model.so

@@ -78,7 +78,8 @@ bool mlir::tract::cli::isPulsified(ModuleOp module) {
 }
 
 llvm::Expected<std::vector<HostTensor>> mlir::tract::cli::runStreaming(
-    ModuleOp module, llvm::ArrayRef<HostTensor> bundle, TimingScope &timing) {
+    ModuleOp module, llvm::ArrayRef<HostTensor> bundle,
+    const JitOptions &options, TimingScope &timing) {
   std::optional<PulseProperties> pulsed = getPulseProperties(module);
   if (!pulsed)
     return makeError("the model has no pulse properties");
@@ -101,7 +102,7 @@ llvm::Expected<std::vector<HostTensor>> mlir::tract::cli::runStreaming(
                      llvm::Twine(pulsed->outputAxes.size()) +
                      " outputs, the model has " + llvm::Twine(numOutputs));
 
-  auto compiled = CompiledModel::compile(module, 3, &timing);
+  auto compiled = CompiledModel::compile(module, options, &timing);
   if (!compiled)
     return compiled.takeError();
   keepFreedBuffers();

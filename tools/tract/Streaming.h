@@ -12,6 +12,7 @@
 #ifndef TOOLS_TRACT_STREAMING_H
 #define TOOLS_TRACT_STREAMING_H
 
+#include "lowering/Jit.h"
 #include "tools/tract/Bundle.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -30,7 +31,7 @@ bool isPulsified(ModuleOp module);
 /// position) through it. Returns the batch-equivalent outputs.
 llvm::Expected<std::vector<HostTensor>>
 runStreaming(ModuleOp module, llvm::ArrayRef<HostTensor> inputs,
-             TimingScope &timing);
+             const JitOptions &options, TimingScope &timing);
 
 } // namespace mlir::tract::cli
 

@@ -32,6 +32,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -42,6 +43,13 @@ using namespace mlir;
 using namespace mlir::tract;
 
 namespace {
+
+/// How run, bench and dump --profile compile: for --threads threads.
+JitOptions jitOptions(const cli::Invocation &invocation) {
+  JitOptions options;
+  options.threads = invocation.threads.value_or(1);
+  return options;
+}
 
 int fail(const llvm::Twine &message) {
   llvm::errs() << "tract: error: " << message << "\n";
@@ -224,12 +232,14 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     // A streaming model runs pulse by pulse on the whole input.
     if (!inputBundle)
       return fail("a pulsified model runs on --input-from-bundle");
-    auto streamed = cli::runStreaming(module, inputBundle->getInputs(), timing);
+    auto streamed = cli::runStreaming(module, inputBundle->getInputs(),
+                                      jitOptions(invocation), timing);
     if (!streamed)
       return fail(streamed.takeError());
     outputs = std::move(*streamed);
   } else {
-    auto model = CompiledModel::compile(module, 3, &timing);
+    auto model =
+        CompiledModel::compile(module, jitOptions(invocation), &timing);
     if (!model)
       return fail(model.takeError());
     cli::keepFreedBuffers();
@@ -346,13 +356,10 @@ loadInputBundle(const cli::Invocation &invocation) {
 /// until --max-loops or --max-time, whichever comes first.
 int bench(ModuleOp module, const cli::Invocation &invocation,
           TimingScope &timing) {
-  if (invocation.threads != 1)
-    return fail("--threads " + llvm::Twine(invocation.threads) +
-                ": compiled models run on one thread for now");
   auto inputBundle = loadInputBundle(invocation);
   if (!inputBundle)
     return fail(inputBundle.takeError());
-  auto model = CompiledModel::compile(module, 3, &timing);
+  auto model = CompiledModel::compile(module, jitOptions(invocation), &timing);
   if (!model)
     return fail(model.takeError());
   cli::keepFreedBuffers();
@@ -430,10 +437,11 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
   pm.addPass(createTractInstrumentProfile(instrumentation));
   if (failed(pm.run(*instrumented)))
     return llvm::createStringError("the model could not be instrumented");
-  auto plainModel = CompiledModel::compile(*plain);
+  auto plainModel = CompiledModel::compile(*plain, jitOptions(invocation));
   if (!plainModel)
     return plainModel.takeError();
-  auto instrumentedModel = CompiledModel::compile(*instrumented);
+  auto instrumentedModel =
+      CompiledModel::compile(*instrumented, jitOptions(invocation));
   if (!instrumentedModel)
     return instrumentedModel.takeError();
   cli::keepFreedBuffers();
@@ -554,6 +562,13 @@ std::string runtimeLibraryPath(const char *argv0) {
   return path.str().str();
 }
 
+/// LLVM's OpenMP runtime that code made for several threads links, as
+/// found when tract was built; "" when it is gone.
+std::string openmpLibraryPath() {
+  llvm::StringRef path = TRACT_OPENMP_LIBRARY;
+  return llvm::sys::fs::exists(path) ? path.str() : "";
+}
+
 /// A C identifier from a file name: `silero-vad.o` gives `silero_vad`.
 std::string modelNameFor(llvm::StringRef output) {
   std::string name = llvm::sys::path::stem(output).str();
@@ -589,6 +604,7 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   AotOptions options;
   options.target = target;
   options.cpu = invocation.cpu.value_or("");
+  options.threads = *invocation.threads;
   options.timing = &timing;
   options.name = invocation.name ? *invocation.name : modelNameFor(output);
   if (!isValidModelName(options.name))
@@ -637,6 +653,17 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
       objectPath, "-Wl,--whole-archive",
       runtime,    "-Wl,--no-whole-archive",
       "-lm"};
+  // Code made for several threads calls LLVM's OpenMP runtime.
+  std::string openmp, rpath;
+  if (options.threads > 1) {
+    openmp = openmpLibraryPath();
+    if (openmp.empty())
+      return fail("--threads " + llvm::Twine(options.threads) +
+                  ": LLVM's OpenMP runtime (libomp) is not installed");
+    rpath = "-Wl,-rpath," + llvm::sys::path::parent_path(openmp).str();
+    command.push_back(openmp);
+    command.push_back(rpath);
+  }
   std::string message;
   int status =
       llvm::sys::ExecuteAndWait(*cc, command, std::nullopt, {}, 0, 0, &message);
@@ -778,6 +805,18 @@ int main(int argc, char **argv) {
                 "'; expected load, declutter, linalg or llvm");
   llvm::StringRef stage =
       invocation->stage ? llvm::StringRef(*invocation->stage) : "";
+  // Models run on one thread per core unless told; objects are made for
+  // one thread (no thread library needed) unless told, and so is the IR
+  // that dump prints.
+  bool runs = invocation->subcommand == "run" ||
+              invocation->subcommand == "bench" ||
+              (invocation->subcommand == "dump" && invocation->dumpProfile);
+  if (!invocation->threads)
+    invocation->threads =
+        runs ? llvm::hardware_concurrency().compute_thread_count() : 1;
+  if (runs && tract_set_threads(*invocation->threads) != TRACT_OK)
+    return fail("--threads " + llvm::Twine(*invocation->threads) + ": " +
+                tract_last_error());
   bool lowered = stage == "linalg" || stage == "llvm";
   if (lowered && (invocation->subcommand != "dump" || !invocation->dumpMlir))
     return fail("--pass " + stage +
@@ -844,8 +883,11 @@ int main(int argc, char **argv) {
     if (stage == "linalg")
       // As the llvm pipeline lowers it: behind its entry checks.
       pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
-    else if (stage == "llvm")
-      buildLowerToLLVMPipeline(pm, TargetInfo::host());
+    else if (stage == "llvm") {
+      TargetInfo target = TargetInfo::host();
+      target.threads = *invocation->threads;
+      buildLowerToLLVMPipeline(pm, target);
+    }
     if (passTiming)
       pm.enableTiming(passTiming);
     if (failed(pm.run(*module)))

@@ -1,0 +1,76 @@
+//===- ParallelChoice.cpp - which loop of a kernel runs on threads --------===//
+
+#include "codegen/cpu/ParallelChoice.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+
+using namespace mlir;
+
+/// The time of `candidate` on `cost.threads` threads, relative to one
+/// thread running the whole op.
+static double parallelTime(const tract::ParallelCandidate &candidate,
+                           const tract::ParallelCost &cost) {
+  double threads = static_cast<double>(cost.threads);
+  // A trip count known only at run time is taken as long enough to share
+  // evenly.
+  double slowest = 1.0 / threads;
+  if (candidate.iterations) {
+    int64_t iterations = *candidate.iterations;
+    int64_t perThread = (iterations + cost.threads - 1) / cost.threads;
+    slowest = static_cast<double>(perThread) / static_cast<double>(iterations);
+  }
+  double compute = candidate.share * slowest + (1.0 - candidate.share);
+  double forks = static_cast<double>(candidate.entries) * cost.forkCost;
+  return compute + forks / std::max(cost.work, 1.0);
+}
+
+std::optional<unsigned>
+tract::chooseParallelLoop(llvm::ArrayRef<ParallelCandidate> candidates,
+                          const ParallelCost &cost) {
+  if (cost.threads <= 1)
+    return std::nullopt;
+  llvm::SmallVector<double> times;
+  double best = 1.0 / cost.minSpeedUp;
+  for (const ParallelCandidate &candidate : candidates) {
+    bool usable = !candidate.iterations || *candidate.iterations >= 2;
+    times.push_back(usable ? parallelTime(candidate, cost) : 2.0);
+    best = std::min(best, times.back());
+  }
+  if (best > 1.0 / cost.minSpeedUp)
+    return std::nullopt;
+  for (auto [index, time] : llvm::enumerate(times))
+    if (time <= best * 1.05)
+      return static_cast<unsigned>(index);
+  return std::nullopt;
+}
+
+double tract::iterationWork(linalg::LinalgOp op, double perElement) {
+  double work = perElement;
+  for (int64_t size : op.getStaticLoopRanges())
+    work *= ShapedType::isDynamic(size) ? kUnknownTripCount : size;
+  return work;
+}
+
+double tract::memoryBoundWork(linalg::LinalgOp op) {
+  return iterationWork(
+      op, static_cast<double>(op.getBlock()->getOperations().size()) +
+              16.0 * op->getNumOperands());
+}
+
+llvm::SmallVector<tract::ParallelCandidate>
+tract::nestCandidates(linalg::LinalgOp op, llvm::ArrayRef<unsigned> dims,
+                      int64_t &entries) {
+  llvm::SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  llvm::SmallVector<ParallelCandidate> candidates;
+  for (unsigned dim : dims) {
+    std::optional<int64_t> known;
+    if (!ShapedType::isDynamic(sizes[dim]))
+      known = sizes[dim];
+    candidates.push_back({known, 1.0, entries});
+    entries *= known.value_or(kUnknownTripCount);
+  }
+  return candidates;
+}

@@ -1,0 +1,113 @@
+// RUN: tract-opt --tract-cpu-contraction-kernels="lanes=16 rows=6 vectors-per-row=2 k-block=256 threads=2" --tract-cpu-vector-loops="lanes=16 threads=2" --tract-cpu-parallel-loops="threads=2" --canonicalize --cse --split-input-file %s | FileCheck %s
+// RUN: tract-opt --tract-cpu-contraction-kernels="lanes=16 rows=6 vectors-per-row=2 k-block=256" --tract-cpu-vector-loops="lanes=16" --tract-cpu-parallel-loops --canonicalize --cse --split-input-file %s | FileCheck %s --check-prefix=SERIAL
+
+// Made for one thread, nothing is parallel.
+// SERIAL-NOT: scf.parallel
+
+// A 256³ matmul on two threads: no outer dim, 8 column tiles of 32 (each
+// thread takes 4) or 42 row tiles of 6 inside them (8 entries, and 4 rows
+// left serial): the column tiles are the parallel loop, around all rows,
+// the 4 left over included.
+// CHECK-LABEL: func.func @matmul(
+// CHECK:         scf.parallel (%[[COL:.*]]) = (%{{.*}}) to (%{{.*}}) step (%[[C32:.*]]) {
+// CHECK:           scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK:           scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK:           scf.reduce
+// CHECK-NOT:     scf.parallel
+func.func @matmul(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
+  linalg.matmul ins(%a, %b : memref<256x256xf32>, memref<256x256xf32>) outs(%c : memref<256x256xf32>)
+  return
+}
+
+// -----
+
+// Too small to pay a fork and a join: serial.
+// CHECK-LABEL: func.func @small(
+// CHECK-NOT:     scf.parallel
+func.func @small(%a: memref<8x16xf32>, %b: memref<16x16xf32>, %c: memref<8x16xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x16xf32>) outs(%c : memref<8x16xf32>)
+  return
+}
+
+// -----
+
+// A convolution: the output rows, an outer dim of 32, are shared out; the
+// whole op is one parallel loop.
+// CHECK-LABEL: func.func @conv(
+// CHECK:         scf.parallel (%[[OH:.*]]) = (%{{.*}}) to (%[[C32:.*]]) step (%{{.*}}) {
+// CHECK-NOT:     scf.parallel
+// CHECK:         return
+func.func @conv(%x: memref<1x16x34x34xf32>, %w: memref<16x16x3x3xf32>, %o: memref<1x16x32x32xf32>) {
+  linalg.conv_2d_nchw_fchw ins(%x, %w : memref<1x16x34x34xf32>, memref<16x16x3x3xf32>) outs(%o : memref<1x16x32x32xf32>)
+  return
+}
+
+// -----
+
+// A vector loop: its outer dim is shared out, the vector tiles run inside.
+// CHECK-LABEL: func.func @relu(
+// CHECK:         scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        vector.transfer_read %{{.*}}[%[[I]], %[[J]]]{{.*}} vector<64xf32>
+func.func @relu(%x: memref<64x1024xf32>, %y: memref<64x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<64x1024xf32>) outs(%y : memref<64x1024xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
+// A sum along the last axis puts it on the lanes; its rows are shared out.
+// CHECK-LABEL: func.func @rowsum(
+// CHECK:         scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT:      memref.load
+// CHECK-NEXT:      scf.for {{.*}} -> (vector<64xf32>)
+// CHECK:           vector.reduction <add>
+func.func @rowsum(%x: memref<96x4096xf32>, %y: memref<96xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<96x4096xf32>) outs(%y : memref<96xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+// What the kernels leave (a gather: its index is data) becomes loops whose
+// outer dim is shared out, when large.
+// CHECK-LABEL: func.func @gather(
+// CHECK:         scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             memref.load %{{.*}}[%[[I]]]
+// CHECK:             memref.load
+// CHECK:             memref.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]]
+func.func @gather(%table: memref<1000x512xf32>, %ids: memref<256xindex>, %out: memref<256x512xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<256xindex>) outs(%out : memref<256x512xf32>) {
+  ^bb0(%id: index, %o: f32):
+    %j = linalg.index 1 : index
+    %v = memref.load %table[%id, %j] : memref<1000x512xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// A small one stays a linalg op for the serial loop lowering.
+// CHECK-LABEL: func.func @small_gather(
+// CHECK:         linalg.generic
+func.func @small_gather(%table: memref<10x8xf32>, %ids: memref<4xindex>, %out: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<4xindex>) outs(%out : memref<4x8xf32>) {
+  ^bb0(%id: index, %o: f32):
+    %j = linalg.index 1 : index
+    %v = memref.load %table[%id, %j] : memref<10x8xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
