@@ -110,12 +110,13 @@ def TractCpuContractionKernels
     between writes what it reads, and its own buffer is never written.
     A k cut in blocks keeps its partial sums in the output: no fusion.
 
-    Made for several threads (`threads`), one loop of a large enough op is
-    an `scf.parallel`: an outer dim, the full column tiles or the full row
-    tiles, whichever would finish soonest when its iterations are dealt out
-    in equal runs, the remainder tiles stay serial and each entry pays a
-    fork and a join (`ParallelChoice.h`). Each output element is still
-    summed by one thread in the same order.
+    Made for several threads (`threads`), a large enough op runs its whole
+    nest once per thread, in an `scf.parallel` over `threads` chunks, each
+    chunk on its run of one loop's iterations: an outer dim, the full
+    column tiles or the full row tiles, whichever has the shortest slowest
+    run (the last chunk also takes the remainder tiles; `ParallelChoice.h`).
+    One fork and join per op; each output element is still summed by one
+    thread in the same order.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
@@ -152,15 +153,20 @@ def TractCpuVectorLoops : Pass<"tract-cpu-vector-loops", "func::FuncOp"> {
     vector dim becomes a step vector); reduction dims become loops around
     the output tile, which stays in registers.
 
-    Ops whose body has regions or non-lane-wise ops (gathers with
-    `tensor.extract`), and reductions that an input walks along its last
-    axis (a vector along the reduction would be the better tile), are left
-    for the loop lowering. `memref.copy` between non-contiguous buffers (the
-    interior of a padded tensor) becomes a `linalg.copy` and is tiled too.
+    Reductions that an input walks along its last axis, contiguously (a
+    global pool, the max and the sum of a softmax), put that axis on the
+    lanes instead: the body combines each step into a vector accumulator
+    four registers wide (a sum, product, max or min), and one horizontal
+    reduction per output element ends it.
 
-    Made for several threads (`threads`), an outer dim or the full vector
-    tiles of a large enough op are an `scf.parallel`, chosen as the
-    contraction kernels choose theirs; these loops are bound by memory, so
+    Ops whose body has regions or non-lane-wise ops (gathers with
+    `tensor.extract`) are left for the loop lowering. `memref.copy` between
+    non-contiguous buffers (the interior of a padded tensor) becomes a
+    `linalg.copy` and is tiled too.
+
+    Made for several threads (`threads`), a large enough op is cut into
+    one chunk per thread along an outer dim or its full vector tiles, as
+    the contraction kernels cut theirs; these loops are bound by memory, so
     each element read or written counts as much work as 16 flops.
   }];
   let options = [

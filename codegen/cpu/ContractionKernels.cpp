@@ -306,10 +306,12 @@ bool blocksReduction(const OuterProduct &plan, int64_t rows, int64_t kBlock) {
          (ShapedType::isDynamic(rowCount) || rowCount > rows);
 }
 
-/// Where a kernel's nest shares its work among threads.
+/// Where a kernel's nest shares its work among threads: the loop whose
+/// iterations are cut into one run per chunk.
 struct Split {
   enum Kind { None, Outer, Columns, Rows } kind = None;
-  unsigned dim = 0; ///< the outer dim, for Outer
+  unsigned dim = 0;    ///< the outer dim, for Outer
+  int64_t chunks = 1;  ///< one per thread
 };
 
 /// The rows of the register tile for column tiles `cols` wide: a narrower
@@ -321,68 +323,39 @@ int64_t rowsFor(const TileShape &tile, int64_t cols) {
   return std::max<int64_t>(1, budget / registersPerRow);
 }
 
-/// A static size cut by `tract::cutIntoTiles`: the full tiles, the part of
-/// the size they cover, and the number of tiles in all.
-struct StaticCut {
-  int64_t full;
-  double share;
-  int64_t tiles;
-};
-
-StaticCut cutStatically(int64_t size, int64_t tile, int64_t restTile) {
+/// The candidate of the full tiles of a dim of `size` (static or not) cut
+/// in tiles of `tile`: the remainder goes with the last chunk.
+tract::ParallelCandidate fullTiles(int64_t size, int64_t tile) {
+  if (ShapedType::isDynamic(size))
+    return {std::nullopt, 1.0, 1};
   int64_t full = size / tile;
-  int64_t rest = size - full * tile;
-  return {full, size ? static_cast<double>(full * tile) / size : 0.0,
-          full + (rest + restTile - 1) / restTile};
+  return {full, size ? static_cast<double>(full * tile) / size : 0.0, 1};
 }
 
-/// The loop of `plan`'s nest that runs on `threads` threads, if any: an
-/// outer dim, the full column tiles or the full row tiles (remainder tiles
-/// stay serial).
+/// The loop of `plan`'s nest whose iterations are shared among `threads`
+/// threads, if any: an outer dim, the full column tiles or the full row
+/// tiles.
 Split chooseSplit(const OuterProduct &plan, const TileShape &tile,
-                  int64_t kBlock, int64_t threads) {
+                  int64_t threads) {
   if (threads <= 1)
     return {};
   linalg::LinalgOp op = plan.op;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
-  constexpr int64_t kUnknown = tract::kUnknownTripCount;
-  auto known = [&](unsigned dim) -> std::optional<int64_t> {
-    if (ShapedType::isDynamic(sizes[dim]))
-      return std::nullopt;
-    return sizes[dim];
-  };
   tract::ParallelCost cost;
   cost.threads = threads;
   cost.work = tract::iterationWork(op, /*perElement=*/2);
 
-  int64_t entries = 1;
   SmallVector<tract::ParallelCandidate> candidates =
-      tract::nestCandidates(op, plan.outerDims, entries);
+      tract::nestCandidates(op, plan.outerDims);
   SmallVector<Split> splits;
   for (unsigned dim : plan.outerDims)
-    splits.push_back({Split::Outer, dim});
-  if (blocksReduction(plan, tile.rows, kBlock))
-    entries *= (sizes[plan.reductionDims[0]] + kBlock - 1) / kBlock;
-
-  std::optional<int64_t> columns = known(plan.vectorDim);
-  StaticCut columnCut = {0, 1.0, kUnknown};
-  if (columns)
-    columnCut = cutStatically(*columns, tile.cols, tile.lanes);
-  candidates.push_back(
-      {columns ? std::optional<int64_t>(columnCut.full) : std::nullopt,
-       columnCut.share, entries});
-  splits.push_back({Split::Columns});
-
+    splits.push_back({Split::Outer, dim, threads});
+  candidates.push_back(fullTiles(sizes[plan.vectorDim], tile.cols));
+  splits.push_back({Split::Columns, 0, threads});
   if (plan.rowDim) {
-    std::optional<int64_t> rowCount = known(*plan.rowDim);
-    int64_t rows = rowsFor(tile, tile.cols);
-    StaticCut rowCut = {0, 1.0, kUnknown};
-    if (rowCount)
-      rowCut = cutStatically(*rowCount, rows, rows);
     candidates.push_back(
-        {rowCount ? std::optional<int64_t>(rowCut.full) : std::nullopt,
-         rowCut.share, entries * columnCut.tiles});
-    splits.push_back({Split::Rows});
+        fullTiles(sizes[*plan.rowDim], rowsFor(tile, tile.cols)));
+    splits.push_back({Split::Rows, 0, threads});
   }
   std::optional<unsigned> chosen =
       tract::chooseParallelLoop(candidates, cost);
@@ -398,16 +371,21 @@ public:
     linalg::LinalgOp op = plan.op;
     rewriter.setInsertionPoint(op);
     loops.emplace(rewriter, op);
-    std::optional<unsigned> parallelDim;
+    std::optional<unsigned> chunkedDim;
     if (split.kind == Split::Outer)
-      parallelDim = split.dim;
-    loops->nest(
-        rewriter, op.getLoc(), plan.outerDims, {},
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          emitBlocks(b, loc);
-          return SmallVector<Value>();
-        },
-        nullptr, parallelDim);
+      chunkedDim = split.dim;
+    tract::Chunks::emit(
+        rewriter, op.getLoc(), split.kind == Split::None ? 1 : split.chunks,
+        [&](OpBuilder &b, Location loc, const tract::Chunks &chunk) {
+          chunks = chunk;
+          loops->nestInChunk(
+              b, loc, plan.outerDims, {},
+              [&](OpBuilder &nested, Location l, ValueRange) {
+                emitBlocks(nested, l);
+                return SmallVector<Value>();
+              },
+              chunks, chunkedDim);
+        });
     if (plan.prologue)
       rewriter.eraseOp(plan.prologue);
     if (plan.epilogue)
@@ -420,9 +398,12 @@ private:
   TileShape tile;
   int64_t kBlock;
   Split split;
+  tract::Chunks chunks; ///< this thread's, when split
   std::optional<tract::LoopDims> loops;
   /// The block of the single reduction dim: [begin, end).
   Value blockBegin, blockEnd;
+  /// Whether the pieces being emitted are row tiles (else column tiles).
+  bool inRows = false;
 
   OpFoldResult size(unsigned dim) const { return loops->size(dim); }
 
@@ -460,14 +441,36 @@ private:
   /// in L1, and the scalar operand (weights, usually smaller) is what
   /// streams.
   void emitColumns(OpBuilder &b, Location loc) {
-    for (const tract::Piece &piece : tract::cutIntoTiles(
-             b, loc, size(plan.vectorDim), tile.cols, tile.lanes))
-      tract::forEachTile(
-          b, loc, piece,
-          [&](OpBuilder &nested, Location l, Value column) {
-            emitRows(nested, l, column, piece.tile);
-          },
-          split.kind == Split::Columns && piece.tile == tile.cols);
+    SmallVector<tract::Piece> pieces = tract::cutIntoTiles(
+        b, loc, size(plan.vectorDim), tile.cols, tile.lanes);
+    for (auto [index, piece] : llvm::enumerate(pieces)) {
+      int64_t cols = piece.tile;
+      auto body = [&](OpBuilder &nested, Location l, Value column) {
+        emitRows(nested, l, column, cols);
+      };
+      emitPiece(b, loc, piece, body,
+                split.kind == Split::Columns && index == 0 &&
+                    cols == tile.cols);
+    }
+  }
+
+  /// The tiles of `piece`: when the split is on its dim, this chunk's run of
+  /// them for the full tiles (`chunked`), all of them in the last chunk for
+  /// the others.
+  void emitPiece(OpBuilder &b, Location loc, const tract::Piece &piece,
+                 function_ref<void(OpBuilder &, Location, Value)> body,
+                 bool chunked) {
+    bool splitHere =
+        chunks && ((split.kind == Split::Columns && !inRows) ||
+                   (split.kind == Split::Rows && inRows));
+    if (!splitHere)
+      return tract::forEachTile(b, loc, piece, body);
+    if (chunked)
+      return tract::forEachTile(b, loc, piece, body,
+                                chunks.tilesOf(b, loc, piece));
+    chunks.inLast(b, loc, [&](OpBuilder &nested, Location l) {
+      tract::forEachTile(nested, l, piece, body);
+    });
   }
 
   void emitRows(OpBuilder &b, Location loc, Value column, int64_t cols) {
@@ -476,15 +479,17 @@ private:
     int64_t rows = rowsFor(tile, cols);
     SmallVector<tract::Piece> pieces =
         tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows);
+    inRows = true;
     for (auto [index, piece] : llvm::enumerate(pieces)) {
       int64_t height = piece.tile;
-      tract::forEachTile(
+      emitPiece(
           b, loc, piece,
           [&](OpBuilder &nested, Location l, Value row) {
             emitTile(nested, l, row, height, column, cols);
           },
-          split.kind == Split::Rows && index == 0 && height == rows);
+          index == 0 && height == rows);
     }
+    inRows = false;
   }
 
   /// The indices of `operand` at the current loop dims.
@@ -631,7 +636,7 @@ struct TractCpuContractionKernels
         plan.prologue = findPrologue(plan);
         plan.epilogue = findEpilogue(plan, plan.prologue);
       }
-      Split split = chooseSplit(plan, shape, kBlock, threads);
+      Split split = chooseSplit(plan, shape, threads);
       KernelEmitter(plan, shape, kBlock, split).emit(rewriter);
     }
   }

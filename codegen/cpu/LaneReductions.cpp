@@ -108,28 +108,34 @@ FailureOr<LaneReduction> matchLaneReduction(linalg::LinalgOp op) {
 class LaneReductionEmitter {
 public:
   LaneReductionEmitter(LaneReduction plan, int64_t width, int64_t lanes,
-                       std::optional<unsigned> parallelDim)
+                       std::optional<unsigned> chunkedDim, int64_t threads)
       : plan(std::move(plan)), width(width), lanes(lanes),
-        parallelDim(parallelDim) {}
+        chunkedDim(chunkedDim), threads(threads) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
     rewriter.setInsertionPoint(op);
     loops.emplace(rewriter, op);
-    loops->nest(
-        rewriter, op.getLoc(), plan.outerDims, {},
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          emitElement(b, loc);
-          return SmallVector<Value>();
-        },
-        nullptr, parallelDim);
+    tract::Chunks::emit(
+        rewriter, op.getLoc(), chunkedDim ? threads : 1,
+        [&](OpBuilder &b, Location loc, const tract::Chunks &chunks) {
+          loops->nestInChunk(
+              b, loc, plan.outerDims, {},
+              [&](OpBuilder &nested, Location l, ValueRange) {
+                emitElement(nested, l);
+                return SmallVector<Value>();
+              },
+              chunks, chunkedDim);
+        });
     rewriter.eraseOp(op);
   }
 
 private:
   LaneReduction plan;
   int64_t width, lanes;
-  std::optional<unsigned> parallelDim;
+  /// The outer dim whose iterations are shared among `threads` threads.
+  std::optional<unsigned> chunkedDim;
+  int64_t threads;
   std::optional<tract::LoopDims> loops;
   /// Whether tiles narrower than `width` fold into the scalar rest.
   bool hasRest = false;
@@ -250,21 +256,20 @@ LogicalResult tract::emitLaneReduction(RewriterBase &rewriter,
   FailureOr<LaneReduction> plan = matchLaneReduction(op);
   if (failed(plan))
     return failure();
-  std::optional<unsigned> parallelDim;
+  std::optional<unsigned> chunkedDim;
   if (threads > 1) {
     ParallelCost cost;
     cost.threads = threads;
     cost.work = memoryBoundWork(op);
-    int64_t entries = 1;
     if (std::optional<unsigned> chosen = chooseParallelLoop(
-            nestCandidates(op, plan->outerDims, entries), cost))
-      parallelDim = plan->outerDims[*chosen];
+            nestCandidates(op, plan->outerDims), cost))
+      chunkedDim = plan->outerDims[*chosen];
   }
   // A short axis takes a narrower accumulator rather than a rest.
   int64_t length = op.getStaticLoopRanges()[plan->laneDim];
   if (!ShapedType::isDynamic(length) && length < width)
     width = std::max(lanes, length / lanes * lanes);
-  LaneReductionEmitter(std::move(*plan), width, lanes, parallelDim)
+  LaneReductionEmitter(std::move(*plan), width, lanes, chunkedDim, threads)
       .emit(rewriter);
   return success();
 }

@@ -13,18 +13,22 @@ using namespace mlir;
 /// thread running the whole op.
 static double parallelTime(const tract::ParallelCandidate &candidate,
                            const tract::ParallelCost &cost) {
-  double threads = static_cast<double>(cost.threads);
+  int64_t threads = cost.threads;
   // A trip count known only at run time is taken as long enough to share
   // evenly.
-  double slowest = 1.0 / threads;
+  double slowest = candidate.share / static_cast<double>(threads) +
+                   (1.0 - candidate.share);
   if (candidate.iterations) {
+    // Runs of ceil(n / threads), the last one shorter and with the rest.
     int64_t iterations = *candidate.iterations;
-    int64_t perThread = (iterations + cost.threads - 1) / cost.threads;
-    slowest = static_cast<double>(perThread) / static_cast<double>(iterations);
+    int64_t run = (iterations + threads - 1) / threads;
+    int64_t lastRun = std::max<int64_t>(iterations - (threads - 1) * run, 0);
+    double perIteration = candidate.share / static_cast<double>(iterations);
+    slowest = std::max(run * perIteration,
+                       lastRun * perIteration + (1.0 - candidate.share));
   }
-  double compute = candidate.share * slowest + (1.0 - candidate.share);
   double forks = static_cast<double>(candidate.entries) * cost.forkCost;
-  return compute + forks / std::max(cost.work, 1.0);
+  return slowest + forks / std::max(cost.work, 1.0);
 }
 
 std::optional<unsigned>
@@ -62,15 +66,16 @@ double tract::memoryBoundWork(linalg::LinalgOp op) {
 
 llvm::SmallVector<tract::ParallelCandidate>
 tract::nestCandidates(linalg::LinalgOp op, llvm::ArrayRef<unsigned> dims,
-                      int64_t &entries) {
+                      int64_t *entries) {
   llvm::SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   llvm::SmallVector<ParallelCandidate> candidates;
   for (unsigned dim : dims) {
     std::optional<int64_t> known;
     if (!ShapedType::isDynamic(sizes[dim]))
       known = sizes[dim];
-    candidates.push_back({known, 1.0, entries});
-    entries *= known.value_or(kUnknownTripCount);
+    candidates.push_back({known, 1.0, entries ? *entries : 1});
+    if (entries)
+      *entries *= known.value_or(kUnknownTripCount);
   }
   return candidates;
 }

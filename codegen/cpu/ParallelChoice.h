@@ -2,11 +2,11 @@
 //
 // A kernel's loop nest shares its work among threads through one loop
 // whose iterations are independent (they write disjoint parts of the
-// output): an outer dim, the column tiles or the row tiles. Each candidate
-// is judged by the time it would take on the threads: its iterations are
-// dealt out in equal contiguous runs (OpenMP's static schedule), the
-// remainder tiles after it stay serial, and every entry into the loop pays
-// a fork and a join. The choice is made at compile time, for the thread
+// output): an outer dim, the column tiles or the row tiles. The kernels
+// run their whole nest once per thread, each on an equal contiguous run of
+// that loop's iterations (the last run also takes the remainder tiles), so
+// that an op forks and joins once. Each candidate is judged by the time of
+// its slowest run. The choice is made at compile time, for the thread
 // count the model is compiled for.
 //
 //===----------------------------------------------------------------------===//
@@ -28,10 +28,11 @@ struct ParallelCandidate {
   /// Its trip count (in tiles), when static.
   std::optional<int64_t> iterations;
   /// The part of the op's work done in the loop's iterations; the rest
-  /// (remainder tiles after it) runs on one thread.
+  /// (remainder tiles) goes with the last run.
   double share = 1.0;
-  /// How many times one run of the op enters the loop: the trip counts of
-  /// the loops around it.
+  /// How many times one run of the op forks and joins: 1 for a kernel's
+  /// chunks, the trip counts of the loops around a parallel loop nested
+  /// in serial ones.
   int64_t entries = 1;
 };
 
@@ -66,11 +67,13 @@ double iterationWork(linalg::LinalgOp op, double perElement);
 double memoryBoundWork(linalg::LinalgOp op);
 
 /// Candidates for the loops over `dims` of `op`, nested in this order
-/// (outermost first) inside loops entered `entries` times; `entries`
-/// becomes the number of times the innermost of them runs its body.
+/// (outermost first), each chunked (one fork per op). With `entries`, each
+/// is instead a parallel loop nested in the ones before it, inside loops
+/// entered `*entries` times; `*entries` becomes the number of times the
+/// innermost of them runs its body.
 llvm::SmallVector<ParallelCandidate>
 nestCandidates(linalg::LinalgOp op, llvm::ArrayRef<unsigned> dims,
-               int64_t &entries);
+               int64_t *entries = nullptr);
 
 } // namespace mlir::tract
 

@@ -45,7 +45,7 @@ std::optional<unsigned> chooseLoop(linalg::LinalgOp op, int64_t threads) {
   cost.work = tract::memoryBoundWork(op);
   int64_t entries = 1;
   std::optional<unsigned> chosen = tract::chooseParallelLoop(
-      tract::nestCandidates(op, dims, entries), cost);
+      tract::nestCandidates(op, dims, &entries), cost);
   if (!chosen)
     return std::nullopt;
   return dims[*chosen];

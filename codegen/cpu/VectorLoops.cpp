@@ -141,10 +141,9 @@ std::optional<unsigned> chooseSplit(const VectorLoopPlan &plan, int64_t cols,
   tract::ParallelCost cost;
   cost.threads = threads;
   cost.work = tract::memoryBoundWork(op);
-  int64_t entries = 1;
   SmallVector<tract::ParallelCandidate> candidates =
-      tract::nestCandidates(op, plan.outerDims, entries);
-  tract::ParallelCandidate columns{std::nullopt, 1.0, entries};
+      tract::nestCandidates(op, plan.outerDims);
+  tract::ParallelCandidate columns{std::nullopt, 1.0, 1};
   int64_t size = op.getStaticLoopRanges()[plan.vectorDim];
   if (!ShapedType::isDynamic(size)) {
     columns.iterations = size / cols;
@@ -158,39 +157,60 @@ std::optional<unsigned> chooseSplit(const VectorLoopPlan &plan, int64_t cols,
 class VectorLoopEmitter {
 public:
   VectorLoopEmitter(VectorLoopPlan plan, int64_t cols, int64_t lanes,
-                    std::optional<unsigned> split)
-      : plan(std::move(plan)), cols(cols), lanes(lanes), split(split) {}
+                    std::optional<unsigned> split, int64_t threads)
+      : plan(std::move(plan)), cols(cols), lanes(lanes), split(split),
+        threads(threads) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
     rewriter.setInsertionPoint(op);
     loops.emplace(rewriter, op);
     unsigned numOuter = plan.outerDims.size();
-    std::optional<unsigned> parallelDim;
+    std::optional<unsigned> chunkedDim;
     if (split && *split < numOuter)
-      parallelDim = plan.outerDims[*split];
-    bool parallelColumns = split == numOuter;
-    loops->nest(
-        rewriter, op.getLoc(), plan.outerDims, {},
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          for (const tract::Piece &piece : tract::cutIntoTiles(
-                   b, loc, loops->size(plan.vectorDim), cols, lanes))
-            tract::forEachTile(
-                b, loc, piece,
-                [&](OpBuilder &nested, Location l, Value column) {
-                  emitTile(nested, l, column, piece.tile);
-                },
-                parallelColumns && piece.tile == cols);
-          return SmallVector<Value>();
-        },
-        nullptr, parallelDim);
+      chunkedDim = plan.outerDims[*split];
+    bool chunkedColumns = split == numOuter;
+    tract::Chunks::emit(
+        rewriter, op.getLoc(), split ? threads : 1,
+        [&](OpBuilder &b, Location loc, const tract::Chunks &chunks) {
+          loops->nestInChunk(
+              b, loc, plan.outerDims, {},
+              [&](OpBuilder &nested, Location l, ValueRange) {
+                emitColumns(nested, l, chunkedColumns ? chunks
+                                                      : tract::Chunks());
+                return SmallVector<Value>();
+              },
+              chunks, chunkedDim);
+        });
     rewriter.eraseOp(op);
   }
 
 private:
+  /// The vector tiles, this chunk's run of the full ones when `chunks`
+  /// (the rest with the last chunk).
+  void emitColumns(OpBuilder &b, Location loc, const tract::Chunks &chunks) {
+    SmallVector<tract::Piece> pieces = tract::cutIntoTiles(
+        b, loc, loops->size(plan.vectorDim), cols, lanes);
+    for (auto [index, piece] : llvm::enumerate(pieces)) {
+      const tract::Piece &tiles = piece;
+      auto body = [&](OpBuilder &nested, Location l, Value column) {
+        emitTile(nested, l, column, tiles.tile);
+      };
+      if (!chunks)
+        tract::forEachTile(b, loc, tiles, body);
+      else if (index == 0 && tiles.tile == cols)
+        tract::forEachTile(b, loc, tiles, body, chunks.tilesOf(b, loc, tiles));
+      else
+        chunks.inLast(b, loc, [&](OpBuilder &nested, Location l) {
+          tract::forEachTile(nested, l, tiles, body);
+        });
+    }
+  }
+
   VectorLoopPlan plan;
   int64_t cols, lanes;
   std::optional<unsigned> split;
+  int64_t threads;
   std::optional<tract::LoopDims> loops;
 
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand *operand) {
@@ -297,7 +317,7 @@ struct TractCpuVectorLoops
       if (gathers(plan))
         width = lanes;
       std::optional<unsigned> split = chooseSplit(plan, width, threads);
-      VectorLoopEmitter(plan, width, lanes, split).emit(rewriter);
+      VectorLoopEmitter(plan, width, lanes, split, threads).emit(rewriter);
     }
   }
 };

@@ -87,23 +87,22 @@ std::optional<int64_t> tract::tileCount(const Piece &piece) {
 
 void tract::forEachTile(OpBuilder &b, Location loc, const Piece &piece,
                         function_ref<void(OpBuilder &, Location, Value)> body,
-                        bool parallel) {
+                        std::optional<IterationRange> only) {
   std::optional<int64_t> begin = getConstantIntValue(piece.begin);
   std::optional<int64_t> end = getConstantIntValue(piece.end);
-  if (begin && end && *end - *begin == piece.tile) {
+  if (!only && begin && end && *end - *begin == piece.tile) {
     body(b, loc, arith::ConstantIndexOp::create(b, loc, *begin));
     return;
   }
   Value lb = getValueOrCreateConstantIndexOp(b, loc, piece.begin);
   Value ub = getValueOrCreateConstantIndexOp(b, loc, piece.end);
   Value step = arith::ConstantIndexOp::create(b, loc, piece.tile);
-  if (parallel) {
-    scf::ParallelOp::create(
-        b, loc, lb, ub, step,
-        [&](OpBuilder &nested, Location l, ValueRange ivs) {
-          body(nested, l, ivs.front());
-        });
-    return;
+  if (only) {
+    // begin + first * tile, begin + last * tile.
+    Value first = arith::MulIOp::create(b, loc, only->first, step);
+    Value last = arith::MulIOp::create(b, loc, only->second, step);
+    ub = arith::AddIOp::create(b, loc, lb, last);
+    lb = arith::AddIOp::create(b, loc, lb, first);
   }
   scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
                      [&](OpBuilder &nested, Location l, Value iv, ValueRange) {
@@ -257,8 +256,7 @@ tract::LoopDims::LoopDims(OpBuilder &b, linalg::LinalgOp op)
 SmallVector<Value> tract::LoopDims::nest(OpBuilder &b, Location loc,
                                          ArrayRef<unsigned> loops,
                                          ValueRange init, Body body,
-                                         Bounds bounds,
-                                         std::optional<unsigned> parallelDim) {
+                                         Bounds bounds) {
   if (loops.empty())
     return body(b, loc, init);
   unsigned dim = loops.front();
@@ -270,23 +268,84 @@ SmallVector<Value> tract::LoopDims::nest(OpBuilder &b, Location loc,
     ub = getValueOrCreateConstantIndexOp(b, loc, size(dim));
   }
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  if (parallelDim == dim) {
-    assert(init.empty() && "a parallel loop carries nothing");
-    scf::ParallelOp::create(
-        b, loc, lb, ub, one,
-        [&](OpBuilder &nested, Location l, ValueRange ivs) {
-          values[dim] = ivs.front();
-          nest(nested, l, loops.drop_front(), {}, body, bounds, parallelDim);
-        });
-    return {};
-  }
   auto loop = scf::ForOp::create(
       b, loc, lb, ub, one, init,
       [&](OpBuilder &nested, Location l, Value iv, ValueRange carried) {
         values[dim] = iv;
         scf::YieldOp::create(
             nested, l, nest(nested, l, loops.drop_front(), carried, body,
-                            bounds, parallelDim));
+                            bounds));
       });
   return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> tract::LoopDims::nestInChunk(
+    OpBuilder &b, Location loc, ArrayRef<unsigned> loops, ValueRange init,
+    Body body, const Chunks &chunks, std::optional<unsigned> chunkedDim) {
+  if (!chunks || !chunkedDim)
+    return nest(b, loc, loops, init, body);
+  auto bounds = [&](OpBuilder &builder, Location l, unsigned dim) {
+    if (dim == *chunkedDim)
+      return chunks.runOf(builder, l, size(dim));
+    return std::make_pair(
+        Value(arith::ConstantIndexOp::create(builder, l, 0)),
+        getValueOrCreateConstantIndexOp(builder, l, size(dim)));
+  };
+  return nest(b, loc, loops, init, body, bounds);
+}
+
+tract::IterationRange tract::Chunks::runOf(OpBuilder &b, Location loc,
+                                           OpFoldResult iterations) const {
+  // Chunk c starts at ceil(c * n / count).
+  Value n = getValueOrCreateConstantIndexOp(b, loc, iterations);
+  Value count = arith::ConstantIndexOp::create(b, loc, this->count);
+  Value roundUp = arith::ConstantIndexOp::create(b, loc, this->count - 1);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto startOf = [&](Value chunk) -> Value {
+    Value scaled = arith::MulIOp::create(b, loc, chunk, n);
+    Value up = arith::AddIOp::create(b, loc, scaled, roundUp);
+    return arith::DivUIOp::create(b, loc, up, count);
+  };
+  Value next = arith::AddIOp::create(b, loc, index, one);
+  return {startOf(index), startOf(next)};
+}
+
+tract::IterationRange tract::Chunks::tilesOf(OpBuilder &b, Location loc,
+                                             const Piece &piece) const {
+  AffineExpr begin, end;
+  bindSymbols(b.getContext(), begin, end);
+  OpFoldResult tiles = affine::makeComposedFoldedAffineApply(
+      b, loc, (end - begin).floorDiv(piece.tile), {piece.begin, piece.end});
+  return runOf(b, loc, tiles);
+}
+
+void tract::Chunks::inLast(
+    OpBuilder &b, Location loc,
+    function_ref<void(OpBuilder &, Location)> body) const {
+  if (!index)
+    return body(b, loc);
+  Value last = arith::ConstantIndexOp::create(b, loc, count - 1);
+  Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       index, last);
+  scf::IfOp::create(b, loc, isLast, [&](OpBuilder &nested, Location l) {
+    body(nested, l);
+    scf::YieldOp::create(nested, l);
+  });
+}
+
+void tract::Chunks::emit(
+    OpBuilder &b, Location loc, int64_t count,
+    function_ref<void(OpBuilder &, Location, const Chunks &)> body) {
+  if (count <= 1)
+    return body(b, loc, Chunks());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, count);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  scf::ParallelOp::create(b, loc, zero, upper, one,
+                          [&](OpBuilder &nested, Location l, ValueRange ivs) {
+                            Chunks chunks;
+                            chunks.index = ivs.front();
+                            chunks.count = count;
+                            body(nested, l, chunks);
+                          });
 }

@@ -41,15 +41,46 @@ struct Piece {
 SmallVector<Piece> cutIntoTiles(OpBuilder &b, Location loc, OpFoldResult size,
                                 int64_t tile, int64_t restTile);
 
+/// A run [first, last) of a loop's iterations (or of a piece's tiles,
+/// counted from the piece's start).
+using IterationRange = std::pair<Value, Value>;
+
 /// Loops over `piece`'s tiles, calling `body` with the first index of each;
-/// a piece of one tile needs no loop. The loop is an `scf.parallel` when
-/// `parallel` (its tiles run on several threads).
+/// a piece of one tile needs no loop. With `only`, just those tiles.
 void forEachTile(OpBuilder &b, Location loc, const Piece &piece,
                  function_ref<void(OpBuilder &, Location, Value)> body,
-                 bool parallel = false);
+                 std::optional<IterationRange> only = std::nullopt);
 
 /// The number of tiles of `piece`, when static.
 std::optional<int64_t> tileCount(const Piece &piece);
+
+/// How a kernel shares its work among threads: its whole nest runs once
+/// per chunk, in an `scf.parallel` over `count` chunks, and one loop of the
+/// nest takes only the chunk's run of its iterations.
+struct Chunks {
+  Value index;       ///< this chunk (null: no chunks, all iterations)
+  int64_t count = 1; ///< how many
+
+  explicit operator bool() const { return static_cast<bool>(index); }
+
+  /// The run of [0, `iterations`) for this chunk: equal runs, the first
+  /// ones one longer when they do not divide (the last chunk also takes
+  /// the remainder tiles, see `inLast`).
+  IterationRange runOf(OpBuilder &b, Location loc,
+                       OpFoldResult iterations) const;
+  /// The tiles of `piece` for this chunk.
+  IterationRange tilesOf(OpBuilder &b, Location loc,
+                         const Piece &piece) const;
+  /// Emits `body` for the last chunk only.
+  void inLast(OpBuilder &b, Location loc,
+              function_ref<void(OpBuilder &, Location)> body) const;
+
+  /// Emits `body` once per chunk of `count` in an `scf.parallel` (directly,
+  /// without chunks, when `count` is 1).
+  static void emit(OpBuilder &b, Location loc, int64_t count,
+                   function_ref<void(OpBuilder &, Location, const Chunks &)>
+                       body);
+};
 
 /// The indices `map` gives at the loop dims `dims` (only the dims each
 /// result uses are read: the others may be out of scope).
@@ -94,11 +125,16 @@ public:
 
   /// One loop per dim of `loops`, outermost first, each over [0, size) or
   /// over `bounds(dim)` when given, setting the dim's value; the loops
-  /// carry `init` to `body` and return what it yields last. The loop of
-  /// `parallelDim` is an `scf.parallel` (it carries nothing).
+  /// carry `init` to `body` and return what it yields last.
   SmallVector<Value> nest(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
-                          ValueRange init, Body body, Bounds bounds = nullptr,
-                          std::optional<unsigned> parallelDim = std::nullopt);
+                          ValueRange init, Body body, Bounds bounds = nullptr);
+
+  /// `nest` over the dims of `loops`, the loop of `chunkedDim` (if any)
+  /// over `chunks`' run of its range only.
+  SmallVector<Value> nestInChunk(OpBuilder &b, Location loc,
+                                 ArrayRef<unsigned> loops, ValueRange init,
+                                 Body body, const Chunks &chunks,
+                                 std::optional<unsigned> chunkedDim);
 
   SmallVector<Value> values; ///< the current value of every dim
 

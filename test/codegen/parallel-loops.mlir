@@ -4,15 +4,24 @@
 // Made for one thread, nothing is parallel.
 // SERIAL-NOT: scf.parallel
 
-// A 256³ matmul on two threads: no outer dim, 8 column tiles of 32 (each
-// thread takes 4) or 42 row tiles of 6 inside them (8 entries, and 4 rows
-// left serial): the column tiles are the parallel loop, around all rows,
-// the 4 left over included.
+// A 256³ matmul on two threads: no outer dim; 8 column tiles of 32 or 42
+// row tiles of 6 (and 4 rows left for the last chunk). The whole nest runs
+// once per thread (one fork and join per op), each thread on its run of
+// the column tiles: ceil(c * 8 / 2) to ceil((c + 1) * 8 / 2).
 // CHECK-LABEL: func.func @matmul(
-// CHECK:         scf.parallel (%[[COL:.*]]) = (%{{.*}}) to (%{{.*}}) step (%[[C32:.*]]) {
-// CHECK:           scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:             scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
-// CHECK:           scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C8:.*]] = arith.constant 8 : index
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// CHECK:         scf.parallel (%[[CHUNK:.*]]) = (%{{.*}}) to (%[[C2]]) step (%{{.*}}) {
+// CHECK:           %[[FIRST:.*]] = arith.muli %[[CHUNK]], %[[C8]]
+// CHECK:           %[[BEGIN:.*]] = arith.divui
+// CHECK:           %[[END:.*]] = arith.divui
+// CHECK:           %[[LB:.*]] = arith.muli %[[BEGIN]], %[[C32]]
+// CHECK:           %[[UB:.*]] = arith.muli %[[END]], %[[C32]]
+// CHECK:           scf.for %[[COL:.*]] = %[[LB]] to %[[UB]] step %[[C32]] {
+// CHECK:             scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:               scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
+// CHECK:             scf.for {{.*}} -> (vector<32xf32>, vector<32xf32>, vector<32xf32>, vector<32xf32>)
 // CHECK:           scf.reduce
 // CHECK-NOT:     scf.parallel
 func.func @matmul(%a: memref<256x256xf32>, %b: memref<256x256xf32>, %c: memref<256x256xf32>) {
@@ -32,10 +41,13 @@ func.func @small(%a: memref<8x16xf32>, %b: memref<16x16xf32>, %c: memref<8x16xf3
 
 // -----
 
-// A convolution: the output rows, an outer dim of 32, are shared out; the
-// whole op is one parallel loop.
+// A convolution: the output rows, an outer dim of 32, are shared out, 16
+// to each thread.
 // CHECK-LABEL: func.func @conv(
-// CHECK:         scf.parallel (%[[OH:.*]]) = (%{{.*}}) to (%[[C32:.*]]) step (%{{.*}}) {
+// CHECK:         scf.parallel (%[[CHUNK:.*]]) = (%{{.*}}) to (%[[C2:.*]]) step (%{{.*}}) {
+// CHECK:           %[[BEGIN:.*]] = arith.divui
+// CHECK:           %[[END:.*]] = arith.divui
+// CHECK:           scf.for %[[OH:.*]] = %[[BEGIN]] to %[[END]] step %{{.*}} {
 // CHECK-NOT:     scf.parallel
 // CHECK:         return
 func.func @conv(%x: memref<1x16x34x34xf32>, %w: memref<16x16x3x3xf32>, %o: memref<1x16x32x32xf32>) {
@@ -47,9 +59,12 @@ func.func @conv(%x: memref<1x16x34x34xf32>, %w: memref<16x16x3x3xf32>, %o: memre
 
 // A vector loop: its outer dim is shared out, the vector tiles run inside.
 // CHECK-LABEL: func.func @relu(
-// CHECK:         scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
-// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:        vector.transfer_read %{{.*}}[%[[I]], %[[J]]]{{.*}} vector<64xf32>
+// CHECK:         scf.parallel (%[[CHUNK:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK:           %[[BEGIN:.*]] = arith.divui
+// CHECK:           %[[END:.*]] = arith.divui
+// CHECK-NEXT:      scf.for %[[I:.*]] = %[[BEGIN]] to %[[END]] step %{{.*}} {
+// CHECK-NEXT:        scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          vector.transfer_read %{{.*}}[%[[I]], %[[J]]]{{.*}} vector<64xf32>
 func.func @relu(%x: memref<64x1024xf32>, %y: memref<64x1024xf32>) {
   %zero = arith.constant 0.0 : f32
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<64x1024xf32>) outs(%y : memref<64x1024xf32>) {
@@ -62,12 +77,35 @@ func.func @relu(%x: memref<64x1024xf32>, %y: memref<64x1024xf32>) {
 
 // -----
 
+// Three long rows: runs of the 625 full vector tiles share better than 3
+// rows; the 10 columns left over go with the last chunk.
+// CHECK-LABEL: func.func @wide(
+// CHECK:         scf.parallel (%[[CHUNK:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK-NEXT:      scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:               vector<64xf32>
+// CHECK:             %[[LAST:.*]] = arith.cmpi eq, %[[CHUNK]], %{{.*}} : index
+// CHECK-NEXT:        scf.if %[[LAST]] {
+// CHECK-NEXT:          vector.transfer_read %{{.*}}[%[[I]], %{{.*}}]{{.*}} vector<10xf32>
+func.func @wide(%x: memref<3x40010xf32>, %y: memref<3x40010xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<3x40010xf32>) outs(%y : memref<3x40010xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %m = arith.maximumf %a, %zero : f32
+    linalg.yield %m : f32
+  }
+  return
+}
+
+// -----
+
 // A sum along the last axis puts it on the lanes; its rows are shared out.
 // CHECK-LABEL: func.func @rowsum(
-// CHECK:         scf.parallel (%[[R:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
-// CHECK-NEXT:      memref.load
-// CHECK-NEXT:      scf.for {{.*}} -> (vector<64xf32>)
-// CHECK:           vector.reduction <add>
+// CHECK:         scf.parallel (%[[CHUNK:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK:           scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        memref.load %{{.*}}[%[[R]]]
+// CHECK-NEXT:        scf.for {{.*}} -> (vector<64xf32>)
+// CHECK:             vector.reduction <add>
 func.func @rowsum(%x: memref<96x4096xf32>, %y: memref<96xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<96x4096xf32>) outs(%y : memref<96xf32>) {
   ^bb0(%a: f32, %b: f32):
