@@ -106,7 +106,8 @@ def TractCpuContractionKernels
     and read back. An epilogue (the next op to read the output, when it
     writes elsewhere and the output is dead after it: bias, activation,
     residual add) runs on the accumulators before the one write, into its
-    own buffer; the product moves down to the epilogue when nothing in
+    own buffer, or in place, into the product's own buffer when it reads
+    each element only where it writes it; the product moves down to the epilogue when nothing in
     between writes what it reads, and its own buffer is never written.
     A k cut in blocks keeps its partial sums in the output: no fusion.
 

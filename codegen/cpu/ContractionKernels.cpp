@@ -208,7 +208,14 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
       }
     }
     Value result = candidate.getDpsInitOperand(0)->get();
-    if (reads != 1 || baseBuffer(result) == output ||
+    // In place (an activation bufferized into the product's own buffer):
+    // each element becomes f(product) where the product would have been
+    // written, which the epilogue, reading that element only, then does.
+    bool inPlace = result == output &&
+                   candidate.getMatchingIndexingMap(
+                                candidate.getDpsInitOperand(0))
+                       .isIdentity();
+    if (reads != 1 || (baseBuffer(result) == output && !inPlace) ||
         !candidate.getBlock()->getArguments().back().use_empty())
       return nullptr;
     // The product moves down to the epilogue: what runs between must not
@@ -224,7 +231,7 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
     // epilogue must not write in place of what the product reads.
     if (llvm::is_contained(read, baseBuffer(result)))
       return nullptr;
-    if (!isDeadAfter(output, after))
+    if (!inPlace && !isDeadAfter(output, after))
       return nullptr;
     op->moveBefore(after);
     return candidate;
@@ -351,10 +358,12 @@ Split chooseSplit(const OuterProduct &plan, const TileShape &tile,
   for (unsigned dim : plan.outerDims)
     splits.push_back({Split::Outer, dim, threads});
   candidates.push_back(fullTiles(sizes[plan.vectorDim], tile.cols));
+  candidates.back().preference = tract::outputAxisOf(op, plan.vectorDim);
   splits.push_back({Split::Columns, 0, threads});
   if (plan.rowDim) {
     candidates.push_back(
         fullTiles(sizes[*plan.rowDim], rowsFor(tile, tile.cols)));
+    candidates.back().preference = tract::outputAxisOf(op, *plan.rowDim);
     splits.push_back({Split::Rows, 0, threads});
   }
   std::optional<unsigned> chosen =

@@ -45,10 +45,13 @@ tract::chooseParallelLoop(llvm::ArrayRef<ParallelCandidate> candidates,
   }
   if (best > 1.0 / cost.minSpeedUp)
     return std::nullopt;
+  std::optional<unsigned> chosen;
   for (auto [index, time] : llvm::enumerate(times))
-    if (time <= best * 1.05)
-      return static_cast<unsigned>(index);
-  return std::nullopt;
+    if (time <= best * 1.05 &&
+        (!chosen ||
+         candidates[index].preference < candidates[*chosen].preference))
+      chosen = static_cast<unsigned>(index);
+  return chosen;
 }
 
 double tract::iterationWork(linalg::LinalgOp op, double perElement) {
@@ -73,9 +76,18 @@ tract::nestCandidates(linalg::LinalgOp op, llvm::ArrayRef<unsigned> dims,
     std::optional<int64_t> known;
     if (!ShapedType::isDynamic(sizes[dim]))
       known = sizes[dim];
-    candidates.push_back({known, 1.0, entries ? *entries : 1});
+    candidates.push_back(
+        {known, 1.0, entries ? *entries : 1, outputAxisOf(op, dim)});
     if (entries)
       *entries *= known.value_or(kUnknownTripCount);
   }
   return candidates;
+}
+
+int64_t tract::outputAxisOf(linalg::LinalgOp op, unsigned dim) {
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (auto [axis, expr] : llvm::enumerate(map.getResults()))
+    if (expr.isFunctionOfDim(dim))
+      return static_cast<int64_t>(axis);
+  return map.getNumResults();
 }

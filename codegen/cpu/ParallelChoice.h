@@ -34,6 +34,11 @@ struct ParallelCandidate {
   /// chunks, the trip counts of the loops around a parallel loop nested
   /// in serial ones.
   int64_t entries = 1;
+  /// Among candidates about as fast, the lowest goes first: the output
+  /// axis the loop walks, so that a thread keeps writing the same block of
+  /// outer axes (the same channels) from op to op, where the next op on
+  /// that thread reads them from its own cache.
+  int64_t preference = 0;
 };
 
 /// What the choice weighs.
@@ -48,8 +53,9 @@ struct ParallelCost {
   double minSpeedUp = 1.2;
 };
 
-/// The candidate to run in parallel (the outermost of those within 5% of
-/// the best), or nullopt when the op should stay serial.
+/// The candidate to run in parallel (of those within 5% of the best, the
+/// one of lowest preference, then the first), or nullopt when the op
+/// should stay serial.
 std::optional<unsigned> chooseParallelLoop(
     llvm::ArrayRef<ParallelCandidate> candidates, const ParallelCost &cost);
 
@@ -65,6 +71,10 @@ double iterationWork(linalg::LinalgOp op, double perElement);
 /// a core's share of bandwidth against its FMA peak), plus one flop per op
 /// of the body.
 double memoryBoundWork(linalg::LinalgOp op);
+
+/// The axis of `op`'s first output that loop dim `dim` walks (the rank
+/// when none does), for ParallelCandidate::preference.
+int64_t outputAxisOf(linalg::LinalgOp op, unsigned dim);
 
 /// Candidates for the loops over `dims` of `op`, nested in this order
 /// (outermost first), each chunked (one fork per op). With `entries`, each

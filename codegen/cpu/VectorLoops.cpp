@@ -143,7 +143,8 @@ std::optional<unsigned> chooseSplit(const VectorLoopPlan &plan, int64_t cols,
   cost.work = tract::memoryBoundWork(op);
   SmallVector<tract::ParallelCandidate> candidates =
       tract::nestCandidates(op, plan.outerDims);
-  tract::ParallelCandidate columns{std::nullopt, 1.0, 1};
+  tract::ParallelCandidate columns{std::nullopt, 1.0, 1,
+                                   tract::outputAxisOf(op, plan.vectorDim)};
   int64_t size = op.getStaticLoopRanges()[plan.vectorDim];
   if (!ShapedType::isDynamic(size)) {
     columns.iterations = size / cols;

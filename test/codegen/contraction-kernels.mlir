@@ -217,3 +217,32 @@ func.func @epilogue_in_place_of_input(%a: memref<8x8xf32>, %b: memref<8x8xf32>) 
   memref.dealloc %acc : memref<8x8xf32>
   return
 }
+
+// -----
+
+// An activation bufferized in place, into the product's own buffer: the
+// zeros before the product are the accumulators' first value, the relu
+// runs on each tile, and each element is written once, as relu(product).
+// CHECK-LABEL: func.func @in_place_relu(
+// CHECK-DAG:     %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<8xf32>
+// CHECK:         %[[C:.*]] = memref.alloc() : memref<4x16xf32>
+// CHECK-NOT:     linalg.fill
+// CHECK:         %[[SUMS:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[ZEROS]], %{{.*}} = %[[ZEROS]])
+// CHECK:         %[[R0:.*]] = arith.maximumf %[[SUMS]]#0, %[[ZEROS]] : vector<8xf32>
+// CHECK-NEXT:    vector.transfer_write %[[R0]], %[[C]]
+// CHECK:         %[[R1:.*]] = arith.maximumf %[[SUMS]]#1, %[[ZEROS]] : vector<8xf32>
+// CHECK-NEXT:    vector.transfer_write %[[R1]], %[[C]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return %[[C]]
+func.func @in_place_relu(%a: memref<4x8xf32>, %b: memref<8x16xf32>) -> memref<4x16xf32> {
+  %c = memref.alloc() : memref<4x16xf32>
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<4x16xf32>)
+  linalg.matmul ins(%a, %b : memref<4x8xf32>, memref<8x16xf32>) outs(%c : memref<4x16xf32>)
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c : memref<4x16xf32>) outs(%c : memref<4x16xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %m = arith.maximumf %x, %zero : f32
+    linalg.yield %m : f32
+  }
+  return %c : memref<4x16xf32>
+}
