@@ -189,8 +189,8 @@ def TractCpuParallelLoops : Pass<"tract-cpu-parallel-loops", "func::FuncOp"> {
   let summary = "Ops the kernels leave, as parallel loops when large";
   let description = [{
     Runs after the contraction kernels and the vector loops, on the linalg
-    ops on buffers they leave to the loop lowering (gathers, resizes,
-    reductions along the last axis, ops with regions). When the code is
+    ops on buffers they leave to the loop lowering (gathers, resizes, ops
+    with regions or non-float reductions). When the code is
     made for several threads and such an op is large enough to pay a fork
     and a join (the estimate of the vector loops), it becomes loops (as
     `convert-linalg-to-loops` makes them) of which one, a parallel dim

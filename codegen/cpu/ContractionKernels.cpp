@@ -383,17 +383,12 @@ public:
     std::optional<unsigned> chunkedDim;
     if (split.kind == Split::Outer)
       chunkedDim = split.dim;
-    tract::Chunks::emit(
-        rewriter, op.getLoc(), split.kind == Split::None ? 1 : split.chunks,
+    loops->nestInChunks(
+        rewriter, op.getLoc(), plan.outerDims,
+        split.kind == Split::None ? 1 : split.chunks, chunkedDim,
         [&](OpBuilder &b, Location loc, const tract::Chunks &chunk) {
           chunks = chunk;
-          loops->nestInChunk(
-              b, loc, plan.outerDims, {},
-              [&](OpBuilder &nested, Location l, ValueRange) {
-                emitBlocks(nested, l);
-                return SmallVector<Value>();
-              },
-              chunks, chunkedDim);
+          emitBlocks(b, loc);
         });
     if (plan.prologue)
       rewriter.eraseOp(plan.prologue);
@@ -469,17 +464,10 @@ private:
   void emitPiece(OpBuilder &b, Location loc, const tract::Piece &piece,
                  function_ref<void(OpBuilder &, Location, Value)> body,
                  bool chunked) {
-    bool splitHere =
-        chunks && ((split.kind == Split::Columns && !inRows) ||
-                   (split.kind == Split::Rows && inRows));
-    if (!splitHere)
-      return tract::forEachTile(b, loc, piece, body);
-    if (chunked)
-      return tract::forEachTile(b, loc, piece, body,
-                                chunks.tilesOf(b, loc, piece));
-    chunks.inLast(b, loc, [&](OpBuilder &nested, Location l) {
-      tract::forEachTile(nested, l, piece, body);
-    });
+    bool splitHere = (split.kind == Split::Columns && !inRows) ||
+                     (split.kind == Split::Rows && inRows);
+    (splitHere ? chunks : tract::Chunks())
+        .forEachTile(b, loc, piece, body, chunked);
   }
 
   void emitRows(OpBuilder &b, Location loc, Value column, int64_t cols) {

@@ -116,16 +116,10 @@ public:
     linalg::LinalgOp op = plan.op;
     rewriter.setInsertionPoint(op);
     loops.emplace(rewriter, op);
-    tract::Chunks::emit(
-        rewriter, op.getLoc(), chunkedDim ? threads : 1,
-        [&](OpBuilder &b, Location loc, const tract::Chunks &chunks) {
-          loops->nestInChunk(
-              b, loc, plan.outerDims, {},
-              [&](OpBuilder &nested, Location l, ValueRange) {
-                emitElement(nested, l);
-                return SmallVector<Value>();
-              },
-              chunks, chunkedDim);
+    loops->nestInChunks(
+        rewriter, op.getLoc(), plan.outerDims, chunkedDim ? threads : 1,
+        chunkedDim, [&](OpBuilder &b, Location loc, const tract::Chunks &) {
+          emitElement(b, loc);
         });
     rewriter.eraseOp(op);
   }
@@ -182,41 +176,24 @@ private:
       bool full = piece.tile == width;
       hasRest |= !full;
       Value carried = full ? accumulator : rest;
-      carried = foldTiles(
+      carried = tract::foldTiles(
           b, loc, piece, carried,
-          [&](OpBuilder &nested, Location l, Value column, Value value) {
+          [&](OpBuilder &nested, Location l, Value column,
+              ValueRange values) -> SmallVector<Value> {
             loops->values[plan.laneDim] = column;
+            Value value = values.front();
             if (full)
-              return emitBody(nested, l, value, piece.tile);
+              return {emitBody(nested, l, value, piece.tile)};
             Value lanesOf = emitBody(nested, l, neutral(nested, l, piece.tile),
                                      piece.tile);
-            return vector::makeArithReduction(
+            return {vector::makeArithReduction(
                 nested, l, plan.kind, value,
                 vector::ReductionOp::create(nested, l, plan.kind, lanesOf,
-                                            arith::FastMathFlags::reassoc));
-          });
+                                            arith::FastMathFlags::reassoc))};
+          }).front();
       (full ? accumulator : rest) = carried;
     }
     return {accumulator, rest};
-  }
-
-  /// Loops over `piece`'s tiles carrying `init` through `step`.
-  Value foldTiles(OpBuilder &b, Location loc, const tract::Piece &piece,
-                  Value init,
-                  function_ref<Value(OpBuilder &, Location, Value, Value)> step) {
-    if (tract::tileCount(piece) == 1)
-      return step(b, loc,
-                  getValueOrCreateConstantIndexOp(b, loc, piece.begin), init);
-    Value lb = getValueOrCreateConstantIndexOp(b, loc, piece.begin);
-    Value ub = getValueOrCreateConstantIndexOp(b, loc, piece.end);
-    Value stride = arith::ConstantIndexOp::create(b, loc, piece.tile);
-    auto loop = scf::ForOp::create(
-        b, loc, lb, ub, stride, ValueRange{init},
-        [&](OpBuilder &nested, Location l, Value iv, ValueRange carried) {
-          scf::YieldOp::create(nested, l,
-                               step(nested, l, iv, carried.front()));
-        });
-    return loop.getResult(0);
   }
 
   /// The body on `count` lanes of the current tile, combined into

@@ -1,8 +1,8 @@
 //===- ParallelLoops.cpp - share the ops the kernels leave among threads --===//
 //
 // The contraction kernels and the vector loops share their own tiles among
-// threads. What they leave to the loop lowering (gathers, resizes,
-// reductions along the last axis, ops with regions) would otherwise run on
+// threads. What they leave to the loop lowering (gathers, resizes, ops
+// with regions or non-float reductions) would otherwise run on
 // one thread: each such op that is large enough becomes loops, one of
 // whose parallel dims is an `scf.parallel`.
 //

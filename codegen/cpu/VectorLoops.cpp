@@ -171,17 +171,11 @@ public:
     if (split && *split < numOuter)
       chunkedDim = plan.outerDims[*split];
     bool chunkedColumns = split == numOuter;
-    tract::Chunks::emit(
-        rewriter, op.getLoc(), split ? threads : 1,
+    loops->nestInChunks(
+        rewriter, op.getLoc(), plan.outerDims, split ? threads : 1,
+        chunkedDim,
         [&](OpBuilder &b, Location loc, const tract::Chunks &chunks) {
-          loops->nestInChunk(
-              b, loc, plan.outerDims, {},
-              [&](OpBuilder &nested, Location l, ValueRange) {
-                emitColumns(nested, l, chunkedColumns ? chunks
-                                                      : tract::Chunks());
-                return SmallVector<Value>();
-              },
-              chunks, chunkedDim);
+          emitColumns(b, loc, chunkedColumns ? chunks : tract::Chunks());
         });
     rewriter.eraseOp(op);
   }
@@ -197,14 +191,8 @@ private:
       auto body = [&](OpBuilder &nested, Location l, Value column) {
         emitTile(nested, l, column, tiles.tile);
       };
-      if (!chunks)
-        tract::forEachTile(b, loc, tiles, body);
-      else if (index == 0 && tiles.tile == cols)
-        tract::forEachTile(b, loc, tiles, body, chunks.tilesOf(b, loc, tiles));
-      else
-        chunks.inLast(b, loc, [&](OpBuilder &nested, Location l) {
-          tract::forEachTile(nested, l, tiles, body);
-        });
+      chunks.forEachTile(b, loc, tiles, body,
+                         index == 0 && tiles.tile == cols);
     }
   }
 

@@ -77,23 +77,15 @@ SmallVector<tract::Piece> tract::cutIntoTiles(OpBuilder &b, Location loc,
   return {Piece{b.getIndexAttr(0), full, tile}, Piece{full, size, 1}};
 }
 
-std::optional<int64_t> tract::tileCount(const Piece &piece) {
+SmallVector<Value> tract::foldTiles(
+    OpBuilder &b, Location loc, const Piece &piece, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
+        body,
+    std::optional<IterationRange> only) {
   std::optional<int64_t> begin = getConstantIntValue(piece.begin);
   std::optional<int64_t> end = getConstantIntValue(piece.end);
-  if (!begin || !end)
-    return std::nullopt;
-  return (*end - *begin) / piece.tile;
-}
-
-void tract::forEachTile(OpBuilder &b, Location loc, const Piece &piece,
-                        function_ref<void(OpBuilder &, Location, Value)> body,
-                        std::optional<IterationRange> only) {
-  std::optional<int64_t> begin = getConstantIntValue(piece.begin);
-  std::optional<int64_t> end = getConstantIntValue(piece.end);
-  if (!only && begin && end && *end - *begin == piece.tile) {
-    body(b, loc, arith::ConstantIndexOp::create(b, loc, *begin));
-    return;
-  }
+  if (!only && begin && end && *end - *begin == piece.tile)
+    return body(b, loc, arith::ConstantIndexOp::create(b, loc, *begin), init);
   Value lb = getValueOrCreateConstantIndexOp(b, loc, piece.begin);
   Value ub = getValueOrCreateConstantIndexOp(b, loc, piece.end);
   Value step = arith::ConstantIndexOp::create(b, loc, piece.tile);
@@ -104,11 +96,24 @@ void tract::forEachTile(OpBuilder &b, Location loc, const Piece &piece,
     ub = arith::AddIOp::create(b, loc, lb, last);
     lb = arith::AddIOp::create(b, loc, lb, first);
   }
-  scf::ForOp::create(b, loc, lb, ub, step, ValueRange{},
-                     [&](OpBuilder &nested, Location l, Value iv, ValueRange) {
-                       body(nested, l, iv);
-                       scf::YieldOp::create(nested, l);
-                     });
+  auto loop = scf::ForOp::create(
+      b, loc, lb, ub, step, init,
+      [&](OpBuilder &nested, Location l, Value iv, ValueRange carried) {
+        scf::YieldOp::create(nested, l, body(nested, l, iv, carried));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+void tract::forEachTile(OpBuilder &b, Location loc, const Piece &piece,
+                        function_ref<void(OpBuilder &, Location, Value)> body,
+                        std::optional<IterationRange> only) {
+  foldTiles(
+      b, loc, piece, {},
+      [&](OpBuilder &nested, Location l, Value tile, ValueRange) {
+        body(nested, l, tile);
+        return SmallVector<Value>();
+      },
+      only);
 }
 
 SmallVector<Value> tract::indicesAt(OpBuilder &b, Location loc, AffineMap map,
@@ -279,19 +284,39 @@ SmallVector<Value> tract::LoopDims::nest(OpBuilder &b, Location loc,
   return SmallVector<Value>(loop.getResults());
 }
 
-SmallVector<Value> tract::LoopDims::nestInChunk(
-    OpBuilder &b, Location loc, ArrayRef<unsigned> loops, ValueRange init,
-    Body body, const Chunks &chunks, std::optional<unsigned> chunkedDim) {
-  if (!chunks || !chunkedDim)
-    return nest(b, loc, loops, init, body);
-  auto bounds = [&](OpBuilder &builder, Location l, unsigned dim) {
-    if (dim == *chunkedDim)
-      return chunks.runOf(builder, l, size(dim));
-    return std::make_pair(
-        Value(arith::ConstantIndexOp::create(builder, l, 0)),
-        getValueOrCreateConstantIndexOp(builder, l, size(dim)));
+void tract::LoopDims::nestInChunks(
+    OpBuilder &b, Location loc, ArrayRef<unsigned> loops, int64_t chunkCount,
+    std::optional<unsigned> chunkedDim,
+    function_ref<void(OpBuilder &, Location, const Chunks &)> body) {
+  auto inChunk = [&](OpBuilder &builder, Location l, const Chunks &chunks) {
+    auto run = [&](OpBuilder &nested, Location at, ValueRange) {
+      body(nested, at, chunks);
+      return SmallVector<Value>();
+    };
+    auto bounds = [&](OpBuilder &nested, Location at, unsigned dim) {
+      if (dim == *chunkedDim)
+        return chunks.runOf(nested, at, size(dim));
+      return std::make_pair(
+          Value(arith::ConstantIndexOp::create(nested, at, 0)),
+          getValueOrCreateConstantIndexOp(nested, at, size(dim)));
+    };
+    if (chunks && chunkedDim)
+      nest(builder, l, loops, {}, run, bounds);
+    else
+      nest(builder, l, loops, {}, run);
   };
-  return nest(b, loc, loops, init, body, bounds);
+  if (chunkCount <= 1)
+    return inChunk(b, loc, Chunks());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, chunkCount);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  scf::ParallelOp::create(b, loc, zero, upper, one,
+                          [&](OpBuilder &nested, Location l, ValueRange ivs) {
+                            Chunks chunks;
+                            chunks.index = ivs.front();
+                            chunks.count = chunkCount;
+                            inChunk(nested, l, chunks);
+                          });
 }
 
 tract::IterationRange tract::Chunks::runOf(OpBuilder &b, Location loc,
@@ -333,19 +358,14 @@ void tract::Chunks::inLast(
   });
 }
 
-void tract::Chunks::emit(
-    OpBuilder &b, Location loc, int64_t count,
-    function_ref<void(OpBuilder &, Location, const Chunks &)> body) {
-  if (count <= 1)
-    return body(b, loc, Chunks());
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::ConstantIndexOp::create(b, loc, count);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  scf::ParallelOp::create(b, loc, zero, upper, one,
-                          [&](OpBuilder &nested, Location l, ValueRange ivs) {
-                            Chunks chunks;
-                            chunks.index = ivs.front();
-                            chunks.count = count;
-                            body(nested, l, chunks);
-                          });
+void tract::Chunks::forEachTile(
+    OpBuilder &b, Location loc, const Piece &piece,
+    function_ref<void(OpBuilder &, Location, Value)> body, bool full) const {
+  if (!index)
+    return tract::forEachTile(b, loc, piece, body);
+  if (full)
+    return tract::forEachTile(b, loc, piece, body, tilesOf(b, loc, piece));
+  inLast(b, loc, [&](OpBuilder &nested, Location l) {
+    tract::forEachTile(nested, l, piece, body);
+  });
 }

@@ -45,14 +45,20 @@ SmallVector<Piece> cutIntoTiles(OpBuilder &b, Location loc, OpFoldResult size,
 /// counted from the piece's start).
 using IterationRange = std::pair<Value, Value>;
 
-/// Loops over `piece`'s tiles, calling `body` with the first index of each;
-/// a piece of one tile needs no loop. With `only`, just those tiles.
+/// Loops over `piece`'s tiles carrying `init`: `body` gets the first index
+/// of each tile and the carried values, and returns their next values,
+/// which the loop returns after the last tile. A piece of one tile needs
+/// no loop. With `only`, just those tiles.
+SmallVector<Value> foldTiles(
+    OpBuilder &b, Location loc, const Piece &piece, ValueRange init,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, Value, ValueRange)>
+        body,
+    std::optional<IterationRange> only = std::nullopt);
+
+/// foldTiles carrying nothing.
 void forEachTile(OpBuilder &b, Location loc, const Piece &piece,
                  function_ref<void(OpBuilder &, Location, Value)> body,
                  std::optional<IterationRange> only = std::nullopt);
-
-/// The number of tiles of `piece`, when static.
-std::optional<int64_t> tileCount(const Piece &piece);
 
 /// How a kernel shares its work among threads: its whole nest runs once
 /// per chunk, in an `scf.parallel` over `count` chunks, and one loop of the
@@ -75,11 +81,12 @@ struct Chunks {
   void inLast(OpBuilder &b, Location loc,
               function_ref<void(OpBuilder &, Location)> body) const;
 
-  /// Emits `body` once per chunk of `count` in an `scf.parallel` (directly,
-  /// without chunks, when `count` is 1).
-  static void emit(OpBuilder &b, Location loc, int64_t count,
-                   function_ref<void(OpBuilder &, Location, const Chunks &)>
-                       body);
+  /// forEachTile over the tiles of `piece` this chunk runs: its run of
+  /// them for the piece of `full` tiles, all of them in the last chunk for
+  /// a remainder piece; all of them without chunks.
+  void forEachTile(OpBuilder &b, Location loc, const Piece &piece,
+                   function_ref<void(OpBuilder &, Location, Value)> body,
+                   bool full) const;
 };
 
 /// The indices `map` gives at the loop dims `dims` (only the dims each
@@ -129,12 +136,14 @@ public:
   SmallVector<Value> nest(OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
                           ValueRange init, Body body, Bounds bounds = nullptr);
 
-  /// `nest` over the dims of `loops`, the loop of `chunkedDim` (if any)
-  /// over `chunks`' run of its range only.
-  SmallVector<Value> nestInChunk(OpBuilder &b, Location loc,
-                                 ArrayRef<unsigned> loops, ValueRange init,
-                                 Body body, const Chunks &chunks,
-                                 std::optional<unsigned> chunkedDim);
+  /// The loops over `loops` (carrying nothing) once per chunk of
+  /// `chunkCount`, in an `scf.parallel` when there are several, the loop
+  /// of `chunkedDim` (if any) over the chunk's run of its range only;
+  /// `body` runs inside them with the chunk (no chunks for a count of 1).
+  void nestInChunks(
+      OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
+      int64_t chunkCount, std::optional<unsigned> chunkedDim,
+      function_ref<void(OpBuilder &, Location, const Chunks &)> body);
 
   SmallVector<Value> values; ///< the current value of every dim
 
