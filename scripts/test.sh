@@ -43,8 +43,13 @@ expected_failures=${expected_failures:-0}
 lit_unexpected=$(count "$logs/lit.txt" '^ *Unexpectedly Passed *: *([0-9]+).*')
 ctest_total=$(count "$logs/ctest.txt" '.*tests failed out of ([0-9]+).*')
 ctest_failed=$(count "$logs/ctest.txt" '.* ([0-9]+) tests failed out of.*')
+# CTest counts a skipped test (GTEST_SKIP, listed under "The following
+# tests did not run") as not failed: it is a skip here, never a pass.
+ctest_skipped=$(grep -cE '^[[:space:]]*[0-9]+ - .* \((Skipped|Disabled|Not Run)\)$' \
+  "$logs/ctest.txt" || true)
+ctest_skipped=${ctest_skipped:-0}
 
-passed=$((lit_passed + ctest_total - ctest_failed))
+passed=$((lit_passed + ctest_total - ctest_failed - ctest_skipped))
 failed=$((lit_failed + lit_unexpected + ctest_failed))
 # A runner that crashed or ran nothing is a failure, whatever it counted.
 if ((lit_status != 0 && failed == 0)) || ((ctest_status != 0 && failed == 0)) ||
@@ -53,8 +58,8 @@ if ((lit_status != 0 && failed == 0)) || ((ctest_status != 0 && failed == 0)) ||
 fi
 
 echo
-echo "lit: $lit_passed passed, $lit_failed failed; unit: $((ctest_total - ctest_failed)) passed, $ctest_failed failed"
+echo "lit: $lit_passed passed, $lit_failed failed; unit: $((ctest_total - ctest_failed - ctest_skipped)) passed, $ctest_failed failed, $ctest_skipped skipped"
 ((expected_failures == 0)) ||
   echo "real models expected to fail: $expected_failures (counted as skipped; $build/onnx-real-models.txt)"
-echo "tests: $passed passed, $failed failed, $((lit_skipped + expected_failures)) skipped"
+echo "tests: $passed passed, $failed failed, $((lit_skipped + ctest_skipped + expected_failures)) skipped"
 ((failed == 0))
