@@ -13,7 +13,12 @@ def TractCollapseDims : Pass<"tract-collapse-dims", "func::FuncOp"> {
     contiguous tensor. A 1×1 convolution's einsum over (n, f, h, w, c)
     becomes one over (n, f, h·w, c): a matrix product whose columns are the
     whole image, which the contraction kernels tile far better than rows of
-    7 or 14 pixels. Element-wise ops become one long loop.
+    7 or 14 pixels. Element-wise ops become one long loop. An input
+    broadcast along unit dims (a 1×C×1×1 bias read as `(n, c, 0, 0)`) is
+    first read through a collapse_shape without them. An element-wise op
+    on a product's result collapses exactly as the product did, so that
+    the kernels can run it on the product's tiles; one writing into a
+    padded tensor keeps its shape.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }

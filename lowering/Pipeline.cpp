@@ -181,14 +181,29 @@ LogicalResult mlir::tract::lowerModelToLLVM(ModuleOp module, func::FuncOp main,
   return pm.run(module);
 }
 
+namespace {
+/// What `tract-opt --tract-lower-to-llvm='threads=N'` can choose: the
+/// other target facts are the host's.
+struct LowerToLLVMPipelineOptions
+    : public PassPipelineOptions<LowerToLLVMPipelineOptions> {
+  Option<int64_t> threads{*this, "threads",
+                          llvm::cl::desc("Threads the large ops share "
+                                         "their tiles among (as `tract "
+                                         "--threads`)"),
+                          llvm::cl::init(1)};
+};
+} // namespace
+
 void mlir::tract::registerTractLoweringPassesAndPipelines() {
   registerTractLoweringPasses();
   registerTractCodegenPasses();
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<LowerToLLVMPipelineOptions>(
       "tract-lower-to-llvm",
       "Lower a tract model to the LLVM dialect for the host CPU, as `tract "
       "run` does",
-      [](OpPassManager &pm) {
-        buildLowerToLLVMPipeline(pm, TargetInfo::host());
+      [](OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
+        TargetInfo target = TargetInfo::host();
+        target.threads = options.threads;
+        buildLowerToLLVMPipeline(pm, target);
       });
 }

@@ -25,13 +25,41 @@ SmallVector<ReassociationIndices> contiguousRuns(linalg::LinalgOp op) {
   if (!op.hasPureTensorSemantics() || op.hasIndexSemantics() ||
       !isa<linalg::GenericOp>(op) || op.getNumLoops() < 2)
     return runs;
+  // An op writing into the interior of a padded tensor (tract-fuse-pads)
+  // keeps its shape: the interior is not contiguous, and a collapsed
+  // result would be computed elsewhere and copied in.
+  for (Operation *user : op->getUsers())
+    if (isa<tensor::InsertSliceOp>(user))
+      return runs;
   // An element-wise op on the result of a reduction (a product's bias and
-  // activation) keeps its shape: the product's kernel runs it on its tiles.
+  // activation) takes the product's shape, so that the product's kernel
+  // can run it on its tiles: once the product has collapsed, the op reads
+  // it through an expand_shape and collapses exactly its groups; otherwise
+  // it keeps its shape.
   if (op.getNumReductionLoops() == 0)
-    for (Value input : op.getDpsInputs())
-      if (auto producer = input.getDefiningOp<linalg::LinalgOp>())
-        if (producer.getNumReductionLoops() > 0)
-          return runs;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      Value source = input->get();
+      auto expand = source.getDefiningOp<tensor::ExpandShapeOp>();
+      while (source.getDefiningOp<tensor::ExpandShapeOp>() ||
+             source.getDefiningOp<tensor::CollapseShapeOp>())
+        source = source.getDefiningOp()->getOperand(0);
+      auto producer = source.getDefiningOp<linalg::LinalgOp>();
+      if (!producer || producer.getNumReductionLoops() == 0)
+        continue;
+      if (!expand || expand.getSrc() != source ||
+          !op.getMatchingIndexingMap(input).isIdentity())
+        return runs;
+      SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+      for (const ReassociationIndices &group :
+           expand.getReassociationIndices())
+        if (group.size() > 1 && llvm::none_of(group, [&](int64_t dim) {
+              return ShapedType::isDynamic(sizes[dim]);
+            }))
+          runs.push_back(group);
+      if (!linalg::areDimSequencesPreserved(op.getIndexingMapsArray(), runs))
+        runs.clear();
+      return runs;
+    }
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   for (AffineMap map : maps)
     if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
@@ -60,10 +88,77 @@ SmallVector<ReassociationIndices> contiguousRuns(linalg::LinalgOp op) {
   return runs;
 }
 
+/// An input broadcast along unit dims (a bias of shape 1×C×1×1 read as
+/// (n, c, h, w) -> (n, c, 0, 0)) is read through a collapse_shape without
+/// those dims, so that its indexing map becomes a projected permutation
+/// ((n, c, h, w) -> (n, c)) and the op's other dims can merge.
+struct DropBroadcastUnitDims : public OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    bool changed = false;
+    SmallVector<Value> inputs(op.getDpsInputs());
+    for (unsigned index = 0; index < inputs.size(); ++index) {
+      Value input = inputs[index];
+      auto type = dyn_cast<RankedTensorType>(input.getType());
+      AffineMap map = maps[index];
+      if (!type || !type.hasStaticShape())
+        continue;
+      auto isDropped = [&](unsigned result) {
+        auto constant = dyn_cast<AffineConstantExpr>(map.getResult(result));
+        return constant && constant.getValue() == 0 &&
+               type.getDimSize(result) == 1;
+      };
+      // Each kept dim starts a group; a dropped dim joins the group before
+      // it, or the first group when it leads.
+      SmallVector<ReassociationIndices> groups;
+      ReassociationIndices leading;
+      SmallVector<int64_t> shape;
+      SmallVector<AffineExpr> results;
+      for (unsigned dim = 0; dim < map.getNumResults(); ++dim) {
+        if (!isDropped(dim)) {
+          groups.push_back({dim});
+          shape.push_back(type.getDimSize(dim));
+          results.push_back(map.getResult(dim));
+        } else if (groups.empty()) {
+          leading.push_back(dim);
+        } else {
+          groups.back().push_back(dim);
+        }
+      }
+      if (results.size() == map.getNumResults())
+        continue;
+      if (!groups.empty())
+        groups.front().insert(groups.front().begin(), leading.begin(),
+                              leading.end());
+      auto collapsed = RankedTensorType::get(shape, type.getElementType());
+      Value view = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                   collapsed, input, groups);
+      rewriter.modifyOpInPlace(op, [&] {
+        op.getDpsInputOperand(index)->set(view);
+      });
+      maps[index] = AffineMap::get(map.getNumDims(), 0, results,
+                                   op.getContext());
+      changed = true;
+    }
+    if (!changed)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
+    return success();
+  }
+};
+
 struct TractCollapseDims
     : public tract::impl::TractCollapseDimsBase<TractCollapseDims> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
+    patterns.add<DropBroadcastUnitDims>(&getContext());
     linalg::populateCollapseDimensions(patterns, contiguousRuns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();

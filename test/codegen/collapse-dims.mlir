@@ -80,3 +80,40 @@ func.func @dynamic(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   } -> tensor<?x4xf32>
   return %r : tensor<?x4xf32>
 }
+
+// -----
+
+// A 1×1 convolution's bias, read as 1×C×1×1 through (n, c, 0, 0): the
+// bias loses its unit dims (a projected permutation (n, c) then), and the
+// add collapses exactly as the product did, no further (n and c stay
+// apart), so that it reads the product's own result and the kernels can
+// run it on the product's tiles.
+// CHECK-DAG:   #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG:   #[[NC:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @pointwise_conv_bias(
+// CHECK:         %[[P:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x16x49xf32>)
+// CHECK:         %[[B:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2, 3]] : tensor<1x16x1x1xf32> into tensor<1x16xf32>
+// CHECK:         %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID3]], #[[NC]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[P]], %[[B]] : tensor<1x16x49xf32>, tensor<1x16xf32>) outs(%{{.*}} : tensor<1x16x49xf32>)
+// CHECK:         tensor.expand_shape %[[R]] {{\[}}[0], [1], [2, 3]] output_shape [1, 16, 7, 7]
+#x = affine_map<(n, f, h, w, c) -> (n, c, h, w)>
+#k = affine_map<(n, f, h, w, c) -> (f, c)>
+#o = affine_map<(n, f, h, w, c) -> (n, f, h, w)>
+#id = affine_map<(n, c, h, w) -> (n, c, h, w)>
+#bias = affine_map<(n, c, h, w) -> (n, c, 0, 0)>
+func.func @pointwise_conv_bias(%x: tensor<1x8x7x7xf32>, %k: tensor<16x8xf32>, %b: tensor<1x16x1x1xf32>, %init: tensor<1x16x7x7xf32>) -> tensor<1x16x7x7xf32> {
+  %r = linalg.generic {indexing_maps = [#x, #k, #o], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+    ins(%x, %k : tensor<1x8x7x7xf32>, tensor<16x8xf32>) outs(%init : tensor<1x16x7x7xf32>) {
+  ^bb0(%a: f32, %w: f32, %acc: f32):
+    %p = arith.mulf %a, %w : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x7x7xf32>
+  %e = tensor.empty() : tensor<1x16x7x7xf32>
+  %y = linalg.generic {indexing_maps = [#id, #bias, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%r, %b : tensor<1x16x7x7xf32>, tensor<1x16x1x1xf32>) outs(%e : tensor<1x16x7x7xf32>) {
+  ^bb0(%v: f32, %c: f32, %out: f32):
+    %s = arith.addf %v, %c : f32
+    linalg.yield %s : f32
+  } -> tensor<1x16x7x7xf32>
+  return %y : tensor<1x16x7x7xf32>
+}
