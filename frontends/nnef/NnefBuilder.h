@@ -146,6 +146,11 @@ public:
   Value unsqueezeTo(Value value, int64_t rank);
   Value constant(DenseElementsAttr value);
   Value scalarConstant(Type elementType, double value, unsigned rank = 0);
+  /// A constant tensor from an array literal such as `[[0.0, 1.0]]`, which
+  /// NNEF allows wherever a tensor is expected; null (with `why` set) when
+  /// the array is ragged, empty, or holds non-constant items.
+  Value arrayConstant(const NValue &array, Type likeElementType,
+                      std::string &why);
   Value castTo(Value value, Type elementType);
   static int64_t rank(Value value) {
     return cast<RankedTensorType>(value.getType()).getRank();

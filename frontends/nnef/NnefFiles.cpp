@@ -4,6 +4,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Endian.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -150,6 +152,69 @@ bool mlir::tract::nnef::readModelArchive(llvm::StringRef path,
   return true;
 }
 
+namespace {
+
+/// The vendor code tract writes in the item type of its own tensor
+/// formats: the bytes 'R', 'T' read as a little-endian u16.
+constexpr uint16_t kTractVendor = 0x5452;
+/// tract's code for Q4_0 blocks: 32 values in 18 bytes, an f16 scale then
+/// 16 bytes of 4-bit values in order, two per byte (the low nibble first,
+/// unlike ggml's Q4_0 whose low nibbles are the first 16 values), each
+/// value (q - 8) * scale. Blocks run over the tensor in row-major order.
+constexpr uint16_t kTractQ4_0 = 0x2040;
+constexpr uint64_t kQ4_0BlockValues = 32;
+constexpr uint64_t kQ4_0BlockBytes = 18;
+
+float halfToFloat(uint16_t bits) {
+  llvm::APFloat value(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
+  bool losesInfo;
+  value.convert(llvm::APFloat::IEEEsingle(),
+                llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return value.convertToFloat();
+}
+
+/// Block-quantized tensors are dequantized to f32 at load: the model runs
+/// on the dequantized weights (the quantized kernels are not written yet).
+template <typename Fail>
+bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
+                         uint64_t count, uint64_t dataSize,
+                         llvm::StringRef payload, MLIRContext *context,
+                         DenseElementsAttr &tensor, Fail fail) {
+  if (itemType != kTractQ4_0)
+    return fail("tract item type code 0x" + llvm::utohexstr(itemType) +
+                " is not supported (Q4_0, 0x2040, is)");
+  if (count % kQ4_0BlockValues != 0)
+    return fail("Q4_0 tensor of " + llvm::Twine(count) +
+                " values is not made of whole 32-value blocks");
+  uint64_t blocks = count / kQ4_0BlockValues;
+  uint64_t expected = blocks * kQ4_0BlockBytes;
+  if (dataSize != expected)
+    return fail("header declares " + llvm::Twine(dataSize) +
+                " data bytes, but " + llvm::Twine(blocks) +
+                " Q4_0 blocks take " + llvm::Twine(expected));
+  if (payload.size() < expected)
+    return fail("truncated: " + llvm::Twine(expected) +
+                " data bytes declared, " + llvm::Twine(payload.size()) +
+                " present");
+  const auto *data = reinterpret_cast<const uint8_t *>(payload.data());
+  SmallVector<float> values(count);
+  for (uint64_t block = 0; block < blocks; ++block) {
+    const uint8_t *bytes = data + block * kQ4_0BlockBytes;
+    float scale = halfToFloat(llvm::support::endian::read16le(bytes));
+    float *out = values.data() + block * kQ4_0BlockValues;
+    for (unsigned i = 0; i < kQ4_0BlockValues / 2; ++i) {
+      uint8_t pair = bytes[2 + i];
+      out[2 * i] = float(int(pair & 0x0f) - 8) * scale;
+      out[2 * i + 1] = float(int(pair >> 4) - 8) * scale;
+    }
+  }
+  auto type = RankedTensorType::get(shape, Float32Type::get(context));
+  tensor = DenseElementsAttr::get(type, ArrayRef<float>(values));
+  return true;
+}
+
+} // namespace
+
 bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
                                       llvm::StringRef what,
                                       MLIRContext *context,
@@ -188,6 +253,10 @@ bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
   uint32_t bits = u32(44);
   uint16_t itemType = endian::read16le(data + 48);
   uint16_t vendor = endian::read16le(data + 50);
+  if (vendor == kTractVendor)
+    return readTractBlockQuant(itemType, shape, count, dataSize,
+                               bytes.drop_front(kHeaderSize), context, tensor,
+                               fail);
   if (vendor != 0)
     return fail("unsupported item type vendor " + llvm::Twine(vendor));
   Builder b(context);

@@ -14,8 +14,11 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -73,6 +76,8 @@ public:
   func::FuncOp func;
   std::map<std::string, const Fragment *, std::less<>> fragments;
   std::set<std::string> symbols;
+  /// How many array literals the expression being evaluated is inside.
+  unsigned arrayDepth = 0;
   llvm::DenseMap<Value, SmallVector<TDim>> knownDims;
 };
 
@@ -124,6 +129,92 @@ Value Invocation::scalarConstant(Type elementType, double value,
       type, IntegerAttr::get(intType, APInt(intType.getWidth(), int64_t(value),
                                             /*isSigned=*/true,
                                             /*implicitTrunc=*/true))));
+}
+
+Value Invocation::arrayConstant(const NValue &array, Type like,
+                                std::string &why) {
+  // The shape is the item counts along the first items; every item must
+  // have that shape.
+  SmallVector<int64_t> shape;
+  for (const NValue *level = &array; level->kind == NValue::Kind::Array;
+       level = &level->items.front()) {
+    if (level->items.empty()) {
+      why = "an empty array has no element type";
+      return nullptr;
+    }
+    shape.push_back(level->items.size());
+  }
+  SmallVector<double> values;
+  bool floats = false, logicals = false, integers = false;
+  std::function<bool(const NValue &, size_t)> collect =
+      [&](const NValue &item, size_t depth) {
+        if (depth < shape.size()) {
+          if (item.kind != NValue::Kind::Array ||
+              int64_t(item.items.size()) != shape[depth]) {
+            why = "the array is ragged";
+            return false;
+          }
+          return llvm::all_of(item.items, [&](const NValue &inner) {
+            return collect(inner, depth + 1);
+          });
+        }
+        switch (item.kind) {
+        case NValue::Kind::Scalar:
+          floats = true;
+          values.push_back(item.scalar);
+          return true;
+        case NValue::Kind::Logical:
+          logicals = true;
+          values.push_back(item.logical ? 1 : 0);
+          return true;
+        case NValue::Kind::Integer:
+          if (auto c = item.integer.getConstant()) {
+            integers = true;
+            values.push_back(double(*c));
+            return true;
+          }
+          why = "item " + item.integer.toString() + " is not a constant";
+          return false;
+        default:
+          why = std::string("the array holds ") + kindName(item.kind) +
+                " items, not numbers";
+          return false;
+        }
+      };
+  if (!collect(array, 0))
+    return nullptr;
+  if (logicals && (floats || integers)) {
+    why = "the array mixes logical and numeric items";
+    return nullptr;
+  }
+  Builder b(getContext());
+  // The type the op expects when it says, else that of the items.
+  Type elementType = like;
+  if (logicals && like && !like.isInteger(1)) {
+    why = "logical items where numbers are expected";
+    return nullptr;
+  }
+  if (!elementType)
+    elementType = logicals ? b.getI1Type()
+                  : floats ? Type(b.getF32Type())
+                           : Type(b.getI64Type());
+  if (!elementType.isIntOrFloat()) {
+    why = "the items are not numbers";
+    return nullptr;
+  }
+  auto type = RankedTensorType::get(shape, elementType);
+  SmallVector<Attribute> elements;
+  for (double value : values) {
+    if (auto floatType = dyn_cast<FloatType>(elementType))
+      elements.push_back(FloatAttr::get(floatType, value));
+    else
+      elements.push_back(IntegerAttr::get(
+          elementType,
+          APInt(elementType.getIntOrFloatBitWidth(), int64_t(value),
+                /*isSigned=*/!elementType.isInteger(1),
+                /*implicitTrunc=*/true)));
+  }
+  return constant(DenseElementsAttr::get(type, elements));
 }
 
 Value Invocation::unsqueezeTo(Value value, int64_t target) {
@@ -260,6 +351,13 @@ std::optional<Value> Invocation::tensor(StringRef name, Type like) {
     break;
   case NValue::Kind::Logical:
     return scalarConstant(b.getI1Type(), v.logical ? 1 : 0);
+  case NValue::Kind::Array: {
+    std::string why;
+    if (Value literal = arrayConstant(v, like, why))
+      return literal;
+    return error("argument '" + name + "' is an array literal that is not "
+                 "a tensor: " + why);
+  }
   default:
     break;
   }
@@ -322,17 +420,30 @@ std::optional<SmallVector<TDim>> Invocation::dims(StringRef name) {
     return error("argument '" + name + "' must be an integer array, not " +
                  kindName(v.kind));
   SmallVector<TDim> out;
-  for (const NValue &item : v.items) {
-    // A tensor of one known value counts as that integer.
-    if (item.kind == NValue::Kind::Tensor)
-      if (auto known = knownDims(item.tensor); known && known->size() == 1) {
-        out.push_back(known->front());
+  // A nested array (`shape = [1, foo, 3]` with `foo = [1, 2]`) contributes
+  // its items in place, as tract reads it.
+  std::function<bool(const NValue &)> append = [&](const NValue &array) {
+    for (const NValue &item : array.items) {
+      // A tensor of known values counts as those integers.
+      if (item.kind == NValue::Kind::Tensor)
+        if (auto known = knownDims(item.tensor);
+            known && (known->size() == 1 || rank(item.tensor) == 1)) {
+          out.append(known->begin(), known->end());
+          continue;
+        }
+      if (item.kind == NValue::Kind::Array) {
+        if (!append(item))
+          return false;
         continue;
       }
-    if (item.kind != NValue::Kind::Integer)
-      return error("argument '" + name + "' must be an integer array");
-    out.push_back(item.integer);
-  }
+      if (item.kind != NValue::Kind::Integer)
+        return false;
+      out.push_back(item.integer);
+    }
+    return true;
+  };
+  if (!append(v))
+    return error("argument '" + name + "' must be an integer array");
   return out;
 }
 
@@ -653,11 +764,21 @@ std::optional<NValue> ModelBuilder::eval(const Expr &expr, Scope &scope) {
       return it->second;
     if (symbols.count(expr.text))
       return NValue::ofInteger(TDim::symbol(expr.text));
+    // As in tract, an identifier nothing defines is a symbol where it is
+    // an item of an array (`shape = [S, 1]` without `extension
+    // tract_symbol S;`), from then on; elsewhere it is a mistake.
+    if (std::optional<TDim> parsed = TDim::parse(expr.text);
+        arrayDepth > 0 && parsed && parsed->getSymbolName() == expr.text) {
+      symbols.insert(expr.text);
+      return NValue::ofInteger(*parsed);
+    }
     return error(expr.pos, "undefined identifier '" + expr.text + "'");
   }
   case Expr::Kind::Array:
   case Expr::Kind::Tuple: {
     std::vector<NValue> items;
+    ++arrayDepth;
+    llvm::scope_exit leave([&] { --arrayDepth; });
     for (const ExprPtr &item : expr.items) {
       auto v = eval(*item, scope);
       if (!v)
@@ -859,6 +980,27 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
     call.genericType =
         expr.generic.empty() ? signature->genericDefault : expr.generic;
     call.args = std::move(args);
+    // An array literal given for a tensor parameter is a constant of the
+    // declared item type (`indices: tensor<integer>` takes [[0.0, 7.0]] as
+    // integers, as tract reads it).
+    for (const Parameter &p : signature->params) {
+      auto it = call.args.find(p.name);
+      if (p.type.kind != TypeSpec::Kind::Tensor || it == call.args.end() ||
+          it->second.kind != NValue::Kind::Array)
+        continue;
+      Builder b(builder.getContext());
+      Type like = p.type.name == "integer"  ? Type(b.getI64Type())
+                  : p.type.name == "scalar" ? Type(b.getF32Type())
+                  : p.type.name == "logical" ? Type(b.getI1Type())
+                                             : Type();
+      std::string why;
+      Value literal = call.arrayConstant(it->second, like, why);
+      if (!literal)
+        return error(expr.pos, "argument '" + p.name + "' of '" + expr.text +
+                                   "' is an array literal that is not a "
+                                   "tensor: " + why);
+      it->second = NValue::ofTensor(literal);
+    }
     return entry->handler(call);
   }
   return inlineFragment(*user, expr, args);
@@ -887,10 +1029,9 @@ ModelBuilder::inlineFragment(const Fragment &fragment, const Expr &expr,
 bool ModelBuilder::assign(const Expr &lhs, NValue value, Scope &scope,
                           StringRef name) {
   if (lhs.kind == Expr::Kind::Identifier) {
-    if (scope.count(lhs.text)) {
-      error(lhs.pos, "'" + lhs.text + "' is assigned twice");
-      return false;
-    }
+    // NNEF assigns each name once; tract's reader, and the files written
+    // for it, rebind a name (`s = slice(s, ...); s = squeeze(s, ...)`):
+    // what follows sees the latest value.
     scope[lhs.text] = std::move(value);
     return true;
   }
@@ -1359,6 +1500,9 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       else
         scenarios[scenario].push_back(text);
     }
+    // tract's streaming symbol, S, is declared by this extension alone.
+    if (keyword == "tract_pulse_streaming_symbol")
+      symbols.insert(rest.empty() ? "S" : rest.str());
     // Other extensions (KHR_enable_*, tract_registry) need nothing.
   }
   for (const Fragment &fragment : document.fragments)

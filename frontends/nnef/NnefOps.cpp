@@ -638,8 +638,11 @@ Result broadcast(Invocation &call) {
   if (!input || !shape)
     return std::nullopt;
   call.declareSymbols(*shape);
+  // As tract's multi-broadcast: a lower-rank input (a scalar) gains leading
+  // unit axes.
+  Value source = call.unsqueezeTo(*input, shape->size());
   return tensorResult(call,
-                      call.create<BroadcastOp>(*input, call.shapeAttr(*shape)));
+                      call.create<BroadcastOp>(source, call.shapeAttr(*shape)));
 }
 
 Result tile(Invocation &call) {
@@ -1109,9 +1112,20 @@ Result castOp(Invocation &call) {
   return tensorResult(call, call.castTo(*input, type));
 }
 
+/// An `indices` operand: integers, as declared; float indices (an array
+/// literal written `[0.0, 7.0]`, or a tensor computed from one) are cast,
+/// as tract casts them.
+std::optional<Value> indexTensor(Invocation &call) {
+  Builder b(call.getContext());
+  auto indices = call.tensor("indices", b.getI64Type());
+  if (indices && isa<FloatType>(call.elementType(*indices)))
+    return call.castTo(*indices, b.getI64Type());
+  return indices;
+}
+
 Result gather(Invocation &call) {
   auto input = call.tensor("input");
-  auto indices = call.tensor("indices");
+  auto indices = indexTensor(call);
   auto axis = call.integer("axis");
   if (!input || !indices || !axis)
     return std::nullopt;
@@ -1129,7 +1143,7 @@ Result isInf(Invocation &call) {
 
 Result gatherElements(Invocation &call) {
   auto input = call.tensor("input");
-  auto indices = call.tensor("indices");
+  auto indices = indexTensor(call);
   auto axis = call.integer("axis");
   if (!input || !indices || !axis)
     return std::nullopt;
@@ -1139,7 +1153,7 @@ Result gatherElements(Invocation &call) {
 
 Result gatherNd(Invocation &call) {
   auto input = call.tensor("input");
-  auto indices = call.tensor("indices");
+  auto indices = indexTensor(call);
   auto batchDims = call.integer("batch_dims");
   if (!input || !indices || !batchDims)
     return std::nullopt;

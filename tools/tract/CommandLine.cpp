@@ -8,7 +8,7 @@ using llvm::StringRef;
 
 namespace {
 
-enum class Scope { Global, Dump, Run, Bench, Compile };
+enum class Scope { Global, Dump, Run, Bench, Compare, Compile };
 
 struct Flag {
   Scope scope;
@@ -24,12 +24,21 @@ const StringRef kNnefExtensionFlags[] = {
     "--nnef-tract-core",         "--nnef-tract-onnx",
     "--nnef-tract-pulse",        "--nnef-tract-extra",
     "--nnef-tract-transformers", "--nnef-extended-identifier",
+    "--no-nnef-tract-core",      "--no-nnef-tract-onnx",
+    "--no-nnef-tract-pulse",     "--no-nnef-tract-extra",
+    "--no-nnef-tract-transformers",
 };
 
 const Flag kFlags[] = {
     {Scope::Global, "--input-facts", "-i", true,
      "input fact, e.g. 1,S,64,f32 or name:1,S,f32; sr:i64=16000 or "
      "@input_1.pb make the input a constant (repeatable)"},
+    {Scope::Global, "--input-facts-from-bundle", "", true,
+     "each input's shape and type from the tensor of its name in an .npz "
+     "file or test_data_set folder"},
+    {Scope::Global, "--transform", "-t", true,
+     "transform the loaded model: set_symbols(values:{\"S\":1}) "
+     "concretizes symbols as --set does (repeatable)"},
     {Scope::Global, "--set", "", true,
      "concretize a symbol, e.g. S=3 or S=2*T+1 (repeatable)"},
     {Scope::Global, "--assert", "", true,
@@ -60,6 +69,9 @@ const Flag kFlags[] = {
      "time each op of the compiled model (ms/i, %, GF/s), next to bench's "
      "figure"},
     {Scope::Dump, "--json", "", false, "print the listing as JSON"},
+    {Scope::Dump, "--assert-op-count", "", true,
+     "OP N: fail unless the model has N ops of tract's name OP (Scan, "
+     "GatherElements, Sigmoid...) after the passes (repeatable)"},
     {Scope::Dump, "--input-from-bundle", "", true,
      "with --profile: inputs from an .npz file or test_data_set folder "
      "(default: made up)"},
@@ -86,6 +98,11 @@ const Flag kFlags[] = {
     {Scope::Run, "--save-outputs-npz", "", true,
      "write the outputs to an .npz"},
     {Scope::Run, "--quiet", "-q", false, "print nothing"},
+    {Scope::Run, "--assert-op-count", "", true,
+     "OP N: as dump's, checked before running (repeatable)"},
+    {Scope::Run, "--assert-output", "", true,
+     "an output's fact, and optionally the value of all its elements: "
+     "name:1,1,f32=0 (repeatable)"},
     {Scope::Bench, "--input-from-bundle", "", true,
      "inputs from an .npz file or test_data_set folder (default: made up)"},
     {Scope::Bench, "--max-loops", "", true,
@@ -98,6 +115,19 @@ const Flag kFlags[] = {
      "untimed milliseconds first (default 0)"},
     {Scope::Bench, "--threads", "", true,
      "threads to run on (as the global --threads)"},
+    {Scope::Compare, "--stage", "", true,
+     "the stage the model is compared at against the model as loaded: "
+     "load or declutter (default: declutter with -O, else load)"},
+    {Scope::Compare, "--stream", "", false,
+     "with --pulse: stream the pulsified model pulse by pulse (it is "
+     "always streamed)"},
+    {Scope::Compare, "--input-from-bundle", "", true,
+     "inputs from an .npz file or test_data_set folder"},
+    {Scope::Compare, "--allow-random-input", "", false,
+     "make up the inputs the bundle does not give (unset symbols: 32)"},
+    {Scope::Compare, "--approx", "", true,
+     "tolerance: exact, close, approximate (default), very, super, ultra"},
+    {Scope::Compare, "--quiet", "-q", false, "print nothing"},
     {Scope::Compile, "--output", "-o", true,
      "the object file to write (model.o), or a shared library (model.so)"},
     {Scope::Compile, "--target", "", true,
@@ -112,7 +142,8 @@ const Flag kFlags[] = {
      "prefix of the C symbols (default: the output's file name)"},
 };
 
-const StringRef kSubcommands[] = {"dump", "run", "bench", "compile"};
+const StringRef kSubcommands[] = {"dump", "run", "bench", "compare",
+                                   "compile"};
 
 const Flag *findFlag(Scope scope, StringRef name) {
   for (const Flag &flag : kFlags)
@@ -128,6 +159,8 @@ std::optional<StringRef> closestFlag(Scope scope, StringRef name) {
   std::optional<StringRef> best;
   unsigned bestDistance = 3;
   auto consider = [&](StringRef candidate) {
+    if (candidate == name)
+      return;
     unsigned distance = name.edit_distance(candidate);
     if (distance < bestDistance) {
       bestDistance = distance;
@@ -171,7 +204,7 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
         haveSubcommand = true;
       } else if (!haveSubcommand) {
         error = "unknown subcommand '" + arg.str() +
-                "'; expected one of dump, run, bench, compile";
+                "'; expected one of dump, run, bench, compare, compile";
         return std::nullopt;
       } else {
         error = "unexpected argument '" + arg.str() + "'";
@@ -189,6 +222,7 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
     Scope scope = !haveSubcommand                      ? Scope::Global
                   : invocation.subcommand == "run"     ? Scope::Run
                   : invocation.subcommand == "bench"   ? Scope::Bench
+                  : invocation.subcommand == "compare" ? Scope::Compare
                   : invocation.subcommand == "compile" ? Scope::Compile
                                                        : Scope::Dump;
     if (scope == Scope::Global && haveModel && !findFlag(Scope::Global, name) &&
@@ -198,8 +232,14 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
     const Flag *flag = findFlag(scope, name);
     if (!flag && scope != Scope::Global &&
         (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name) ||
-         findFlag(Scope::Bench, name) || findFlag(Scope::Compile, name))) {
+         findFlag(Scope::Bench, name) || findFlag(Scope::Compare, name) ||
+         findFlag(Scope::Compile, name))) {
       error = "option '" + name.str() + "' does not apply to '" +
+              invocation.subcommand + "'";
+      return std::nullopt;
+    }
+    if (!flag && scope != Scope::Global && findFlag(Scope::Global, name)) {
+      error = "'" + name.str() + "' is a global option: give it before '" +
               invocation.subcommand + "'";
       return std::nullopt;
     }
@@ -213,6 +253,19 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       return std::nullopt;
     }
     std::string value;
+    if (flag->longName == "--assert-op-count") {
+      // Two values: the op's name and the count.
+      int64_t count;
+      if (hasInlineValue || i + 2 >= args.size() ||
+          args[i + 2].getAsInteger(10, count) || count < 0) {
+        error = "option '--assert-op-count' expects an op name and a "
+                "non-negative count: --assert-op-count Scan 1";
+        return std::nullopt;
+      }
+      invocation.opCounts.emplace_back(args[i + 1].str(), count);
+      i += 2;
+      continue;
+    }
     if (flag->takesValue) {
       if (hasInlineValue) {
         value = inlineValue.str();
@@ -230,6 +283,10 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
     StringRef longName = flag->longName;
     if (longName == "--input-facts")
       invocation.inputFacts.push_back(value);
+    else if (longName == "--input-facts-from-bundle")
+      invocation.inputFactsBundle = value;
+    else if (longName == "--transform")
+      invocation.transforms.push_back(value);
     else if (longName == "--set")
       invocation.sets.push_back(value);
     else if (longName == "--assert")
@@ -270,6 +327,12 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.outputBundle = value;
     else if (longName == "--approx")
       invocation.approx = value;
+    else if (longName == "--stage")
+      invocation.compareStage = value;
+    else if (longName == "--stream")
+      invocation.stream = true;
+    else if (longName == "--assert-output")
+      invocation.outputFacts.push_back(value);
     else if (longName == "--allow-random-input")
       invocation.allowRandomInput = true;
     else if (longName == "--save-outputs-npz" || longName == "--save-outputs")
@@ -329,6 +392,8 @@ std::string mlir::tract::cli::usage() {
       "  dump     list the model's operators (default)\n"
       "  run      run the model\n"
       "  bench    time the model\n"
+      "  compare  run the model after the passes (-O, --pulse) and as\n"
+      "           loaded on the same inputs, and compare their outputs\n"
       "  compile  compile the model to an object file\n"
       "\n"
       "OPTIONS:\n";
@@ -347,15 +412,19 @@ std::string mlir::tract::cli::usage() {
     }
   };
   describe(Scope::Global);
-  text += "      --nnef-tract-core and the other --nnef-* switches are\n"
-          "                            accepted: every extension is always "
-          "on\n"
+  text += "      --nnef-tract-core, --no-nnef-tract-core and the other\n"
+          "                            --nnef-*/--no-nnef-* switches are "
+          "accepted;\n"
+          "                            reading and writing always use every "
+          "extension\n"
           "\nDUMP OPTIONS:\n";
   describe(Scope::Dump);
   text += "\nRUN OPTIONS:\n";
   describe(Scope::Run);
   text += "\nBENCH OPTIONS:\n";
   describe(Scope::Bench);
+  text += "\nCOMPARE OPTIONS:\n";
+  describe(Scope::Compare);
   text += "\nCOMPILE OPTIONS:\n";
   describe(Scope::Compile);
   return text;

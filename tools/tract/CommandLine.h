@@ -15,6 +15,10 @@ namespace mlir::tract::cli {
 struct Invocation {
   // Global options, before the model.
   std::vector<std::string> inputFacts; ///< -i / --input-facts, repeatable
+  /// --input-facts-from-bundle: each input's shape and type from a bundle.
+  std::optional<std::string> inputFactsBundle;
+  /// -t / --transform, repeatable, in order: set_symbols(values:{"S":1}).
+  std::vector<std::string> transforms;
   std::vector<std::string> sets;       ///< --set S=3, repeatable
   std::vector<std::string> assertions; ///< --assert EXPR, repeatable
   std::vector<std::string> scenarios;  ///< --scenario NAME, repeatable
@@ -26,7 +30,8 @@ struct Invocation {
   bool version = false;
 
   std::string model;
-  std::string subcommand = "dump"; ///< dump is the default, as in tract
+  /// dump (the default, as in tract), run, bench, compare or compile.
+  std::string subcommand = "dump";
 
   // dump options (--profile also takes bench's options and
   // --input-from-bundle).
@@ -35,6 +40,9 @@ struct Invocation {
   bool dumpProfile = false;               ///< --profile
   bool dumpJson = false;                  ///< --json
   bool quiet = false;                     ///< -q, for dump and run
+  /// --assert-op-count OP N (dump and run, repeatable): the model has N
+  /// ops of tract's name OP (Scan, GatherElements...), after the passes.
+  std::vector<std::pair<std::string, int64_t>> opCounts;
   std::optional<std::string> nnefArchive; ///< dump --nnef out.nnef.tgz
   std::optional<std::string> nnefDir;     ///< dump --nnef-dir D
   std::optional<std::string> nnefGraph;   ///< dump --nnef-graph F
@@ -42,9 +50,18 @@ struct Invocation {
   // run options.
   std::optional<std::string> inputBundle;  ///< --input-from-bundle
   std::optional<std::string> outputBundle; ///< --assert-output-bundle
-  std::string approx = "close";            ///< --approx
+  /// --approx; unset, run checks at close and compare at approximate.
+  std::optional<std::string> approx;
   bool allowRandomInput = false;           ///< --allow-random-input
   std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
+  /// --assert-output FACT (repeatable): an output's shape and type, and
+  /// optionally the one value of all its elements: `name:1,1,f32=0`.
+  std::vector<std::string> outputFacts;
+
+  // compare options (with run's --input-from-bundle, --allow-random-input,
+  // --approx and -q).
+  std::optional<std::string> compareStage; ///< --stage load|declutter
+  bool stream = false;                     ///< --stream
 
   // bench options (with --input-from-bundle of run).
   int64_t maxLoops = 100000; ///< --max-loops

@@ -205,12 +205,128 @@ llvm::Error prepareInputs(const CompiledModel &model,
   return llvm::Error::success();
 }
 
+/// The name of our op that tract calls `tractName` in its dumps: tract's
+/// CamelCase in snake_case (GatherElements is gather_elements), but for
+/// the few names tract spells otherwise; any template part (`Reduce<Sum>`)
+/// is dropped. Empty when the dialect has no such op.
+std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
+  static const std::pair<llvm::StringRef, llvm::StringRef> kSpelledOtherwise[] =
+      {{"EinSum", "einsum"},         {"TypedConcat", "concat"},
+       {"MultiBroadcastTo", "broadcast"}, {"Iff", "select"},
+       {"ElementWiseOp", ""},        {"TypedBinOp", ""}};
+  llvm::StringRef base = tractName.split('<').first;
+  std::string name;
+  bool known = false;
+  for (auto [tract, ours] : kSpelledOtherwise)
+    if (base == tract) {
+      name = ours.str();
+      known = true;
+    }
+  if (!known)
+    for (auto [index, c] : llvm::enumerate(base)) {
+      if (llvm::isUpper(c) && index > 0 && !llvm::isUpper(base[index - 1]))
+        name += '_';
+      name += llvm::toLower(c);
+    }
+  if (name.empty() ||
+      !RegisteredOperationName::lookup("tract." + name, context))
+    return "";
+  return "tract." + name;
+}
+
+/// --assert-op-count: the ops of the entry function, by tract's names;
+/// `Source` counts the inputs, as tract's source nodes.
+LogicalResult checkOpCounts(ModuleOp module,
+                            const cli::Invocation &invocation,
+                            std::string &error) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  for (const auto &[tractName, expected] : invocation.opCounts) {
+    int64_t count = 0;
+    if (tractName == "Source") {
+      count = main ? main.getNumArguments() : 0;
+    } else {
+      std::string ours = opNameForTract(tractName, module.getContext());
+      if (ours.empty()) {
+        error = "--assert-op-count: tract's op '" + tractName +
+                "' has no counterpart in the tract dialect";
+        return failure();
+      }
+      if (main)
+        for (Operation &op : main.getBody().front())
+          count += op.getName().getStringRef() == ours;
+    }
+    if (count != expected) {
+      error = "--assert-op-count: expected " + std::to_string(expected) +
+              " " + tractName + " op" + (expected == 1 ? "" : "s") +
+              ", found " + std::to_string(count);
+      return failure();
+    }
+  }
+  return success();
+}
+
+/// --assert-output: `name:1,1,f32` or `name:1,1,f32=0` against the output
+/// of that name (or position, without a name): its shape, its type and,
+/// with `=V`, the value of every element (exactly).
+llvm::Error checkOutputFact(llvm::StringRef fact,
+                            llvm::ArrayRef<cli::HostTensor> outputs) {
+  auto fail = [&](const llvm::Twine &why) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--assert-output '" + fact + "': " + why);
+  };
+  auto [spec, valueText] = fact.split('=');
+  llvm::StringRef name;
+  if (spec.contains(':'))
+    std::tie(name, spec) = spec.split(':');
+  const cli::HostTensor *output = nullptr;
+  for (const cli::HostTensor &candidate : outputs)
+    if (!name.empty() && candidate.getName() == name)
+      output = &candidate;
+  if (name.empty() && !outputs.empty())
+    output = &outputs.front();
+  if (!output)
+    return fail("the model has no output '" + name + "'");
+  std::string expected = spec.lower(), got = llvm::StringRef(output->summary()).lower();
+  if (expected != got)
+    return fail("the output is " + output->summary());
+  if (!fact.contains('='))
+    return llvm::Error::success();
+  double value;
+  if (valueText.trim().getAsDouble(value))
+    return fail("'" + valueText + "' is not a number");
+  if (output->getDtype() != TRACT_DT_F32 && output->getDtype() != TRACT_DT_F64 &&
+      output->getDtype() != TRACT_DT_I64 && output->getDtype() != TRACT_DT_I32)
+    return fail("values are checked on f32, f64, i32 and i64 outputs");
+  for (int64_t i = 0, e = output->getNumElements(); i < e; ++i) {
+    double element = 0;
+    switch (output->getDtype()) {
+    case TRACT_DT_F32:
+      element = output->getValues<float>()[i];
+      break;
+    case TRACT_DT_F64:
+      element = output->getValues<double>()[i];
+      break;
+    case TRACT_DT_I32:
+      element = output->getValues<int32_t>()[i];
+      break;
+    default:
+      element = double(output->getValues<int64_t>()[i]);
+      break;
+    }
+    if (element != value)
+      return fail("element " + llvm::Twine(i) + " is " +
+                  std::to_string(element));
+  }
+  return llvm::Error::success();
+}
+
 int run(ModuleOp module, const cli::Invocation &invocation,
         TimingScope &timing) {
+  std::string approx = invocation.approx.value_or("close");
   std::optional<cli::Approximation> approximation =
-      cli::parseApproximation(invocation.approx);
+      cli::parseApproximation(approx);
   if (!approximation)
-    return fail("unknown --approx '" + invocation.approx +
+    return fail("unknown --approx '" + approx +
                 "'; expected exact, close, approximate, very, super or ultra");
   std::optional<cli::Bundle> inputBundle, outputBundle;
   if (invocation.inputBundle) {
@@ -268,6 +384,9 @@ int run(ModuleOp module, const cli::Invocation &invocation,
   if (invocation.saveOutputs)
     if (llvm::Error error = cli::writeNpz(*invocation.saveOutputs, outputs))
       return fail(std::move(error));
+  for (const std::string &fact : invocation.outputFacts)
+    if (llvm::Error error = checkOutputFact(fact, outputs))
+      return fail(std::move(error));
   if (outputBundle) {
     int status = 0;
     for (auto [index, output] : llvm::enumerate(outputs)) {
@@ -294,6 +413,136 @@ int run(ModuleOp module, const cli::Invocation &invocation,
                    << cli::stringifyApproximation(*approximation) << ")\n";
   }
   return 0;
+}
+
+/// The value `compare` gives a symbol that no given input sets: a stream of
+/// 32 frames is whole pulses for the usual pulse sizes.
+constexpr int64_t kCompareSymbolValue = 32;
+
+/// `compare`: `reference` is the model as loaded (after --set, -t and the
+/// facts); `candidate` went through the passes (-O or --stage declutter,
+/// --pulse). Both run on the same inputs (a pulsified candidate streamed
+/// pulse by pulse), and each output must match the reference's at --approx
+/// (approximate unless told).
+int compare(ModuleOp reference, ModuleOp candidate,
+            const cli::Invocation &invocation, TimingScope &timing) {
+  std::string approx = invocation.approx.value_or("approximate");
+  std::optional<cli::Approximation> approximation =
+      cli::parseApproximation(approx);
+  if (!approximation)
+    return fail("unknown --approx '" + approx +
+                "'; expected exact, close, approximate, very, super or ultra");
+  auto referenceModel =
+      CompiledModel::compile(reference, jitOptions(invocation), &timing);
+  if (!referenceModel)
+    return fail(referenceModel.takeError());
+  cli::keepFreedBuffers();
+
+  // The inputs: the bundle's, then made up, with the symbols the given ones
+  // set and kCompareSymbolValue for the others.
+  std::optional<cli::Bundle> given;
+  if (invocation.inputBundle) {
+    auto bundle = cli::loadBundle(*invocation.inputBundle);
+    if (!bundle)
+      return fail(bundle.takeError());
+    given = std::move(*bundle);
+  }
+  llvm::ArrayRef<TensorSignature> signatures = (*referenceModel)->getInputs();
+  std::vector<cli::HostTensor> tensors;
+  SymbolValues values;
+  for (auto [index, signature] : llvm::enumerate(signatures)) {
+    const cli::HostTensor *tensor =
+        given ? findTensor(given->getInputs(), signature.name, index) : nullptr;
+    if (!tensor)
+      continue;
+    for (auto [axis, dim] : llvm::enumerate(signature.shape))
+      if (std::optional<std::string> symbol = dim.getSymbolName())
+        values[*symbol] = tensor->getShape()[axis];
+  }
+  for (auto [index, signature] : llvm::enumerate(signatures)) {
+    const cli::HostTensor *tensor =
+        given ? findTensor(given->getInputs(), signature.name, index) : nullptr;
+    if (tensor) {
+      auto copy = tensor->clone();
+      if (!copy)
+        return fail(copy.takeError());
+      copy->setName(signature.name);
+      tensors.push_back(std::move(*copy));
+      continue;
+    }
+    if (!invocation.allowRandomInput)
+      return fail("no value for input '" + signature.name +
+                  "'; give --input-from-bundle, or --allow-random-input");
+    for (const TDim &dim : signature.shape) {
+      std::set<std::string> symbols;
+      dim.collectSymbols(symbols);
+      for (const std::string &symbol : symbols)
+        values.try_emplace(symbol, kCompareSymbolValue);
+    }
+    auto random = randomTensor(signature, values);
+    if (!random)
+      return fail(random.takeError());
+    tensors.push_back(std::move(*random));
+  }
+  std::optional<cli::Bundle> inputs(
+      std::in_place, cli::BundleKind::Npz, "the compared inputs",
+      std::move(tensors), std::vector<cli::HostTensor>());
+
+  auto runCompiled = [&](const CompiledModel &model)
+      -> llvm::Expected<std::vector<cli::HostTensor>> {
+    ModelInputs arguments;
+    if (llvm::Error error =
+            prepareInputs(model, inputs, /*allowRandom=*/false, arguments))
+      return std::move(error);
+    auto results = model.run(arguments.arguments);
+    if (!results)
+      return results.takeError();
+    std::vector<cli::HostTensor> outputs;
+    for (auto [signature, result] : llvm::zip(model.getOutputs(), *results)) {
+      auto output = cli::HostTensor::fromRuntime(signature.name, result);
+      if (!output)
+        return output.takeError();
+      outputs.push_back(std::move(*output));
+    }
+    return outputs;
+  };
+  auto expected = runCompiled(**referenceModel);
+  if (!expected)
+    return fail(expected.takeError());
+
+  llvm::Expected<std::vector<cli::HostTensor>> got =
+      std::vector<cli::HostTensor>();
+  if (cli::isPulsified(candidate)) {
+    got = cli::runStreaming(candidate, inputs->getInputs(),
+                            jitOptions(invocation), timing);
+  } else {
+    auto candidateModel =
+        CompiledModel::compile(candidate, jitOptions(invocation), &timing);
+    if (!candidateModel)
+      return fail(candidateModel.takeError());
+    got = runCompiled(**candidateModel);
+  }
+  if (!got)
+    return fail(got.takeError());
+  if (got->size() != expected->size())
+    return fail("the compared model has " + llvm::Twine(got->size()) +
+                " outputs, the model as loaded " +
+                llvm::Twine(expected->size()));
+  int status = 0;
+  for (auto [index, output] : llvm::enumerate(*got)) {
+    const cli::HostTensor &wanted = (*expected)[index];
+    if (llvm::Error error =
+            cli::compareTensors(wanted, output, *approximation)) {
+      llvm::errs() << "tract: error: output '" << output.getName()
+                   << "': " << llvm::toString(std::move(error)) << "\n";
+      status = 1;
+    } else if (!invocation.quiet) {
+      llvm::outs() << "output '" << output.getName() << "': "
+                   << output.summary() << " matches the model as loaded ("
+                   << cli::stringifyApproximation(*approximation) << ")\n";
+    }
+  }
+  return status;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -780,6 +1029,110 @@ int notImplemented(llvm::StringRef what) {
 
 } // namespace
 
+namespace {
+
+/// --input-facts-from-bundle: the inputs' symbols take the values that the
+/// bundle's tensors (matched by name, else by position) give their dims, as
+/// --set would; ranks, known dims and types must agree.
+LogicalResult setsFromBundle(ModuleOp module, llvm::StringRef path,
+                             std::vector<std::string> &sets,
+                             std::string &error) {
+  auto bundle = cli::loadBundle(path);
+  if (!bundle) {
+    error = llvm::toString(bundle.takeError());
+    return failure();
+  }
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main) {
+    error = "the model has no main function";
+    return failure();
+  }
+  auto signature = describeFunction(main);
+  if (!signature) {
+    error = llvm::toString(signature.takeError());
+    return failure();
+  }
+  SmallVector<Shape> shapes;
+  SmallVector<const cli::HostTensor *> tensors;
+  for (size_t position = 0; position < signature->inputs.size(); ++position) {
+    const TensorSignature &input = signature->inputs[position];
+    const cli::HostTensor *tensor = bundle->findInput(input.name);
+    if (!tensor && input.role == TRACT_IO_DATA)
+      tensor = bundle->getInput(position);
+    shapes.emplace_back(input.shape.begin(), input.shape.end());
+    tensors.push_back(tensor);
+    if (!tensor)
+      continue;
+    auto mismatch = [&](const llvm::Twine &what) {
+      error = ("--input-facts-from-bundle: input '" + input.name + "' is " +
+               input.shapeString() + ", but '" + path + "' holds " +
+               tensor->summary() + " (" + what + ")")
+                  .str();
+      return failure();
+    };
+    if (tensor->getDtype() != input.dtype)
+      return mismatch("another type");
+    if (tensor->getRank() != int64_t(input.shape.size()))
+      return mismatch("another rank");
+    for (auto [dim, size] : llvm::zip(input.shape, tensor->getShape()))
+      if (dim.isConstant() && dim.eval({}) != size)
+        return mismatch("another size");
+  }
+  for (const SymbolSource &source : findSymbolSources(shapes)) {
+    const cli::HostTensor *tensor = tensors[source.argument];
+    if (!tensor)
+      continue;
+    int64_t size = tensor->getShape()[source.axis];
+    int64_t value = llvm::divideFloorSigned(size - source.form.offset,
+                                            source.form.coefficient);
+    sets.push_back(source.form.symbol + "=" + std::to_string(value));
+  }
+  return success();
+}
+
+/// -t / --transform: tract's model transforms, as far as they are
+/// implemented here: set_symbols(values:{"S":1, ...}) becomes --set S=1.
+LogicalResult setsFromTransform(llvm::StringRef transform,
+                                std::vector<std::string> &sets,
+                                std::string &error) {
+  llvm::StringRef text = transform.trim();
+  auto unsupported = [&](const llvm::Twine &why) {
+    error = ("transform '" + transform + "': " + why).str();
+    return failure();
+  };
+  if (!text.consume_front("set_symbols"))
+    return unsupported("not supported; the transforms are "
+                       "set_symbols(values:{\"S\":1})");
+  text = text.trim();
+  if (!text.consume_front("(") || !text.consume_back(")"))
+    return unsupported("expected set_symbols(values:{...})");
+  text = text.trim();
+  if (!text.consume_front("values"))
+    return unsupported("expected the parameter 'values'");
+  text = text.ltrim();
+  if (!text.consume_front(":"))
+    return unsupported("expected 'values:'");
+  text = text.trim();
+  if (!text.consume_front("{") || !text.consume_back("}"))
+    return unsupported("expected a map {\"S\": 1, ...}");
+  SmallVector<llvm::StringRef> entries;
+  text.split(entries, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef entry : entries) {
+    auto [key, value] = entry.split(':');
+    key = key.trim();
+    value = value.trim();
+    if (!key.consume_front("\"") || !key.consume_back("\"") || key.empty())
+      return unsupported("symbol names are quoted strings");
+    int64_t number;
+    if (value.getAsInteger(10, number))
+      return unsupported("the value of '" + key + "' is not an integer");
+    sets.push_back((key + "=" + llvm::Twine(number)).str());
+  }
+  return success();
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::SmallVector<llvm::StringRef> args(argv + 1, argv + argc);
@@ -810,6 +1163,7 @@ int main(int argc, char **argv) {
   // that dump prints.
   bool runs = invocation->subcommand == "run" ||
               invocation->subcommand == "bench" ||
+              invocation->subcommand == "compare" ||
               (invocation->subcommand == "dump" && invocation->dumpProfile);
   if (!invocation->threads)
     invocation->threads =
@@ -848,6 +1202,13 @@ int main(int argc, char **argv) {
   // checks them.
   if (failed(addAssertions(*module, *invocation, error)))
     return fail(error);
+  for (const std::string &transform : invocation->transforms)
+    if (failed(setsFromTransform(transform, invocation->sets, error)))
+      return fail(error);
+  if (invocation->inputFactsBundle &&
+      failed(setsFromBundle(*module, *invocation->inputFactsBundle,
+                            invocation->sets, error)))
+    return fail(error);
   if (!invocation->sets.empty()) {
     PassManager pm(&context);
     TractSetOptions options;
@@ -856,6 +1217,18 @@ int main(int argc, char **argv) {
     TimingScope setTiming = timing.nest("set");
     if (failed(pm.run(*module)))
       return 1;
+  }
+  // compare runs the model as loaded against what the passes make of it.
+  OwningOpRef<ModuleOp> reference;
+  if (invocation->subcommand == "compare") {
+    reference = module->clone();
+    if (invocation->compareStage &&
+        *invocation->compareStage != "load" &&
+        *invocation->compareStage != "declutter")
+      return fail("unknown compare --stage '" + *invocation->compareStage +
+                  "'; expected load or declutter");
+    if (invocation->compareStage == "declutter")
+      invocation->optimize = true;
   }
 
   // -O declutters; --pulse declutters and pulsifies; --pass stops at a
@@ -903,6 +1276,8 @@ int main(int argc, char **argv) {
       return 1;
   }
 
+  if (failed(checkOpCounts(*module, *invocation, error)))
+    return fail(error);
   if (invocation->subcommand == "dump")
     return dump(*module, *invocation);
   if (invocation->subcommand == "run")
@@ -911,5 +1286,7 @@ int main(int argc, char **argv) {
     return bench(*module, *invocation, timing);
   if (invocation->subcommand == "compile")
     return compile(*module, *invocation, argv[0], timing);
+  if (invocation->subcommand == "compare")
+    return compare(*reference, *module, *invocation, timing);
   return notImplemented("'" + invocation->subcommand + "'");
 }

@@ -249,8 +249,49 @@ def torch_style(out):
              running=np.cumsum(x, axis=2).astype(np.float32))
 
 
+def q4_0_bytes(values):
+    """tract's Q4_0 tensor file: 32-value blocks of an f16 scale and 16
+    bytes, each holding two 4-bit values (low nibble first), value =
+    (q - 8) * scale; item type 0x2040 of vendor 'R','T'. Returns the file
+    and the values the blocks decode to."""
+    flat = np.asarray(values, np.float32).ravel()
+    header = bytearray(128)
+    header[0:4] = bytes([0x4E, 0xEF, 1, 0])
+    blocks = flat.reshape(-1, 32)
+    struct.pack_into("<II", header, 4, len(blocks) * 18, values.ndim)
+    for i, d in enumerate(values.shape):
+        struct.pack_into("<I", header, 12 + 4 * i, d)
+    struct.pack_into("<IHH", header, 44, 0xFFFFFFFF, 0x2040, 0x5452)
+    data = bytearray()
+    decoded = []
+    for block in blocks:
+        scale = np.float16(np.abs(block).max() / 7 or 1)
+        q = np.clip(np.round(block / np.float32(scale)) + 8, 0, 15)
+        q = q.astype(np.uint8)
+        data += scale.tobytes() + bytes(q[0::2] | (q[1::2] << 4))
+        decoded.append((q.astype(np.float32) - 8) * np.float32(scale))
+    return bytes(header) + bytes(data), np.concatenate(decoded).reshape(
+        values.shape)
+
+
+def tract_files(out):
+    fixture("tract_files", out)
+    rng = np.random.default_rng(5)
+    dat, w = q4_0_bytes(rng.standard_normal((4, 8)).astype(np.float32))
+    write(out, "weight.dat", dat)
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+    offset = np.array([[0.5, -1.0, 0.0, 2.0, 0.25, 0.0, 1.0, -0.5]],
+                      np.float32)
+    indices = np.array([[3, 0], [1, -1]]) % 4
+    np.savez(os.path.join(out, "io.npz"), input=x,
+             output=(x @ w + offset).astype(np.float32),
+             picked=np.take_along_axis(x[:2], indices, 1),
+             reshaped=x[:2].reshape(2, 2, 2))
+
+
 if __name__ == "__main__":
     {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
      "hostile": hostile, "absolute": absolute,
      "short_dat": short_dat, "stdops": stdops,
-     "tract_style": tract_style, "torch_style": torch_style}[sys.argv[1]](sys.argv[2])
+     "tract_style": tract_style, "torch_style": torch_style,
+     "tract_files": tract_files}[sys.argv[1]](sys.argv[2])
