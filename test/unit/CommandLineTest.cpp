@@ -89,11 +89,46 @@ TEST(TractCommandLine, ReportsMisuse) {
   EXPECT_FALSE(parse({"model", "frob"}, error));
   EXPECT_EQ(error,
             "unknown subcommand 'frob'; expected one of dump, run, bench, "
-            "compile");
+            "compare, compile");
   EXPECT_FALSE(parse({"model", "run", "--mlir"}, error));
   EXPECT_EQ(error, "option '--mlir' does not apply to 'run'");
   EXPECT_FALSE(parse({"-O=1", "model"}, error));
   EXPECT_EQ(error, "option '-O' takes no value");
+}
+
+TEST(TractCommandLine, TractHarnessOptions) {
+  std::string error;
+  auto invocation = parse(
+      {"--nnef-tract-core", ".", "-t", "set_symbols(values:{\"S\":1})",
+       "--input-facts-from-bundle", "io.npz", "--no-nnef-tract-core", "-O",
+       "run", "--assert-op-count", "Scan", "1", "--assert-op-count",
+       "GatherElements", "2", "--assert-output", "y:1,f32=0"},
+      error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_EQ(invocation->model, ".");
+  EXPECT_EQ(invocation->transforms,
+            std::vector<std::string>{"set_symbols(values:{\"S\":1})"});
+  EXPECT_EQ(invocation->inputFactsBundle, "io.npz");
+  EXPECT_EQ(invocation->opCounts,
+            (std::vector<std::pair<std::string, int64_t>>{
+                {"Scan", 1}, {"GatherElements", 2}}));
+  EXPECT_EQ(invocation->outputFacts, std::vector<std::string>{"y:1,f32=0"});
+
+  invocation = parse({".", "--pulse", "4", "compare", "--stream",
+                      "--allow-random-input", "--stage", "declutter", "-q"},
+                     error);
+  ASSERT_TRUE(invocation) << error;
+  EXPECT_EQ(invocation->subcommand, "compare");
+  EXPECT_TRUE(invocation->stream);
+  EXPECT_EQ(invocation->compareStage, "declutter");
+  EXPECT_TRUE(invocation->quiet);
+  EXPECT_FALSE(invocation->approx);
+
+  EXPECT_FALSE(parse({".", "dump", "--assert-op-count", "Scan"}, error));
+  EXPECT_EQ(error, "option '--assert-op-count' expects an op name and a "
+                   "non-negative count: --assert-op-count Scan 1");
+  EXPECT_FALSE(parse({".", "dump", "--pulse", "4"}, error));
+  EXPECT_EQ(error, "'--pulse' is a global option: give it before 'dump'");
 }
 
 TEST(TractCommandLine, HelpAndVersionNeedNoModel) {
