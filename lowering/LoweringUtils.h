@@ -14,6 +14,7 @@
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -119,6 +120,11 @@ void populateNNLoweringPatterns(const TypeConverter &converter,
 void populateControlLoweringPatterns(const TypeConverter &converter,
                                      const SymbolValueMap &symbols,
                                      RewritePatternSet &patterns);
+
+/// Rewrites every tract.sdpa of `module` into the tract ops that compute it
+/// (einsums, scale, mask, softmax), before the conversion to linalg; an
+/// error on the op when its shapes rule that out.
+LogicalResult decomposeAttention(ModuleOp module);
 
 } // namespace mlir::tract
 

@@ -189,6 +189,9 @@ struct TractLowerToLinalgPass
     // Public functions get their entry checks once lowered, from the tract
     // shapes of their inputs.
     SmallVector<std::pair<func::FuncOp, SmallVector<Shape>>> entries;
+    // Composite ops first, as the tract ops their lowerings are made of.
+    if (failed(decomposeAttention(module)))
+      return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (entryChecks && func.isPublic() && !func.isExternal())
         entries.push_back({func, getInputShapes(func)});

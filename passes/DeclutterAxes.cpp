@@ -525,6 +525,92 @@ struct ComposeSlices : OpRewritePattern<SliceOp> {
   }
 };
 
+/// A scatter_nd of constant indices that writes one block (the updates,
+/// in order, over a run of one axis and the whole of the others) is the
+/// data before the block, the updates and the data after, concatenated:
+/// no scatter, no index tensor.
+struct ScatterNdBlockToConcat : OpRewritePattern<ScatterNdOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ScatterNdOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getReduction() != ScatterReduction::None)
+      return rewriter.notifyMatchFailure(op, "a reduction");
+    DenseElementsAttr indices = getConstantValue(op.getIndices());
+    if (!indices || !isa<IntegerType>(indices.getElementType()))
+      return rewriter.notifyMatchFailure(op, "indices not constant");
+    ArrayRef<int64_t> indexShape = indices.getType().getShape();
+    Shape dataShape = getShape(op.getData()),
+          updateShape = getShape(op.getUpdates());
+    int64_t depth = indexShape.empty() ? 0 : indexShape.back();
+    int64_t grid = int64_t(indexShape.size()) - 1;
+    // One index row per element of the first `depth` data axes written.
+    if (grid != depth || depth == 0 ||
+        int64_t(dataShape.size()) < depth ||
+        int64_t(updateShape.size()) != int64_t(dataShape.size()))
+      return rewriter.notifyMatchFailure(op, "not a block of whole rows");
+    SmallVector<int64_t> data, block(indexShape.begin(), indexShape.end() - 1);
+    for (int64_t axis = 0; axis < depth; ++axis) {
+      std::optional<int64_t> size = dataShape[axis].getConstant();
+      if (!size || updateShape[axis] != TDim(block[axis]))
+        return rewriter.notifyMatchFailure(op, "dynamic or mismatched");
+      data.push_back(*size);
+    }
+    // Each row must be its position in the block plus one offset.
+    SmallVector<int64_t> offset(depth, -1);
+    SmallVector<int64_t> position(depth, 0);
+    auto values = indices.getValues<APInt>();
+    for (int64_t row = 0, rows = indices.getNumElements() / depth; row < rows;
+         ++row) {
+      for (int64_t axis = 0; axis < depth; ++axis) {
+        int64_t index = values[row * depth + axis].getSExtValue();
+        if (index < 0)
+          index += data[axis];
+        int64_t shift = index - position[axis];
+        if (offset[axis] < 0)
+          offset[axis] = shift;
+        if (shift != offset[axis] || shift < 0)
+          return rewriter.notifyMatchFailure(op, "not one block");
+      }
+      for (int64_t axis = depth - 1; axis >= 0; --axis)
+        if (++position[axis] < block[axis])
+          break;
+        else
+          position[axis] = 0;
+    }
+    // The block spans every axis but at most one.
+    std::optional<int64_t> along;
+    for (int64_t axis = 0; axis < depth; ++axis)
+      if (block[axis] != data[axis]) {
+        if (along)
+          return rewriter.notifyMatchFailure(op, "a block along two axes");
+        along = axis;
+      }
+    if (!along) {
+      rewriter.replaceOp(op, op.getUpdates());
+      return success();
+    }
+    int64_t axis = *along, begin = offset[axis], end = begin + block[axis];
+    if (end > data[axis])
+      return rewriter.notifyMatchFailure(op, "out of bounds");
+    Location loc = op.getLoc();
+    auto dim = [&](int64_t value) {
+      return DimAttr::get(rewriter.getContext(), TDim(value));
+    };
+    SmallVector<Value> parts;
+    if (begin > 0)
+      parts.push_back(SliceOp::create(rewriter, loc, op.getData(),
+                                      uint64_t(axis), dim(0), dim(begin)));
+    parts.push_back(op.getUpdates());
+    if (end < data[axis])
+      parts.push_back(SliceOp::create(rewriter, loc, op.getData(),
+                                      uint64_t(axis), dim(end),
+                                      dim(data[axis])));
+    rewriter.replaceOpWithNewOp<ConcatOp>(op, parts, uint64_t(axis));
+    return success();
+  }
+};
+
 /// A slice of a concat along its axis that falls within one of the
 /// concatenated inputs is a slice of that input (or the input itself).
 struct SliceOfConcat : OpRewritePattern<SliceOp> {
@@ -616,7 +702,8 @@ void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
                PushMoveAxisThroughRmAxis, PushMoveAxisThroughNormalization,
                AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput,
                ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp,
-               PushMoveAxisThroughAddAxis, SplitSharedMoveAxis>(
+               PushMoveAxisThroughAddAxis, SplitSharedMoveAxis,
+               ScatterNdBlockToConcat>(
       patterns.getContext());
 }
 

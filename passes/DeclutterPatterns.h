@@ -32,7 +32,8 @@ void populateDeclutterActivationPatterns(RewritePatternSet &patterns);
 /// Axis changes: chains of move_axis composed (and cancelled), add/rm_axis
 /// pairs cancelled, move_axis pushed down through element-wise, slice, axis,
 /// reduction and normalization ops or pulled up, and absorbed into the
-/// letters of an einsum; reshapes, slices and slices of concats composed.
+/// letters of an einsum; reshapes, slices and slices of concats composed;
+/// a scatter_nd writing one block at constant indices made a concat.
 void populateDeclutterAxisPatterns(RewritePatternSet &patterns);
 
 /// Scans: full inputs captured, dead states, inputs and outputs dropped,

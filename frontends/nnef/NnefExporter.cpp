@@ -557,6 +557,20 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
     return "softmax(" + ref(softmax.getInput()) +
            ", axes = " + listText(softmax.getAxes()) + ")";
+  if (auto attention = dyn_cast<SdpaOp>(op)) {
+    std::string type =
+        getElementTypeOrSelf(attention.getQ()).isF16() ? "'f16'" : "'f32'";
+    std::string text = "tract_transformers_sdpa(" + ref(attention.getQ()) +
+                       ", " + ref(attention.getK()) + ", " +
+                       ref(attention.getV());
+    if (Value mask = attention.getMask())
+      text += ", mask = " + ref(mask);
+    if (FloatAttr scale = attention.getScaleAttr())
+      text += ", scale = " + scalarText(scale.getValueAsDouble());
+    return text + ", is_causal = " +
+           (attention.getCausal() ? "true" : "false") +
+           ", datum_type = " + type + ", acc_datum_type = 'f32')";
+  }
   if (auto rms = dyn_cast<RmsNormOp>(op))
     return "tract_core_rms_norm(" + ref(rms.getInput()) +
            ", axis = " + std::to_string(rms.getAxis()) +
@@ -922,6 +936,10 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
                                 ArrayRef<std::string> outputs,
                                 StringRef graphName) {
   std::string text = "version 1.0;\n\nextension tract_registry tract_core;\n";
+  // tract reads its transformer ops once their registry is named.
+  if (module.walk([](SdpaOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    text += "extension tract_registry tract_transformers;\n";
   std::set<std::string> symbols;
   if (auto declared = module->getAttrOfType<ArrayAttr>(kSymbolsAttrName))
     for (Attribute s : declared)

@@ -1272,6 +1272,19 @@ Result range(Invocation &call) {
     if (!operands || !len)
       return std::nullopt;
     TDim length = *len;
+    // Integer bounds known at import, symbolic or not (an end read from a
+    // shape, `S`): the length is ceil((end - start) / step).
+    if (length == TDim(-1)) {
+      auto from = call.knownDims((*operands)[0]),
+           to = call.knownDims((*operands)[1]),
+           by = call.knownDims((*operands)[2]);
+      if (from && to && by && from->size() == 1 && to->size() == 1 &&
+          by->size() == 1)
+        if (std::optional<int64_t> step = by->front().getConstant();
+            step && *step > 0)
+          length = (to->front() - from->front() + TDim(*step - 1))
+                       .floorDiv(*step);
+    }
     if (length == TDim(-1)) {
       auto from = numbers(call, "start"), to = numbers(call, "end"),
            by = numbers(call, "step");
@@ -1485,6 +1498,39 @@ Result rmsNorm(Invocation &call) {
     return std::nullopt;
   return tensorResult(call,
                       call.create<RmsNormOp>(*input, *axis, APFloat(*eps)));
+}
+
+/// `tract_transformers_sdpa(q, k, v, mask, scale, is_causal, datum_type,
+/// acc_datum_type)`: a mask is given as a tensor (the declared default, the
+/// scalar 0.0, means none) and a scale of 0 means the default 1/sqrt(d).
+/// The datum types are those of q, k and v and of the accumulation; the
+/// lowering accumulates in f32 whatever they say.
+Result sdpa(Invocation &call) {
+  auto q = call.tensor("q");
+  auto k = call.tensor("k");
+  auto v = call.tensor("v");
+  auto scale = call.scalar("scale");
+  auto causal = call.logical("is_causal");
+  auto datumType = call.string("datum_type");
+  auto accDatumType = call.string("acc_datum_type");
+  if (!q || !k || !v || !scale || !causal || !datumType || !accDatumType)
+    return std::nullopt;
+  for (const std::string &type : {*datumType, *accDatumType})
+    if (type != "f32" && type != "f16")
+      return call.error("datum type '" + type +
+                        "' is not supported (f32 and f16 are)");
+  Value mask;
+  if (call.args["mask"].kind == NValue::Kind::Tensor) {
+    auto given = call.tensor("mask");
+    if (!given)
+      return std::nullopt;
+    mask = *given;
+  }
+  Builder b(call.getContext());
+  FloatAttr scaleAttr =
+      *scale == 0.0 ? FloatAttr() : b.getF64FloatAttr(*scale);
+  return tensorResult(call, call.create<SdpaOp>(*q, *k, *v, mask, scaleAttr,
+                                                b.getBoolAttr(*causal)));
 }
 
 /// `local_response_normalization`: `input / (bias + alpha * box(sqr(input),
@@ -2251,6 +2297,17 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<?>);
   )",
                broadcast);
+  registry.add(R"(
+    fragment tract_transformers_sdpa(q: tensor<scalar>, k: tensor<scalar>,
+                                     v: tensor<scalar>,
+                                     mask: tensor<?> = 0.0,
+                                     scale: scalar = 0.0,
+                                     is_causal: logical = false,
+                                     datum_type: string = 'f32',
+                                     acc_datum_type: string = 'f32')
+      -> (output: tensor<scalar>);
+  )",
+               sdpa);
   registry.add(R"(
     fragment tract_core_rms_norm(input: tensor<scalar>, axis: integer,
                                  eps: scalar = 1e-6) -> (output: tensor<scalar>);

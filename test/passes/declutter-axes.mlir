@@ -384,3 +384,33 @@ func.func @shared_move_returned_kept(%x: tensor<1x8x5xf32>) -> (tensor<1x5x8xf32
   %n = tract.rms_norm %m {axis = 2 : i64} : tensor<1x5x8xf32> -> tensor<1x5x8xf32>
   return %m, %n : tensor<1x5x8xf32>, tensor<1x5x8xf32>
 }
+
+// -----
+
+// A scatter_nd at constant indices writing rows 1 to 3 of axis 1, whole
+// along the others, is the data around the block and the updates,
+// concatenated (negative indices count from the end).
+// CHECK-LABEL: func.func @scatter_nd_block
+// CHECK-SAME: (%[[D:.*]]: tensor<2x5x3xf32>, %[[U:.*]]: tensor<2x3x3xf32>)
+// CHECK-DAG:  %[[HEAD:.*]] = tract.slice %[[D]] {axis = 1 : i64, end = #tract.dim<1>, start = #tract.dim<0>}
+// CHECK-DAG:  %[[TAIL:.*]] = tract.slice %[[D]] {axis = 1 : i64, end = #tract.dim<5>, start = #tract.dim<4>}
+// CHECK:      %[[R:.*]] = tract.concat %[[HEAD]], %[[U]], %[[TAIL]] {axis = 1 : i64}
+// CHECK-NEXT: return %[[R]]
+func.func @scatter_nd_block(%data: tensor<2x5x3xf32>, %updates: tensor<2x3x3xf32>) -> tensor<2x5x3xf32> {
+  %indices = tract.const dense<[
+    [[[0, 1, 0], [0, 1, 1], [0, 1, 2]], [[0, 2, 0], [0, 2, 1], [0, 2, 2]], [[0, 3, 0], [0, 3, 1], [0, -2, 2]]],
+    [[[1, 1, 0], [1, 1, 1], [1, 1, 2]], [[1, 2, 0], [1, 2, 1], [1, 2, 2]], [[1, 3, 0], [1, 3, 1], [1, 3, 2]]]]> : tensor<2x3x3x3xi64>
+  %0 = tract.scatter_nd %data, %indices, %updates : (tensor<2x5x3xf32>, tensor<2x3x3x3xi64>, tensor<2x3x3xf32>) -> tensor<2x5x3xf32>
+  return %0 : tensor<2x5x3xf32>
+}
+
+// -----
+
+// Rows out of order are not one block: the scatter stays.
+// CHECK-LABEL: func.func @scatter_nd_shuffled
+// CHECK: tract.scatter_nd
+func.func @scatter_nd_shuffled(%data: tensor<4x2xf32>, %updates: tensor<2x2xf32>) -> tensor<4x2xf32> {
+  %indices = tract.const dense<[[[2, 0], [2, 1]], [[1, 0], [1, 1]]]> : tensor<2x2x2xi64>
+  %0 = tract.scatter_nd %data, %indices, %updates : (tensor<4x2xf32>, tensor<2x2x2xi64>, tensor<2x2xf32>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}

@@ -98,6 +98,8 @@ const Flag kFlags[] = {
     {Scope::Run, "--save-outputs-npz", "", true,
      "write the outputs to an .npz"},
     {Scope::Run, "--quiet", "-q", false, "print nothing"},
+    {Scope::Run, "--steps", "", false,
+     "print every op's output (its fact and first values) as well"},
     {Scope::Run, "--assert-op-count", "", true,
      "OP N: as dump's, checked before running (repeatable)"},
     {Scope::Run, "--assert-output", "", true,
@@ -331,6 +333,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.compareStage = value;
     else if (longName == "--stream")
       invocation.stream = true;
+    else if (longName == "--steps")
+      invocation.steps = true;
     else if (longName == "--assert-output")
       invocation.outputFacts.push_back(value);
     else if (longName == "--allow-random-input")

@@ -54,6 +54,7 @@ struct Invocation {
   std::optional<std::string> approx;
   bool allowRandomInput = false;           ///< --allow-random-input
   std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
+  bool steps = false; ///< run --steps: print every op's output too
   /// --assert-output FACT (repeatable): an output's shape and type, and
   /// optionally the one value of all its elements: `name:1,1,f32=0`.
   std::vector<std::string> outputFacts;

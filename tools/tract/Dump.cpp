@@ -45,16 +45,6 @@ std::string factString(Type type) {
          dtypeName(cast<RankedTensorType>(type).getElementType());
 }
 
-std::string nodeName(Location location) {
-  if (auto name = dyn_cast<NameLoc>(location))
-    return name.getName().str();
-  if (auto fused = dyn_cast<FusedLoc>(location))
-    for (Location inner : fused.getLocations())
-      if (auto name = dyn_cast<NameLoc>(inner))
-        return name.getName().str();
-  return "";
-}
-
 /// One line of the listing: an input (Source) or an op.
 struct Node {
   unsigned id;
@@ -89,7 +79,7 @@ Listing listModel(func::FuncOp entry, const cli::DumpOptions &options) {
   for (Operation &op : entry.getBody().front().without_terminator()) {
     Node node{id++,
               op.getName().stripDialect().str(),
-              nodeName(op.getLoc()),
+              cli::nodeName(op.getLoc()),
               SmallVector<Type>(op.getResultTypes()),
               std::nullopt,
               std::nullopt};
@@ -254,4 +244,14 @@ void mlir::tract::cli::printListing(func::FuncOp entry,
     printJson(listing, options, os);
   else
     printText(listing, options, os);
+}
+
+std::string mlir::tract::cli::nodeName(Location location) {
+  if (auto name = dyn_cast<NameLoc>(location))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(location))
+    for (Location inner : fused.getLocations())
+      if (auto name = dyn_cast<NameLoc>(inner))
+        return name.getName().str();
+  return "";
 }

@@ -44,6 +44,9 @@ struct DumpOptions {
   const ModelProfile *profile = nullptr;
 };
 
+/// The model's name for the op at `location` (its NameLoc), or "".
+std::string nodeName(Location location);
+
 /// The model's entry point: `main` if present, else the first function.
 func::FuncOp entryFunction(ModuleOp module);
 

@@ -1,5 +1,6 @@
 // tract: the user command line, compatible with tract's own.
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractOps.h"
 #include "frontends/ModelLoader.h"
 #include "frontends/nnef/NnefExporter.h"
 #include "codegen/cpu/TargetInfo.h"
@@ -27,6 +28,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
@@ -320,6 +322,71 @@ llvm::Error checkOutputFact(llvm::StringRef fact,
   return llvm::Error::success();
 }
 
+/// Makes `module`'s entry function also return the tensor results of its
+/// ops (constants aside), after its own outputs; returns their names as
+/// the listing gives them (`3 einsum node`).
+std::vector<std::string> returnEveryStep(ModuleOp module) {
+  func::FuncOp main = cli::entryFunction(module);
+  Block &body = main.getBody().front();
+  Operation *terminator = body.getTerminator();
+  SmallVector<Value> values(terminator->getOperands());
+  size_t numOutputs = values.size();
+  std::vector<std::string> names;
+  unsigned id = main.getNumArguments();
+  for (Operation &op : body.without_terminator()) {
+    unsigned opId = id++;
+    if (isa<tract::ConstOp>(op))
+      continue;
+    for (Value result : op.getResults())
+      if (isa<RankedTensorType>(result.getType())) {
+        values.push_back(result);
+        std::string name = cli::nodeName(op.getLoc());
+        names.push_back(std::to_string(opId) + " " +
+                        op.getName().stripDialect().str() +
+                        (name.empty() ? "" : " " + name));
+      }
+  }
+  terminator->setOperands(values);
+  main.setType(FunctionType::get(module.getContext(), main.getArgumentTypes(),
+                                 ValueRange(values).getTypes()));
+  for (size_t i = numOutputs; i < values.size(); ++i)
+    main.setResultAttr(i, "tract.name",
+                       StringAttr::get(module.getContext(),
+                                       "step_" + std::to_string(i)));
+  return names;
+}
+
+/// The first values of `tensor`, as `[0.5, -1, 2, …]`.
+std::string previewValues(const cli::HostTensor &tensor) {
+  constexpr int64_t kShown = 8;
+  int64_t count = tensor.getNumElements();
+  std::string text = "[";
+  for (int64_t i = 0; i < std::min(count, kShown); ++i) {
+    if (i)
+      text += ", ";
+    switch (tensor.getDtype()) {
+    case TRACT_DT_F32:
+      text += llvm::formatv("{0}", llvm::format("%g", double(tensor.getValues<float>()[i]))).str();
+      break;
+    case TRACT_DT_F64:
+      text += llvm::formatv("{0}", llvm::format("%g", tensor.getValues<double>()[i])).str();
+      break;
+    case TRACT_DT_I64:
+      text += std::to_string(tensor.getValues<int64_t>()[i]);
+      break;
+    case TRACT_DT_I32:
+      text += std::to_string(tensor.getValues<int32_t>()[i]);
+      break;
+    case TRACT_DT_BOOL:
+      text += tensor.getValues<uint8_t>()[i] ? "true" : "false";
+      break;
+    default:
+      return "";
+    }
+  }
+  return text + (count > kShown ? ", …]" : "]");
+}
+
 int run(ModuleOp module, const cli::Invocation &invocation,
         TimingScope &timing) {
   std::string approx = invocation.approx.value_or("close");
@@ -346,6 +413,8 @@ int run(ModuleOp module, const cli::Invocation &invocation,
   std::vector<cli::HostTensor> made;
   if (cli::isPulsified(module)) {
     // A streaming model runs pulse by pulse on the whole input.
+    if (invocation.steps)
+      return fail("--steps shows the ops of a batch model, not of a stream");
     if (!inputBundle)
       return fail("a pulsified model runs on --input-from-bundle");
     auto streamed = cli::runStreaming(module, inputBundle->getInputs(),
@@ -354,8 +423,16 @@ int run(ModuleOp module, const cli::Invocation &invocation,
       return fail(streamed.takeError());
     outputs = std::move(*streamed);
   } else {
-    auto model =
-        CompiledModel::compile(module, jitOptions(invocation), &timing);
+    // --steps: the model also returns every op's result, for printing.
+    OwningOpRef<ModuleOp> withSteps;
+    std::vector<std::string> stepNames;
+    if (invocation.steps) {
+      withSteps = module.clone();
+      stepNames = returnEveryStep(*withSteps);
+    }
+    size_t numOutputs = cli::entryFunction(module).getNumResults();
+    auto model = CompiledModel::compile(withSteps ? *withSteps : module,
+                                        jitOptions(invocation), &timing);
     if (!model)
       return fail(model.takeError());
     cli::keepFreedBuffers();
@@ -368,12 +445,20 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     auto results = (*model)->run(inputs.arguments);
     if (!results)
       return fail(results.takeError());
-    for (auto [signature, result] :
-         llvm::zip((*model)->getOutputs(), *results)) {
+    for (auto [index, signature, result] :
+         llvm::enumerate((*model)->getOutputs(), *results)) {
       auto output = cli::HostTensor::fromRuntime(signature.name, result);
       if (!output)
         return fail(output.takeError());
-      outputs.push_back(std::move(*output));
+      if (index < numOutputs)
+        outputs.push_back(std::move(*output));
+      else if (!invocation.quiet)
+      {
+        std::string values = previewValues(*output);
+        llvm::outs() << "step " << stepNames[index - numOutputs] << ": "
+                     << output->summary() << (values.empty() ? "" : " ")
+                     << values << "\n";
+      }
     }
   }
 

@@ -286,7 +286,45 @@ def tract_files(out):
     np.savez(os.path.join(out, "io.npz"), input=x,
              output=(x @ w + offset).astype(np.float32),
              picked=np.take_along_axis(x[:2], indices, 1),
-             reshaped=x[:2].reshape(2, 2, 2))
+             reshaped=x[:2].reshape(2, 2, 2),
+             positions=np.arange(0, 5, 2))
+
+
+def attention(q, k, v, scale, mask=None, causal=False):
+    """softmax(q k^T * scale + mask) v, with key/value heads repeated for
+    grouped queries; mask is boolean (keep) or absent."""
+    if q.ndim == 4 and q.shape[1] != k.shape[1]:
+        k = np.repeat(k, q.shape[1] // k.shape[1], axis=1)
+        v = np.repeat(v, q.shape[1] // v.shape[1], axis=1)
+    s = (q @ np.swapaxes(k, -1, -2)) * scale
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.arange(sk)[None] > np.arange(sq)[:, None] + sk - sq,
+                     -np.inf, s)
+    if mask is not None:
+        s = np.where(mask, s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return (e / e.sum(-1, keepdims=True)) @ v
+
+
+def sdpa(out):
+    fixture("sdpa", out)
+    rng = np.random.default_rng(6)
+    t = {n: rng.standard_normal(shape).astype(np.float32) for n, shape in (
+        ("q3", (3, 2, 8)), ("k3", (3, 4, 8)), ("v3", (3, 4, 6)),
+        ("q4", (1, 4, 3, 8)), ("k4", (1, 2, 5, 8)), ("v4", (1, 2, 5, 8)))}
+    keep = np.array([[[[1, 1, 0, 1, 0], [1, 0, 1, 1, 1],
+                       [0, 1, 1, 0, 1]]]], bool)
+    half = {n: t[n].astype(np.float16).astype(np.float32)
+            for n in ("q4", "k4", "v4")}
+    np.savez(os.path.join(out, "io.npz"), **t,
+             plain=attention(t["q3"], t["k3"], t["v3"], 8 ** -0.5)
+             .astype(np.float32),
+             causal_f16=attention(half["q4"], half["k4"], half["v4"],
+                                  8 ** -0.5, causal=True)
+             .astype(np.float16).astype(np.float32),
+             masked=attention(t["q4"], t["k4"], t["v4"], 0.5, keep)
+             .astype(np.float32))
 
 
 if __name__ == "__main__":
@@ -294,4 +332,4 @@ if __name__ == "__main__":
      "hostile": hostile, "absolute": absolute,
      "short_dat": short_dat, "stdops": stdops,
      "tract_style": tract_style, "torch_style": torch_style,
-     "tract_files": tract_files}[sys.argv[1]](sys.argv[2])
+     "tract_files": tract_files, "sdpa": sdpa}[sys.argv[1]](sys.argv[2])

@@ -1,0 +1,153 @@
+//===- AttentionLowering.cpp - tract.sdpa as tract ops ---------------------===//
+//
+// Scaled dot-product attention is rewritten, before the conversion to linalg,
+// into the tract ops whose lowerings exist: an einsum of q and k, a scale, the
+// mask (added when it is a float tensor, selected when it is boolean; a causal
+// one is a constant of -inf above the diagonal), a softmax over the keys and
+// an einsum with v. Grouped-query attention (more query heads than key/value
+// heads) splits the query heads into groups of each key/value head, so that
+// nothing is repeated in memory. f16 operands are accumulated in f32 and the
+// result cast back.
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/LoweringUtils.h"
+
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// The attention of `op` from tract ops, at `op`; failure when a shape rules
+/// it out (reported on `op`).
+FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Shape q = getShape(op.getQ()), k = getShape(op.getK());
+  size_t rank = q.size();
+  Type elementType = getElementTypeOrSelf(op.getQ());
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](Value value) -> Value {
+    if (getElementTypeOrSelf(value) == f32)
+      return value;
+    return CastOp::create(b, loc, value, f32);
+  };
+  Value query = toF32(op.getQ()), key = toF32(op.getK()),
+        value = toF32(op.getV());
+  Value mask = op.getMask();
+
+  // Grouped queries: (b, Hq, s, d) becomes (b, Hk, g, s, d).
+  int64_t groups = 1;
+  if (rank == 4 && q[1] != k[1]) {
+    std::optional<int64_t> queryHeads = q[1].getConstant(),
+                           keyHeads = k[1].getConstant();
+    if (!queryHeads || !keyHeads)
+      return op.emitError("grouped-query attention needs known head counts");
+    groups = *queryHeads / *keyHeads;
+    auto split = ShapeAttr::get(context, {TDim(*keyHeads), TDim(groups)});
+    query = ReshapeOp::create(b, loc, query, uint64_t(1), uint64_t(1), split);
+    if (mask) {
+      Shape maskShape = getShape(mask);
+      if (maskShape.size() != 4)
+        return op.emitError("a grouped-query attention's mask has rank 4");
+      if (maskShape[1] == TDim(1))
+        mask = AddAxisOp::create(b, loc, mask, uint64_t(2));
+      else
+        mask = ReshapeOp::create(b, loc, mask, uint64_t(1), uint64_t(1),
+                                 split);
+    }
+  }
+  std::string batch = rank == 3 ? "b" : groups > 1 ? "bhg" : "bh";
+  Value scores =
+      EinsumOp::create(b, loc, ValueRange{query, key},
+                       b.getStringAttr(batch + "qd," +
+                                       (groups > 1 ? "bh" : batch) +
+                                       "kd->" + batch + "qk"));
+  int64_t scoresRank = getShape(scores).size();
+
+  // The scale: given, else 1/sqrt(d).
+  double scale;
+  if (FloatAttr given = op.getScaleAttr()) {
+    scale = given.getValueAsDouble();
+  } else {
+    std::optional<int64_t> depth = q.back().getConstant();
+    if (!depth)
+      return op.emitError("the default scale needs a known head size");
+    scale = 1.0 / std::sqrt(double(*depth));
+  }
+  auto scalar = [&](double number) -> Value {
+    auto type = RankedTensorType::get(SmallVector<int64_t>(scoresRank, 1), f32);
+    return ConstOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getF32FloatAttr(float(number))));
+  };
+  scores = MulOp::create(b, loc, scores, scalar(scale));
+
+  float lowest = -std::numeric_limits<float>::infinity();
+  if (op.getCausal()) {
+    // Key j is masked from query i when j > i + (keys - queries).
+    Shape scoresShape = getShape(scores);
+    std::optional<int64_t> queries = scoresShape[scoresRank - 2].getConstant(),
+                           keys = scoresShape[scoresRank - 1].getConstant();
+    if (!queries || !keys)
+      return op.emitError("a causal attention needs known sequence lengths");
+    SmallVector<float> values;
+    for (int64_t i = 0; i < *queries; ++i)
+      for (int64_t j = 0; j < *keys; ++j)
+        values.push_back(j > i + (*keys - *queries) ? lowest : 0.0f);
+    SmallVector<int64_t> shape(scoresRank - 2, 1);
+    shape.append({*queries, *keys});
+    auto type = RankedTensorType::get(shape, f32);
+    scores = AddOp::create(
+        b, loc, scores,
+        ConstOp::create(b, loc, type,
+                        DenseElementsAttr::get(type, ArrayRef(values))));
+  } else if (mask) {
+    if (int64_t(getShape(mask).size()) != scoresRank)
+      return op.emitError("the mask has rank ")
+             << getShape(mask).size() << ", the scores " << scoresRank;
+    if (getElementTypeOrSelf(mask).isInteger(1))
+      scores = SelectOp::create(b, loc, mask, scores, scalar(lowest));
+    else
+      scores = AddOp::create(b, loc, scores, toF32(mask));
+  }
+  Value weights = SoftmaxOp::create(
+      b, loc, scores, b.getDenseI64ArrayAttr({int64_t(scoresRank - 1)}));
+  Value output = EinsumOp::create(
+      b, loc, ValueRange{weights, value},
+      b.getStringAttr(batch + "qk," + (groups > 1 ? "bh" : batch) + "kd->" +
+                      batch + "qd"));
+  if (groups > 1) {
+    auto joined = ShapeAttr::get(context, {q[1]});
+    output = ReshapeOp::create(b, loc, output, uint64_t(1), uint64_t(2),
+                               joined);
+  }
+  if (elementType != f32)
+    output = CastOp::create(b, loc, output, elementType);
+  return output;
+}
+
+} // namespace
+
+LogicalResult mlir::tract::decomposeAttention(ModuleOp module) {
+  SmallVector<SdpaOp> ops;
+  module.walk([&](SdpaOp op) { ops.push_back(op); });
+  for (SdpaOp op : ops) {
+    OpBuilder b(op);
+    FailureOr<Value> result = decompose(op, b);
+    if (failed(result))
+      return failure();
+    op.getResult().replaceAllUsesWith(*result);
+    op.erase();
+  }
+  return success();
+}
