@@ -274,6 +274,57 @@ SmallVector<int64_t> axesBefore(MoveAxisOp move, ArrayRef<int64_t> axes) {
   return before;
 }
 
+/// rm_axis(f(add_axis(x, a)), a) -> f(x) for a normalization f (softmax,
+/// log_softmax, rms_norm) over other axes, which are renumbered: the unit
+/// axis a model adds around one op (an exporter's unsqueeze/squeeze pair)
+/// goes away.
+struct CancelAxisAroundNormalization : OpRewritePattern<RmAxisOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RmAxisOp op,
+                                PatternRewriter &rewriter) const override {
+    Operation *norm = op.getInput().getDefiningOp();
+    if (!norm || !isa<SoftmaxOp, LogSoftmaxOp, RmsNormOp>(norm) ||
+        !norm->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "not after a normalization");
+    auto add = norm->getOperand(0).getDefiningOp<AddAxisOp>();
+    int64_t axis = op.getAxis();
+    if (!add || add.getAxis() != op.getAxis() || !add->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "no add_axis of its axis");
+    // The normalized axes, without the added one.
+    auto renumber = [&](ArrayRef<int64_t> axes)
+        -> std::optional<SmallVector<int64_t>> {
+      SmallVector<int64_t> out;
+      for (int64_t a : axes) {
+        if (a == axis)
+          return std::nullopt;
+        out.push_back(a > axis ? a - 1 : a);
+      }
+      return out;
+    };
+    Operation *copy = rewriter.clone(*norm);
+    std::optional<SmallVector<int64_t>> axes;
+    if (auto softmax = dyn_cast<SoftmaxOp>(copy)) {
+      if ((axes = renumber(softmax.getAxes())))
+        softmax.setAxes(*axes);
+    } else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(copy)) {
+      if ((axes = renumber(logSoftmax.getAxes())))
+        logSoftmax.setAxes(*axes);
+    } else if (auto rms = dyn_cast<RmsNormOp>(copy)) {
+      if ((axes = renumber({static_cast<int64_t>(rms.getAxis())})))
+        rms.setAxis(static_cast<uint64_t>((*axes)[0]));
+    }
+    if (!axes) {
+      rewriter.eraseOp(copy);
+      return rewriter.notifyMatchFailure(op, "normalizes the added axis");
+    }
+    Value result = cloneOn(rewriter, copy, add.getInput());
+    rewriter.eraseOp(copy);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// reduce, softmax, log_softmax and rms_norm of move_axis(x) ->
 /// move_axis of the same op over the axes they came from (reductions keep
 /// their axes, so the move is the same).
@@ -703,7 +754,7 @@ void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
                AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput,
                ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp,
                PushMoveAxisThroughAddAxis, SplitSharedMoveAxis,
-               ScatterNdBlockToConcat>(
+               ScatterNdBlockToConcat, CancelAxisAroundNormalization>(
       patterns.getContext());
 }
 

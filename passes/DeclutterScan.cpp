@@ -55,6 +55,10 @@ void replaceScan(PatternRewriter &rewriter, ScanOp op, const ScanParts &parts) {
   auto scan = ScanOp::create(rewriter, op.getLoc(), types, parts.inputs,
                              static_cast<uint64_t>(parts.numStates),
                              parts.scanAxes, parts.chunks, parts.outputAxes);
+  // What other passes attached to the scan (pulse.skip, the frames a
+  // pulsified scan ignores at the start of the stream) stays on it.
+  for (NamedAttribute attribute : op->getDiscardableAttrs())
+    scan->setDiscardableAttr(attribute.getName(), attribute.getValue());
   rewriter.inlineRegionBefore(op.getBody(), scan.getBody(),
                               scan.getBody().end());
   for (auto [position, index] : llvm::enumerate(parts.kept))
@@ -223,6 +227,9 @@ struct InlineSingleIterationScan : OpRewritePattern<ScanOp> {
     Block &body = op.getBody().front();
     if (op.getScanAxes().empty())
       return rewriter.notifyMatchFailure(op, "no scanned input");
+    // A pulsified scan's one iteration may be one it skips.
+    if (op->hasAttr("pulse.skip"))
+      return rewriter.notifyMatchFailure(op, "skips its first iterations");
     for (auto [index, input] : llvm::enumerate(op.getInputs()))
       if (input.getType() != body.getArgument(index).getType())
         return rewriter.notifyMatchFailure(op, "more than one iteration");

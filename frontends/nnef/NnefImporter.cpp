@@ -1081,8 +1081,14 @@ std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
   if (!bodyName || !skip || !seqLength)
     return std::nullopt;
   auto resetEveryTurn = call.logical("reset_every_turn");
-  if (!resetEveryTurn)
+  auto externalState = call.logical("external_state");
+  if (!resetEveryTurn || !externalState)
     return std::nullopt;
+  // tract writes external_state = true for a scan whose state its
+  // export_scan_state transform made model inputs and outputs.
+  if (*externalState)
+    return call.error("external_state = true (a scan state exported as "
+                      "model inputs and outputs) is not supported");
   if (*skip < 0)
     return call.error("skip must not be negative");
   if (*seqLength != -1)
@@ -1095,15 +1101,30 @@ std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
   // Each list is an array of tuples of the given item kinds.
   auto tuples = [&](StringRef name, ArrayRef<NValue::Kind> kinds,
                     size_t minItems) -> std::optional<std::vector<NValue>> {
-    const NValue &list = call.args[std::string(name)];
+    NValue &list = call.args[std::string(name)];
     if (list.kind != NValue::Kind::Array)
       return call.error("'" + name + "' must be an array of tuples");
-    for (const NValue &t : list.items) {
+    for (NValue &t : list.items) {
       bool ok =
           (t.kind == NValue::Kind::Tuple || t.kind == NValue::Kind::Array) &&
           t.items.size() >= minItems && t.items.size() <= kinds.size();
-      for (size_t i = 0; ok && i < t.items.size(); ++i)
+      for (size_t i = 0; ok && i < t.items.size(); ++i) {
+        // A literal where a tensor goes (a zero initial state) is one.
+        if (kinds[i] == NValue::Kind::Tensor &&
+            t.items[i].kind == NValue::Kind::Array) {
+          std::string why;
+          if (Value literal = call.arrayConstant(t.items[i], Type(), why))
+            t.items[i] = NValue::ofTensor(literal);
+        }
         ok = t.items[i].kind == kinds[i];
+        // Names refer to the body's parameters and results, identifiers:
+        // tract writes them as the model's names ("Y.Xt_WT") and means
+        // their identifier form (Y_Xt_WT).
+        if (ok && kinds[i] == NValue::Kind::String)
+          for (char &c : t.items[i].string)
+            if (!llvm::isAlnum(c) && c != '_')
+              c = '_';
+      }
       if (!ok)
         return call.error("'" + name + "' holds a malformed tuple");
     }

@@ -1500,6 +1500,41 @@ Result rmsNorm(Invocation &call) {
                       call.create<RmsNormOp>(*input, *axis, APFloat(*eps)));
 }
 
+/// `tract_core_gru_epilogue(x_h, r_h, h, hidden)`: the gates of a GRU step
+/// (ONNX's z, r, h order, linear before reset) from the input and recurrent
+/// products, each `3 * hidden` on the last axis with their biases added:
+/// z = sigmoid(x_z + r_z), r = sigmoid(x_r + r_r),
+/// n = tanh(x_n + r * r_n), and the next state (1 - z) * n + z * h. It is
+/// read as those ops.
+Result gruEpilogue(Invocation &call) {
+  auto x = call.tensor("x_h");
+  auto r = call.tensor("r_h");
+  auto h = call.tensor("h");
+  auto hidden = call.integer("hidden");
+  if (!x || !r || !h || !hidden)
+    return std::nullopt;
+  int64_t axis = Invocation::rank(*x) - 1;
+  if (axis < 0 || Invocation::rank(*r) != axis + 1)
+    return call.error("x_h and r_h must have the same rank, at least 1");
+  auto gate = [&](Value products, int64_t index) -> Value {
+    return call.create<SliceOp>(products, axis,
+                                call.dimAttr(TDim(index * *hidden)),
+                                call.dimAttr(TDim((index + 1) * *hidden)));
+  };
+  Value z = call.create<SigmoidOp>(
+      call.create<AddOp>(gate(*x, 0), gate(*r, 0)));
+  Value reset = call.create<SigmoidOp>(
+      call.create<AddOp>(gate(*x, 1), gate(*r, 1)));
+  Value n = call.create<TanhOp>(call.create<AddOp>(
+      gate(*x, 2), call.create<MulOp>(reset, gate(*r, 2))));
+  Value one = call.scalarConstant(Invocation::elementType(z), 1.0,
+                                  Invocation::rank(z));
+  return tensorResult(
+      call, call.create<AddOp>(
+                call.create<MulOp>(call.create<SubOp>(one, z), n),
+                call.create<MulOp>(z, *h)));
+}
+
 /// `tract_transformers_sdpa(q, k, v, mask, scale, is_causal, datum_type,
 /// acc_datum_type)`: a mask is given as a tensor (the declared default, the
 /// scalar 0.0, means none) and a scale of 0 means the default 1/sqrt(d).
@@ -2188,7 +2223,8 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
                              state: (string, tensor<scalar>, string)[],
                              output: (string, string, integer, integer)[],
                              seq_length: integer = -1, skip: integer = 0,
-                             reset_every_turn: logical = false)
+                             reset_every_turn: logical = false,
+                             external_state: logical = false)
       -> (outputs: tensor<scalar>[]);
   )",
                scanOp);
@@ -2297,6 +2333,12 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<?>);
   )",
                broadcast);
+  registry.add(R"(
+    fragment tract_core_gru_epilogue(x_h: tensor<scalar>, r_h: tensor<scalar>,
+                                     h: tensor<scalar>, hidden: integer)
+      -> (output: tensor<scalar>);
+  )",
+               gruEpilogue);
   registry.add(R"(
     fragment tract_transformers_sdpa(q: tensor<scalar>, k: tensor<scalar>,
                                      v: tensor<scalar>,

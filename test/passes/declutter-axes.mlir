@@ -414,3 +414,32 @@ func.func @scatter_nd_shuffled(%data: tensor<4x2xf32>, %updates: tensor<2x2xf32>
   %0 = tract.scatter_nd %data, %indices, %updates : (tensor<4x2xf32>, tensor<2x2x2xi64>, tensor<2x2xf32>) -> tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
 }
+
+// -----
+
+// An unsqueeze/squeeze pair around a softmax (as an exporter writes it) goes
+// away; the softmax axis is renumbered.
+// CHECK-LABEL: func.func @axis_around_softmax
+// CHECK-SAME: (%[[X:.*]]: tensor<2x1x3xf32>)
+// CHECK-NEXT: %[[S:.*]] = tract.softmax %[[X]] {axes = array<i64: 2>} : tensor<2x1x3xf32> -> tensor<2x1x3xf32>
+// CHECK-NEXT: return %[[S]]
+func.func @axis_around_softmax(%x: tensor<2x1x3xf32>) -> tensor<2x1x3xf32> {
+  %0 = tract.add_axis %x {axis = 1 : i64} : tensor<2x1x3xf32> -> tensor<2x1x1x3xf32>
+  %1 = tract.softmax %0 {axes = array<i64: 3>} : tensor<2x1x1x3xf32> -> tensor<2x1x1x3xf32>
+  %2 = tract.rm_axis %1 {axis = 1 : i64} : tensor<2x1x1x3xf32> -> tensor<2x1x3xf32>
+  return %2 : tensor<2x1x3xf32>
+}
+
+// -----
+
+// A softmax over the added axis itself keeps it.
+// CHECK-LABEL: func.func @softmax_over_added_axis
+// CHECK: tract.add_axis
+// CHECK: tract.softmax
+// CHECK: tract.rm_axis
+func.func @softmax_over_added_axis(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tract.add_axis %x {axis = 1 : i64} : tensor<2x3xf32> -> tensor<2x1x3xf32>
+  %1 = tract.softmax %0 {axes = array<i64: 1>} : tensor<2x1x3xf32> -> tensor<2x1x3xf32>
+  %2 = tract.rm_axis %1 {axis = 1 : i64} : tensor<2x1x3xf32> -> tensor<2x3xf32>
+  return %2 : tensor<2x3xf32>
+}

@@ -229,3 +229,20 @@ func.func @chunk_ops_kept(%h0: tensor<2x3xf32>, %xs: tensor<4x3xf32>) -> (tensor
   } : (tensor<2x3xf32>, tensor<4x3xf32>) -> (tensor<2x3xf32>, tensor<4xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<4x3xf32>)
   return %y#0, %y#1, %y#2, %y#3, %y#4 : tensor<2x3xf32>, tensor<4xf32>, tensor<2x4xf32>, tensor<2x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// A pulsified scan keeps the iterations it skips (pulse.skip) when its full
+// input is captured, and is not inlined though it runs once per pulse: the
+// one iteration may be one it skips.
+// CHECK-LABEL: func.func @pulsified_scan_keeps_skip
+// CHECK: tract.scan %{{.*}}, %{{.*}} attributes {{{.*}}pulse.skip = 3 : i64
+func.func @pulsified_scan_keeps_skip(%h0: tensor<1x4xf32>, %xs: tensor<1x4xf32>, %w: tensor<1x4xf32>) -> tensor<1x4xf32> {
+  %r = tract.scan %h0, %xs, %w attributes {num_states = 1 : i64, scan_axes = array<i64: 0>, scan_chunks = array<i64: 1>, output_axes = array<i64>, pulse.skip = 3 : i64} {
+  ^bb0(%h: tensor<1x4xf32>, %x: tensor<1x4xf32>, %v: tensor<1x4xf32>):
+    %m = tract.mul %h, %v : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    %n = tract.add %m, %x : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    tract.yield %n : tensor<1x4xf32>
+  } : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  return %r : tensor<1x4xf32>
+}

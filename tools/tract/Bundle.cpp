@@ -4,6 +4,7 @@
 
 #include "frontends/onnx/onnx.pb.h"
 
+#include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
@@ -944,6 +945,41 @@ std::string formatDouble(double value) {
 }
 
 } // namespace
+
+llvm::Expected<HostTensor>
+mlir::tract::cli::castFloats(const HostTensor &tensor, tract_dtype dtype) {
+  if (!isFloat(tensor.getDtype()) || !isFloat(dtype))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "only float tensors are cast between float types");
+  auto cast = HostTensor::create(tensor.getName().str(), dtype,
+                                 tensor.getShape());
+  if (!cast)
+    return cast.takeError();
+  for (int64_t i = 0, e = tensor.getNumElements(); i < e; ++i) {
+    double value = floatAt(tensor, i);
+    switch (dtype) {
+    case TRACT_DT_F32:
+      cast->getMutableValues<float>()[i] = float(value);
+      break;
+    case TRACT_DT_F64:
+      cast->getMutableValues<double>()[i] = value;
+      break;
+    default: {
+      // f16 and bf16, rounded to nearest even.
+      llvm::APFloat narrow(value);
+      bool losesInfo;
+      narrow.convert(dtype == TRACT_DT_F16 ? llvm::APFloat::IEEEhalf()
+                                           : llvm::APFloat::BFloat(),
+                     llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+      cast->getMutableValues<uint16_t>()[i] =
+          uint16_t(narrow.bitcastToAPInt().getZExtValue());
+      break;
+    }
+    }
+  }
+  return cast;
+}
 
 std::optional<Approximation>
 mlir::tract::cli::parseApproximation(StringRef text) {

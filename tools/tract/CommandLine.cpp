@@ -39,6 +39,15 @@ const Flag kFlags[] = {
     {Scope::Global, "--transform", "-t", true,
      "transform the loaded model: set_symbols(values:{\"S\":1}) "
      "concretizes symbols as --set does (repeatable)"},
+    {Scope::Global, "--output-node", "", true,
+     "make this node (an op's name, an output or an input) an output of "
+     "the model; repeatable, in order, replacing the model's outputs"},
+    {Scope::Global, "--nnef-cycle", "", false,
+     "write the decluttered model as NNEF, read it back and declutter it "
+     "again before going on"},
+    {Scope::Global, "--onnx-ignore-output-shapes", "", false,
+     "accepted: the output shapes an ONNX model declares are never used "
+     "here (they are inferred)"},
     {Scope::Global, "--set", "", true,
      "concretize a symbol, e.g. S=3 or S=2*T+1 (repeatable)"},
     {Scope::Global, "--assert", "", true,
@@ -46,8 +55,12 @@ const Flag kFlags[] = {
     {Scope::Global, "--scenario", "", true, "declare a scenario (repeatable)"},
     {Scope::Global, "--pulse", "", true, "pulsify, e.g. S=8"},
     {Scope::Global, "--pass", "", true,
-     "stop at a stage: load, declutter, linalg or llvm (for dump --mlir)"},
-    {Scope::Global, "--optimize", "-O", false, "declutter the model"},
+     "stop at a stage: load (as imported), declutter (the default), linalg "
+     "or llvm (for dump --mlir); tract's type, before-optimize and optimize "
+     "are load, declutter and declutter"},
+    {Scope::Global, "--optimize", "-O", false,
+     "optimize, as tract: the model is decluttered in any case and the "
+     "code generator always optimizes, so this adds nothing"},
     {Scope::Global, "--threads", "", true,
      "threads to run on: large ops share their tiles (default: one per "
      "core for run, bench and dump --profile; 1 for compile)"},
@@ -98,6 +111,9 @@ const Flag kFlags[] = {
     {Scope::Run, "--save-outputs-npz", "", true,
      "write the outputs to an .npz"},
     {Scope::Run, "--quiet", "-q", false, "print nothing"},
+    {Scope::Run, "--allow-float-casts", "", false,
+     "cast bundle inputs of another float type (f16, f32, f64) to the "
+     "model's, and outputs to the bundle's before comparing"},
     {Scope::Run, "--steps", "", false,
      "print every op's output (its fact and first values) as well"},
     {Scope::Run, "--assert-op-count", "", true,
@@ -119,7 +135,7 @@ const Flag kFlags[] = {
      "threads to run on (as the global --threads)"},
     {Scope::Compare, "--stage", "", true,
      "the stage the model is compared at against the model as loaded: "
-     "load or declutter (default: declutter with -O, else load)"},
+     "load or declutter (the default)"},
     {Scope::Compare, "--stream", "", false,
      "with --pulse: stream the pulsified model pulse by pulse (it is "
      "always streamed)"},
@@ -289,6 +305,12 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.inputFactsBundle = value;
     else if (longName == "--transform")
       invocation.transforms.push_back(value);
+    else if (longName == "--output-node")
+      invocation.outputNodes.push_back(value);
+    else if (longName == "--nnef-cycle")
+      invocation.nnefCycle = true;
+    else if (longName == "--allow-float-casts")
+      invocation.allowFloatCasts = true;
     else if (longName == "--set")
       invocation.sets.push_back(value);
     else if (longName == "--assert")

@@ -19,6 +19,9 @@ struct Invocation {
   std::optional<std::string> inputFactsBundle;
   /// -t / --transform, repeatable, in order: set_symbols(values:{"S":1}).
   std::vector<std::string> transforms;
+  /// --output-node NAME (repeatable): these nodes are the model's outputs.
+  std::vector<std::string> outputNodes;
+  bool nnefCycle = false; ///< --nnef-cycle: through NNEF and back
   std::vector<std::string> sets;       ///< --set S=3, repeatable
   std::vector<std::string> assertions; ///< --assert EXPR, repeatable
   std::vector<std::string> scenarios;  ///< --scenario NAME, repeatable
@@ -55,6 +58,8 @@ struct Invocation {
   bool allowRandomInput = false;           ///< --allow-random-input
   std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
   bool steps = false; ///< run --steps: print every op's output too
+  /// run --allow-float-casts: bundle floats of another width are cast.
+  bool allowFloatCasts = false;
   /// --assert-output FACT (repeatable): an output's shape and type, and
   /// optionally the one value of all its elements: `name:1,1,f32=0`.
   std::vector<std::string> outputFacts;

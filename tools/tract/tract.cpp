@@ -3,6 +3,7 @@
 #include "dialects/tract/TractOps.h"
 #include "frontends/ModelLoader.h"
 #include "frontends/nnef/NnefExporter.h"
+#include "frontends/nnef/NnefImporter.h"
 #include "codegen/cpu/TargetInfo.h"
 #include "lowering/Aot.h"
 #include "lowering/Jit.h"
@@ -160,7 +161,8 @@ struct ModelInputs {
 /// `allowRandom`.
 llvm::Error prepareInputs(const CompiledModel &model,
                           const std::optional<cli::Bundle> &bundle,
-                          bool allowRandom, ModelInputs &inputs) {
+                          bool allowRandom, ModelInputs &inputs,
+                          bool allowFloatCasts = false) {
   std::vector<cli::HostTensor> &made = inputs.made;
   std::vector<const cli::HostTensor *> given;
   // Pointers into `made` must stay valid: room for every input, its bf16
@@ -172,6 +174,16 @@ llvm::Error prepareInputs(const CompiledModel &model,
         bundle ? findTensor(bundle->getInputs(), signature.name, index)
                : nullptr;
     tensor = reinterpretBf16(tensor, signature.dtype, made);
+    if (tensor && allowFloatCasts && tensor->getDtype() != signature.dtype) {
+      auto cast = cli::castFloats(*tensor, signature.dtype);
+      if (!cast)
+        return llvm::createStringError(
+            llvm::inconvertibleErrorCode(),
+            "--allow-float-casts: input '" + signature.name + "': " +
+                llvm::toString(cast.takeError()));
+      made.push_back(std::move(*cast));
+      tensor = &made.back();
+    }
     if (!tensor && !allowRandom)
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
@@ -236,8 +248,9 @@ std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
   return "tract." + name;
 }
 
-/// --assert-op-count: the ops of the entry function, by tract's names;
-/// `Source` counts the inputs, as tract's source nodes.
+/// --assert-op-count: the ops of the entry function, those of scan and if
+/// bodies included as tract counts them, by tract's names; `Source` counts
+/// the inputs, as tract's source nodes.
 LogicalResult checkOpCounts(ModuleOp module,
                             const cli::Invocation &invocation,
                             std::string &error) {
@@ -254,8 +267,9 @@ LogicalResult checkOpCounts(ModuleOp module,
         return failure();
       }
       if (main)
-        for (Operation &op : main.getBody().front())
-          count += op.getName().getStringRef() == ours;
+        main.getBody().walk([&](Operation *op) {
+          count += op->getName().getStringRef() == ours;
+        });
     }
     if (count != expected) {
       error = "--assert-op-count: expected " + std::to_string(expected) +
@@ -437,8 +451,9 @@ int run(ModuleOp module, const cli::Invocation &invocation,
       return fail(model.takeError());
     cli::keepFreedBuffers();
     ModelInputs inputs;
-    if (llvm::Error error = prepareInputs(**model, inputBundle,
-                                          invocation.allowRandomInput, inputs))
+    if (llvm::Error error =
+            prepareInputs(**model, inputBundle, invocation.allowRandomInput,
+                          inputs, invocation.allowFloatCasts))
       return fail(std::move(error));
     made = std::move(inputs.made);
 
@@ -484,8 +499,20 @@ int run(ModuleOp module, const cli::Invocation &invocation,
         status = 1;
         continue;
       }
+      // --allow-float-casts: the output is compared in the bundle's type.
+      std::optional<cli::HostTensor> cast;
+      if (invocation.allowFloatCasts &&
+          expected->getDtype() != output.getDtype()) {
+        auto converted = cli::castFloats(output, expected->getDtype());
+        if (!converted)
+          return fail("--allow-float-casts: output '" +
+                      output.getName().str() +
+                      "': " + llvm::toString(converted.takeError()));
+        cast = std::move(*converted);
+      }
+      const cli::HostTensor &compared = cast ? *cast : output;
       if (llvm::Error error =
-              cli::compareTensors(*expected, output, *approximation)) {
+              cli::compareTensors(*expected, compared, *approximation)) {
         llvm::errs() << "tract: error: output '" << output.getName()
                      << "': " << llvm::toString(std::move(error)) << "\n";
         status = 1;
@@ -1116,6 +1143,68 @@ int notImplemented(llvm::StringRef what) {
 
 namespace {
 
+/// --output-node: the named values become the entry function's results, in
+/// order; a name is an op's (its location), an output's or an input's.
+LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
+                            std::string &error) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  if (!main) {
+    error = "the model has no main function";
+    return failure();
+  }
+  Block &body = main.getBody().front();
+  Operation *terminator = body.getTerminator();
+  auto find = [&](llvm::StringRef name) -> Value {
+    for (unsigned i = 0; i < main.getNumResults(); ++i)
+      if (auto given = main.getResultAttrOfType<StringAttr>(i, "tract.name");
+          given && given.getValue() == name)
+        return terminator->getOperand(i);
+    // An input is named by its tract.name, else input_N as dump lists it.
+    for (BlockArgument argument : body.getArguments()) {
+      auto given = main.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
+                                                     "tract.name");
+      std::string listed =
+          given ? given.str()
+                : "input_" + std::to_string(argument.getArgNumber());
+      if (listed == name)
+        return argument;
+    }
+    for (Operation &op : body.without_terminator())
+      if (op.getNumResults() == 1 && cli::nodeName(op.getLoc()) == name)
+        return op.getResult(0);
+    return nullptr;
+  };
+  SmallVector<Value> values;
+  for (const std::string &name : names) {
+    Value value = find(name);
+    if (!value) {
+      error = "--output-node: the model has no node named '" + name + "'";
+      return failure();
+    }
+    values.push_back(value);
+  }
+  MLIRContext *context = module.getContext();
+  terminator->setOperands(values);
+  main.setType(FunctionType::get(context, main.getArgumentTypes(),
+                                 ValueRange(values).getTypes()));
+  SmallVector<DictionaryAttr> attributes;
+  for (const std::string &name : names)
+    attributes.push_back(DictionaryAttr::get(
+        context, {NamedAttribute(StringAttr::get(context, "tract.name"),
+                                 StringAttr::get(context, name))}));
+  main.setAllResultAttrs(attributes);
+  return success();
+}
+
+/// --nnef-cycle: `module` written as NNEF (in memory) and read back.
+OwningOpRef<ModuleOp> nnefCycle(ModuleOp module) {
+  nnef::ModelFiles files;
+  files.origin = "the model written as NNEF";
+  if (failed(nnef::exportNnef(module, files)))
+    return nullptr;
+  return nnef::importNnefFiles(files, module.getContext());
+}
+
 /// --input-facts-from-bundle: the inputs' symbols take the values that the
 /// bundle's tensors (matched by name, else by position) give their dims, as
 /// --set would; ranks, known dims and types must agree.
@@ -1236,13 +1325,24 @@ int main(int argc, char **argv) {
                     ")\n";
     return 0;
   }
-  static const llvm::StringRef kStages[] = {"load", "declutter", "linalg",
-                                            "llvm"};
-  if (invocation->stage && !llvm::is_contained(kStages, *invocation->stage))
-    return fail("unknown --pass '" + *invocation->stage +
-                "'; expected load, declutter, linalg or llvm");
-  llvm::StringRef stage =
-      invocation->stage ? llvm::StringRef(*invocation->stage) : "";
+  // tract's stage names mean the stage they fall in here: the typing
+  // stages come before declutter, before-optimize and optimize after.
+  static const std::pair<llvm::StringRef, llvm::StringRef> kStages[] = {
+      {"load", "load"},           {"analyse", "load"},
+      {"incorporate", "load"},    {"type", "load"},
+      {"declutter", "declutter"}, {"before-optimize", "declutter"},
+      {"optimize", "declutter"},  {"linalg", "linalg"},
+      {"llvm", "llvm"}};
+  llvm::StringRef stage;
+  if (invocation->stage) {
+    for (auto [name, ours] : kStages)
+      if (*invocation->stage == name)
+        stage = ours;
+    if (stage.empty())
+      return fail("unknown --pass '" + *invocation->stage +
+                  "'; expected load, declutter, linalg or llvm (or tract's "
+                  "type, before-optimize, optimize)");
+  }
   // Models run on one thread per core unless told; objects are made for
   // one thread (no thread library needed) unless told, and so is the IR
   // that dump prints.
@@ -1294,6 +1394,9 @@ int main(int argc, char **argv) {
       failed(setsFromBundle(*module, *invocation->inputFactsBundle,
                             invocation->sets, error)))
     return fail(error);
+  if (!invocation->outputNodes.empty() &&
+      failed(selectOutputs(*module, invocation->outputNodes, error)))
+    return fail(error);
   if (!invocation->sets.empty()) {
     PassManager pm(&context);
     TractSetOptions options;
@@ -1312,13 +1415,14 @@ int main(int argc, char **argv) {
         *invocation->compareStage != "declutter")
       return fail("unknown compare --stage '" + *invocation->compareStage +
                   "'; expected load or declutter");
-    if (invocation->compareStage == "declutter")
-      invocation->optimize = true;
+    if (invocation->compareStage == "load")
+      stage = "load";
   }
 
-  // -O declutters; --pulse declutters and pulsifies; --pass stops at a
-  // stage: load (as imported), declutter, linalg (tract-lower-to-linalg) or
-  // llvm (the LLVM dialect).
+  // As in tract, the model is decluttered unless --pass stops before
+  // (load); -O asks for nothing more, since the code generator always
+  // optimizes. --pulse declutters and pulsifies; --pass linalg and llvm go
+  // on to the lowered IR.
   std::optional<TractPulsifyOptions> pulseOptions;
   if (invocation->pulse) {
     pulseOptions = parsePulse(*invocation->pulse, error);
@@ -1328,8 +1432,19 @@ int main(int argc, char **argv) {
       return fail("--pulse works on the decluttered model, not at --pass "
                   "load");
   }
-  bool declutter = invocation->optimize || stage == "declutter" || pulseOptions;
-  if (stage != "load" && (declutter || !stage.empty())) {
+  bool declutter = stage != "load";
+  // --nnef-cycle: the decluttered model goes through NNEF and back, and is
+  // decluttered again below.
+  if (declutter && invocation->nnefCycle) {
+    PassManager pm(&context);
+    buildDeclutterPipeline(pm);
+    if (failed(pm.run(*module)))
+      return 1;
+    module = nnefCycle(*module);
+    if (!module)
+      return 1;
+  }
+  if (declutter) {
     PassManager pm(&context);
     TimingScope passTiming = timing.nest(declutter ? "declutter" : "passes");
     if (declutter)

@@ -327,9 +327,33 @@ def sdpa(out):
              .astype(np.float32))
 
 
+def tract_gru(out):
+    fixture("tract_gru", out)
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((6, 3)).astype(np.float32)
+    r = rng.standard_normal((6, 2)).astype(np.float32)
+    write(out, "w.dat", dat_bytes(w))
+    write(out, "r.dat", dat_bytes(r))
+    x = rng.standard_normal((5, 3)).astype(np.float32)
+
+    def sigmoid(v):
+        return 1 / (1 + np.exp(-v))
+    h = np.zeros((1, 2), np.float32)
+    ys = []
+    for t in range(5):
+        xh, rh = x[t:t + 1] @ w.T, h @ r.T
+        z = sigmoid(xh[:, 0:2] + rh[:, 0:2])
+        g = sigmoid(xh[:, 2:4] + rh[:, 2:4])
+        n = np.tanh(xh[:, 4:6] + g * rh[:, 4:6])
+        h = (1 - z) * n + z * h
+        ys.append(h)
+    np.savez(os.path.join(out, "io.npz"), x=x,
+             y=np.concatenate(ys).astype(np.float32))
+
+
 if __name__ == "__main__":
     {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
      "hostile": hostile, "absolute": absolute,
      "short_dat": short_dat, "stdops": stdops,
      "tract_style": tract_style, "torch_style": torch_style,
-     "tract_files": tract_files, "sdpa": sdpa}[sys.argv[1]](sys.argv[2])
+     "tract_files": tract_files, "sdpa": sdpa, "tract_gru": tract_gru}[sys.argv[1]](sys.argv[2])
