@@ -361,6 +361,7 @@ const OpRegistry &OpRegistry::get() {
     registerRecurrentOps(r);
     registerQuantOps(r);
     registerSignalOps(r);
+    registerMlOps(r);
     return r;
   }();
   return registry;

@@ -221,6 +221,8 @@ void registerControlOps(OpRegistry &registry);
 void registerRecurrentOps(OpRegistry &registry);
 void registerQuantOps(OpRegistry &registry);
 void registerSignalOps(OpRegistry &registry);
+/// The `ai.onnx.ml` domain, registered as `ai.onnx.ml.OP` at its own opset.
+void registerMlOps(OpRegistry &registry);
 
 } // namespace mlir::tract::onnx
 

@@ -325,21 +325,26 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
                        : node.output_size() ? node.output(0)
                                             : node.op_type();
     Location loc = nodeLocation(name);
+    bool ml = node.domain() == "ai.onnx.ml";
     auto describe = [&]() {
-      return "node '" + name + "' (" + node.op_type() + ", opset " +
-             std::to_string(model.opset) + ")";
+      return "node '" + name + "' (" + node.op_type() +
+             (ml ? ", ai.onnx.ml opset " + std::to_string(model.mlOpset)
+                 : ", opset " + std::to_string(model.opset)) +
+             ")";
     };
-    if (!node.domain().empty() && node.domain() != "ai.onnx")
+    if (!node.domain().empty() && node.domain() != "ai.onnx" && !ml)
       return emitError(loc) << describe() << ": operators of domain '"
                             << node.domain() << "' are unsupported";
     for (const std::string &input : node.input())
       if (!input.empty() && !lookup(input))
         return emitError(loc)
                << describe() << ": input '" << input << "' is not defined";
-    const OpHandler *handler = registry.lookup(node.op_type(), model.opset);
+    int64_t opset = ml ? model.mlOpset : model.opset;
+    const OpHandler *handler = registry.lookup(
+        ml ? "ai.onnx.ml." + node.op_type() : node.op_type(), opset);
     if (!handler)
       return emitError(loc) << describe() << ": unsupported operator";
-    NodeContext context(*this, node, model.opset, builder, loc);
+    NodeContext context(*this, node, opset, builder, loc);
     SmallVector<Value> outputs;
     std::string diagnostic;
     LogicalResult result = success();
@@ -665,6 +670,8 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
     if (opset.domain().empty() || opset.domain() == "ai.onnx") {
       model.opset = opset.version();
       hasDefaultDomain = true;
+    } else if (opset.domain() == "ai.onnx.ml") {
+      model.mlOpset = opset.version();
     }
   if (!hasDefaultDomain)
     model.opset = 1;
