@@ -401,14 +401,24 @@ std::string previewValues(const cli::HostTensor &tensor) {
   return text + (count > kShown ? ", …]" : "]");
 }
 
+/// --approx, or `fallback` when it is not given; an unknown level is
+/// reported (and nullopt returned).
+std::optional<cli::Approximation>
+approximationOf(const cli::Invocation &invocation, llvm::StringRef fallback) {
+  std::string approx = invocation.approx.value_or(fallback.str());
+  std::optional<cli::Approximation> level = cli::parseApproximation(approx);
+  if (!level)
+    fail("unknown --approx '" + approx +
+         "'; expected exact, close, approximate, very, super or ultra");
+  return level;
+}
+
 int run(ModuleOp module, const cli::Invocation &invocation,
         TimingScope &timing) {
-  std::string approx = invocation.approx.value_or("close");
   std::optional<cli::Approximation> approximation =
-      cli::parseApproximation(approx);
+      approximationOf(invocation, "close");
   if (!approximation)
-    return fail("unknown --approx '" + approx +
-                "'; expected exact, close, approximate, very, super or ultra");
+    return 1;
   std::optional<cli::Bundle> inputBundle, outputBundle;
   if (invocation.inputBundle) {
     auto bundle = cli::loadBundle(*invocation.inputBundle);
@@ -538,12 +548,10 @@ constexpr int64_t kCompareSymbolValue = 32;
 /// (approximate unless told).
 int compare(ModuleOp reference, ModuleOp candidate,
             const cli::Invocation &invocation, TimingScope &timing) {
-  std::string approx = invocation.approx.value_or("approximate");
   std::optional<cli::Approximation> approximation =
-      cli::parseApproximation(approx);
+      approximationOf(invocation, "approximate");
   if (!approximation)
-    return fail("unknown --approx '" + approx +
-                "'; expected exact, close, approximate, very, super or ultra");
+    return 1;
   auto referenceModel =
       CompiledModel::compile(reference, jitOptions(invocation), &timing);
   if (!referenceModel)
