@@ -12,6 +12,7 @@
 
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
 #include <numeric>
 
 using namespace mlir;
@@ -1500,6 +1501,100 @@ Result rmsNorm(Invocation &call) {
                       call.create<RmsNormOp>(*input, *axis, APFloat(*eps)));
 }
 
+/// `tract_core_stft(input, axis, frame, stride, window)`: the short-time
+/// Fourier transform of a complex signal `[..., T, 2]` (real and imaginary
+/// parts on the last axis) along `axis` (the T axis), in frames of `frame`
+/// samples every `stride`, each weighted by the window (ones when none; a
+/// shorter window is centred in the frame). The result is `[..., frames,
+/// frame, 2]`: the frame axis after the time axis, then the frequencies.
+/// It is a strided convolution whose kernels are the windowed DFT matrix
+/// (output channel 2k + o, o the real or imaginary part), built at import.
+Result stft(Invocation &call) {
+  auto input = call.tensor("input");
+  auto axis = call.integer("axis");
+  auto frame = call.integer("frame");
+  auto stride = call.integer("stride");
+  if (!input || !axis || !frame || !stride)
+    return std::nullopt;
+  int64_t rank = Invocation::rank(*input);
+  Shape shape = getShape(input->getType());
+  if (rank < 2 || shape.back() != TDim(2))
+    return call.error("the input must be complex: [..., 2]");
+  if (*axis != rank - 2)
+    return call.error("only the axis before the complex one is supported "
+                      "(axis " + std::to_string(rank - 2) + ")");
+  if (*frame < 1 || *stride < 1)
+    return call.error("frame and stride must be positive");
+  SmallVector<double> window(*frame, 1.0);
+  if (call.args["window"].kind == NValue::Kind::Tensor) {
+    auto given = call.tensor("window");
+    if (!given)
+      return std::nullopt;
+    auto konst = given->getDefiningOp<ConstOp>();
+    auto values =
+        konst ? dyn_cast<DenseElementsAttr>(konst.getValue()) : nullptr;
+    if (!values || Invocation::rank(*given) != 1 ||
+        values.getNumElements() > *frame)
+      return call.error("the window must be a constant of at most 'frame' "
+                        "values");
+    int64_t offset = (*frame - values.getNumElements()) / 2;
+    window.assign(*frame, 0.0);
+    for (auto [i, v] : llvm::enumerate(values.getValues<APFloat>()))
+      window[offset + i] = v.convertToDouble();
+  }
+  Type elementType = Invocation::elementType(*input);
+  if (!isa<FloatType>(elementType))
+    return call.error("the input must be floats");
+  // Kernel [2K, 2, frame]: re = Σ (re·cos + im·sin) w, im = Σ (im·cos −
+  // re·sin) w, with the angle 2πkn/frame.
+  int64_t k = *frame;
+  SmallVector<float> kernel;
+  for (int64_t f = 0; f < k; ++f)
+    for (int64_t o = 0; o < 2; ++o)
+      for (int64_t c = 0; c < 2; ++c)
+        for (int64_t n = 0; n < k; ++n) {
+          double angle = 2 * M_PI * double((f * n) % k) / double(k);
+          double cosine = std::cos(angle), sine = std::sin(angle);
+          double weight = o == 0 ? (c == 0 ? cosine : sine)
+                                 : (c == 0 ? -sine : cosine);
+          kernel.push_back(float(weight * window[n]));
+        }
+  auto kernelType =
+      RankedTensorType::get({2 * k, 2, k}, call.getBuilder().getF32Type());
+  Value filter = call.castTo(
+      call.constant(DenseElementsAttr::get(kernelType, ArrayRef(kernel))),
+      elementType);
+  // [B..., T, 2] -> [N, 2, T]: the batch axes as one.
+  Value x = *input;
+  if (rank == 2)
+    x = call.create<AddAxisOp>(x, uint64_t(0));
+  else if (rank > 3)
+    x = call.create<ReshapeOp>(
+        x, uint64_t(0), uint64_t(rank - 2),
+        call.shapeAttr({std::accumulate(shape.begin(), shape.end() - 2,
+                                        TDim(1),
+                                        [](TDim a, const TDim &b) {
+                                          return a * b;
+                                        })}));
+  x = call.create<MoveAxisOp>(x, uint64_t(2), uint64_t(1));
+  SmallVector<int64_t> strides{*stride}, none;
+  Value y = call.create<ConvOp>(x, filter, Value(), uint64_t(1),
+                                ArrayRef(strides), ArrayRef(none),
+                                Padding::Valid, ArrayRef(none),
+                                ArrayRef(none));
+  // [N, 2K, F] -> [N, K, 2, F] -> [N, F, K, 2] -> [B..., F, K, 2].
+  y = call.create<ReshapeOp>(y, uint64_t(1), uint64_t(1),
+                             call.shapeAttr({TDim(k), TDim(2)}));
+  y = call.create<MoveAxisOp>(y, uint64_t(3), uint64_t(1));
+  if (rank == 2)
+    y = call.create<RmAxisOp>(y, uint64_t(0));
+  else if (rank > 3)
+    y = call.create<ReshapeOp>(
+        y, uint64_t(0), uint64_t(1),
+        call.shapeAttr(SmallVector<TDim>(shape.begin(), shape.end() - 2)));
+  return tensorResult(call, y);
+}
+
 /// `tract_core_gru_epilogue(x_h, r_h, h, hidden)`: the gates of a GRU step
 /// (ONNX's z, r, h order, linear before reset) from the input and recurrent
 /// products, each `3 * hidden` on the last axis with their biases added:
@@ -2333,6 +2428,13 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<?>);
   )",
                broadcast);
+  registry.add(R"(
+    fragment tract_core_stft(input: tensor<scalar>, axis: integer,
+                             frame: integer, stride: integer,
+                             window: tensor<scalar> = 0.0)
+      -> (output: tensor<scalar>);
+  )",
+               stft);
   registry.add(R"(
     fragment tract_core_gru_epilogue(x_h: tensor<scalar>, r_h: tensor<scalar>,
                                      h: tensor<scalar>, hidden: integer)

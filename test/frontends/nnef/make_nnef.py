@@ -351,9 +351,28 @@ def tract_gru(out):
              y=np.concatenate(ys).astype(np.float32))
 
 
+def tract_stft(out):
+    fixture("tract_stft", out)
+    rng = np.random.default_rng(8)
+    window = rng.uniform(0.5, 1.5, 4).astype(np.float32)
+    write(out, "window.dat", dat_bytes(window))
+    signal = rng.standard_normal((2, 12, 2)).astype(np.float32)
+    complex_signal = signal[..., 0] + 1j * signal[..., 1]
+    frame, stride = 7, 2
+    padded = np.zeros(frame)
+    padded[1:5] = window  # centred: (7 - 4) // 2 zeros before
+    frames = [complex_signal[:, t:t + frame] * padded
+              for t in range(0, 12 - frame + 1, stride)]
+    spectrum = np.fft.fft(np.stack(frames, axis=1), axis=2)
+    np.savez(os.path.join(out, "io.npz"), signal=signal,
+             spectrum=np.stack([spectrum.real, spectrum.imag], -1)
+             .astype(np.float32))
+
+
 if __name__ == "__main__":
     {"conv_matmul": conv_matmul, "ops": ops, "dtypes": dtypes, "tgz": tgz,
      "hostile": hostile, "absolute": absolute,
      "short_dat": short_dat, "stdops": stdops,
      "tract_style": tract_style, "torch_style": torch_style,
-     "tract_files": tract_files, "sdpa": sdpa, "tract_gru": tract_gru}[sys.argv[1]](sys.argv[2])
+     "tract_files": tract_files, "sdpa": sdpa, "tract_gru": tract_gru,
+     "tract_stft": tract_stft}[sys.argv[1]](sys.argv[2])
