@@ -1058,10 +1058,17 @@ bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
     auto value = eval(*assignment.rhs, scope);
     if (!value)
       return false;
+    // The graph's names name its nodes, as in tract: the op computing
+    // `name = …` gets the name (the first one, when a value is renamed).
+    if (namesTensors && assignment.lhs->kind == Expr::Kind::Identifier &&
+        value->kind == NValue::Kind::Tensor)
+      if (Operation *op = value->tensor.getDefiningOp();
+          op && !isa<NameLoc>(op->getLoc()))
+        op->setLoc(NameLoc::get(
+            StringAttr::get(context, assignment.lhs->text), op->getLoc()));
     if (!assign(*assignment.lhs, std::move(*value), scope, ""))
       return false;
   }
-  (void)namesTensors;
   return true;
 }
 
