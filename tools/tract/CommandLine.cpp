@@ -82,6 +82,9 @@ const Flag kFlags[] = {
      "time each op of the compiled model (ms/i, %, GF/s), next to bench's "
      "figure"},
     {Scope::Dump, "--json", "", false, "print the listing as JSON"},
+    {Scope::Dump, "--set", "", true,
+     "with --profile: S=3 sizes the made-up inputs; the model stays "
+     "symbolic (repeatable)"},
     {Scope::Dump, "--assert-op-count", "", true,
      "OP N: fail unless the model has N ops of tract's name OP (Scan, "
      "GatherElements, Sigmoid...) after the passes (repeatable)"},
@@ -114,6 +117,9 @@ const Flag kFlags[] = {
     {Scope::Run, "--allow-float-casts", "", false,
      "cast bundle inputs of another float type (f16, f32, f64) to the "
      "model's, and outputs to the bundle's before comparing"},
+    {Scope::Run, "--set", "", true,
+     "S=3 sizes the made-up inputs; the model stays symbolic, compiled once "
+     "(repeatable)"},
     {Scope::Run, "--steps", "", false,
      "print every op's output (its fact and first values) as well"},
     {Scope::Run, "--assert-op-count", "", true,
@@ -131,6 +137,8 @@ const Flag kFlags[] = {
      "untimed runs first (default 1)"},
     {Scope::Bench, "--warmup-time", "", true,
      "untimed milliseconds first (default 0)"},
+    {Scope::Bench, "--set", "", true,
+     "S=3 sizes the made-up inputs, as run's (repeatable)"},
     {Scope::Bench, "--threads", "", true,
      "threads to run on (as the global --threads)"},
     {Scope::Compare, "--stage", "", true,
@@ -311,7 +319,18 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.nnefCycle = true;
     else if (longName == "--allow-float-casts")
       invocation.allowFloatCasts = true;
-    else if (longName == "--set")
+    else if (longName == "--set" && scope != Scope::Global) {
+      auto [symbol, number] = StringRef(value).split('=');
+      int64_t size;
+      if (symbol.trim().empty() || number.trim().getAsInteger(10, size) ||
+          size < 0) {
+        error = "after '" + invocation.subcommand +
+                "', --set gives a symbol a size for the run: S=3, not '" +
+                value + "'";
+        return std::nullopt;
+      }
+      invocation.runSets.emplace_back(symbol.trim().str(), size);
+    } else if (longName == "--set")
       invocation.sets.push_back(value);
     else if (longName == "--assert")
       invocation.assertions.push_back(value);

@@ -58,6 +58,10 @@ struct Invocation {
   bool allowRandomInput = false;           ///< --allow-random-input
   std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
   bool steps = false; ///< run --steps: print every op's output too
+  /// --set S=3 after dump, run or bench: the symbol's value for the made-up
+  /// inputs of the compiled symbolic model (before the subcommand, --set
+  /// concretizes the model instead).
+  std::vector<std::pair<std::string, int64_t>> runSets;
   /// run --allow-float-casts: bundle floats of another width are cast.
   bool allowFloatCasts = false;
   /// --assert-output FACT (repeatable): an output's shape and type, and

@@ -72,7 +72,9 @@ llvm::Expected<cli::HostTensor> randomTensor(const TensorSignature &signature,
       return llvm::createStringError(
           llvm::inconvertibleErrorCode(),
           "cannot make up input '" + signature.name + "': its dim " +
-              dim.toString() + " depends on a symbol no other input sets");
+              dim.toString() +
+              " depends on a symbol no other input sets (give it a size "
+              "with --set after the subcommand)");
     shape.push_back(*size);
   }
   auto tensor = cli::HostTensor::create(signature.name, signature.dtype, shape);
@@ -162,7 +164,8 @@ struct ModelInputs {
 llvm::Error prepareInputs(const CompiledModel &model,
                           const std::optional<cli::Bundle> &bundle,
                           bool allowRandom, ModelInputs &inputs,
-                          bool allowFloatCasts = false) {
+                          bool allowFloatCasts = false,
+                          const SymbolValues &bound = {}) {
   std::vector<cli::HostTensor> &made = inputs.made;
   std::vector<const cli::HostTensor *> given;
   // Pointers into `made` must stay valid: room for every input, its bf16
@@ -192,8 +195,9 @@ llvm::Error prepareInputs(const CompiledModel &model,
     given.push_back(tensor);
   }
   if (allowRandom) {
-    // Symbols bound by the given inputs size the made-up ones.
-    SymbolValues values;
+    // Symbols bound by --set after the subcommand and by the given inputs
+    // size the made-up ones.
+    SymbolValues values = bound;
     for (auto [signature, tensor] : llvm::zip(signatures, given))
       if (tensor)
         for (auto [axis, dim] : llvm::enumerate(signature.shape))
@@ -401,6 +405,14 @@ std::string previewValues(const cli::HostTensor &tensor) {
   return text + (count > kShown ? ", …]" : "]");
 }
 
+/// The sizes --set gives symbols after the subcommand.
+SymbolValues runSymbols(const cli::Invocation &invocation) {
+  SymbolValues values;
+  for (const auto &[symbol, size] : invocation.runSets)
+    values[symbol] = size;
+  return values;
+}
+
 /// --approx, or `fallback` when it is not given; an unknown level is
 /// reported (and nullopt returned).
 std::optional<cli::Approximation>
@@ -463,7 +475,8 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     ModelInputs inputs;
     if (llvm::Error error =
             prepareInputs(**model, inputBundle, invocation.allowRandomInput,
-                          inputs, invocation.allowFloatCasts))
+                          inputs, invocation.allowFloatCasts,
+                          runSymbols(invocation)))
       return fail(std::move(error));
     made = std::move(inputs.made);
 
@@ -734,7 +747,8 @@ int bench(ModuleOp module, const cli::Invocation &invocation,
   cli::keepFreedBuffers();
   ModelInputs inputs;
   if (llvm::Error error =
-          prepareInputs(**model, *inputBundle, /*allowRandom=*/true, inputs))
+          prepareInputs(**model, *inputBundle, /*allowRandom=*/true, inputs,
+                        /*allowFloatCasts=*/false, runSymbols(invocation)))
     return fail(std::move(error));
   if (llvm::Error error = warmUp(**model, inputs, invocation))
     return fail(std::move(error));
@@ -816,8 +830,9 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
   cli::keepFreedBuffers();
 
   ModelInputs inputs;
-  if (llvm::Error error = prepareInputs(**plainModel, *inputBundle,
-                                        /*allowRandom=*/true, inputs))
+  if (llvm::Error error = prepareInputs(
+          **plainModel, *inputBundle, /*allowRandom=*/true, inputs,
+          /*allowFloatCasts=*/false, runSymbols(invocation)))
     return std::move(error);
   if (llvm::Error error = (*plainModel)->checkInputs(inputs.arguments))
     return std::move(error);
