@@ -88,15 +88,14 @@ Value samples(NodeContext &ctx) {
 
 /// Scores (samples, classes or targets): base values added, then the post
 /// transform. `binary` has one score column for two classes.
-Value finishScores(NodeContext &ctx, Value scores,
-                   ArrayRef<double> baseValues, StringRef postTransform,
-                   bool binary) {
+Value finishScores(NodeContext &ctx, Value scores, ArrayRef<double> baseValues,
+                   StringRef postTransform, bool binary) {
   Type f32 = Float32Type::get(ctx.getContext());
   int64_t columns = *getShape(scores.getType()).back().getConstant();
   if (!baseValues.empty()) {
     if (int64_t(baseValues.size()) != columns) {
       (void)ctx.error("base_values has " + std::to_string(baseValues.size()) +
-                " values for " + std::to_string(columns) + " scores");
+                      " values for " + std::to_string(columns) + " scores");
       return nullptr;
     }
     SmallVector<float> values(baseValues.begin(), baseValues.end());
@@ -123,8 +122,8 @@ Value finishScores(NodeContext &ctx, Value scores,
 
 /// The label of each sample's largest score, from `labels` (int64).
 Value labelOf(NodeContext &ctx, Value scores, ArrayRef<int64_t> labels) {
-  Value best = ctx.create<ReduceOp>(scores, Reducer::ArgMax,
-                                    ArrayRef<int64_t>{1});
+  Value best =
+      ctx.create<ReduceOp>(scores, Reducer::ArgMax, ArrayRef<int64_t>{1});
   best = ctx.create<RmAxisOp>(best, uint64_t(1));
   auto type = RankedTensorType::get({int64_t(labels.size())},
                                     IntegerType::get(ctx.getContext(), 64));
@@ -175,9 +174,8 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
   auto weightNodes = ctx.getInts((weightPrefix + "_nodeids").str());
   auto weightColumns = ctx.getInts((weightPrefix + "_ids").str());
   auto weights = getDoubles(ctx, (weightPrefix + "_weights").str());
-  if (!treeIds || !nodeIds || !featureIds || !values || !modes ||
-      !trueIds || !falseIds || !weightTrees || !weightNodes ||
-      !weightColumns || !weights) {
+  if (!treeIds || !nodeIds || !featureIds || !values || !modes || !trueIds ||
+      !falseIds || !weightTrees || !weightNodes || !weightColumns || !weights) {
     (void)ctx.error("the tree attributes are incomplete");
     return nullptr;
   }
@@ -196,12 +194,13 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
   // Trees by id, in order, and their nodes by id.
   std::map<int64_t, std::map<int64_t, TreeNode>> trees;
   for (size_t i = 0; i < count; ++i) {
-    TreeNode node{(*modes)[i],         (*featureIds)[i], (*values)[i],
-                  (*trueIds)[i],       (*falseIds)[i],
-                  tracks && !tracks->empty() && (*tracks)[i] != 0};
+    TreeNode node{
+        (*modes)[i],    (*featureIds)[i],
+        (*values)[i],   (*trueIds)[i],
+        (*falseIds)[i], tracks && !tracks->empty() && (*tracks)[i] != 0};
     if (!trees[(*treeIds)[i]].emplace((*nodeIds)[i], node).second) {
       (void)ctx.error("node " + std::to_string((*nodeIds)[i]) + " of tree " +
-                std::to_string((*treeIds)[i]) + " is given twice");
+                      std::to_string((*treeIds)[i]) + " is given twice");
       return nullptr;
     }
   }
@@ -234,7 +233,7 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
       }
       if (node.feature < 0 || node.feature >= numFeatures) {
         (void)ctx.error("a node tests feature " + std::to_string(node.feature) +
-                  " of " + std::to_string(numFeatures));
+                        " of " + std::to_string(numFeatures));
         return nullptr;
       }
       modesUsed.insert(node.mode);
@@ -255,7 +254,7 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
       auto it = nodes.find(id);
       if (it == nodes.end()) {
         (void)ctx.error("tree " + std::to_string(treeId) + " has no node " +
-                  std::to_string(id));
+                        std::to_string(id));
         return nullptr;
       }
       if (it->second.mode == "LEAF") {
@@ -280,9 +279,8 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
   // column).
   int64_t I = maxInternal, L = maxLeaves;
   SmallVector<int64_t> features(numTrees * I, 0);
-  SmallVector<float> thresholds(numTrees * I, 0),
-      path(numTrees * I * L, 0), trueCounts(numTrees * L, -1),
-      leafWeights(numTrees * L * columns, 0);
+  SmallVector<float> thresholds(numTrees * I, 0), path(numTrees * I * L, 0),
+      trueCounts(numTrees * L, -1), leafWeights(numTrees * L * columns, 0);
   std::map<std::string, SmallVector<float>> modeMasks;
   for (const std::string &mode : modesUsed)
     modeMasks[mode].assign(numTrees * I, 0);
@@ -314,16 +312,17 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
     auto tree = treeIndex.find((*weightTrees)[w]);
     int64_t column = (*weightColumns)[w];
     if (tree == treeIndex.end() || column < 0 || column >= columns) {
-      (void)ctx.error("a weight names tree " + std::to_string((*weightTrees)[w]) +
-                " and column " + std::to_string(column) +
-                ", which do not exist");
+      (void)ctx.error("a weight names tree " +
+                      std::to_string((*weightTrees)[w]) + " and column " +
+                      std::to_string(column) + ", which do not exist");
       return nullptr;
     }
     const Layout &layout = layouts[tree->second];
     auto leaf = layout.leafIndex.find((*weightNodes)[w]);
     if (leaf == layout.leafIndex.end()) {
-      (void)ctx.error("a weight is on node " + std::to_string((*weightNodes)[w]) +
-                ", which is not a leaf");
+      (void)ctx.error("a weight is on node " +
+                      std::to_string((*weightNodes)[w]) +
+                      ", which is not a leaf");
       return nullptr;
     }
     leafWeights[(tree->second * L + leaf->second) * columns + column] +=
@@ -337,18 +336,17 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
         RankedTensorType::get(shape, type), ArrayRef(values)));
   };
   // (samples, tree, node): the tested features and the tests' outcomes.
-  Value tested = ctx.create<GatherOp>(
-      x, constant({numTrees, I}, features, i64), int64_t(1));
+  Value tested = ctx.create<GatherOp>(x, constant({numTrees, I}, features, i64),
+                                      int64_t(1));
   Value threshold = constant({1, numTrees, I}, thresholds, f32);
   Value outcome;
   for (auto &[mode, mask] : modeMasks) {
-    Value holds =
-        mode == "BRANCH_LEQ"   ? ctx.create<LeOp>(tested, threshold)
-        : mode == "BRANCH_LT"  ? ctx.create<LtOp>(tested, threshold)
-        : mode == "BRANCH_GTE" ? ctx.create<GeOp>(tested, threshold)
-        : mode == "BRANCH_GT"  ? ctx.create<GtOp>(tested, threshold)
-        : mode == "BRANCH_EQ"  ? ctx.create<EqOp>(tested, threshold)
-                               : ctx.create<NeOp>(tested, threshold);
+    Value holds = mode == "BRANCH_LEQ"   ? ctx.create<LeOp>(tested, threshold)
+                  : mode == "BRANCH_LT"  ? ctx.create<LtOp>(tested, threshold)
+                  : mode == "BRANCH_GTE" ? ctx.create<GeOp>(tested, threshold)
+                  : mode == "BRANCH_GT"  ? ctx.create<GtOp>(tested, threshold)
+                  : mode == "BRANCH_EQ"  ? ctx.create<EqOp>(tested, threshold)
+                                         : ctx.create<NeOp>(tested, threshold);
     Value part = ctx.castTo(holds, f32);
     if (modeMasks.size() > 1)
       part = ctx.create<MulOp>(part, constant({1, numTrees, I}, mask, f32));
@@ -358,8 +356,8 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
     // A missing value (NaN) takes the true branch where the node says so.
     Value missing = ctx.castTo(ctx.create<IsNanOp>(tested), f32);
     outcome = ctx.create<MaxOp>(
-        outcome, ctx.create<MulOp>(missing, constant({1, numTrees, I},
-                                                     tracksTrue, f32)));
+        outcome, ctx.create<MulOp>(
+                     missing, constant({1, numTrees, I}, tracksTrue, f32)));
   }
   Value trues = ctx.create<EinsumOp>(
       ValueRange{outcome, constant({numTrees, I, L}, path, f32)},
@@ -368,8 +366,7 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
       ctx.create<EqOp>(trues, constant({1, numTrees, L}, trueCounts, f32)),
       f32);
   Value scores = ctx.create<EinsumOp>(
-      ValueRange{reached,
-                 constant({numTrees, L, columns}, leafWeights, f32)},
+      ValueRange{reached, constant({numTrees, L, columns}, leafWeights, f32)},
       "ntl,tlk->nk");
   std::string aggregate = ctx.getString("aggregate_function", "SUM");
   if (aggregate == "AVERAGE")
@@ -381,22 +378,33 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
   return scores;
 }
 
+/// A model's outputs from its raw scores: the base values (tree ensembles
+/// have them), the post transform and, for a classifier, the labels first.
+LogicalResult emitOutputs(NodeContext &ctx, Value scores, bool baseValues,
+                          bool binary, const SmallVector<int64_t> *labels,
+                          Outputs &outputs) {
+  if (!scores)
+    return failure();
+  std::optional<SmallVector<double>> base;
+  if (baseValues)
+    base = getDoubles(ctx, "base_values");
+  scores = finishScores(ctx, scores, base ? *base : SmallVector<double>(),
+                        ctx.getString("post_transform", "NONE"), binary);
+  if (!scores)
+    return failure();
+  if (labels)
+    outputs.push_back(labelOf(ctx, scores, *labels));
+  outputs.push_back(scores);
+  return success();
+}
+
 LogicalResult treeEnsembleRegressor(NodeContext &ctx, Outputs &outputs) {
   Value x = samples(ctx);
   if (!x)
     return failure();
   int64_t targets = ctx.getInt("n_targets", 1);
-  Value scores = treeScores(ctx, x, "target", targets);
-  if (!scores)
-    return failure();
-  auto base = getDoubles(ctx, "base_values");
-  scores = finishScores(ctx, scores, base ? *base : SmallVector<double>(),
-                        ctx.getString("post_transform", "NONE"),
-                        /*binary=*/false);
-  if (!scores)
-    return failure();
-  outputs.push_back(scores);
-  return success();
+  return emitOutputs(ctx, treeScores(ctx, x, "target", targets),
+                     /*baseValues=*/true, /*binary=*/false, nullptr, outputs);
 }
 
 LogicalResult treeEnsembleClassifier(NodeContext &ctx, Outputs &outputs) {
@@ -409,17 +417,8 @@ LogicalResult treeEnsembleClassifier(NodeContext &ctx, Outputs &outputs) {
   bool binary = labels->size() == 2 && classIds &&
                 llvm::all_of(*classIds, [](int64_t id) { return id == 0; });
   int64_t columns = binary ? 1 : labels->size();
-  Value scores = treeScores(ctx, x, "class", columns);
-  if (!scores)
-    return failure();
-  auto base = getDoubles(ctx, "base_values");
-  scores = finishScores(ctx, scores, base ? *base : SmallVector<double>(),
-                        ctx.getString("post_transform", "NONE"), binary);
-  if (!scores)
-    return failure();
-  outputs.push_back(labelOf(ctx, scores, *labels));
-  outputs.push_back(scores);
-  return success();
+  return emitOutputs(ctx, treeScores(ctx, x, "class", columns),
+                     /*baseValues=*/true, binary, &*labels, outputs);
 }
 
 /// (samples, features) by (rows, features) coefficients, plus intercepts.
@@ -428,8 +427,8 @@ Value linearScores(NodeContext &ctx, Value x, int64_t rows) {
   auto intercepts = ctx.getFloats("intercepts");
   int64_t features = *getShape(x.getType())[1].getConstant();
   if (!coefficients || int64_t(coefficients->size()) != rows * features) {
-    (void)ctx.error("coefficients must hold " + std::to_string(rows) + " rows of " +
-              std::to_string(features) + " features");
+    (void)ctx.error("coefficients must hold " + std::to_string(rows) +
+                    " rows of " + std::to_string(features) + " features");
     return nullptr;
   }
   Type f32 = Float32Type::get(ctx.getContext());
@@ -438,13 +437,14 @@ Value linearScores(NodeContext &ctx, Value x, int64_t rows) {
   Value scores = ctx.create<EinsumOp>(ValueRange{x, matrix}, "nf,rf->nr");
   if (intercepts && !intercepts->empty()) {
     if (int64_t(intercepts->size()) != rows) {
-      (void)ctx.error("intercepts must hold " + std::to_string(rows) + " values");
+      (void)ctx.error("intercepts must hold " + std::to_string(rows) +
+                      " values");
       return nullptr;
     }
     scores = ctx.create<AddOp>(
-        scores, ctx.constant(DenseElementsAttr::get(
-                    RankedTensorType::get({1, rows}, f32),
-                    ArrayRef(*intercepts))));
+        scores,
+        ctx.constant(DenseElementsAttr::get(
+            RankedTensorType::get({1, rows}, f32), ArrayRef(*intercepts))));
   }
   return scores;
 }
@@ -453,15 +453,8 @@ LogicalResult linearRegressor(NodeContext &ctx, Outputs &outputs) {
   Value x = samples(ctx);
   if (!x)
     return failure();
-  Value scores = linearScores(ctx, x, ctx.getInt("targets", 1));
-  if (!scores)
-    return failure();
-  scores = finishScores(ctx, scores, {},
-                        ctx.getString("post_transform", "NONE"), false);
-  if (!scores)
-    return failure();
-  outputs.push_back(scores);
-  return success();
+  return emitOutputs(ctx, linearScores(ctx, x, ctx.getInt("targets", 1)),
+                     /*baseValues=*/false, /*binary=*/false, nullptr, outputs);
 }
 
 LogicalResult linearClassifier(NodeContext &ctx, Outputs &outputs) {
@@ -479,16 +472,8 @@ LogicalResult linearClassifier(NodeContext &ctx, Outputs &outputs) {
     return ctx.error("coefficients hold " + std::to_string(rows) +
                      " rows for " + std::to_string(labels->size()) +
                      " classes");
-  Value scores = linearScores(ctx, x, rows);
-  if (!scores)
-    return failure();
-  scores = finishScores(ctx, scores, {},
-                        ctx.getString("post_transform", "NONE"), binary);
-  if (!scores)
-    return failure();
-  outputs.push_back(labelOf(ctx, scores, *labels));
-  outputs.push_back(scores);
-  return success();
+  return emitOutputs(ctx, linearScores(ctx, x, rows), /*baseValues=*/false,
+                     binary, &*labels, outputs);
 }
 
 } // namespace
