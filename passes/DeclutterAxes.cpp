@@ -274,6 +274,30 @@ SmallVector<int64_t> axesBefore(MoveAxisOp move, ArrayRef<int64_t> axes) {
   return before;
 }
 
+/// The axes a reduction or normalization (reduce, softmax, log_softmax,
+/// rms_norm) works on.
+SmallVector<int64_t> workAxes(Operation *op) {
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    return SmallVector<int64_t>(reduce.getAxes());
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    return SmallVector<int64_t>(softmax.getAxes());
+  if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op))
+    return SmallVector<int64_t>(logSoftmax.getAxes());
+  return {static_cast<int64_t>(cast<RmsNormOp>(op).getAxis())};
+}
+
+/// Sets the axes `op` (as for workAxes) works on.
+void setWorkAxes(Operation *op, ArrayRef<int64_t> axes) {
+  if (auto reduce = dyn_cast<ReduceOp>(op))
+    reduce.setAxes(axes);
+  else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    softmax.setAxes(axes);
+  else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op))
+    logSoftmax.setAxes(axes);
+  else
+    cast<RmsNormOp>(op).setAxis(static_cast<uint64_t>(axes.front()));
+}
+
 /// rm_axis(f(add_axis(x, a)), a) -> f(x) for a normalization f (softmax,
 /// log_softmax, rms_norm) over other axes, which are renumbered: the unit
 /// axis a model adds around one op (an exporter's unsqueeze/squeeze pair)
@@ -292,32 +316,14 @@ struct CancelAxisAroundNormalization : OpRewritePattern<RmAxisOp> {
     if (!add || add.getAxis() != op.getAxis() || !add->hasOneUse())
       return rewriter.notifyMatchFailure(op, "no add_axis of its axis");
     // The normalized axes, without the added one.
-    auto renumber = [&](ArrayRef<int64_t> axes)
-        -> std::optional<SmallVector<int64_t>> {
-      SmallVector<int64_t> out;
-      for (int64_t a : axes) {
-        if (a == axis)
-          return std::nullopt;
-        out.push_back(a > axis ? a - 1 : a);
-      }
-      return out;
-    };
+    SmallVector<int64_t> axes;
+    for (int64_t a : workAxes(norm)) {
+      if (a == axis)
+        return rewriter.notifyMatchFailure(op, "normalizes the added axis");
+      axes.push_back(a > axis ? a - 1 : a);
+    }
     Operation *copy = rewriter.clone(*norm);
-    std::optional<SmallVector<int64_t>> axes;
-    if (auto softmax = dyn_cast<SoftmaxOp>(copy)) {
-      if ((axes = renumber(softmax.getAxes())))
-        softmax.setAxes(*axes);
-    } else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(copy)) {
-      if ((axes = renumber(logSoftmax.getAxes())))
-        logSoftmax.setAxes(*axes);
-    } else if (auto rms = dyn_cast<RmsNormOp>(copy)) {
-      if ((axes = renumber({static_cast<int64_t>(rms.getAxis())})))
-        rms.setAxis(static_cast<uint64_t>((*axes)[0]));
-    }
-    if (!axes) {
-      rewriter.eraseOp(copy);
-      return rewriter.notifyMatchFailure(op, "normalizes the added axis");
-    }
+    setWorkAxes(copy, axes);
     Value result = cloneOn(rewriter, copy, add.getInput());
     rewriter.eraseOp(copy);
     rewriter.replaceOp(op, result);
@@ -340,15 +346,7 @@ struct PushMoveAxisThroughNormalization : RewritePattern {
     if (!move || !move->hasOneUse())
       return rewriter.notifyMatchFailure(op, "not after a single-use move");
     Operation *copy = rewriter.clone(*op);
-    if (auto reduce = dyn_cast<ReduceOp>(copy))
-      reduce.setAxes(axesBefore(move, reduce.getAxes()));
-    else if (auto softmax = dyn_cast<SoftmaxOp>(copy))
-      softmax.setAxes(axesBefore(move, softmax.getAxes()));
-    else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(copy))
-      logSoftmax.setAxes(axesBefore(move, logSoftmax.getAxes()));
-    else if (auto rms = dyn_cast<RmsNormOp>(copy))
-      rms.setAxis(static_cast<uint64_t>(
-          axesBefore(move, {static_cast<int64_t>(rms.getAxis())})[0]));
+    setWorkAxes(copy, axesBefore(move, workAxes(op)));
     Value result = cloneOn(rewriter, copy, move.getInput());
     rewriter.eraseOp(copy);
     rewriter.replaceOpWithNewOp<MoveAxisOp>(op, result, move.getFrom(),

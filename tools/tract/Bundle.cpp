@@ -886,8 +886,36 @@ double floatAt(const HostTensor &tensor, int64_t i) {
   }
 }
 
-/// Element `i` as text: integers exactly, floats in their shortest form.
-std::string valueAt(const HostTensor &tensor, int64_t i) {
+
+bool floatsMatch(double expected, double got, const Tolerance &tolerance) {
+  if (std::isnan(expected) || std::isnan(got))
+    return std::isnan(expected) && std::isnan(got);
+  if (std::isinf(expected) || std::isinf(got))
+    return expected == got;
+  return std::abs(got - expected) <=
+         tolerance.atol + tolerance.rtol * std::abs(expected);
+}
+
+/// The multi-dimensional index of flat element `flat`: `[0,2,1]`.
+std::string indexString(ArrayRef<int64_t> shape, int64_t flat) {
+  llvm::SmallVector<int64_t, 4> index(shape.size());
+  for (size_t axis = shape.size(); axis-- > 0;) {
+    index[axis] = flat % shape[axis];
+    flat /= shape[axis];
+  }
+  return "[" + shapeString(index) + "]";
+}
+
+std::string formatDouble(double value) {
+  std::string text;
+  llvm::raw_string_ostream(text) << llvm::format("%g", value);
+  return text;
+}
+
+} // namespace
+
+std::string mlir::tract::cli::elementText(const HostTensor &tensor,
+                                          int64_t i) {
   switch (tensor.getDtype()) {
   case TRACT_DT_BOOL:
     return tensor.getValues<uint8_t>()[i] ? "true" : "false";
@@ -918,33 +946,6 @@ std::string valueAt(const HostTensor &tensor, int64_t i) {
           : std::to_chars(buffer, buffer + sizeof(buffer), float(value));
   return std::string(buffer, result.ptr);
 }
-
-bool floatsMatch(double expected, double got, const Tolerance &tolerance) {
-  if (std::isnan(expected) || std::isnan(got))
-    return std::isnan(expected) && std::isnan(got);
-  if (std::isinf(expected) || std::isinf(got))
-    return expected == got;
-  return std::abs(got - expected) <=
-         tolerance.atol + tolerance.rtol * std::abs(expected);
-}
-
-/// The multi-dimensional index of flat element `flat`: `[0,2,1]`.
-std::string indexString(ArrayRef<int64_t> shape, int64_t flat) {
-  llvm::SmallVector<int64_t, 4> index(shape.size());
-  for (size_t axis = shape.size(); axis-- > 0;) {
-    index[axis] = flat % shape[axis];
-    flat /= shape[axis];
-  }
-  return "[" + shapeString(index) + "]";
-}
-
-std::string formatDouble(double value) {
-  std::string text;
-  llvm::raw_string_ostream(text) << llvm::format("%g", value);
-  return text;
-}
-
-} // namespace
 
 llvm::Expected<HostTensor>
 mlir::tract::cli::castFloats(const HostTensor &tensor, tract_dtype dtype) {
@@ -1067,7 +1068,7 @@ Error mlir::tract::cli::compareTensors(const HostTensor &expected,
   }
   return makeError(subject + "mismatch at " +
                    indexString(expected.getShape(), first) + ": expected " +
-                   valueAt(expected, first) + ", got " + valueAt(got, first) +
+                   elementText(expected, first) + ", got " + elementText(got, first) +
                    "; " + llvm::Twine(mismatches) + " of " +
                    llvm::Twine(count) + " values differ (" + rule + ")");
 }

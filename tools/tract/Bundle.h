@@ -211,6 +211,10 @@ Tolerance getTolerance(Approximation approximation, tract_dtype dtype);
 /// bools equal, floats within the level's tolerance (NaN matches NaN, an
 /// infinity matches the same infinity). The error is one line naming the
 /// first mismatching index, both values and the number of mismatches.
+/// Element `i` (in row-major order) as text: integers exactly, floats in
+/// their shortest form, booleans as true or false.
+std::string elementText(const HostTensor &tensor, int64_t i);
+
 /// `tensor` converted to the float type `dtype` (f16, bf16, f32, f64):
 /// run --allow-float-casts.
 llvm::Expected<HostTensor> castFloats(const HostTensor &tensor,

@@ -29,7 +29,6 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
@@ -155,6 +154,8 @@ const cli::HostTensor *reinterpretBf16(const cli::HostTensor *tensor,
 /// The tensors a model runs on, and what keeps them alive.
 struct ModelInputs {
   std::vector<cli::HostTensor> made;
+  /// The tensor of each input: the bundle's, or one of `made`.
+  std::vector<const cli::HostTensor *> tensors;
   std::vector<tract_tensor> descriptors;
   std::vector<const tract_tensor *> arguments;
 };
@@ -212,6 +213,7 @@ llvm::Error prepareInputs(const CompiledModel &model,
         tensor = &made.back();
       }
   }
+  inputs.tensors = given;
   for (const cli::HostTensor *tensor : given) {
     auto descriptor = const_cast<cli::HostTensor *>(tensor)->getRuntimeTensor();
     if (!descriptor)
@@ -221,6 +223,20 @@ llvm::Error prepareInputs(const CompiledModel &model,
   for (const tract_tensor &descriptor : inputs.descriptors)
     inputs.arguments.push_back(&descriptor);
   return llvm::Error::success();
+}
+
+/// The host copies of what a compiled model returned, under its output
+/// names.
+llvm::Expected<std::vector<cli::HostTensor>>
+outputsOf(const CompiledModel &model, llvm::ArrayRef<tract_tensor *> results) {
+  std::vector<cli::HostTensor> outputs;
+  for (auto [signature, result] : llvm::zip(model.getOutputs(), results)) {
+    auto output = cli::HostTensor::fromRuntime(signature.name, result);
+    if (!output)
+      return output.takeError();
+    outputs.push_back(std::move(*output));
+  }
+  return outputs;
 }
 
 /// The name of our op that tract calls `tractName` in its dumps: tract's
@@ -258,7 +274,7 @@ std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
 LogicalResult checkOpCounts(ModuleOp module,
                             const cli::Invocation &invocation,
                             std::string &error) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = cli::entryFunction(module);
   for (const auto &[tractName, expected] : invocation.opCounts) {
     int64_t count = 0;
     if (tractName == "Source") {
@@ -374,34 +390,19 @@ std::vector<std::string> returnEveryStep(ModuleOp module) {
   return names;
 }
 
-/// The first values of `tensor`, as `[0.5, -1, 2, …]`.
+/// The first values of `tensor`, as `[0.5, -1, 2, …]`; "" for the types
+/// --steps does not show (f16, bf16, the narrow integers).
 std::string previewValues(const cli::HostTensor &tensor) {
+  static const tract_dtype kShownTypes[] = {TRACT_DT_F32, TRACT_DT_F64,
+                                            TRACT_DT_I32, TRACT_DT_I64,
+                                            TRACT_DT_BOOL};
+  if (!llvm::is_contained(kShownTypes, tensor.getDtype()))
+    return "";
   constexpr int64_t kShown = 8;
   int64_t count = tensor.getNumElements();
   std::string text = "[";
-  for (int64_t i = 0; i < std::min(count, kShown); ++i) {
-    if (i)
-      text += ", ";
-    switch (tensor.getDtype()) {
-    case TRACT_DT_F32:
-      text += llvm::formatv("{0}", llvm::format("%g", double(tensor.getValues<float>()[i]))).str();
-      break;
-    case TRACT_DT_F64:
-      text += llvm::formatv("{0}", llvm::format("%g", tensor.getValues<double>()[i])).str();
-      break;
-    case TRACT_DT_I64:
-      text += std::to_string(tensor.getValues<int64_t>()[i]);
-      break;
-    case TRACT_DT_I32:
-      text += std::to_string(tensor.getValues<int32_t>()[i]);
-      break;
-    case TRACT_DT_BOOL:
-      text += tensor.getValues<uint8_t>()[i] ? "true" : "false";
-      break;
-    default:
-      return "";
-    }
-  }
+  for (int64_t i = 0; i < std::min(count, kShown); ++i)
+    text += (i ? ", " : "") + cli::elementText(tensor, i);
   return text + (count > kShown ? ", …]" : "]");
 }
 
@@ -483,21 +484,19 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     auto results = (*model)->run(inputs.arguments);
     if (!results)
       return fail(results.takeError());
-    for (auto [index, signature, result] :
-         llvm::enumerate((*model)->getOutputs(), *results)) {
-      auto output = cli::HostTensor::fromRuntime(signature.name, result);
-      if (!output)
-        return fail(output.takeError());
-      if (index < numOutputs)
-        outputs.push_back(std::move(*output));
-      else if (!invocation.quiet)
-      {
-        std::string values = previewValues(*output);
-        llvm::outs() << "step " << stepNames[index - numOutputs] << ": "
-                     << output->summary() << (values.empty() ? "" : " ")
-                     << values << "\n";
+    auto returned = outputsOf(**model, *results);
+    if (!returned)
+      return fail(returned.takeError());
+    outputs = std::move(*returned);
+    // The steps come after the model's own outputs.
+    if (!invocation.quiet)
+      for (auto [name, step] :
+           llvm::zip(stepNames, llvm::drop_begin(outputs, numOutputs))) {
+        std::string values = previewValues(step);
+        llvm::outs() << "step " << name << ": " << step.summary()
+                     << (values.empty() ? "" : " ") << values << "\n";
       }
-    }
+    outputs.erase(outputs.begin() + numOutputs, outputs.end());
   }
 
   if (!invocation.quiet)
@@ -571,8 +570,8 @@ int compare(ModuleOp reference, ModuleOp candidate,
     return fail(referenceModel.takeError());
   cli::keepFreedBuffers();
 
-  // The inputs: the bundle's, then made up, with the symbols the given ones
-  // set and kCompareSymbolValue for the others.
+  // The inputs: the bundle's, then made up, the symbols no given input sets
+  // at kCompareSymbolValue; the candidate runs on copies of them.
   std::optional<cli::Bundle> given;
   if (invocation.inputBundle) {
     auto bundle = cli::loadBundle(*invocation.inputBundle);
@@ -580,66 +579,40 @@ int compare(ModuleOp reference, ModuleOp candidate,
       return fail(bundle.takeError());
     given = std::move(*bundle);
   }
-  llvm::ArrayRef<TensorSignature> signatures = (*referenceModel)->getInputs();
-  std::vector<cli::HostTensor> tensors;
-  SymbolValues values;
-  for (auto [index, signature] : llvm::enumerate(signatures)) {
-    const cli::HostTensor *tensor =
-        given ? findTensor(given->getInputs(), signature.name, index) : nullptr;
-    if (!tensor)
-      continue;
-    for (auto [axis, dim] : llvm::enumerate(signature.shape))
-      if (std::optional<std::string> symbol = dim.getSymbolName())
-        values[*symbol] = tensor->getShape()[axis];
-  }
-  for (auto [index, signature] : llvm::enumerate(signatures)) {
-    const cli::HostTensor *tensor =
-        given ? findTensor(given->getInputs(), signature.name, index) : nullptr;
-    if (tensor) {
-      auto copy = tensor->clone();
-      if (!copy)
-        return fail(copy.takeError());
-      copy->setName(signature.name);
-      tensors.push_back(std::move(*copy));
-      continue;
-    }
-    if (!invocation.allowRandomInput)
-      return fail("no value for input '" + signature.name +
-                  "'; give --input-from-bundle, or --allow-random-input");
+  SymbolValues defaults;
+  for (const TensorSignature &signature : (*referenceModel)->getInputs())
     for (const TDim &dim : signature.shape) {
       std::set<std::string> symbols;
       dim.collectSymbols(symbols);
       for (const std::string &symbol : symbols)
-        values.try_emplace(symbol, kCompareSymbolValue);
+        defaults.try_emplace(symbol, kCompareSymbolValue);
     }
-    auto random = randomTensor(signature, values);
-    if (!random)
-      return fail(random.takeError());
-    tensors.push_back(std::move(*random));
+  ModelInputs referenceInputs;
+  if (llvm::Error error = prepareInputs(
+          **referenceModel, given, invocation.allowRandomInput,
+          referenceInputs, /*allowFloatCasts=*/false, defaults))
+    return fail(std::move(error));
+  std::vector<cli::HostTensor> tensors;
+  for (auto [signature, tensor] :
+       llvm::zip((*referenceModel)->getInputs(), referenceInputs.tensors)) {
+    auto copy = tensor->clone();
+    if (!copy)
+      return fail(copy.takeError());
+    copy->setName(signature.name);
+    tensors.push_back(std::move(*copy));
   }
   std::optional<cli::Bundle> inputs(
       std::in_place, cli::BundleKind::Npz, "the compared inputs",
       std::move(tensors), std::vector<cli::HostTensor>());
 
-  auto runCompiled = [&](const CompiledModel &model)
+  auto runOn = [](const CompiledModel &model, const ModelInputs &arguments)
       -> llvm::Expected<std::vector<cli::HostTensor>> {
-    ModelInputs arguments;
-    if (llvm::Error error =
-            prepareInputs(model, inputs, /*allowRandom=*/false, arguments))
-      return std::move(error);
     auto results = model.run(arguments.arguments);
     if (!results)
       return results.takeError();
-    std::vector<cli::HostTensor> outputs;
-    for (auto [signature, result] : llvm::zip(model.getOutputs(), *results)) {
-      auto output = cli::HostTensor::fromRuntime(signature.name, result);
-      if (!output)
-        return output.takeError();
-      outputs.push_back(std::move(*output));
-    }
-    return outputs;
+    return outputsOf(model, *results);
   };
-  auto expected = runCompiled(**referenceModel);
+  auto expected = runOn(**referenceModel, referenceInputs);
   if (!expected)
     return fail(expected.takeError());
 
@@ -653,7 +626,12 @@ int compare(ModuleOp reference, ModuleOp candidate,
         CompiledModel::compile(candidate, jitOptions(invocation), &timing);
     if (!candidateModel)
       return fail(candidateModel.takeError());
-    got = runCompiled(**candidateModel);
+    ModelInputs candidateInputs;
+    if (llvm::Error error = prepareInputs(**candidateModel, inputs,
+                                          /*allowRandom=*/false,
+                                          candidateInputs))
+      return fail(std::move(error));
+    got = runOn(**candidateModel, candidateInputs);
   }
   if (!got)
     return fail(got.takeError());
@@ -1170,9 +1148,9 @@ namespace {
 /// order; a name is an op's (its location), an output's or an input's.
 LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
                             std::string &error) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = cli::entryFunction(module);
   if (!main) {
-    error = "the model has no main function";
+    error = "the model has no function";
     return failure();
   }
   Block &body = main.getBody().front();
@@ -1239,9 +1217,9 @@ LogicalResult setsFromBundle(ModuleOp module, llvm::StringRef path,
     error = llvm::toString(bundle.takeError());
     return failure();
   }
-  auto main = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = cli::entryFunction(module);
   if (!main) {
-    error = "the model has no main function";
+    error = "the model has no function";
     return failure();
   }
   auto signature = describeFunction(main);
@@ -1469,9 +1447,8 @@ int main(int argc, char **argv) {
   }
   if (declutter) {
     PassManager pm(&context);
-    TimingScope passTiming = timing.nest(declutter ? "declutter" : "passes");
-    if (declutter)
-      buildDeclutterPipeline(pm);
+    TimingScope passTiming = timing.nest("declutter");
+    buildDeclutterPipeline(pm);
     if (pulseOptions)
       pm.addPass(createTractPulsify(*pulseOptions));
     if (lowered && pulseOptions)

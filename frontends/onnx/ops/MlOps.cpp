@@ -25,9 +25,7 @@
 #include "frontends/onnx/NodeContext.h"
 
 #include "frontends/onnx/GraphImporter.h"
-#include "frontends/onnx/onnx.pb.h"
 
-#include <cstring>
 #include <map>
 #include <set>
 
@@ -39,36 +37,27 @@ namespace {
 
 using Outputs = SmallVectorImpl<Value>;
 
-/// A float attribute list, or its opset-3 tensor form (`NAME_as_tensor`).
+/// A float attribute list, or its opset-3 tensor form (`NAME_as_tensor`,
+/// read as the importer reads any tensor).
 std::optional<SmallVector<double>> getDoubles(NodeContext &ctx,
                                               StringRef name) {
   if (std::optional<SmallVector<float>> floats = ctx.getFloats(name))
     return SmallVector<double>(floats->begin(), floats->end());
-  if (const ::onnx::TensorProto *tensor =
-          ctx.getTensor((name + "_as_tensor").str())) {
-    SmallVector<double> values;
-    for (double d : tensor->double_data())
-      values.push_back(d);
-    for (float f : tensor->float_data())
-      values.push_back(f);
-    if (values.empty() && !tensor->raw_data().empty()) {
-      const std::string &raw = tensor->raw_data();
-      if (tensor->data_type() == ::onnx::TensorProto::DOUBLE)
-        for (size_t i = 0; i + 8 <= raw.size(); i += 8) {
-          double d;
-          std::memcpy(&d, raw.data() + i, 8);
-          values.push_back(d);
-        }
-      else
-        for (size_t i = 0; i + 4 <= raw.size(); i += 4) {
-          float f;
-          std::memcpy(&f, raw.data() + i, 4);
-          values.push_back(f);
-        }
-    }
-    return values;
+  const ::onnx::TensorProto *tensor =
+      ctx.getTensor((name + "_as_tensor").str());
+  if (!tensor)
+    return std::nullopt;
+  std::string error;
+  FailureOr<DenseElementsAttr> value = ctx.getGraph().readTensor(*tensor, error);
+  if (failed(value) || !isa<FloatType>(value->getElementType())) {
+    (void)ctx.error(name + "_as_tensor: " +
+                    (failed(value) ? error : "not a float tensor"));
+    return std::nullopt;
   }
-  return std::nullopt;
+  SmallVector<double> values;
+  for (const APFloat &v : value->getValues<APFloat>())
+    values.push_back(v.convertToDouble());
+  return values;
 }
 
 /// The input as f32 samples of rank 2 (a single sample of rank 1 gains a
