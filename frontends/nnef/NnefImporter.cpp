@@ -949,10 +949,14 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
       for (const Parameter &p : signature->params)
         if (p.name == argument.name)
           param = &p;
-      if (!param)
-        return error(argument.value->pos, "'" + expr.text +
-                                              "' has no parameter '" +
-                                              argument.name + "'");
+      if (!param) {
+        // tract reads the arguments an operation declares and passes over
+        // the others unevaluated; so do we, and say so.
+        emitWarning(loc(argument.value->pos))
+            << "'" << expr.text << "' has no parameter '" << argument.name
+            << "'; the argument is ignored";
+        continue;
+      }
     }
     auto value = eval(*argument.value, scope);
     if (!value)
@@ -1060,12 +1064,18 @@ bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
       return false;
     // The graph's names name its nodes, as in tract: the op computing
     // `name = …` gets the name (the first one, when a value is renamed).
-    if (namesTensors && assignment.lhs->kind == Expr::Kind::Identifier &&
-        value->kind == NValue::Kind::Tensor)
-      if (Operation *op = value->tensor.getDefiningOp();
-          op && !isa<NameLoc>(op->getLoc()))
-        op->setLoc(NameLoc::get(
-            StringAttr::get(context, assignment.lhs->text), op->getLoc()));
+    if (assignment.lhs->kind == Expr::Kind::Identifier &&
+        value->kind == NValue::Kind::Tensor) {
+      auto name = StringAttr::get(context, assignment.lhs->text);
+      Operation *op = value->tensor.getDefiningOp();
+      if (namesTensors && op && !isa<NameLoc>(op->getLoc()))
+        op->setLoc(NameLoc::get(name, op->getLoc()));
+      // An `external` takes the name it is first given, wherever it is.
+      if (auto input = dyn_cast<BlockArgument>(value->tensor);
+          input && input.getOwner() == &func.getBody().front() &&
+          !isa<NameLoc>(input.getLoc()))
+        input.setLoc(NameLoc::get(name, input.getLoc()));
+    }
     if (!assign(*assignment.lhs, std::move(*value), scope, ""))
       return false;
   }
@@ -1601,18 +1611,29 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     argument.replaceAllUsesWith(fresh);
     inputTypes.push_back(argument.getType());
   }
-  for (unsigned i = 0; i < created; ++i)
-    if (!entry->getArgument(i).use_empty()) {
-      error(document.graphPos,
-            "an 'external' tensor is not listed among the graph inputs");
-      return {};
-    }
+  // An `external` the graph does not list (one in a fragment, say) is an
+  // input all the same, as in tract: it follows the listed ones, in the
+  // order of appearance, named by the identifier it was assigned to.
+  SmallVector<std::string> inputNames(document.inputs.begin(),
+                                      document.inputs.end());
+  for (unsigned i = 0; i < created; ++i) {
+    BlockArgument argument = entry->getArgument(i);
+    if (argument.use_empty())
+      continue;
+    auto name = dyn_cast<NameLoc>(argument.getLoc());
+    inputNames.push_back(name ? name.getName().str()
+                              : "external_" + std::to_string(i));
+    BlockArgument fresh =
+        entry->addArgument(argument.getType(), argument.getLoc());
+    argument.replaceAllUsesWith(fresh);
+    inputTypes.push_back(argument.getType());
+  }
   entry->eraseArguments(0, created);
 
   func.setFunctionType(
       // From the return: an output that is an input was renumbered above.
       builder.getFunctionType(inputTypes, ret.getOperandTypes()));
-  for (auto [i, name] : llvm::enumerate(document.inputs)) {
+  for (auto [i, name] : llvm::enumerate(inputNames)) {
     func.setArgAttr(i, "tract.name", builder.getStringAttr(name));
     if (auto q = inputQuant.find(name); q != inputQuant.end())
       func.setArgAttr(i, kQuantAttrName, q->second);
