@@ -121,10 +121,11 @@ void populateControlLoweringPatterns(const TypeConverter &converter,
                                      const SymbolValueMap &symbols,
                                      RewritePatternSet &patterns);
 
-/// Rewrites every tract.sdpa of `module` into the tract ops that compute it
-/// (einsums, scale, mask, softmax), before the conversion to linalg; an
-/// error on the op when its shapes rule that out.
-LogicalResult decomposeAttention(ModuleOp module);
+/// Rewrites the composite ops of `module` (tract.sdpa, tract.gru_epilogue)
+/// into the tract ops that compute them (einsums, softmax, element-wise
+/// ops), before the conversion to linalg; an error on the op when its
+/// shapes rule that out.
+LogicalResult decomposeCompositeOps(ModuleOp module);
 
 } // namespace mlir::tract
 

@@ -190,7 +190,7 @@ struct TractLowerToLinalgPass
     // shapes of their inputs.
     SmallVector<std::pair<func::FuncOp, SmallVector<Shape>>> entries;
     // Composite ops first, as the tract ops their lowerings are made of.
-    if (failed(decomposeAttention(module)))
+    if (failed(decomposeCompositeOps(module)))
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (entryChecks && func.isPublic() && !func.isExternal())

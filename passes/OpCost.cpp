@@ -227,6 +227,12 @@ std::optional<OpCost> mlir::tract::getOpCost(Operation *op) {
         return OpCost{TDim(3) * elementCount(op.getInput()),
                       operandAndResultBytes(op)};
       })
+      .Case([](GruEpilogueOp op) {
+        // Per state value: three adds and a mul for the gates, two
+        // sigmoids and a tanh, and the update's sub, two muls and an add.
+        return OpCost{TDim(11) * elementCount(op.getOutput()),
+                      operandAndResultBytes(op)};
+      })
       .Case([](ApplyRopeOp op) {
         return OpCost{TDim(3) * elementCount(op.getOutput()),
                       operandAndResultBytes(op)};

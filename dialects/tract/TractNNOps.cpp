@@ -450,6 +450,30 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult GruEpilogueOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Shape x = getShape(adaptor.getXH()), r = getShape(adaptor.getRH()),
+        h = getShape(adaptor.getH());
+  if (x.empty() || x != r)
+    return emitOptionalError(location,
+                             "x_h and r_h must have one shape, of rank 1 or "
+                             "more");
+  if (h.size() != x.size() || !std::equal(h.begin(), h.end() - 1, x.begin()))
+    return emitOptionalError(location,
+                             "h must have the shape of x_h but its last axis");
+  if (x.back() != TDim(3) * h.back())
+    return emitOptionalError(location, "x_h and r_h have ", x.back().toString(),
+                             " gate values, not 3 times the ",
+                             h.back().toString(), " of the state");
+  Type elementType = getElementTypeOrSelf(adaptor.getH());
+  if (getElementTypeOrSelf(adaptor.getXH()) != elementType ||
+      getElementTypeOrSelf(adaptor.getRH()) != elementType)
+    return emitOptionalError(location, "x_h, r_h and h must have one type");
+  results.push_back(adaptor.getH().getType());
+  return success();
+}
+
 LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,

@@ -125,6 +125,24 @@ def Tract_RmsNormOp : Tract_InferredOp<"rms_norm"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
+def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue"> {
+  let summary = "the gates of a GRU step, from its input and recurrent products";
+  let description = [{
+    `x_h` and `r_h` are the input and recurrent products with their biases,
+    `3 * hidden` wide on the last axis in ONNX's gate order (z, r, n); `h` is
+    the previous state, `hidden` wide. With linear-before-reset gates:
+    `z = sigmoid(x_z + r_z)`, `r = sigmoid(x_r + r_r)`,
+    `n = tanh(x_n + r * r_n)`, and the next state `(1 - z) * n + z * h`.
+    It is tract's `GruEpilogue`; the lowering expands it into those ops.
+  }];
+  let arguments = (ins Tract_FloatTensor:$x_h, Tract_FloatTensor:$r_h,
+                   Tract_FloatTensor:$h);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = [{
+    $x_h `,` $r_h `,` $h attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tract_ResizeOp : Tract_InferredOp<"resize"> {
   let summary = "resample to a new shape";
   let description = [{

@@ -571,6 +571,9 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            (attention.getCausal() ? "true" : "false") +
            ", datum_type = " + type + ", acc_datum_type = 'f32')";
   }
+  if (auto gru = dyn_cast<GruEpilogueOp>(op))
+    return "tract_core_gru_epilogue(" + ref(gru.getXH()) + ", " +
+           ref(gru.getRH()) + ", " + ref(gru.getH()) + ", hidden = " + getShape(gru.getH()).back().toString() + ")";
   if (auto rms = dyn_cast<RmsNormOp>(op))
     return "tract_core_rms_norm(" + ref(rms.getInput()) +
            ", axis = " + std::to_string(rms.getAxis()) +

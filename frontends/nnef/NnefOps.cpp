@@ -1596,11 +1596,7 @@ Result stft(Invocation &call) {
 }
 
 /// `tract_core_gru_epilogue(x_h, r_h, h, hidden)`: the gates of a GRU step
-/// (ONNX's z, r, h order, linear before reset) from the input and recurrent
-/// products, each `3 * hidden` on the last axis with their biases added:
-/// z = sigmoid(x_z + r_z), r = sigmoid(x_r + r_r),
-/// n = tanh(x_n + r * r_n), and the next state (1 - z) * n + z * h. It is
-/// read as those ops.
+/// (tract's GruEpilogue), `hidden` being the state's width.
 Result gruEpilogue(Invocation &call) {
   auto x = call.tensor("x_h");
   auto r = call.tensor("r_h");
@@ -1608,26 +1604,11 @@ Result gruEpilogue(Invocation &call) {
   auto hidden = call.integer("hidden");
   if (!x || !r || !h || !hidden)
     return std::nullopt;
-  int64_t axis = Invocation::rank(*x) - 1;
-  if (axis < 0 || Invocation::rank(*r) != axis + 1)
-    return call.error("x_h and r_h must have the same rank, at least 1");
-  auto gate = [&](Value products, int64_t index) -> Value {
-    return call.create<SliceOp>(products, axis,
-                                call.dimAttr(TDim(index * *hidden)),
-                                call.dimAttr(TDim((index + 1) * *hidden)));
-  };
-  Value z = call.create<SigmoidOp>(
-      call.create<AddOp>(gate(*x, 0), gate(*r, 0)));
-  Value reset = call.create<SigmoidOp>(
-      call.create<AddOp>(gate(*x, 1), gate(*r, 1)));
-  Value n = call.create<TanhOp>(call.create<AddOp>(
-      gate(*x, 2), call.create<MulOp>(reset, gate(*r, 2))));
-  Value one = call.scalarConstant(Invocation::elementType(z), 1.0,
-                                  Invocation::rank(z));
-  return tensorResult(
-      call, call.create<AddOp>(
-                call.create<MulOp>(call.create<SubOp>(one, z), n),
-                call.create<MulOp>(z, *h)));
+  Shape state = getShape(*h);
+  if (state.empty() || state.back() != TDim(*hidden))
+    return call.error("h must have `hidden` = " + std::to_string(*hidden) +
+                      " values on its last axis");
+  return tensorResult(call, call.create<GruEpilogueOp>(*x, *r, *h));
 }
 
 /// `tract_transformers_sdpa(q, k, v, mask, scale, is_causal, datum_type,

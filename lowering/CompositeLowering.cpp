@@ -1,4 +1,8 @@
-//===- AttentionLowering.cpp - tract.sdpa as tract ops ---------------------===//
+//===- CompositeLowering.cpp - composite tract ops as simpler ones ---------===//
+//
+// Ops that stand for a pattern of simpler ones (so that the model says what
+// tract says, and round-trips through NNEF) are rewritten into those ops
+// before the conversion to linalg.
 //
 // Scaled dot-product attention is rewritten, before the conversion to linalg,
 // into the tract ops whose lowerings exist: an einsum of q and k, a scale, the
@@ -8,6 +12,9 @@
 // heads) splits the query heads into groups of each key/value head, so that
 // nothing is repeated in memory. f16 operands are accumulated in f32 and the
 // result cast back.
+//
+// A GRU step's epilogue is its gates: slices of the products, sigmoids, a
+// tanh and the state update, element-wise ops that fuse into one loop nest.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,12 +143,45 @@ FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
   return output;
 }
 
-} // namespace
+/// z = sigmoid(x_z + r_z), r = sigmoid(x_r + r_r), n = tanh(x_n + r * r_n),
+/// then (1 - z) * n + z * h.
+FailureOr<Value> decompose(GruEpilogueOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Shape state = getShape(op.getH());
+  uint64_t axis = state.size() - 1;
+  TDim hidden = state.back();
+  auto gate = [&](Value products, int64_t index) -> Value {
+    return SliceOp::create(b, loc, products, axis,
+                           DimAttr::get(context, TDim(index) * hidden),
+                           DimAttr::get(context, TDim(index + 1) * hidden));
+  };
+  Value x = op.getXH(), r = op.getRH(), h = op.getH();
+  Value z = SigmoidOp::create(
+      b, loc, AddOp::create(b, loc, gate(x, 0), gate(r, 0)).getResult());
+  Value reset = SigmoidOp::create(
+      b, loc, AddOp::create(b, loc, gate(x, 1), gate(r, 1)).getResult());
+  Value n = TanhOp::create(
+      b, loc,
+      AddOp::create(b, loc, gate(x, 2),
+                    MulOp::create(b, loc, reset, gate(r, 2)).getResult())
+          .getResult());
+  auto type = RankedTensorType::get(SmallVector<int64_t>(state.size(), 1),
+                                    getElementTypeOrSelf(h));
+  Value one = ConstOp::create(
+      b, loc, type,
+      DenseElementsAttr::get(
+          type, FloatAttr::get(cast<FloatType>(type.getElementType()), 1.0)));
+  Value keep = MulOp::create(b, loc, SubOp::create(b, loc, one, z), n);
+  return Value(AddOp::create(b, loc, keep, MulOp::create(b, loc, z, h)));
+}
 
-LogicalResult mlir::tract::decomposeAttention(ModuleOp module) {
-  SmallVector<SdpaOp> ops;
-  module.walk([&](SdpaOp op) { ops.push_back(op); });
-  for (SdpaOp op : ops) {
+/// Replaces every `OpTy` of `module` by its decomposition.
+template <typename OpTy>
+LogicalResult decomposeAll(ModuleOp module) {
+  SmallVector<OpTy> ops;
+  module.walk([&](OpTy op) { ops.push_back(op); });
+  for (OpTy op : ops) {
     OpBuilder b(op);
     FailureOr<Value> result = decompose(op, b);
     if (failed(result))
@@ -150,4 +190,11 @@ LogicalResult mlir::tract::decomposeAttention(ModuleOp module) {
     op.erase();
   }
   return success();
+}
+
+} // namespace
+
+LogicalResult mlir::tract::decomposeCompositeOps(ModuleOp module) {
+  return success(succeeded(decomposeAll<SdpaOp>(module)) &&
+                 succeeded(decomposeAll<GruEpilogueOp>(module)));
 }
