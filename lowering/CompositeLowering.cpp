@@ -13,6 +13,10 @@
 // nothing is repeated in memory. f16 operands are accumulated in f32 and the
 // result cast back.
 //
+// A transposed convolution whose kernel equals its stride is an einsum
+// whose output a reshape interleaves (the general one stays a convolution
+// over the zero-spread input, lowered with the other windows).
+//
 // A GRU step's epilogue is its gates: slices of the products, sigmoids, a
 // tanh and the state update, element-wise ops that fuse into one loop nest.
 //
@@ -176,7 +180,87 @@ FailureOr<Value> decompose(GruEpilogueOp op, OpBuilder &b) {
   return Value(AddOp::create(b, loc, keep, MulOp::create(b, loc, z, h)));
 }
 
-/// Replaces every `OpTy` of `module` by its decomposition.
+/// A transposed convolution whose kernel tiles the output without overlap
+/// (kernel = stride, no dilation, one group: the upsampling kind) writes
+/// each input pixel's own block of outputs: an einsum of the input with the
+/// kernel, its output axes interleaved as (x, kernel offset) pairs that a
+/// reshape merges, then the crop of explicit padding and the bias. The
+/// einsum does the k^d times fewer multiplications that the general
+/// lowering, a convolution over the input spread with zeros, spends on
+/// zeros. Other transposed convolutions are left to that lowering (a null
+/// result).
+FailureOr<Value> decompose(DeconvOp op, OpBuilder &b) {
+  Shape input = getShape(op.getInput()), kernel = getShape(op.getKernel());
+  size_t rank = input.size() - 2;
+  Type element = getElementTypeOrSelf(op.getType());
+  auto isAll = [&](ArrayRef<int64_t> values, int64_t value) {
+    return llvm::all_of(values, [&](int64_t v) { return v == value; });
+  };
+  if (op.getGroup() != 1 || !isa<FloatType>(element) || rank == 0 ||
+      rank > 3 || !isAll(op.getDilations(), 1) ||
+      !isAll(op.getAdjustments(), 0) ||
+      (op.getPadding() != Padding::Valid &&
+       op.getPadding() != Padding::Explicit))
+    return Value();
+  SmallVector<int64_t> strides(op.getStrides());
+  if (strides.empty())
+    strides.assign(rank, 1);
+  for (size_t i = 0; i < rank; ++i)
+    if (kernel[2 + i] != TDim(strides[i]))
+      return Value();
+
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  // The product "nc<x…>,co<k…>->no<k…><x…>" in the layout of a matrix
+  // product (an einsum whose output interleaves the operands' axes has no
+  // fast kernel), then the moves that pair each x with its k.
+  std::string xs = std::string("pqr").substr(0, rank),
+              ks = std::string("uvw").substr(0, rank);
+  Value blocks = EinsumOp::create(
+      b, loc, ValueRange{op.getInput(), op.getKernel()},
+      b.getStringAttr("nc" + xs + ",co" + ks + "->no" + ks + xs));
+  std::string order = "no" + ks + xs;
+  for (size_t i = 0; i < 2 * rank; ++i) {
+    char wanted = i % 2 ? ks[i / 2] : xs[i / 2];
+    size_t from = order.find(wanted), to = 2 + i;
+    if (from == to)
+      continue;
+    blocks = MoveAxisOp::create(b, loc, blocks, uint64_t(from), uint64_t(to));
+    order.erase(from, 1);
+    order.insert(to, 1, wanted);
+  }
+  // One reshape per pair: each is a plain collapse, also of symbolic dims.
+  Shape merged;
+  Value result = blocks;
+  for (size_t i = 0; i < rank; ++i) {
+    merged.push_back(input[2 + i] * TDim(strides[i]));
+    result = ReshapeOp::create(b, loc, result, uint64_t(2 + i), uint64_t(2),
+                               ShapeAttr::get(context, {merged.back()}));
+  }
+  if (op.getPadding() == Padding::Explicit) {
+    ArrayRef<int64_t> before = op.getPadsBefore(), after = op.getPadsAfter();
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t cropBefore = before.empty() ? 0 : before[i],
+              cropAfter = after.empty() ? 0 : after[i];
+      if (cropBefore || cropAfter)
+        result = SliceOp::create(
+            b, loc, result, uint64_t(2 + i), DimAttr::get(context, cropBefore),
+            DimAttr::get(context, merged[i] - TDim(cropAfter)));
+    }
+  }
+  if (Value bias = op.getBias()) {
+    Shape perChannel(rank + 2, TDim(1));
+    perChannel[1] = getShape(bias).front();
+    result = AddOp::create(
+        b, loc, result,
+        ReshapeOp::create(b, loc, bias, uint64_t(0), uint64_t(1),
+                          ShapeAttr::get(context, perChannel)));
+  }
+  return result;
+}
+
+/// Replaces every `OpTy` of `module` by its decomposition, where it has
+/// one (a null value keeps the op).
 template <typename OpTy>
 LogicalResult decomposeAll(ModuleOp module) {
   SmallVector<OpTy> ops;
@@ -186,6 +270,8 @@ LogicalResult decomposeAll(ModuleOp module) {
     FailureOr<Value> result = decompose(op, b);
     if (failed(result))
       return failure();
+    if (!*result)
+      continue;
     op.getResult().replaceAllUsesWith(*result);
     op.erase();
   }
@@ -196,5 +282,6 @@ LogicalResult decomposeAll(ModuleOp module) {
 
 LogicalResult mlir::tract::decomposeCompositeOps(ModuleOp module) {
   return success(succeeded(decomposeAll<SdpaOp>(module)) &&
-                 succeeded(decomposeAll<GruEpilogueOp>(module)));
+                 succeeded(decomposeAll<GruEpilogueOp>(module)) &&
+                 succeeded(decomposeAll<DeconvOp>(module)));
 }
