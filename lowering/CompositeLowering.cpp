@@ -17,6 +17,9 @@
 // whose output a reshape interleaves (the general one stays a convolution
 // over the zero-spread input, lowered with the other windows).
 //
+// A nearest upsampling by whole factors is a broadcast (each input element
+// repeated) and reshapes.
+//
 // A GRU step's epilogue is its gates: slices of the products, sigmoids, a
 // tanh and the state update, element-wise ops that fuse into one loop nest.
 //
@@ -259,6 +262,63 @@ FailureOr<Value> decompose(DeconvOp op, OpBuilder &b) {
   return result;
 }
 
+/// A nearest upsampling by whole factors (out = k * in on each axis, input
+/// coordinate floor(x / k): asymmetric coordinates rounded down) repeats
+/// each input element k times along the axis: a broadcast of the input with
+/// a unit axis after each upsampled one, and reshapes that merge the pairs.
+/// Its lowering is a vector copy instead of a gather that computes every
+/// source index in floating point. Other resizes keep their lowering (a
+/// null result).
+FailureOr<Value> decompose(ResizeOp op, OpBuilder &b) {
+  if (op.getInterpolator() != Interpolator::Nearest ||
+      op.getNearestMode() != NearestMode::Floor ||
+      op.getCoordTransform() != CoordTransform::Asymmetric)
+    return Value();
+  Shape input = getShape(op.getInput());
+  ArrayRef<TDim> sizes = op.getSizes().getDims();
+  ArrayRef<double> scales = op.getScales();
+  SmallVector<int64_t> factors;
+  for (auto [axis, in] : llvm::enumerate(input)) {
+    std::optional<int64_t> factor;
+    if (!scales.empty()) {
+      if (scales[axis] >= 1 && scales[axis] == std::floor(scales[axis]))
+        factor = static_cast<int64_t>(scales[axis]);
+    } else if (sizes[axis] == in) {
+      factor = 1;
+    } else if (auto out = sizes[axis].getConstant(), known = in.getConstant();
+               out && known && *known > 0 && *out % *known == 0) {
+      factor = *out / *known;
+    }
+    if (!factor || sizes[axis] != in * TDim(*factor))
+      return Value();
+    factors.push_back(*factor);
+  }
+  if (llvm::all_of(factors, [](int64_t k) { return k == 1; }))
+    return Value();
+
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Value result = op.getInput();
+  Shape repeated;
+  for (size_t axis = input.size(); axis-- > 0;)
+    if (factors[axis] > 1)
+      result = AddAxisOp::create(b, loc, result, uint64_t(axis + 1));
+  for (auto [in, k] : llvm::zip(input, factors)) {
+    repeated.push_back(in);
+    if (k > 1)
+      repeated.push_back(TDim(k));
+  }
+  result = BroadcastOp::create(b, loc, result, ShapeAttr::get(context, repeated));
+  uint64_t at = 0;
+  for (auto [axis, k] : llvm::enumerate(factors)) {
+    if (k > 1)
+      result = ReshapeOp::create(b, loc, result, at, uint64_t(2),
+                                 ShapeAttr::get(context, {sizes[axis]}));
+    ++at;
+  }
+  return result;
+}
+
 /// Replaces every `OpTy` of `module` by its decomposition, where it has
 /// one (a null value keeps the op).
 template <typename OpTy>
@@ -283,5 +343,6 @@ LogicalResult decomposeAll(ModuleOp module) {
 LogicalResult mlir::tract::decomposeCompositeOps(ModuleOp module) {
   return success(succeeded(decomposeAll<SdpaOp>(module)) &&
                  succeeded(decomposeAll<GruEpilogueOp>(module)) &&
-                 succeeded(decomposeAll<DeconvOp>(module)));
+                 succeeded(decomposeAll<DeconvOp>(module)) &&
+                 succeeded(decomposeAll<ResizeOp>(module)));
 }
