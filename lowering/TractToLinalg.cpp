@@ -189,6 +189,20 @@ struct TractLowerToLinalgPass
     // Public functions get their entry checks once lowered, from the tract
     // shapes of their inputs.
     SmallVector<std::pair<func::FuncOp, SmallVector<Shape>>> entries;
+    // A scan still skipping iterations is a batch model's: the skip counts
+    // iterations across calls, which only a streaming model's state keeps.
+    WalkResult skipping = module.walk([](ScanOp scan) {
+      if (auto skip = scan->getAttrOfType<IntegerAttr>("pulse.skip")) {
+        scan.emitError("skips its first ")
+            << skip.getInt()
+            << " iterations, which only a streaming model (with pulse "
+               "properties) can run";
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (skipping.wasInterrupted())
+      return signalPassFailure();
     // Composite ops first, as the tract ops their lowerings are made of.
     if (failed(decomposeCompositeOps(module)))
       return signalPassFailure();

@@ -230,6 +230,9 @@ struct InlineSingleIterationScan : OpRewritePattern<ScanOp> {
     // A pulsified scan's one iteration may be one it skips.
     if (op->hasAttr("pulse.skip"))
       return rewriter.notifyMatchFailure(op, "skips its first iterations");
+    // tract keeps a scan that carries its state from call to call.
+    if (op->hasAttr(kStatefulScanAttrName))
+      return rewriter.notifyMatchFailure(op, "carries its state across calls");
     for (auto [index, input] : llvm::enumerate(op.getInputs()))
       if (input.getType() != body.getArgument(index).getType())
         return rewriter.notifyMatchFailure(op, "more than one iteration");

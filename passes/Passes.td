@@ -178,4 +178,18 @@ def TractExternalizeState : Pass<"tract-externalize-state", "ModuleOp"> {
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
 
+def TractExportScanState : Pass<"tract-export-scan-state", "ModuleOp"> {
+  let summary = "Hand the state of one-iteration scans to the caller";
+  let description = [{
+    tract's `export_scan_state` transform. A scan marked `tract.stateful`
+    (one that tract carries from one call to the next) that runs one
+    iteration, skips none, and starts from a constant state takes that state
+    from a new input of `main` instead, `<scan name>.state_in`, and returns
+    its final state as a new output, `<scan name>.state_out`: the caller
+    passes the state from call to call. The scan loses the mark, so that
+    declutter inlines its body. Other scans are left as they are.
+  }];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
 #endif // TRACT_PASSES_TD

@@ -70,6 +70,11 @@ LogicalResult TractDialect::verifyOperationAttribute(Operation *op,
   if (name == "tract.input_names" || name == "tract.output_names")
     return verifyStringArray(op, attribute,
                              [](StringRef) { return success(); });
+  if (name == kStatefulScanAttrName) {
+    if (!isa<ScanOp>(op) || !isa<UnitAttr>(attribute.getValue()))
+      return op->emitError() << name << " is a unit attribute of tract.scan";
+    return success();
+  }
   if (name != kPropertiesAttrName && !isa<ModuleOp>(op))
     return op->emitError() << name << " belongs on the module";
   if (name == kSymbolsAttrName) {

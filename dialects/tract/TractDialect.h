@@ -16,6 +16,13 @@ constexpr llvm::StringLiteral kAssertionsAttrName = "tract.assertions";
 constexpr llvm::StringLiteral kScenariosAttrName = "tract.scenarios";
 constexpr llvm::StringLiteral kPropertiesAttrName = "tract.properties";
 
+/// On a tract.scan of a batch model: tract carries its states from one call
+/// to the next (an NNEF scan with `reset_every_turn = false` and
+/// `external_state = false`). Such a scan is kept as a scan, as tract keeps
+/// it, even when it runs once; compiled code starts it from its initial
+/// states at each call.
+constexpr llvm::StringLiteral kStatefulScanAttrName = "tract.stateful";
+
 /// The assertions and scenarios of `module`, for proofs about its shapes.
 /// Fails (with an error on the module) if one does not parse.
 FailureOr<SymbolScope> getSymbolScope(ModuleOp module);

@@ -863,14 +863,16 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
     item(outputList, "(" + quoted(results[numStates + i]) + ", \"full\", " +
                          std::to_string(axis) + ", 1)");
   // A scan of a streaming model goes on from one call to the next, past
-  // the first `skip` frames (tract's own semantics); any other scan starts
-  // again each call, which a streaming model must say.
+  // the first `skip` frames (tract's own semantics), and so does a batch
+  // model's stateful scan; any other starts again each call, which NNEF
+  // must say (its default is to go on).
   std::string turns;
   if (auto skip = scan->getAttrOfType<IntegerAttr>("pulse.skip"))
     turns = ", skip = " + std::to_string(skip.getInt());
+  else if (scan->hasAttr(kStatefulScanAttrName))
+    turns = ", skip = 0";
   else
-    turns = std::string(", skip = 0") +
-            (getPulseProperties(module) ? ", reset_every_turn = true" : "");
+    turns = ", skip = 0, reset_every_turn = true";
   return "tract_core_scan(body = " + quoted(name) + ", scan = [" + scanList +
          "], full = [" + fulls + "], state = [" + stateList + "], output = [" +
          outputList + "]" + turns + ")";

@@ -1101,11 +1101,9 @@ std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
   auto externalState = call.logical("external_state");
   if (!resetEveryTurn || !externalState)
     return std::nullopt;
-  // tract writes external_state = true for a scan whose state its
-  // export_scan_state transform made model inputs and outputs.
-  if (*externalState)
-    return call.error("external_state = true (a scan state exported as "
-                      "model inputs and outputs) is not supported");
+  // external_state = true: tract's export_scan_state made the state the
+  // caller's (model inputs and outputs); the scan starts from the state it
+  // is given at each call.
   if (*skip < 0)
     return call.error("skip must not be negative");
   if (*seqLength != -1)
@@ -1276,9 +1274,14 @@ std::optional<NValue> mlir::tract::nnef::scanOp(Invocation &call) {
   if (failed(mlir::verify(op)))
     return std::nullopt;
   // A scan that keeps its states from one call to the next: a streaming
-  // model's (checked once the model's properties are read).
-  if (!*resetEveryTurn)
+  // model's, or a batch model's stateful scan (decided once the model's
+  // properties are read).
+  if (!*resetEveryTurn && !*externalState)
     op->setAttr("pulse.skip", model.builder.getI64IntegerAttr(*skip));
+  else if (*skip != 0)
+    return call.error("skip = " + std::to_string(*skip) +
+                      " needs a scan carried across calls "
+                      "(reset_every_turn = false)");
   std::vector<NValue> items;
   for (int64_t index : resultOf)
     items.push_back(NValue::ofTensor(op->getResult(index)));
@@ -1729,24 +1732,19 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       named.push_back(builder.getNamedAttr(name, builder.getArrayAttr(rules)));
     (*module)->setAttr(kScenariosAttrName, builder.getDictionaryAttr(named));
   }
-  // Scans that go on across calls belong to streaming models; in a batch
-  // model every call is a whole stream, so they start again each time.
-  if (!getPulseProperties(*module)) {
-    WalkResult carried = module->walk([&](ScanOp scan) {
+  // Scans that go on across calls: a streaming model's keep their skip; a
+  // batch model's are marked stateful, as tract keeps them, and keep a skip
+  // other than 0 (which the lowering refuses: only a streaming model's
+  // state says which iterations are the first).
+  if (!getPulseProperties(*module))
+    module->walk([&](ScanOp scan) {
       auto skip = scan->getAttrOfType<IntegerAttr>("pulse.skip");
-      if (skip && skip.getInt() != 0) {
-        scan.emitError("skips ")
-            << skip.getInt()
-            << " iterations, which only a streaming model (with pulse "
-               "properties) can";
-        return WalkResult::interrupt();
-      }
-      scan->removeAttr("pulse.skip");
-      return WalkResult::advance();
+      if (!skip)
+        return;
+      if (skip.getInt() == 0)
+        scan->removeAttr("pulse.skip");
+      scan->setAttr(kStatefulScanAttrName, builder.getUnitAttr());
     });
-    if (carried.wasInterrupted())
-      return {};
-  }
   if (failed(verify(*module)))
     return {};
   return module;

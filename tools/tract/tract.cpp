@@ -1266,18 +1266,24 @@ LogicalResult setsFromBundle(ModuleOp module, llvm::StringRef path,
 }
 
 /// -t / --transform: tract's model transforms, as far as they are
-/// implemented here: set_symbols(values:{"S":1, ...}) becomes --set S=1.
+/// implemented here: set_symbols(values:{"S":1, ...}) becomes --set S=1;
+/// export_scan_state runs tract-export-scan-state after the sets.
 LogicalResult setsFromTransform(llvm::StringRef transform,
                                 std::vector<std::string> &sets,
-                                std::string &error) {
+                                bool &exportScanState, std::string &error) {
   llvm::StringRef text = transform.trim();
   auto unsupported = [&](const llvm::Twine &why) {
     error = ("transform '" + transform + "': " + why).str();
     return failure();
   };
+  if (text == "export_scan_state") {
+    exportScanState = true;
+    return success();
+  }
   if (!text.consume_front("set_symbols"))
     return unsupported("not supported; the transforms are "
-                       "set_symbols(values:{\"S\":1})");
+                       "set_symbols(values:{\"S\":1}) and "
+                       "export_scan_state");
   text = text.trim();
   if (!text.consume_front("(") || !text.consume_back(")"))
     return unsupported("expected set_symbols(values:{...})");
@@ -1388,8 +1394,10 @@ int main(int argc, char **argv) {
   // checks them.
   if (failed(addAssertions(*module, *invocation, error)))
     return fail(error);
+  bool exportScanState = false;
   for (const std::string &transform : invocation->transforms)
-    if (failed(setsFromTransform(transform, invocation->sets, error)))
+    if (failed(setsFromTransform(transform, invocation->sets, exportScanState,
+                                 error)))
       return fail(error);
   if (invocation->inputFactsBundle &&
       failed(setsFromBundle(*module, *invocation->inputFactsBundle,
@@ -1404,6 +1412,12 @@ int main(int argc, char **argv) {
     options.values.assign(invocation->sets.begin(), invocation->sets.end());
     pm.addPass(createTractSet(options));
     TimingScope setTiming = timing.nest("set");
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+  if (exportScanState) {
+    PassManager pm(&context);
+    pm.addPass(createTractExportScanState());
     if (failed(pm.run(*module)))
       return 1;
   }
