@@ -319,6 +319,113 @@ FailureOr<Value> decompose(ResizeOp op, OpBuilder &b) {
   return result;
 }
 
+/// The gated delta rule as a scan over the sequence, in f32: q and k are
+/// normalized (q scaled by 1/sqrt(w)) and grouped heads repeated for all
+/// steps at once; each step decays the state, takes the key's product with
+/// it, adds the rank-one update of the gated difference with the value, and
+/// reads the query's product with the new state, all einsums over the
+/// state's rows (r) and columns (c).
+FailureOr<SmallVector<Value>> decomposeGdn(GdnRecurrentOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](Value value) -> Value {
+    if (getElementTypeOrSelf(value) == f32)
+      return value;
+    return CastOp::create(b, loc, value, f32);
+  };
+  auto scalar = [&](double number, size_t rank) -> Value {
+    auto type = RankedTensorType::get(SmallVector<int64_t>(rank, 1), f32);
+    return ConstOp::create(
+        b, loc, type,
+        DenseElementsAttr::get(type, b.getF32FloatAttr(float(number))));
+  };
+  Shape query = getShape(op.getQuery()), value = getShape(op.getValue());
+  std::optional<int64_t> width = query[3].getConstant();
+  if (!width)
+    return op.emitError("gdn_recurrent needs a known head width");
+  auto normalize = [&](Value x, double scale) -> Value {
+    Value sum = ReduceOp::create(b, loc, SquareOp::create(b, loc, x),
+                                 Reducer::Sum, b.getDenseI64ArrayAttr({3}));
+    Value inverse = DivOp::create(
+        b, loc, scalar(scale, 4),
+        SqrtOp::create(b, loc, AddOp::create(b, loc, sum, scalar(1e-6, 4))));
+    return MulOp::create(b, loc, x, inverse);
+  };
+  Value q = normalize(toF32(op.getQuery()), 1.0 / std::sqrt(double(*width)));
+  Value k = normalize(toF32(op.getKey()), 1.0);
+  if (query[2] != value[2]) {
+    std::optional<int64_t> keyHeads = query[2].getConstant(),
+                           valueHeads = value[2].getConstant();
+    if (!keyHeads || !valueHeads)
+      return op.emitError("grouped heads need known head counts");
+    // Value head h reads query and key head h / groups.
+    auto repeat = [&](Value x) -> Value {
+      Shape shape = getShape(x);
+      Shape repeated{shape[0], shape[1], shape[2],
+                     TDim(*valueHeads / *keyHeads), shape[3]};
+      Value spread = BroadcastOp::create(
+          b, loc, AddAxisOp::create(b, loc, x, uint64_t(3)),
+          ShapeAttr::get(context, repeated));
+      return ReshapeOp::create(b, loc, spread, uint64_t(2), uint64_t(2),
+                               ShapeAttr::get(context, {value[2]}));
+    };
+    q = repeat(q);
+    k = repeat(k);
+  }
+  Value v = toF32(op.getValue());
+  // Per-head scalars with a unit axis for the columns.
+  Value decay = AddAxisOp::create(
+      b, loc, ExpOp::create(b, loc, toF32(op.getLogDecay())), uint64_t(3));
+  Value beta =
+      AddAxisOp::create(b, loc, toF32(op.getBeta()), uint64_t(3));
+  Value initial = toF32(op.getInitialState());
+
+  SmallVector<Value> inputs{initial, q, k, v, decay, beta};
+  auto block = std::make_unique<Block>();
+  block->addArgument(initial.getType(), loc);
+  for (Value scanned : ArrayRef(inputs).drop_front()) {
+    Shape chunk = getShape(scanned);
+    chunk[1] = TDim(1);
+    block->addArgument(getTensorTypeLike(scanned, chunk), loc);
+  }
+  SmallVector<Value> yielded;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(block.get());
+    Value state = block->getArgument(0), qs = block->getArgument(1),
+          ks = block->getArgument(2), vs = block->getArgument(3),
+          ds = block->getArgument(4), bs = block->getArgument(5);
+    // b,1,h,1 -> b,h,1,1 against the state's b,h,r,c.
+    Value decayed = MulOp::create(
+        b, loc, state, MoveAxisOp::create(b, loc, ds, uint64_t(1), uint64_t(2)));
+    Value remembered = EinsumOp::create(b, loc, ValueRange{ks, decayed},
+                                        b.getStringAttr("bshr,bhrc->bshc"));
+    Value delta = MulOp::create(
+        b, loc, SubOp::create(b, loc, vs, remembered).getResult(), bs);
+    Value next = AddOp::create(
+        b, loc, decayed,
+        EinsumOp::create(b, loc, ValueRange{ks, delta},
+                         b.getStringAttr("bshr,bshc->bhrc")));
+    Value out = EinsumOp::create(b, loc, ValueRange{qs, next},
+                                 b.getStringAttr("bshr,bhrc->bshc"));
+    yielded = {next, out};
+    YieldOp::create(b, loc, yielded);
+  }
+  SmallVector<Type> types{initial.getType(), v.getType()};
+  auto scan = ScanOp::create(b, loc, types, inputs, uint64_t(1),
+                             SmallVector<int64_t>(5, 1),
+                             SmallVector<int64_t>(5, 1),
+                             SmallVector<int64_t>{1});
+  scan.getBody().push_back(block.release());
+  Value output = scan.getResult(1), finalState = scan.getResult(0);
+  if (Type type = getElementTypeOrSelf(op.getQuery()); type != f32)
+    output = CastOp::create(b, loc, output, type);
+  if (Type type = getElementTypeOrSelf(op.getInitialState()); type != f32)
+    finalState = CastOp::create(b, loc, finalState, type);
+  return SmallVector<Value>{output, finalState};
+}
+
 /// Replaces every `OpTy` of `module` by its decomposition, where it has
 /// one (a null value keeps the op).
 template <typename OpTy>
@@ -341,6 +448,16 @@ LogicalResult decomposeAll(ModuleOp module) {
 } // namespace
 
 LogicalResult mlir::tract::decomposeCompositeOps(ModuleOp module) {
+  SmallVector<GdnRecurrentOp> recurrences;
+  module.walk([&](GdnRecurrentOp op) { recurrences.push_back(op); });
+  for (GdnRecurrentOp op : recurrences) {
+    OpBuilder b(op);
+    FailureOr<SmallVector<Value>> results = decomposeGdn(op, b);
+    if (failed(results))
+      return failure();
+    op->replaceAllUsesWith(*results);
+    op.erase();
+  }
   return success(succeeded(decomposeAll<SdpaOp>(module)) &&
                  succeeded(decomposeAll<GruEpilogueOp>(module)) &&
                  succeeded(decomposeAll<DeconvOp>(module)) &&

@@ -233,6 +233,16 @@ std::optional<OpCost> mlir::tract::getOpCost(Operation *op) {
         return OpCost{TDim(11) * elementCount(op.getOutput()),
                       operandAndResultBytes(op)};
       })
+      .Case([](GdnRecurrentOp op) {
+        // Per step and value head, over its w x w state: the decay, the
+        // key's product, the rank-one update and the query's product (2
+        // each per state value), plus the normalizations.
+        Shape state = getShape(op.getInitialState());
+        Shape value = getShape(op.getValue());
+        TDim steps = value[0] * value[1] * value[2];
+        return OpCost{steps * state[2] * state[3] * TDim(7),
+                      operandAndResultBytes(op)};
+      })
       .Case([](ApplyRopeOp op) {
         return OpCost{TDim(3) * elementCount(op.getOutput()),
                       operandAndResultBytes(op)};

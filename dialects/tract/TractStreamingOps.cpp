@@ -97,6 +97,39 @@ LogicalResult SdpaOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult GdnRecurrentOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Shape q = getShape(adaptor.getQuery()), k = getShape(adaptor.getKey()),
+        v = getShape(adaptor.getValue()),
+        decay = getShape(adaptor.getLogDecay()),
+        beta = getShape(adaptor.getBeta()),
+        state = getShape(adaptor.getInitialState());
+  if (q.size() != 4 || k != q)
+    return emitOptionalError(location,
+                             "query and key must be b, S, hk, w alike");
+  if (v.size() != 4 || v[0] != q[0] || v[1] != q[1] || v[3] != q[3])
+    return emitOptionalError(location, "value must be b, S, hv, w with the "
+                                       "query's b, S and w");
+  std::optional<int64_t> keyHeads = q[2].getConstant(),
+                         valueHeads = v[2].getConstant();
+  if (keyHeads && valueHeads && (*keyHeads == 0 || *valueHeads % *keyHeads))
+    return emitOptionalError(location, "value heads ", v[2].toString(),
+                             " are not a multiple of key heads ",
+                             q[2].toString());
+  Shape perHead(v.begin(), v.end() - 1);
+  if (decay != perHead || beta != perHead)
+    return emitOptionalError(location,
+                             "log_decay and beta must be b, S, hv");
+  if (state.size() != 4 || state[0] != v[0] || state[1] != v[2] ||
+      state[2] != q[3] || state[3] != q[3])
+    return emitOptionalError(location, "initial_state must be b, hv, w, w");
+  results.push_back(getTensorType(context, v,
+                                  getElementTypeOrSelf(adaptor.getQuery())));
+  results.push_back(adaptor.getInitialState().getType());
+  return success();
+}
+
 LogicalResult ApplyRopeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> location,
                                             Adaptor adaptor,

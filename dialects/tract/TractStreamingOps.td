@@ -61,6 +61,28 @@ def Tract_SdpaOp : Tract_InferredOp<"sdpa"> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Tract_GdnRecurrentOp : Tract_InferredOp<"gdn_recurrent"> {
+  let summary = "the gated delta rule over a sequence (linear attention)";
+  let description = [{
+    `query` and `key` are `b, S, hk, w`, `value` is `b, S, hv, w` with `hv`
+    a multiple of `hk` (value head `h` reads query and key head
+    `h / (hv / hk)`), `log_decay` and `beta` are `b, S, hv`, `initial_state`
+    is `b, hv, w, w`. For each step, with `q` and `k` normalized to unit
+    length (`x / sqrt(sum(x * x) + 1e-6)`) and `q` scaled by `1 / sqrt(w)`:
+    `state *= exp(log_decay)`; `delta = (v - k . state) * beta`;
+    `state += k (x) delta`; `output = q . state`. The output has the value's
+    shape and the query's type, the final state the initial state's type;
+    everything is computed in f32. It is tract's `GatedDeltaNetRecurrent`
+    (Qwen3.5's linear attention).
+  }];
+  let arguments = (ins Tract_FloatTensor:$query, Tract_FloatTensor:$key,
+                   Tract_FloatTensor:$value, Tract_FloatTensor:$log_decay,
+                   Tract_FloatTensor:$beta, Tract_FloatTensor:$initial_state);
+  let results = (outs Tract_FloatTensor:$output,
+                      Tract_FloatTensor:$final_state);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Tract_ApplyRopeOp : Tract_InferredOp<"apply_rope"> {
   let summary = "rotary position embedding: x * cos + rotate_half(x) * sin";
   let description = [{

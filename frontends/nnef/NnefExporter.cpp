@@ -574,6 +574,12 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   if (auto gru = dyn_cast<GruEpilogueOp>(op))
     return "tract_core_gru_epilogue(" + ref(gru.getXH()) + ", " +
            ref(gru.getRH()) + ", " + ref(gru.getH()) + ", hidden = " + getShape(gru.getH()).back().toString() + ")";
+  if (auto gdn = dyn_cast<GdnRecurrentOp>(op)) {
+    std::string args;
+    for (Value operand : gdn->getOperands())
+      args += (args.empty() ? "" : ", ") + ref(operand);
+    return "tract_transformers_gdn_recurrent(" + args + ")";
+  }
   if (auto rms = dyn_cast<RmsNormOp>(op))
     return "tract_core_rms_norm(" + ref(rms.getInput()) +
            ", axis = " + std::to_string(rms.getAxis()) +
@@ -942,7 +948,11 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
                                 StringRef graphName) {
   std::string text = "version 1.0;\n\nextension tract_registry tract_core;\n";
   // tract reads its transformer ops once their registry is named.
-  if (module.walk([](SdpaOp) { return WalkResult::interrupt(); })
+  if (module
+          .walk([](Operation *op) {
+            return isa<SdpaOp, GdnRecurrentOp>(op) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+          })
           .wasInterrupted())
     text += "extension tract_registry tract_transformers;\n";
   std::set<std::string> symbols;

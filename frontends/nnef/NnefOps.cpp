@@ -1611,6 +1611,28 @@ Result gruEpilogue(Invocation &call) {
   return tensorResult(call, call.create<GruEpilogueOp>(*x, *r, *h));
 }
 
+/// `tract_transformers_gdn_recurrent(query, key, value, log_decay, beta,
+/// initial_state)` (also by its older name `tract_qwen35_gdn_recurrent`):
+/// the output and the final state.
+Result gdnRecurrent(Invocation &call) {
+  SmallVector<Value> operands;
+  for (const char *name :
+       {"query", "key", "value", "log_decay", "beta", "initial_state"}) {
+    auto tensor = call.tensor(name);
+    if (!tensor)
+      return std::nullopt;
+    operands.push_back(*tensor);
+  }
+  Operation *op = call.createOp<GdnRecurrentOp>(
+      operands[0], operands[1], operands[2], operands[3], operands[4],
+      operands[5]);
+  if (!op)
+    return call.error("invalid operands");
+  return NValue::ofArray({NValue::ofTensor(op->getResult(0)),
+                          NValue::ofTensor(op->getResult(1))},
+                         NValue::Kind::Tuple);
+}
+
 /// `tract_transformers_sdpa(q, k, v, mask, scale, is_causal, datum_type,
 /// acc_datum_type)`: a mask is given as a tensor (the declared default, the
 /// scalar 0.0, means none) and a scale of 0 means the default 1/sqrt(d).
@@ -2433,6 +2455,19 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<scalar>);
   )",
                sdpa);
+  registry.add(R"(
+    fragment tract_transformers_gdn_recurrent(
+        query: tensor<scalar>, key: tensor<scalar>, value: tensor<scalar>,
+        log_decay: tensor<scalar>, beta: tensor<scalar>,
+        initial_state: tensor<scalar>)
+      -> (output: tensor<scalar>, final_state: tensor<scalar>);
+    fragment tract_qwen35_gdn_recurrent(
+        query: tensor<scalar>, key: tensor<scalar>, value: tensor<scalar>,
+        log_decay: tensor<scalar>, beta: tensor<scalar>,
+        initial_state: tensor<scalar>)
+      -> (output: tensor<scalar>, final_state: tensor<scalar>);
+  )",
+               gdnRecurrent);
   registry.add(R"(
     fragment tract_core_rms_norm(input: tensor<scalar>, axis: integer,
                                  eps: scalar = 1e-6) -> (output: tensor<scalar>);

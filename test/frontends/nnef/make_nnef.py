@@ -351,6 +351,38 @@ def tract_gru(out):
              y=np.concatenate(ys).astype(np.float32))
 
 
+def gdn(out):
+    """The gated delta rule, step by step in float64 (Qwen3.5's recurrence
+    with unit-length q and k, q scaled by 1/sqrt(w), grouped heads)."""
+    fixture("gdn", out)
+    rng = np.random.default_rng(9)
+    b, steps, key_heads, heads, width = 1, 5, 2, 4, 8
+    q = rng.standard_normal((b, steps, key_heads, width)).astype(np.float32)
+    k = rng.standard_normal((b, steps, key_heads, width)).astype(np.float32)
+    v = rng.standard_normal((b, steps, heads, width)).astype(np.float32)
+    log_decay = -rng.uniform(0.05, 0.5, (b, steps, heads)).astype(np.float32)
+    beta = rng.uniform(0.1, 0.9, (b, steps, heads)).astype(np.float32)
+    state0 = rng.standard_normal((b, heads, width, width)).astype(np.float32)
+    state = state0.astype(np.float64)
+    output = np.zeros((b, steps, heads, width))
+    groups = heads // key_heads
+    for t in range(steps):
+        for h in range(heads):
+            qt = q[0, t, h // groups].astype(np.float64)
+            kt = k[0, t, h // groups].astype(np.float64)
+            qt = qt / np.sqrt(qt @ qt + 1e-6) / np.sqrt(width)
+            kt = kt / np.sqrt(kt @ kt + 1e-6)
+            s = state[0, h] * np.exp(log_decay[0, t, h])
+            delta = (v[0, t, h] - kt @ s) * beta[0, t, h]
+            s = s + np.outer(kt, delta)
+            state[0, h] = s
+            output[0, t, h] = qt @ s
+    np.savez(os.path.join(out, "io.npz"), query=q, key=k, value=v,
+             log_decay=log_decay, beta=beta, initial_state=state0,
+             output=output.astype(np.float32),
+             final_state=state.astype(np.float32))
+
+
 def tract_stft(out):
     fixture("tract_stft", out)
     rng = np.random.default_rng(8)
@@ -375,4 +407,4 @@ if __name__ == "__main__":
      "short_dat": short_dat, "stdops": stdops,
      "tract_style": tract_style, "torch_style": torch_style,
      "tract_files": tract_files, "sdpa": sdpa, "tract_gru": tract_gru,
-     "tract_stft": tract_stft}[sys.argv[1]](sys.argv[2])
+     "tract_stft": tract_stft, "gdn": gdn}[sys.argv[1]](sys.argv[2])
