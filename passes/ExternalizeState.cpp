@@ -72,6 +72,7 @@ private:
   LogicalResult externalize(Operation *op, Value input, int64_t axis,
                             int64_t begin, const TDim &end, TypedAttr value);
   LogicalResult externalize(ScanOp op);
+  LogicalResult externalize(StreamSliceOp op);
 
   func::FuncOp func;
   OpBuilder builder;
@@ -255,6 +256,27 @@ LogicalResult Externalizer::externalize(Operation *op, Value input,
   return success();
 }
 
+/// The table's frames at positions start + step * pulse + i, the last
+/// frame past its end: a gather.
+LogicalResult Externalizer::externalize(StreamSliceOp op) {
+  Location loc = op.getLoc();
+  builder.setInsertionPoint(op);
+  std::optional<int64_t> length =
+      getShape(op.getInput())[op.getAxis()].getConstant();
+  if (!length || *length == 0)
+    return op.emitOpError("needs a table of known, non-zero length");
+  Value positions = AddOp::create(
+      builder, loc, framePositions(loc, op.getPulse(), 0, 1),
+      i64Scalar(loc, op.getStart(), 1));
+  positions =
+      MinOp::create(builder, loc, positions, i64Scalar(loc, *length - 1, 1));
+  Value frames =
+      GatherOp::create(builder, loc, op.getInput(), positions, op.getAxis());
+  op.getOutput().replaceAllUsesWith(frames);
+  op.erase();
+  return success();
+}
+
 LogicalResult Externalizer::externalize(ScanOp op) {
   auto skipAttr = op->getAttrOfType<IntegerAttr>("pulse.skip");
   op->removeAttr("pulse.skip");
@@ -324,7 +346,7 @@ LogicalResult Externalizer::run() {
   std::set<std::string> needed;
   WalkResult walk = func.walk([&](Operation *op) {
     bool topLevel = op->getBlock() == &entry;
-    if (isa<DelayOp, PulsePadOp, PulseMaskOp>(op) ||
+    if (isa<DelayOp, PulsePadOp, PulseMaskOp, StreamSliceOp>(op) ||
         (isa<ScanOp>(op) && op->hasAttr("pulse.skip"))) {
       if (!topLevel) {
         op->emitOpError("keeps a state inside a region, which is not "
@@ -368,6 +390,8 @@ LogicalResult Externalizer::run() {
     } else if (auto mask = dyn_cast<PulseMaskOp>(op))
       result = externalize(op, mask.getInput(), mask.getAxis(), mask.getBegin(),
                            mask.getEnd().getValue(), mask.getValue());
+    else if (auto window = dyn_cast<StreamSliceOp>(op))
+      result = externalize(window);
     else
       result = externalize(cast<ScanOp>(op));
     if (failed(result))

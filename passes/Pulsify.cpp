@@ -138,6 +138,7 @@ private:
   LogicalResult pulsifyDownsample(DownsampleOp op);
   LogicalResult pulsifyDeconv(DeconvOp op);
   LogicalResult pulsifyBroadcastOfConstant(BroadcastOp op);
+  LogicalResult pulsifySliceOfConstant(SliceOp op);
 
   /// Fails, naming the input pulse multiple needed, unless `stride`
   /// divides the pulse of `input`.
@@ -760,6 +761,28 @@ LogicalResult Pulsifier::pulsifyBroadcastOfConstant(BroadcastOp op) {
   return success();
 }
 
+/// A slice of a value that does not stream (a positional table) over
+/// [start, start + S) follows the stream: each pulse takes the table's
+/// frames at the stream's position.
+LogicalResult Pulsifier::pulsifySliceOfConstant(SliceOp op) {
+  int64_t axis = op.getAxis();
+  const TDim &begin = op.getStart().getValue(), &end = op.getEnd().getValue();
+  std::optional<int64_t> start = begin.getConstant();
+  if (!start || end != begin + TDim::symbol(symbol))
+    return error(op) << "it slices a value that does not stream over ["
+                     << begin.toString() << ", " << end.toString()
+                     << "), not over [start, start + " << symbol
+                     << ") for a constant start";
+  Shape original = getShape(op.getOutput());
+  OpBuilder builder(op);
+  auto window = StreamSliceOp::create(builder, op.getLoc(), op.getInput(),
+                                      uint64_t(axis), *start, pulse);
+  op.getOutput().replaceAllUsesWith(window.getOutput());
+  op.erase();
+  setStream(window.getOutput(), Stream{axis, 0, original[axis]});
+  return success();
+}
+
 LogicalResult Pulsifier::pulsifyScan(ScanOp op) {
   int64_t numStates = op.getNumStates();
   ArrayRef<int64_t> scanAxes = op.getScanAxes(), chunks = op.getScanChunks();
@@ -830,6 +853,9 @@ LogicalResult Pulsifier::pulsifyOp(Operation *op) {
     if (auto broadcast = dyn_cast<BroadcastOp>(op);
         broadcast && mentionsSymbol(broadcast.getOutput().getType(), symbol))
       return pulsifyBroadcastOfConstant(broadcast);
+    if (auto slice = dyn_cast<SliceOp>(op);
+        slice && mentionsSymbol(slice.getOutput().getType(), symbol))
+      return pulsifySliceOfConstant(slice);
     for (Value result : op->getResults())
       if (mentionsSymbol(result.getType(), symbol))
         return error(op) << "it computes a value of " << result.getType()

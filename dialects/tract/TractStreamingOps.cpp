@@ -61,6 +61,17 @@ LogicalResult PulseMaskOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult StreamSliceOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Shape shape = getShape(adaptor.getInput());
+  if (failed(checkAxis(location, adaptor.getAxis(), shape.size())))
+    return failure();
+  shape[adaptor.getAxis()] = TDim(adaptor.getPulse());
+  results.push_back(getTensorTypeLike(adaptor.getInput(), shape));
+  return success();
+}
+
 LogicalResult SdpaOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> location,
                                        Adaptor adaptor,

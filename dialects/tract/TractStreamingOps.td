@@ -45,6 +45,22 @@ def Tract_PulseMaskOp : Tract_InferredOp<"pulse_mask"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
+def Tract_StreamSliceOp : Tract_InferredOp<"stream_slice"> {
+  let summary = "the frames of a fixed table at the stream's position (stateful)";
+  let description = [{
+    Made by tract-pulsify from a slice of a value that does not stream (a
+    positional table, say) over `[start, start + S)`, `S` the stream length:
+    each call gives the `pulse` frames of `axis` from `start + position`,
+    `position` being the frames the stream has passed before the call.
+    Past the end of the input, its last frame repeats.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_AxisAttr:$axis,
+                   ConfinedAttr<I64Attr, [IntNonNegative]>:$start,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$pulse);
+  let results = (outs Tract_Tensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
 def Tract_SdpaOp : Tract_InferredOp<"sdpa"> {
   let summary = "scaled dot-product attention";
   let description = [{

@@ -383,6 +383,12 @@ def gdn(out):
              final_state=state.astype(np.float32))
 
 
+def stream_table(out):
+    fixture("stream_table", out)
+    table = np.arange(128, dtype=np.float32).reshape(64, 2) / 8
+    write(out, "table.dat", dat_bytes(table))
+
+
 def tract_stft(out):
     fixture("tract_stft", out)
     rng = np.random.default_rng(8)
@@ -407,4 +413,5 @@ if __name__ == "__main__":
      "short_dat": short_dat, "stdops": stdops,
      "tract_style": tract_style, "torch_style": torch_style,
      "tract_files": tract_files, "sdpa": sdpa, "tract_gru": tract_gru,
-     "tract_stft": tract_stft, "gdn": gdn}[sys.argv[1]](sys.argv[2])
+     "tract_stft": tract_stft, "gdn": gdn,
+     "stream_table": stream_table}[sys.argv[1]](sys.argv[2])
