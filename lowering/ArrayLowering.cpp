@@ -1343,6 +1343,92 @@ struct TopKLowering : public ArrayLoweringPattern<TopKOp> {
   }
 };
 
+/// Two passes over the input in row-major order: the count of non-zero
+/// elements, which binds the result's length, then each one's coordinates
+/// into the next column (never past the length, when a value was given for
+/// it instead).
+struct NonZeroLowering : public ArrayLoweringPattern<NonZeroOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(NonZeroOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    SmallVector<Value> dims;
+    for (const TDim &dim : getShape(op.getInput())) {
+      dims.push_back(dimValue(rewriter, loc, op, dim));
+      if (!dims.back())
+        return unboundSize(rewriter, op);
+    }
+    Value input = adaptor.getInput();
+    Type elementType = cast<RankedTensorType>(input.getType()).getElementType();
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value one = indexConstant(rewriter, loc, 1);
+    SmallVector<Value> lbs(dims.size(), zero), steps(dims.size(), one);
+    // NaN is not zero.
+    auto isNonZero = [&](OpBuilder &b, Location l, ValueRange at) -> Value {
+      Value x = tensor::ExtractOp::create(b, l, input, at);
+      Value none = zeroOf(b, l, elementType);
+      if (isa<FloatType>(elementType))
+        return arith::CmpFOp::create(b, l, arith::CmpFPredicate::UNE, x, none);
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::ne, x, none);
+    };
+    scf::LoopNest counting = scf::buildLoopNest(
+        rewriter, loc, lbs, dims, steps, ValueRange{zero},
+        [&](OpBuilder &b, Location l, ValueRange at,
+            ValueRange count) -> scf::ValueVector {
+          Value add = arith::SelectOp::create(b, l, isNonZero(b, l, at), one,
+                                              zero);
+          return {arith::AddIOp::create(b, l, count[0], add)};
+        });
+    Value limit = dimValue(rewriter, loc, op, op.getLen().getValue());
+    if (!limit) {
+      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+      if (!name)
+        return op.emitError() << "cannot lower a non_zero of length "
+                              << op.getLen().getValue().toString()
+                              << ": it is neither bound nor a lone symbol";
+      limit = counting.results[0];
+      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, limit);
+    }
+    Value output = emptyResult(rewriter, loc, op, 0);
+    if (!output)
+      return unboundSize(rewriter, op);
+    scf::LoopNest filling = scf::buildLoopNest(
+        rewriter, loc, lbs, dims, steps, ValueRange{output, zero},
+        [&](OpBuilder &b, Location l, ValueRange at,
+            ValueRange carried) -> scf::ValueVector {
+          Value column = carried[1];
+          Value take = arith::AndIOp::create(
+              b, l, isNonZero(b, l, at),
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, column,
+                                    limit));
+          auto write = scf::IfOp::create(
+              b, l, take,
+              [&](OpBuilder &b, Location l) {
+                Value coords = carried[0];
+                for (auto [axis, index] : llvm::enumerate(at)) {
+                  Value coord = arith::IndexCastOp::create(
+                      b, l, b.getI64Type(), index);
+                  coords = tensor::InsertOp::create(
+                      b, l, coord, coords,
+                      ValueRange{indexConstant(b, l, axis), column});
+                }
+                scf::YieldOp::create(
+                    b, l,
+                    ValueRange{coords, arith::AddIOp::create(b, l, column,
+                                                             indexConstant(
+                                                                 b, l, 1))});
+              },
+              [&](OpBuilder &b, Location l) {
+                scf::YieldOp::create(b, l, carried);
+              });
+          return {write.getResult(0), write.getResult(1)};
+        });
+    rewriter.replaceOp(op, filling.results[0]);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
@@ -1353,6 +1439,7 @@ void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
                DownsampleLowering, PadLowering, ConcatLowering, GatherLowering,
                GatherElementsLowering, GatherNdLowering, DynSliceLowering,
                ScatterElementsLowering, ScatterNdLowering, OneHotLowering,
-               TriluLowering, RangeLowering, ShapeOfLowering, TopKLowering>(
+               TriluLowering, RangeLowering, ShapeOfLowering, TopKLowering,
+               NonZeroLowering>(
       converter, symbols, patterns.getContext());
 }

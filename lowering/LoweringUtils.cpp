@@ -166,6 +166,8 @@ std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
     len = range.getLenAttr();
   else if (auto topk = dyn_cast<TopKOp>(op))
     len = topk.getLenAttr();
+  else if (auto nonZero = dyn_cast<NonZeroOp>(op))
+    len = nonZero.getLenAttr();
   if (!len)
     return std::nullopt;
   return len.getValue().getSymbolName();

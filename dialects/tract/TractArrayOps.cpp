@@ -661,6 +661,17 @@ LogicalResult TopKOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult NonZeroOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &results) {
+  Shape shape{TDim(int64_t(getShape(adaptor.getInput()).size())),
+              adaptor.getLen().getValue()};
+  results.push_back(
+      getTensorType(context, shape, IntegerType::get(context, 64)));
+  return success();
+}
+
 LogicalResult TriluOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> location,
                                         Adaptor adaptor,

@@ -254,6 +254,19 @@ def Tract_TopKOp : Tract_InferredOp<"topk"> {
   }];
 }
 
+def Tract_NonZeroOp : Tract_InferredOp<"non_zero"> {
+  let summary = "the coordinates of the non-zero elements";
+  let description = [{
+    The result is `rank, len` (`i64`): column `j` holds the coordinates of
+    the `j`-th non-zero element in row-major order (ONNX's NonZero, tract's
+    `tract_onnx_non_zero`). `len` is the count, known when the model runs:
+    a symbol the op binds.
+  }];
+  let arguments = (ins Tract_Tensor:$input, Tract_DimAttr:$len);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+}
+
 def Tract_TriluOp : Tract_InferredOp<"trilu"> {
   let summary = "keep the upper or lower triangle of the last two axes";
   let description = [{

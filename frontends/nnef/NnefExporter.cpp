@@ -692,6 +692,16 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            ", axis = " + std::to_string(topk.getAxis()) +
            ", largest = " + (topk.getLargest() ? "true" : "false") +
            ", len = " + topk.getLen().getValue().toString() + ")";
+  if (auto nonZero = dyn_cast<NonZeroOp>(op)) {
+    std::optional<std::string> count =
+        nonZero.getLen().getValue().getSymbolName();
+    if (!count)
+      return unsupported(op)
+             << "its count is " << nonZero.getLen().getValue().toString()
+             << ", not a symbol";
+    return "tract_onnx_non_zero(" + ref(nonZero.getInput()) +
+           ", count_symbol = " + quoted(*count) + ")";
+  }
   if (auto slice = dyn_cast<DynSliceOp>(op))
     return "tract_core_dyn_slice(" + ref(slice.getInput()) + ", " +
            ref(slice.getStart()) + ", " + ref(slice.getEnd()) +
@@ -955,6 +965,9 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
           })
           .wasInterrupted())
     text += "extension tract_registry tract_transformers;\n";
+  if (module.walk([](NonZeroOp) { return WalkResult::interrupt(); })
+          .wasInterrupted())
+    text += "extension tract_registry tract_onnx;\n";
   std::set<std::string> symbols;
   if (auto declared = module->getAttrOfType<ArrayAttr>(kSymbolsAttrName))
     for (Attribute s : declared)

@@ -1356,6 +1356,21 @@ Result topK(Invocation &call) {
       NValue::Kind::Tuple);
 }
 
+/// `tract_onnx_non_zero(input, count_symbol)`: the count of non-zero
+/// elements is the symbol, bound when the model runs.
+Result nonZero(Invocation &call) {
+  auto input = call.tensor("input");
+  auto name = call.string("count_symbol");
+  if (!input || !name)
+    return std::nullopt;
+  if (name->empty())
+    return call.error("count_symbol must name a symbol");
+  TDim count = TDim::symbol(*name);
+  call.declareSymbols({count});
+  return tensorResult(call,
+                      call.create<NonZeroOp>(*input, call.dimAttr(count)));
+}
+
 Result dynSlice(Invocation &call) {
   auto input = call.tensor("input");
   auto start = call.tensor("start");
@@ -2372,6 +2387,11 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (values: tensor<?>, indices: tensor<integer>);
   )",
                topK);
+  registry.add(R"(
+    fragment tract_onnx_non_zero<?>(input: tensor<?>, count_symbol: string)
+      -> (output: tensor<integer>);
+  )",
+               nonZero);
   registry.add(R"(
     fragment tract_core_dyn_slice<?>(input: tensor<?>, start: tensor<integer>,
                                      end: tensor<integer>, axis: integer,

@@ -1404,6 +1404,17 @@ LogicalResult topKHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// NonZero: the count of non-zero elements is a fresh symbol, bound when
+/// the model runs.
+LogicalResult nonZeroHandler(NodeContext &ctx, Outputs &outputs) {
+  Value op = ctx.create<NonZeroOp>(ctx.input(0),
+                                   dimAttr(ctx, ctx.freshSymbol("nonzero")));
+  if (!op)
+    return ctx.error("invalid non_zero");
+  outputs.push_back(op);
+  return success();
+}
+
 LogicalResult triluHandler(NodeContext &ctx, Outputs &outputs) {
   if (failed(checkIndices(ctx, 1, "k")))
     return failure();
@@ -1580,6 +1591,7 @@ void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
   // Selection.
   registry.add("TopK", {1, 10, 11}, withInputs(1, topKHandler));
   registry.add("Trilu", 14, withInputs(1, triluHandler));
+  registry.add("NonZero", {9, 13}, withInputs(1, nonZeroHandler));
   registry.add("Compress", {9, 11}, withInputs(2, compressHandler));
   registry.add("ReverseSequence", 10, withInputs(2, reverseSequenceHandler));
 

@@ -113,6 +113,15 @@ MODELS = {
 }
 
 
+def nonzero_float():
+    """NonZero of a float tensor of unknown shape."""
+    return one_node("NonZero", 13, [("x", F32, ["H", "W"])],
+                    [("y", I64, None)])
+
+
+MODELS["nonzero_float"] = nonzero_float
+
+
 def main():
     name, output = sys.argv[1], sys.argv[2]
     with open(output, "wb") as out:
