@@ -44,6 +44,10 @@ struct ModelState {
   /// Every symbol in use, for the module's `tract.symbols`.
   std::set<std::string> symbols;
   int freshCounter = 0;
+  /// Equalities between dims the model relies on and the shapes cannot
+  /// prove (`(unk+320)/512 == 1` for a squeezed axis), for the module's
+  /// `tract.assertions`, checked when the model runs.
+  std::vector<std::string> assertions;
 };
 
 /// The MLIR element type of an ONNX `TensorProto.DataType`, or null with
@@ -90,6 +94,8 @@ public:
                                                OpBuilder &builder);
 
   TDim freshSymbol(StringRef hint);
+  /// Records the assertion `actual == expected`.
+  void assumeEqual(const TDim &actual, const TDim &expected);
   Location nodeLocation(StringRef name);
 
 private:

@@ -280,6 +280,39 @@ TDim NodeContext::freshSymbol(StringRef hint) {
   return graph.freshSymbol(hint);
 }
 
+LogicalResult NodeContext::alignBroadcast(Value lhs, Value &rhs) {
+  Shape left = getShape(lhs), right = getShape(rhs);
+  if (left.size() != right.size())
+    return success();
+  for (auto [axis, dims] : llvm::enumerate(llvm::zip(left, right))) {
+    auto [a, b] = dims;
+    if (a == b || a == TDim(1) || b == TDim(1) ||
+        (a.getConstant() && b.getConstant()))
+      continue;
+    FailureOr<Value> aligned =
+        assumeDim(rhs, axis, a, "the right operand");
+    if (mlir::failed(aligned))
+      return mlir::failure();
+    rhs = *aligned;
+  }
+  return mlir::success();
+}
+
+FailureOr<Value> NodeContext::assumeDim(Value value, int64_t axis,
+                                        const TDim &expected,
+                                        const Twine &what) {
+  TDim actual = getShape(value)[axis];
+  if (actual == expected)
+    return value;
+  if (actual.getConstant() && expected.getConstant())
+    return error(what + " has dim " + actual.toString() + " on axis " +
+                 Twine(axis) + ", expected " + expected.toString());
+  graph.assumeEqual(actual, expected);
+  return create<SliceOp>(value, uint64_t(axis),
+                         DimAttr::get(getContext(), TDim(0)),
+                         DimAttr::get(getContext(), expected));
+}
+
 //===----------------------------------------------------------------------===//
 // Errors
 //===----------------------------------------------------------------------===//

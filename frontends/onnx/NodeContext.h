@@ -117,9 +117,18 @@ public:
   /// leading unit axes (ONNX's multidirectional broadcasting).
   template <typename OpTy> Value binary(Value lhs, Value rhs) {
     int64_t targetRank = std::max(rank(lhs), rank(rhs));
-    return create<OpTy>(unsqueezeTo(lhs, targetRank),
-                        unsqueezeTo(rhs, targetRank));
+    lhs = unsqueezeTo(lhs, targetRank);
+    rhs = unsqueezeTo(rhs, targetRank);
+    if (lhs && rhs && failed(alignBroadcast(lhs, rhs)))
+      return Value();
+    return create<OpTy>(lhs, rhs);
   }
+
+  /// Two symbolic dims of the operands of a broadcasting op that are
+  /// neither equal nor 1 are assumed equal (assumeDim on `rhs`): the op
+  /// takes the broadcast of equal dims, and the assertion is checked when
+  /// the model runs, where a `dim#dim` broadcast could not be lowered.
+  LogicalResult alignBroadcast(Value lhs, Value &rhs);
 
   /// Builds a tract op with explicit result types (multi-result ops, or ops
   /// with regions), verifying it; returns null when invalid.
@@ -148,6 +157,14 @@ public:
   /// A fresh symbol for a dim the model leaves unknown (data-dependent
   /// sizes), declared in the module.
   TDim freshSymbol(StringRef hint);
+
+  /// `value` with dim `expected` on `axis`: as it is when its dim is that;
+  /// an error when both are constants and differ; otherwise the model
+  /// relies on their being equal, which becomes an assertion checked when
+  /// the model runs (as tract records it), and `value` is sliced to
+  /// `expected` (all of it, once the assertion holds).
+  FailureOr<Value> assumeDim(Value value, int64_t axis, const TDim &expected,
+                             const Twine &what);
 
   //===--------------------------------------------------------------------===//
   // Errors

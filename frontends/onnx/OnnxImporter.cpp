@@ -86,6 +86,12 @@ TDim GraphImporter::freshSymbol(StringRef hint) {
   return TDim::symbol(name);
 }
 
+void GraphImporter::assumeEqual(const TDim &actual, const TDim &expected) {
+  std::string text = actual.toString() + " == " + expected.toString();
+  if (!llvm::is_contained(model.assertions, text))
+    model.assertions.push_back(text);
+}
+
 Location GraphImporter::nodeLocation(StringRef name) {
   Location file = FileLineColLoc::get(model.context, model.fileName, 0, 0);
   return NameLoc::get(StringAttr::get(model.context, name), file);
@@ -790,6 +796,12 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
     symbols.push_back(builder.getStringAttr(symbol));
   if (!symbols.empty())
     (*module)->setAttr(kSymbolsAttrName, builder.getArrayAttr(symbols));
+  if (!model.assertions.empty()) {
+    SmallVector<Attribute> assertions;
+    for (const std::string &text : model.assertions)
+      assertions.push_back(builder.getStringAttr(text));
+    (*module)->setAttr(kAssertionsAttrName, builder.getArrayAttr(assertions));
+  }
   if (failed(verify(*module)))
     return {};
   return module;

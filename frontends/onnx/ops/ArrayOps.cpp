@@ -609,12 +609,14 @@ LogicalResult squeezeHandler(NodeContext &ctx, Outputs &outputs) {
       if (dim == TDim(1))
         axes.push_back(axis);
   }
+  // A symbolic dim squeezed must be 1 when the model runs.
   Value result = input;
   for (int64_t axis : llvm::reverse(axes)) {
-    if (shape[axis] != TDim(1))
-      return ctx.error("cannot squeeze axis " + Twine(axis) + " of dim " +
-                       shape[axis].toString());
-    result = ctx.create<RmAxisOp>(result, axis);
+    FailureOr<Value> single =
+        ctx.assumeDim(result, axis, TDim(1), "the squeezed input");
+    if (failed(single))
+      return failure();
+    result = ctx.create<RmAxisOp>(*single, axis);
   }
   if (std::optional<SmallVector<TDim>> dims = ctx.getDims(input))
     withDims(ctx, result, *dims);
@@ -696,6 +698,22 @@ LogicalResult concatHandler(NodeContext &ctx, Outputs &outputs) {
       outputs.push_back(constant);
       return success();
     }
+  }
+  // The other axes must agree; symbolic dims the shapes cannot prove
+  // equal are assumed so, and checked when the model runs.
+  Shape first = shapeOf(inputs.front());
+  for (auto [index, input] : llvm::enumerate(inputs)) {
+    Shape shape = shapeOf(input);
+    if (shape.size() != first.size())
+      break;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != *axis && shape[i] != first[i]) {
+        FailureOr<Value> aligned =
+            ctx.assumeDim(input, i, first[i], "input " + Twine(index));
+        if (failed(aligned))
+          return failure();
+        input = *aligned;
+      }
   }
   Value result = inputs.size() == 1
                      ? inputs.front()

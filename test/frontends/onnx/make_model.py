@@ -122,6 +122,22 @@ def nonzero_float():
 MODELS["nonzero_float"] = nonzero_float
 
 
+def squeeze_symbolic():
+    """Squeeze of an axis whose dim is a symbol."""
+    return one_node("Squeeze", 13, [("x", F32, [3, "K"]), ("axes", I64, [1])],
+                    [("y", F32, None)], [const("axes", [1], np.int64)])
+
+
+def add_symbolic():
+    """Add of two inputs whose dims are different symbols."""
+    return one_node("Add", 14, [("a", F32, ["A", 2]), ("b", F32, ["B", 2])],
+                    [("c", F32, None)])
+
+
+MODELS["squeeze_symbolic"] = squeeze_symbolic
+MODELS["add_symbolic"] = add_symbolic
+
+
 def main():
     name, output = sys.argv[1], sys.argv[2]
     with open(output, "wb") as out:
