@@ -845,6 +845,19 @@ std::optional<NValue> ModelBuilder::eval(const Expr &expr, Scope &scope) {
     auto base = eval(*expr.items[0], scope);
     if (!base)
       return std::nullopt;
+    // A 1-d integer tensor whose values are known at load (a shape, as
+    // tract_core_shape_of gives it) subscripts as the array of its values.
+    if (base->kind == K::Tensor) {
+      Invocation lookup(*this, expr, loc(expr.pos));
+      std::optional<SmallVector<TDim>> values = lookup.knownDims(base->tensor);
+      if (!values || getShape(base->tensor).size() != 1)
+        return error(expr.pos, "cannot subscript a tensor whose values are "
+                               "not known when the model loads");
+      std::vector<NValue> items;
+      for (const TDim &value : *values)
+        items.push_back(NValue::ofInteger(value));
+      base = NValue::ofArray(std::move(items), K::Array);
+    }
     bool isString = base->kind == K::String;
     if (base->kind != K::Array && base->kind != K::Tuple && !isString)
       return error(expr.pos,
