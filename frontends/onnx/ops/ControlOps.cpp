@@ -39,6 +39,19 @@ public:
   PendingRegions &operator=(const PendingRegions &) = delete;
   ~PendingRegions() { holder->erase(); }
 
+  /// Forgets what the model state knows of the values inside the regions,
+  /// before they are dropped unused.
+  void forget(ModelState &model) {
+    holder->walk([&](Operation *op) {
+      for (Value result : op->getResults())
+        model.dims.erase(result);
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (BlockArgument argument : block.getArguments())
+            model.dims.erase(argument);
+    });
+  }
+
   /// A new block at the end of region `index`.
   Block *addBlock(unsigned index) {
     Block *block = new Block();
@@ -55,6 +68,28 @@ public:
 private:
   Operation *holder;
 };
+
+/// The branch an If whose condition compares two dims the shapes cannot
+/// decide (`Equal(Gather(Shape(x), 2), 1)`, through Not and Cast) takes
+/// when they are equal; the equality is recorded as an assertion. None
+/// when the condition is not of that form.
+std::optional<bool> assumeEqualDims(NodeContext &ctx, Value cond) {
+  bool flipped = false;
+  Operation *op = cond.getDefiningOp();
+  while (op && (isa<CastOp>(op) || isa<NotOp>(op))) {
+    flipped ^= isa<NotOp>(op);
+    op = op->getOperand(0).getDefiningOp();
+  }
+  auto eq = dyn_cast_or_null<EqOp>(op);
+  if (!eq)
+    return std::nullopt;
+  std::optional<SmallVector<TDim>> lhs = ctx.getDims(eq.getLhs()),
+                                   rhs = ctx.getDims(eq.getRhs());
+  if (!lhs || !rhs || lhs->size() != 1 || rhs->size() != 1)
+    return std::nullopt;
+  ctx.getGraph().assumeEqual(lhs->front(), rhs->front());
+  return !flipped;
+}
 
 std::string typeString(Type type) {
   std::string text;
@@ -130,6 +165,23 @@ LogicalResult ifHandler(NodeContext &ctx, Outputs &outputs) {
   if (failed(elseValues))
     return failure();
   SmallVector<Type> types;
+  // Branches of different types on a comparison of dims: the branch for
+  // equal dims, which an assertion checks when the model runs.
+  bool sameTypes = llvm::all_of(
+      llvm::zip(*thenValues, *elseValues),
+      [](auto pair) {
+        return std::get<0>(pair).getType() == std::get<1>(pair).getType();
+      });
+  if (!sameTypes)
+    if (std::optional<bool> taken = assumeEqualDims(ctx, cond)) {
+      regions.forget(ctx.getGraph().getModel());
+      FailureOr<SmallVector<Value>> values = ctx.getGraph().importSubgraph(
+          *taken ? *thenGraph : *elseGraph, {}, ctx.getBuilder());
+      if (failed(values))
+        return failure();
+      outputs.append(values->begin(), values->end());
+      return success();
+    }
   for (auto [index, thenValue, elseValue] :
        llvm::enumerate(*thenValues, *elseValues)) {
     if (thenValue.getType() != elseValue.getType())

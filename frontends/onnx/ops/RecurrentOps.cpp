@@ -384,9 +384,15 @@ FailureOr<SmallVector<Value>> RecurrentLayer::runDirection(int64_t d) {
 
   // Initial states, [batch, hidden].
   int64_t stateAxis = layout ? 1 : 0;
-  auto initial = [&](unsigned index) {
-    if (ctx.hasInput(index))
-      return direction(ctx, ctx.input(index), d, stateAxis);
+  auto initial = [&](unsigned index) -> Value {
+    if (ctx.hasInput(index)) {
+      // The state's batch is the input's, assumed when not provable.
+      Value state = direction(ctx, ctx.input(index), d, stateAxis);
+      FailureOr<Value> aligned =
+          state ? ctx.assumeDim(state, 0, batch, "the initial state")
+                : FailureOr<Value>(state);
+      return succeeded(aligned) ? *aligned : Value();
+    }
     if (std::optional<int64_t> b = batch.getConstant()) {
       auto type = RankedTensorType::get({*b, hidden}, elementType);
       return ctx.constant(DenseElementsAttr::get(

@@ -134,6 +134,46 @@ def add_symbolic():
                     [("c", F32, None)])
 
 
+def if_dim_equal():
+    """If dim 1 of x is 1, squeeze it, else keep x: branches of different
+    ranks on a comparison of dims."""
+    shape = helper.make_node("Shape", ["x"], ["shape"])
+    dim = helper.make_node("Gather", ["shape", "one"], ["dim"], axis=0)
+    cond = helper.make_node("Equal", ["dim", "one"], ["cond"])
+    then_graph = helper.make_graph(
+        [helper.make_node("Squeeze", ["x", "axes"], ["squeezed"])], "then",
+        [], [helper.make_tensor_value_info("squeezed", F32, None)])
+    else_graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["same"])], "else",
+        [], [helper.make_tensor_value_info("same", F32, None)])
+    branch = helper.make_node("If", ["cond"], ["y"], then_branch=then_graph,
+                              else_branch=else_graph)
+    graph = helper.make_graph(
+        [shape, dim, cond, branch], "if_dim_equal",
+        [helper.make_tensor_value_info("x", F32, ["N", "K"])],
+        [helper.make_tensor_value_info("y", F32, None)],
+        [const("one", 1, np.int64), const("axes", [1], np.int64)])
+    return helper.make_model(graph, ir_version=8,
+                             opset_imports=[helper.make_opsetid("", 16)])
+
+
+def lstm_state_batch():
+    """An LSTM whose initial state has its own symbolic batch."""
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((1, 8, 3)).astype(np.float32)
+    r = rng.standard_normal((1, 8, 2)).astype(np.float32)
+    return one_node(
+        "LSTM", 14,
+        [("x", F32, ["T", "B", 3]), ("w", F32, [1, 8, 3]),
+         ("r", F32, [1, 8, 2]), ("", F32, None), ("", F32, None),
+         ("h0", F32, [1, "C", 2])],
+        [("y", F32, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(r, "r")],
+        hidden_size=2)
+
+
+MODELS["if_dim_equal"] = if_dim_equal
+MODELS["lstm_state_batch"] = lstm_state_batch
 MODELS["squeeze_symbolic"] = squeeze_symbolic
 MODELS["add_symbolic"] = add_symbolic
 
