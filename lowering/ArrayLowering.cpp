@@ -80,6 +80,35 @@ SmallVector<ReassociationIndices> groupRun(int64_t rank, int64_t at,
   return groups;
 }
 
+/// The groups of `many` (whole shape) whose products are the dims of `few`,
+/// in order, when the reshape of the run [at, at + count) of `many` into
+/// the run [at, at + newCount) of `few` merges consecutive dims only; each
+/// dim outside the runs is its own group.
+std::optional<SmallVector<ReassociationIndices>>
+mergedGroups(ArrayRef<TDim> many, ArrayRef<TDim> few, int64_t at,
+             int64_t count, int64_t newCount) {
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t axis = 0; axis < at; ++axis)
+    groups.push_back({axis});
+  int64_t next = at;
+  for (int64_t out = at; out < at + newCount; ++out) {
+    ReassociationIndices group;
+    TDim product(1);
+    while (next < at + count && (group.empty() || product != few[out])) {
+      product = product * many[next];
+      group.push_back(next++);
+    }
+    if (group.empty() || product != few[out])
+      return std::nullopt;
+    groups.push_back(group);
+  }
+  if (next != at + count)
+    return std::nullopt;
+  for (int64_t axis = at + count; axis < int64_t(many.size()); ++axis)
+    groups.push_back({axis});
+  return groups;
+}
+
 /// collapse_shape of `value` by `groups`, with the plain type `resultType`.
 Value collapse(OpBuilder &b, Location loc, Value value,
                ArrayRef<ReassociationIndices> groups,
@@ -398,6 +427,16 @@ struct ReshapeLowering : public ArrayLoweringPattern<ReshapeOp> {
       for (int64_t axis = at; axis < at + count; ++axis)
         unit[axis] = true;
       result = collapse(rewriter, loc, input, foldUnitAxes(unit), resultType);
+    } else if (auto groups = mergedGroups(inShape, outShape, at, count,
+                                          newCount)) {
+      // Runs of dims merged: one collapse (also of symbolic dims, where a
+      // collapse to one dim and an expand back fails downstream).
+      result = collapse(rewriter, loc, input, *groups, resultType);
+    } else if (auto groups = mergedGroups(outShape, inShape, at, newCount,
+                                          count)) {
+      // Dims split into runs: one expand.
+      result = expand(rewriter, loc, input, *groups, resultType,
+                      *outputSizes);
     } else {
       result = input;
       if (count > 1) {
