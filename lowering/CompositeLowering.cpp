@@ -41,6 +41,15 @@ using namespace mlir::tract;
 
 namespace {
 
+/// A constant `value` of `type` with `rank` unit dims, which broadcasts.
+Value splat(OpBuilder &b, Location loc, Type type, double value, size_t rank) {
+  auto tensorType = RankedTensorType::get(SmallVector<int64_t>(rank, 1), type);
+  return ConstOp::create(
+      b, loc, tensorType,
+      DenseElementsAttr::get(tensorType,
+                             FloatAttr::get(cast<FloatType>(type), value)));
+}
+
 /// The attention of `op` from tract ops, at `op`; failure when a shape rules
 /// it out (reported on `op`).
 FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
@@ -98,13 +107,7 @@ FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
       return op.emitError("the default scale needs a known head size");
     scale = 1.0 / std::sqrt(double(*depth));
   }
-  auto scalar = [&](double number) -> Value {
-    auto type = RankedTensorType::get(SmallVector<int64_t>(scoresRank, 1), f32);
-    return ConstOp::create(
-        b, loc, type,
-        DenseElementsAttr::get(type, b.getF32FloatAttr(float(number))));
-  };
-  scores = MulOp::create(b, loc, scores, scalar(scale));
+  scores = MulOp::create(b, loc, scores, splat(b, loc, f32, scale, scoresRank));
 
   float lowest = -std::numeric_limits<float>::infinity();
   if (op.getCausal()) {
@@ -130,7 +133,8 @@ FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
       return op.emitError("the mask has rank ")
              << getShape(mask).size() << ", the scores " << scoresRank;
     if (getElementTypeOrSelf(mask).isInteger(1))
-      scores = SelectOp::create(b, loc, mask, scores, scalar(lowest));
+      scores = SelectOp::create(b, loc, mask, scores,
+                                splat(b, loc, f32, lowest, scoresRank));
     else
       scores = AddOp::create(b, loc, scores, toF32(mask));
   }
@@ -173,12 +177,7 @@ FailureOr<Value> decompose(GruEpilogueOp op, OpBuilder &b) {
       AddOp::create(b, loc, gate(x, 2),
                     MulOp::create(b, loc, reset, gate(r, 2)).getResult())
           .getResult());
-  auto type = RankedTensorType::get(SmallVector<int64_t>(state.size(), 1),
-                                    getElementTypeOrSelf(h));
-  Value one = ConstOp::create(
-      b, loc, type,
-      DenseElementsAttr::get(
-          type, FloatAttr::get(cast<FloatType>(type.getElementType()), 1.0)));
+  Value one = splat(b, loc, getElementTypeOrSelf(h), 1.0, state.size());
   Value keep = MulOp::create(b, loc, SubOp::create(b, loc, one, z), n);
   return Value(AddOp::create(b, loc, keep, MulOp::create(b, loc, z, h)));
 }
@@ -334,11 +333,8 @@ FailureOr<SmallVector<Value>> decomposeGdn(GdnRecurrentOp op, OpBuilder &b) {
       return value;
     return CastOp::create(b, loc, value, f32);
   };
-  auto scalar = [&](double number, size_t rank) -> Value {
-    auto type = RankedTensorType::get(SmallVector<int64_t>(rank, 1), f32);
-    return ConstOp::create(
-        b, loc, type,
-        DenseElementsAttr::get(type, b.getF32FloatAttr(float(number))));
+  auto scalar = [&](double number, size_t rank) {
+    return splat(b, loc, f32, number, rank);
   };
   Shape query = getShape(op.getQuery()), value = getShape(op.getValue());
   std::optional<int64_t> width = query[3].getConstant();

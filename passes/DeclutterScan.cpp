@@ -225,17 +225,14 @@ struct InlineSingleIterationScan : OpRewritePattern<ScanOp> {
   LogicalResult matchAndRewrite(ScanOp op,
                                 PatternRewriter &rewriter) const override {
     Block &body = op.getBody().front();
-    if (op.getScanAxes().empty())
-      return rewriter.notifyMatchFailure(op, "no scanned input");
+    if (!op.runsOnce())
+      return rewriter.notifyMatchFailure(op, "not a single iteration");
     // A pulsified scan's one iteration may be one it skips.
     if (op->hasAttr("pulse.skip"))
       return rewriter.notifyMatchFailure(op, "skips its first iterations");
     // tract keeps a scan that carries its state from call to call.
     if (op->hasAttr(kStatefulScanAttrName))
       return rewriter.notifyMatchFailure(op, "carries its state across calls");
-    for (auto [index, input] : llvm::enumerate(op.getInputs()))
-      if (input.getType() != body.getArgument(index).getType())
-        return rewriter.notifyMatchFailure(op, "more than one iteration");
     // Scanned outputs are their single chunk.
     auto yield = cast<YieldOp>(body.getTerminator());
     for (auto [value, result] : llvm::zip(yield.getValues(), op.getResults()))

@@ -25,20 +25,6 @@ using namespace mlir::tract;
 
 namespace {
 
-/// Whether `scan` runs its body exactly once: each scanned input is one
-/// chunk (the body sees it whole).
-bool runsOnce(ScanOp scan) {
-  if (scan.getScanAxes().empty())
-    return false;
-  Block &body = scan.getBody().front();
-  int64_t states = scan.getNumStates();
-  for (size_t i = 0; i < scan.getScanAxes().size(); ++i)
-    if (scan.getInputs()[states + i].getType() !=
-        body.getArgument(states + i).getType())
-      return false;
-  return true;
-}
-
 std::string nameOf(Operation *op) {
   if (auto name = dyn_cast<NameLoc>(op->getLoc()))
     return name.getName().str();
@@ -54,7 +40,7 @@ struct TractExportScanState
     SmallVector<ScanOp> scans(main.getBody().getOps<ScanOp>());
     for (ScanOp scan : scans) {
       if (!scan->hasAttr(kStatefulScanAttrName) ||
-          scan->hasAttr("pulse.skip") || !runsOnce(scan))
+          scan->hasAttr("pulse.skip") || !scan.runsOnce())
         continue;
       SmallVector<unsigned> seeded;
       for (unsigned i = 0; i < scan.getNumStates(); ++i)

@@ -117,3 +117,13 @@ LogicalResult IfOp::verifyRegions() {
     return failure();
   return success();
 }
+
+bool ScanOp::runsOnce() {
+  if (getScanAxes().empty())
+    return false;
+  Block &body = getBody().front();
+  for (auto [index, input] : llvm::enumerate(getInputs()))
+    if (input.getType() != body.getArgument(index).getType())
+      return false;
+  return true;
+}

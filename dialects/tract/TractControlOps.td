@@ -42,6 +42,11 @@ def Tract_ScanOp : Tract_Op<"scan", [RecursiveMemoryEffects,
   let assemblyFormat = [{
     $inputs attr-dict-with-keyword $body `:` functional-type($inputs, results)
   }];
+  let extraClassDeclaration = [{
+    /// Whether the body runs once: there are scanned inputs and each is a
+    /// single chunk (the body sees it whole).
+    bool runsOnce();
+  }];
   let hasRegionVerifier = 1;
 }
 
