@@ -160,14 +160,43 @@ Value tract::readVector(OpBuilder &b, Location loc, Value memref,
   if (stride == 1)
     return contiguousRead(b, loc, memref, at, axis, cols);
   if (stride <= 4 && cols > 1) {
-    // Every `stride`-th element of one wider load: a register shuffle
-    // instead of `cols` scalar loads.
+    // Every `stride`-th element of the span [at, at + span): whole-width
+    // loads of `cols` elements (the last one ends where the span ends, so
+    // none reads past it) merged by register shuffles. A single load of
+    // `span` elements would be an odd-sized vector, which the backend
+    // splits into scalar loads and inserts.
     int64_t span = (cols - 1) * stride + 1;
-    Value wide = contiguousRead(b, loc, memref, at, axis, span);
-    SmallVector<int64_t> mask;
-    for (int64_t i = 0; i < cols; ++i)
-      mask.push_back(i * stride);
-    return vector::ShuffleOp::create(b, loc, wide, wide, mask);
+    int64_t pieces = llvm::divideCeil(span, cols);
+    auto pieceStart = [&](int64_t piece) {
+      return std::min(piece * cols, span - cols);
+    };
+    auto readPiece = [&](int64_t piece) {
+      SmallVector<Value> where(at.begin(), at.end());
+      AffineExpr d0 = b.getAffineDimExpr(0);
+      where[axis] = affine::makeComposedAffineApply(
+          b, loc, AffineMap::get(1, 0, d0 + pieceStart(piece)),
+          {OpFoldResult(where[axis])});
+      return contiguousRead(b, loc, memref, where, axis, cols);
+    };
+    // Lane i of the result is element i * stride of the span; `result`
+    // holds the lanes whose element lies in the pieces read so far.
+    Value result = readPiece(0);
+    for (int64_t piece = 1; piece < pieces; ++piece) {
+      Value next = readPiece(piece);
+      int64_t start = pieceStart(piece);
+      SmallVector<int64_t> mask;
+      for (int64_t i = 0; i < cols; ++i) {
+        int64_t element = i * stride;
+        if (element >= start && element < start + cols)
+          mask.push_back(cols + element - start);
+        else if (piece == 1 && element < cols)
+          mask.push_back(element); // still the raw first piece
+        else
+          mask.push_back(i); // placed before, or by a later piece
+      }
+      result = vector::ShuffleOp::create(b, loc, result, next, mask);
+    }
+    return result;
   }
   auto type = cast<MemRefType>(memref.getType());
   SmallVector<OpFoldResult> offsets = getAsOpFoldResult(at);

@@ -38,8 +38,8 @@ func.func @matmul(%a: memref<4x20xf32>, %b: memref<20x11xf32>, %c: memref<4x11xf
 // -----
 
 // A convolution with stride 2: output channels are the rows, output columns
-// the vector; each step loads 7 input columns and keeps every other one
-// (a shuffle), and one kernel value per output channel. Batch and output rows are
+// the vector; each step keeps every other one of 7 input columns (two
+// whole-vector loads, of columns 0-3 and 3-6, merged by a shuffle), and one kernel value per output channel. Batch and output rows are
 // outer loops; input channels and the kernel window are the reduction loops.
 // CHECK-LABEL: func.func @conv_stride2(
 // CHECK-SAME:    %[[X:.*]]: memref<1x3x9x9xf32>, %[[W:.*]]: memref<2x3x3x3xf32>, %[[O:.*]]: memref<1x2x4x4xf32>)
@@ -48,8 +48,10 @@ func.func @matmul(%a: memref<4x20xf32>, %b: memref<20x11xf32>, %c: memref<4x11xf
 // CHECK:           scf.for %[[CI:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>, vector<4xf32>) {
 // CHECK:             scf.for %[[KH:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>, vector<4xf32>) {
 // CHECK:               scf.for %[[KW:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>, vector<4xf32>) {
-// CHECK:                 %[[WIDE:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[CI]], %{{.*}}, %[[KW]]], %{{.*}} {in_bounds = [true]} : memref<1x3x9x9xf32>, vector<7xf32>
-// CHECK:                 %[[V:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6] : vector<7xf32>, vector<7xf32>
+// CHECK:                 %[[LOW:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[CI]], %{{.*}}, %[[KW]]], %{{.*}} {in_bounds = [true]} : memref<1x3x9x9xf32>, vector<4xf32>
+// CHECK:                 %[[AT:.*]] = affine.apply #{{.*}}(%[[KW]])
+// CHECK:                 %[[HIGH:.*]] = vector.transfer_read %[[X]][%{{.*}}, %[[CI]], %{{.*}}, %[[AT]]], %{{.*}} {in_bounds = [true]} : memref<1x3x9x9xf32>, vector<4xf32>
+// CHECK:                 %[[V:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 5, 7] : vector<4xf32>, vector<4xf32>
 // CHECK:                 memref.load %[[W]][%{{.*}}, %[[CI]], %[[KH]], %[[KW]]]
 // CHECK:                 vector.fma %{{.*}}, %[[V]], %{{.*}} : vector<4xf32>
 // CHECK:                 memref.load %[[W]]

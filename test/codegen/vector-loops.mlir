@@ -28,17 +28,38 @@ func.func @channel_bias(%x: memref<2x19xf32>, %b: memref<2xf32>, %y: memref<2x19
 // -----
 
 // A 2×2 max pool with stride 2: the window is a pair of loops around the
-// output tile; each step loads 7 input columns and keeps every other one.
+// output tile; each step keeps every other one of 7 input columns, read as
+// two whole vectors (columns 0-3 and 3-6) merged by a shuffle.
 // CHECK-LABEL: func.func @max_pool(
 // CHECK:         %[[INIT:.*]] = vector.transfer_read %{{.*}} : memref<1x1x4x4xf32>, vector<4xf32>
 // CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (vector<4xf32>) {
-// CHECK:           scf.for {{.*}} -> (vector<4xf32>) {
-// CHECK:             %[[WIDE:.*]] = vector.transfer_read %{{.*}} : memref<1x1x8x8xf32>, vector<7xf32>
-// CHECK:             %[[X:.*]] = vector.shuffle %[[WIDE]], %[[WIDE]] [0, 2, 4, 6]
+// CHECK:           scf.for %[[KW:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>) {
+// CHECK:             %[[LOW:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[KW]]], %{{.*}} : memref<1x1x8x8xf32>, vector<4xf32>
+// CHECK:             %[[AT:.*]] = affine.apply #{{.*}}(%[[KW]])
+// CHECK:             %[[HIGH:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[AT]]], %{{.*}} : memref<1x1x8x8xf32>, vector<4xf32>
+// CHECK:             %[[X:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 5, 7]
 // CHECK:             arith.maximumf %{{.*}}, %[[X]] : vector<4xf32>
 func.func @max_pool(%x: memref<1x1x8x8xf32>, %w: memref<2x2xf32>, %y: memref<1x1x4x4xf32>) {
   linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
     ins(%x, %w : memref<1x1x8x8xf32>, memref<2x2xf32>) outs(%y : memref<1x1x4x4xf32>)
+  return
+}
+
+// -----
+
+// Stride 3: the 10 columns spanned are three whole vectors (columns 0-3,
+// 4-7 and 6-9, the last ending where the span ends); each shuffle keeps the
+// lanes placed so far and takes those of the next vector.
+// CHECK-LABEL: func.func @max_pool_stride3(
+// CHECK:         %[[A:.*]] = vector.transfer_read %{{.*}} : memref<1x1x12x12xf32>, vector<4xf32>
+// CHECK:         %[[B:.*]] = vector.transfer_read %{{.*}} : memref<1x1x12x12xf32>, vector<4xf32>
+// CHECK:         %[[AB:.*]] = vector.shuffle %[[A]], %[[B]] [0, 3, 6, 3]
+// CHECK:         %[[C:.*]] = vector.transfer_read %{{.*}} : memref<1x1x12x12xf32>, vector<4xf32>
+// CHECK:         %[[X:.*]] = vector.shuffle %[[AB]], %[[C]] [0, 1, 4, 7]
+// CHECK:         arith.maximumf %{{.*}}, %[[X]] : vector<4xf32>
+func.func @max_pool_stride3(%x: memref<1x1x12x12xf32>, %w: memref<3x3xf32>, %y: memref<1x1x4x4xf32>) {
+  linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<3> : tensor<2xi64>}
+    ins(%x, %w : memref<1x1x12x12xf32>, memref<3x3xf32>) outs(%y : memref<1x1x4x4xf32>)
   return
 }
 
