@@ -41,15 +41,6 @@ using namespace mlir::tract;
 
 namespace {
 
-/// A constant `value` of `type` with `rank` unit dims, which broadcasts.
-Value splat(OpBuilder &b, Location loc, Type type, double value, size_t rank) {
-  auto tensorType = RankedTensorType::get(SmallVector<int64_t>(rank, 1), type);
-  return ConstOp::create(
-      b, loc, tensorType,
-      DenseElementsAttr::get(tensorType,
-                             FloatAttr::get(cast<FloatType>(type), value)));
-}
-
 /// The attention of `op` from tract ops, at `op`; failure when a shape rules
 /// it out (reported on `op`).
 FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {

@@ -248,3 +248,16 @@ Value SymbolValueMap::emptyTensor(OpBuilder &builder, Location loc,
   return tensor::EmptyOp::create(builder, loc, tensorType.getShape(), element,
                                  sizes);
 }
+
+Value mlir::tract::splat(OpBuilder &b, Location loc, Type type, double value,
+                         size_t rank) {
+  auto tensorType = RankedTensorType::get(SmallVector<int64_t>(rank, 1), type);
+  Attribute element =
+      isa<FloatType>(type)
+          ? Attribute(FloatAttr::get(type, value))
+          : Attribute(IntegerAttr::get(
+                type, APInt(type.getIntOrFloatBitWidth(), int64_t(value),
+                            /*isSigned=*/true, /*implicitTrunc=*/true)));
+  return ConstOp::create(b, loc, tensorType,
+                         DenseElementsAttr::get(tensorType, element));
+}

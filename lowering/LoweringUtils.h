@@ -121,6 +121,16 @@ void populateControlLoweringPatterns(const TypeConverter &converter,
                                      const SymbolValueMap &symbols,
                                      RewritePatternSet &patterns);
 
+/// A tract constant `value` of element type `type` (float or integer) with
+/// `rank` unit dims, which broadcasts against any tensor of that rank.
+Value splat(OpBuilder &b, Location loc, Type type, double value, size_t rank);
+
+/// Rewrites the ops of `module` that compute on quantized tensors (casts
+/// and arithmetic) into integer and f32 tract ops, and gives every
+/// quantized value the integer type holding it; an error on an op that
+/// computes on quantized values otherwise.
+LogicalResult lowerQuantizedTypes(ModuleOp module);
+
 /// Rewrites the composite ops of `module` (tract.sdpa, tract.gru_epilogue)
 /// into the tract ops that compute them (einsums, softmax, element-wise
 /// ops), before the conversion to linalg; an error on the op when its

@@ -3,6 +3,7 @@
 #include "lowering/ModelSignature.h"
 
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractQuant.h"
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,6 +21,8 @@ std::string TensorSignature::shapeString() const {
 }
 
 bool mlir::tract::getRuntimeDtype(Type type, tract_dtype &dtype) {
+  // A quantized tensor travels as the integers holding it.
+  type = getStorageType(type);
   if (type.isInteger(1)) {
     dtype = TRACT_DT_BOOL;
     return true;

@@ -204,7 +204,8 @@ struct TractLowerToLinalgPass
     if (skipping.wasInterrupted())
       return signalPassFailure();
     // Composite ops first, as the tract ops their lowerings are made of.
-    if (failed(decomposeCompositeOps(module)))
+    if (failed(decomposeCompositeOps(module)) ||
+        failed(lowerQuantizedTypes(module)))
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (entryChecks && func.isPublic() && !func.isExternal())

@@ -139,7 +139,8 @@ Value cloneOn(PatternRewriter &rewriter, Operation *op, ValueRange operands) {
                    copy->getContext(), copy->getLoc(), copy->getOperands(),
                    copy->getAttrDictionary(), copy->getPropertiesStorage(),
                    copy->getRegions(), types)))
-    copy->getResult(0).setType(types[0]);
+    copy->getResult(0).setType(
+        keepQuantization(types[0], op->getResult(0).getType()));
   else
     copy->getResult(0).setType(operands[0].getType());
   return copy->getResult(0);

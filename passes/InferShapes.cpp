@@ -31,7 +31,7 @@ namespace {
 /// Gives `op`'s results the types `types`.
 void setResultTypes(Operation *op, TypeRange types) {
   for (auto [result, type] : llvm::zip_equal(op->getResults(), types))
-    result.setType(type);
+    result.setType(keepQuantization(type, result.getType()));
 }
 
 LogicalResult inferBlock(Block &block);

@@ -26,6 +26,7 @@ TDim elementCount(Value value) {
 int64_t elementBytes(Type type) {
   if (auto tensor = dyn_cast<RankedTensorType>(type))
     type = tensor.getElementType();
+  type = getStorageType(type); // quantized values are their integers
   if (type.isIntOrFloat())
     return (type.getIntOrFloatBitWidth() + 7) / 8;
   return 8;

@@ -1,6 +1,7 @@
 #include "dialects/tract/TractDialect.h"
 
 #include "dialects/tract/TractOps.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
 
 #include <set>
 

@@ -22,11 +22,14 @@ def Tract_Dialect : Dialect {
       scenario only;
     * `tract.properties = {...}`: model properties, any attributes.
 
-    Values are ranked tensors of builtin element types. Element-wise binary
+    Values are ranked tensors of builtin element types, or of quantized
+    integers (`!quant.uniform<u8:f32, 0.5:128>`: tract's QU8, QI8 and QI32,
+    a real value being `scale * (q - zero_point)`). Element-wise binary
     operators broadcast numpy-style over operands of *equal rank*: frontends
     make rank changes explicit with axis operators.
   }];
   let cppNamespace = "::mlir::tract";
+  let dependentDialects = ["::mlir::quant::QuantDialect"];
   let hasConstantMaterializer = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;

@@ -504,5 +504,9 @@ LogicalResult CastOp::verify() {
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // Quantizing a constant makes a quantized constant, which tract-opl has
+  // no attribute for.
+  if (isQuantized(getType()) || isQuantized(getInput().getType()))
+    return {};
   return foldCast(adaptor.getInput(), getType());
 }

@@ -103,12 +103,15 @@ class Tract_BinaryOp<string mnemonic, string summaryText,
                      Type operandType = Tract_Tensor,
                      Type resultType = operandType, list<Trait> traits = [],
                      bit boolResult = 0>
-    : Tract_InferredOp<mnemonic, !listconcat(traits, [SameOperandsElementType])> {
+    : Tract_Op<mnemonic, !listconcat(traits,
+          [Pure, SameOperandsElementType, InferTypeOpAdaptorWithIsCompatible])> {
   let summary = summaryText;
   let description = [{
     Element-wise binary operator with numpy broadcasting over operands of
     equal rank: on each axis the two dims are equal, or one of them is 1.
-    The result shape is inferred from the operands.
+    The result shape is inferred from the operands. On quantized operands
+    the result may be quantized with its own scale and zero point: the
+    operator applies to the real values and the result is requantized.
   }];
   let arguments = (ins operandType:$lhs, operandType:$rhs);
   let results = (outs resultType:$output);
@@ -122,6 +125,10 @@ class Tract_BinaryOp<string mnemonic, string summaryText,
       return ::mlir::tract::inferBroadcastResultType(location,
           {adaptor.getLhs(), adaptor.getRhs()}, }] # !if(boolResult, "true", "false") # [{,
           results);
+    }
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                            ::mlir::TypeRange actual) {
+      return ::mlir::tract::sameUpToQuantization(inferred, actual);
     }
   }];
 }
@@ -209,7 +216,11 @@ def Tract_CastOp : Tract_Op<"cast", [Pure]> {
   let description = [{
     Converts every element to the result's element type; the shape is kept.
     Floats to integers round toward zero; integers to booleans test for
-    non-zero.
+    non-zero. A quantized input stands for its real values,
+    `scale * (q - zero_point)`; a quantized result holds the input's value
+    divided by its scale, rounded half away from zero, plus its zero point,
+    saturated to its integers (tract's QU8/QI8 casts). Between two quantized
+    types of one scale, only the zero point moves.
   }];
   let arguments = (ins Tract_Tensor:$input);
   let results = (outs Tract_Tensor:$output);

@@ -22,7 +22,13 @@ class Tract_TensorOf<list<Type> allowed, string what>
         "ranked tensor of " # what # " with symbolic dims",
         "::mlir::RankedTensorType">;
 
-def Tract_Tensor : Tract_TensorOf<[AnyFloat, AnyInteger], "numbers">;
+// tract's quantized datum types: integers with a scale and a zero point.
+def Tract_Quantized : Type<
+    CPred<"::llvm::isa<::mlir::quant::UniformQuantizedType>($_self)">,
+    "uniformly quantized integer", "::mlir::quant::UniformQuantizedType">;
+
+def Tract_Tensor : Tract_TensorOf<[AnyFloat, AnyInteger, Tract_Quantized],
+                                  "numbers">;
 def Tract_FloatTensor : Tract_TensorOf<[AnyFloat], "floats">;
 def Tract_IntTensor : Tract_TensorOf<[AnyInteger], "integers">;
 def Tract_BoolTensor : Tract_TensorOf<[I1], "booleans">;

@@ -86,6 +86,9 @@ public:
   StringRef getName() const { return name; }
   /// The generic type given as `name<type>(...)`, or the fragment's default.
   std::string genericType;
+  /// The quantized type graph.quant gives the tensor this invocation
+  /// assigns, if any (what `tract_core_cast` without `to` casts to).
+  Type quantizedResult;
   std::map<std::string, NValue, std::less<>> args;
   ModelBuilder &model;
   const Expr &expr;

@@ -111,6 +111,8 @@ std::string pairsText(ArrayRef<int64_t> before, ArrayRef<int64_t> after) {
 /// tract's datum type name of an element type (the importer's
 /// elementTypeFromName read backwards); empty if there is none.
 std::string datumTypeName(Type type) {
+  // A quantized type is named by its integers; graph.quant says the rest.
+  type = getStorageType(type);
   if (type.isF32())
     return "f32";
   if (type.isF16())
@@ -251,6 +253,20 @@ private:
     quant += quoted(name) + ": " + callee.str() + "(" + params + ");\n";
     return success();
   }
+  /// The graph.quant line of a tensor of tract's quantized type, if `value`
+  /// has one.
+  void writeQuantizedType(Value value, StringRef name) {
+    auto type = getQuantizedElement(value.getType());
+    if (!type)
+      return;
+    char scale[32];
+    std::snprintf(scale, sizeof(scale), "%.17g", type.getScale());
+    quant += quoted(name) + ": zero_point_linear_quantize(zero_point = " +
+             std::to_string(type.getZeroPoint()) + ", scale = " + scale +
+             ", bits = " + std::to_string(type.getStorageTypeIntegralWidth()) +
+             ", signed = " + (type.isSigned() ? "true" : "false") +
+             ", symmetric = false);\n";
+  }
   LogicalResult writeOps(Block &block,
                          DenseMap<Value, std::string> &outputNames);
   FailureOr<std::string> scanExpression(ScanOp scan);
@@ -268,7 +284,9 @@ LogicalResult GraphWriter::writeExternal(BlockArgument arg, StringRef name) {
   auto type = cast<RankedTensorType>(arg.getType());
   std::string shape = listText(ArrayRef<TDim>(getShape(type)));
   Type element = type.getElementType();
-  if (element.isF32())
+  // A quantized input is declared as tract writes it, a scalar whose
+  // graph.quant entry gives the type.
+  if (element.isF32() || isQuantized(element))
     assign(name, "external<scalar>(shape = " + shape + ")");
   else if (element.isInteger(64) && !element.isUnsignedInteger())
     assign(name, "external<integer>(shape = " + shape + ")");
@@ -1060,6 +1078,8 @@ LogicalResult GraphWriter::writeOps(Block &block,
     if (auto quant = op.getAttrOfType<DictionaryAttr>(kQuantAttrName))
       if (failed(writeQuant(&op, resultNames[0], quant)))
         return failure();
+    for (auto [result, name] : llvm::zip(op.getResults(), resultNames))
+      writeQuantizedType(result, name);
     if (auto konst = dyn_cast<ConstOp>(op)) {
       if (failed(writeConstant(konst, resultNames[0])))
         return failure();
@@ -1120,6 +1140,7 @@ LogicalResult GraphWriter::write() {
       renamed.push_back({inputs.back(), name.str()});
     if (failed(writeExternal(arg, inputs.back())))
       return failure();
+    writeQuantizedType(arg, inputs.back());
     if (auto quant = func.getArgAttrOfType<DictionaryAttr>(arg.getArgNumber(),
                                                            kQuantAttrName))
       if (failed(writeQuant(func, inputs.back(), quant)))

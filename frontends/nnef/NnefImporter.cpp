@@ -18,6 +18,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <cmath>
 #include <functional>
 
 using namespace mlir;
@@ -78,6 +79,18 @@ public:
   std::set<std::string> symbols;
   /// How many array literals the expression being evaluated is inside.
   unsigned arrayDepth = 0;
+  /// graph.quant's typed entries (tract's QU8, QI8, QI32), by tensor name.
+  std::map<std::string, Type, std::less<>> quantizedTypes;
+  /// The quantized type of the tensor the graph assignment being evaluated
+  /// names; taken by the invocation it evaluates first.
+  Type assignmentQuant;
+  /// Makes the invocation `call` of `op` compute on real values: its
+  /// quantized tensor arguments are dequantized to f32, unless the op
+  /// computes on quantized values itself.
+  void dequantizeArguments(Invocation &call);
+  /// Gives `tensor`, which a graph assignment `... = rhs` names, its
+  /// graph.quant type `quantized`.
+  bool applyQuantization(const Expr &rhs, Value &tensor, Type quantized);
   llvm::DenseMap<Value, SmallVector<TDim>> knownDims;
 };
 
@@ -629,6 +642,8 @@ std::optional<NValue> ModelBuilder::arithmetic(const Expr &expr, NValue lhs,
     call.name = it->second;
     call.args["x"] = lhs;
     call.args["y"] = rhs;
+    assignmentQuant = {};
+    dequantizeArguments(call);
     return entry->handler(call);
   }
   if (lhs.kind == K::Integer && rhs.kind == K::Integer) {
@@ -935,7 +950,40 @@ std::optional<NValue> ModelBuilder::eval(const Expr &expr, Scope &scope) {
   return error(expr.pos, "unsupported expression");
 }
 
+/// Binary operators that apply to quantized operands of one type, their
+/// result requantized to graph.quant's type (TractElementwiseOps.td).
+static bool isQuantizedArithmetic(StringRef op) {
+  return llvm::is_contained({"add", "sub", "mul", "div", "min", "max"}, op);
+}
+
+void ModelBuilder::dequantizeArguments(Invocation &call) {
+  StringRef op = call.getName();
+  if (op == "tract_core_cast" || op == "copy")
+    return;
+  if (isQuantizedArithmetic(op)) {
+    auto x = call.args.find("x"), y = call.args.find("y");
+    if (x != call.args.end() && y != call.args.end() &&
+        x->second.kind == NValue::Kind::Tensor &&
+        y->second.kind == NValue::Kind::Tensor &&
+        Invocation::elementType(x->second.tensor) ==
+            Invocation::elementType(y->second.tensor))
+      return;
+  }
+  std::function<void(NValue &)> dequantize = [&](NValue &value) {
+    if (value.kind == NValue::Kind::Tensor &&
+        isQuantized(value.tensor.getType()))
+      value.tensor = call.castTo(value.tensor, builder.getF32Type());
+    for (NValue &item : value.items)
+      dequantize(item);
+  };
+  for (auto &[name, value] : call.args)
+    dequantize(value);
+}
+
 std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
+  // graph.quant types this invocation's result, not the arguments'.
+  Type quantizedResult = assignmentQuant;
+  assignmentQuant = {};
   const OpRegistry::Entry *entry = OpRegistry::get().lookup(expr.text);
   auto userIt = fragments.find(expr.text);
   const Fragment *user = userIt == fragments.end() ? nullptr : userIt->second;
@@ -997,6 +1045,8 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
     call.genericType =
         expr.generic.empty() ? signature->genericDefault : expr.generic;
     call.args = std::move(args);
+    call.quantizedResult = quantizedResult;
+    dequantizeArguments(call);
     // An array literal given for a tensor parameter is a constant of the
     // declared item type (`indices: tensor<integer>` takes [[0.0, 7.0]] as
     // integers, as tract reads it).
@@ -1069,11 +1119,47 @@ bool ModelBuilder::assign(const Expr &lhs, NValue value, Scope &scope,
   return true;
 }
 
+/// As tract reads graph.quant: an `external` is declared with the type, a
+/// binary operator on quantized values requantizes its result to it (see
+/// isQuantizedArithmetic), and any other value is cast to it (`copy` of a
+/// QU8 input named as QI8 is one cast).
+bool ModelBuilder::applyQuantization(const Expr &rhs, Value &tensor,
+                                     Type quantized) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (type.getElementType() == quantized)
+    return true;
+  RankedTensorType retyped = type.clone(quantized);
+  if (auto input = dyn_cast<BlockArgument>(tensor);
+      input && rhs.kind == Expr::Kind::Invocation && rhs.text == "external") {
+    input.setType(retyped);
+    return true;
+  }
+  Operation *op = tensor.getDefiningOp();
+  if (op && tensor.use_empty() &&
+      isa<AddOp, SubOp, MulOp, DivOp, MinOp, MaxOp>(op) &&
+      isQuantized(op->getOperand(0).getType())) {
+    tensor.setType(retyped);
+    return true;
+  }
+  tensor = CastOp::create(builder, loc(rhs.pos), tensor, quantized);
+  return true;
+}
+
 bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
                            bool namesTensors) {
   for (const Assignment &assignment : body) {
+    Type quantized;
+    if (namesTensors && assignment.lhs->kind == Expr::Kind::Identifier)
+      if (auto q = quantizedTypes.find(assignment.lhs->text);
+          q != quantizedTypes.end())
+        quantized = q->second;
+    assignmentQuant = quantized;
     auto value = eval(*assignment.rhs, scope);
+    assignmentQuant = {};
     if (!value)
+      return false;
+    if (quantized && value->kind == NValue::Kind::Tensor &&
+        !applyQuantization(*assignment.rhs, value->tensor, quantized))
       return false;
     // The graph's names name its nodes, as in tract: the op computing
     // `name = …` gets the name (the first one, when a value is renamed).
@@ -1492,6 +1578,57 @@ readQuantization(ModelBuilder &model, StringRef text,
   return true;
 }
 
+/// The type of tract's quantized datum a graph.quant entry describes:
+/// `zero_point_linear_quantize(zero_point, scale, bits, signed, ...)`, or
+/// NNEF's `linear_quantize(min, max, bits)` (unsigned integers spanning
+/// [min, max]). Null for other entries, and with a message in `why` for
+/// parameters tract has no type for.
+static Type quantizedTypeOf(DictionaryAttr entry, std::string &why) {
+  auto op = entry.getAs<StringAttr>("op");
+  auto number = [&](StringRef name) -> std::optional<double> {
+    Attribute attr = entry.get(name);
+    if (auto f = dyn_cast_if_present<FloatAttr>(attr))
+      return f.getValueAsDouble();
+    if (auto i = dyn_cast_if_present<IntegerAttr>(attr))
+      return double(i.getValue().getSExtValue());
+    if (auto b = dyn_cast_if_present<BoolAttr>(attr))
+      return b.getValue() ? 1.0 : 0.0;
+    return std::nullopt;
+  };
+  auto required = [&](StringRef name) {
+    auto value = number(name);
+    if (!value && why.empty())
+      why = ("'" + op.getValue() + "' needs a numeric '" + name + "'").str();
+    return value.value_or(0);
+  };
+  if (!op)
+    return {};
+  MLIRContext *context = entry.getContext();
+  if (op.getValue() == "zero_point_linear_quantize") {
+    double zeroPoint = required("zero_point"), scale = required("scale");
+    double bits = required("bits");
+    bool isSigned = number("signed").value_or(0) != 0;
+    if (!why.empty())
+      return {};
+    return getQuantizedType(context, unsigned(bits), isSigned, scale,
+                            int64_t(zeroPoint), why);
+  }
+  if (op.getValue() == "linear_quantize") {
+    double min = required("min"), max = required("max");
+    double bits = required("bits");
+    if (!why.empty())
+      return {};
+    if (!(max > min)) {
+      why = "'linear_quantize' needs max > min";
+      return {};
+    }
+    double scale = (max - min) / (std::ldexp(1.0, int(bits)) - 1);
+    return getQuantizedType(context, unsigned(bits), /*isSigned=*/false, scale,
+                            int64_t(std::round(-min / scale)), why);
+  }
+  return {};
+}
+
 OwningOpRef<ModuleOp> ModelBuilder::build() {
   Location fileLoc = FileLineColLoc::get(context, graphFile, 0, 0);
   auto graphText = files.files.find("graph.nnef");
@@ -1570,31 +1707,48 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
   builder.setInsertionPointToEnd(entry);
 
   Scope scope;
+  // graph.quant: tract's quantized types become the types of the tensors
+  // they name, as the body is built; other entries are kept as attributes
+  // on the op computing each named tensor, or on the input.
+  std::vector<std::pair<std::string, Attribute>> quantEntries;
+  if (auto quant = files.files.find("graph.quant");
+      quant != files.files.end()) {
+    if (!readQuantization(*this, quant->second, quantEntries))
+      return {};
+    for (auto &[name, attr] : quantEntries) {
+      std::string why;
+      auto type = quantizedTypeOf(cast<DictionaryAttr>(attr), why);
+      if (!why.empty()) {
+        emitError(
+            FileLineColLoc::get(context, files.origin + "/graph.quant", 0, 0))
+            << "quantization of '" << name << "': " << why;
+        return {};
+      }
+      if (type)
+        quantizedTypes[name] = type;
+    }
+  }
+
   if (!runBody(document.body, scope, /*namesTensors=*/true))
     return {};
 
-  // Quantization: on the op computing each named tensor, or on the input.
   std::map<std::string, Attribute> inputQuant;
-  if (auto quant = files.files.find("graph.quant");
-      quant != files.files.end()) {
-    std::vector<std::pair<std::string, Attribute>> entries;
-    if (!readQuantization(*this, quant->second, entries))
+  for (auto &[name, attr] : quantEntries) {
+    auto it = scope.find(name);
+    if (it == scope.end() || it->second.kind != NValue::Kind::Tensor) {
+      emitError(
+          FileLineColLoc::get(context, files.origin + "/graph.quant", 0, 0))
+          << "quantization of '" << name
+          << "', which is not a tensor of the graph";
       return {};
-    for (auto &[name, attr] : entries) {
-      auto it = scope.find(name);
-      if (it == scope.end() || it->second.kind != NValue::Kind::Tensor) {
-        emitError(
-            FileLineColLoc::get(context, files.origin + "/graph.quant", 0, 0))
-            << "quantization of '" << name
-            << "', which is not a tensor of the graph";
-        return {};
-      }
-      Value v = it->second.tensor;
-      if (Operation *op = v.getDefiningOp())
-        op->setAttr(kQuantAttrName, attr);
-      else
-        inputQuant[name] = attr;
     }
+    if (quantizedTypes.count(name))
+      continue; // the tensor's type already says it
+    Value v = it->second.tensor;
+    if (Operation *op = v.getDefiningOp())
+      op->setAttr(kQuantAttrName, attr);
+    else
+      inputQuant[name] = attr;
   }
 
   SmallVector<Value> results;

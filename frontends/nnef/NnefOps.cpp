@@ -1102,14 +1102,30 @@ Result batchNormalization(Invocation &call) {
 // tract's extensions
 //===----------------------------------------------------------------------===//
 
+/// `tract_core_cast(x, to = 'u8')`, or without `to` when graph.quant types
+/// the result (tract's quantizing casts); `to` then names the quantized
+/// type's integers.
 Result castOp(Invocation &call) {
   auto input = call.tensor("input");
   auto to = call.string("to");
   if (!input || !to)
     return std::nullopt;
+  Type quantized = call.quantizedResult;
+  if (to->empty()) {
+    if (!quantized)
+      return call.error("needs 'to', or a graph.quant entry for its result");
+    return tensorResult(call, call.castTo(*input, quantized));
+  }
   Type type = elementTypeFromName(call.getContext(), *to);
   if (!type)
     return call.error("unknown datum type '" + *to + "'");
+  if (quantized) {
+    if (getStorageType(quantized) != type)
+      return call.error(
+          "casts to '" + *to + "' but graph.quant makes its result " +
+          quantizedTypeName(cast<quant::UniformQuantizedType>(quantized)));
+    type = quantized;
+  }
   return tensorResult(call, call.castTo(*input, type));
 }
 
@@ -2268,7 +2284,8 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
   )",
                external);
   registry.add(R"(
-    fragment tract_core_cast(input: tensor<?>, to: string) -> (output: tensor<?>);
+    fragment tract_core_cast(input: tensor<?>, to: string = '')
+      -> (output: tensor<?>);
   )",
                castOp);
   registry.add(R"(

@@ -5,6 +5,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
@@ -20,7 +21,8 @@ int main(int argc, char **argv) {
   mlir::registerCSEPass();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::tract::TractDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::tract::TractDialect, mlir::quant::QuantDialect,
+                  mlir::func::FuncDialect>();
   mlir::tract::registerLoweringDialects(registry);
 
   llvm::cl::AddExtraVersionPrinter(

@@ -7,6 +7,7 @@
 #include "frontends/onnx/OnnxImporter.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Quant/IR/Quant.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -60,7 +61,8 @@ static void registerImportOnnx() {
         return tract::onnx::importOnnxFile(path, context, options);
       },
       [](DialectRegistry &registry) {
-        registry.insert<tract::TractDialect, func::FuncDialect>();
+        registry.insert<tract::TractDialect, quant::QuantDialect,
+                        func::FuncDialect>();
       });
 }
 
@@ -83,7 +85,8 @@ static void registerImportNnef() {
         return tract::nnef::importNnef(path, context);
       },
       [](DialectRegistry &registry) {
-        registry.insert<tract::TractDialect, func::FuncDialect>();
+        registry.insert<tract::TractDialect, quant::QuantDialect,
+                        func::FuncDialect>();
       });
 }
 
@@ -112,7 +115,8 @@ static void registerExportNnef() {
         return success();
       },
       [](DialectRegistry &registry) {
-        registry.insert<tract::TractDialect, func::FuncDialect>();
+        registry.insert<tract::TractDialect, quant::QuantDialect,
+                        func::FuncDialect>();
       });
 }
 

@@ -2,6 +2,7 @@
 
 #include "tools/tract/Dump.h"
 
+#include "dialects/tract/TractQuant.h"
 #include "dialects/tract/TractShapes.h"
 #include "passes/OpCost.h"
 
@@ -20,6 +21,8 @@ namespace {
 
 /// tract's spelling of an element type: F32, I64, U8, Bool.
 std::string dtypeName(Type type) {
+  if (auto quantized = getQuantizedElement(type))
+    return quantizedTypeName(quantized);
   if (type.isInteger(1))
     return "Bool";
   if (auto integer = dyn_cast<IntegerType>(type))

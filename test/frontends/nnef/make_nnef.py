@@ -383,6 +383,33 @@ def gdn(out):
              final_state=state.astype(np.float32))
 
 
+def quantized(out):
+    """tract's quantized casts and arithmetic, in float32 as the compiled
+    model computes them: q = clip(round(x / scale) + zero_point), rounding
+    half away from zero; x = scale * (q - zero_point)."""
+    fixture("quantized", out)
+    f32 = np.float32
+
+    def quantize(x, scale, zero_point, lo, hi):
+        x = x.astype(f32) / f32(scale)
+        x = np.sign(x) * np.floor(np.abs(x) + f32(0.5))
+        return np.clip(x + f32(zero_point), lo, hi)
+
+    def dequantize(q, scale, zero_point):
+        return (q.astype(f32) - f32(zero_point)) * f32(scale)
+
+    rng = np.random.default_rng(11)
+    x = rng.uniform(-3, 3, (2, 4)).astype(f32)
+    q = rng.integers(0, 256, (2, 4)).astype(np.uint8)
+    a = quantize(x, 0.05, 3, -128, 127)
+    p = quantize(dequantize(a, 0.05, 3) ** 2, 0.1, 0, 0, 255)
+    s = quantize(dequantize(a, 0.05, 3) + dequantize(q, 0.02, 10), 0.04, -5,
+                 -128, 127)
+    r = np.clip(q.astype(np.int32) - 10 - 118, -128, 127).astype(np.int8)
+    np.savez(os.path.join(out, "io.npz"), x=x, q=q,
+             y=dequantize(p, 0.1, 0), z=dequantize(s, 0.04, -5), r=r)
+
+
 def stream_table(out):
     fixture("stream_table", out)
     table = np.arange(128, dtype=np.float32).reshape(64, 2) / 8
@@ -414,4 +441,4 @@ if __name__ == "__main__":
      "tract_style": tract_style, "torch_style": torch_style,
      "tract_files": tract_files, "sdpa": sdpa, "tract_gru": tract_gru,
      "tract_stft": tract_stft, "gdn": gdn,
-     "stream_table": stream_table}[sys.argv[1]](sys.argv[2])
+     "stream_table": stream_table, "quantized": quantized}[sys.argv[1]](sys.argv[2])
