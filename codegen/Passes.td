@@ -135,7 +135,12 @@ def TractCpuContractionKernels
            "block of a single reduction dim kept in cache">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "threads the code is made for: one loop of a large enough op "
-           "becomes an scf.parallel">
+           "becomes an scf.parallel">,
+    Option<"threadingThreshold", "threading-threshold", "double",
+           /*default=*/"-1",
+           "tract's --threading-threshold: ops of at least this many flops "
+           "run on threads, smaller ones serially (below 0: the cost model "
+           "decides)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
@@ -180,7 +185,12 @@ def TractCpuVectorLoops : Pass<"tract-cpu-vector-loops", "func::FuncOp"> {
            "lanes of one vector register for 32-bit elements">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "threads the code is made for: one loop of a large enough op "
-           "becomes an scf.parallel">
+           "becomes an scf.parallel">,
+    Option<"threadingThreshold", "threading-threshold", "double",
+           /*default=*/"-1",
+           "tract's --threading-threshold: ops of at least this many flops "
+           "run on threads, smaller ones serially (below 0: the cost model "
+           "decides)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
@@ -208,7 +218,12 @@ def TractCpuParallelLoops : Pass<"tract-cpu-parallel-loops", "func::FuncOp"> {
   }];
   let options = [
     Option<"threads", "threads", "int64_t", /*default=*/"1",
-           "threads the code is made for">
+           "threads the code is made for">,
+    Option<"threadingThreshold", "threading-threshold", "double",
+           /*default=*/"-1",
+           "tract's --threading-threshold: ops of at least this many flops "
+           "run on threads, smaller ones serially (below 0: the cost model "
+           "decides)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }

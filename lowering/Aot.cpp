@@ -141,6 +141,7 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
         return subtarget->checkFeatures(("+" + feature).str());
       });
   target.threads = options.threads;
+  target.threadingThreshold = options.threadingThreshold;
   if (failed(lowerModelToLLVM(module, main, target, &timing)))
     return makeError("the model could not be lowered");
 

@@ -34,6 +34,8 @@ struct AotOptions {
   /// Threads the code is made for: above one, the object calls LLVM's
   /// OpenMP runtime (see tract_set_threads).
   int64_t threads = 1;
+  /// TargetInfo::threadingThreshold (tract's --threading-threshold).
+  double threadingThreshold = -1;
   /// When set, the stages (MLIR passes, LLVM optimization, code generation)
   /// are timed under it.
   TimingScope *timing = nullptr;

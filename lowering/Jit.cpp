@@ -79,6 +79,7 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
   TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
   TargetInfo target = TargetInfo::host();
   target.threads = jitOptions.threads;
+  target.threadingThreshold = jitOptions.threadingThreshold;
   if (failed(lowerModelToLLVM(module, main, target, &compileTiming)))
     return makeError("the model could not be lowered");
   std::vector<std::pair<std::string, const void *>> weights =

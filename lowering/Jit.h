@@ -36,6 +36,8 @@ struct JitOptions {
   /// Threads the code is made for (TargetInfo::threads); the team that
   /// runs it is OpenMP's, see tract_set_threads.
   int64_t threads = 1;
+  /// TargetInfo::threadingThreshold (tract's --threading-threshold).
+  double threadingThreshold = -1;
 };
 
 class CompiledModel {

@@ -119,10 +119,12 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   kernels.vectorsPerRow = target.vectorsPerRow();
   kernels.kBlock = target.kBlock();
   kernels.threads = target.threads;
+  kernels.threadingThreshold = target.threadingThreshold;
   pm.addNestedPass<func::FuncOp>(createTractCpuContractionKernels(kernels));
   TractCpuVectorLoopsOptions loops;
   loops.lanes = target.f32Lanes;
   loops.threads = target.threads;
+  loops.threadingThreshold = target.threadingThreshold;
   pm.addNestedPass<func::FuncOp>(createTractCpuVectorLoops(loops));
   pm.addNestedPass<func::FuncOp>(createTractApproximateMath());
   pm.addPass(createCanonicalizerPass());
@@ -132,6 +134,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
   TractCpuParallelLoopsOptions leftovers;
   leftovers.threads = target.threads;
+  leftovers.threadingThreshold = target.threadingThreshold;
   pm.addNestedPass<func::FuncOp>(createTractCpuParallelLoops(leftovers));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
@@ -191,6 +194,12 @@ struct LowerToLLVMPipelineOptions
                                          "their tiles among (as `tract "
                                          "--threads`)"),
                           llvm::cl::init(1)};
+  Option<double> threadingThreshold{
+      *this, "threading-threshold",
+      llvm::cl::desc("Work, in flops, from which an op runs on threads "
+                     "(as `tract --threading-threshold`; below 0, the cost "
+                     "model decides)"),
+      llvm::cl::init(-1)};
 };
 } // namespace
 
@@ -204,6 +213,7 @@ void mlir::tract::registerTractLoweringPassesAndPipelines() {
       [](OpPassManager &pm, const LowerToLLVMPipelineOptions &options) {
         TargetInfo target = TargetInfo::host();
         target.threads = options.threads;
+        target.threadingThreshold = options.threadingThreshold;
         buildLowerToLLVMPipeline(pm, target);
       });
 }

@@ -341,15 +341,16 @@ tract::ParallelCandidate fullTiles(int64_t size, int64_t tile) {
 
 /// The loop of `plan`'s nest whose iterations are shared among `threads`
 /// threads, if any: an outer dim, the full column tiles or the full row
-/// tiles.
+/// tiles (`threshold`: ParallelCost::threshold).
 Split chooseSplit(const OuterProduct &plan, const TileShape &tile,
-                  int64_t threads) {
+                  int64_t threads, double threshold) {
   if (threads <= 1)
     return {};
   linalg::LinalgOp op = plan.op;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
   tract::ParallelCost cost;
   cost.threads = threads;
+  cost.threshold = threshold;
   cost.work = tract::iterationWork(op, /*perElement=*/2);
 
   SmallVector<tract::ParallelCandidate> candidates =
@@ -633,7 +634,7 @@ struct TractCpuContractionKernels
         plan.prologue = findPrologue(plan);
         plan.epilogue = findEpilogue(plan, plan.prologue);
       }
-      Split split = chooseSplit(plan, shape, threads);
+      Split split = chooseSplit(plan, shape, threads, threadingThreshold);
       KernelEmitter(plan, shape, kBlock, split).emit(rewriter);
     }
   }

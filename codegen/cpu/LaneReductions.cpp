@@ -229,7 +229,8 @@ private:
 
 LogicalResult tract::emitLaneReduction(RewriterBase &rewriter,
                                        linalg::LinalgOp op, int64_t width,
-                                       int64_t lanes, int64_t threads) {
+                                       int64_t lanes, int64_t threads,
+                                       double threshold) {
   FailureOr<LaneReduction> plan = matchLaneReduction(op);
   if (failed(plan))
     return failure();
@@ -237,6 +238,7 @@ LogicalResult tract::emitLaneReduction(RewriterBase &rewriter,
   if (threads > 1) {
     ParallelCost cost;
     cost.threads = threads;
+    cost.threshold = threshold;
     cost.work = memoryBoundWork(op);
     if (std::optional<unsigned> chosen = chooseParallelLoop(
             nestCandidates(op, plan->outerDims), cost))

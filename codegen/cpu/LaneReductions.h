@@ -22,10 +22,11 @@ namespace mlir::tract {
 /// body combines a lane-wise value into the output with an associative
 /// float op: add, mul, max, min) into vector loops of `width` lanes;
 /// failure, with the IR unchanged, for any other op. Made for `threads`
-/// threads, an outer dim of a large enough op is an `scf.parallel`.
+/// threads, an outer dim of a large enough op is an `scf.parallel`
+/// (`threshold`: ParallelCost::threshold).
 LogicalResult emitLaneReduction(RewriterBase &rewriter, linalg::LinalgOp op,
-                                int64_t width, int64_t lanes,
-                                int64_t threads);
+                                int64_t width, int64_t lanes, int64_t threads,
+                                double threshold = -1);
 
 } // namespace mlir::tract
 

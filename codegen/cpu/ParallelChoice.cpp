@@ -6,6 +6,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 
@@ -36,14 +37,23 @@ tract::chooseParallelLoop(llvm::ArrayRef<ParallelCandidate> candidates,
                           const ParallelCost &cost) {
   if (cost.threads <= 1)
     return std::nullopt;
+  bool thresholdSet = cost.threshold >= 0;
+  if (thresholdSet && cost.work < cost.threshold)
+    return std::nullopt;
+  // Past a threshold the forks are taken as worth it: the candidates are
+  // ranked by their slowest run alone.
+  ParallelCost ranking = cost;
+  if (thresholdSet)
+    ranking.forkCost = 0;
+  constexpr double kUnusable = std::numeric_limits<double>::infinity();
   llvm::SmallVector<double> times;
-  double best = 1.0 / cost.minSpeedUp;
+  double best = thresholdSet ? kUnusable : 1.0 / cost.minSpeedUp;
   for (const ParallelCandidate &candidate : candidates) {
     bool usable = !candidate.iterations || *candidate.iterations >= 2;
-    times.push_back(usable ? parallelTime(candidate, cost) : 2.0);
+    times.push_back(usable ? parallelTime(candidate, ranking) : kUnusable);
     best = std::min(best, times.back());
   }
-  if (best > 1.0 / cost.minSpeedUp)
+  if (thresholdSet ? best == kUnusable : best > 1.0 / cost.minSpeedUp)
     return std::nullopt;
   std::optional<unsigned> chosen;
   for (auto [index, time] : llvm::enumerate(times))

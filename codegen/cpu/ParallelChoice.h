@@ -56,6 +56,11 @@ struct ParallelCost {
   double forkCost = 60000;
   /// The least speed-up worth a parallel loop.
   double minSpeedUp = 1.2;
+  /// tract's --threading-threshold, when set (>= 0): an op of at least
+  /// this much work (in flops, as `work`) is shared whatever a fork costs,
+  /// a smaller one stays serial; 0 shares every op with a loop to share.
+  /// Below zero, the fork cost and `minSpeedUp` decide.
+  double threshold = -1;
 };
 
 /// The candidate to run in parallel (of those within 5% of the best, the

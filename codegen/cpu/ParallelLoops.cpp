@@ -30,7 +30,8 @@ namespace {
 /// `threads` threads, if any: a parallel dim, judged as the kernels judge
 /// theirs. One dim, not all of them at once: a collapsed OpenMP loop
 /// recomputes every index with divisions at each iteration.
-std::optional<unsigned> chooseLoop(linalg::LinalgOp op, int64_t threads) {
+std::optional<unsigned> chooseLoop(linalg::LinalgOp op, int64_t threads,
+                                   double threshold) {
   // Loops inside the first reduction would race on the output.
   SmallVector<unsigned> dims;
   for (auto [dim, iterator] : llvm::enumerate(op.getIteratorTypesArray())) {
@@ -40,6 +41,7 @@ std::optional<unsigned> chooseLoop(linalg::LinalgOp op, int64_t threads) {
   }
   tract::ParallelCost cost;
   cost.threads = threads;
+  cost.threshold = threshold;
   // Scalar code is slower than this estimate of vector loops, which only
   // makes it cautious.
   cost.work = tract::memoryBoundWork(op);
@@ -81,7 +83,8 @@ struct TractCpuParallelLoops
       if (!op.hasPureBufferSemantics() ||
           op->getParentOfType<scf::ParallelOp>())
         return;
-      if (std::optional<unsigned> dim = chooseLoop(op, threads))
+      if (std::optional<unsigned> dim =
+              chooseLoop(op, threads, threadingThreshold))
         work.emplace_back(op, *dim);
     });
     IRRewriter rewriter(&getContext());

@@ -22,6 +22,10 @@ struct TargetInfo {
   /// Threads the code is made for: above one, large ops share their tiles
   /// among OpenMP threads (the code then needs LLVM's OpenMP runtime).
   int64_t threads = 1;
+  /// tract's --threading-threshold: the work, in flops, from which an op
+  /// runs on threads; below zero, the cost model decides
+  /// (ParallelCost::threshold).
+  double threadingThreshold = -1;
 
   /// Rows of the register tile: accumulators plus one vector operand and
   /// a broadcast must fit the register file.

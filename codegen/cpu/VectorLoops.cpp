@@ -132,14 +132,16 @@ bool gathers(VectorLoopPlan &plan) {
 }
 
 /// The loop of `plan`'s nest that runs on `threads` threads, if any: an
-/// outer dim, or the full vector tiles (the last value); nullopt for none.
+/// outer dim, or the full vector tiles (the last value); nullopt for none
+/// (`threshold`: ParallelCost::threshold).
 std::optional<unsigned> chooseSplit(const VectorLoopPlan &plan, int64_t cols,
-                                    int64_t threads) {
+                                    int64_t threads, double threshold) {
   if (threads <= 1)
     return std::nullopt;
   linalg::LinalgOp op = plan.op;
   tract::ParallelCost cost;
   cost.threads = threads;
+  cost.threshold = threshold;
   cost.work = tract::memoryBoundWork(op);
   SmallVector<tract::ParallelCandidate> candidates =
       tract::nestCandidates(op, plan.outerDims);
@@ -297,7 +299,8 @@ struct TractCpuVectorLoops
     // Reductions along a contiguous last axis put it on the lanes instead,
     // four registers wide (four independent chains of adds).
     for (linalg::LinalgOp op : others)
-      (void)tract::emitLaneReduction(rewriter, op, 4 * lanes, lanes, threads);
+      (void)tract::emitLaneReduction(rewriter, op, 4 * lanes, lanes, threads,
+                                     threadingThreshold);
     for (VectorLoopPlan &plan : work) {
       // Reductions keep fewer accumulators live across their loops; a
       // gathered operand (a transpose: its lanes are scalar loads, unrolled)
@@ -305,7 +308,8 @@ struct TractCpuVectorLoops
       int64_t width = lanes * (plan.reductionDims.empty() ? 4 : 2);
       if (gathers(plan))
         width = lanes;
-      std::optional<unsigned> split = chooseSplit(plan, width, threads);
+      std::optional<unsigned> split =
+          chooseSplit(plan, width, threads, threadingThreshold);
       VectorLoopEmitter(plan, width, lanes, split, threads).emit(rewriter);
     }
   }

@@ -3,6 +3,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+
 using namespace mlir::tract::cli;
 using llvm::StringRef;
 
@@ -65,6 +67,9 @@ const Flag kFlags[] = {
     {Scope::Global, "--threads", "", true,
      "threads to run on: large ops share their tiles (default: one per "
      "core for run, bench and dump --profile; 1 for compile)"},
+    {Scope::Global, "--threading-threshold", "", true,
+     "the work, in flops, from which an op runs on threads (0: every op "
+     "with a loop to share; default: the cost model weighs each fork)"},
     {Scope::Global, "--timing", "", false,
      "time the stages: import, declutter, each compiler pass, LLVM"},
     {Scope::Global, "--help", "-h", false, "print this help"},
@@ -398,6 +403,15 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       else
         (longName == "--max-loops" ? invocation.maxLoops
                                    : invocation.warmupLoops) = number;
+    } else if (longName == "--threading-threshold") {
+      double flops;
+      if (StringRef(value).getAsDouble(flops) || !(flops >= 0) ||
+          !std::isfinite(flops)) {
+        error = "option '" + name.str() +
+                "' expects a non-negative number of flops, not '" + value + "'";
+        return std::nullopt;
+      }
+      invocation.threadingThreshold = flops;
     } else if (longName == "--max-time" || longName == "--warmup-time") {
       double milliseconds;
       if (StringRef(value).getAsDouble(milliseconds) || milliseconds < 0) {

@@ -80,6 +80,10 @@ struct Invocation {
   double warmupTimeMs = 0;   ///< --warmup-time, in ms
   /// --threads, global or of bench; main() settles the default.
   std::optional<int64_t> threads;
+  /// --threading-threshold: the work, in flops, from which an op runs on
+  /// threads (TargetInfo::threadingThreshold); unset, the cost model
+  /// decides.
+  std::optional<double> threadingThreshold;
 
   // compile options.
   std::optional<std::string> output; ///< -o: model.o, or model.so

@@ -50,6 +50,7 @@ namespace {
 JitOptions jitOptions(const cli::Invocation &invocation) {
   JitOptions options;
   options.threads = invocation.threads.value_or(1);
+  options.threadingThreshold = invocation.threadingThreshold.value_or(-1);
   return options;
 }
 
@@ -967,6 +968,7 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   options.target = target;
   options.cpu = invocation.cpu.value_or("");
   options.threads = *invocation.threads;
+  options.threadingThreshold = invocation.threadingThreshold.value_or(-1);
   options.timing = &timing;
   options.name = invocation.name ? *invocation.name : modelNameFor(output);
   if (!isValidModelName(options.name))
@@ -1473,6 +1475,7 @@ int main(int argc, char **argv) {
     else if (stage == "llvm") {
       TargetInfo target = TargetInfo::host();
       target.threads = *invocation->threads;
+      target.threadingThreshold = invocation->threadingThreshold.value_or(-1);
       buildLowerToLLVMPipeline(pm, target);
     }
     if (passTiming)
