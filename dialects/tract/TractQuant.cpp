@@ -1,5 +1,7 @@
 #include "dialects/tract/TractQuant.h"
 
+#include "dialects/tract/TractOps.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -90,4 +92,8 @@ std::string mlir::tract::quantizedTypeName(quant::UniformQuantizedType type) {
   os << (type.isSigned() ? "QI" : "QU") << type.getStorageTypeIntegralWidth()
      << "(Z:" << type.getZeroPoint() << " S:" << type.getScale() << ")";
   return text;
+}
+
+bool mlir::tract::isQuantizedArithmetic(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MinOp, MaxOp>(op);
 }

@@ -47,6 +47,11 @@ bool sameUpToQuantization(TypeRange inferred, TypeRange actual);
 /// shape inference); else `inferred`.
 Type keepQuantization(Type inferred, Type declared);
 
+/// Whether `op` is one of the binary operators that compute on quantized
+/// operands of one type (add, sub, mul, div, min, max) and requantize to
+/// their result's type; other ops take real values.
+bool isQuantizedArithmetic(Operation *op);
+
 /// tract's spelling: `QU8(Z:128 S:0.5)`.
 std::string quantizedTypeName(quant::UniformQuantizedType type);
 

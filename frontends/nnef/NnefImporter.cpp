@@ -950,9 +950,9 @@ std::optional<NValue> ModelBuilder::eval(const Expr &expr, Scope &scope) {
   return error(expr.pos, "unsupported expression");
 }
 
-/// Binary operators that apply to quantized operands of one type, their
-/// result requantized to graph.quant's type (TractElementwiseOps.td).
-static bool isQuantizedArithmetic(StringRef op) {
+/// The NNEF names of the operators that tract::isQuantizedArithmetic
+/// accepts, before any op is built.
+static bool isQuantizedArithmeticName(StringRef op) {
   return llvm::is_contained({"add", "sub", "mul", "div", "min", "max"}, op);
 }
 
@@ -960,7 +960,7 @@ void ModelBuilder::dequantizeArguments(Invocation &call) {
   StringRef op = call.getName();
   if (op == "tract_core_cast" || op == "copy")
     return;
-  if (isQuantizedArithmetic(op)) {
+  if (isQuantizedArithmeticName(op)) {
     auto x = call.args.find("x"), y = call.args.find("y");
     if (x != call.args.end() && y != call.args.end() &&
         x->second.kind == NValue::Kind::Tensor &&
@@ -1120,9 +1120,9 @@ bool ModelBuilder::assign(const Expr &lhs, NValue value, Scope &scope,
 }
 
 /// As tract reads graph.quant: an `external` is declared with the type, a
-/// binary operator on quantized values requantizes its result to it (see
-/// isQuantizedArithmetic), and any other value is cast to it (`copy` of a
-/// QU8 input named as QI8 is one cast).
+/// binary operator on quantized values requantizes its result to it
+/// (tract::isQuantizedArithmetic), and any other value is cast to it
+/// (`copy` of a QU8 input named as QI8 is one cast).
 bool ModelBuilder::applyQuantization(const Expr &rhs, Value &tensor,
                                      Type quantized) {
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -1135,8 +1135,7 @@ bool ModelBuilder::applyQuantization(const Expr &rhs, Value &tensor,
     return true;
   }
   Operation *op = tensor.getDefiningOp();
-  if (op && tensor.use_empty() &&
-      isa<AddOp, SubOp, MulOp, DivOp, MinOp, MaxOp>(op) &&
+  if (op && tensor.use_empty() && tract::isQuantizedArithmetic(op) &&
       isQuantized(op->getOperand(0).getType())) {
     tensor.setType(retyped);
     return true;
