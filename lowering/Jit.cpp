@@ -120,6 +120,12 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     symbols[interner("memrefCopy")] = {
         llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
         llvm::JITSymbolFlags::Exported};
+    symbols[interner("tract_buffer_aligned_alloc")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tract_buffer_aligned_alloc),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("tract_buffer_free")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tract_buffer_free),
+        llvm::JITSymbolFlags::Exported};
     symbols[interner("tract_set_error")] = {
         llvm::orc::ExecutorAddr::fromPtr(&tract_set_error),
         llvm::JITSymbolFlags::Exported};

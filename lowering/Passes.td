@@ -39,6 +39,21 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
   ];
 }
 
+def TractUseRuntimeBuffers : Pass<"tract-use-runtime-buffers", "ModuleOp"> {
+  let summary = "Allocate memrefs from the runtime's buffer pool";
+  let description = [{
+    Runs after `finalize-memref-to-llvm` with `use-generic-functions`: the
+    calls it made to `_mlir_memref_to_llvm_aligned_alloc(alignment, size)`
+    and `_mlir_memref_to_llvm_free(ptr)` become calls to the runtime's
+    `tract_buffer_aligned_alloc` and `tract_buffer_free`
+    (`runtime/tract_runtime.h`), which keep freed buffers for the next run
+    instead of giving their pages back to the system. Tensors the runtime
+    makes come from the same pool, so a result buffer can become an output
+    tensor as it is. An unaligned `_mlir_memref_to_llvm_alloc` is refused:
+    the pipeline allocates with an alignment.
+  }];
+}
+
 def TractInstrumentProfile : Pass<"tract-instrument-profile", "ModuleOp"> {
   let summary = "Time each op of the entry function with runtime calls";
   let description = [{

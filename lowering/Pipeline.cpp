@@ -156,11 +156,14 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createConvertVectorToLLVMPass());
   // Transfers lowered lane by lane start from a poison vector.
   pm.addPass(createUBToLLVMConversionPass());
-  // aligned_alloc: a dense result's buffer can become the caller's tensor
-  // as it is (tract_model_run), without a copy.
+  // Buffers come from the runtime's pool, aligned as tensors: they are
+  // kept between runs, and a dense result's buffer can become the caller's
+  // tensor as it is (tract_model_run), without a copy.
   FinalizeMemRefToLLVMConversionPassOptions memrefs;
   memrefs.useAlignedAlloc = true;
+  memrefs.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefs));
+  pm.addPass(createTractUseRuntimeBuffers());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());

@@ -144,26 +144,21 @@ tract_tensor *tract_tensor_new(tract_dtype dt, int32_t rank,
   t->rank = rank;
   if (rank)
     memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
-  /* aligned_alloc wants a size multiple of the alignment, and non-zero. */
-  size_t padded = (size_t)((bytes + TRACT_TENSOR_ALIGN - 1) /
-                           TRACT_TENSOR_ALIGN * TRACT_TENSOR_ALIGN);
-  if (padded == 0)
-    padded = TRACT_TENSOR_ALIGN;
-  t->data = aligned_alloc(TRACT_TENSOR_ALIGN, padded);
+  t->data = tract_buffer_aligned_alloc(TRACT_TENSOR_ALIGN, bytes);
   if (!t->data) {
     free(t);
     tract_set_error("out of memory allocating %llu bytes",
                     (unsigned long long)bytes);
     return NULL;
   }
-  memset(t->data, 0, padded);
+  memset(t->data, 0, bytes);
   return t;
 }
 
 void tract_tensor_free(tract_tensor *t) {
   if (!t)
     return;
-  free(t->data);
+  tract_buffer_free(t->data);
   free(t);
 }
 
@@ -245,7 +240,7 @@ static int is_row_major(const tract_io_info *info, const memref_head *head,
 }
 
 /* A result as a tensor. A dense buffer of its own, aligned as tensors are
- * (compiled models allocate with aligned_alloc), becomes the tensor's data
+ * (compiled models allocate runtime buffers), becomes the tensor's data
  * and `*adopted` is set; otherwise the result is copied, row by row. */
 static tract_tensor *tensor_from_descriptor(const tract_io_info *info,
                                             void *descriptor, int own_buffer,
@@ -403,7 +398,7 @@ tract_status tract_model_run(const tract_model *model,
       }
     }
     if (!shared && !adopted)
-      free(allocated);
+      tract_buffer_free(allocated);
     at += descriptor_size(model->outputs[i].rank);
   }
   free(block);

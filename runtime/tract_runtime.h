@@ -64,7 +64,29 @@ size_t tract_tensor_nbytes(const tract_tensor *t);
  * dtype, rank, negative dim, size overflow or allocation failure. */
 tract_tensor *tract_tensor_new(tract_dtype dt, int32_t rank,
                                const int64_t *dims);
+/* Frees a tensor made by tract_tensor_new or returned by a model run (its
+ * data is a runtime buffer, below): not one whose data the caller
+ * allocated. */
 void tract_tensor_free(tract_tensor *t);
+
+/* Buffers. Compiled models allocate their memrefs with
+ * tract_buffer_aligned_alloc and free them with tract_buffer_free; tensors'
+ * data comes from there too. Large freed buffers are kept for the next
+ * run, by size class, up to a limit (1 GiB unless set): a model that runs
+ * again finds its buffers without asking the system for pages. Every
+ * function here may be called from any thread.
+ *
+ * tract_buffer_aligned_alloc returns `size` bytes (at least) aligned to
+ * `alignment` (a power of two; TRACT_TENSOR_ALIGN at least), or NULL. */
+void *tract_buffer_aligned_alloc(uint64_t alignment, uint64_t size);
+void tract_buffer_free(void *buffer);
+/* Sets how many bytes of freed buffers may be kept, and releases those
+ * kept now. */
+void tract_buffer_cache_limit(size_t bytes);
+/* Gives every kept buffer back to the system. */
+void tract_release_buffers(void);
+/* Bytes of freed buffers kept now. */
+size_t tract_buffers_kept(void);
 
 /* The last error of this thread, or "" if none. */
 const char *tract_last_error(void);

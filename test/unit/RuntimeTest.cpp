@@ -87,6 +87,85 @@ TEST(RuntimeTensor, RejectsBadShapes) {
   EXPECT_NE(std::strstr(tract_last_error(), "rank"), nullptr);
 }
 
+TEST(RuntimeBuffers, LargeBuffersAreKeptAndReused) {
+  tract_release_buffers();
+  ASSERT_EQ(tract_buffers_kept(), 0u);
+  const uint64_t size = 3 * 1024 * 1024 + 100;
+  void *first = tract_buffer_aligned_alloc(64, size);
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(first) % 64, 0u);
+  std::memset(first, 0x5a, size); // all `size` bytes are usable
+  tract_buffer_free(first);
+  // Kept in its size class: 3 MiB + 100 rounds up to an eighth of 2 MiB.
+  EXPECT_EQ(tract_buffers_kept(), size_t{3} * 1024 * 1024 + 256 * 1024);
+  // A size of the same class gets the same buffer back.
+  void *second = tract_buffer_aligned_alloc(64, size - 50);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(tract_buffers_kept(), 0u);
+  // Another class gets a new one.
+  void *other = tract_buffer_aligned_alloc(64, 5 * 1024 * 1024);
+  EXPECT_NE(other, first);
+  tract_buffer_free(other);
+  tract_buffer_free(second);
+  EXPECT_EQ(tract_buffers_kept(), size_t{3 + 5} * 1024 * 1024 + 256 * 1024);
+  tract_release_buffers();
+  EXPECT_EQ(tract_buffers_kept(), 0u);
+  tract_buffer_free(nullptr);
+}
+
+TEST(RuntimeBuffers, SmallBuffersAndLargeAlignments) {
+  tract_release_buffers();
+  void *small = tract_buffer_aligned_alloc(64, 100);
+  ASSERT_NE(small, nullptr);
+  tract_buffer_free(small);
+  EXPECT_EQ(tract_buffers_kept(), 0u) << "small buffers go back to libc";
+  void *wide = tract_buffer_aligned_alloc(4096, 1 << 20);
+  ASSERT_NE(wide, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(wide) % 4096, 0u);
+  tract_buffer_free(wide);
+  EXPECT_EQ(tract_buffers_kept(), size_t{1} << 20);
+  // A kept buffer serves the tensor alignment only.
+  void *again = tract_buffer_aligned_alloc(4096, 1 << 20);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(again) % 4096, 0u);
+  tract_buffer_free(again);
+  EXPECT_EQ(tract_buffer_aligned_alloc(96, 64), nullptr) << "not a power of 2";
+  tract_release_buffers();
+}
+
+TEST(RuntimeBuffers, TheLimitBoundsWhatIsKept) {
+  tract_release_buffers();
+  tract_buffer_cache_limit(1 << 20);
+  void *a = tract_buffer_aligned_alloc(64, 600 * 1024);
+  void *b = tract_buffer_aligned_alloc(64, 600 * 1024);
+  tract_buffer_free(a);
+  tract_buffer_free(b); // would go over 1 MiB: freed
+  EXPECT_EQ(tract_buffers_kept(), size_t{640} * 1024);
+  tract_buffer_cache_limit(size_t{1} << 30);
+  EXPECT_EQ(tract_buffers_kept(), 0u) << "setting the limit releases";
+}
+
+TEST(RuntimeBuffers, ThreadsShareThePool) {
+  tract_release_buffers();
+  auto work = [](int seed) {
+    for (int i = 0; i < 2000; ++i) {
+      size_t size = (size_t)(16 + (i * 7 + seed) % 64) * 1024;
+      auto *p =
+          static_cast<unsigned char *>(tract_buffer_aligned_alloc(64, size));
+      ASSERT_NE(p, nullptr);
+      p[0] = p[size - 1] = (unsigned char)seed;
+      ASSERT_EQ(p[0] + p[size - 1], 2 * seed);
+      tract_buffer_free(p);
+    }
+  };
+  std::thread one(work, 1), two(work, 2);
+  one.join();
+  two.join();
+  EXPECT_GT(tract_buffers_kept(), 0u);
+  EXPECT_LE(tract_buffers_kept(), size_t{2} * (16 + 64) * 64 * 1024);
+  tract_release_buffers();
+  EXPECT_EQ(tract_buffers_kept(), 0u);
+}
+
 TEST(RuntimeProfile, AccumulatesTimeBetweenEnterAndExit) {
   ASSERT_EQ(tract_profile_start(2), TRACT_OK);
   for (int run = 0; run < 2; ++run) {
