@@ -60,6 +60,13 @@ struct OuterProduct {
   /// activation, residual add): it runs on each tile before the write, and
   /// the product itself is never stored.
   linalg::LinalgOp epilogue;
+  /// When the product writes a collapsed view of its buffer (an image's
+  /// rows merged, tract-collapse-dims) and the epilogue reads the buffer
+  /// itself, writing where rows do not follow each other (the interior of
+  /// a padded image): the width of the rows its output axis merges. The
+  /// epilogue's dims are the product's output axes with that axis split
+  /// in two, rows then columns.
+  std::optional<int64_t> rowWidth;
 };
 
 /// A lane-wise op on buffers that a kernel can run on its tiles: parallel
@@ -180,30 +187,79 @@ bool isDeadAfter(Value buffer, Operation *op) {
   return false;
 }
 
+/// The width of the rows that `plan`'s output axis merges when its output
+/// is a collapsed view whose only merged group is that axis's two dims,
+/// both static; nullopt otherwise.
+std::optional<int64_t> collapsedRowWidth(const OuterProduct &plan) {
+  auto collapse = plan.output->get().getDefiningOp<memref::CollapseShapeOp>();
+  if (!collapse)
+    return std::nullopt;
+  std::optional<int64_t> width;
+  for (auto [axis, group] :
+       llvm::enumerate(collapse.getReassociationIndices())) {
+    if (group.size() == 1)
+      continue;
+    MemRefType source = collapse.getSrcType();
+    if (axis != plan.outputAxis || group.size() != 2 ||
+        source.isDynamicDim(group[0]) || source.isDynamicDim(group[1]))
+      return std::nullopt;
+    width = source.getDimSize(group[1]);
+  }
+  return width;
+}
+
+/// Whether `candidate` can take the product's tiles as rows of `width`
+/// (OuterProduct::rowWidth): its result has unit-stride rows, and what
+/// else it reads is the same along the rows and columns (a bias).
+bool takesTilesAsRows(linalg::LinalgOp candidate, Value product, unsigned axis,
+                      int64_t width) {
+  auto result =
+      cast<MemRefType>(candidate.getDpsInitOperand(0)->get().getType());
+  if (!result.isLastDimUnitStride() || result.getRank() != axis + 2 ||
+      result.getDimSize(axis + 1) != width)
+    return false;
+  return llvm::all_of(candidate.getDpsInputOperands(), [&](OpOperand *input) {
+    AffineMap map = candidate.getMatchingIndexingMap(input);
+    return input->get() == product ||
+           !isa<MemRefType>(input->get().getType()) ||
+           (!map.isFunctionOfDim(axis) && !map.isFunctionOfDim(axis + 1));
+  });
+}
+
 /// The op that reads `plan`'s output right after the product, if it can
 /// run on the tiles and the output is used by nothing else: its own output
 /// and inputs are not touched in between, and the product's buffer is
-/// only deallocated afterwards.
+/// only deallocated afterwards. Sets `rowWidth` when the op reads the
+/// product's buffer uncollapsed.
 linalg::LinalgOp findEpilogue(const OuterProduct &plan,
-                              linalg::LinalgOp prologue) {
+                              linalg::LinalgOp prologue,
+                              std::optional<int64_t> &rowWidth) {
   Operation *op = plan.op;
   Value output = plan.output->get();
-  if (!output.getDefiningOp<memref::AllocOp>())
+  // The buffer: the output itself or what it is a collapsed view of.
+  Value buffer = output;
+  std::optional<int64_t> width = collapsedRowWidth(plan);
+  if (width)
+    buffer = output.getDefiningOp<memref::CollapseShapeOp>().getSrc();
+  if (!buffer.getDefiningOp<memref::AllocOp>())
     return nullptr;
   for (Operation *after = op->getNextNode(); after;
        after = after->getNextNode()) {
-    if (!touches(after, {output}, /*writesOnly=*/false))
+    if (!touches(after, {buffer}, /*writesOnly=*/false))
       continue;
     auto candidate = dyn_cast<linalg::LinalgOp>(after);
     if (!candidate || !isTileCompanion(candidate))
       return nullptr;
     unsigned reads = 0;
+    bool asRows = false;
     for (OpOperand *input : candidate.getDpsInputOperands()) {
-      if (input->get() == output) {
+      bool whole = input->get() == buffer && width;
+      if (input->get() == output || whole) {
         if (!candidate.getMatchingIndexingMap(input).isIdentity())
           return nullptr;
         ++reads;
-      } else if (baseBuffer(input->get()) == output) {
+        asRows = whole;
+      } else if (baseBuffer(input->get()) == buffer) {
         return nullptr; // another view of the product
       }
     }
@@ -215,8 +271,10 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
                    candidate.getMatchingIndexingMap(
                                 candidate.getDpsInitOperand(0))
                        .isIdentity();
-    if (reads != 1 || (baseBuffer(result) == output && !inPlace) ||
+    if (reads != 1 || (baseBuffer(result) == buffer && !inPlace) ||
         !candidate.getBlock()->getArguments().back().use_empty())
+      return nullptr;
+    if (asRows && !takesTilesAsRows(candidate, buffer, plan.outputAxis, *width))
       return nullptr;
     // The product moves down to the epilogue: what runs between must not
     // write what the product (or its prologue) reads.
@@ -231,9 +289,11 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
     // epilogue must not write in place of what the product reads.
     if (llvm::is_contained(read, baseBuffer(result)))
       return nullptr;
-    if (!inPlace && !isDeadAfter(output, after))
+    if (!inPlace && !isDeadAfter(buffer, after))
       return nullptr;
     op->moveBefore(after);
+    if (asRows)
+      rowWidth = width;
     return candidate;
   }
   return nullptr;
@@ -556,12 +616,99 @@ private:
                            outputAxis);
         continue;
       }
+      Value destination = plan.epilogue.getDpsInitOperand(0)->get();
+      if (plan.rowWidth) {
+        SmallVector<Value> expanded = splitIntoRows(b, loc, at);
+        Value result =
+            runCompanion(b, loc, plan.epilogue, sums[i], expanded, cols);
+        writeAcrossRows(b, loc, result, destination, expanded);
+        continue;
+      }
       Value result =
           runCompanion(b, loc, plan.epilogue, sums[i], at, cols);
-      tract::writeVector(b, loc, result,
-                         plan.epilogue.getDpsInitOperand(0)->get(), at,
-                         outputAxis);
+      tract::writeVector(b, loc, result, destination, at, outputAxis);
     }
+  }
+
+  /// The epilogue's indices at the product's output indices `at`: the
+  /// output axis split into a row and a column (OuterProduct::rowWidth).
+  SmallVector<Value> splitIntoRows(OpBuilder &b, Location loc,
+                                   ArrayRef<Value> at) {
+    Value width = arith::ConstantIndexOp::create(b, loc, *plan.rowWidth);
+    Value position = at[plan.outputAxis];
+    SmallVector<Value> expanded(at.begin(), at.end());
+    expanded[plan.outputAxis] = arith::DivUIOp::create(b, loc, position, width);
+    expanded.insert(expanded.begin() + plan.outputAxis + 1,
+                    arith::RemUIOp::create(b, loc, position, width));
+    return expanded;
+  }
+
+  /// Writes the lanes of `vector`, consecutive elements of the product's
+  /// collapsed rows, at their row and column of `memref` from `at`: one
+  /// store when they stay in one row, else one masked store per row they
+  /// reach (lane l of the store for row `at + j` goes to column
+  /// `column + l - j * width`, which is where it belongs when the mask
+  /// keeps it).
+  void writeAcrossRows(OpBuilder &b, Location loc, Value vector, Value memref,
+                       ArrayRef<Value> at) {
+    int64_t width = *plan.rowWidth;
+    unsigned rowAxis = plan.outputAxis, columnAxis = rowAxis + 1;
+    auto type = cast<VectorType>(vector.getType());
+    int64_t lanes = type.getNumElements();
+    Value column = at[columnAxis];
+    auto segments = [&](OpBuilder &nested, Location l) {
+      Type i32 = nested.getI32Type();
+      auto laneType = VectorType::get({lanes}, i32);
+      SmallVector<int32_t> iota(lanes);
+      for (int64_t lane = 0; lane < lanes; ++lane)
+        iota[lane] = static_cast<int32_t>(lane);
+      Value first = arith::IndexCastUIOp::create(nested, l, i32, column);
+      Value positions = arith::AddIOp::create(
+          nested, l, vector::BroadcastOp::create(nested, l, laneType, first),
+          arith::ConstantOp::create(nested, l,
+                                    DenseIntElementsAttr::get(laneType, iota)));
+      auto bound = [&](int64_t value) -> Value {
+        return arith::ConstantOp::create(
+            nested, l,
+            DenseIntElementsAttr::get(laneType, static_cast<int32_t>(value)));
+      };
+      int64_t rowsReached = (width - 1 + lanes - 1) / width + 1;
+      for (int64_t j = 0; j < rowsReached; ++j) {
+        Value mask = arith::CmpIOp::create(nested, l, arith::CmpIPredicate::slt,
+                                           positions, bound((j + 1) * width));
+        if (j > 0)
+          mask = arith::AndIOp::create(
+              nested, l, mask,
+              arith::CmpIOp::create(nested, l, arith::CmpIPredicate::sge,
+                                    positions, bound(j * width)));
+        SmallVector<Value> where(at.begin(), at.end());
+        Value offset = arith::ConstantIndexOp::create(nested, l, j);
+        Value shift = arith::ConstantIndexOp::create(nested, l, j * width);
+        where[rowAxis] = arith::AddIOp::create(nested, l, at[rowAxis], offset);
+        where[columnAxis] = arith::SubIOp::create(nested, l, column, shift);
+        vector::MaskedStoreOp::create(nested, l, memref, where, mask, vector);
+      }
+    };
+    if (lanes > width) {
+      segments(b, loc);
+      return;
+    }
+    // Most tiles stay in their row when the rows are wider than a tile.
+    Value end = arith::AddIOp::create(
+        b, loc, column, arith::ConstantIndexOp::create(b, loc, lanes));
+    Value inRow =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
+                              arith::ConstantIndexOp::create(b, loc, width));
+    scf::IfOp::create(
+        b, loc, inRow,
+        [&](OpBuilder &nested, Location l) {
+          tract::writeVector(nested, l, vector, memref, at, columnAxis);
+          scf::YieldOp::create(nested, l);
+        },
+        [&](OpBuilder &nested, Location l) {
+          segments(nested, l);
+          scf::YieldOp::create(nested, l);
+        });
   }
 
   /// The body of `companion` on one row of the tile, at output indices
@@ -572,7 +719,8 @@ private:
     SmallVector<Value> arguments;
     for (OpOperand *input : companion.getDpsInputOperands()) {
       Value source = input->get();
-      if (product && source == plan.output->get()) {
+      if (product && baseBuffer(source) == baseBuffer(plan.output->get()) &&
+          (source == plan.output->get() || plan.rowWidth)) {
         arguments.push_back(product);
         continue;
       }
@@ -582,7 +730,9 @@ private:
       }
       AffineMap map = companion.getMatchingIndexingMap(input);
       SmallVector<Value> where = tract::indicesAt(b, loc, map, at);
-      auto axis = tract::vectorAxisOf(map, plan.outputAxis);
+      // Split into rows, the lanes walk the columns.
+      unsigned lanesDim = plan.outputAxis + (plan.rowWidth ? 1 : 0);
+      auto axis = tract::vectorAxisOf(map, lanesDim);
       if (succeeded(axis) && axis->first)
         arguments.push_back(tract::readVector(b, loc, source, where,
                                               *axis->first, axis->second,
@@ -615,7 +765,7 @@ struct TractCpuContractionKernels
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<std::pair<linalg::LinalgOp, OuterProduct>> work;
+    SmallVector<std::pair<linalg::LinalgOp, OuterProduct>, 4> work;
     getOperation().walk([&](linalg::LinalgOp op) {
       FailureOr<OuterProduct> plan = matchOuterProduct(op, lanes);
       if (succeeded(plan))
@@ -632,7 +782,7 @@ struct TractCpuContractionKernels
       // (The same tile rows decide here and in the emitter.)
       if (!blocksReduction(plan, shape.rows, kBlock)) {
         plan.prologue = findPrologue(plan);
-        plan.epilogue = findEpilogue(plan, plan.prologue);
+        plan.epilogue = findEpilogue(plan, plan.prologue, plan.rowWidth);
       }
       Split split = chooseSplit(plan, shape, threads, threadingThreshold);
       KernelEmitter(plan, shape, kBlock, split).emit(rewriter);

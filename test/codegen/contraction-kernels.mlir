@@ -248,3 +248,68 @@ func.func @in_place_relu(%a: memref<4x8xf32>, %b: memref<8x16xf32>) -> memref<4x
   }
   return %c : memref<4x16xf32>
 }
+
+// -----
+
+// A 1x1 convolution on rows of 10 merged into 30 columns, whose bias and
+// relu write into the interior of a padded image (rows 12 apart): the
+// epilogue runs on the product's tiles, split back into rows. A tile of
+// 8 lanes that stays in its row is one store; one that reaches the next
+// row is two masked stores, the second shifted back by a row's width. The
+// product's own buffer is never written.
+// CHECK-LABEL: func.func @epilogue_into_padded_rows(
+// CHECK-SAME:    %[[X:[^:]*]]: memref<2x30xf32>, %[[W:[^:]*]]: memref<4x2xf32>, %[[BIAS:[^:]*]]: memref<4xf32>)
+// CHECK-DAG:     %[[IOTA:.*]] = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xi32>
+// CHECK-DAG:     %[[TEN:.*]] = arith.constant dense<10> : vector<8xi32>
+// CHECK-DAG:     %[[TWENTY:.*]] = arith.constant dense<20> : vector<8xi32>
+// CHECK:         %[[PADDED:.*]] = memref.alloc() : memref<4x5x12xf32>
+// CHECK:         %[[INTERIOR:.*]] = memref.subview %[[PADDED]][0, 1, 1] [4, 3, 10] [1, 1, 1]
+// CHECK:         scf.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[ROW:.*]] = arith.divui %[[P]], %{{.*}} : index
+// CHECK:           %[[COL:.*]] = arith.remui %[[P]], %{{.*}} : index
+// CHECK:           %[[OUT:.*]] = arith.maximumf
+// CHECK:           scf.if %{{.*}} {
+// CHECK-NEXT:        vector.transfer_write %[[OUT]], %[[INTERIOR]][%{{.*}}, %[[ROW]], %[[COL]]] {in_bounds = [true]}
+// CHECK-NEXT:      } else {
+// CHECK:             %[[LANES:.*]] = arith.addi %{{.*}}, %[[IOTA]] : vector<8xi32>
+// CHECK:             %[[FIRST:.*]] = arith.cmpi slt, %[[LANES]], %[[TEN]]
+// CHECK:             vector.maskedstore %[[INTERIOR]][%{{.*}}, %[[ROW]], %[[COL]]], %[[FIRST]], %[[OUT]]
+// CHECK:             %[[BEFORE:.*]] = arith.cmpi slt, %[[LANES]], %[[TWENTY]]
+// CHECK:             %[[AFTER:.*]] = arith.cmpi sge, %[[LANES]], %[[TEN]]
+// CHECK:             %[[SECOND:.*]] = arith.andi %[[BEFORE]], %[[AFTER]]
+// CHECK:             %[[NEXT:.*]] = arith.addi %[[ROW]], %{{.*}} : index
+// CHECK:             %[[BACK:.*]] = arith.subi %[[COL]], %{{.*}} : index
+// CHECK:             vector.maskedstore %[[INTERIOR]][%{{.*}}, %[[NEXT]], %[[BACK]]], %[[SECOND]], %[[OUT]]
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.collapse_shape
+// CHECK:         return %[[PADDED]]
+#in = affine_map<(c, p, k) -> (k, p)>
+#wt = affine_map<(c, p, k) -> (c, k)>
+#out = affine_map<(c, p, k) -> (c, p)>
+#id3 = affine_map<(c, h, w) -> (c, h, w)>
+#per_channel = affine_map<(c, h, w) -> (c)>
+func.func @epilogue_into_padded_rows(%x: memref<2x30xf32>, %w: memref<4x2xf32>, %bias: memref<4xf32>) -> memref<4x5x12xf32> {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<4x3x10xf32>
+  %flat = memref.collapse_shape %acc [[0], [1, 2]] : memref<4x3x10xf32> into memref<4x30xf32>
+  linalg.fill ins(%zero : f32) outs(%flat : memref<4x30xf32>)
+  linalg.generic {indexing_maps = [#in, #wt, #out], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%x, %w : memref<2x30xf32>, memref<4x2xf32>) outs(%flat : memref<4x30xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %o, %m : f32
+    linalg.yield %s : f32
+  }
+  %padded = memref.alloc() : memref<4x5x12xf32>
+  linalg.fill ins(%zero : f32) outs(%padded : memref<4x5x12xf32>)
+  %interior = memref.subview %padded[0, 1, 1] [4, 3, 10] [1, 1, 1] : memref<4x5x12xf32> to memref<4x3x10xf32, strided<[60, 12, 1], offset: 13>>
+  linalg.generic {indexing_maps = [#id3, #per_channel, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+    ins(%acc, %bias : memref<4x3x10xf32>, memref<4xf32>) outs(%interior : memref<4x3x10xf32, strided<[60, 12, 1], offset: 13>>) {
+  ^bb0(%v: f32, %b: f32, %o: f32):
+    %r = arith.addf %v, %b : f32
+    %q = arith.maximumf %r, %zero : f32
+    linalg.yield %q : f32
+  }
+  memref.dealloc %acc : memref<4x3x10xf32>
+  return %padded : memref<4x5x12xf32>
+}
