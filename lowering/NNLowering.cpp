@@ -1708,14 +1708,240 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// GridSample
+//===----------------------------------------------------------------------===//
+
+/// Arithmetic on f64 scalars for the sampling coordinates.
+struct F64Math {
+  OpBuilder &b;
+  Location loc;
+
+  Value constant(double value) const {
+    return arith::ConstantOp::create(b, loc, b.getF64Type(),
+                                     b.getF64FloatAttr(value));
+  }
+  Value add(Value x, Value y) const {
+    return arith::AddFOp::create(b, loc, x, y);
+  }
+  Value sub(Value x, Value y) const {
+    return arith::SubFOp::create(b, loc, x, y);
+  }
+  Value mul(Value x, Value y) const {
+    return arith::MulFOp::create(b, loc, x, y);
+  }
+  Value div(Value x, Value y) const {
+    return arith::DivFOp::create(b, loc, x, y);
+  }
+  Value clamp(Value x, Value low, Value high) const {
+    return arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, x, low), high);
+  }
+  Value select(Value condition, Value x, Value y) const {
+    return arith::SelectOp::create(b, loc, condition, x, y);
+  }
+  Value compare(arith::CmpFPredicate predicate, Value x, Value y) const {
+    return arith::CmpFOp::create(b, loc, predicate, x, y);
+  }
+};
+
+/// `x` reflected at `low` and `high` until it lies between them: the
+/// distance to `low` folded by the span between the two, backwards on odd
+/// folds. A span of 0 (one cell, aligned corners) gives `low`.
+Value reflect(const F64Math &m, Value x, Value low, Value high) {
+  Value span = m.sub(high, low);
+  Value distance = math::AbsFOp::create(m.b, m.loc, m.sub(x, low));
+  Value extra = arith::RemFOp::create(m.b, m.loc, distance, span);
+  Value flips = math::FloorOp::create(m.b, m.loc, m.div(distance, span));
+  Value even =
+      m.compare(arith::CmpFPredicate::OEQ,
+                arith::RemFOp::create(m.b, m.loc, flips, m.constant(2.0)),
+                m.constant(0.0));
+  Value reflected = m.select(even, m.add(low, extra), m.sub(high, extra));
+  return m.select(m.compare(arith::CmpFPredicate::OLE, span, m.constant(0.0)),
+                  low, reflected);
+}
+
+/// One spatial axis of a grid_sample: its length (f64), last index, and
+/// the coordinates its edges have (the edge cells' centres with
+/// `align_corners`, the image's edges without).
+struct SampledAxis {
+  Value length, last, low, high;
+};
+
+struct GridSampleLowering : public NNPattern<GridSampleOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult lower(GridSampleOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    Shape input = getShape(op.getInput()), output = getShape(op.getType());
+    Builder builder(rewriter, op, symbols);
+    Location loc = op.getLoc();
+    F64Math outer{rewriter, loc};
+    size_t spatial = input.size() - 2;
+    bool alignCorners = op.getAlignCorners();
+    SmallVector<SampledAxis> axes;
+    for (size_t i = 0; i < spatial; ++i) {
+      Value length = builder.index(input[2 + i]);
+      SampledAxis axis;
+      axis.last =
+          arith::SubIOp::create(rewriter, loc, length, builder.index(1));
+      axis.length = arith::SIToFPOp::create(
+          rewriter, loc, rewriter.getF64Type(),
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                     length));
+      axis.low = outer.constant(alignCorners ? 0.0 : -0.5);
+      axis.high = alignCorners ? outer.sub(axis.length, outer.constant(1.0))
+                               : outer.sub(axis.length, outer.constant(0.5));
+      axes.push_back(axis);
+    }
+    Value source = adaptor.getInput(), grid = adaptor.getGrid();
+    Interpolator interpolator = op.getInterpolator();
+    GridPadding padding = op.getPadding();
+    Type type = convertElementType(element);
+    Value result = mapGeneric(
+        builder, ValueRange{}, {}, builder.empty(output, element),
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          F64Math m{b, l};
+          SmallVector<Value> indices;
+          for (size_t axis = 0; axis < output.size(); ++axis)
+            indices.push_back(linalg::IndexOp::create(b, l, axis));
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = m.constant(1.0);
+          // The cell at integral coordinate `position` (f64) along `axis`:
+          // its index, clamped into the input, and whether it lies in it.
+          // Border and reflection padding move the position inside first.
+          auto cell = [&](Value position,
+                          const SampledAxis &axis) -> std::pair<Value, Value> {
+            if (padding == GridPadding::Border)
+              position =
+                  m.clamp(position, m.constant(0.0), m.sub(axis.length, one));
+            else if (padding == GridPadding::Reflection)
+              position = reflect(m, position, axis.low, axis.high);
+            Value index = arith::IndexCastOp::create(
+                b, l, b.getIndexType(),
+                arith::FPToSIOp::create(b, l, b.getI64Type(), position));
+            Value inside = arith::AndIOp::create(
+                b, l,
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, index,
+                                      zero),
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, index,
+                                      axis.last));
+            index = arith::MaxSIOp::create(b, l, index, zero);
+            return {arith::MinSIOp::create(b, l, index, axis.last), inside};
+          };
+          // Per spatial axis: the cells read, whether each lies in the
+          // input, and their weights (none for nearest).
+          struct Tap {
+            Value index, inside, weight;
+          };
+          // The point's coordinate along each axis.
+          SmallVector<Value> point;
+          Value beyond;
+          for (size_t i = 0; i < spatial; ++i) {
+            const SampledAxis &axis = axes[i];
+            // The grid holds the last axis' coordinate first.
+            SmallVector<Value> at{indices[0]};
+            at.append(indices.begin() + 2, indices.end());
+            at.push_back(arith::ConstantIndexOp::create(b, l, spatial - 1 - i));
+            Value normalized =
+                castFloat(b, l, tensor::ExtractOp::create(b, l, grid, at),
+                          b.getF64Type());
+            // (c + 1) / 2 * (D - 1), or ((c + 1) * D - 1) / 2.
+            Value x =
+                alignCorners
+                    ? m.mul(m.div(m.add(normalized, one), m.constant(2.0)),
+                            m.sub(axis.length, one))
+                    : m.div(m.sub(m.mul(m.add(normalized, one), axis.length),
+                                  one),
+                            m.constant(2.0));
+            Value out = arith::OrIOp::create(
+                b, l, m.compare(arith::CmpFPredicate::OLT, x, axis.low),
+                m.compare(arith::CmpFPredicate::OGT, x, axis.high));
+            beyond = beyond ? arith::OrIOp::create(b, l, beyond, out) : out;
+            point.push_back(x);
+          }
+          SmallVector<SmallVector<Tap>> taps;
+          for (size_t i = 0; i < spatial; ++i) {
+            const SampledAxis &axis = axes[i];
+            Value x = point[i];
+            // A point beyond the edges along any axis moves inside as the
+            // padding says, along every axis; cubic pads its cells only.
+            if (interpolator == Interpolator::Cubic)
+              ;
+            else if (padding == GridPadding::Border)
+              x = m.select(beyond,
+                           m.clamp(x, m.constant(0.0), m.sub(axis.length, one)),
+                           x);
+            else if (padding == GridPadding::Reflection)
+              x = reflect(m, x, axis.low, axis.high);
+            SmallVector<Tap> axisTaps;
+            if (interpolator == Interpolator::Nearest) {
+              auto [index, inside] =
+                  cell(math::RoundEvenOp::create(b, l, x), axis);
+              axisTaps.push_back({index, inside, Value()});
+            } else {
+              Value floor = math::FloorOp::create(b, l, x);
+              Value t = m.sub(x, floor);
+              SmallVector<Value> weights =
+                  interpolator == Interpolator::Linear
+                      ? SmallVector<Value>{m.sub(one, t), t}
+                      : cubicWeights(b, l, t, -0.75);
+              int64_t first = interpolator == Interpolator::Linear ? 0 : -1;
+              for (auto [k, weight] : llvm::enumerate(weights)) {
+                double offset = static_cast<double>(first + (int64_t)k);
+                auto [index, inside] =
+                    cell(m.add(floor, m.constant(offset)), axis);
+                axisTaps.push_back({index, inside, weight});
+              }
+            }
+            taps.push_back(axisTaps);
+          }
+          // The weighted sum over every combination of taps; cells outside
+          // the input read 0.
+          Value value;
+          SmallVector<size_t> choice(taps.size(), 0);
+          Value zeroValue = m.constant(0.0);
+          while (true) {
+            SmallVector<Value> at{indices[0], indices[1]};
+            Value weight, inside;
+            for (size_t i = 0; i < spatial; ++i) {
+              const Tap &tap = taps[i][choice[i]];
+              at.push_back(tap.index);
+              inside = inside ? arith::AndIOp::create(b, l, inside, tap.inside)
+                                    .getResult()
+                              : tap.inside;
+              if (tap.weight)
+                weight = weight ? m.mul(weight, tap.weight) : tap.weight;
+            }
+            Value cellValue =
+                castFloat(b, l, tensor::ExtractOp::create(b, l, source, at),
+                          b.getF64Type());
+            cellValue = m.select(inside, cellValue, zeroValue);
+            Value term = weight ? m.mul(cellValue, weight) : cellValue;
+            value = value ? m.add(value, term) : term;
+            size_t axis = 0;
+            while (axis < choice.size() && ++choice[axis] == taps[axis].size())
+              choice[axis++] = 0;
+            if (axis == choice.size())
+              break;
+          }
+          return castFloat(b, l, value, type);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
                                              const SymbolValueMap &symbols,
                                              RewritePatternSet &patterns) {
-  patterns
-      .add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
-           SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-           RmsNormLowering, MaxPoolLowering, SumPoolLowering, ResizeLowering>(
-          converter, symbols, patterns.getContext());
+  patterns.add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
+               SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
+               RmsNormLowering, MaxPoolLowering, SumPoolLowering,
+               ResizeLowering, GridSampleLowering>(converter, symbols,
+                                                   patterns.getContext());
 }

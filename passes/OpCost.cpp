@@ -139,6 +139,20 @@ OpCost resizeCost(ResizeOp op) {
           operandAndResultBytes(op)};
 }
 
+/// Per output element, the coordinates (about 10 per spatial axis), then
+/// 2 per cell read: 2^r for linear, 4^r for cubic, 1 for nearest.
+OpCost gridSampleCost(GridSampleOp op) {
+  int64_t spatial = static_cast<int64_t>(getShape(op.getInput()).size()) - 2;
+  int64_t perAxis = op.getInterpolator() == Interpolator::Nearest  ? 1
+                    : op.getInterpolator() == Interpolator::Linear ? 2
+                                                                   : 4;
+  int64_t cells = 1;
+  for (int64_t i = 0; i < spatial; ++i)
+    cells *= perAxis;
+  return {TDim(10 * spatial + 2 * cells) * elementCount(op.getOutput()),
+          operandAndResultBytes(op)};
+}
+
 /// Scores (2*d per query-key pair), scaling and masking, softmax (5 per
 /// score), then the weighted sum of values (2*d_v per pair).
 OpCost sdpaCost(SdpaOp op) {
@@ -252,6 +266,7 @@ std::optional<OpCost> mlir::tract::getOpCost(Operation *op) {
         return OpCost{elementCount(op.getInput()), operandAndResultBytes(op)};
       })
       .Case([](ResizeOp op) { return resizeCost(op); })
+      .Case([](GridSampleOp op) { return gridSampleCost(op); })
       .Case([](SdpaOp op) { return sdpaCost(op); })
       .Case([](ScanOp op) { return scanCost(op); })
       .Case([](IfOp op) { return ifCost(op); })

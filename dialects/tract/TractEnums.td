@@ -83,6 +83,15 @@ def Tract_NearestMode : I32EnumAttr<"NearestMode", "rounding of nearest resize",
   let genSpecializedAttr = 0;
 }
 
+def Tract_GridPadding : I32EnumAttr<"GridPadding",
+    "where grid_sample reads outside its input", [
+    I32EnumAttrCase<"Zeros", 0, "zeros">,
+    I32EnumAttrCase<"Border", 1, "border">,
+    I32EnumAttrCase<"Reflection", 2, "reflection">
+  ]> {
+  let cppNamespace = "::mlir::tract";
+  let genSpecializedAttr = 0;
+}
 
 // Enum attributes print by name: `#tract<pad_mode reflect>`.
 def Tract_ReducerAttr : EnumAttr<Tract_Dialect, Tract_Reducer, "reducer">;
@@ -92,5 +101,6 @@ def Tract_ScatterReductionAttr : EnumAttr<Tract_Dialect, Tract_ScatterReduction,
 def Tract_CoordTransformAttr : EnumAttr<Tract_Dialect, Tract_CoordTransform, "coord_transform">;
 def Tract_InterpolatorAttr : EnumAttr<Tract_Dialect, Tract_Interpolator, "interpolator">;
 def Tract_NearestModeAttr : EnumAttr<Tract_Dialect, Tract_NearestMode, "nearest_mode">;
+def Tract_GridPaddingAttr : EnumAttr<Tract_Dialect, Tract_GridPadding, "grid_padding">;
 
 #endif // TRACT_ENUMS_TD

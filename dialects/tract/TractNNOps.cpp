@@ -474,6 +474,41 @@ LogicalResult GruEpilogueOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult GridSampleOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> location,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  Shape input = getShape(adaptor.getInput());
+  Shape grid = getShape(adaptor.getGrid());
+  if (input.size() < 3)
+    return emitOptionalError(location,
+                             "expected an input of rank 3 or more "
+                             "(N, C, spatial axes), got rank ",
+                             input.size());
+  size_t spatial = input.size() - 2;
+  if (grid.size() != spatial + 2)
+    return emitOptionalError(location, "expected a grid of rank ", spatial + 2,
+                             ", got rank ", grid.size());
+  std::optional<int64_t> coordinates = grid.back().getConstant();
+  if (!coordinates || *coordinates != static_cast<int64_t>(spatial))
+    return emitOptionalError(location, "the grid's last axis must hold ",
+                             spatial, " coordinates, not ",
+                             grid.back().toString());
+  std::optional<int64_t> batch = input[0].getConstant(),
+                         gridBatch = grid[0].getConstant();
+  if (batch && gridBatch && *batch != *gridBatch)
+    return emitOptionalError(location, "the input's batch ", *batch,
+                             " is not the grid's ", *gridBatch);
+  if (getElementTypeOrSelf(adaptor.getGrid()) !=
+      getElementTypeOrSelf(adaptor.getInput()))
+    return emitOptionalError(location,
+                             "the grid must have the input's element type");
+  Shape output{input[0], input[1]};
+  output.append(grid.begin() + 1, grid.end() - 1);
+  results.push_back(getTensorTypeLike(adaptor.getInput(), output));
+  return success();
+}
+
 LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> location,
                                          Adaptor adaptor,

@@ -143,6 +143,39 @@ def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue"> {
   }];
 }
 
+def Tract_GridSampleOp : Tract_InferredOp<"grid_sample"> {
+  let summary = "sample an image at the points of a grid";
+  let description = [{
+    `input` is `N, C, D1, …, Dr` and `grid` is `N, E1, …, Er, r`; the result
+    is `N, C, E1, …, Er`. Each point of the grid holds normalized
+    coordinates in `[-1, 1]`, the last spatial axis first (`x`, then `y`…):
+    along an axis of length `D`, `c` maps to `(c + 1) / 2 * (D - 1)` with
+    `align_corners` (-1 and 1 are the centres of the edge cells), to
+    `((c + 1) * D - 1) / 2` without (they are the edges of the edge cells).
+
+    `nearest` reads the cell the coordinate rounds to (halves to even),
+    `linear` interpolates the 2^r cells around it, `cubic` the 4^r around
+    it with Keys' kernel of parameter -0.75. Padding says what lies beyond
+    the edges (-0.5 and `D - 0.5`, or 0 and `D - 1` with `align_corners`):
+    with `border`, a point beyond them along any axis is clamped to
+    `[0, D - 1]` along every axis, and so is each cell read; with
+    `reflection`, the point and each cell are reflected at the edges until
+    they fall between them; with `zeros`, cells outside the input read 0.
+    Cubic sampling pads its 4^r cells only, not the point. (ONNX's
+    GridSample, as onnxruntime computes it.)
+  }];
+  let arguments = (ins Tract_FloatTensor:$input, Tract_FloatTensor:$grid,
+                   DefaultValuedAttr<Tract_InterpolatorAttr,
+                       "::mlir::tract::Interpolator::Linear">:$interpolator,
+                   DefaultValuedAttr<Tract_GridPaddingAttr,
+                       "::mlir::tract::GridPadding::Zeros">:$padding,
+                   DefaultValuedAttr<BoolAttr, "false">:$align_corners);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $grid attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tract_ResizeOp : Tract_InferredOp<"resize"> {
   let summary = "resample to a new shape";
   let description = [{

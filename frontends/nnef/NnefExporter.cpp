@@ -676,6 +676,18 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            bias + ", border = \"constant\", " + *window + outputShape +
            ", groups = " + std::to_string(deconv.getGroup()) + ")";
   }
+  if (auto sample = dyn_cast<GridSampleOp>(op)) {
+    StringRef mode =
+        sample.getInterpolator() == Interpolator::Nearest  ? "nearest"
+        : sample.getInterpolator() == Interpolator::Linear ? "bilinear"
+                                                           : "bicubic";
+    return "tract_core_grid_sample(" + ref(sample.getInput()) + ", " +
+           ref(sample.getGrid()) + ", mode = " + quoted(mode) +
+           ", padding_mode = " +
+           quoted(stringifyGridPadding(sample.getPadding())) +
+           ", align_corners = " +
+           (sample.getAlignCorners() ? "true" : "false") + ")";
+  }
   if (auto resize = dyn_cast<ResizeOp>(op)) {
     auto doubles = [](ArrayRef<double> values) {
       std::string out = "[";

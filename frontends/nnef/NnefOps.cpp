@@ -1400,6 +1400,32 @@ Result dynSlice(Invocation &call) {
                                                     call.dimAttr(*len)));
 }
 
+/// tract's grid sample (`tract_core_grid_sample`, formerly
+/// `tract_onnx_grid_sample`): modes bilinear, nearest and bicubic.
+Result gridSample(Invocation &call) {
+  auto input = call.tensor("input");
+  auto grid = call.tensor("grid");
+  auto mode = call.string("mode");
+  auto padding = call.string("padding_mode");
+  auto align = call.logical("align_corners");
+  if (!input || !grid || !mode || !padding || !align)
+    return std::nullopt;
+  std::optional<Interpolator> interpolator =
+      llvm::StringSwitch<std::optional<Interpolator>>(*mode)
+          .Case("nearest", Interpolator::Nearest)
+          .Case("bilinear", Interpolator::Linear)
+          .Case("bicubic", Interpolator::Cubic)
+          .Default(std::nullopt);
+  if (!interpolator)
+    return call.error("unknown mode '" + *mode + "'");
+  std::optional<GridPadding> paddingMode = symbolizeGridPadding(*padding);
+  if (!paddingMode)
+    return call.error("unknown padding_mode '" + *padding + "'");
+  return tensorResult(call,
+                      call.create<GridSampleOp>(*input, *grid, *interpolator,
+                                                *paddingMode, *align));
+}
+
 Result resize(Invocation &call) {
   auto input = call.tensor("input");
   auto scales = numbers(call, "scales");
@@ -2415,6 +2441,13 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
                                      len: integer) -> (output: tensor<?>);
   )",
                dynSlice);
+  for (const char *name : {"tract_core_grid_sample", "tract_onnx_grid_sample"})
+    registry.add(std::string("fragment ") + name + R"((
+        input: tensor<scalar>, grid: tensor<scalar>,
+        mode: string = 'bilinear', padding_mode: string = 'zeros',
+        align_corners: logical = false) -> (output: tensor<scalar>);
+    )",
+                 gridSample);
   registry.add(R"(
     fragment tract_core_resize(input: tensor<scalar>, scales: scalar[] = [],
                                sizes: integer[] = [],

@@ -1355,6 +1355,38 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// GridSample-16 (modes bilinear/nearest/bicubic, 4-D in the standard; any
+/// rank is taken) and -20 (modes linear/nearest/cubic).
+LogicalResult gridSampleHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0), grid = ctx.input(1);
+  if (!x || !grid)
+    return ctx.error("expected inputs X and grid");
+  if (failed(requireFloat(ctx, x)) || failed(requireFloat(ctx, grid)))
+    return failure();
+  if (failed(requireRank(ctx, x, 3, "X")))
+    return failure();
+  std::string mode = ctx.getString("mode", "bilinear");
+  Interpolator interpolator;
+  if (mode == "nearest")
+    interpolator = Interpolator::Nearest;
+  else if (mode == (ctx.getOpset() < 20 ? "bilinear" : "linear"))
+    interpolator = Interpolator::Linear;
+  else if (mode == (ctx.getOpset() < 20 ? "bicubic" : "cubic"))
+    interpolator = Interpolator::Cubic;
+  else
+    return ctx.unsupported("mode '" + mode + "'");
+  std::string padding = ctx.getString("padding_mode", "zeros");
+  std::optional<GridPadding> paddingMode = symbolizeGridPadding(padding);
+  if (!paddingMode)
+    return ctx.unsupported("padding_mode '" + padding + "'");
+  // The grid is read in the input's type.
+  grid = ctx.castTo(grid, NodeContext::elementType(x));
+  outputs.push_back(
+      ctx.create<GridSampleOp>(x, grid, interpolator, *paddingMode,
+                               ctx.getInt("align_corners", 0) != 0));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
@@ -1483,6 +1515,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("Dropout", {1, 6, 7, 10, 12, 13}, dropoutHandler);
   registry.add("Resize", {10, 11, 13, 18, 19}, resizeHandler);
   registry.add("Upsample", {7, 9}, upsampleHandler);
+  registry.add("GridSample", {16, 20, 22}, gridSampleHandler);
 
   // Losses, at inference.
   registry.add("NegativeLogLikelihoodLoss", {12, 13, 22}, nllLossHandler);

@@ -44,7 +44,16 @@ def resize18(**attributes):
         axes=[2, 3], **attributes)
 
 
+def gridsample16(**attributes):
+    """GridSample-16 of a 1x1x3x3 image at a 1x2x2 grid."""
+    return one_node("GridSample", 16,
+                    [("x", F32, [1, 1, 3, 3]), ("grid", F32, [1, 2, 2, 2])],
+                    [("y", F32, [1, 1, 2, 2])], **attributes)
+
+
 MODELS = {
+    "gridsample_mirror": lambda: gridsample16(padding_mode="mirror"),
+    "gridsample_linear16": lambda: gridsample16(mode="linear"),
     "resize18_not_larger": lambda: resize18(
         mode="linear", keep_aspect_ratio_policy="not_larger"),
     "resize18_not_smaller": lambda: resize18(

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Development script: writes GridSample models for the padding, alignment
+and mode combinations the ONNX node tests leave out (points beyond the
+edges included, where the paddings differ), runs onnxruntime-node on seeded
+inputs and writes each model's inputs and outputs next to it (NAME.onnx,
+NAME.npz). Commit what it writes; test/frontends/onnx/gridsample.test
+checks tract against these onnxruntime outputs.
+
+Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
+(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
+                                "reference-outputs"))
+from make_references import run_onnxruntime, write_npz  # noqa: E402
+
+# name: (opset, mode, padding_mode, align_corners, input shape, grid shape)
+CASES = {
+    "bicubic_border": (16, "bicubic", "border", 0, (1, 2, 4, 5), (1, 3, 6, 2)),
+    "bicubic_reflection_aligned":
+        (16, "bicubic", "reflection", 1, (2, 1, 5, 4), (2, 4, 3, 2)),
+    "nearest_reflection": (16, "nearest", "reflection", 0, (1, 3, 3, 4),
+                           (1, 5, 5, 2)),
+    "nearest_border_aligned": (16, "nearest", "border", 1, (1, 1, 4, 4),
+                               (1, 4, 6, 2)),
+    "bilinear_reflection_aligned":
+        (16, "bilinear", "reflection", 1, (1, 2, 1, 6), (1, 3, 4, 2)),
+    "linear_volume_border": (20, "linear", "border", 0, (1, 2, 3, 4, 5),
+                             (1, 2, 3, 4, 3)),
+}
+
+
+def build(name, opset, mode, padding, align, x_shape, grid_shape):
+    node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                            padding_mode=padding, align_corners=align)
+    out_shape = list(x_shape[:2]) + list(grid_shape[1:-1])
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape),
+         helper.make_tensor_value_info("grid", TensorProto.FLOAT,
+                                       grid_shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, out_shape)])
+    return helper.make_model(graph,
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--node-path", required=True)
+    parser.add_argument("out", nargs="?", default=HERE)
+    args = parser.parse_args()
+    rng = np.random.default_rng(16)
+    for name, (opset, mode, padding, align, x_shape, grid_shape) in \
+            CASES.items():
+        path = os.path.join(args.out, name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(build(name, opset, mode, padding, align, x_shape,
+                          grid_shape).SerializeToString())
+        x = rng.normal(size=x_shape).astype(np.float32)
+        # Points up to 2.5 cells' worth beyond each edge.
+        grid = rng.uniform(-1.6, 1.6, size=grid_shape).astype(np.float32)
+        outputs = run_onnxruntime(args.node_path, path,
+                                  {"x": x, "grid": grid})
+        write_npz(os.path.join(args.out, name + ".npz"),
+                  {"x": x, "grid": grid, **outputs})
+        print(name, {k: v.shape for k, v in outputs.items()})
+
+
+if __name__ == "__main__":
+    main()
