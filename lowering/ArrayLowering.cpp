@@ -23,6 +23,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tract;
 
@@ -1468,6 +1470,295 @@ struct NonZeroLowering : public ArrayLoweringPattern<NonZeroOp> {
   }
 };
 
+/// For each batch and class, the next best candidate is found by a scan
+/// (the best score after the previous one in the order of decreasing score,
+/// then increasing index), checked against the boxes kept so far for that
+/// batch and class, and appended to a buffer of B * C * N rows when kept.
+/// The count binds the result's length; the result is the buffer's first
+/// rows. Scores and coordinates are compared in f64.
+struct NonMaxSuppressionLowering
+    : public ArrayLoweringPattern<NonMaxSuppressionOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(NonMaxSuppressionOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Shape boxShape = getShape(op.getBoxes());
+    Shape scoreShape = getShape(op.getScores());
+    Value batches = dimValue(rewriter, loc, op, boxShape[0]);
+    Value count = dimValue(rewriter, loc, op, boxShape[1]);
+    Value classes = dimValue(rewriter, loc, op, scoreShape[1]);
+    if (!batches || !count || !classes)
+      return unboundSize(rewriter, op);
+    Value boxes = adaptor.getBoxes(), scores = adaptor.getScores();
+    Type f64 = rewriter.getF64Type(), i64 = rewriter.getI64Type();
+    Type index = rewriter.getIndexType();
+    auto toF64 = [&](OpBuilder &b, Location l, Value value) -> Value {
+      return value.getType() == f64
+                 ? value
+                 : arith::ExtFOp::create(b, l, f64, value).getResult();
+    };
+    auto f64Constant = [&](OpBuilder &b, Location l, double value) -> Value {
+      return arith::ConstantOp::create(b, l, f64, b.getF64FloatAttr(value));
+    };
+    // The single values, wherever their one element is.
+    auto single = [&](Value tensor) -> Value {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      SmallVector<Value> at(type.getRank(), indexConstant(rewriter, loc, 0));
+      return tensor::ExtractOp::create(rewriter, loc, tensor, at);
+    };
+    Value maxOutput = arith::IndexCastOp::create(
+        rewriter, loc, index, single(adaptor.getMaxOutput()));
+    Value iouThreshold =
+        toF64(rewriter, loc, single(adaptor.getIouThreshold()));
+    Value scoreThreshold =
+        toF64(rewriter, loc, single(adaptor.getScoreThreshold()));
+    bool center = op.getCenterPointBox();
+
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value one = indexConstant(rewriter, loc, 1);
+    Value rows = arith::MulIOp::create(
+        rewriter, loc, arith::MulIOp::create(rewriter, loc, batches, classes),
+        count);
+    // A length given for the result (--set) may exceed what was kept: the
+    // rows past the count are zeros.
+    Value given = dimValue(rewriter, loc, op, op.getLen().getValue());
+    if (given)
+      rows = arith::MaxUIOp::create(rewriter, loc, rows, given);
+    Value buffer = tensor::EmptyOp::create(
+        rewriter, loc, ArrayRef<OpFoldResult>{rows, rewriter.getIndexAttr(3)},
+        i64);
+    buffer = linalg::FillOp::create(
+                 rewriter, loc,
+                 ValueRange{arith::ConstantOp::create(
+                     rewriter, loc, i64, rewriter.getI64IntegerAttr(0))},
+                 ValueRange{buffer})
+                 .getResult(0);
+
+    // The extents of box `i` of batch `batch`: x min/max, y min/max.
+    auto extents = [&](OpBuilder &b, Location l, Value batch,
+                       Value i) -> std::array<Value, 4> {
+      std::array<Value, 4> c;
+      for (int64_t k = 0; k < 4; ++k)
+        c[k] = toF64(
+            b, l,
+            tensor::ExtractOp::create(
+                b, l, boxes, ValueRange{batch, i, indexConstant(b, l, k)}));
+      if (center) {
+        Value half = f64Constant(b, l, 0.5);
+        Value w = arith::MulFOp::create(b, l, c[2], half);
+        Value h = arith::MulFOp::create(b, l, c[3], half);
+        return {arith::SubFOp::create(b, l, c[0], w),
+                arith::AddFOp::create(b, l, c[0], w),
+                arith::SubFOp::create(b, l, c[1], h),
+                arith::AddFOp::create(b, l, c[1], h)};
+      }
+      // y1, x1, y2, x2, either way round.
+      return {arith::MinimumFOp::create(b, l, c[1], c[3]),
+              arith::MaximumFOp::create(b, l, c[1], c[3]),
+              arith::MinimumFOp::create(b, l, c[0], c[2]),
+              arith::MaximumFOp::create(b, l, c[0], c[2])};
+    };
+    // Whether two boxes overlap by more than the threshold.
+    auto overlaps = [&](OpBuilder &b, Location l, std::array<Value, 4> p,
+                        std::array<Value, 4> q) -> Value {
+      auto sub = [&](Value x, Value y) -> Value {
+        return arith::SubFOp::create(b, l, x, y);
+      };
+      auto mul = [&](Value x, Value y) -> Value {
+        return arith::MulFOp::create(b, l, x, y);
+      };
+      auto greater = [&](Value x, Value y) -> Value {
+        return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x, y);
+      };
+      Value xLow = arith::MaximumFOp::create(b, l, p[0], q[0]);
+      Value xHigh = arith::MinimumFOp::create(b, l, p[1], q[1]);
+      Value yLow = arith::MaximumFOp::create(b, l, p[2], q[2]);
+      Value yHigh = arith::MinimumFOp::create(b, l, p[3], q[3]);
+      Value intersection = mul(sub(xHigh, xLow), sub(yHigh, yLow));
+      Value area1 = mul(sub(p[1], p[0]), sub(p[3], p[2]));
+      Value area2 = mul(sub(q[1], q[0]), sub(q[3], q[2]));
+      Value united =
+          sub(arith::AddFOp::create(b, l, area1, area2), intersection);
+      Value nonNegative = f64Constant(b, l, 0.0);
+      Value valid = arith::AndIOp::create(
+          b, l,
+          arith::AndIOp::create(b, l, greater(xHigh, xLow),
+                                greater(yHigh, yLow)),
+          arith::AndIOp::create(
+              b, l,
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, area1,
+                                    nonNegative),
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGE, area2,
+                                    nonNegative)));
+      Value above = greater(arith::DivFOp::create(b, l, intersection, united),
+                            iouThreshold);
+      return arith::AndIOp::create(b, l, valid, above);
+    };
+
+    Value infinity =
+        f64Constant(rewriter, loc, std::numeric_limits<double>::infinity());
+    Value none = indexConstant(rewriter, loc, -1);
+    auto perBatch = scf::ForOp::create(
+        rewriter, loc, zero, batches, one, ValueRange{buffer, zero},
+        [&](OpBuilder &b, Location l, Value batch, ValueRange carried) {
+          auto perClass = scf::ForOp::create(
+              b, l, zero, classes, one, carried,
+              [&](OpBuilder &b, Location l, Value klass, ValueRange carried) {
+                Value first = carried[1]; // this class's first row
+                // Carried: previous score, previous box, kept in this
+                // class, rows, buffer.
+                SmallVector<Value> init{infinity, none, zero, carried[1],
+                                        carried[0]};
+                SmallVector<Type> types{f64, index, index, index,
+                                        buffer.getType()};
+                auto selection = scf::WhileOp::create(
+                    b, l, types, init,
+                    [&](OpBuilder &b, Location l, ValueRange state) {
+                      Value previousScore = state[0], previous = state[1];
+                      // The best candidate after the previous one.
+                      auto scan = scf::ForOp::create(
+                          b, l, zero, count, one,
+                          ValueRange{
+                              f64Constant(
+                                  b, l,
+                                  -std::numeric_limits<double>::infinity()),
+                              none},
+                          [&](OpBuilder &b, Location l, Value i,
+                              ValueRange best) {
+                            Value score = toF64(
+                                b, l,
+                                tensor::ExtractOp::create(
+                                    b, l, scores, ValueRange{batch, klass, i}));
+                            auto cmp = [&](arith::CmpFPredicate predicate,
+                                           Value x, Value y) -> Value {
+                              return arith::CmpFOp::create(b, l, predicate, x,
+                                                           y);
+                            };
+                            Value after = arith::OrIOp::create(
+                                b, l,
+                                cmp(arith::CmpFPredicate::OLT, score,
+                                    previousScore),
+                                arith::AndIOp::create(
+                                    b, l,
+                                    cmp(arith::CmpFPredicate::OEQ, score,
+                                        previousScore),
+                                    arith::CmpIOp::create(
+                                        b, l, arith::CmpIPredicate::sgt, i,
+                                        previous)));
+                            Value better = arith::AndIOp::create(
+                                b, l,
+                                arith::AndIOp::create(
+                                    b, l,
+                                    cmp(arith::CmpFPredicate::OGT, score,
+                                        scoreThreshold),
+                                    after),
+                                arith::OrIOp::create(
+                                    b, l,
+                                    cmp(arith::CmpFPredicate::OGT, score,
+                                        best[0]),
+                                    arith::CmpIOp::create(
+                                        b, l, arith::CmpIPredicate::slt,
+                                        best[1], zero)));
+                            scf::YieldOp::create(
+                                b, l,
+                                ValueRange{arith::SelectOp::create(
+                                               b, l, better, score, best[0]),
+                                           arith::SelectOp::create(
+                                               b, l, better, i, best[1])});
+                          });
+                      Value found =
+                          arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                                scan.getResult(1), zero);
+                      Value room = arith::CmpIOp::create(
+                          b, l, arith::CmpIPredicate::slt, state[2], maxOutput);
+                      scf::ConditionOp::create(
+                          b, l, arith::AndIOp::create(b, l, found, room),
+                          ValueRange{scan.getResult(0), scan.getResult(1),
+                                     state[2], state[3], state[4]});
+                    },
+                    [&](OpBuilder &b, Location l, ValueRange state) {
+                      Value candidate = state[1];
+                      Value kept = state[2], used = state[3], table = state[4];
+                      std::array<Value, 4> box =
+                          extents(b, l, batch, candidate);
+                      // Against the boxes kept for this batch and class.
+                      auto check = scf::ForOp::create(
+                          b, l, first, used, one,
+                          ValueRange{arith::ConstantIntOp::create(b, l, 0, 1)},
+                          [&](OpBuilder &b, Location l, Value row,
+                              ValueRange suppressed) {
+                            Value other = arith::IndexCastOp::create(
+                                b, l, index,
+                                tensor::ExtractOp::create(
+                                    b, l, table,
+                                    ValueRange{row, indexConstant(b, l, 2)}));
+                            Value hit = overlaps(b, l, box,
+                                                 extents(b, l, batch, other));
+                            scf::YieldOp::create(
+                                b, l,
+                                ValueRange{arith::OrIOp::create(
+                                    b, l, suppressed[0], hit)});
+                          });
+                      auto keep = scf::IfOp::create(
+                          b, l, TypeRange{index, index, table.getType()},
+                          check.getResult(0), /*withElseRegion=*/true);
+                      {
+                        OpBuilder::InsertionGuard guard(b);
+                        b.setInsertionPointToStart(keep.thenBlock());
+                        scf::YieldOp::create(b, l,
+                                             ValueRange{kept, used, table});
+                        b.setInsertionPointToStart(keep.elseBlock());
+                        Value written = table;
+                        SmallVector<Value> entry{batch, klass, candidate};
+                        for (auto [column, value] : llvm::enumerate(entry))
+                          written = tensor::InsertOp::create(
+                              b, l,
+                              arith::IndexCastOp::create(b, l, i64, value),
+                              written,
+                              ValueRange{used, indexConstant(b, l, column)});
+                        scf::YieldOp::create(
+                            b, l,
+                            ValueRange{arith::AddIOp::create(b, l, kept, one),
+                                       arith::AddIOp::create(b, l, used, one),
+                                       written});
+                      }
+                      scf::YieldOp::create(
+                          b, l,
+                          ValueRange{state[0], candidate, keep.getResult(0),
+                                     keep.getResult(1), keep.getResult(2)});
+                    });
+                scf::YieldOp::create(
+                    b, l,
+                    ValueRange{selection.getResult(4), selection.getResult(3)});
+              });
+          scf::YieldOp::create(b, l, perClass.getResults());
+        });
+    Value total = perBatch.getResult(1);
+    Value length = given;
+    if (!length) {
+      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+      if (!name)
+        return op.emitError() << "cannot lower a non_max_suppression of "
+                                 "length "
+                              << op.getLen().getValue().toString()
+                              << ": it is neither bound nor a lone symbol";
+      length = total;
+      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, length);
+    }
+    Value result = tensor::ExtractSliceOp::create(
+        rewriter, loc, plainType(op.getType()), perBatch.getResult(0),
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                               rewriter.getIndexAttr(0)},
+        ArrayRef<OpFoldResult>{length, rewriter.getIndexAttr(3)},
+        ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                               rewriter.getIndexAttr(1)});
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
@@ -1479,6 +1770,6 @@ void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
                GatherElementsLowering, GatherNdLowering, DynSliceLowering,
                ScatterElementsLowering, ScatterNdLowering, OneHotLowering,
                TriluLowering, RangeLowering, ShapeOfLowering, TopKLowering,
-               NonZeroLowering>(
+               NonZeroLowering, NonMaxSuppressionLowering>(
       converter, symbols, patterns.getContext());
 }

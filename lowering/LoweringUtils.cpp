@@ -168,6 +168,8 @@ std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
     len = topk.getLenAttr();
   else if (auto nonZero = dyn_cast<NonZeroOp>(op))
     len = nonZero.getLenAttr();
+  else if (auto nms = dyn_cast<NonMaxSuppressionOp>(op))
+    len = nms.getLenAttr();
   if (!len)
     return std::nullopt;
   return len.getValue().getSymbolName();

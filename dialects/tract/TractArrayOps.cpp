@@ -672,6 +672,38 @@ LogicalResult NonZeroOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult NonMaxSuppressionOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Shape boxes = getShape(adaptor.getBoxes());
+  Shape scores = getShape(adaptor.getScores());
+  if (boxes.size() != 3 || boxes[2] != TDim(4))
+    return emitOptionalError(location, "boxes must be B, N, 4");
+  if (scores.size() != 3)
+    return emitOptionalError(location, "scores must be B, C, N");
+  for (auto [a, b] :
+       {std::pair(boxes[0], scores[0]), std::pair(boxes[1], scores[2])}) {
+    std::optional<int64_t> x = a.getConstant(), y = b.getConstant();
+    if (x && y && *x != *y)
+      return emitOptionalError(location, "boxes (", a.toString(),
+                               " batches of ", boxes[1].toString(),
+                               ") do not match scores (", scores[0].toString(),
+                               " batches of ", scores[2].toString(), ")");
+  }
+  for (Value single : {adaptor.getMaxOutput(), adaptor.getIouThreshold(),
+                       adaptor.getScoreThreshold()})
+    if (volume(getShape(single)) != TDim(1))
+      return emitOptionalError(location, "max_output, iou_threshold and "
+                                         "score_threshold are single values");
+  if (getElementTypeOrSelf(adaptor.getScores()) !=
+      getElementTypeOrSelf(adaptor.getBoxes()))
+    return emitOptionalError(location, "boxes and scores must have one type");
+  Shape shape{adaptor.getLen().getValue(), TDim(3)};
+  results.push_back(
+      getTensorType(context, shape, IntegerType::get(context, 64)));
+  return success();
+}
+
 LogicalResult TriluOp::inferReturnTypes(MLIRContext *,
                                         std::optional<Location> location,
                                         Adaptor adaptor,

@@ -267,6 +267,37 @@ def Tract_NonZeroOp : Tract_InferredOp<"non_zero"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
+def Tract_NonMaxSuppressionOp : Tract_InferredOp<"non_max_suppression"> {
+  let summary = "select boxes by score, dropping those that overlap a better one";
+  let description = [{
+    `boxes` is `B, N, 4`, `scores` is `B, C, N`; `max_output` (`i64`),
+    `iou_threshold` and `score_threshold` are single values. For each batch
+    and class, the boxes scoring above `score_threshold` are taken from the
+    best score down (the lower index first among equal scores), and each is
+    kept unless its intersection over union with a box already kept for
+    that batch and class is above `iou_threshold`, until `max_output` are
+    kept (none when it is 0 or less). Boxes are corners `y1, x1, y2, x2`
+    (either way round), or `x, y, width, height` around a centre with
+    `center_point_box`; a box of negative area, or one whose extents do not
+    overlap, overlaps nothing. The result is `len, 3` (`i64`): the batch,
+    class and box of each kept box, by batch, class, then order of
+    selection (ONNX's NonMaxSuppression, tract's
+    `tract_onnx_non_max_suppression`). `len` is the count, known when the
+    model runs: a symbol the op binds.
+  }];
+  let arguments = (ins Tract_FloatTensor:$boxes, Tract_FloatTensor:$scores,
+                   Tract_IntTensor:$max_output,
+                   Tract_FloatTensor:$iou_threshold,
+                   Tract_FloatTensor:$score_threshold,
+                   DefaultValuedAttr<BoolAttr, "false">:$center_point_box,
+                   Tract_DimAttr:$len);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = [{
+    $boxes `,` $scores `,` $max_output `,` $iou_threshold `,` $score_threshold
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tract_TriluOp : Tract_InferredOp<"trilu"> {
   let summary = "keep the upper or lower triangle of the last two axes";
   let description = [{

@@ -179,6 +179,9 @@ public:
   const std::string *tensorFile(StringRef label);
   /// Declares a symbol met in a shape.
   void declareSymbols(ArrayRef<TDim> dims);
+  /// A new symbol, `hint` or `hint_N`, for a size known when the model
+  /// runs; declared.
+  TDim freshSymbol(StringRef hint);
 };
 
 using OpHandler = std::function<std::optional<NValue>(Invocation &)>;

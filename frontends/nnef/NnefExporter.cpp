@@ -732,6 +732,17 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
     return "tract_onnx_non_zero(" + ref(nonZero.getInput()) +
            ", count_symbol = " + quoted(*count) + ")";
   }
+  if (auto nms = dyn_cast<NonMaxSuppressionOp>(op)) {
+    if (!nms.getLen().getValue().getSymbolName())
+      return unsupported(op)
+             << "its count is " << nms.getLen().getValue().toString()
+             << ", not a symbol";
+    return "tract_onnx_non_max_suppression(" + ref(nms.getBoxes()) + ", " +
+           ref(nms.getScores()) + ", " + ref(nms.getMaxOutput()) + ", " +
+           ref(nms.getIouThreshold()) + ", " + ref(nms.getScoreThreshold()) +
+           ", center_point_box = " + (nms.getCenterPointBox() ? "1" : "0") +
+           ")";
+  }
   if (auto slice = dyn_cast<DynSliceOp>(op))
     return "tract_core_dyn_slice(" + ref(slice.getInput()) + ", " +
            ref(slice.getStart()) + ", " + ref(slice.getEnd()) +
@@ -995,7 +1006,12 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
           })
           .wasInterrupted())
     text += "extension tract_registry tract_transformers;\n";
-  if (module.walk([](NonZeroOp) { return WalkResult::interrupt(); })
+  if (module
+          .walk([](Operation *op) {
+            return isa<NonZeroOp, NonMaxSuppressionOp>(op)
+                       ? WalkResult::interrupt()
+                       : WalkResult::advance();
+          })
           .wasInterrupted())
     text += "extension tract_registry tract_onnx;\n";
   std::set<std::string> symbols;

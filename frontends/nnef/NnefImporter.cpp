@@ -553,6 +553,14 @@ void Invocation::declareSymbols(ArrayRef<TDim> dims) {
     d.collectSymbols(model.symbols);
 }
 
+TDim Invocation::freshSymbol(StringRef hint) {
+  std::string name = hint.str();
+  for (int n = 1; model.symbols.count(name); ++n)
+    name = (hint + "_" + Twine(n)).str();
+  model.symbols.insert(name);
+  return TDim::symbol(name);
+}
+
 //===----------------------------------------------------------------------===//
 // Registry
 //===----------------------------------------------------------------------===//

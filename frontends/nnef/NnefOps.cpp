@@ -1387,6 +1387,30 @@ Result nonZero(Invocation &call) {
                       call.create<NonZeroOp>(*input, call.dimAttr(count)));
 }
 
+/// `tract_onnx_non_max_suppression(boxes, scores, max_output_boxes_per_class,
+/// iou_threshold, score_threshold, center_point_box)`: the count of kept
+/// boxes is a new symbol (tract names it `n`), bound when the model runs.
+Result nonMaxSuppression(Invocation &call) {
+  auto boxes = call.tensor("boxes");
+  auto scores = call.tensor("scores");
+  auto maxOutput = call.tensor("max_output_boxes_per_class");
+  auto iou = call.tensor("iou_threshold");
+  auto score = call.tensor("score_threshold");
+  auto center = call.integer("center_point_box");
+  if (!boxes || !scores || !maxOutput || !iou || !score || !center)
+    return std::nullopt;
+  if (*center != 0 && *center != 1)
+    return call.error("center_point_box must be 0 or 1");
+  Type type = Invocation::elementType(*boxes);
+  TDim count = call.freshSymbol("n");
+  return tensorResult(
+      call, call.create<NonMaxSuppressionOp>(
+                *boxes, call.castTo(*scores, type),
+                call.castTo(*maxOutput, call.getBuilder().getI64Type()),
+                call.castTo(*iou, type), call.castTo(*score, type),
+                *center == 1, call.dimAttr(count)));
+}
+
 Result dynSlice(Invocation &call) {
   auto input = call.tensor("input");
   auto start = call.tensor("start");
@@ -2435,6 +2459,16 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<integer>);
   )",
                nonZero);
+  // Without a score threshold, every score is above -inf.
+  registry.add(R"(
+    fragment tract_onnx_non_max_suppression(
+        boxes: tensor<scalar>, scores: tensor<scalar>,
+        max_output_boxes_per_class: tensor<integer> = 0,
+        iou_threshold: tensor<scalar> = 0.0,
+        score_threshold: tensor<scalar> = -1.0 / 0.0,
+        center_point_box: integer = 0) -> (output: tensor<integer>);
+  )",
+               nonMaxSuppression);
   registry.add(R"(
     fragment tract_core_dyn_slice<?>(input: tensor<?>, start: tensor<integer>,
                                      end: tensor<integer>, axis: integer,

@@ -1445,9 +1445,8 @@ LogicalResult triluHandler(NodeContext &ctx, Outputs &outputs) {
 LogicalResult compressHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   std::optional<SmallVector<int64_t>> condition = ctx.getConstInts(1);
-  if (!condition)
-    return ctx.unsupported("non-constant condition (the output size would "
-                           "depend on the data)");
+  if (NodeContext::rank(ctx.input(1)) != 1)
+    return ctx.error("condition must have rank 1");
   int64_t axis = 0;
   if (std::optional<int64_t> attr = ctx.getOptInt("axis")) {
     FailureOr<int64_t> normalized =
@@ -1457,6 +1456,15 @@ LogicalResult compressHandler(NodeContext &ctx, Outputs &outputs) {
     axis = *normalized;
   } else {
     input = reshapeTo(ctx, input, {volume(shapeOf(input))});
+  }
+  if (!condition) {
+    // Known when the model runs: the positions of the condition's true
+    // values, as many as a symbol bound then says.
+    Value positions = ctx.create<NonZeroOp>(
+        ctx.input(1), dimAttr(ctx, ctx.freshSymbol("compress")));
+    positions = ctx.create<RmAxisOp>(positions, int64_t(0));
+    outputs.push_back(ctx.create<GatherOp>(input, positions, axis));
+    return success();
   }
   SmallVector<int64_t> positions;
   for (auto [i, keep] : llvm::enumerate(*condition))

@@ -20,6 +20,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -1387,6 +1388,39 @@ LogicalResult gridSampleHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// NonMaxSuppression-10/11: the optional inputs take their defaults (no
+/// box, threshold 0, no score threshold) as constants.
+LogicalResult nonMaxSuppressionHandler(NodeContext &ctx, Outputs &outputs) {
+  Value boxes = ctx.input(0), scores = ctx.input(1);
+  if (!boxes || !scores)
+    return ctx.error("expected inputs boxes and scores");
+  if (failed(requireFloat(ctx, boxes)) || failed(requireFloat(ctx, scores)))
+    return failure();
+  Type type = NodeContext::elementType(boxes);
+  scores = ctx.castTo(scores, type);
+  OpBuilder &builder = ctx.getBuilder();
+  Value maxOutput = ctx.hasInput(2)
+                        ? ctx.castTo(ctx.input(2), builder.getI64Type())
+                        : ctx.intScalar(builder.getI64Type(), 0);
+  Value iou =
+      ctx.hasInput(3) ? ctx.castTo(ctx.input(3), type) : ctx.scalar(type, 0.0);
+  Value score =
+      ctx.hasInput(4)
+          ? ctx.castTo(ctx.input(4), type)
+          : ctx.scalar(type, -std::numeric_limits<double>::infinity());
+  int64_t centerPointBox = ctx.getInt("center_point_box", 0);
+  if (centerPointBox != 0 && centerPointBox != 1)
+    return ctx.error("center_point_box must be 0 or 1, not " +
+                     Twine(centerPointBox));
+  Value selected = ctx.create<NonMaxSuppressionOp>(
+      boxes, scores, maxOutput, iou, score, centerPointBox == 1,
+      DimAttr::get(ctx.getContext(), ctx.freshSymbol("selected")));
+  if (!selected)
+    return ctx.error("invalid NonMaxSuppression");
+  outputs.push_back(selected);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Losses
 //===----------------------------------------------------------------------===//
@@ -1516,6 +1550,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("Resize", {10, 11, 13, 18, 19}, resizeHandler);
   registry.add("Upsample", {7, 9}, upsampleHandler);
   registry.add("GridSample", {16, 20, 22}, gridSampleHandler);
+  registry.add("NonMaxSuppression", {10, 11}, nonMaxSuppressionHandler);
 
   // Losses, at inference.
   registry.add("NegativeLogLikelihoodLoss", {12, 13, 22}, nllLossHandler);

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Development script: writes NonMaxSuppression models larger than the ONNX
+node tests' (many random, overlapping boxes over several batches and
+classes, both box formats, with and without a score threshold), runs
+onnxruntime-node on seeded inputs and writes each model's inputs and
+outputs next to it (NAME.onnx, NAME.npz). Commit what it writes;
+test/frontends/onnx/nms.test checks tract against these onnxruntime
+outputs.
+
+Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
+(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
+                                "reference-outputs"))
+from make_references import run_onnxruntime, write_npz  # noqa: E402
+
+# name: (batches, classes, boxes, center_point_box, max_output, iou,
+#        score threshold or None)
+CASES = {
+    "nms_corners": (2, 3, 60, 0, 7, 0.4, 0.2),
+    "nms_centers_no_threshold": (1, 2, 80, 1, 100, 0.5, None),
+}
+
+
+def build(name, center, max_output, iou, score):
+    inputs = ["boxes", "scores", "max_output", "iou"]
+    initializers = [
+        numpy_helper.from_array(np.array([max_output], np.int64),
+                                "max_output"),
+        numpy_helper.from_array(np.array([iou], np.float32), "iou")]
+    if score is not None:
+        inputs.append("score")
+        initializers.append(
+            numpy_helper.from_array(np.array([score], np.float32), "score"))
+    node = helper.make_node("NonMaxSuppression", inputs, ["selected"],
+                            center_point_box=center)
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info("boxes", TensorProto.FLOAT,
+                                       ["B", "N", 4]),
+         helper.make_tensor_value_info("scores", TensorProto.FLOAT,
+                                       ["B", "C", "N"])],
+        [helper.make_tensor_value_info("selected", TensorProto.INT64,
+                                       ["K", 3])],
+        initializers)
+    return helper.make_model(graph,
+                             opset_imports=[helper.make_opsetid("", 11)])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--node-path", required=True)
+    parser.add_argument("out", nargs="?", default=HERE)
+    args = parser.parse_args()
+    rng = np.random.default_rng(10)
+    for name, (batches, classes, count, center, max_output, iou, score) in \
+            CASES.items():
+        path = os.path.join(args.out, name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(build(name, center, max_output, iou,
+                          score).SerializeToString())
+        # Boxes clustered in a 10 x 10 field so that many overlap; corners
+        # in either order; scores with ties.
+        origin = rng.uniform(0, 10, size=(batches, count, 2))
+        size = rng.uniform(0.5, 4, size=(batches, count, 2))
+        if center:
+            boxes = np.concatenate([origin, size], axis=2)
+        else:
+            far = origin + size
+            flip = rng.random((batches, count, 1)) < 0.3
+            first = np.where(flip, far, origin)
+            second = np.where(flip, origin, far)
+            boxes = np.stack([first[..., 1], first[..., 0], second[..., 1],
+                              second[..., 0]], axis=2)
+        scores = np.round(rng.uniform(0, 1, size=(batches, classes, count)),
+                          1)
+        inputs = {"boxes": boxes.astype(np.float32),
+                  "scores": scores.astype(np.float32)}
+        outputs = run_onnxruntime(args.node_path, path, inputs)
+        write_npz(os.path.join(args.out, name + ".npz"),
+                  {**inputs, **outputs})
+        print(name, {k: v.shape for k, v in outputs.items()})
+
+
+if __name__ == "__main__":
+    main()
