@@ -1470,6 +1470,258 @@ struct NonZeroLowering : public ArrayLoweringPattern<NonZeroOp> {
   }
 };
 
+/// Quadratic passes over the rows, each comparing rows element by element:
+/// the first row equal to each row (which says which rows are first
+/// occurrences, and binds the count), the position of each distinct row in
+/// the result (its order of appearance, or the number of distinct rows
+/// lexicographically smaller when sorted), then the four results.
+struct UniqueLowering : public ArrayLoweringPattern<UniqueOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+
+  LogicalResult
+  matchAndRewrite(UniqueOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Shape shape = getShape(op.getInput());
+    Value rows = dimValue(rewriter, loc, op, shape[0]);
+    Value width = dimValue(rewriter, loc, op, shape[1]);
+    if (!rows || !width)
+      return unboundSize(rewriter, op);
+    Value input = adaptor.getInput();
+    Type element = cast<RankedTensorType>(input.getType()).getElementType();
+    bool isFloat = isa<FloatType>(element);
+    bool isUnsigned = isUnsignedInteger(getElementTypeOrSelf(op.getInput())) ||
+                      element.isInteger(1);
+    Type index = rewriter.getIndexType(), i64 = rewriter.getI64Type();
+    Value zero = indexConstant(rewriter, loc, 0);
+    Value one = indexConstant(rewriter, loc, 1);
+    Value yes = arith::ConstantIntOp::create(rewriter, loc, 1, 1);
+    Value no = arith::ConstantIntOp::create(rewriter, loc, 0, 1);
+
+    auto at = [&](OpBuilder &b, Location l, Value row, Value column) {
+      return tensor::ExtractOp::create(b, l, input, ValueRange{row, column})
+          .getResult();
+    };
+    auto equal = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+      if (isFloat)
+        return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, x, y);
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, x, y);
+    };
+    auto less = [&](OpBuilder &b, Location l, Value x, Value y) -> Value {
+      if (isFloat)
+        return arith::CmpFOp::create(b, l, arith::CmpFPredicate::OLT, x, y);
+      return arith::CmpIOp::create(b, l,
+                                   isUnsigned ? arith::CmpIPredicate::ult
+                                              : arith::CmpIPredicate::slt,
+                                   x, y);
+    };
+    // Whether rows `p` and `q` are equal.
+    auto rowsEqual = [&](OpBuilder &b, Location l, Value p, Value q) {
+      return scf::ForOp::create(
+                 b, l, zero, width, one, ValueRange{yes},
+                 [&](OpBuilder &b, Location l, Value s, ValueRange same) {
+                   Value here = equal(b, l, at(b, l, p, s), at(b, l, q, s));
+                   scf::YieldOp::create(
+                       b, l,
+                       ValueRange{arith::AndIOp::create(b, l, same[0], here)});
+                 })
+          .getResult(0);
+    };
+    // Whether row `p` comes before row `q`: at the first element where
+    // they differ, p's is smaller.
+    auto rowLess = [&](OpBuilder &b, Location l, Value p, Value q) {
+      auto scan = scf::ForOp::create(
+          b, l, zero, width, one, ValueRange{no, no},
+          [&](OpBuilder &b, Location l, Value s, ValueRange state) {
+            Value x = at(b, l, p, s), y = at(b, l, q, s);
+            Value decided = state[0];
+            Value differ = arith::XOrIOp::create(b, l, equal(b, l, x, y), yes);
+            Value decides = arith::AndIOp::create(
+                b, l, differ, arith::XOrIOp::create(b, l, decided, yes));
+            Value result = arith::SelectOp::create(b, l, decides,
+                                                   less(b, l, x, y), state[1]);
+            scf::YieldOp::create(
+                b, l,
+                ValueRange{arith::OrIOp::create(b, l, decided, differ),
+                           result});
+          });
+      return scan.getResult(1);
+    };
+    auto indexVector = [&](Value size) -> Value {
+      return tensor::EmptyOp::create(rewriter, loc,
+                                     ArrayRef<OpFoldResult>{size}, index);
+    };
+    // first[i]: the first row equal to row i.
+    Value first =
+        scf::ForOp::create(
+            rewriter, loc, zero, rows, one, ValueRange{indexVector(rows)},
+            [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+              auto search = scf::ForOp::create(
+                  b, l, zero, i, one, ValueRange{i},
+                  [&](OpBuilder &b, Location l, Value j, ValueRange found) {
+                    Value open = arith::CmpIOp::create(
+                        b, l, arith::CmpIPredicate::eq, found[0], i);
+                    auto test = scf::IfOp::create(b, l, TypeRange{index}, open,
+                                                  /*withElse=*/true);
+                    {
+                      OpBuilder::InsertionGuard guard(b);
+                      b.setInsertionPointToStart(test.thenBlock());
+                      scf::YieldOp::create(
+                          b, l,
+                          ValueRange{arith::SelectOp::create(
+                              b, l, rowsEqual(b, l, j, i), j, i)});
+                      b.setInsertionPointToStart(test.elseBlock());
+                      scf::YieldOp::create(b, l, found);
+                    }
+                    scf::YieldOp::create(b, l, test.getResults());
+                  });
+              scf::YieldOp::create(
+                  b, l,
+                  ValueRange{tensor::InsertOp::create(
+                      b, l, search.getResult(0), carried[0], ValueRange{i})});
+            })
+            .getResult(0);
+    auto isFirst = [&](OpBuilder &b, Location l, Value i) -> Value {
+      Value f = tensor::ExtractOp::create(b, l, first, ValueRange{i});
+      return arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, f, i);
+    };
+    // position[i] for first occurrences: appearance order, or the number of
+    // distinct rows before row i when sorted; the count of distinct rows.
+    auto positions = scf::ForOp::create(
+        rewriter, loc, zero, rows, one, ValueRange{indexVector(rows), zero},
+        [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+          Value position = carried[1];
+          if (op.getSorted())
+            position =
+                scf::ForOp::create(
+                    b, l, zero, rows, one, ValueRange{zero},
+                    [&](OpBuilder &b, Location l, Value j, ValueRange rank) {
+                      auto test = scf::IfOp::create(b, l, TypeRange{index},
+                                                    isFirst(b, l, j),
+                                                    /*withElse=*/true);
+                      {
+                        OpBuilder::InsertionGuard guard(b);
+                        b.setInsertionPointToStart(test.thenBlock());
+                        Value before = rowLess(b, l, j, i);
+                        scf::YieldOp::create(
+                            b, l,
+                            ValueRange{arith::SelectOp::create(
+                                b, l, before,
+                                arith::AddIOp::create(b, l, rank[0], one),
+                                rank[0])});
+                        b.setInsertionPointToStart(test.elseBlock());
+                        scf::YieldOp::create(b, l, rank);
+                      }
+                      scf::YieldOp::create(b, l, test.getResults());
+                    })
+                    .getResult(0);
+          Value firstHere = isFirst(b, l, i);
+          Value table = tensor::InsertOp::create(b, l, position, carried[0],
+                                                 ValueRange{i});
+          Value counted = arith::SelectOp::create(
+              b, l, firstHere, arith::AddIOp::create(b, l, carried[1], one),
+              carried[1]);
+          scf::YieldOp::create(b, l, ValueRange{table, counted});
+        });
+    Value position = positions.getResult(0);
+    Value distinct = positions.getResult(1);
+    Value length = dimValue(rewriter, loc, op, op.getLen().getValue());
+    if (!length) {
+      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+      if (!name)
+        return op.emitError() << "cannot lower a unique of length "
+                              << op.getLen().getValue().toString()
+                              << ": it is neither bound nor a lone symbol";
+      length = distinct;
+      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, length);
+    }
+    // A length given for the result (--set) other than the count: the
+    // positions past it are dropped, those missing stay zero.
+    Value values = emptyResult(rewriter, loc, op, 0);
+    Value indices = emptyResult(rewriter, loc, op, 1);
+    Value inverse = emptyResult(rewriter, loc, op, 2);
+    Value counts = emptyResult(rewriter, loc, op, 3);
+    if (!values || !indices || !inverse || !counts)
+      return unboundSize(rewriter, op);
+    Value zeroI64 = arith::ConstantOp::create(rewriter, loc, i64,
+                                              rewriter.getI64IntegerAttr(0));
+    for (Value *tensor : {&indices, &counts})
+      *tensor = linalg::FillOp::create(rewriter, loc, ValueRange{zeroI64},
+                                       ValueRange{*tensor})
+                    .getResult(0);
+    values = linalg::FillOp::create(rewriter, loc,
+                                    ValueRange{zeroOf(rewriter, loc, element)},
+                                    ValueRange{values})
+                 .getResult(0);
+    auto asI64 = [&](OpBuilder &b, Location l, Value v) -> Value {
+      return arith::IndexCastOp::create(b, l, i64, v);
+    };
+    auto fill = scf::ForOp::create(
+        rewriter, loc, zero, rows, one,
+        ValueRange{values, indices, inverse, counts},
+        [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+          Value f = tensor::ExtractOp::create(b, l, first, ValueRange{i});
+          Value slot = tensor::ExtractOp::create(b, l, position, ValueRange{f});
+          Value newInverse = tensor::InsertOp::create(
+              b, l, asI64(b, l, slot), carried[2], ValueRange{i});
+          Value inRange = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                                slot, length);
+          auto update = scf::IfOp::create(b, l,
+                                          TypeRange{carried[0].getType(),
+                                                    carried[1].getType(),
+                                                    carried[3].getType()},
+                                          inRange, /*withElse=*/true);
+          {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(update.thenBlock());
+            Value count =
+                tensor::ExtractOp::create(b, l, carried[3], ValueRange{slot});
+            Value newCounts = tensor::InsertOp::create(
+                b, l,
+                arith::AddIOp::create(b, l, count,
+                                      arith::ConstantOp::create(
+                                          b, l, i64, b.getI64IntegerAttr(1))),
+                carried[3], ValueRange{slot});
+            auto firstTime = scf::IfOp::create(
+                b, l, TypeRange{carried[0].getType(), carried[1].getType()},
+                isFirst(b, l, i), /*withElse=*/true);
+            {
+              OpBuilder::InsertionGuard inner(b);
+              b.setInsertionPointToStart(firstTime.thenBlock());
+              Value row =
+                  scf::ForOp::create(
+                      b, l, zero, width, one, ValueRange{carried[0]},
+                      [&](OpBuilder &b, Location l, Value s, ValueRange table) {
+                        scf::YieldOp::create(
+                            b, l,
+                            ValueRange{tensor::InsertOp::create(
+                                b, l, at(b, l, i, s), table[0],
+                                ValueRange{slot, s})});
+                      })
+                      .getResult(0);
+              Value newIndices = tensor::InsertOp::create(
+                  b, l, asI64(b, l, i), carried[1], ValueRange{slot});
+              scf::YieldOp::create(b, l, ValueRange{row, newIndices});
+              b.setInsertionPointToStart(firstTime.elseBlock());
+              scf::YieldOp::create(b, l, ValueRange{carried[0], carried[1]});
+            }
+            scf::YieldOp::create(b, l,
+                                 ValueRange{firstTime.getResult(0),
+                                            firstTime.getResult(1), newCounts});
+            b.setInsertionPointToStart(update.elseBlock());
+            scf::YieldOp::create(
+                b, l, ValueRange{carried[0], carried[1], carried[3]});
+          }
+          scf::YieldOp::create(b, l,
+                               ValueRange{update.getResult(0),
+                                          update.getResult(1), newInverse,
+                                          update.getResult(2)});
+        });
+    rewriter.replaceOp(op, fill.getResults());
+    return success();
+  }
+};
+
 /// For each batch and class, the next best candidate is found by a scan
 /// (the best score after the previous one in the order of decreasing score,
 /// then increasing index), checked against the boxes kept so far for that
@@ -1770,6 +2022,6 @@ void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
                GatherElementsLowering, GatherNdLowering, DynSliceLowering,
                ScatterElementsLowering, ScatterNdLowering, OneHotLowering,
                TriluLowering, RangeLowering, ShapeOfLowering, TopKLowering,
-               NonZeroLowering, NonMaxSuppressionLowering>(
+               NonZeroLowering, NonMaxSuppressionLowering, UniqueLowering>(
       converter, symbols, patterns.getContext());
 }

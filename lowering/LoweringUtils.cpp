@@ -170,6 +170,8 @@ std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
     len = nonZero.getLenAttr();
   else if (auto nms = dyn_cast<NonMaxSuppressionOp>(op))
     len = nms.getLenAttr();
+  else if (auto unique = dyn_cast<UniqueOp>(op))
+    len = unique.getLenAttr();
   if (!len)
     return std::nullopt;
   return len.getValue().getSymbolName();

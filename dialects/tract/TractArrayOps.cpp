@@ -672,6 +672,23 @@ LogicalResult NonZeroOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult UniqueOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> location,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &results) {
+  Shape shape = getShape(adaptor.getInput());
+  if (shape.size() != 2)
+    return emitOptionalError(location, "unique takes rows: rank 2, not ",
+                             shape.size());
+  TDim len = adaptor.getLen().getValue();
+  Type i64 = IntegerType::get(context, 64);
+  results.push_back(getTensorTypeLike(adaptor.getInput(), {len, shape[1]}));
+  results.push_back(getTensorType(context, {len}, i64));
+  results.push_back(getTensorType(context, {shape[0]}, i64));
+  results.push_back(getTensorType(context, {len}, i64));
+  return success();
+}
+
 LogicalResult NonMaxSuppressionOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {

@@ -267,6 +267,26 @@ def Tract_NonZeroOp : Tract_InferredOp<"non_zero"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
+def Tract_UniqueOp : Tract_InferredOp<"unique"> {
+  let summary = "the distinct rows of a matrix";
+  let description = [{
+    `input` is `M, S`: `M` rows of `S` elements (frontends move the axis
+    of interest first and merge the others). `values` is `len, S`, the
+    distinct rows, in the order of their first occurrence or, with
+    `sorted`, in increasing lexicographic order; `indices` (`len`) is where
+    each first occurs, `inverse` (`M`) the position in `values` of each
+    input row, `counts` (`len`) how many rows equal each (`i64`; ONNX's
+    Unique). Rows compare element by element (NaN equals nothing). `len`
+    is the count, known when the model runs: a symbol the op binds.
+  }];
+  let arguments = (ins Tract_Tensor:$input,
+                   DefaultValuedAttr<BoolAttr, "true">:$sorted,
+                   Tract_DimAttr:$len);
+  let results = (outs Tract_Tensor:$values, Tract_IntTensor:$indices,
+                      Tract_IntTensor:$inverse, Tract_IntTensor:$counts);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type(results)";
+}
+
 def Tract_NonMaxSuppressionOp : Tract_InferredOp<"non_max_suppression"> {
   let summary = "select boxes by score, dropping those that overlap a better one";
   let description = [{

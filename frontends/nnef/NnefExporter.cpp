@@ -732,6 +732,17 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
     return "tract_onnx_non_zero(" + ref(nonZero.getInput()) +
            ", count_symbol = " + quoted(*count) + ")";
   }
+  if (auto unique = dyn_cast<UniqueOp>(op)) {
+    std::optional<std::string> count =
+        unique.getLen().getValue().getSymbolName();
+    if (!count)
+      return unsupported(op)
+             << "its count is " << unique.getLen().getValue().toString()
+             << ", not a symbol";
+    return "tract_onnx_unique(" + ref(unique.getInput()) +
+           ", sorted = " + (unique.getSorted() ? "true" : "false") +
+           ", count_symbol = " + quoted(*count) + ")";
+  }
   if (auto nms = dyn_cast<NonMaxSuppressionOp>(op)) {
     if (!nms.getLen().getValue().getSymbolName())
       return unsupported(op)
@@ -1008,7 +1019,7 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
     text += "extension tract_registry tract_transformers;\n";
   if (module
           .walk([](Operation *op) {
-            return isa<NonZeroOp, NonMaxSuppressionOp>(op)
+            return isa<NonZeroOp, NonMaxSuppressionOp, UniqueOp>(op)
                        ? WalkResult::interrupt()
                        : WalkResult::advance();
           })

@@ -1372,6 +1372,29 @@ Result topK(Invocation &call) {
       NValue::Kind::Tuple);
 }
 
+/// `tract_onnx_unique(input, sorted, count_symbol)`: tract.unique, whose
+/// count of distinct rows is the symbol, bound when the model runs (tract
+/// has no such op: tract-mlir writes and reads it).
+Result unique(Invocation &call) {
+  auto input = call.tensor("input");
+  auto sorted = call.logical("sorted");
+  auto name = call.string("count_symbol");
+  if (!input || !sorted || !name)
+    return std::nullopt;
+  if (name->empty())
+    return call.error("count_symbol must name a symbol");
+  TDim count = TDim::symbol(*name);
+  call.declareSymbols({count});
+  Operation *op = call.createOp<UniqueOp>(Type(), Type(), Type(), Type(),
+                                          *input, *sorted, call.dimAttr(count));
+  if (!op)
+    return call.error("invalid operands");
+  return NValue::ofArray(
+      {NValue::ofTensor(op->getResult(0)), NValue::ofTensor(op->getResult(1)),
+       NValue::ofTensor(op->getResult(2)), NValue::ofTensor(op->getResult(3))},
+      NValue::Kind::Tuple);
+}
+
 /// `tract_onnx_non_zero(input, count_symbol)`: the count of non-zero
 /// elements is the symbol, bound when the model runs.
 Result nonZero(Invocation &call) {
@@ -2459,6 +2482,13 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<integer>);
   )",
                nonZero);
+  registry.add(R"(
+    fragment tract_onnx_unique<?>(input: tensor<?>, sorted: logical = true,
+                                  count_symbol: string)
+      -> (values: tensor<?>, indices: tensor<integer>,
+          inverse: tensor<integer>, counts: tensor<integer>);
+  )",
+               unique);
   // Without a score threshold, every score is above -inf.
   registry.add(R"(
     fragment tract_onnx_non_max_suppression(

@@ -1433,6 +1433,57 @@ LogicalResult nonZeroHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// Unique: the slices along `axis` (or the elements) as the rows of a
+/// matrix, whose distinct rows tract.unique finds; their count is a fresh
+/// symbol, bound when the model runs.
+LogicalResult uniqueHandler(NodeContext &ctx, Outputs &outputs) {
+  Value input = ctx.input(0);
+  Shape shape = shapeOf(input);
+  int64_t rank = static_cast<int64_t>(shape.size());
+  std::optional<int64_t> axis;
+  if (std::optional<int64_t> attr = ctx.getOptInt("axis")) {
+    FailureOr<int64_t> normalized = ctx.normalizeAxis(*attr, rank);
+    if (failed(normalized))
+      return failure();
+    axis = *normalized;
+  }
+  Value rows;
+  Shape rest;
+  if (!axis) {
+    rows = reshapeTo(ctx, input, {volume(shape), TDim(1)});
+  } else {
+    Value moved =
+        *axis == 0 ? input : ctx.create<MoveAxisOp>(input, *axis, int64_t(0));
+    Shape movedShape = shapeOf(moved);
+    rest.assign(movedShape.begin() + 1, movedShape.end());
+    // Splitting the merged dims back into several symbolic ones crashes
+    // MLIR 22's expand-strided-metadata.
+    if (llvm::count_if(rest, [](const TDim &d) { return !d.isConstant(); }) > 1)
+      return ctx.unsupported("Unique along an axis with several symbolic "
+                             "dims beside it");
+    rows = reshapeTo(ctx, moved, {movedShape[0], volume(ArrayRef<TDim>(rest))});
+  }
+  TDim count = ctx.freshSymbol("unique");
+  Operation *op = createMulti<UniqueOp>(ctx, rows, ctx.getInt("sorted", 1) != 0,
+                                        dimAttr(ctx, count));
+  if (!op)
+    return ctx.error("invalid unique");
+  Value values = op->getResult(0);
+  if (!axis) {
+    values = reshapeTo(ctx, values, {count});
+  } else {
+    Shape unmoved{count};
+    unmoved.append(rest.begin(), rest.end());
+    values = reshapeTo(ctx, values, unmoved);
+    if (*axis != 0)
+      values = ctx.create<MoveAxisOp>(values, int64_t(0), *axis);
+  }
+  outputs.push_back(values);
+  for (unsigned i = 1; i < 4; ++i)
+    outputs.push_back(op->getResult(i));
+  return success();
+}
+
 LogicalResult triluHandler(NodeContext &ctx, Outputs &outputs) {
   if (failed(checkIndices(ctx, 1, "k")))
     return failure();
@@ -1618,6 +1669,7 @@ void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
   registry.add("TopK", {1, 10, 11}, withInputs(1, topKHandler));
   registry.add("Trilu", 14, withInputs(1, triluHandler));
   registry.add("NonZero", {9, 13}, withInputs(1, nonZeroHandler));
+  registry.add("Unique", 11, withInputs(1, uniqueHandler));
   registry.add("Compress", {9, 11}, withInputs(2, compressHandler));
   registry.add("ReverseSequence", 10, withInputs(2, reverseSequenceHandler));
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Development script: writes Unique models larger than the ONNX node
+tests' (many repeated values, rows along an inner axis, integers and
+floats, sorted or in order of appearance; the first with a symbolic dim),
+runs
+onnxruntime-node on seeded inputs and writes each model's inputs and
+outputs next to it (NAME.onnx, NAME.npz). Commit what it writes;
+test/frontends/onnx/unique.test checks tract against these onnxruntime
+outputs.
+
+Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
+(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
+                                "reference-outputs"))
+from make_references import run_onnxruntime, write_npz  # noqa: E402
+
+# name: (element type, input shape, axis or None, sorted)
+CASES = {
+    "unique_int_unsorted": (TensorProto.INT64, (40,), None, 0),
+    "unique_float_rows_sorted": (TensorProto.FLOAT, (3, 12, 2), 1, 1),
+    "unique_int_last_axis_sorted": (TensorProto.INT64, (2, 3, 30), -1, 1),
+}
+
+
+def build(name, elem, shape, axis, sorted_):
+    attributes = {"sorted": sorted_}
+    if axis is not None:
+        attributes["axis"] = axis
+    node = helper.make_node("Unique", ["x"],
+                            ["y", "indices", "inverse", "counts"],
+                            **attributes)
+    # A symbolic length for the 1-D case (expanding a merged dim into two
+    # symbolic ones crashes MLIR 22's expand-strided-metadata).
+    dims = ["N"] if len(shape) == 1 else list(shape)
+    graph = helper.make_graph(
+        [node], name, [helper.make_tensor_value_info("x", elem, dims)],
+        [helper.make_tensor_value_info("y", elem, None),
+         helper.make_tensor_value_info("indices", TensorProto.INT64, None),
+         helper.make_tensor_value_info("inverse", TensorProto.INT64, None),
+         helper.make_tensor_value_info("counts", TensorProto.INT64, None)])
+    return helper.make_model(graph,
+                             opset_imports=[helper.make_opsetid("", 11)])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--node-path", required=True)
+    parser.add_argument("out", nargs="?", default=HERE)
+    args = parser.parse_args()
+    rng = np.random.default_rng(11)
+    types = {TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
+             TensorProto.FLOAT: np.float32}
+    for name, (elem, shape, axis, sorted_) in CASES.items():
+        path = os.path.join(args.out, name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(build(name, elem, shape, axis, sorted_).SerializeToString())
+        # Few distinct values, negative ones too, so that rows repeat.
+        x = (rng.integers(-3, 3, size=shape) * 0.5).astype(types[elem]) \
+            if elem == TensorProto.FLOAT else \
+            rng.integers(-4, 4, size=shape).astype(types[elem])
+        if axis is not None:
+            # Repeat some whole slices along the axis.
+            a = axis % len(shape)
+            picks = rng.integers(0, shape[a] // 2, size=shape[a] // 2)
+            index = [slice(None)] * len(shape)
+            source = list(index)
+            index[a] = slice(shape[a] // 2, shape[a] // 2 + len(picks))
+            source[a] = picks
+            x[tuple(index)] = x[tuple(source)]
+        outputs = run_onnxruntime(args.node_path, path, {"x": x})
+        write_npz(os.path.join(args.out, name + ".npz"), {"x": x, **outputs})
+        print(name, {k: v.shape for k, v in outputs.items()})
+
+
+if __name__ == "__main__":
+    main()
