@@ -30,8 +30,10 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <limits>
 #include <map>
 #include <set>
 
@@ -1934,6 +1936,187 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// RoiAlign
+//===----------------------------------------------------------------------===//
+
+/// One output element per iteration of a linalg.generic: the bin's samples
+/// in two loops whose trip counts come from the region's size when the
+/// sampling ratio is adaptive.
+struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult lower(RoiAlignOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Type element = getElementTypeOrSelf(op.getType());
+    Shape input = getShape(op.getInput()), output = getShape(op.getType());
+    Builder builder(rewriter, op, symbols);
+    Location loc = op.getLoc();
+    Type f64 = rewriter.getF64Type(), index = rewriter.getIndexType();
+    Value heightIndex = builder.index(input[2]);
+    Value widthIndex = builder.index(input[3]);
+    auto asF64 = [&](OpBuilder &b, Location l, Value i) -> Value {
+      return arith::SIToFPOp::create(
+          b, l, f64, arith::IndexCastOp::create(b, l, b.getI64Type(), i));
+    };
+    Value height = asF64(rewriter, loc, heightIndex);
+    Value width = asF64(rewriter, loc, widthIndex);
+    Value source = adaptor.getInput(), rois = adaptor.getRois();
+    Value batches = adaptor.getBatchIndices();
+    bool max = op.getMax(), halfPixel = op.getHalfPixel();
+    int64_t binsHigh = op.getOutputHeight(), binsWide = op.getOutputWidth();
+    int64_t sampling = op.getSamplingRatio();
+    double scale = op.getSpatialScale().convertToDouble();
+    Type type = convertElementType(element);
+    Value result = mapGeneric(
+        builder, ValueRange{}, {}, builder.empty(output, element),
+        [&](OpBuilder &b, Location l, ValueRange) -> Value {
+          F64Math m{b, l};
+          Value r = linalg::IndexOp::create(b, l, 0);
+          Value c = linalg::IndexOp::create(b, l, 1);
+          Value ph = linalg::IndexOp::create(b, l, 2);
+          Value pw = linalg::IndexOp::create(b, l, 3);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value batch = arith::IndexCastOp::create(
+              b, l, index,
+              tensor::ExtractOp::create(b, l, batches, ValueRange{r}));
+          auto corner = [&](int64_t k) -> Value {
+            Value v = castFloat(
+                b, l,
+                tensor::ExtractOp::create(
+                    b, l, rois,
+                    ValueRange{r, arith::ConstantIndexOp::create(b, l, k)}),
+                f64);
+            return m.sub(m.mul(v, m.constant(scale)),
+                         m.constant(halfPixel ? 0.5 : 0.0));
+          };
+          Value startW = corner(0), startH = corner(1);
+          Value roiW = m.sub(corner(2), startW);
+          Value roiH = m.sub(corner(3), startH);
+          if (!halfPixel) {
+            roiW = arith::MaximumFOp::create(b, l, roiW, m.constant(1.0));
+            roiH = arith::MaximumFOp::create(b, l, roiH, m.constant(1.0));
+          }
+          Value binH = m.div(roiH, m.constant(static_cast<double>(binsHigh)));
+          Value binW = m.div(roiW, m.constant(static_cast<double>(binsWide)));
+          // Samples per bin and axis: the ratio, or ceil of the bin's size.
+          auto samples = [&](Value bin) -> Value {
+            if (sampling > 0)
+              return arith::ConstantIndexOp::create(b, l, sampling);
+            Value n = arith::FPToSIOp::create(
+                b, l, b.getI64Type(),
+                arith::MaximumFOp::create(b, l, math::CeilOp::create(b, l, bin),
+                                          m.constant(0.0)));
+            return arith::IndexCastOp::create(b, l, index, n);
+          };
+          Value gridH = samples(binH), gridW = samples(binW);
+          Value fromH = m.add(startH, m.mul(asF64(b, l, ph), binH));
+          Value fromW = m.add(startW, m.mul(asF64(b, l, pw), binW));
+          Value stepH = m.div(binH, asF64(b, l, gridH));
+          Value stepW = m.div(binW, asF64(b, l, gridW));
+          Value none =
+              m.constant(max ? -std::numeric_limits<double>::infinity() : 0.0);
+          auto pixel = [&](OpBuilder &b, Location l, Value y, Value x) {
+            return castFloat(b, l,
+                             tensor::ExtractOp::create(
+                                 b, l, source, ValueRange{batch, c, y, x}),
+                             f64);
+          };
+          // The bilinear sample at (y, x) (0 beyond a cell outside), as
+          // its four weighted corners.
+          auto sample = [&](OpBuilder &b, Location l, Value y,
+                            Value x) -> std::array<Value, 4> {
+            F64Math n{b, l};
+            Value outside = arith::OrIOp::create(
+                b, l,
+                arith::OrIOp::create(
+                    b, l,
+                    n.compare(arith::CmpFPredicate::OLT, y, n.constant(-1.0)),
+                    n.compare(arith::CmpFPredicate::OGT, y, height)),
+                arith::OrIOp::create(
+                    b, l,
+                    n.compare(arith::CmpFPredicate::OLT, x, n.constant(-1.0)),
+                    n.compare(arith::CmpFPredicate::OGT, x, width)));
+            // The cell at or below `v` (clamped to >= 0), its neighbour
+            // (both the last cell at the edge), and the fraction.
+            auto axis = [&](Value v, Value size, Value lastIndex) {
+              v = arith::MaximumFOp::create(b, l, v, n.constant(0.0));
+              Value low = arith::IndexCastOp::create(
+                  b, l, index,
+                  arith::FPToSIOp::create(b, l, b.getI64Type(), v));
+              low = arith::MinSIOp::create(b, l, low, lastIndex);
+              Value atEdge = arith::CmpIOp::create(
+                  b, l, arith::CmpIPredicate::sge, low, lastIndex);
+              Value high = arith::SelectOp::create(
+                  b, l, atEdge, low, arith::AddIOp::create(b, l, low, one));
+              Value fraction =
+                  n.select(atEdge, n.constant(0.0), n.sub(v, asF64(b, l, low)));
+              return std::make_tuple(low, high, fraction);
+            };
+            Value lastY = arith::SubIOp::create(b, l, heightIndex, one);
+            Value lastX = arith::SubIOp::create(b, l, widthIndex, one);
+            auto [y0, y1, ly] = axis(y, height, lastY);
+            auto [x0, x1, lx] = axis(x, width, lastX);
+            Value hy = n.sub(n.constant(1.0), ly);
+            Value hx = n.sub(n.constant(1.0), lx);
+            std::array<Value, 4> corners{
+                n.mul(n.mul(hy, hx), pixel(b, l, y0, x0)),
+                n.mul(n.mul(hy, lx), pixel(b, l, y0, x1)),
+                n.mul(n.mul(ly, hx), pixel(b, l, y1, x0)),
+                n.mul(n.mul(ly, lx), pixel(b, l, y1, x1))};
+            for (Value &v : corners)
+              v = n.select(outside, n.constant(0.0), v);
+            return corners;
+          };
+          Value total =
+              scf::ForOp::create(
+                  b, l, zero, gridH, one, ValueRange{none},
+                  [&](OpBuilder &b, Location l, Value iy, ValueRange acc) {
+                    F64Math n{b, l};
+                    Value y = n.add(
+                        fromH,
+                        n.mul(n.add(asF64(b, l, iy), n.constant(0.5)), stepH));
+                    Value row =
+                        scf::ForOp::create(
+                            b, l, zero, gridW, one, acc,
+                            [&](OpBuilder &b, Location l, Value ix,
+                                ValueRange acc) {
+                              F64Math n{b, l};
+                              Value x = n.add(
+                                  fromW,
+                                  n.mul(n.add(asF64(b, l, ix), n.constant(0.5)),
+                                        stepW));
+                              std::array<Value, 4> v = sample(b, l, y, x);
+                              Value next;
+                              if (max) {
+                                next = acc[0];
+                                for (Value corner : v)
+                                  next = arith::MaximumFOp::create(b, l, next,
+                                                                   corner);
+                              } else {
+                                next = n.add(acc[0], n.add(n.add(v[0], v[1]),
+                                                           n.add(v[2], v[3])));
+                              }
+                              scf::YieldOp::create(b, l, ValueRange{next});
+                            })
+                            .getResult(0);
+                    scf::YieldOp::create(b, l, ValueRange{row});
+                  })
+                  .getResult(0);
+          Value count = arith::MaxSIOp::create(
+              b, l, arith::MulIOp::create(b, l, gridH, gridW), one);
+          Value value =
+              max ? m.select(m.compare(arith::CmpFPredicate::OEQ, total, none),
+                             m.constant(0.0), total)
+                  : m.div(total, asF64(b, l, count));
+          return castFloat(b, l, value, type);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
@@ -1942,6 +2125,6 @@ void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
   patterns.add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
                SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
                RmsNormLowering, MaxPoolLowering, SumPoolLowering,
-               ResizeLowering, GridSampleLowering>(converter, symbols,
-                                                   patterns.getContext());
+               ResizeLowering, GridSampleLowering, RoiAlignLowering>(
+      converter, symbols, patterns.getContext());
 }

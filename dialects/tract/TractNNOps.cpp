@@ -474,6 +474,37 @@ LogicalResult GruEpilogueOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult RoiAlignOp::inferReturnTypes(MLIRContext *,
+                                           std::optional<Location> location,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &results) {
+  Shape input = getShape(adaptor.getInput());
+  Shape rois = getShape(adaptor.getRois());
+  Shape batch = getShape(adaptor.getBatchIndices());
+  if (input.size() != 4)
+    return emitOptionalError(location, "the input must be N, C, H, W");
+  if (rois.size() != 2 || rois[1] != TDim(4))
+    return emitOptionalError(location, "rois must be R, 4");
+  if (batch.size() != 1)
+    return emitOptionalError(location, "batch_indices must be R");
+  std::optional<int64_t> count = rois[0].getConstant(),
+                         indices = batch[0].getConstant();
+  if (count && indices && *count != *indices)
+    return emitOptionalError(location, *count, " rois but ", *indices,
+                             " batch indices");
+  if (adaptor.getOutputHeight() < 1 || adaptor.getOutputWidth() < 1 ||
+      adaptor.getSamplingRatio() < 0)
+    return emitOptionalError(location, "output sizes must be positive and "
+                                       "sampling_ratio not negative");
+  if (getElementTypeOrSelf(adaptor.getRois()) !=
+      getElementTypeOrSelf(adaptor.getInput()))
+    return emitOptionalError(location, "rois must have the input's type");
+  Shape output{rois[0], input[1], TDim(adaptor.getOutputHeight()),
+               TDim(adaptor.getOutputWidth())};
+  results.push_back(getTensorTypeLike(adaptor.getInput(), output));
+  return success();
+}
+
 LogicalResult GridSampleOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> location,
                                              Adaptor adaptor,

@@ -176,6 +176,35 @@ def Tract_GridSampleOp : Tract_InferredOp<"grid_sample"> {
   }];
 }
 
+def Tract_RoiAlignOp : Tract_InferredOp<"roi_align"> {
+  let summary = "pool regions of an image, sampled bilinearly";
+  let description = [{
+    `input` is `N, C, H, W`, `rois` is `R, 4` (`x1, y1, x2, y2`, in units of
+    the input times `1 / spatial_scale`) and `batch_indices` (`R`, integers)
+    says which image each region is of. The result is
+    `R, C, output_height, output_width`: each region, shifted by -0.5 with
+    `half_pixel` (else at least 1 wide and high), is cut into that many
+    bins, and each bin is the average (or, with `max`, the largest
+    weighted corner) of `sampling_ratio` × `sampling_ratio` bilinear
+    samples at the centres of a grid over it (`ceil(bin size)` per axis
+    when `sampling_ratio` is 0). Samples more than a cell outside the
+    image count as 0. (ONNX's RoiAlign, as onnxruntime computes it.)
+  }];
+  let arguments = (ins Tract_FloatTensor:$input, Tract_FloatTensor:$rois,
+                   Tract_IntTensor:$batch_indices,
+                   DefaultValuedAttr<BoolAttr, "false">:$max,
+                   DefaultValuedAttr<I64Attr, "1">:$output_height,
+                   DefaultValuedAttr<I64Attr, "1">:$output_width,
+                   DefaultValuedAttr<I64Attr, "0">:$sampling_ratio,
+                   DefaultValuedAttr<F64Attr, "1.0">:$spatial_scale,
+                   DefaultValuedAttr<BoolAttr, "true">:$half_pixel);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $rois `,` $batch_indices attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Tract_ResizeOp : Tract_InferredOp<"resize"> {
   let summary = "resample to a new shape";
   let description = [{

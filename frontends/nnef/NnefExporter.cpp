@@ -676,6 +676,18 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            bias + ", border = \"constant\", " + *window + outputShape +
            ", groups = " + std::to_string(deconv.getGroup()) + ")";
   }
+  if (auto align = dyn_cast<RoiAlignOp>(op))
+    return "tract_onnx_roi_align(" + ref(align.getInput()) + ", " +
+           ref(align.getRois()) + ", " + ref(align.getBatchIndices()) +
+           ", mode = " + quoted(align.getMax() ? "max" : "avg") +
+           ", output_height = " + std::to_string(align.getOutputHeight()) +
+           ", output_width = " + std::to_string(align.getOutputWidth()) +
+           ", sampling_ratio = " + std::to_string(align.getSamplingRatio()) +
+           ", spatial_scale = " +
+           scalarText(align.getSpatialScale().convertToDouble()) +
+           ", coordinate_transformation_mode = " +
+           quoted(align.getHalfPixel() ? "half_pixel" : "output_half_pixel") +
+           ")";
   if (auto sample = dyn_cast<GridSampleOp>(op)) {
     StringRef mode =
         sample.getInterpolator() == Interpolator::Nearest  ? "nearest"
@@ -1019,7 +1031,7 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
     text += "extension tract_registry tract_transformers;\n";
   if (module
           .walk([](Operation *op) {
-            return isa<NonZeroOp, NonMaxSuppressionOp, UniqueOp>(op)
+            return isa<NonZeroOp, NonMaxSuppressionOp, UniqueOp, RoiAlignOp>(op)
                        ? WalkResult::interrupt()
                        : WalkResult::advance();
           })

@@ -1447,6 +1447,34 @@ Result dynSlice(Invocation &call) {
                                                     call.dimAttr(*len)));
 }
 
+/// `tract_onnx_roi_align`: tract.roi_align (tract has no such op:
+/// tract-mlir writes it for ONNX's RoiAlign and reads it back).
+Result roiAlign(Invocation &call) {
+  auto input = call.tensor("input");
+  auto rois = call.tensor("rois");
+  auto batch = call.tensor("batch_indices");
+  auto mode = call.string("mode");
+  auto height = call.integer("output_height");
+  auto width = call.integer("output_width");
+  auto sampling = call.integer("sampling_ratio");
+  auto scale = call.scalar("spatial_scale");
+  auto transform = call.string("coordinate_transformation_mode");
+  if (!input || !rois || !batch || !mode || !height || !width || !sampling ||
+      !scale || !transform)
+    return std::nullopt;
+  if (*mode != "avg" && *mode != "max")
+    return call.error("unknown mode '" + *mode + "'");
+  if (*transform != "half_pixel" && *transform != "output_half_pixel")
+    return call.error("unknown coordinate_transformation_mode '" + *transform +
+                      "'");
+  return tensorResult(call,
+                      call.create<RoiAlignOp>(
+                          *input, *rois,
+                          call.castTo(*batch, call.getBuilder().getI64Type()),
+                          *mode == "max", *height, *width, *sampling,
+                          APFloat(*scale), *transform == "half_pixel"));
+}
+
 /// tract's grid sample (`tract_core_grid_sample`, formerly
 /// `tract_onnx_grid_sample`): modes bilinear, nearest and bicubic.
 Result gridSample(Invocation &call) {
@@ -2505,6 +2533,16 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
                                      len: integer) -> (output: tensor<?>);
   )",
                dynSlice);
+  registry.add(R"(
+    fragment tract_onnx_roi_align(
+        input: tensor<scalar>, rois: tensor<scalar>,
+        batch_indices: tensor<integer>, mode: string = 'avg',
+        output_height: integer = 1, output_width: integer = 1,
+        sampling_ratio: integer = 0, spatial_scale: scalar = 1.0,
+        coordinate_transformation_mode: string = 'half_pixel')
+      -> (output: tensor<scalar>);
+  )",
+               roiAlign);
   for (const char *name : {"tract_core_grid_sample", "tract_onnx_grid_sample"})
     registry.add(std::string("fragment ") + name + R"((
         input: tensor<scalar>, grid: tensor<scalar>,

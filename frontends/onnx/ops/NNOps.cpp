@@ -1388,6 +1388,42 @@ LogicalResult gridSampleHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// RoiAlign-10 (regions shifted by half a pixel only in the output) and
+/// -16 (`coordinate_transformation_mode`, half_pixel by default).
+LogicalResult roiAlignHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0), rois = ctx.input(1), batch = ctx.input(2);
+  if (!x || !rois || !batch)
+    return ctx.error("expected inputs X, rois and batch_indices");
+  if (failed(requireFloat(ctx, x)) || failed(requireFloat(ctx, rois)))
+    return failure();
+  std::string mode = ctx.getString("mode", "avg");
+  if (mode != "avg" && mode != "max")
+    return ctx.unsupported("mode '" + mode + "'");
+  std::string transform =
+      ctx.getOpset() >= 16
+          ? ctx.getString("coordinate_transformation_mode", "half_pixel")
+          : "output_half_pixel";
+  if (transform != "half_pixel" && transform != "output_half_pixel")
+    return ctx.unsupported("coordinate_transformation_mode '" + transform +
+                           "'");
+  int64_t height = ctx.getInt("output_height", 1);
+  int64_t width = ctx.getInt("output_width", 1);
+  int64_t sampling = ctx.getInt("sampling_ratio", 0);
+  if (height < 1 || width < 1 || sampling < 0)
+    return ctx.error("output sizes must be positive and sampling_ratio not "
+                     "negative");
+  Value output = ctx.create<RoiAlignOp>(
+      x, ctx.castTo(rois, NodeContext::elementType(x)),
+      ctx.castTo(batch, ctx.getBuilder().getI64Type()), mode == "max", height,
+      width, sampling,
+      APFloat(static_cast<double>(ctx.getFloat("spatial_scale", 1.0f))),
+      transform == "half_pixel");
+  if (!output)
+    return ctx.error("invalid RoiAlign");
+  outputs.push_back(output);
+  return success();
+}
+
 /// NonMaxSuppression-10/11: the optional inputs take their defaults (no
 /// box, threshold 0, no score threshold) as constants.
 LogicalResult nonMaxSuppressionHandler(NodeContext &ctx, Outputs &outputs) {
@@ -1551,6 +1587,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("Upsample", {7, 9}, upsampleHandler);
   registry.add("GridSample", {16, 20, 22}, gridSampleHandler);
   registry.add("NonMaxSuppression", {10, 11}, nonMaxSuppressionHandler);
+  registry.add("RoiAlign", {10, 16}, roiAlignHandler);
 
   // Losses, at inference.
   registry.add("NegativeLogLikelihoodLoss", {12, 13, 22}, nllLossHandler);
