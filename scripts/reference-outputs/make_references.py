@@ -207,6 +207,27 @@ def run_onnxruntime(node_path, model, inputs):
         return outputs
 
 
+def write_cases(doc, seed, cases, out_dir):
+    """The main of the scripts that write test models next to their inputs
+    and onnxruntime's outputs: `cases(rng)` yields (name, model, inputs)
+    from a generator seeded with `seed`; each model is written as
+    OUT/NAME.onnx, run by onnxruntime-node, and its inputs and outputs
+    written as OUT/NAME.npz. Takes --node-path (what
+    scripts/install-onnxruntime.sh prints) and an optional OUT (default
+    `out_dir`)."""
+    parser = argparse.ArgumentParser(description=doc)
+    parser.add_argument("--node-path", required=True)
+    parser.add_argument("out", nargs="?", default=out_dir)
+    args = parser.parse_args()
+    for name, model, inputs in cases(np.random.default_rng(seed)):
+        path = os.path.join(args.out, name + ".onnx")
+        with open(path, "wb") as f:
+            f.write(model.SerializeToString())
+        outputs = run_onnxruntime(args.node_path, path, inputs)
+        write_npz(os.path.join(args.out, name + ".npz"), {**inputs, **outputs})
+        print(name, {k: v.shape for k, v in outputs.items()})
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--models", required=True, help="the models folder")

@@ -9,7 +9,6 @@ checks tract against these onnxruntime outputs.
 Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
 (scripts/install-onnxruntime.sh prints NODE_MODULES.)
 """
-import argparse
 import os
 import sys
 
@@ -19,7 +18,7 @@ from onnx import TensorProto, helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
                                 "reference-outputs"))
-from make_references import run_onnxruntime, write_npz  # noqa: E402
+from make_references import write_cases  # noqa: E402
 
 # name: (opset, mode, padding_mode, align_corners, input shape, grid shape)
 CASES = {
@@ -51,27 +50,17 @@ def build(name, opset, mode, padding, align, x_shape, grid_shape):
                              opset_imports=[helper.make_opsetid("", opset)])
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--node-path", required=True)
-    parser.add_argument("out", nargs="?", default=HERE)
-    args = parser.parse_args()
-    rng = np.random.default_rng(16)
+SEED = 16
+
+
+def cases(rng):
     for name, (opset, mode, padding, align, x_shape, grid_shape) in \
             CASES.items():
-        path = os.path.join(args.out, name + ".onnx")
-        with open(path, "wb") as f:
-            f.write(build(name, opset, mode, padding, align, x_shape,
-                          grid_shape).SerializeToString())
         x = rng.normal(size=x_shape).astype(np.float32)
         # Points up to 2.5 cells' worth beyond each edge.
         grid = rng.uniform(-1.6, 1.6, size=grid_shape).astype(np.float32)
-        outputs = run_onnxruntime(args.node_path, path,
-                                  {"x": x, "grid": grid})
-        write_npz(os.path.join(args.out, name + ".npz"),
-                  {"x": x, "grid": grid, **outputs})
-        print(name, {k: v.shape for k, v in outputs.items()})
-
+        yield name, build(name, opset, mode, padding, align, x_shape,
+                          grid_shape), {"x": x, "grid": grid}
 
 if __name__ == "__main__":
-    main()
+    write_cases(__doc__, SEED, cases, HERE)

@@ -9,7 +9,6 @@ these onnxruntime outputs.
 Usage: make_ml_models.py --node-path NODE_MODULES [OUT_DIR]
 (scripts/install-onnxruntime.sh prints NODE_MODULES.)
 """
-import argparse
 import os
 import sys
 
@@ -19,7 +18,7 @@ from onnx import TensorProto, helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
                                 "reference-outputs"))
-from make_references import run_onnxruntime, write_npz  # noqa: E402
+from make_references import write_cases  # noqa: E402
 
 MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"]
 
@@ -134,23 +133,16 @@ def build(rng):
          ("probabilities", TensorProto.FLOAT, ["N", 2])]), False
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--node-path", required=True)
-    parser.add_argument("out", nargs="?", default=HERE)
-    args = parser.parse_args()
-    rng = np.random.default_rng(11)
+SEED = 11
+
+
+def cases(rng):
     for name, onnx_model, missing in build(rng):
-        path = os.path.join(args.out, name + ".onnx")
-        with open(path, "wb") as f:
-            f.write(onnx_model.SerializeToString())
         x = rng.normal(size=(16, 5)).astype(np.float32)
         if missing:
             x[rng.random(x.shape) < 0.2] = np.nan
-        outputs = run_onnxruntime(args.node_path, path, {"x": x})
-        write_npz(os.path.join(args.out, name + ".npz"), {"x": x, **outputs})
-        print(name, {k: v.shape for k, v in outputs.items()})
+        yield name, onnx_model, {"x": x}
 
 
 if __name__ == "__main__":
-    main()
+    write_cases(__doc__, SEED, cases, HERE)

@@ -10,7 +10,6 @@ outputs.
 Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
 (scripts/install-onnxruntime.sh prints NODE_MODULES.)
 """
-import argparse
 import os
 import sys
 
@@ -20,7 +19,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
                                 "reference-outputs"))
-from make_references import run_onnxruntime, write_npz  # noqa: E402
+from make_references import write_cases  # noqa: E402
 
 # name: (batches, classes, boxes, center_point_box, max_output, iou,
 #        score threshold or None)
@@ -55,18 +54,13 @@ def build(name, center, max_output, iou, score):
                              opset_imports=[helper.make_opsetid("", 11)])
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--node-path", required=True)
-    parser.add_argument("out", nargs="?", default=HERE)
-    args = parser.parse_args()
-    rng = np.random.default_rng(10)
+SEED = 10
+
+
+def cases(rng):
     for name, (batches, classes, count, center, max_output, iou, score) in \
             CASES.items():
-        path = os.path.join(args.out, name + ".onnx")
-        with open(path, "wb") as f:
-            f.write(build(name, center, max_output, iou,
-                          score).SerializeToString())
+        model = build(name, center, max_output, iou, score)
         # Boxes clustered in a 10 x 10 field so that many overlap; corners
         # in either order; scores with ties.
         origin = rng.uniform(0, 10, size=(batches, count, 2))
@@ -84,11 +78,8 @@ def main():
                           1)
         inputs = {"boxes": boxes.astype(np.float32),
                   "scores": scores.astype(np.float32)}
-        outputs = run_onnxruntime(args.node_path, path, inputs)
-        write_npz(os.path.join(args.out, name + ".npz"),
-                  {**inputs, **outputs})
-        print(name, {k: v.shape for k, v in outputs.items()})
+        yield name, model, inputs
 
 
 if __name__ == "__main__":
-    main()
+    write_cases(__doc__, SEED, cases, HERE)

@@ -11,7 +11,6 @@ outputs.
 Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
 (scripts/install-onnxruntime.sh prints NODE_MODULES.)
 """
-import argparse
 import os
 import sys
 
@@ -21,7 +20,7 @@ from onnx import TensorProto, helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
                                 "reference-outputs"))
-from make_references import run_onnxruntime, write_npz  # noqa: E402
+from make_references import write_cases  # noqa: E402
 
 # name: (element type, input shape, axis or None, sorted)
 CASES = {
@@ -51,18 +50,13 @@ def build(name, elem, shape, axis, sorted_):
                              opset_imports=[helper.make_opsetid("", 11)])
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--node-path", required=True)
-    parser.add_argument("out", nargs="?", default=HERE)
-    args = parser.parse_args()
-    rng = np.random.default_rng(11)
+SEED = 11
+
+
+def cases(rng):
     types = {TensorProto.INT64: np.int64, TensorProto.INT32: np.int32,
              TensorProto.FLOAT: np.float32}
     for name, (elem, shape, axis, sorted_) in CASES.items():
-        path = os.path.join(args.out, name + ".onnx")
-        with open(path, "wb") as f:
-            f.write(build(name, elem, shape, axis, sorted_).SerializeToString())
         # Few distinct values, negative ones too, so that rows repeat.
         x = (rng.integers(-3, 3, size=shape) * 0.5).astype(types[elem]) \
             if elem == TensorProto.FLOAT else \
@@ -76,10 +70,8 @@ def main():
             index[a] = slice(shape[a] // 2, shape[a] // 2 + len(picks))
             source[a] = picks
             x[tuple(index)] = x[tuple(source)]
-        outputs = run_onnxruntime(args.node_path, path, {"x": x})
-        write_npz(os.path.join(args.out, name + ".npz"), {"x": x, **outputs})
-        print(name, {k: v.shape for k, v in outputs.items()})
+        yield name, build(name, elem, shape, axis, sorted_), {"x": x}
 
 
 if __name__ == "__main__":
-    main()
+    write_cases(__doc__, SEED, cases, HERE)
