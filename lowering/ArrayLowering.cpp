@@ -18,6 +18,7 @@
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -121,9 +122,24 @@ Value collapse(OpBuilder &b, Location loc, Value value,
 
 /// expand_shape of `value` by `groups` into `resultType`, whose sizes are
 /// `sizes`. The source is first cast to the static-ness the groups imply.
+/// A dim split into several symbolic ones is a tensor.reshape to the sizes
+/// instead: MLIR 22's expand-strided-metadata crashes on such an
+/// expand_shape.
 Value expand(OpBuilder &b, Location loc, Value value,
              ArrayRef<ReassociationIndices> groups, RankedTensorType resultType,
              ArrayRef<OpFoldResult> sizes) {
+  bool severalSymbolic = llvm::any_of(groups, [&](const auto &group) {
+    return llvm::count_if(group, [&](int64_t axis) {
+             return resultType.isDynamicDim(axis);
+           }) > 1;
+  });
+  if (severalSymbolic) {
+    SmallVector<Value> dims;
+    for (OpFoldResult size : sizes)
+      dims.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+    Value shape = tensor::FromElementsOp::create(b, loc, dims);
+    return tensor::ReshapeOp::create(b, loc, resultType, value, shape);
+  }
   auto sourceType = cast<RankedTensorType>(value.getType());
   SmallVector<int64_t> collapsedShape;
   for (const ReassociationIndices &group : groups) {

@@ -100,6 +100,28 @@ module attributes {tract.symbols = ["S"]} {
 
 // -----
 
+// A dim split into two symbolic ones is a tensor.reshape to the sizes (an
+// expand_shape with two dynamic dims in a group crashes MLIR 22's
+// expand-strided-metadata); it lowers to the LLVM dialect.
+// CHECK-LABEL: func.func @reshape_split_symbolic(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x?xf32> {bufferization.writable = false}, %[[Y:.*]]: tensor<?x?xf32> {bufferization.writable = false}) -> tensor<?x?xf32>
+// CHECK:         %[[A:.*]] = tensor.dim %[[Y]], %{{.*}}
+// CHECK:         %[[B:.*]] = tensor.dim %[[Y]], %{{.*}}
+// CHECK:         %[[C:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<1x?xf32> into tensor<?xf32>
+// CHECK:         %[[SHAPE:.*]] = tensor.from_elements %[[A]], %[[B]] : tensor<2xindex>
+// CHECK:         tensor.reshape %[[C]](%[[SHAPE]]) : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+// LLVM-LABEL: llvm.func @reshape_split_symbolic(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["A", "B"]} {
+  func.func @reshape_split_symbolic(%arg0: tensor<1x?xf32, #tract.dims<[A*B]>>, %arg1: tensor<?x?xf32, #tract.dims<[A, B]>>) -> tensor<?x?xf32, #tract.dims<[A, B]>> {
+    %0 = tract.reshape %arg0 {at = 0 : i64, count = 2 : i64, to = #tract.shape<[A, B]>} : tensor<1x?xf32, #tract.dims<[A*B]>> -> tensor<?x?xf32, #tract.dims<[A, B]>>
+    %1 = tract.add %0, %arg1 : (tensor<?x?xf32, #tract.dims<[A, B]>>, tensor<?x?xf32, #tract.dims<[A, B]>>) -> tensor<?x?xf32, #tract.dims<[A, B]>>
+    return %1 : tensor<?x?xf32, #tract.dims<[A, B]>>
+  }
+}
+
+// -----
+
 // Removing or inserting only unit dims folds them into a neighbour.
 // CHECK-LABEL: func.func @reshape_units(
 // CHECK:         %[[C:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2]] : tensor<3x1x1xf32> into tensor<3xf32>

@@ -1456,11 +1456,6 @@ LogicalResult uniqueHandler(NodeContext &ctx, Outputs &outputs) {
         *axis == 0 ? input : ctx.create<MoveAxisOp>(input, *axis, int64_t(0));
     Shape movedShape = shapeOf(moved);
     rest.assign(movedShape.begin() + 1, movedShape.end());
-    // Splitting the merged dims back into several symbolic ones crashes
-    // MLIR 22's expand-strided-metadata.
-    if (llvm::count_if(rest, [](const TDim &d) { return !d.isConstant(); }) > 1)
-      return ctx.unsupported("Unique along an axis with several symbolic "
-                             "dims beside it");
     rows = reshapeTo(ctx, moved, {movedShape[0], volume(ArrayRef<TDim>(rest))});
   }
   TDim count = ctx.freshSymbol("unique");

@@ -1,8 +1,7 @@
 #!/usr/bin/env python3
 """Development script: writes Unique models larger than the ONNX node
 tests' (many repeated values, rows along an inner axis, integers and
-floats, sorted or in order of appearance; the first with a symbolic dim),
-runs
+floats, sorted or in order of appearance, symbolic dims), runs
 onnxruntime-node on seeded inputs and writes each model's inputs and
 outputs next to it (NAME.onnx, NAME.npz). Commit what it writes;
 test/frontends/onnx/unique.test checks tract against these onnxruntime
@@ -37,9 +36,10 @@ def build(name, elem, shape, axis, sorted_):
     node = helper.make_node("Unique", ["x"],
                             ["y", "indices", "inverse", "counts"],
                             **attributes)
-    # A symbolic length for the 1-D case (expanding a merged dim into two
-    # symbolic ones crashes MLIR 22's expand-strided-metadata).
-    dims = ["N"] if len(shape) == 1 else list(shape)
+    # Symbolic dims but along the last axis: the slices merge into one dim
+    # and split back into symbolic ones.
+    dims = list(shape) if axis == -1 else \
+        ["D%d" % i for i in range(len(shape))]
     graph = helper.make_graph(
         [node], name, [helper.make_tensor_value_info("x", elem, dims)],
         [helper.make_tensor_value_info("y", elem, None),
