@@ -307,6 +307,27 @@ public:
         .getResult();
   }
 
+  /// The value of `len`, the length of `op`'s result that the op computes
+  /// (its `len` attribute): the symbol's value when it is already bound (a
+  /// size given with --set), else what `compute` builds, which then binds
+  /// it. Null, with an error naming the op as `what`, when `len` is neither
+  /// bound nor a lone symbol.
+  Value boundLength(OpBuilder &b, Location loc, Operation *op, StringRef what,
+                    const TDim &len, function_ref<Value()> compute) const {
+    if (Value value = dimValue(b, loc, op, len))
+      return value;
+    std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+    if (!name) {
+      op->emitError() << "cannot lower a " << what << " of length "
+                      << len.toString()
+                      << ": it is neither bound nor a lone symbol";
+      return {};
+    }
+    Value value = compute();
+    symbols.bindComputedSymbol(getEnclosingFunction(op), *name, value);
+    return value;
+  }
+
   LogicalResult unboundSize(ConversionPatternRewriter &rewriter,
                             Operation *op) const {
     return rewriter.notifyMatchFailure(op, "a size has an unbound symbol");
@@ -1169,17 +1190,10 @@ struct RangeLowering : public ArrayLoweringPattern<RangeOp> {
     Value start = extractScalar(rewriter, loc, adaptor.getStart());
     Value end = extractScalar(rewriter, loc, adaptor.getEnd());
     Value step = extractScalar(rewriter, loc, adaptor.getStep());
-    TDim len = op.getLen().getValue();
-    if (!len.isConstant() && !dimValue(rewriter, loc, op, len)) {
-      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
-      if (!name)
-        return op.emitError()
-               << "cannot lower a range of length " << len.toString()
-               << ": it is neither bound nor a lone symbol";
-      symbols.bindComputedSymbol(
-          getEnclosingFunction(op), *name,
-          computeLength(rewriter, loc, start, end, step, tractElement));
-    }
+    if (!boundLength(rewriter, loc, op, "range", op.getLen().getValue(), [&] {
+          return computeLength(rewriter, loc, start, end, step, tractElement);
+        }))
+      return failure();
     Value init = emptyResult(rewriter, loc, op);
     if (!init)
       return unboundSize(rewriter, op);
@@ -1299,20 +1313,17 @@ struct TopKLowering : public ArrayLoweringPattern<TopKOp> {
     Value dim = dimValue(rewriter, loc, op, inShape[axis]);
     if (!dim)
       return unboundSize(rewriter, op);
-    TDim len = op.getLen().getValue();
-    Value k = dimValue(rewriter, loc, op, len);
-    if (!k) {
-      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
-      if (!name)
-        return op.emitError()
-               << "cannot lower a topk of length " << len.toString()
-               << ": it is neither bound nor a lone symbol";
-      // k is clamped into [0, dim].
-      k = toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getK()),
-                  getElementTypeOrSelf(op.getK().getType()));
-      k = clamp(rewriter, loc, k, indexConstant(rewriter, loc, 0), dim);
-      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, k);
-    }
+    Value k =
+        boundLength(rewriter, loc, op, "topk", op.getLen().getValue(), [&] {
+          // k is clamped into [0, dim].
+          Value given = toIndex(rewriter, loc,
+                                extractScalar(rewriter, loc, adaptor.getK()),
+                                getElementTypeOrSelf(op.getK().getType()));
+          return clamp(rewriter, loc, given, indexConstant(rewriter, loc, 0),
+                       dim);
+        });
+    if (!k)
+      return failure();
     Value values = emptyResult(rewriter, loc, op, 0);
     Value indices = emptyResult(rewriter, loc, op, 1);
     if (!values || !indices)
@@ -1437,16 +1448,11 @@ struct NonZeroLowering : public ArrayLoweringPattern<NonZeroOp> {
                                               zero);
           return {arith::AddIOp::create(b, l, count[0], add)};
         });
-    Value limit = dimValue(rewriter, loc, op, op.getLen().getValue());
-    if (!limit) {
-      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
-      if (!name)
-        return op.emitError() << "cannot lower a non_zero of length "
-                              << op.getLen().getValue().toString()
-                              << ": it is neither bound nor a lone symbol";
-      limit = counting.results[0];
-      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, limit);
-    }
+    Value limit =
+        boundLength(rewriter, loc, op, "non_zero", op.getLen().getValue(),
+                    [&] { return counting.results[0]; });
+    if (!limit)
+      return failure();
     Value output = emptyResult(rewriter, loc, op, 0);
     if (!output)
       return unboundSize(rewriter, op);
@@ -1641,16 +1647,11 @@ struct UniqueLowering : public ArrayLoweringPattern<UniqueOp> {
         });
     Value position = positions.getResult(0);
     Value distinct = positions.getResult(1);
-    Value length = dimValue(rewriter, loc, op, op.getLen().getValue());
-    if (!length) {
-      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
-      if (!name)
-        return op.emitError() << "cannot lower a unique of length "
-                              << op.getLen().getValue().toString()
-                              << ": it is neither bound nor a lone symbol";
-      length = distinct;
-      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, length);
-    }
+    Value length =
+        boundLength(rewriter, loc, op, "unique", op.getLen().getValue(),
+                    [&] { return distinct; });
+    if (!length)
+      return failure();
     // A length given for the result (--set) other than the count: the
     // positions past it are dropped, those missing stay zero.
     Value values = emptyResult(rewriter, loc, op, 0);
@@ -2004,17 +2005,10 @@ struct NonMaxSuppressionLowering
           scf::YieldOp::create(b, l, perClass.getResults());
         });
     Value total = perBatch.getResult(1);
-    Value length = given;
-    if (!length) {
-      std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
-      if (!name)
-        return op.emitError() << "cannot lower a non_max_suppression of "
-                                 "length "
-                              << op.getLen().getValue().toString()
-                              << ": it is neither bound nor a lone symbol";
-      length = total;
-      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, length);
-    }
+    Value length = boundLength(rewriter, loc, op, "non_max_suppression",
+                               op.getLen().getValue(), [&] { return total; });
+    if (!length)
+      return failure();
     Value result = tensor::ExtractSliceOp::create(
         rewriter, loc, plainType(op.getType()), perBatch.getResult(0),
         ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
