@@ -1506,6 +1506,49 @@ Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
       b, loc, type, arith::ExtFOp::create(b, loc, b.getF32Type(), value));
 }
 
+/// An index as an f64.
+Value indexToF64(OpBuilder &b, Location loc, Value index) {
+  return arith::SIToFPOp::create(
+      b, loc, b.getF64Type(),
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), index));
+}
+
+/// A float holding an integral coordinate as an index.
+Value floatToIndex(OpBuilder &b, Location loc, Value value) {
+  return arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      arith::FPToSIOp::create(b, loc, b.getI64Type(), value));
+}
+
+/// `index` clamped into the cells [0, last] of an axis, and whether it lay
+/// among them.
+std::pair<Value, Value> clampToAxis(OpBuilder &b, Location loc, Value index,
+                                    Value last) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value inside = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, index, last));
+  index = arith::MaxSIOp::create(b, loc, index, zero);
+  return {arith::MinSIOp::create(b, loc, index, last), inside};
+}
+
+/// Calls `body` with each combination of one choice in [0, counts[i]) per
+/// entry, the first entry varying fastest (the cells an interpolation
+/// reads, one tap per axis).
+void forEachCombination(ArrayRef<size_t> counts,
+                        function_ref<void(ArrayRef<size_t>)> body) {
+  SmallVector<size_t> choice(counts.size(), 0);
+  while (true) {
+    body(choice);
+    size_t axis = 0;
+    while (axis < choice.size() && ++choice[axis] == counts[axis])
+      choice[axis++] = 0;
+    if (axis == choice.size())
+      return;
+  }
+}
+
 struct ResizeLowering : public NNPattern<ResizeOp> {
   using NNPattern::NNPattern;
 
@@ -1522,11 +1565,8 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
     // These transforms map a coordinate to itself when the scale is 1.
     bool identityAtScaleOne =
         transform != CoordTransform::TfHalfPixelForNn && !crop;
-    auto asFloat = [&](Value index) -> Value {
-      return arith::SIToFPOp::create(
-          rewriter, loc, f64,
-          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
-                                     index));
+    auto asFloat = [&](Value index) {
+      return indexToF64(rewriter, loc, index);
     };
     // The axes whose cells move; the others are read at the output index.
     SmallVector<ResizedAxis> resized;
@@ -1578,10 +1618,7 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
           // Per moving axis, the cells read and their weights.
           SmallVector<SmallVector<std::pair<Value, Value>>> taps;
           for (const ResizedAxis &axis : resized) {
-            Value y = arith::SIToFPOp::create(
-                b, l, f64,
-                arith::IndexCastOp::create(b, l, b.getI64Type(),
-                                           indices[axis.axis]));
+            Value y = indexToF64(b, l, indices[axis.axis]);
             Value x = sourceCoordinate(b, l, transform, y, axis);
             if (crop) {
               Value below = arith::CmpFOp::create(
@@ -1598,21 +1635,11 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
             // whether it lies in the input; edges repeat.
             auto cell = [&](Value position,
                             int64_t offset) -> std::pair<Value, Value> {
-              Value index = arith::IndexCastOp::create(
-                  b, l, b.getIndexType(),
-                  arith::FPToSIOp::create(b, l, b.getI64Type(), position));
+              Value index = floatToIndex(b, l, position);
               if (offset)
                 index = arith::AddIOp::create(
                     b, l, index, arith::ConstantIndexOp::create(b, l, offset));
-              Value zero = arith::ConstantIndexOp::create(b, l, 0);
-              Value inside = arith::AndIOp::create(
-                  b, l,
-                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, index,
-                                        zero),
-                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, index,
-                                        axis.last));
-              index = arith::MaxSIOp::create(b, l, index, zero);
-              return {arith::MinSIOp::create(b, l, index, axis.last), inside};
+              return clampToAxis(b, l, index, axis.last);
             };
             SmallVector<std::pair<Value, Value>> axisTaps;
             if (interpolator == Interpolator::Nearest) {
@@ -1672,8 +1699,9 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
           }
           // The weighted sum over every combination of taps.
           Value value;
-          SmallVector<size_t> choice(taps.size(), 0);
-          while (true) {
+          SmallVector<size_t> counts = llvm::map_to_vector(
+              taps, [](const auto &axisTaps) { return axisTaps.size(); });
+          forEachCombination(counts, [&](ArrayRef<size_t> choice) {
             SmallVector<Value> at(indices);
             Value weight;
             for (size_t i = 0; i < resized.size(); ++i) {
@@ -1687,18 +1715,13 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
             Value cellValue = tensor::ExtractOp::create(b, l, source, at);
             if (!weight) {
               value = cellValue; // nearest: one cell
-              break;
+              return;
             }
             Value term = arith::MulFOp::create(
                 b, l, castFloat(b, l, cellValue, f64), weight);
             value = value ? arith::AddFOp::create(b, l, value, term).getResult()
                           : term;
-            size_t axis = 0;
-            while (axis < choice.size() && ++choice[axis] == taps[axis].size())
-              choice[axis++] = 0;
-            if (axis == choice.size())
-              break;
-          }
+          });
           value = castFloat(b, l, value, type);
           if (outside)
             value =
@@ -1789,10 +1812,7 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
       SampledAxis axis;
       axis.last =
           arith::SubIOp::create(rewriter, loc, length, builder.index(1));
-      axis.length = arith::SIToFPOp::create(
-          rewriter, loc, rewriter.getF64Type(),
-          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
-                                     length));
+      axis.length = indexToF64(rewriter, loc, length);
       axis.low = outer.constant(alignCorners ? 0.0 : -0.5);
       axis.high = alignCorners ? outer.sub(axis.length, outer.constant(1.0))
                                : outer.sub(axis.length, outer.constant(0.5));
@@ -1809,7 +1829,6 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
           SmallVector<Value> indices;
           for (size_t axis = 0; axis < output.size(); ++axis)
             indices.push_back(linalg::IndexOp::create(b, l, axis));
-          Value zero = arith::ConstantIndexOp::create(b, l, 0);
           Value one = m.constant(1.0);
           // The cell at integral coordinate `position` (f64) along `axis`:
           // its index, clamped into the input, and whether it lies in it.
@@ -1821,17 +1840,7 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
                   m.clamp(position, m.constant(0.0), m.sub(axis.length, one));
             else if (padding == GridPadding::Reflection)
               position = reflect(m, position, axis.low, axis.high);
-            Value index = arith::IndexCastOp::create(
-                b, l, b.getIndexType(),
-                arith::FPToSIOp::create(b, l, b.getI64Type(), position));
-            Value inside = arith::AndIOp::create(
-                b, l,
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge, index,
-                                      zero),
-                arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle, index,
-                                      axis.last));
-            index = arith::MaxSIOp::create(b, l, index, zero);
-            return {arith::MinSIOp::create(b, l, index, axis.last), inside};
+            return clampToAxis(b, l, floatToIndex(b, l, position), axis.last);
           };
           // Per spatial axis: the cells read, whether each lies in the
           // input, and their weights (none for nearest).
@@ -1903,9 +1912,10 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
           // The weighted sum over every combination of taps; cells outside
           // the input read 0.
           Value value;
-          SmallVector<size_t> choice(taps.size(), 0);
           Value zeroValue = m.constant(0.0);
-          while (true) {
+          SmallVector<size_t> counts = llvm::map_to_vector(
+              taps, [](const auto &axisTaps) { return axisTaps.size(); });
+          forEachCombination(counts, [&](ArrayRef<size_t> choice) {
             SmallVector<Value> at{indices[0], indices[1]};
             Value weight, inside;
             for (size_t i = 0; i < spatial; ++i) {
@@ -1923,12 +1933,7 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
             cellValue = m.select(inside, cellValue, zeroValue);
             Value term = weight ? m.mul(cellValue, weight) : cellValue;
             value = value ? m.add(value, term) : term;
-            size_t axis = 0;
-            while (axis < choice.size() && ++choice[axis] == taps[axis].size())
-              choice[axis++] = 0;
-            if (axis == choice.size())
-              break;
-          }
+          });
           return castFloat(b, l, value, type);
         });
     rewriter.replaceOp(op, result);
@@ -1955,12 +1960,8 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
     Type f64 = rewriter.getF64Type(), index = rewriter.getIndexType();
     Value heightIndex = builder.index(input[2]);
     Value widthIndex = builder.index(input[3]);
-    auto asF64 = [&](OpBuilder &b, Location l, Value i) -> Value {
-      return arith::SIToFPOp::create(
-          b, l, f64, arith::IndexCastOp::create(b, l, b.getI64Type(), i));
-    };
-    Value height = asF64(rewriter, loc, heightIndex);
-    Value width = asF64(rewriter, loc, widthIndex);
+    Value height = indexToF64(rewriter, loc, heightIndex);
+    Value width = indexToF64(rewriter, loc, widthIndex);
     Value source = adaptor.getInput(), rois = adaptor.getRois();
     Value batches = adaptor.getBatchIndices();
     bool max = op.getMax(), halfPixel = op.getHalfPixel();
@@ -2011,10 +2012,10 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
             return arith::IndexCastOp::create(b, l, index, n);
           };
           Value gridH = samples(binH), gridW = samples(binW);
-          Value fromH = m.add(startH, m.mul(asF64(b, l, ph), binH));
-          Value fromW = m.add(startW, m.mul(asF64(b, l, pw), binW));
-          Value stepH = m.div(binH, asF64(b, l, gridH));
-          Value stepW = m.div(binW, asF64(b, l, gridW));
+          Value fromH = m.add(startH, m.mul(indexToF64(b, l, ph), binH));
+          Value fromW = m.add(startW, m.mul(indexToF64(b, l, pw), binW));
+          Value stepH = m.div(binH, indexToF64(b, l, gridH));
+          Value stepW = m.div(binW, indexToF64(b, l, gridW));
           Value none =
               m.constant(max ? -std::numeric_limits<double>::infinity() : 0.0);
           auto pixel = [&](OpBuilder &b, Location l, Value y, Value x) {
@@ -2040,24 +2041,22 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
                     n.compare(arith::CmpFPredicate::OGT, x, width)));
             // The cell at or below `v` (clamped to >= 0), its neighbour
             // (both the last cell at the edge), and the fraction.
-            auto axis = [&](Value v, Value size, Value lastIndex) {
+            auto axis = [&](Value v, Value lastIndex) {
               v = arith::MaximumFOp::create(b, l, v, n.constant(0.0));
-              Value low = arith::IndexCastOp::create(
-                  b, l, index,
-                  arith::FPToSIOp::create(b, l, b.getI64Type(), v));
+              Value low = floatToIndex(b, l, v);
               low = arith::MinSIOp::create(b, l, low, lastIndex);
               Value atEdge = arith::CmpIOp::create(
                   b, l, arith::CmpIPredicate::sge, low, lastIndex);
               Value high = arith::SelectOp::create(
                   b, l, atEdge, low, arith::AddIOp::create(b, l, low, one));
-              Value fraction =
-                  n.select(atEdge, n.constant(0.0), n.sub(v, asF64(b, l, low)));
+              Value fraction = n.select(atEdge, n.constant(0.0),
+                                        n.sub(v, indexToF64(b, l, low)));
               return std::make_tuple(low, high, fraction);
             };
             Value lastY = arith::SubIOp::create(b, l, heightIndex, one);
             Value lastX = arith::SubIOp::create(b, l, widthIndex, one);
-            auto [y0, y1, ly] = axis(y, height, lastY);
-            auto [x0, x1, lx] = axis(x, width, lastX);
+            auto [y0, y1, ly] = axis(y, lastY);
+            auto [x0, x1, lx] = axis(x, lastX);
             Value hy = n.sub(n.constant(1.0), ly);
             Value hx = n.sub(n.constant(1.0), lx);
             std::array<Value, 4> corners{
@@ -2074,19 +2073,19 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
                   b, l, zero, gridH, one, ValueRange{none},
                   [&](OpBuilder &b, Location l, Value iy, ValueRange acc) {
                     F64Math n{b, l};
-                    Value y = n.add(
-                        fromH,
-                        n.mul(n.add(asF64(b, l, iy), n.constant(0.5)), stepH));
+                    Value y = n.add(fromH, n.mul(n.add(indexToF64(b, l, iy),
+                                                       n.constant(0.5)),
+                                                 stepH));
                     Value row =
                         scf::ForOp::create(
                             b, l, zero, gridW, one, acc,
                             [&](OpBuilder &b, Location l, Value ix,
                                 ValueRange acc) {
                               F64Math n{b, l};
-                              Value x = n.add(
-                                  fromW,
-                                  n.mul(n.add(asF64(b, l, ix), n.constant(0.5)),
-                                        stepW));
+                              Value x =
+                                  n.add(fromW, n.mul(n.add(indexToF64(b, l, ix),
+                                                           n.constant(0.5)),
+                                                     stepW));
                               std::array<Value, 4> v = sample(b, l, y, x);
                               Value next;
                               if (max) {
@@ -2109,7 +2108,7 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
           Value value =
               max ? m.select(m.compare(arith::CmpFPredicate::OEQ, total, none),
                              m.constant(0.0), total)
-                  : m.div(total, asF64(b, l, count));
+                  : m.div(total, indexToF64(b, l, count));
           return castFloat(b, l, value, type);
         });
     rewriter.replaceOp(op, result);
