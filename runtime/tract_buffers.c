@@ -69,18 +69,21 @@ static size_t class_capacity(size_t size) {
   return size > SIZE_MAX - step ? 0 : (size + step - 1) / step * step;
 }
 
+/* Takes the first buffer of class `i` (which has one); under the lock. */
+static header *pop(int i) {
+  header *h = pool.classes[i].free;
+  pool.classes[i].free = h->next;
+  pool.kept -= h->capacity;
+  return h;
+}
+
 /* A kept buffer of exactly `capacity` bytes, or NULL. */
 static header *take(size_t capacity) {
   header *found = NULL;
   lock();
-  for (int i = 0; i < CLASSES; ++i) {
-    if (pool.classes[i].capacity != capacity || !pool.classes[i].free)
-      continue;
-    found = pool.classes[i].free;
-    pool.classes[i].free = found->next;
-    pool.kept -= capacity;
-    break;
-  }
+  for (int i = 0; i < CLASSES && !found; ++i)
+    if (pool.classes[i].capacity == capacity && pool.classes[i].free)
+      found = pop(i);
   unlock();
   return found;
 }
@@ -143,8 +146,8 @@ void tract_buffer_free(void *buffer) {
   if (!buffer)
     return;
   header *h = header_of(buffer);
-  /* Kept buffers are handed out for BASE_ALIGN only: one allocated at a
-   * larger alignment may serve them too. */
+  /* A buffer allocated at a larger alignment is kept too: it serves the
+   * later requests at BASE_ALIGN, the only ones kept buffers go to. */
   if (h->capacity >= POOL_MIN && keep(h))
     return;
   free(h->allocation);
@@ -161,13 +164,9 @@ void tract_release_buffers(void) {
   for (;;) {
     header *h = NULL;
     lock();
-    for (int i = 0; i < CLASSES && !h; ++i) {
-      if (!pool.classes[i].free)
-        continue;
-      h = pool.classes[i].free;
-      pool.classes[i].free = h->next;
-      pool.kept -= h->capacity;
-    }
+    for (int i = 0; i < CLASSES && !h; ++i)
+      if (pool.classes[i].free)
+        h = pop(i);
     unlock();
     if (!h)
       return;
