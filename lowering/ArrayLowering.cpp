@@ -1248,6 +1248,31 @@ struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
   }
 };
 
+/// Each lone symbol of `dims` not bound yet takes its element of `values`;
+/// the op leaves nothing behind but the index values of those symbols.
+struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
+  using ArrayLoweringPattern::ArrayLoweringPattern;
+  LogicalResult
+  matchAndRewrite(BindDimsOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Operation *func = getEnclosingFunction(op);
+    Type elementType = getElementTypeOrSelf(op.getValues().getType());
+    for (auto [i, dim] : llvm::enumerate(op.getDims().getDims())) {
+      std::optional<std::string> name = dim.getSymbolName();
+      if (!name || dimValue(rewriter, loc, op, dim))
+        continue;
+      Value element = tensor::ExtractOp::create(
+          rewriter, loc, adaptor.getValues(),
+          ValueRange{indexConstant(rewriter, loc, i)});
+      symbols.bindComputedSymbol(func, *name,
+                                 toIndex(rewriter, loc, element, elementType));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Top-k
 //===----------------------------------------------------------------------===//
@@ -2026,12 +2051,13 @@ struct NonMaxSuppressionLowering
 void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
                                                 const SymbolValueMap &symbols,
                                                 RewritePatternSet &patterns) {
-  patterns.add<AddAxisLowering, RmAxisLowering, MoveAxisLowering,
-               ReshapeLowering, BroadcastLowering, TileLowering, SliceLowering,
-               DownsampleLowering, PadLowering, ConcatLowering, GatherLowering,
-               GatherElementsLowering, GatherNdLowering, DynSliceLowering,
-               ScatterElementsLowering, ScatterNdLowering, OneHotLowering,
-               TriluLowering, RangeLowering, ShapeOfLowering, TopKLowering,
-               NonZeroLowering, NonMaxSuppressionLowering, UniqueLowering>(
-      converter, symbols, patterns.getContext());
+  patterns
+      .add<AddAxisLowering, RmAxisLowering, MoveAxisLowering, ReshapeLowering,
+           BroadcastLowering, TileLowering, SliceLowering, DownsampleLowering,
+           PadLowering, ConcatLowering, GatherLowering, GatherElementsLowering,
+           GatherNdLowering, DynSliceLowering, ScatterElementsLowering,
+           ScatterNdLowering, OneHotLowering, TriluLowering, RangeLowering,
+           ShapeOfLowering, BindDimsLowering, TopKLowering, NonZeroLowering,
+           NonMaxSuppressionLowering, UniqueLowering>(converter, symbols,
+                                                      patterns.getContext());
 }

@@ -140,9 +140,9 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
       dim.collectSymbols(used);
   // Symbols that ops compute are bound as the conversion reaches them.
   func.walk([&](Operation *op) {
-    if (std::optional<std::string> computed = getComputedSymbol(op))
-      if (!bound.count(*computed))
-        used.erase(*computed);
+    for (const std::string &computed : getComputedSymbols(op))
+      if (!bound.count(computed))
+        used.erase(computed);
   });
   for (const std::string &name : used)
     if (!bound.count(name))
@@ -175,6 +175,18 @@ std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
   if (!len)
     return std::nullopt;
   return len.getValue().getSymbolName();
+}
+
+SmallVector<std::string> SymbolValueMap::getComputedSymbols(Operation *op) {
+  SmallVector<std::string> names;
+  if (auto bind = dyn_cast<BindDimsOp>(op)) {
+    for (const TDim &dim : bind.getDims().getDims())
+      if (std::optional<std::string> name = dim.getSymbolName())
+        names.push_back(*name);
+  } else if (std::optional<std::string> name = getComputedSymbol(op)) {
+    names.push_back(*name);
+  }
+  return names;
 }
 
 const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {

@@ -96,6 +96,9 @@ public:
   /// The symbol `op` computes at run time: its `len` when that is a lone
   /// symbol.
   static std::optional<std::string> getComputedSymbol(Operation *op);
+  /// Every symbol `op` computes: its `len`, or the lone-symbol entries of a
+  /// tract.bind_dims.
+  static SmallVector<std::string> getComputedSymbols(Operation *op);
 
 private:
   mutable llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;

@@ -1580,13 +1580,20 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
       entry.last = arith::SubIOp::create(rewriter, loc, in, builder.index(1));
       entry.in = asFloat(in);
       entry.out = asFloat(builder.index(output[axis]));
-      entry.scale =
-          scales.empty()
-              ? arith::DivFOp::create(rewriter, loc, entry.out, entry.in)
-                    .getResult()
-              : arith::ConstantOp::create(
-                    rewriter, loc, f64, rewriter.getF64FloatAttr(scales[axis]))
-                    .getResult();
+      if (Value values = adaptor.getScaleValues()) {
+        Value scale = tensor::ExtractOp::create(
+            rewriter, loc, values,
+            ValueRange{arith::ConstantIndexOp::create(rewriter, loc, axis)});
+        entry.scale =
+            scale.getType() == f64
+                ? scale
+                : arith::ExtFOp::create(rewriter, loc, f64, scale).getResult();
+      } else if (scales.empty()) {
+        entry.scale = arith::DivFOp::create(rewriter, loc, entry.out, entry.in);
+      } else {
+        entry.scale = arith::ConstantOp::create(
+            rewriter, loc, f64, rewriter.getF64FloatAttr(scales[axis]));
+      }
       if (crop) {
         entry.roiStart = roi[axis];
         entry.roiEnd = roi[input.size() + axis];

@@ -789,6 +789,16 @@ LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult BindDimsOp::verify() {
+  Shape shape = getShape(getValues());
+  size_t count = getDims().getDims().size();
+  if (shape.size() != 1 || shape[0] != TDim(static_cast<int64_t>(count)))
+    return emitOpError("binds ")
+           << count << " dims from values of shape [" << shapeToString(shape)
+           << "]; it needs a 1-D tensor of " << count << " elements";
+  return success();
+}
+
 OpFoldResult ShapeOfOp::fold(FoldAdaptor) {
   auto input = cast<RankedTensorType>(getInput().getType());
   if (!input.hasStaticShape())

@@ -345,6 +345,29 @@ def Tract_RangeOp : Tract_InferredOp<"range"> {
   let hasFolder = 1;
 }
 
+def Tract_BindDimsOp : Tract_Op<"bind_dims", [MemoryEffects<[MemWrite]>]> {
+  let summary = "dims that the values of a 1-D integer tensor decide";
+  let description = [{
+    Names the values of `values`, a 1-D integer tensor, by the dims of
+    `dims`, one per element: where a shape is decided by a tensor's values
+    (the shape input of an ONNX Reshape that is a graph input), the importer
+    declares a fresh symbol per element and binds it here, and the ops
+    downstream carry those symbols in their types and compile once for all
+    values. When the model runs, each entry that is a lone symbol no input
+    determines is bound to its element; the other entries (constants, once
+    `tract-set` or facts have substituted a symbol) are what the model
+    expects of the values. The op has no result; its side effect keeps it
+    alive and in order before the ops whose types use the symbols.
+
+    ```mlir
+    tract.bind_dims %shape {dims = #tract.shape<[N0, N1]>} : tensor<2xi64>
+    ```
+  }];
+  let arguments = (ins Tract_IntTensor:$values, Tract_ShapeAttr:$dims);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+  let hasVerifier = 1;
+}
+
 def Tract_ShapeOfOp : Tract_InferredOp<"shape_of"> {
   let summary = "the shape of a tensor, as a 1-D i64 tensor";
   let description = [{ Folds to a constant when the shape is static. }];

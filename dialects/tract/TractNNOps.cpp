@@ -557,6 +557,14 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
     if (!(scale > 0) || !std::isfinite(scale))
       return emitOptionalError(location, "scales must be positive, got ",
                                scale);
+  if (Value values = adaptor.getScaleValues()) {
+    Shape shape = getShape(values);
+    if (!scales.empty() || shape.size() != 1 ||
+        shape[0] != TDim(static_cast<int64_t>(rank)))
+      return emitOptionalError(location,
+                               "scale_values must be one scale per axis (",
+                               rank, "), in place of scales");
+  }
   bool crop = adaptor.getCoordTransform() == CoordTransform::TfCropAndResize;
   size_t roiSize = adaptor.getRoi().size();
   if (crop && roiSize != 2 * rank)

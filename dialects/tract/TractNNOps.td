@@ -234,8 +234,14 @@ def Tract_ResizeOp : Tract_InferredOp<"resize"> {
     Keys' kernel of parameter `cubic_coeff_a`. Neighbours outside the input
     repeat its edge, or, with `exclude_outside`, get weight 0, the others
     being renormalized to sum to 1.
+
+    Scales that only the model's values decide come as `scale_values`, a
+    1-D tensor of one scale per axis, read when the model runs; `scales` is
+    then empty and `sizes` holds the dims bound to `floor(in * s)`.
   }];
-  let arguments = (ins Tract_FloatTensor:$input, Tract_ShapeAttr:$sizes,
+  let arguments = (ins Tract_FloatTensor:$input,
+                   Optional<Tract_FloatTensor>:$scale_values,
+                   Tract_ShapeAttr:$sizes,
                    DefaultValuedAttr<Tract_CoordTransformAttr,
                        "::mlir::tract::CoordTransform::HalfPixel">:$coord_transform,
                    DefaultValuedAttr<Tract_InterpolatorAttr,
@@ -248,5 +254,8 @@ def Tract_ResizeOp : Tract_InferredOp<"resize"> {
                    DefaultValuedAttr<DenseF64ArrayAttr, "{}">:$roi,
                    DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value);
   let results = (outs Tract_FloatTensor:$output);
-  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
+  let assemblyFormat = [{
+    $input (`,` $scale_values^)? attr-dict `:` type($input)
+    (`,` type($scale_values)^)? `->` type($output)
+  }];
 }

@@ -709,8 +709,11 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
     };
     if (!std::isfinite(resize.getExtrapolationValue().convertToDouble()))
       return unsupported(op) << "a non-finite extrapolation value";
+    // Scales read when the model runs are the tensor holding them.
+    std::string scales = resize.getScaleValues() ? ref(resize.getScaleValues())
+                                                 : doubles(resize.getScales());
     return "tract_core_resize(" + ref(resize.getInput()) +
-           ", scales = " + doubles(resize.getScales()) +
+           ", scales = " + scales +
            ", sizes = " + listText(resize.getSizes().getDims()) +
            ", coord_transformer = " +
            quoted(stringifyCoordTransform(resize.getCoordTransform())) +
@@ -1115,6 +1118,13 @@ LogicalResult GraphWriter::writeOps(Block &block,
     if (!isa_and_present<TractDialect>(op.getDialect()))
       return op.emitError() << "cannot export '" << op.getName()
                             << "' to NNEF: not a tract op";
+    if (auto bind = dyn_cast<BindDimsOp>(op)) {
+      // NNEF statements assign: the values pass through under a new name.
+      assign(fresh(nodeName(&op)),
+             "tract_onnx_bind_dims(" + ref(bind.getValues()) +
+                 ", dims = " + listText(bind.getDims().getDims()) + ")");
+      continue;
+    }
     if (op.getNumResults() == 0)
       return unsupported(&op) << "ops without results have no NNEF form";
     if (op.getNumRegions() && !isa<ScanOp, IfOp>(op))

@@ -1395,6 +1395,27 @@ Result unique(Invocation &call) {
       NValue::Kind::Tuple);
 }
 
+/// `tract_onnx_bind_dims(values, dims)`: tract.bind_dims, binding the
+/// symbols of `dims` to the values when the model runs; the result is the
+/// values (tract has no such op: tract-mlir writes and reads it).
+Result bindValueDims(Invocation &call) {
+  auto values = call.tensor("values");
+  auto dims = call.dims("dims");
+  if (!values || !dims)
+    return std::nullopt;
+  Shape shape = getShape(*values);
+  Type type = cast<RankedTensorType>(values->getType()).getElementType();
+  if (shape.size() != 1 ||
+      shape[0] != TDim(static_cast<int64_t>(dims->size())) ||
+      !isa<IntegerType>(type))
+    return call.error("values must be a 1-D integer tensor of one value per "
+                      "dim");
+  call.declareSymbols(*dims);
+  BindDimsOp::create(call.getBuilder(), call.loc, *values,
+                     call.shapeAttr(*dims));
+  return NValue::ofTensor(*values);
+}
+
 /// `tract_onnx_non_zero(input, count_symbol)`: the count of non-zero
 /// elements is the symbol, bound when the model runs.
 Result nonZero(Invocation &call) {
@@ -1503,7 +1524,16 @@ Result gridSample(Invocation &call) {
 
 Result resize(Invocation &call) {
   auto input = call.tensor("input");
-  auto scales = numbers(call, "scales");
+  // Scales are numbers, or a tensor read when the model runs (tract-mlir's
+  // form for scales that are graph inputs; sizes are then given).
+  Value scaleValues;
+  const NValue &scalesArg = call.args["scales"];
+  if (scalesArg.kind == NValue::Kind::Tensor &&
+      !scalesArg.tensor.getDefiningOp<ConstOp>())
+    scaleValues = scalesArg.tensor;
+  auto scales = scaleValues
+                    ? std::optional<SmallVector<double>>(SmallVector<double>{})
+                    : numbers(call, "scales");
   auto sizesArg = call.dims("sizes");
   auto coord = call.string("coord_transformer");
   auto interp = call.string("interpolator");
@@ -1526,6 +1556,8 @@ Result resize(Invocation &call) {
     return call.error("unknown nearest_mode '" + *nearest + "'");
   Shape shape = getShape(*input);
   SmallVector<TDim> sizes(*sizesArg);
+  if (scaleValues && sizes.size() != shape.size())
+    return call.error("scales read when the model runs need the sizes");
   if (sizes.empty()) {
     // tract's form: the output shape from the scales.
     if (scales->size() != shape.size())
@@ -1542,10 +1574,11 @@ Result resize(Invocation &call) {
   }
   call.declareSymbols(sizes);
   return tensorResult(
-      call, call.create<ResizeOp>(
-                *input, call.shapeAttr(sizes), *coordTransform, *interpolator,
-                *nearestMode, ArrayRef<double>(*scales), APFloat(*cubic),
-                *exclude, ArrayRef<double>(*roi), APFloat(*extrapolation)));
+      call, call.create<ResizeOp>(*input, scaleValues, call.shapeAttr(sizes),
+                                  *coordTransform, *interpolator, *nearestMode,
+                                  ArrayRef<double>(*scales), APFloat(*cubic),
+                                  *exclude, ArrayRef<double>(*roi),
+                                  APFloat(*extrapolation)));
 }
 
 /// A scalar argument as an attribute of `type`.
@@ -1873,7 +1906,7 @@ Result upsample(Invocation &call) {
     scales.push_back(double(f));
   }
   return tensorResult(
-      call, call.create<ResizeOp>(*input, call.shapeAttr(sizes), coord,
+      call, call.create<ResizeOp>(*input, Value(), call.shapeAttr(sizes), coord,
                                   interpolator, NearestMode::Floor,
                                   ArrayRef<double>(scales), APFloat(-0.75),
                                   false, ArrayRef<double>{}, APFloat(0.0)));
@@ -2441,6 +2474,11 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
     fragment tract_core_shape_of(input: tensor<?>) -> (output: tensor<integer>);
   )",
                shapeOf);
+  registry.add(R"(
+    fragment tract_onnx_bind_dims(values: tensor<integer>, dims: integer[])
+      -> (output: tensor<integer>);
+  )",
+               bindValueDims);
   registry.add(R"(
     fragment tract_core_range<?>(start: tensor<?>, end: tensor<?>,
                                  step: tensor<?>, len: integer = -1)

@@ -280,6 +280,22 @@ TDim NodeContext::freshSymbol(StringRef hint) {
   return graph.freshSymbol(hint);
 }
 
+std::optional<SmallVector<TDim>> NodeContext::bindValuesAsDims(Value values,
+                                                               StringRef hint) {
+  if (!values || rank(values) != 1 || !isa<IntegerType>(elementType(values)) ||
+      elementType(values).isInteger(1))
+    return std::nullopt;
+  std::optional<int64_t> count = getShape(values)[0].getConstant();
+  if (!count)
+    return std::nullopt;
+  SmallVector<TDim> dims;
+  for (int64_t i = 0; i < *count; ++i)
+    dims.push_back(freshSymbol(hint));
+  BindDimsOp::create(builder, loc, values, ShapeAttr::get(getContext(), dims));
+  setDims(values, dims);
+  return dims;
+}
+
 LogicalResult NodeContext::alignBroadcast(Value lhs, Value &rhs) {
   Shape left = getShape(lhs), right = getShape(rhs);
   if (left.size() != right.size())

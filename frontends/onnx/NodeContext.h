@@ -158,6 +158,13 @@ public:
   /// sizes), declared in the module.
   TDim freshSymbol(StringRef hint);
 
+  /// Dims that only the values of `values` decide (a 1-D integer tensor of
+  /// static length, such as a shape given as a graph input): one fresh
+  /// symbol per element, bound to the elements by a tract.bind_dims when the
+  /// model runs. Null when `values` has no static length.
+  std::optional<SmallVector<TDim>> bindValuesAsDims(Value values,
+                                                    StringRef hint);
+
   /// `value` with dim `expected` on `axis`: as it is when its dim is that;
   /// an error when both are constants and differ; otherwise the model
   /// relies on their being equal, which becomes an assertion checked when

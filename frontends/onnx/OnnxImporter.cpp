@@ -785,6 +785,9 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
     for (Type type : op->getResultTypes())
       if (isa<RankedTensorType>(type))
         collect(type);
+    if (auto bind = dyn_cast<BindDimsOp>(op))
+      for (const TDim &dim : bind.getDims().getDims())
+        dim.collectSymbols(used);
     for (Region &region : op->getRegions())
       for (Block &block : region)
         for (BlockArgument argument : block.getArguments())

@@ -767,3 +767,29 @@ module {
     return %0 : tensor<2x3xf32>
   }
 }
+
+// -----
+
+// A shape that only run-time values decide: tract.bind_dims binds a and b
+// to the elements of the shape tensor, and the ops after it size their
+// results from those values.
+// CHECK-LABEL: func.func @bind_dims_reshape(
+// CHECK-SAME:    %[[X:.*]]: tensor<6xf32> {bufferization.writable = false}, %[[SHAPE:.*]]: tensor<2xi64> {bufferization.writable = false}) -> tensor<?x?xf32>
+// CHECK:         %[[E0:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xi64>
+// CHECK:         %[[A:.*]] = arith.index_cast %[[E0]] : i64 to index
+// CHECK:         %[[E1:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xi64>
+// CHECK:         %[[B:.*]] = arith.index_cast %[[E1]] : i64 to index
+// CHECK:         %[[AB:.*]] = arith.muli %[[A]], %[[B]] : index
+// CHECK:         %[[S:.*]] = tensor.extract_slice %[[X]][0] {{\[}}%[[AB]]] [1] : tensor<6xf32> to tensor<?xf32>
+// CHECK:         %[[DIMS:.*]] = tensor.from_elements %[[A]], %[[B]] : tensor<2xindex>
+// CHECK:         tensor.reshape %[[S]](%[[DIMS]]) : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
+// LLVM-LABEL: llvm.func @bind_dims_reshape(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["a", "b"]} {
+  func.func @bind_dims_reshape(%arg0: tensor<6xf32>, %arg1: tensor<2xi64>) -> tensor<?x?xf32, #tract.dims<[a, b]>> {
+    tract.bind_dims %arg1 {dims = #tract.shape<[a, b]>} : tensor<2xi64>
+    %0 = tract.slice %arg0 {axis = 0 : i64, start = #tract.dim<0>, end = #tract.dim<a*b>} : tensor<6xf32> -> tensor<?xf32, #tract.dims<[a*b]>>
+    %1 = tract.reshape %0 {at = 0 : i64, count = 1 : i64, to = #tract.shape<[a, b]>} : tensor<?xf32, #tract.dims<[a*b]>> -> tensor<?x?xf32, #tract.dims<[a, b]>>
+    return %1 : tensor<?x?xf32, #tract.dims<[a, b]>>
+  }
+}

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/NodeContext.h"
+#include "frontends/onnx/ops/ValueShapes.h"
 
 #include "dialects/tract/TractFolding.h"
 #include "frontends/onnx/GraphImporter.h"
@@ -96,16 +97,26 @@ std::string dimsToString(ArrayRef<TDim> dims) {
 
 Shape shapeOf(Value value) { return value ? getShape(value) : Shape(); }
 
-/// The symbolic value of input `i`, a shape tensor (constant or computed
-/// from shapes).
+/// The symbolic value of input `i`, a shape tensor: constant, computed from
+/// shapes, or else decided by its values when the model runs (fresh dims
+/// bound to them); `fromValues` tells the last case.
 FailureOr<SmallVector<TDim>> shapeInput(NodeContext &ctx, unsigned i,
-                                        StringRef what) {
-  std::optional<SmallVector<TDim>> dims = ctx.getDims(i);
-  if (!dims) {
-    (void)ctx.unsupported(what + " neither constant nor computed from shapes");
+                                        StringRef what,
+                                        bool *fromValues = nullptr) {
+  if (fromValues)
+    *fromValues = false;
+  if (std::optional<SmallVector<TDim>> dims = ctx.getDims(i))
+    return *dims;
+  std::optional<SmallVector<TDim>> bound =
+      ctx.bindValuesAsDims(ctx.input(i), what);
+  if (!bound) {
+    (void)ctx.unsupported(what + " of unknown length, neither constant nor "
+                                 "computed from shapes");
     return failure();
   }
-  return *dims;
+  if (fromValues)
+    *fromValues = true;
+  return *bound;
 }
 
 /// The normalized, sorted, unique axes of `values` against `rank`.
@@ -140,6 +151,24 @@ axesOperand(NodeContext &ctx, int64_t inputSince, unsigned input) {
     return failure();
   }
   return axes;
+}
+
+/// The axes input `input` (from `inputSince`) when only its values, known
+/// when the model runs, tell: a 1-D integer tensor of static length, given
+/// with that length; nothing when the axes are an attribute, a constant or
+/// absent.
+std::optional<std::pair<Value, int64_t>>
+axesFromValues(NodeContext &ctx, int64_t inputSince, unsigned input) {
+  if (ctx.getOpset() < inputSince || !ctx.hasInput(input) ||
+      ctx.getConstInts(input))
+    return std::nullopt;
+  Value axes = ctx.input(input);
+  Shape shape = shapeOf(axes);
+  Type type = NodeContext::elementType(axes);
+  if (shape.size() != 1 || !shape[0].getConstant() || !isa<IntegerType>(type) ||
+      type.isInteger(1))
+    return std::nullopt;
+  return std::make_pair(axes, *shape[0].getConstant());
 }
 
 /// Reshapes `input` to `target`, replacing only the run of axes between the
@@ -515,22 +544,73 @@ std::optional<TDim> divideExactly(ArrayRef<TDim> numerator,
   return quotient;
 }
 
+/// The dims a Reshape's `shape` input asks for when only its values tell:
+/// the zeros become the input's dims (unless `allowZero`) and a -1 the
+/// volume left over, computed on the values, which are then bound as fresh
+/// dims. Null when the shape has no static length.
+std::optional<SmallVector<TDim>> reshapeDimsFromValues(NodeContext &ctx,
+                                                       Value input, Value shape,
+                                                       bool allowZero) {
+  Type i64 = ctx.getBuilder().getI64Type();
+  int64_t rank = NodeContext::rank(input);
+  std::optional<int64_t> count = shapeOf(shape).size() == 1
+                                     ? shapeOf(shape)[0].getConstant()
+                                     : std::nullopt;
+  if (!count)
+    return std::nullopt;
+  Value requested = ctx.castTo(shape, i64);
+  Value inputDims = shapeTensor(ctx, input, 0, rank, i64);
+  auto fill = [&](int64_t value) { return i64Constant(ctx, value, {1}); };
+  if (!allowZero && *count > 0) {
+    // Dim i of the input for position i (positions past the rank copy
+    // nothing and keep their zero).
+    Value copied = sliceAxis(ctx, inputDims, 0, TDim(0),
+                             TDim(std::min<int64_t>(*count, rank)));
+    if (*count > rank)
+      copied = ctx.create<ConcatOp>(
+          ValueRange{copied,
+                     i64Constant(ctx, SmallVector<int64_t>(*count - rank, 0),
+                                 {*count - rank})},
+          int64_t(0));
+    requested = ctx.create<SelectOp>(ctx.binary<EqOp>(requested, fill(0)),
+                                     copied, requested);
+  }
+  if (*count > 0) {
+    Value inferred = ctx.binary<EqOp>(requested, fill(-1));
+    Value known =
+        ctx.create<ReduceOp>(ctx.create<SelectOp>(inferred, fill(1), requested),
+                             Reducer::Prod, ArrayRef<int64_t>{0});
+    Value total = rank == 0 ? fill(1)
+                            : ctx.create<ReduceOp>(inputDims, Reducer::Prod,
+                                                   ArrayRef<int64_t>{0});
+    requested = ctx.create<SelectOp>(inferred, ctx.binary<DivOp>(total, known),
+                                     requested);
+  }
+  if (!requested)
+    return std::nullopt;
+  return ctx.bindValuesAsDims(requested, "shape");
+}
+
 LogicalResult reshapeHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   Shape shape = shapeOf(input);
   SmallVector<TDim> requested;
+  bool allowZero = ctx.getOpset() >= 14 && ctx.getInt("allowzero", 0);
   if (ctx.getOpset() < 5) {
     std::optional<SmallVector<int64_t>> attr = ctx.getInts("shape");
     if (!attr)
       return ctx.error("missing shape attribute");
     requested = llvm::to_vector_of<TDim>(*attr);
-  } else {
-    FailureOr<SmallVector<TDim>> dims = shapeInput(ctx, 1, "shape");
-    if (failed(dims))
-      return failure();
+  } else if (std::optional<SmallVector<TDim>> dims = ctx.getDims(1)) {
     requested = *dims;
+  } else {
+    std::optional<SmallVector<TDim>> bound =
+        reshapeDimsFromValues(ctx, input, ctx.input(1), allowZero);
+    if (!bound)
+      return ctx.unsupported("a shape of unknown length");
+    outputs.push_back(reshapeToBoundDims(ctx, input, *bound));
+    return success();
   }
-  bool allowZero = ctx.getOpset() >= 14 && ctx.getInt("allowzero", 0);
   SmallVector<TDim> target;
   std::optional<size_t> inferred;
   for (auto [i, dim] : llvm::enumerate(requested)) {
@@ -592,6 +672,21 @@ LogicalResult flattenHandler(NodeContext &ctx, Outputs &outputs) {
 LogicalResult squeezeHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   Shape shape = shapeOf(input);
+  if (auto fromValues = axesFromValues(ctx, 13, 1)) {
+    // Axes known when the model runs: the dims off them, bound.
+    auto [axes, count] = *fromValues;
+    int64_t rank = shape.size();
+    if (count > rank)
+      return ctx.error(Twine(count) + " axes for rank " + Twine(rank));
+    Value dims = unflaggedDims(ctx, ctx.create<ShapeOfOp>(input),
+                               axisFlags(ctx, axes, rank), rank - count);
+    std::optional<SmallVector<TDim>> bound =
+        dims ? ctx.bindValuesAsDims(dims, "squeezed") : std::nullopt;
+    if (!bound)
+      return failure();
+    outputs.push_back(reshapeToBoundDims(ctx, input, *bound));
+    return success();
+  }
   FailureOr<std::optional<SmallVector<int64_t>>> given =
       axesOperand(ctx, 13, 1);
   if (failed(given))
@@ -626,6 +721,18 @@ LogicalResult squeezeHandler(NodeContext &ctx, Outputs &outputs) {
 
 LogicalResult unsqueezeHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
+  if (auto fromValues = axesFromValues(ctx, 13, 1)) {
+    // Axes known when the model runs: unit dims where they say, bound.
+    auto [axes, count] = *fromValues;
+    int64_t rank = NodeContext::rank(input) + count;
+    Value dims = dimsWithUnitsAt(ctx, input, axisFlags(ctx, axes, rank));
+    std::optional<SmallVector<TDim>> bound =
+        dims ? ctx.bindValuesAsDims(dims, "unsqueezed") : std::nullopt;
+    if (!bound)
+      return failure();
+    outputs.push_back(reshapeToBoundDims(ctx, input, *bound));
+    return success();
+  }
   FailureOr<std::optional<SmallVector<int64_t>>> given =
       axesOperand(ctx, 13, 1);
   if (failed(given))
@@ -807,6 +914,108 @@ Value resolveDynamicBound(NodeContext &ctx, Value bound, Value input,
   return ctx.binary<MinOp>(ctx.binary<MaxOp>(wrapped, zero), dim);
 }
 
+/// A Slice whose axes or steps only the model's values tell. Per axis that
+/// may be sliced (those of constant `axes`, else every axis, taking the
+/// defaults where the axes do not name it), the bounds are resolved on the
+/// values as ONNX says (negative from the end, clamped by the step's sign),
+/// the length bound to a fresh dim, and the positions start + step * i
+/// gathered.
+Value sliceFromValues(NodeContext &ctx, Value input,
+                      std::optional<SmallVector<int64_t>> axes, int64_t count) {
+  Type i64 = ctx.getBuilder().getI64Type();
+  int64_t rank = NodeContext::rank(input);
+  auto scalar = [&](int64_t v) { return i64Constant(ctx, v, {}); };
+  Value starts = ctx.castTo(ctx.input(1), i64);
+  Value ends = ctx.castTo(ctx.input(2), i64);
+  Value steps = ctx.hasInput(4)
+                    ? ctx.castTo(ctx.input(4), i64)
+                    : i64Constant(ctx, SmallVector<int64_t>(count, 1), {count});
+  SmallVector<int64_t> sliced;
+  std::function<Value(Value, int64_t, int64_t)> element;
+  if (axes) {
+    sliced = *axes;
+    element = [&](Value values, int64_t i, int64_t) {
+      return elementOf(ctx, values, i);
+    };
+  } else {
+    // [rank, count]: axis a is named by axes[j]; an axis no one names
+    // takes the default bound.
+    sliced = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    Value given = ctx.castTo(ctx.input(3), i64);
+    Value wrapped =
+        ctx.create<SelectOp>(ctx.binary<LtOp>(given, scalar(0)),
+                             ctx.binary<AddOp>(given, scalar(rank)), given);
+    Value named = ctx.binary<EqOp>(
+        i64Constant(ctx, llvm::to_vector(llvm::seq<int64_t>(0, rank)),
+                    {rank, 1}),
+        ctx.create<AddAxisOp>(wrapped, int64_t(0)));
+    Value any = ctx.create<ReduceOp>(named, Reducer::Any, ArrayRef<int64_t>{1});
+    element = [&, named, any](Value values, int64_t axis, int64_t fallback) {
+      Value picked = ctx.create<ReduceOp>(
+          ctx.create<SelectOp>(named, ctx.create<AddAxisOp>(values, int64_t(0)),
+                               i64Constant(ctx, 0, {1, 1})),
+          Reducer::Sum, ArrayRef<int64_t>{1});
+      Value full =
+          ctx.create<SelectOp>(any, picked, i64Constant(ctx, fallback, {1, 1}));
+      Value row = sliceAxis(ctx, full, 0, TDim(axis), TDim(axis + 1));
+      return ctx.create<RmAxisOp>(ctx.create<RmAxisOp>(row, int64_t(1)),
+                                  int64_t(0));
+    };
+  }
+  struct Bounds {
+    Value start, step, length;
+  };
+  SmallVector<Bounds> bounds;
+  SmallVector<Value> lengths;
+  for (auto [i, axis] : llvm::enumerate(sliced)) {
+    Value start = element(starts, i, 0);
+    Value end = element(ends, i, kLargeIndex);
+    Value step = element(steps, i, 1);
+    Value dim = dimScalar(ctx, input, axis, i64);
+    auto wrap = [&](Value v) {
+      return ctx.create<SelectOp>(ctx.binary<LtOp>(v, scalar(0)),
+                                  ctx.binary<AddOp>(v, dim), v);
+    };
+    auto clamp = [&](Value v, Value low, Value high) {
+      return ctx.binary<MinOp>(ctx.binary<MaxOp>(v, low), high);
+    };
+    start = wrap(start);
+    end = wrap(end);
+    Value last = ctx.binary<SubOp>(dim, scalar(1));
+    Value forward = ctx.binary<GtOp>(step, scalar(0));
+    start = ctx.create<SelectOp>(forward, clamp(start, scalar(0), dim),
+                                 clamp(start, scalar(0), last));
+    end = ctx.create<SelectOp>(forward, clamp(end, scalar(0), dim),
+                               clamp(end, scalar(-1), last));
+    Value span = ctx.create<SelectOp>(forward, ctx.binary<SubOp>(end, start),
+                                      ctx.binary<SubOp>(start, end));
+    Value stride = ctx.create<SelectOp>(forward, step, ctx.create<NegOp>(step));
+    span = ctx.binary<MaxOp>(span, scalar(0));
+    Value length = ctx.binary<DivOp>(
+        ctx.binary<AddOp>(span, ctx.binary<SubOp>(stride, scalar(1))), stride);
+    bounds.push_back({start, step, length});
+    lengths.push_back(ctx.create<AddAxisOp>(length, int64_t(0)));
+  }
+  Value allLengths =
+      lengths.size() == 1
+          ? lengths.front()
+          : ctx.create<ConcatOp>(ValueRange(lengths), int64_t(0));
+  std::optional<SmallVector<TDim>> bound =
+      allLengths ? ctx.bindValuesAsDims(allLengths, "slice") : std::nullopt;
+  if (!bound)
+    return {};
+  Value result = input;
+  for (auto [i, axis] : llvm::enumerate(sliced)) {
+    const Bounds &b = bounds[i];
+    Value counter = ctx.create<RangeOp>(scalar(0), b.length, scalar(1),
+                                        dimAttr(ctx, (*bound)[i]));
+    Value positions =
+        ctx.binary<AddOp>(ctx.binary<MulOp>(counter, b.step), b.start);
+    result = ctx.create<GatherOp>(result, positions, axis);
+  }
+  return result;
+}
+
 LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   Shape shape = shapeOf(input);
@@ -831,10 +1040,41 @@ LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
       return ctx.error("starts and ends must be 1-D integer tensors");
     starts = ctx.getDims(1);
     ends = ctx.getDims(2);
-    if (ctx.hasInput(3) && !(axes = ctx.getConstInts(3)))
-      return ctx.unsupported("non-constant axes");
-    if (ctx.hasInput(4) && !(steps = ctx.getConstInts(4)))
-      return ctx.unsupported("non-constant steps");
+    bool valueAxes = ctx.hasInput(3) && !(axes = ctx.getConstInts(3));
+    bool valueSteps = ctx.hasInput(4) && !(steps = ctx.getConstInts(4));
+    bool unitSteps =
+        !ctx.hasInput(4) ||
+        (steps && llvm::all_of(*steps, [](int64_t s) { return s == 1; }));
+    if (valueAxes || valueSteps || ((!starts || !ends) && !unitSteps)) {
+      // Axes or steps known when the model runs, or run-time bounds with
+      // strides.
+      std::optional<int64_t> count =
+          shapeOf(ctx.input(1)).front().getConstant();
+      if (!count)
+        return ctx.unsupported("starts of unknown length");
+      if (valueSteps && !isIndexVector(4))
+        return ctx.error("steps must be a 1-D integer tensor");
+      if (valueAxes && !isIndexVector(3))
+        return ctx.error("axes must be a 1-D integer tensor");
+      if (axes) {
+        FailureOr<SmallVector<int64_t>> normalized =
+            normalizeAxes(ctx, *axes, NodeContext::rank(input));
+        if (failed(normalized))
+          return failure();
+        for (int64_t &axis : *axes)
+          axis = *ctx.normalizeAxis(axis, NodeContext::rank(input));
+      }
+      if (steps && llvm::is_contained(*steps, 0))
+        return ctx.error("a slice step is 0");
+      if ((axes && static_cast<int64_t>(axes->size()) != *count) ||
+          (steps && static_cast<int64_t>(steps->size()) != *count))
+        return ctx.error("starts, axes and steps differ in length");
+      Value result = sliceFromValues(ctx, input, axes, *count);
+      if (!result)
+        return failure();
+      outputs.push_back(result);
+      return success();
+    }
   }
   // The number of sliced axes, from whichever operand tells it.
   int64_t count =
@@ -937,8 +1177,26 @@ LogicalResult splitHandler(NodeContext &ctx, Outputs &outputs) {
   SmallVector<TDim> sizes;
   std::optional<SmallVector<TDim>> split;
   if (ctx.getOpset() >= 13 || (ctx.getOpset() < 2 && ctx.hasInput(1))) {
-    if (ctx.hasInput(1) && !(split = ctx.getDims(1)))
-      return ctx.unsupported("non-constant split");
+    if (ctx.hasInput(1) && !(split = ctx.getDims(1))) {
+      // Sizes decided when the model runs: bound dims, the last part
+      // taking what the others leave (the model promises they add up).
+      std::optional<int64_t> n = shapeOf(ctx.input(1)).size() == 1
+                                     ? shapeOf(ctx.input(1))[0].getConstant()
+                                     : std::nullopt;
+      if (!n)
+        return ctx.unsupported("split sizes of unknown length");
+      // An empty axis splits into empty parts.
+      split = dim == TDim(0) ? SmallVector<TDim>(*n, TDim(0))
+                             : ctx.bindValuesAsDims(ctx.input(1), "split");
+      if (!split)
+        return ctx.unsupported("split sizes of unknown length");
+      if (!split->empty() && dim != TDim(0)) {
+        TDim others(0);
+        for (const TDim &size : ArrayRef<TDim>(*split).drop_back())
+          others += size;
+        split->back() = dim - others;
+      }
+    }
   } else if (std::optional<SmallVector<int64_t>> attr = ctx.getInts("split")) {
     split = llvm::to_vector_of<TDim>(*attr);
   }
@@ -1095,7 +1353,9 @@ LogicalResult scatterNdHandler(NodeContext &ctx, Outputs &outputs) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult expandHandler(NodeContext &ctx, Outputs &outputs) {
-  FailureOr<SmallVector<TDim>> requested = shapeInput(ctx, 1, "shape");
+  bool fromValues;
+  FailureOr<SmallVector<TDim>> requested =
+      shapeInput(ctx, 1, "shape", &fromValues);
   if (failed(requested))
     return failure();
   int64_t rank =
@@ -1106,7 +1366,9 @@ LogicalResult expandHandler(NodeContext &ctx, Outputs &outputs) {
   SmallVector<TDim> target(rank - requested->size(), TDim(1));
   llvm::append_range(target, *requested);
   for (auto [dim, wanted] : llvm::zip(shape, target)) {
-    if (wanted == TDim(1) || wanted == dim) {
+    // A dim other than 1 stays; a value decided at run time may only be 1
+    // or that dim there.
+    if (wanted == TDim(1) || wanted == dim || (fromValues && dim != TDim(1))) {
       wanted = dim;
       continue;
     }
@@ -1174,6 +1436,60 @@ TypedAttr scalarAttr(Type type, double value) {
                                       /*implicitTrunc=*/true));
 }
 
+/// A Pad whose pads only the model's values tell: per axis, the crops
+/// (negative pads) and pads are bound to fresh dims, the axis cut, and the
+/// border built from the fill value, the edges, or a reflection, then
+/// concatenated around it.
+Value padFromValues(NodeContext &ctx, Value input, ArrayRef<int64_t> axes,
+                    PadMode mode, Value fill) {
+  Type i64 = ctx.getBuilder().getI64Type();
+  int64_t count = axes.size();
+  Value pads = ctx.castTo(ctx.input(1), i64);
+  Value zero = i64Constant(ctx, 0, {1});
+  // [crop before, crop after, pad before, pad after] per axis.
+  Value crops = ctx.binary<MaxOp>(ctx.create<NegOp>(pads), zero);
+  Value grows = ctx.binary<MaxOp>(pads, zero);
+  Value amounts = ctx.create<ConcatOp>(ValueRange{crops, grows}, int64_t(0));
+  std::optional<SmallVector<TDim>> bound =
+      amounts ? ctx.bindValuesAsDims(amounts, "pad") : std::nullopt;
+  if (!bound)
+    return {};
+  Value result = input;
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t axis = axes[i];
+    TDim cropBefore = (*bound)[i], cropAfter = (*bound)[count + i];
+    TDim before = (*bound)[2 * count + i], after = (*bound)[3 * count + i];
+    TDim dim = shapeOf(result)[axis];
+    result = sliceAxis(ctx, result, axis, cropBefore, dim - cropAfter);
+    dim = shapeOf(result)[axis];
+    auto border = [&](const TDim &size, bool head) -> Value {
+      Shape shape = shapeOf(result);
+      shape[axis] = size;
+      switch (mode) {
+      case PadMode::Constant:
+        return ctx.create<BroadcastOp>(fill, shapeAttr(ctx, shape));
+      case PadMode::Edge: {
+        Value edge = head ? sliceAxis(ctx, result, axis, TDim(0), TDim(1))
+                          : sliceAxis(ctx, result, axis, dim - TDim(1), dim);
+        return ctx.create<BroadcastOp>(edge, shapeAttr(ctx, shape));
+      }
+      case PadMode::Reflect: {
+        Value mirrored =
+            head ? sliceAxis(ctx, result, axis, TDim(1), size + TDim(1))
+                 : sliceAxis(ctx, result, axis, dim - size - TDim(1),
+                             dim - TDim(1));
+        return reverseAxis(ctx, mirrored, axis);
+      }
+      }
+      llvm_unreachable("every pad mode is handled");
+    };
+    result = ctx.create<ConcatOp>(
+        ValueRange{border(before, true), result, border(after, false)},
+        int64_t(axis));
+  }
+  return result;
+}
+
 LogicalResult padHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   Shape shape = shapeOf(input);
@@ -1201,8 +1517,38 @@ LogicalResult padHandler(NodeContext &ctx, Outputs &outputs) {
       value = scalarAttr(elementType, fill);
   } else {
     pads = ctx.getConstInts(1);
-    if (!pads)
-      return ctx.unsupported("non-constant pads");
+    if (!pads) {
+      // Pads known when the model runs.
+      if (ctx.hasInput(3) && !ctx.getConstInts(3))
+        return ctx.unsupported("axes decided when the model runs");
+      SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+      if (ctx.hasInput(3))
+        axes = *ctx.getConstInts(3);
+      for (int64_t &axis : axes) {
+        FailureOr<int64_t> normalized = ctx.normalizeAxis(axis, rank);
+        if (failed(normalized))
+          return failure();
+        axis = *normalized;
+      }
+      if (shapeOf(ctx.input(1)) !=
+          Shape{TDim(2 * static_cast<int64_t>(axes.size()))})
+        return ctx.error("pads must hold two values per padded axis");
+      Value fill;
+      if (mode == PadMode::Constant) {
+        fill = ctx.hasInput(2) ? ctx.input(2) : Value();
+        if (fill && volume(shapeOf(fill)) != TDim(1))
+          return ctx.error("constant_value must hold one value");
+        fill = fill ? reshapeTo(ctx, fill, SmallVector<TDim>(rank, TDim(1)))
+                    : ctx.scalar(elementType, 0.0, rank);
+        if (NodeContext::elementType(fill) != elementType)
+          return ctx.error("constant_value is not of the data's type");
+      }
+      Value result = padFromValues(ctx, input, axes, mode, fill);
+      if (!result)
+        return failure();
+      outputs.push_back(result);
+      return success();
+    }
     if (ctx.hasInput(2)) {
       DenseElementsAttr fill = ctx.getConstant(2);
       if (!fill || fill.getNumElements() != 1)
@@ -1294,17 +1640,42 @@ LogicalResult rangeHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// OneHot whose depth or [off, on] values only the model's values decide:
+/// the positions 0..depth-1 (a range of a fresh length bound to the depth)
+/// compared with the indices pick `on` or `off` from the values.
+Value oneHotFromValues(NodeContext &ctx, Value indices, int64_t axis) {
+  Type i64 = ctx.getBuilder().getI64Type();
+  int64_t rank = NodeContext::rank(indices);
+  Value depth = ctx.castTo(ctx.input(1), i64);
+  if (NodeContext::rank(depth) == 0)
+    depth = ctx.create<AddAxisOp>(depth, int64_t(0));
+  std::optional<SmallVector<TDim>> bound = ctx.bindValuesAsDims(depth, "depth");
+  Value values = ctx.input(2);
+  if (!bound || bound->size() != 1 || shapeOf(values) != Shape{TDim(2)}) {
+    (void)ctx.error("depth must hold one value and values two");
+    return {};
+  }
+  TDim dim = bound->front();
+  Value depthScalar = ctx.create<RmAxisOp>(depth, int64_t(0));
+  indices = normalizeIndices(ctx, indices, dim, [&](Type type) {
+    return ctx.castTo(depthScalar, type);
+  });
+  Value positions =
+      ctx.create<RangeOp>(i64Constant(ctx, 0, {}), depthScalar,
+                          i64Constant(ctx, 1, {}), dimAttr(ctx, dim));
+  for (int64_t i = 0; i <= rank; ++i)
+    if (i != axis)
+      positions = ctx.create<AddAxisOp>(positions, i);
+  Value hit = ctx.binary<EqOp>(
+      ctx.create<AddAxisOp>(ctx.castTo(indices, i64), axis), positions);
+  SmallVector<TDim> ones(rank + 1, TDim(1));
+  Value off = reshapeTo(ctx, sliceAxis(ctx, values, 0, TDim(0), TDim(1)), ones);
+  Value on = reshapeTo(ctx, sliceAxis(ctx, values, 0, TDim(1), TDim(2)), ones);
+  return ctx.create<SelectOp>(hit, on, off);
+}
+
 LogicalResult oneHotHandler(NodeContext &ctx, Outputs &outputs) {
   Value indices = ctx.input(0);
-  std::optional<SmallVector<double>> depth = ctx.getConstFloats(1);
-  DenseElementsAttr values = ctx.getConstant(2);
-  if (!depth || depth->size() != 1)
-    return ctx.unsupported("non-constant depth");
-  if (!values || values.getNumElements() != 2)
-    return ctx.unsupported("values that are not a constant [off, on] pair");
-  int64_t dim = static_cast<int64_t>(depth->front());
-  if (dim < 1)
-    return ctx.error("depth " + Twine(dim) + " is not positive");
   FailureOr<int64_t> axis =
       ctx.normalizeAxis(ctx.getInt("axis", -1), NodeContext::rank(indices) + 1);
   if (failed(axis))
@@ -1313,6 +1684,19 @@ LogicalResult oneHotHandler(NodeContext &ctx, Outputs &outputs) {
   Type indexType = NodeContext::elementType(indices);
   if (!isa<IntegerType>(indexType) || indexType.isInteger(1))
     indices = ctx.castTo(indices, ctx.getBuilder().getI64Type());
+  std::optional<SmallVector<double>> depth = ctx.getConstFloats(1);
+  DenseElementsAttr values = ctx.getConstant(2);
+  if (!depth || !values) {
+    outputs.push_back(oneHotFromValues(ctx, indices, *axis));
+    return success();
+  }
+  if (depth->size() != 1)
+    return ctx.error("depth must hold one value");
+  if (values.getNumElements() != 2)
+    return ctx.error("values must be an [off, on] pair");
+  int64_t dim = static_cast<int64_t>(depth->front());
+  if (dim < 1)
+    return ctx.error("depth " + Twine(dim) + " is not positive");
   indices = normalizeIndices(ctx, indices, TDim(dim), [&](Type type) {
     return intConstant(ctx, dim, type, {});
   });

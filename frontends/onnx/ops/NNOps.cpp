@@ -549,12 +549,52 @@ LogicalResult maxUnpoolHandler(NodeContext &ctx, Outputs &outputs) {
 // Normalizations
 //===----------------------------------------------------------------------===//
 
+/// BatchNormalization-14/15 in training mode: normalized by the batch's
+/// own mean and (population) variance over every axis but the channels';
+/// the running statistics move towards them by `1 - momentum`.
+LogicalResult batchNormTraining(NodeContext &ctx, Value x, Outputs &outputs) {
+  int64_t rank = NodeContext::rank(x);
+  double epsilon = ctx.getFloat("epsilon", 1e-5f);
+  double momentum = ctx.getFloat("momentum", 0.9f);
+  Value scale = ctx.input(1), bias = ctx.input(2), mean = ctx.input(3),
+        var = ctx.input(4);
+  if (!scale || !bias || !mean || !var)
+    return ctx.error("expected scale, B, input_mean and input_var inputs");
+  SmallVector<int64_t> axes{0};
+  for (int64_t axis = 2; axis < rank; ++axis)
+    axes.push_back(axis);
+  Value batchMean = meanOver(ctx, x, axes);
+  Value centered = ctx.binary<SubOp>(x, batchMean);
+  Value batchVar = ctx.create<ReduceOp>(centered, Reducer::MeanOfSquares, axes);
+  Value invStd = ctx.create<RsqrtOp>(
+      ctx.binary<AddOp>(batchVar, ctx.scalarLike(batchVar, epsilon)));
+  outputs.push_back(
+      ctx.binary<AddOp>(ctx.binary<MulOp>(ctx.binary<MulOp>(centered, invStd),
+                                          channelwise(ctx, scale, rank)),
+                        channelwise(ctx, bias, rank)));
+  // The running statistics, per channel.
+  auto running = [&](Value previous, Value batch) {
+    Value perChannel = reshape(ctx, batch, 0, rank, {getShape(x)[1]});
+    return ctx.binary<AddOp>(
+        ctx.binary<MulOp>(previous, ctx.scalarLike(previous, momentum)),
+        ctx.binary<MulOp>(perChannel,
+                          ctx.scalarLike(perChannel, 1.0 - momentum)));
+  };
+  for (unsigned i = 1; i < ctx.getNumOutputs(); ++i)
+    outputs.push_back(i == 1   ? running(mean, batchMean)
+                      : i == 2 ? running(var, batchVar)
+                               : Value());
+  if (ctx.getNumOutputs() > 3)
+    return ctx.error("training mode has three outputs");
+  return success();
+}
+
 LogicalResult batchNormHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
     return failure();
   if (ctx.getOpset() >= 14 && ctx.getInt("training_mode", 0))
-    return ctx.unsupported("training_mode = 1");
+    return batchNormTraining(ctx, x, outputs);
   for (unsigned i = 1; i < ctx.getNumOutputs(); ++i)
     if (ctx.hasOutput(i))
       return ctx.unsupported("the training outputs (running or saved mean "
@@ -1104,7 +1144,8 @@ bool scaleIsImplied(const TDim &dim, const TDim &size, double scale) {
 }
 
 Value buildResize(NodeContext &ctx, Value x, ArrayRef<TDim> sizes,
-                  ArrayRef<double> scales, const ResizeMode &mode) {
+                  ArrayRef<double> scales, const ResizeMode &mode,
+                  Value scaleValues = {}) {
   // Scales are only spelled out when the output shape does not imply them.
   Shape input = getShape(x);
   bool implied =
@@ -1113,11 +1154,63 @@ Value buildResize(NodeContext &ctx, Value x, ArrayRef<TDim> sizes,
       });
   bool cubic = mode.interpolator == Interpolator::Cubic;
   return ctx.create<ResizeOp>(
-      x, ShapeAttr::get(ctx.getContext(), sizes), mode.transform,
+      x, scaleValues, ShapeAttr::get(ctx.getContext(), sizes), mode.transform,
       mode.interpolator, mode.nearest, implied ? ArrayRef<double>() : scales,
       APFloat(cubic ? mode.cubicCoeffA : -0.75), cubic && mode.excludeOutside,
       ArrayRef<double>(mode.roi),
       APFloat(mode.roi.empty() ? 0.0 : mode.extrapolationValue));
+}
+
+/// Scales that only the model's values decide (a graph input): the output
+/// dims of `axes` become fresh dims bound to `floor(in * scale)`, computed
+/// on the values, and stored into `sizes`; returns the scale of every axis
+/// (1 off `axes`) as a 1-D f64 tensor for tract.resize to read. Null, with
+/// the reason recorded, when `scales` has no static length of one value per
+/// axis of `axes`.
+Value bindScaledSizes(NodeContext &ctx, Value x, Value scales,
+                      ArrayRef<int64_t> axes, Shape &sizes) {
+  Shape given = getShape(scales);
+  if (given.size() != 1 ||
+      given[0] != TDim(static_cast<int64_t>(axes.size()))) {
+    (void)ctx.error("scales of shape [" + shapeToString(given) +
+                    "], expected one value per axis (" + Twine(axes.size()) +
+                    ")");
+    return {};
+  }
+  OpBuilder &b = ctx.getBuilder();
+  Type f64 = b.getF64Type(), i64 = b.getI64Type();
+  auto type = RankedTensorType::get({static_cast<int64_t>(axes.size())}, i64);
+  Value indices = ctx.constant(DenseElementsAttr::get(type, axes));
+  Value dims =
+      ctx.create<GatherOp>(ctx.create<ShapeOfOp>(x), indices, uint64_t(0));
+  Value wide = ctx.castTo(scales, f64);
+  Value scaled =
+      ctx.create<FloorOp>(ctx.binary<MulOp>(ctx.castTo(dims, f64), wide));
+  std::optional<SmallVector<TDim>> bound =
+      ctx.bindValuesAsDims(ctx.castTo(scaled, i64), "size");
+  if (!bound)
+    return {};
+  // One scale per axis: the given ones on `axes`, 1 elsewhere.
+  if (axes.size() == sizes.size()) {
+    for (auto [j, axis] : llvm::enumerate(axes))
+      sizes[axis] = (*bound)[j];
+    return wide;
+  }
+  SmallVector<Value> parts;
+  for (int64_t axis = 0; axis < static_cast<int64_t>(sizes.size()); ++axis) {
+    const int64_t *at = llvm::find(axes, axis);
+    if (at == axes.end()) {
+      parts.push_back(ctx.scalar(f64, 1.0, 1));
+      continue;
+    }
+    int64_t j = at - axes.begin();
+    sizes[axis] = (*bound)[j];
+    parts.push_back(ctx.create<SliceOp>(
+        wide, uint64_t(0), DimAttr::get(ctx.getContext(), TDim(j)),
+        DimAttr::get(ctx.getContext(), TDim(j + 1))));
+  }
+  return parts.size() == 1 ? parts.front()
+                           : ctx.create<ConcatOp>(parts, uint64_t(0));
 }
 
 /// Reads the coordinate transformation, nearest rounding and cubic
@@ -1220,10 +1313,26 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   SmallVector<double> scales(rank, 1.0);
   bool scaled = false;
   std::optional<SmallVector<double>> givenScales;
+  Value scaleValues;
   if (ctx.hasInput(scalesInput)) {
     givenScales = ctx.getConstFloats(scalesInput);
-    if (!givenScales)
-      return ctx.unsupported("non-constant scales");
+    Shape shape = getShape(ctx.input(scalesInput));
+    if (!givenScales && shape.size() == 1 && shape[0] == TDim(0))
+      givenScales.emplace();
+  }
+  if (ctx.hasInput(scalesInput) && !givenScales) {
+    if (mode.transform == CoordTransform::TfCropAndResize)
+      return ctx.unsupported("tf_crop_and_resize with scales decided when the "
+                             "model runs");
+    if (ctx.getOpset() >= 18 && ctx.getInt("antialias", 0) &&
+        mode.interpolator != Interpolator::Nearest)
+      return ctx.unsupported("antialias = 1 with linear or cubic mode and "
+                             "scales decided when the model runs");
+    scaleValues = bindScaledSizes(ctx, x, ctx.input(scalesInput), axes, sizes);
+    if (!scaleValues)
+      return failure();
+    outputs.push_back(buildResize(ctx, x, sizes, {}, mode, scaleValues));
+    return success();
   }
   if (givenScales && !givenScales->empty()) {
     if (givenScales->size() != axes.size())
@@ -1249,7 +1358,9 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   } else if (sizesInput && ctx.hasInput(sizesInput)) {
     std::optional<SmallVector<TDim>> given = ctx.getDims(sizesInput);
     if (!given)
-      return ctx.unsupported("sizes that are not a constant or a known shape");
+      given = ctx.bindValuesAsDims(ctx.input(sizesInput), "size");
+    if (!given)
+      return ctx.unsupported("sizes of unknown length");
     if (given->size() != axes.size())
       return ctx.error("sizes has " + Twine(given->size()) +
                        " values, expected " + Twine(axes.size()));
@@ -1334,8 +1445,16 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
       return ctx.error("missing scales");
   } else {
     scales = ctx.getConstFloats(1);
-    if (!scales)
-      return ctx.unsupported("non-constant scales");
+    if (!scales) {
+      int64_t rank = NodeContext::rank(x);
+      Shape sizes = getShape(x);
+      Value scaleValues =
+          bindScaledSizes(ctx, x, ctx.input(1), range(0, rank), sizes);
+      if (!scaleValues)
+        return failure();
+      outputs.push_back(buildResize(ctx, x, sizes, {}, mode, scaleValues));
+      return success();
+    }
   }
   int64_t rank = NodeContext::rank(x);
   if (static_cast<int64_t>(scales->size()) != rank)

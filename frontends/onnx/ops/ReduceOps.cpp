@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/NodeContext.h"
+#include "frontends/onnx/ops/ValueShapes.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -52,6 +53,9 @@ reductionAxes(NodeContext &ctx, Kind kind, int64_t rank) {
     given = ctx.getInts("axes");
   } else if (ctx.hasInput(1)) {
     given = ctx.getConstInts(1);
+    // An input of no elements needs no values.
+    if (!given && getShape(ctx.input(1)) == Shape{TDim(0)})
+      given.emplace();
     if (!given)
       return ctx.unsupported("axes must be a constant");
   }
@@ -80,13 +84,100 @@ Value reduce(NodeContext &ctx, Value x, Reducer reducer,
   return ctx.create<ReduceOp>(x, reducer, axes);
 }
 
+/// The axes of a reduction when only their values, known when the model
+/// runs, tell: a flag per axis, and the dims of the output with the reduced
+/// axes kept (1) and, unless `keepDims`, removed, bound to fresh symbols.
+struct ValueAxes {
+  Value flags;
+  SmallVector<TDim> keptDims;
+  std::optional<SmallVector<TDim>> removedDims;
+};
+
+FailureOr<ValueAxes> bindValueAxes(NodeContext &ctx, Value x, Value axes,
+                                   int64_t count, bool keepDims) {
+  int64_t rank = NodeContext::rank(x);
+  ValueAxes result;
+  result.flags = axisFlags(ctx, axes, rank);
+  Value dims = ctx.create<ShapeOfOp>(x);
+  Type i64 = ctx.getBuilder().getI64Type();
+  auto one = RankedTensorType::get({1}, i64);
+  Value kept = ctx.create<SelectOp>(
+      result.flags, ctx.constant(DenseElementsAttr::get(one, int64_t(1))),
+      dims);
+  std::optional<SmallVector<TDim>> bound =
+      kept ? ctx.bindValuesAsDims(kept, "reduced") : std::nullopt;
+  if (!bound)
+    return failure();
+  result.keptDims = *bound;
+  if (!keepDims) {
+    if (count > rank)
+      return ctx.error(Twine(count) + " axes for rank " + Twine(rank));
+    Value left = unflaggedDims(ctx, dims, result.flags, rank - count);
+    result.removedDims =
+        left ? ctx.bindValuesAsDims(left, "reduced") : std::nullopt;
+    if (!result.removedDims)
+      return failure();
+  }
+  return result;
+}
+
+/// `x` reduced over the flagged axes, keeping them: each axis is reduced or
+/// not by a select on its flag (a reduced axis holds its result along its
+/// whole length), then cut to its bound dim.
+Value reduceFlagged(NodeContext &ctx, Value x, Reducer reducer,
+                    const ValueAxes &axes) {
+  int64_t rank = NodeContext::rank(x);
+  SmallVector<TDim> ones(rank, TDim(1));
+  Value y = x;
+  for (int64_t axis = 0; axis < rank && y; ++axis) {
+    Value flag = ctx.create<SliceOp>(
+        axes.flags, uint64_t(0), DimAttr::get(ctx.getContext(), TDim(axis)),
+        DimAttr::get(ctx.getContext(), TDim(axis + 1)));
+    for (int64_t i = 1; i < rank && flag; ++i)
+      flag = ctx.create<AddAxisOp>(flag, i);
+    y = ctx.create<SelectOp>(flag, reduce(ctx, y, reducer, {axis}), y);
+  }
+  for (int64_t axis = 0; axis < rank && y; ++axis)
+    y = ctx.create<SliceOp>(
+        y, uint64_t(axis), DimAttr::get(ctx.getContext(), TDim(0)),
+        DimAttr::get(ctx.getContext(), axes.keptDims[axis]));
+  return y;
+}
+
 OpHandler reduceHandler(Kind kind) {
   return [kind](NodeContext &ctx, Outputs &outputs) -> LogicalResult {
     Value x = ctx.input(0);
     if (!x)
       return ctx.error("missing input");
+    std::optional<ValueAxes> valueAxes;
+    if (ctx.getOpset() >= axesInputSince(kind) && ctx.hasInput(1) &&
+        !ctx.getConstInts(1)) {
+      Shape shape = getShape(ctx.input(1));
+      std::optional<int64_t> count =
+          shape.size() == 1 ? shape[0].getConstant() : std::nullopt;
+      if (!count)
+        return ctx.unsupported("axes of unknown length");
+      if (*count > 0) {
+        if (kind == Kind::Mean || kind == Kind::LogSumExp)
+          return ctx.unsupported(ctx.getOpType() +
+                                 " over axes decided when the model runs");
+        FailureOr<ValueAxes> bound = bindValueAxes(ctx, x, ctx.input(1), *count,
+                                                   ctx.getInt("keepdims", 1));
+        if (failed(bound))
+          return failure();
+        valueAxes = *bound;
+      }
+    }
+    auto reduce = [&](NodeContext &ctx, Value v, Reducer reducer,
+                      ArrayRef<int64_t> axes) {
+      return valueAxes ? reduceFlagged(ctx, v, reducer, *valueAxes)
+                       : ::reduce(ctx, v, reducer, axes);
+    };
     FailureOr<std::optional<SmallVector<int64_t>>> found =
-        reductionAxes(ctx, kind, NodeContext::rank(x));
+        valueAxes
+            ? FailureOr<std::optional<SmallVector<int64_t>>>(
+                  std::optional<SmallVector<int64_t>>(SmallVector<int64_t>{}))
+            : reductionAxes(ctx, kind, NodeContext::rank(x));
     if (failed(found))
       return failure();
     if (!*found) {
@@ -139,7 +230,9 @@ OpHandler reduceHandler(Kind kind) {
       y = reduce(ctx, ctx.create<SquareOp>(x), Reducer::Sum, axes);
       break;
     }
-    if (!ctx.getInt("keepdims", 1))
+    if (valueAxes && valueAxes->removedDims)
+      y = reshapeToBoundDims(ctx, y, *valueAxes->removedDims);
+    else if (!ctx.getInt("keepdims", 1))
       y = removeAxes(ctx, y, axes);
     outputs.push_back(y);
     return success();
@@ -193,32 +286,25 @@ DenseElementsAttr cumSumMatrix(Type elementType, int64_t n, bool exclusive,
   return DenseElementsAttr::get(type, values);
 }
 
-/// CumSum as a contraction with a triangular 0/1 matrix along the axis.
-LogicalResult cumSumHandler(NodeContext &ctx, Outputs &outputs) {
-  Value x = ctx.input(0);
-  if (!x)
-    return ctx.error("missing input");
-  std::optional<SmallVector<int64_t>> axisValues = ctx.getConstInts(1);
-  if (!axisValues || axisValues->size() != 1)
-    return ctx.unsupported("the axis must be a constant scalar");
+/// The cumulative sum of `x` along `axis`, as a contraction with a
+/// triangular 0/1 matrix; null with the reason recorded when the axis is
+/// symbolic or too long for the matrix.
+Value cumSumAlong(NodeContext &ctx, Value x, int64_t axis) {
   int64_t rank = NodeContext::rank(x);
-  FailureOr<int64_t> axis = ctx.normalizeAxis(axisValues->front(), rank);
-  if (failed(axis))
-    return failure();
   Type elementType = NodeContext::elementType(x);
-  if (!elementType.isIntOrFloat() || elementType.isInteger(1))
-    return ctx.unsupported("cumulative sum of booleans");
-  std::optional<int64_t> length = getShape(x)[*axis].getConstant();
-  if (!length)
-    return ctx.unsupported("cumulative sum along the symbolic axis of size " +
-                           getShape(x)[*axis].toString());
+  std::optional<int64_t> length = getShape(x)[axis].getConstant();
+  if (!length) {
+    (void)ctx.unsupported("cumulative sum along the symbolic axis of size " +
+                          getShape(x)[axis].toString());
+    return {};
+  }
   constexpr int64_t kMaxLength = 4096;
-  if (*length > kMaxLength)
-    return ctx.unsupported("cumulative sum along an axis of " +
-                           llvm::Twine(*length) + " elements (at most " +
-                           llvm::Twine(kMaxLength) + ")");
-  if (rank > 25)
-    return ctx.unsupported("cumulative sum of rank " + llvm::Twine(rank));
+  if (*length > kMaxLength) {
+    (void)ctx.unsupported("cumulative sum along an axis of " +
+                          llvm::Twine(*length) + " elements (at most " +
+                          llvm::Twine(kMaxLength) + ")");
+    return {};
+  }
   Value matrix = ctx.constant(cumSumMatrix(elementType, *length,
                                            ctx.getInt("exclusive", 0),
                                            ctx.getInt("reverse", 0)));
@@ -227,10 +313,45 @@ LogicalResult cumSumHandler(NodeContext &ctx, Outputs &outputs) {
   for (int64_t i = 0; i < rank; ++i)
     input.push_back(static_cast<char>('a' + i));
   output = input;
-  output[*axis] = 'Z';
-  std::string expr =
-      input + ",Z" + std::string(1, input[*axis]) + "->" + output;
-  outputs.push_back(ctx.create<EinsumOp>(ValueRange{x, matrix}, expr));
+  output[axis] = 'Z';
+  std::string expr = input + ",Z" + std::string(1, input[axis]) + "->" + output;
+  return ctx.create<EinsumOp>(ValueRange{x, matrix}, expr);
+}
+
+LogicalResult cumSumHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  int64_t rank = NodeContext::rank(x);
+  Type elementType = NodeContext::elementType(x);
+  if (!elementType.isIntOrFloat() || elementType.isInteger(1))
+    return ctx.unsupported("cumulative sum of booleans");
+  if (rank > 25)
+    return ctx.unsupported("cumulative sum of rank " + llvm::Twine(rank));
+  if (std::optional<SmallVector<int64_t>> axisValues = ctx.getConstInts(1)) {
+    if (axisValues->size() != 1)
+      return ctx.error("the axis must be a scalar");
+    FailureOr<int64_t> axis = ctx.normalizeAxis(axisValues->front(), rank);
+    if (failed(axis))
+      return failure();
+    outputs.push_back(cumSumAlong(ctx, x, *axis));
+    return success();
+  }
+  // An axis known when the model runs: the sums along every axis, the one
+  // it names selected.
+  Value axis = ctx.input(1);
+  if (!axis || getShape(axis).size() > 1 || volume(getShape(axis)) != TDim(1))
+    return ctx.error("the axis must be a scalar");
+  Value flags = axisFlags(ctx, ctx.unsqueezeTo(axis, 1), rank);
+  Value y = cumSumAlong(ctx, x, rank - 1);
+  for (int64_t i = rank - 2; i >= 0 && y; --i) {
+    Value flag = ctx.create<SliceOp>(
+        flags, uint64_t(0), DimAttr::get(ctx.getContext(), TDim(i)),
+        DimAttr::get(ctx.getContext(), TDim(i + 1)));
+    flag = ctx.unsqueezeTo(flag, rank);
+    y = ctx.create<SelectOp>(flag, cumSumAlong(ctx, x, i), y);
+  }
+  outputs.push_back(y);
   return success();
 }
 

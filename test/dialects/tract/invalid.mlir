@@ -382,3 +382,20 @@ func.func @resize_roi(%x: tensor<2x8xf32>) {
   %0 = tract.resize %x {sizes = #tract.shape<[2, 4]>, coord_transform = #tract<coord_transform tf_crop_and_resize>} : tensor<2x8xf32> -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+func.func @resize_scale_values(%x: tensor<2x8xf32>, %s: tensor<1xf32>) {
+  // expected-error @+2 {{scale_values must be one scale per axis (2), in place of scales}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tract.resize %x, %s {sizes = #tract.shape<[2, 4]>} : tensor<2x8xf32>, tensor<1xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @bind_dims_count(%v: tensor<3xi64>) {
+  // expected-error @+1 {{binds 2 dims from values of shape [3]; it needs a 1-D tensor of 2 elements}}
+  tract.bind_dims %v {dims = #tract.shape<[a, b]>} : tensor<3xi64>
+  return
+}
