@@ -14,6 +14,7 @@
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -198,8 +199,36 @@ private:
   const SymbolValueMap &symbols;
 };
 
+/// The runtime's `tract_status tract_fail(const char *format, ...)`.
+constexpr llvm::StringLiteral kFailName = "tract_fail";
+
+/// The check of a branch's assertions: whether they all hold, and the
+/// message (a printf format and its int64 values) when they do not.
+struct BranchCheck {
+  Value holds;
+  std::string format;
+  SmallVector<Value> values;
+};
+
+/// `text` inside a printf format.
+std::string escapePercent(StringRef text) {
+  std::string escaped;
+  for (char c : text) {
+    escaped += c;
+    if (c == '%')
+      escaped += '%';
+  }
+  return escaped;
+}
+
+/// A tract.if whose branches rely on assertions checks those of the branch
+/// it takes first: when they fail, tract_fail records which and the results
+/// are empty tensors of the sizes the types say (the model's entry then
+/// returns an error status).
 struct IfLowering : public OpConversionPattern<IfOp> {
-  using OpConversionPattern::OpConversionPattern;
+  IfLowering(const TypeConverter &converter, MLIRContext *context,
+             const SymbolValueMap &symbols)
+      : OpConversionPattern(converter, context), symbols(symbols) {}
 
   LogicalResult
   matchAndRewrite(IfOp op, OpAdaptor adaptor,
@@ -209,6 +238,40 @@ struct IfLowering : public OpConversionPattern<IfOp> {
     if (failed(getTypeConverter()->convertTypes(op.getResultTypes(), types)))
       return failure();
     Value cond = extractOnlyElement(rewriter, loc, adaptor.getCond());
+    FailureOr<BranchCheck> thenCheck =
+        check(rewriter, op, op.getThenAssertionsAttr(), "then");
+    FailureOr<BranchCheck> elseCheck =
+        check(rewriter, op, op.getElseAssertionsAttr(), "else");
+    if (failed(thenCheck) || failed(elseCheck))
+      return failure();
+    scf::IfOp guarded;
+    if (thenCheck->holds || elseCheck->holds) {
+      Value yes =
+          arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1);
+      Value ok = arith::SelectOp::create(
+          rewriter, loc, cond, thenCheck->holds ? thenCheck->holds : yes,
+          elseCheck->holds ? elseCheck->holds : yes);
+      guarded = scf::IfOp::create(rewriter, loc, types, ok,
+                                  /*withElseRegion=*/true);
+      // The failure: report the branch's assertions, return empty results.
+      rewriter.setInsertionPointToStart(guarded.elseBlock());
+      auto report = scf::IfOp::create(rewriter, loc, cond,
+                                      /*withElseRegion=*/true);
+      for (auto [block, branch] :
+           {std::pair{report.thenBlock(), &*thenCheck},
+            std::pair{report.elseBlock(), &*elseCheck}}) {
+        if (!branch->holds)
+          continue;
+        OpBuilder b = OpBuilder::atBlockBegin(block);
+        fail(b, op, *branch);
+      }
+      rewriter.setInsertionPointAfter(report);
+      SmallVector<Value> empties;
+      for (Type type : op.getResultTypes())
+        empties.push_back(empty(rewriter, op, type));
+      scf::YieldOp::create(rewriter, loc, empties);
+      rewriter.setInsertionPointToStart(guarded.thenBlock());
+    }
     auto lowered = scf::IfOp::create(rewriter, loc, types, cond,
                                      /*addThenBlock=*/false,
                                      /*addElseBlock=*/false);
@@ -224,9 +287,122 @@ struct IfLowering : public OpConversionPattern<IfOp> {
       scf::YieldOp::create(rewriter, yield.getLoc(), values);
       rewriter.eraseOp(yield);
     }
-    rewriter.replaceOp(op, lowered.getResults());
+    if (!guarded) {
+      rewriter.replaceOp(op, lowered.getResults());
+      return success();
+    }
+    rewriter.setInsertionPointAfter(lowered);
+    scf::YieldOp::create(rewriter, loc, lowered.getResults());
+    rewriter.replaceOp(op, guarded.getResults());
     return success();
   }
+
+private:
+  /// Whether the assertions `texts` of `branch` hold (null holds when there
+  /// are none); an error when one reads a symbol nothing binds.
+  FailureOr<BranchCheck> check(OpBuilder &b, IfOp op, ArrayAttr texts,
+                               StringRef branch) const {
+    BranchCheck result;
+    if (!texts)
+      return result;
+    Location loc = op.getLoc();
+    Operation *func = getEnclosingFunction(op);
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    std::set<std::string> names;
+    SmallVector<std::string> quoted;
+    for (StringRef text : texts.getAsValueRange<StringAttr>()) {
+      std::vector<TDim> constraints;
+      std::string error;
+      if (!SymbolScope::parseAssertion(text, constraints, &error))
+        return op.emitError()
+               << "invalid assertion of its " << branch << " branch: " << error;
+      for (const TDim &constraint : constraints) {
+        Value value = symbols.materialize(b, loc, func, constraint);
+        if (!value)
+          return op.emitError()
+                 << "its " << branch << " branch relies on " << text
+                 << ", over symbols that nothing binds before it";
+        Value nonNegative = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::sge, value, zero);
+        result.holds =
+            result.holds
+                ? arith::AndIOp::create(b, loc, result.holds, nonNegative)
+                      .getResult()
+                : nonNegative;
+        constraint.collectSymbols(names);
+      }
+      quoted.push_back(escapePercent(text));
+    }
+    result.format = "the " + branch.str() + " branch taken by '" +
+                    escapePercent(nodeName(op)) + "' needs " +
+                    llvm::join(quoted, " and ");
+    SmallVector<std::string> parts;
+    for (const std::string &name : names) {
+      parts.push_back(name + "=%lld");
+      result.values.push_back(arith::IndexCastOp::create(
+          b, loc, b.getI64Type(),
+          symbols.materialize(b, loc, func, TDim::symbol(name))));
+    }
+    if (!parts.empty())
+      result.format += " (" + llvm::join(parts, ", ") + ")";
+    return result;
+  }
+
+  /// The name of the node `op` comes from, or its op name.
+  static std::string nodeName(Operation *op) {
+    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+      return name.getName().str();
+    return op->getName().getStringRef().str();
+  }
+
+  /// Calls tract_fail with the message of `branch`.
+  void fail(OpBuilder &b, Operation *op, const BranchCheck &branch) const {
+    Location loc = op->getLoc();
+    auto module = op->getParentOfType<ModuleOp>();
+    MLIRContext *context = b.getContext();
+    OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+    auto failFunc = module.lookupSymbol<LLVM::LLVMFuncOp>(kFailName);
+    if (!failFunc)
+      failFunc = LLVM::LLVMFuncOp::create(
+          moduleBuilder, loc, kFailName,
+          LLVM::LLVMFunctionType::get(IntegerType::get(context, 32),
+                                      {LLVM::LLVMPointerType::get(context)},
+                                      /*isVarArg=*/true));
+    std::string name;
+    for (unsigned i = 0;; ++i) {
+      name = "tract.branch_check" + std::to_string(i);
+      if (!module.lookupSymbol(name))
+        break;
+    }
+    // With its terminating NUL, as C reads it.
+    StringRef text(branch.format.c_str(), branch.format.size() + 1);
+    auto message = LLVM::GlobalOp::create(
+        moduleBuilder, loc,
+        LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
+        /*isConstant=*/true, LLVM::Linkage::Internal, name,
+        b.getStringAttr(text));
+    SmallVector<Value> arguments = {LLVM::AddressOfOp::create(b, loc, message)};
+    arguments.append(branch.values.begin(), branch.values.end());
+    LLVM::CallOp::create(b, loc, failFunc, arguments);
+  }
+
+  /// An empty tensor of `type` (a tract type), of the sizes its dims have
+  /// (0 for a dim nothing binds yet).
+  Value empty(OpBuilder &b, IfOp op, Type type) const {
+    Location loc = op.getLoc();
+    Operation *func = getEnclosingFunction(op);
+    auto tensorType = cast<RankedTensorType>(convertTractType(type));
+    SmallVector<Value> sizes;
+    for (auto [axis, dim] : llvm::enumerate(getShape(type))) {
+      if (!tensorType.isDynamicDim(axis))
+        continue;
+      Value size = symbols.materialize(b, loc, func, dim);
+      sizes.push_back(size ? size : arith::ConstantIndexOp::create(b, loc, 0));
+    }
+    return tensor::EmptyOp::create(b, loc, tensorType, sizes);
+  }
+
+  const SymbolValueMap &symbols;
 };
 
 } // namespace
@@ -235,5 +411,5 @@ void mlir::tract::populateControlLoweringPatterns(
     const TypeConverter &converter, const SymbolValueMap &symbols,
     RewritePatternSet &patterns) {
   patterns.add<ScanLowering>(converter, patterns.getContext(), symbols);
-  patterns.add<IfLowering>(converter, patterns.getContext());
+  patterns.add<IfLowering>(converter, patterns.getContext(), symbols);
 }

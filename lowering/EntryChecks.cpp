@@ -27,6 +27,11 @@ namespace {
 
 /// The runtime's `tract_status tract_set_error(const char *format, ...)`.
 constexpr llvm::StringLiteral kSetErrorName = "tract_set_error";
+/// The runtime's `tract_status tract_fail(const char *format, ...)`, which
+/// compiled code calls when a check inside the body fails, and
+/// `int32_t tract_take_failure(void)`, which tells whether it did.
+constexpr llvm::StringLiteral kFailName = "tract_fail";
+constexpr llvm::StringLiteral kTakeFailureName = "tract_take_failure";
 /// tract_status values.
 constexpr int32_t kStatusOk = 0;
 constexpr int32_t kStatusError = 1;
@@ -310,10 +315,26 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   // (not yielding from an scf.if) keeps the results' buffers as the body
   // and tensor.empty allocate them: no copy at the function boundary.
   auto returnWithStatus = [&](OpBuilder &b, SmallVector<Value> results,
-                              int32_t status) {
-    results.push_back(
-        arith::ConstantIntOp::create(b, loc, b.getI32Type(), status));
+                              Value status) {
+    results.push_back(status);
     func::ReturnOp::create(b, loc, results);
+  };
+  auto statusConstant = [&](OpBuilder &b, int32_t status) -> Value {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(), status);
+  };
+  // A body that checks what it does (the assertions of an If branch) calls
+  // tract_fail; the runtime then says whether it did.
+  auto bodyStatus = [&](OpBuilder &b) -> Value {
+    if (!module.lookupSymbol(kFailName))
+      return statusConstant(b, kStatusOk);
+    auto takeFailure = module.lookupSymbol<LLVM::LLVMFuncOp>(kTakeFailureName);
+    if (!takeFailure) {
+      OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+      takeFailure = LLVM::LLVMFuncOp::create(
+          moduleBuilder, loc, kTakeFailureName,
+          LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
+    }
+    return LLVM::CallOp::create(b, loc, takeFailure, ValueRange{}).getResult();
   };
   auto callBody = [&](OpBuilder &b) {
     SmallVector<Value> arguments;
@@ -330,7 +351,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
           result.getType() == type
               ? Value(result)
               : tensor::CastOp::create(b, loc, type, result).getResult());
-    returnWithStatus(b, results, kStatusOk);
+    returnWithStatus(b, results, bodyStatus(b));
   };
   Value ok = checks.allHold();
   if (!ok) {
@@ -354,6 +375,6 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
         builder, loc, tensorType,
         SmallVector<Value>(tensorType.getRank(), zero)));
   }
-  returnWithStatus(builder, empties, kStatusError);
+  returnWithStatus(builder, empties, statusConstant(builder, kStatusError));
   return success();
 }

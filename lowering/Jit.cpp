@@ -129,6 +129,12 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     symbols[interner("tract_set_error")] = {
         llvm::orc::ExecutorAddr::fromPtr(&tract_set_error),
         llvm::JITSymbolFlags::Exported};
+    symbols[interner("tract_fail")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tract_fail),
+        llvm::JITSymbolFlags::Exported};
+    symbols[interner("tract_take_failure")] = {
+        llvm::orc::ExecutorAddr::fromPtr(&tract_take_failure),
+        llvm::JITSymbolFlags::Exported};
     // Called by models instrumented with tract-instrument-profile.
     symbols[interner("tract_profile_enter")] = {
         llvm::orc::ExecutorAddr::fromPtr(&tract_profile_enter),

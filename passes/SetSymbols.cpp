@@ -195,6 +195,35 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
     return success();
   }
 
+  /// Substitutes the assertions of the If branches: those that become true
+  /// go; one that becomes false stays, to fail when its branch is taken.
+  void substituteBranchAssertions(ModuleOp module, const SymbolDims &dims) {
+    Builder builder(module.getContext());
+    module.walk([&](IfOp op) {
+      for (StringRef name : {op.getThenAssertionsAttrName().getValue(),
+                             op.getElseAssertionsAttrName().getValue()}) {
+        auto texts = op->getAttrOfType<ArrayAttr>(name);
+        if (!texts)
+          continue;
+        SmallVector<Attribute> kept;
+        for (auto text : texts.getAsValueRange<StringAttr>()) {
+          std::optional<DimRelation> relation = DimRelation::parse(text);
+          if (!relation) {
+            kept.push_back(builder.getStringAttr(text));
+            continue;
+          }
+          DimRelation substituted = relation->substitute(dims);
+          if (decide(substituted) != Outcome::Holds)
+            kept.push_back(builder.getStringAttr(substituted.toString()));
+        }
+        if (kept.empty())
+          op->removeAttr(name);
+        else
+          op->setAttr(name, builder.getArrayAttr(kept));
+      }
+    });
+  }
+
   /// Substitutes the scenarios' assertions; a scenario that becomes
   /// impossible is dropped.
   LogicalResult substituteScenarios(ModuleOp module, const SymbolDims &dims,
@@ -301,6 +330,7 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
     if (failed(substituteAssertions(module, dims, description)) ||
         failed(substituteScenarios(module, dims, description)))
       return failure();
+    substituteBranchAssertions(module, dims);
     FailureOr<SymbolScope> scope = getSymbolScope(module);
     if (failed(scope))
       return failure();

@@ -26,6 +26,23 @@ tract_status tract_set_error(const char *fmt, ...) {
   return TRACT_ERROR;
 }
 
+static _Thread_local int failed_in_model;
+
+tract_status tract_fail(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  vsnprintf(last_error, sizeof(last_error), fmt, args);
+  va_end(args);
+  failed_in_model = 1;
+  return TRACT_ERROR;
+}
+
+int32_t tract_take_failure(void) {
+  int32_t failed = failed_in_model;
+  failed_in_model = 0;
+  return failed;
+}
+
 /* OpenMP's, when the program links an OpenMP runtime: models compiled for
  * several threads need it, the runtime itself does not. */
 #if defined(__GNUC__) && !defined(__wasm__)

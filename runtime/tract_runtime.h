@@ -101,6 +101,18 @@ tract_status tract_set_error(const char *fmt, ...)
 #endif
     ;
 void tract_clear_error(void);
+/* Called by compiled code when a check inside the model fails (an
+ * assertion of the If branch it takes): records the message as
+ * tract_set_error does and marks the run failed; the model's entry function
+ * then returns TRACT_ERROR. */
+tract_status tract_fail(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+/* Whether tract_fail was called on this thread since the last call, which
+ * clears it. */
+int32_t tract_take_failure(void);
 
 /* Called by compiled code: copies between two strided buffers of the same
  * shape, given as unranked memref descriptors (a rank and a pointer to the

@@ -56,8 +56,15 @@ def Tract_IfOp : Tract_Op<"if", [RecursiveMemoryEffects,
   let description = [{
     `cond` is a boolean tensor of one element. Both regions yield values of
     the result types. Values defined above are visible inside.
+
+    `then_assertions` and `else_assertions` are relations between dims (as
+    the module's `tract.assertions`) that the ops of a branch rely on, such
+    as `(S+320)/512 == 1` for an axis it squeezes: they only hold when that
+    branch runs, and are checked when it is taken.
   }];
-  let arguments = (ins Tract_BoolTensor:$cond);
+  let arguments = (ins Tract_BoolTensor:$cond,
+                   OptionalAttr<StrArrayAttr>:$then_assertions,
+                   OptionalAttr<StrArrayAttr>:$else_assertions);
   let results = (outs Variadic<Tract_Tensor>:$outputs);
   let regions = (region SizedRegion<1>:$then_region, SizedRegion<1>:$else_region);
   let assemblyFormat = [{

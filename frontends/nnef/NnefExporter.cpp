@@ -965,6 +965,9 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
 /// the values the regions use from outside (`inputs`) and returning what the
 /// region yields.
 FailureOr<std::string> GraphWriter::ifExpression(IfOp op) {
+  if (op.getThenAssertions() || op.getElseAssertions())
+    return unsupported(op)
+           << "its branches rely on assertions that NNEF cannot tie to them";
   SmallVector<Value> captured;
   for (Region *region : {&op.getThenRegion(), &op.getElseRegion()})
     region->walk([&](Operation *inner) {

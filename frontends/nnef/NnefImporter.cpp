@@ -1446,7 +1446,7 @@ std::optional<NValue> mlir::tract::nnef::ifOp(Invocation &call) {
   for (Value v : yields[0])
     types.push_back(v.getType());
   OperationState state(call.loc, IfOp::getOperationName());
-  IfOp::build(model.builder, state, types, *cond);
+  IfOp::build(model.builder, state, types, *cond, ArrayAttr(), ArrayAttr());
   state.regions[0]->push_back(blocks[0].release());
   state.regions[1]->push_back(blocks[1].release());
   Operation *op = model.builder.create(state);

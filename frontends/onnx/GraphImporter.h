@@ -48,6 +48,9 @@ struct ModelState {
   /// prove (`(unk+320)/512 == 1` for a squeezed axis), for the module's
   /// `tract.assertions`, checked when the model runs.
   std::vector<std::string> assertions;
+  /// Where assertions go while an If branch is imported: they hold only
+  /// when that branch runs (null: the model's).
+  std::vector<std::string> *branchAssertions = nullptr;
 };
 
 /// The MLIR element type of an ONNX `TensorProto.DataType`, or null with

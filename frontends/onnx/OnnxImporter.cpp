@@ -88,8 +88,10 @@ TDim GraphImporter::freshSymbol(StringRef hint) {
 
 void GraphImporter::assumeEqual(const TDim &actual, const TDim &expected) {
   std::string text = actual.toString() + " == " + expected.toString();
-  if (!llvm::is_contained(model.assertions, text))
-    model.assertions.push_back(text);
+  std::vector<std::string> &assertions =
+      model.branchAssertions ? *model.branchAssertions : model.assertions;
+  if (!llvm::is_contained(assertions, text))
+    assertions.push_back(text);
 }
 
 Location GraphImporter::nodeLocation(StringRef name) {

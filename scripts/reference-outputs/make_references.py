@@ -53,19 +53,20 @@ def speech(rng, samples, rate=16000):
     return wave.astype(np.float32)
 
 
-def silero(rng, run, states, context=0):
-    """A 512-sample chunk at 16 kHz, preceded by `context` samples of the
-    previous one as Silero's own wrapper feeds its v5 models, with the state
-    the model reaches on the speech before it: six chunks run from a zero
-    state (the speech probability is then about 0.9, not saturated).
-    `states` maps each state input to the output carrying it on."""
-    chunk, warmup = 512, 6
-    audio = speech(rng, context + chunk * (warmup + 1))[np.newaxis]
+def silero(rng, run, states, context=0, rate=16000):
+    """A chunk of 512 samples at 16 kHz (256 at 8 kHz), preceded by
+    `context` samples of the previous one as Silero's own wrapper feeds its
+    v5 models, with the state the model reaches on the speech before it: six
+    chunks run from a zero state (the speech probability is then about 0.9,
+    not saturated). `states` maps each state input to the output carrying
+    it on."""
+    chunk, warmup = (512 if rate == 16000 else 256), 6
+    audio = speech(rng, context + chunk * (warmup + 1), rate)[np.newaxis]
     shapes = {"state": (2, 1, 128), "h": (2, 1, 64), "c": (2, 1, 64)}
     carried = {name: np.zeros(shapes[name], np.float32) for name in states}
     for i in range(warmup + 1):
         inputs = {"input": audio[:, chunk * i:context + chunk * (i + 1)],
-                  "sr": np.array(16000, dtype=np.int64), **carried}
+                  "sr": np.array(rate, dtype=np.int64), **carried}
         if i == warmup:
             return inputs
         outputs = run(inputs)
@@ -134,10 +135,14 @@ def blazeface(rng, size):
 
 # model -> function of a numpy Generator and of a function running the model
 # on onnxruntime (inputs -> outputs), giving {input name: array}. Dynamic
-# dims are kept small so that the bundles stay small.
+# dims are kept small so that the bundles stay small. `MODEL:VARIANT` is a
+# second bundle of the same model, MODEL-STEM.VARIANT.npz.
 MODELS = {
     "silero_vad_v5.onnx": lambda rng, run: silero(
         rng, run, {"state": "stateN"}),
+    # Its other branch: 8 kHz audio, 256-sample chunks.
+    "silero_vad_v5.onnx:8k": lambda rng, run: silero(
+        rng, run, {"state": "stateN"}, rate=8000),
     # This Silero v5 build says "no speech" (p < 0.01) to any 512-sample
     # chunk without its 64 samples of context.
     "silero_vad_jjhbw.onnx": lambda rng, run: silero(
@@ -207,6 +212,14 @@ def run_onnxruntime(node_path, model, inputs):
         return outputs
 
 
+def bundle_name(name):
+    """The reference bundle of MODELS entry `name`: MODEL-STEM.npz, or
+    MODEL-STEM.VARIANT.npz for `MODEL:VARIANT`."""
+    file, _, variant = name.partition(":")
+    return os.path.splitext(file)[0] + ("." + variant if variant else "") + \
+        ".npz"
+
+
 def write_cases(doc, seed, cases, out_dir):
     """The main of the scripts that write test models next to their inputs
     and onnxruntime's outputs: `cases(rng)` yields (name, model, inputs)
@@ -251,7 +264,8 @@ def main():
                 hashes[name] = digest
     status = 0
     for name in names:
-        model = os.path.join(args.models, name)
+        file, _, variant = name.partition(":")
+        model = os.path.join(args.models, file)
         if not os.path.exists(model):
             sys.exit("make_references: %s is missing "
                      "(scripts/fetch-models.sh fetches it)" % model)
@@ -266,9 +280,9 @@ def main():
         if clash:
             sys.exit("make_references: %s: names both input and output: %s"
                      % (name, ", ".join(sorted(clash))))
-        bundle = os.path.join(args.out, os.path.splitext(name)[0] + ".npz")
+        bundle = os.path.join(args.out, bundle_name(name))
         write_npz(bundle, {**inputs, **outputs})
-        hashes[name] = sha256(model)
+        hashes[file] = sha256(model)
         size = os.path.getsize(bundle)
         shapes = ", ".join(
             "%s %s" % (key, "x".join(map(str, value.shape)) or "scalar")

@@ -129,3 +129,39 @@ module attributes {tract.symbols = ["S"]} {
     return %r : tensor<f32>
   }
 }
+
+// -----
+
+// A branch that relies on an assertion runs only when it holds; otherwise
+// tract_fail reports it and the results are empty tensors of their sizes.
+// CHECK-LABEL: func.func @if_assertions(
+// CHECK-SAME:    %[[C:[^:]*]]: tensor<1xi1> {bufferization.writable = false}, %[[X:[^:]*]]: tensor<?xf32>
+// CHECK:         %[[S:.*]] = tensor.dim %[[X]]
+// CHECK:         %[[COND:.*]] = tensor.extract %[[C]]
+// CHECK:         %[[HOLDS:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK:         %[[SV:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK:         %[[OK:.*]] = arith.select %[[COND]], %[[HOLDS]], %{{.*}} : i1
+// CHECK:         %[[R:.*]] = scf.if %[[OK]] -> (tensor<1xf32>) {
+// CHECK:           %[[IN:.*]] = scf.if %[[COND]] -> (tensor<1xf32>) {
+// CHECK:             tensor.extract_slice %[[X]][0] [1] [1]
+// CHECK:           scf.yield %[[IN]] : tensor<1xf32>
+// CHECK:         } else {
+// CHECK:           scf.if %[[COND]] {
+// CHECK:             %[[MSG:.*]] = llvm.mlir.addressof @tract.branch_check0 : !llvm.ptr
+// CHECK:             llvm.call @tract_fail(%[[MSG]], %[[SV]])
+// CHECK:           %[[EMPTY:.*]] = tensor.empty() : tensor<1xf32>
+// CHECK:           scf.yield %[[EMPTY]] : tensor<1xf32>
+// LLVM-LABEL: llvm.func @if_assertions(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @if_assertions(%c: tensor<1xi1>, %x: tensor<?xf32, #tract.dims<[S]>>) -> tensor<1xf32> {
+    %r = tract.if %c : tensor<1xi1> -> tensor<1xf32> {
+      %s = tract.slice %x {axis = 0 : i64, start = #tract.dim<0>, end = #tract.dim<1>} : tensor<?xf32, #tract.dims<[S]>> -> tensor<1xf32>
+      tract.yield %s : tensor<1xf32>
+    } else {
+      %z = tract.const dense<0.0> : tensor<1xf32>
+      tract.yield %z : tensor<1xf32>
+    } {then_assertions = ["S == 1"]}
+    return %r : tensor<1xf32>
+  }
+}

@@ -221,3 +221,26 @@ module {
     return %0 : tensor<2xf32>
   }
 }
+
+// -----
+
+// A body that checks an If branch's assertions calls tract_fail; the entry
+// returns what tract_take_failure says as its status.
+// CHECK-LABEL: func.func @body_checks(
+// CHECK:         %[[Y:.*]] = call @body_checks.body(
+// CHECK:         %[[STATUS:.*]] = llvm.call @tract_take_failure() : () -> i32
+// CHECK-NEXT:    return %{{.*}}, %[[STATUS]] : tensor<?xf32>, i32
+// LLVM-LABEL: llvm.func @body_checks(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @body_checks(%c: tensor<1xi1>, %x: tensor<?xf32, #tract.dims<[S]>>) -> tensor<1xf32> {
+    %r = tract.if %c : tensor<1xi1> -> tensor<1xf32> {
+      %s = tract.slice %x {axis = 0 : i64, start = #tract.dim<0>, end = #tract.dim<1>} : tensor<?xf32, #tract.dims<[S]>> -> tensor<1xf32>
+      tract.yield %s : tensor<1xf32>
+    } else {
+      %z = tract.const dense<0.0> : tensor<1xf32>
+      tract.yield %z : tensor<1xf32>
+    } {else_assertions = ["S >= 2"]}
+    return %r : tensor<1xf32>
+  }
+}

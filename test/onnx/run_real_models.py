@@ -4,7 +4,9 @@ reference bundle and checks the outputs at --approx approximate.
 
 The bundles (inputs and onnxruntime's outputs, under the model's names) and
 models.sha256 (the model files they were made from) are written by
-scripts/make-reference-outputs.sh. Prints one line per model:
+scripts/make-reference-outputs.sh. A spec MODEL:VARIANT runs MODEL on its
+second bundle MODEL-STEM.VARIANT.npz; @FACT parts are given as `-i FACT`.
+Prints one line per model:
 
   ok    the outputs match; the largest absolute difference from onnxruntime
         and the largest share of the tolerance used are shown;
@@ -71,10 +73,12 @@ def differences(reference, saved):
 
 
 def run_one(args, spec, expected_failure, hashes, work):
-    model, *facts = spec.split("@")
+    name, *facts = spec.split("@")
+    # MODEL:VARIANT runs the model on its bundle MODEL-STEM.VARIANT.npz.
+    model, _, variant = name.partition(":")
+    stem = os.path.splitext(model)[0] + ("." + variant if variant else "")
     path = os.path.join(args.models, model)
-    reference = os.path.join(args.references,
-                             os.path.splitext(model)[0] + ".npz")
+    reference = os.path.join(args.references, stem + ".npz")
     if not os.path.exists(path):
         return "FAIL", "missing (scripts/fetch-models.sh fetches it)"
     if not os.path.exists(reference):
@@ -84,7 +88,7 @@ def run_one(args, spec, expected_failure, hashes, work):
         return "FAIL", ("not the model file the reference was made from "
                         "(models.sha256); refetch it or rerun "
                         "scripts/make-reference-outputs.sh")
-    saved = os.path.join(work, os.path.splitext(model)[0] + ".npz")
+    saved = os.path.join(work, stem + ".npz")
     command = [args.tract, "--threads", str(args.threads)]
     command += ["-O"] if args.optimize else []
     for fact in facts:
@@ -132,7 +136,7 @@ def main():
                         help="tract --threads for every run")
     parser.add_argument("--optimize", action="store_true",
                         help="run the decluttered model (tract -O)")
-    parser.add_argument("specs", nargs="+", metavar="MODEL[@FACT]...")
+    parser.add_argument("specs", nargs="+", metavar="MODEL[:VARIANT][@FACT]...")
     args = parser.parse_args()
 
     expected = dict(entry.split("=", 1) for entry in args.expect_failure)

@@ -112,14 +112,21 @@ bool isConstantTrue(Value value) {
 // If
 //===----------------------------------------------------------------------===//
 
-/// Imports one branch into a region block and yields its outputs.
+/// Imports one branch into a region block and yields its outputs; the
+/// assertions its ops record go to `assertions`, as they only hold when the
+/// branch runs.
 FailureOr<SmallVector<Value>>
-importBranch(NodeContext &ctx, const ::onnx::GraphProto &graph, Block *block) {
+importBranch(NodeContext &ctx, const ::onnx::GraphProto &graph, Block *block,
+             std::vector<std::string> &assertions) {
   OpBuilder &builder = ctx.getBuilder();
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToEnd(block);
+  ModelState &model = ctx.getGraph().getModel();
+  std::vector<std::string> *outer = model.branchAssertions;
+  model.branchAssertions = &assertions;
   FailureOr<SmallVector<Value>> values =
       ctx.getGraph().importSubgraph(graph, {}, builder);
+  model.branchAssertions = outer;
   if (failed(values))
     return failure();
   YieldOp::create(builder, ctx.getLoc(), *values);
@@ -156,12 +163,13 @@ LogicalResult ifHandler(NodeContext &ctx, Outputs &outputs) {
   if (!cond)
     return ctx.error("the condition is missing");
   PendingRegions regions(ctx, IfOp::getOperationName(), 2);
+  std::vector<std::string> thenAssertions, elseAssertions;
   FailureOr<SmallVector<Value>> thenValues =
-      importBranch(ctx, *thenGraph, regions.addBlock(0));
+      importBranch(ctx, *thenGraph, regions.addBlock(0), thenAssertions);
   if (failed(thenValues))
     return failure();
   FailureOr<SmallVector<Value>> elseValues =
-      importBranch(ctx, *elseGraph, regions.addBlock(1));
+      importBranch(ctx, *elseGraph, regions.addBlock(1), elseAssertions);
   if (failed(elseValues))
     return failure();
   SmallVector<Type> types;
@@ -192,7 +200,14 @@ LogicalResult ifHandler(NodeContext &ctx, Outputs &outputs) {
     types.push_back(thenValue.getType());
   }
   OperationState state(ctx.getLoc(), IfOp::getOperationName());
-  IfOp::build(ctx.getBuilder(), state, types, cond);
+  auto strings = [&](ArrayRef<std::string> texts) -> ArrayAttr {
+    if (texts.empty())
+      return {};
+    return ctx.getBuilder().getStrArrayAttr(
+        llvm::to_vector_of<StringRef>(texts));
+  };
+  IfOp::build(ctx.getBuilder(), state, types, cond, strings(thenAssertions),
+              strings(elseAssertions));
   regions.moveInto(state);
   Operation *op = ctx.createWithTypes(state);
   if (!op)

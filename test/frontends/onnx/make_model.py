@@ -166,6 +166,28 @@ def if_dim_equal():
                              opset_imports=[helper.make_opsetid("", 16)])
 
 
+def if_branch_squeeze():
+    """If on a boolean input: squeeze axis 1 of x, or sum over it. Only the
+    squeezing branch needs that dim to be 1."""
+    then_graph = helper.make_graph(
+        [helper.make_node("Squeeze", ["x", "axes"], ["squeezed"])], "then",
+        [], [helper.make_tensor_value_info("squeezed", F32, None)])
+    else_graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["x", "axes"], ["summed"],
+                          keepdims=0)], "else",
+        [], [helper.make_tensor_value_info("summed", F32, None)])
+    branch = helper.make_node("If", ["c"], ["y"], then_branch=then_graph,
+                              else_branch=else_graph)
+    graph = helper.make_graph(
+        [branch], "if_branch_squeeze",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", F32, ["N", "K"])],
+        [helper.make_tensor_value_info("y", F32, None)],
+        [const("axes", [1], np.int64)])
+    return helper.make_model(graph, ir_version=8,
+                             opset_imports=[helper.make_opsetid("", 16)])
+
+
 def lstm_state_batch():
     """An LSTM whose initial state has its own symbolic batch."""
     rng = np.random.default_rng(3)
@@ -182,6 +204,7 @@ def lstm_state_batch():
 
 
 MODELS["if_dim_equal"] = if_dim_equal
+MODELS["if_branch_squeeze"] = if_branch_squeeze
 MODELS["lstm_state_batch"] = lstm_state_batch
 MODELS["squeeze_symbolic"] = squeeze_symbolic
 MODELS["add_symbolic"] = add_symbolic
