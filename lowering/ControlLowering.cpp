@@ -210,17 +210,6 @@ struct BranchCheck {
   SmallVector<Value> values;
 };
 
-/// `text` inside a printf format.
-std::string escapePercent(StringRef text) {
-  std::string escaped;
-  for (char c : text) {
-    escaped += c;
-    if (c == '%')
-      escaped += '%';
-  }
-  return escaped;
-}
-
 /// A tract.if whose branches rely on assertions checks those of the branch
 /// it takes first: when they fail, tract_fail records which and the results
 /// are empty tensors of the sizes the types say (the model's entry then
@@ -331,10 +320,10 @@ private:
                 : nonNegative;
         constraint.collectSymbols(names);
       }
-      quoted.push_back(escapePercent(text));
+      quoted.push_back(escapeFormat(text));
     }
     result.format = "the " + branch.str() + " branch taken by '" +
-                    escapePercent(nodeName(op)) + "' needs " +
+                    escapeFormat(nodeName(op)) + "' needs " +
                     llvm::join(quoted, " and ");
     SmallVector<std::string> parts;
     for (const std::string &name : names) {

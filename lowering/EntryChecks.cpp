@@ -47,17 +47,6 @@ Type withDynamicDims(Type type) {
       tensorType.getElementType());
 }
 
-/// `text` inside a printf format.
-std::string escapeFormat(StringRef text) {
-  std::string escaped;
-  for (char c : text) {
-    escaped += c;
-    if (c == '%')
-      escaped += '%';
-  }
-  return escaped;
-}
-
 /// Emits checks one after the other at the builder's point; the first that
 /// fails calls tract_set_error with its message.
 class CheckSequence {

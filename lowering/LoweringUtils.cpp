@@ -189,6 +189,16 @@ SmallVector<std::string> SymbolValueMap::getComputedSymbols(Operation *op) {
   return names;
 }
 
+std::string mlir::tract::escapeFormat(StringRef text) {
+  std::string escaped;
+  for (char c : text) {
+    escaped += c;
+    if (c == '%')
+      escaped += '%';
+  }
+  return escaped;
+}
+
 const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {
   auto it = symbols.find(func);
   return it == symbols.end() ? nullptr : &it->second;

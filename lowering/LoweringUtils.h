@@ -104,6 +104,10 @@ private:
   mutable llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;
 };
 
+/// `text` inside a printf format (its `%` doubled), for the messages that
+/// compiled checks pass to the runtime.
+std::string escapeFormat(StringRef text);
+
 /// The function an op is lowered within.
 Operation *getEnclosingFunction(Operation *op);
 

@@ -33,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <set>
@@ -1399,7 +1400,8 @@ struct SumPoolLowering : public NNPattern<SumPoolOp> {
 struct ResizedAxis {
   size_t axis;
   Value in, out, scale, last;
-  double roiStart = 0, roiEnd = 1;
+  /// The box of tf_crop_and_resize (f64), in units of in - 1.
+  Value roiStart, roiEnd;
 };
 
 /// The input coordinate (f64) of output coordinate `y` (f64) along `axis`,
@@ -1451,11 +1453,12 @@ Value sourceCoordinate(OpBuilder &b, Location loc, CoordTransform transform,
   }
   case CoordTransform::TfCropAndResize: {
     Value span = subf(axis.in, one);
-    Value start = mulf(constant(axis.roiStart), span);
-    Value stretched = addf(
-        start, divf(mulf(y, mulf(constant(axis.roiEnd - axis.roiStart), span)),
-                    subf(axis.out, one)));
-    Value centre = mulf(constant((axis.roiStart + axis.roiEnd) / 2), span);
+    Value start = mulf(axis.roiStart, span);
+    Value stretched =
+        addf(start, divf(mulf(y, mulf(subf(axis.roiEnd, axis.roiStart), span)),
+                         subf(axis.out, one)));
+    Value centre =
+        mulf(mulf(addf(axis.roiStart, axis.roiEnd), constant(0.5)), span);
     return arith::SelectOp::create(b, loc, single, centre, stretched);
   }
   }
@@ -1595,8 +1598,21 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
             rewriter, loc, f64, rewriter.getF64FloatAttr(scales[axis]));
       }
       if (crop) {
-        entry.roiStart = roi[axis];
-        entry.roiEnd = roi[input.size() + axis];
+        auto bound = [&](size_t at) -> Value {
+          if (Value values = adaptor.getRoiValues()) {
+            Value v = tensor::ExtractOp::create(
+                rewriter, loc, values,
+                ValueRange{arith::ConstantIndexOp::create(rewriter, loc, at)});
+            return v.getType() == f64
+                       ? v
+                       : arith::ExtFOp::create(rewriter, loc, f64, v)
+                             .getResult();
+          }
+          return arith::ConstantOp::create(rewriter, loc, f64,
+                                           rewriter.getF64FloatAttr(roi[at]));
+        };
+        entry.roiStart = bound(axis);
+        entry.roiEnd = bound(input.size() + axis);
       }
       resized.push_back(entry);
     }
@@ -1799,6 +1815,111 @@ Value reflect(const F64Math &m, Value x, Value low, Value high) {
 /// `align_corners`, the image's edges without).
 struct SampledAxis {
   Value length, last, low, high;
+};
+
+/// SplitMix64's finalizer: a bijective mix of 64 bits.
+Value splitMix(OpBuilder &b, Location loc, Value z) {
+  Type i64 = b.getI64Type();
+  auto constant = [&](uint64_t v) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, i64, b.getIntegerAttr(i64, static_cast<int64_t>(v)));
+  };
+  auto xorShift = [&](Value v, int64_t bits) -> Value {
+    return arith::XOrIOp::create(
+        b, loc, v, arith::ShRUIOp::create(b, loc, v, constant(bits)));
+  };
+  z = arith::AddIOp::create(b, loc, z, constant(0x9E3779B97F4A7C15ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 30),
+                            constant(0xBF58476D1CE4E5B9ull));
+  z = arith::MulIOp::create(b, loc, xorShift(z, 27),
+                            constant(0x94D049BB133111EBull));
+  return xorShift(z, 31);
+}
+
+/// The top 53 bits of `z` as an f64 in [0, 1), or (0, 1] with `open0`.
+Value unitInterval(OpBuilder &b, Location loc, Value z, bool open0) {
+  Type i64 = b.getI64Type(), f64 = b.getF64Type();
+  Value bits = arith::ShRUIOp::create(
+      b, loc, z,
+      arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(11)));
+  if (open0)
+    bits = arith::AddIOp::create(
+        b, loc, bits,
+        arith::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(1)));
+  Value real = arith::UIToFPOp::create(b, loc, f64, bits);
+  return arith::MulFOp::create(
+      b, loc, real,
+      arith::ConstantOp::create(b, loc, f64,
+                                b.getF64FloatAttr(std::ldexp(1.0, -53))));
+}
+
+/// Element i is drawn from SplitMix64(seed * golden + i): uniform from its
+/// top 53 bits, normal by Box-Muller from it and the next draw.
+struct RandomLowering : public NNPattern<RandomOp> {
+  using NNPattern::NNPattern;
+
+  LogicalResult lower(RandomOp op, OpAdaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Builder builder(rewriter, op, symbols);
+    Shape shape = getShape(op.getType());
+    Type element = getElementTypeOrSelf(op.getType());
+    Value init = builder.empty(shape, element);
+    if (!init)
+      return rewriter.notifyMatchFailure(op, "a size has an unbound symbol");
+    SmallVector<Value> dims;
+    for (const TDim &dim : shape)
+      dims.push_back(builder.index(dim));
+    double a = op.getA().convertToDouble(), b = op.getB().convertToDouble();
+    bool normal = op.getDistribution() == RandomDistribution::Normal;
+    uint64_t seed = static_cast<uint64_t>(op.getSeed()) * 0x9E3779B97F4A7C15ull;
+    Type f64 = rewriter.getF64Type(), i64 = rewriter.getI64Type();
+    Value result = mapGeneric(
+        builder, ValueRange{}, {}, init,
+        [&](OpBuilder &nb, Location l, ValueRange) -> Value {
+          auto constant = [&](double v) -> Value {
+            return arith::ConstantOp::create(nb, l, f64, nb.getF64FloatAttr(v));
+          };
+          // The row-major index of the element.
+          Value linear = arith::ConstantIndexOp::create(nb, l, 0);
+          for (size_t axis = 0; axis < shape.size(); ++axis)
+            linear = arith::AddIOp::create(
+                nb, l, arith::MulIOp::create(nb, l, linear, dims[axis]),
+                linalg::IndexOp::create(nb, l, axis));
+          Value counter = arith::AddIOp::create(
+              nb, l, arith::IndexCastOp::create(nb, l, i64, linear),
+              arith::ConstantOp::create(
+                  nb, l, i64,
+                  nb.getIntegerAttr(i64, static_cast<int64_t>(seed))));
+          Value z = splitMix(nb, l, counter);
+          Value value;
+          if (!normal) {
+            value = arith::AddFOp::create(
+                nb, l, constant(a),
+                arith::MulFOp::create(nb, l, constant(b - a),
+                                      unitInterval(nb, l, z, false)));
+          } else {
+            Value u1 = unitInterval(nb, l, z, true);
+            Value u2 = unitInterval(nb, l, splitMix(nb, l, z), false);
+            Value radius = math::SqrtOp::create(
+                nb, l,
+                arith::MulFOp::create(nb, l, constant(-2.0),
+                                      math::LogOp::create(nb, l, u1)));
+            Value angle =
+                arith::MulFOp::create(nb, l, constant(2.0 * M_PI), u2);
+            Value gauss = arith::MulFOp::create(
+                nb, l, radius, math::CosOp::create(nb, l, angle));
+            value = arith::AddFOp::create(
+                nb, l, constant(a),
+                arith::MulFOp::create(nb, l, constant(b), gauss));
+          }
+          Type plain = convertElementType(element);
+          return plain == f64
+                     ? value
+                     : arith::TruncFOp::create(nb, l, plain, value).getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
 };
 
 struct GridSampleLowering : public NNPattern<GridSampleOp> {
@@ -2128,9 +2249,10 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
                                              const SymbolValueMap &symbols,
                                              RewritePatternSet &patterns) {
-  patterns.add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
-               SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
-               RmsNormLowering, MaxPoolLowering, SumPoolLowering,
-               ResizeLowering, GridSampleLowering, RoiAlignLowering>(
-      converter, symbols, patterns.getContext());
+  patterns
+      .add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
+           SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
+           RmsNormLowering, MaxPoolLowering, SumPoolLowering, ResizeLowering,
+           GridSampleLowering, RoiAlignLowering, RandomLowering>(
+          converter, symbols, patterns.getContext());
 }

@@ -37,7 +37,9 @@ tool_dirs = [config.tract_tools_dir, config.llvm_tools_dir]
 tools = ["tract", "tract-opt", "tract-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
-# The ONNX backend node tests (Debian's libonnx-testdata) that frontend tests
-# import.
+# The ONNX backend node and simple-model tests (Debian's libonnx-testdata)
+# that frontend tests import.
 config.substitutions.append(
     ("%onnx_node", "/usr/share/libonnx-testdata/data/node"))
+config.substitutions.append(
+    ("%onnx_simple", "/usr/share/libonnx-testdata/data/simple"))

@@ -789,6 +789,17 @@ LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult RandomOp::verify() {
+  if (getShape(getLike()) != getShape(getOutput()))
+    return emitOpError("result shape [")
+           << shapeToString(getShape(getOutput())) << "] differs from ["
+           << shapeToString(getShape(getLike())) << "]";
+  if (getDistribution() == RandomDistribution::Normal &&
+      !(getB().convertToDouble() >= 0))
+    return emitOpError("a normal distribution needs a scale >= 0");
+  return success();
+}
+
 LogicalResult BindDimsOp::verify() {
   Shape shape = getShape(getValues());
   size_t count = getDims().getDims().size();

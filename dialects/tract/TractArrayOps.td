@@ -345,6 +345,31 @@ def Tract_RangeOp : Tract_InferredOp<"range"> {
   let hasFolder = 1;
 }
 
+def Tract_RandomOp : Tract_Op<"random", [Pure]> {
+  let summary = "pseudo-random numbers of a tensor's shape";
+  let description = [{
+    The result has the shape of `like` (whose values are not read) and a
+    float element type. `uniform` draws from `[a, b)`, `normal` from the
+    normal distribution of mean `a` and standard deviation `b` (Box-Muller).
+    Element `i` (in row-major order) is a function of `seed` and `i` only,
+    a counter-based generator (SplitMix64 of the seed and the index): every
+    run of the model draws the same numbers for the same seed, however the
+    loops are split. Models with random ops (ONNX RandomUniform,
+    RandomNormal, their `Like` forms, Bernoulli, Dropout in training mode)
+    get a distinct seed per op unless they give one.
+
+    ```mlir
+    %r = tract.random %x {distribution = #tract<random_distribution uniform>, a = 0.0 : f64, b = 1.0 : f64, seed = 7 : i64} : tensor<3x4xf32> -> tensor<3x4xf32>
+    ```
+  }];
+  let arguments = (ins Tract_Tensor:$like,
+                   Tract_RandomDistributionAttr:$distribution, F64Attr:$a,
+                   F64Attr:$b, I64Attr:$seed);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = "$like attr-dict `:` type($like) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 def Tract_BindDimsOp : Tract_Op<"bind_dims", [MemoryEffects<[MemWrite]>]> {
   let summary = "dims that the values of a 1-D integer tensor decide";
   let description = [{

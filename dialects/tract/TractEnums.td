@@ -94,7 +94,18 @@ def Tract_GridPadding : I32EnumAttr<"GridPadding",
 }
 
 // Enum attributes print by name: `#tract<pad_mode reflect>`.
+def Tract_RandomDistribution : I32EnumAttr<"RandomDistribution",
+    "the distribution of tract.random", [
+    I32EnumAttrCase<"Uniform", 0, "uniform">,
+    I32EnumAttrCase<"Normal", 1, "normal">
+  ]> {
+  let cppNamespace = "::mlir::tract";
+  let genSpecializedAttr = 0;
+}
+
 def Tract_ReducerAttr : EnumAttr<Tract_Dialect, Tract_Reducer, "reducer">;
+def Tract_RandomDistributionAttr : EnumAttr<Tract_Dialect,
+    Tract_RandomDistribution, "random_distribution">;
 def Tract_PadModeAttr : EnumAttr<Tract_Dialect, Tract_PadMode, "pad_mode">;
 def Tract_PaddingAttr : EnumAttr<Tract_Dialect, Tract_Padding, "padding">;
 def Tract_ScatterReductionAttr : EnumAttr<Tract_Dialect, Tract_ScatterReduction, "scatter_reduction">;

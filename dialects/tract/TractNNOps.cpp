@@ -567,6 +567,15 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
   }
   bool crop = adaptor.getCoordTransform() == CoordTransform::TfCropAndResize;
   size_t roiSize = adaptor.getRoi().size();
+  if (Value values = adaptor.getRoiValues()) {
+    Shape shape = getShape(values);
+    if (!crop || roiSize || shape.size() != 1 ||
+        shape[0] != TDim(static_cast<int64_t>(2 * rank)))
+      return emitOptionalError(
+          location, "roi_values must be ", 2 * rank,
+          " values of tf_crop_and_resize, in place of roi");
+    roiSize = 2 * rank;
+  }
   if (crop && roiSize != 2 * rank)
     return emitOptionalError(location, "tf_crop_and_resize expects ", 2 * rank,
                              " roi values, got ", roiSize);

@@ -205,7 +205,7 @@ def Tract_RoiAlignOp : Tract_InferredOp<"roi_align"> {
   }];
 }
 
-def Tract_ResizeOp : Tract_InferredOp<"resize"> {
+def Tract_ResizeOp : Tract_InferredOp<"resize", [AttrSizedOperandSegments]> {
   let summary = "resample to a new shape";
   let description = [{
     `sizes` is the output shape. Each output coordinate `x` of an axis maps
@@ -237,10 +237,13 @@ def Tract_ResizeOp : Tract_InferredOp<"resize"> {
 
     Scales that only the model's values decide come as `scale_values`, a
     1-D tensor of one scale per axis, read when the model runs; `scales` is
-    then empty and `sizes` holds the dims bound to `floor(in * s)`.
+    then empty and `sizes` holds the dims bound to `floor(in * s)`. So does
+    a region of interest, as `roi_values` (`rank` starts then `rank` ends)
+    in place of `roi`.
   }];
   let arguments = (ins Tract_FloatTensor:$input,
                    Optional<Tract_FloatTensor>:$scale_values,
+                   Optional<Tract_FloatTensor>:$roi_values,
                    Tract_ShapeAttr:$sizes,
                    DefaultValuedAttr<Tract_CoordTransformAttr,
                        "::mlir::tract::CoordTransform::HalfPixel">:$coord_transform,
@@ -255,7 +258,8 @@ def Tract_ResizeOp : Tract_InferredOp<"resize"> {
                    DefaultValuedAttr<F64Attr, "0.0">:$extrapolation_value);
   let results = (outs Tract_FloatTensor:$output);
   let assemblyFormat = [{
-    $input (`,` $scale_values^)? attr-dict `:` type($input)
-    (`,` type($scale_values)^)? `->` type($output)
+    $input (`scales` $scale_values^ `:` type($scale_values))?
+    (`roi` $roi_values^ `:` type($roi_values))? attr-dict `:` type($input)
+    `->` type($output)
   }];
 }

@@ -724,8 +724,10 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            ", cubic_coeff_a = " +
            scalarText(resize.getCubicCoeffA().convertToDouble()) +
            ", exclude_outside = " +
-           (resize.getExcludeOutside() ? "true" : "false") +
-           ", roi = " + doubles(resize.getRoi()) + ", extrapolation_value = " +
+           (resize.getExcludeOutside() ? "true" : "false") + ", roi = " +
+           (resize.getRoiValues() ? ref(resize.getRoiValues())
+                                  : doubles(resize.getRoi())) +
+           ", extrapolation_value = " +
            scalarText(resize.getExtrapolationValue().convertToDouble()) + ")";
   }
   if (auto range = dyn_cast<RangeOp>(op))
@@ -746,6 +748,15 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
              << ", not a symbol";
     return "tract_onnx_non_zero(" + ref(nonZero.getInput()) +
            ", count_symbol = " + quoted(*count) + ")";
+  }
+  if (auto random = dyn_cast<RandomOp>(op)) {
+    Type element = getElementTypeOrSelf(random.getType());
+    return "tract_onnx_random(" + ref(random.getLike()) + ", distribution = " +
+           quoted(stringifyRandomDistribution(random.getDistribution())) +
+           ", a = " + scalarText(random.getA().convertToDouble()) +
+           ", b = " + scalarText(random.getB().convertToDouble()) +
+           ", seed = " + std::to_string(random.getSeed()) +
+           ", datum_type = " + quoted(element.isF64() ? "f64" : "f32") + ")";
   }
   if (auto unique = dyn_cast<UniqueOp>(op)) {
     std::optional<std::string> count =

@@ -1395,6 +1395,34 @@ Result unique(Invocation &call) {
       NValue::Kind::Tuple);
 }
 
+/// `tract_onnx_random(like, distribution, a, b, seed, datum_type)`:
+/// tract.random of `like`'s shape (tract has no such op: tract-mlir writes
+/// it for ONNX's random ops and reads it back).
+Result randomDraws(Invocation &call) {
+  auto like = call.tensor("like");
+  auto distribution = call.string("distribution");
+  auto a = call.scalar("a");
+  auto b = call.scalar("b");
+  auto seed = call.integer("seed");
+  auto datum = call.string("datum_type");
+  if (!like || !distribution || !a || !b || !seed || !datum)
+    return std::nullopt;
+  std::optional<RandomDistribution> kind =
+      symbolizeRandomDistribution(*distribution);
+  if (!kind)
+    return call.error("unknown distribution '" + *distribution + "'");
+  if (*datum != "f32" && *datum != "f64")
+    return call.error("datum_type must be f32 or f64");
+  OpBuilder &builder = call.getBuilder();
+  Type element =
+      *datum == "f64" ? Type(builder.getF64Type()) : Type(builder.getF32Type());
+  auto op = RandomOp::create(
+      builder, call.loc,
+      getTensorType(builder.getContext(), getShape(*like), element), *like,
+      *kind, APFloat(double(*a)), APFloat(double(*b)), *seed);
+  return tensorResult(call, op.getResult());
+}
+
 /// `tract_onnx_bind_dims(values, dims)`: tract.bind_dims, binding the
 /// symbols of `dims` to the values when the model runs; the result is the
 /// values (tract has no such op: tract-mlir writes and reads it).
@@ -1531,6 +1559,12 @@ Result resize(Invocation &call) {
   if (scalesArg.kind == NValue::Kind::Tensor &&
       !scalesArg.tensor.getDefiningOp<ConstOp>())
     scaleValues = scalesArg.tensor;
+  // So is the roi.
+  Value roiValues;
+  const NValue &roiArg = call.args["roi"];
+  if (roiArg.kind == NValue::Kind::Tensor &&
+      !roiArg.tensor.getDefiningOp<ConstOp>())
+    roiValues = roiArg.tensor;
   auto scales = scaleValues
                     ? std::optional<SmallVector<double>>(SmallVector<double>{})
                     : numbers(call, "scales");
@@ -1540,7 +1574,9 @@ Result resize(Invocation &call) {
   auto nearest = call.string("nearest_mode");
   auto cubic = call.scalar("cubic_coeff_a");
   auto exclude = call.logical("exclude_outside");
-  auto roi = numbers(call, "roi");
+  auto roi = roiValues
+                 ? std::optional<SmallVector<double>>(SmallVector<double>{})
+                 : numbers(call, "roi");
   auto extrapolation = call.scalar("extrapolation_value");
   if (!input || !scales || !sizesArg || !coord || !interp || !nearest ||
       !cubic || !exclude || !roi || !extrapolation)
@@ -1573,12 +1609,12 @@ Result resize(Invocation &call) {
     }
   }
   call.declareSymbols(sizes);
-  return tensorResult(
-      call, call.create<ResizeOp>(*input, scaleValues, call.shapeAttr(sizes),
-                                  *coordTransform, *interpolator, *nearestMode,
-                                  ArrayRef<double>(*scales), APFloat(*cubic),
-                                  *exclude, ArrayRef<double>(*roi),
-                                  APFloat(*extrapolation)));
+  return tensorResult(call,
+                      call.create<ResizeOp>(
+                          *input, scaleValues, roiValues, call.shapeAttr(sizes),
+                          *coordTransform, *interpolator, *nearestMode,
+                          ArrayRef<double>(*scales), APFloat(*cubic), *exclude,
+                          ArrayRef<double>(*roi), APFloat(*extrapolation)));
 }
 
 /// A scalar argument as an attribute of `type`.
@@ -1905,11 +1941,11 @@ Result upsample(Invocation &call) {
     sizes[2 + i] = sizes[2 + i] * TDim(f);
     scales.push_back(double(f));
   }
-  return tensorResult(
-      call, call.create<ResizeOp>(*input, Value(), call.shapeAttr(sizes), coord,
-                                  interpolator, NearestMode::Floor,
-                                  ArrayRef<double>(scales), APFloat(-0.75),
-                                  false, ArrayRef<double>{}, APFloat(0.0)));
+  return tensorResult(call, call.create<ResizeOp>(
+                                *input, Value(), Value(), call.shapeAttr(sizes),
+                                coord, interpolator, NearestMode::Floor,
+                                ArrayRef<double>(scales), APFloat(-0.75), false,
+                                ArrayRef<double>{}, APFloat(0.0)));
 }
 
 /// `nearest_downsample` keeps every factor-th element; `area_downsample`
@@ -2474,6 +2510,13 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
     fragment tract_core_shape_of(input: tensor<?>) -> (output: tensor<integer>);
   )",
                shapeOf);
+  registry.add(R"(
+    fragment tract_onnx_random(like: tensor<?>, distribution: string,
+                               a: scalar, b: scalar, seed: integer,
+                               datum_type: string = 'f32')
+      -> (output: tensor<scalar>);
+  )",
+               randomDraws);
   registry.add(R"(
     fragment tract_onnx_bind_dims(values: tensor<integer>, dims: integer[])
       -> (output: tensor<integer>);

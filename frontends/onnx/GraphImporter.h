@@ -71,6 +71,12 @@ public:
   /// The value named `name` here or in an enclosing graph; null if none.
   Value lookup(StringRef name) const;
   void define(StringRef name, Value value) { values[name] = value; }
+  /// The tensors of the sequence named `name` here or in an enclosing graph
+  /// (a list known at import); null if none.
+  const SmallVector<Value> *lookupSequence(StringRef name) const;
+  void defineSequence(StringRef name, ArrayRef<Value> tensors) {
+    sequences[name] = SmallVector<Value>(tensors);
+  }
 
   /// Builds a `tract.const` from a TensorProto, reading external data when
   /// the tensor says so.
@@ -105,6 +111,7 @@ private:
   ModelState &model;
   GraphImporter *parent;
   llvm::StringMap<Value> values;
+  llvm::StringMap<SmallVector<Value>> sequences;
 };
 
 } // namespace mlir::tract::onnx

@@ -35,6 +35,12 @@ Value NodeContext::input(unsigned i) const {
   return graph.lookup(node.input(i));
 }
 
+const SmallVector<Value> *NodeContext::sequenceInput(unsigned i) const {
+  if (!hasInput(i))
+    return nullptr;
+  return graph.lookupSequence(node.input(i));
+}
+
 unsigned NodeContext::getNumOutputs() const { return node.output_size(); }
 
 bool NodeContext::hasOutput(unsigned i) const {
@@ -410,6 +416,7 @@ const OpRegistry &OpRegistry::get() {
     registerRecurrentOps(r);
     registerQuantOps(r);
     registerSignalOps(r);
+    registerSequenceOps(r);
     registerMlOps(r);
     return r;
   }();

@@ -59,6 +59,18 @@ public:
   /// Output `i` is wanted (present and not an empty name).
   bool hasOutput(unsigned i) const;
 
+  /// The tensors of input `i` when it is a sequence (ONNX sequences are
+  /// lists of tensors known at import); null otherwise.
+  const SmallVector<Value> *sequenceInput(unsigned i) const;
+  /// Makes output `i` the sequence of `values`; the handler pushes a null
+  /// value in its place.
+  void setSequenceOutput(unsigned i, ArrayRef<Value> values) {
+    sequenceOutputs[i] = SmallVector<Value>(values);
+  }
+  const std::map<unsigned, SmallVector<Value>> &getSequenceOutputs() const {
+    return sequenceOutputs;
+  }
+
   /// The constant behind input `i` (a `tract.const`), if any.
   DenseElementsAttr getConstant(unsigned i) const;
   /// The integer values of a constant input.
@@ -209,6 +221,7 @@ private:
   Location loc;
   std::string failure;
   bool poisoned = false;
+  std::map<unsigned, SmallVector<Value>> sequenceOutputs;
 };
 
 /// Translates one node; pushes one value per node output (null for outputs
@@ -245,6 +258,7 @@ void registerControlOps(OpRegistry &registry);
 void registerRecurrentOps(OpRegistry &registry);
 void registerQuantOps(OpRegistry &registry);
 void registerSignalOps(OpRegistry &registry);
+void registerSequenceOps(OpRegistry &registry);
 /// The `ai.onnx.ml` domain, registered as `ai.onnx.ml.OP` at its own opset.
 void registerMlOps(OpRegistry &registry);
 

@@ -99,6 +99,15 @@ Location GraphImporter::nodeLocation(StringRef name) {
   return NameLoc::get(StringAttr::get(model.context, name), file);
 }
 
+const SmallVector<Value> *GraphImporter::lookupSequence(StringRef name) const {
+  for (const GraphImporter *scope = this; scope; scope = scope->parent) {
+    auto it = scope->sequences.find(name);
+    if (it != scope->sequences.end())
+      return &it->second;
+  }
+  return nullptr;
+}
+
 Value GraphImporter::lookup(StringRef name) const {
   for (const GraphImporter *scope = this; scope; scope = scope->parent) {
     auto it = scope->values.find(name);
@@ -344,7 +353,7 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
       return emitError(loc) << describe() << ": operators of domain '"
                             << node.domain() << "' are unsupported";
     for (const std::string &input : node.input())
-      if (!input.empty() && !lookup(input))
+      if (!input.empty() && !lookup(input) && !lookupSequence(input))
         return emitError(loc)
                << describe() << ": input '" << input << "' is not defined";
     int64_t opset = ml ? model.mlOpset : model.opset;
@@ -374,6 +383,11 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
     for (auto [i, output] : llvm::enumerate(node.output())) {
       if (output.empty())
         continue;
+      auto sequence = context.getSequenceOutputs().find(i);
+      if (sequence != context.getSequenceOutputs().end()) {
+        defineSequence(output, sequence->second);
+        continue;
+      }
       if (i >= outputs.size() || !outputs[i])
         return emitError(loc) << describe() << ": output " << i << " ('"
                               << output << "') is not produced";

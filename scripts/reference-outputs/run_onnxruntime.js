@@ -1,30 +1,37 @@
-// Runs one ONNX model with onnxruntime-node on the CPU and writes its outputs.
+// Runs ONNX models with onnxruntime-node on the CPU and writes their outputs.
 // Usage: node run_onnxruntime.js MODEL DIR
+//        node run_onnxruntime.js --batch MANIFEST
 // DIR/inputs.json lists the inputs ({name, dtype, dims, file}, raw
-// little-endian data in DIR/file); the outputs are written the same way to
-// DIR/outputs.json. Graph optimizations are off so that every node runs its
-// own kernel, one thread, so that the reference follows the ONNX semantics
-// node by node and is the same on every run.
+// little-endian data in DIR/file; a string tensor gives `values` instead);
+// the outputs are written the same way to DIR/outputs.json. MANIFEST is a
+// JSON list of {model, dir}: each is run in turn, and one that onnxruntime
+// refuses writes its message to DIR/error.txt instead of stopping the
+// batch. Graph optimizations are off so that every node runs its own
+// kernel, one thread, so that the reference follows the ONNX semantics node
+// by node and is the same on every run.
 'use strict';
 const fs = require('fs');
 const path = require('path');
 const ort = require('onnxruntime-node');
 
 const arrays = {
-  float32: Float32Array,
-  float64: Float64Array,
-  int8: Int8Array,
-  uint8: Uint8Array,
-  int16: Int16Array,
-  uint16: Uint16Array,
-  int32: Int32Array,
-  uint32: Uint32Array,
-  int64: BigInt64Array,
-  uint64: BigUint64Array,
-  bool: Uint8Array,
+  float32 : Float32Array,
+  float64 : Float64Array,
+  float16 : Uint16Array,
+  int8 : Int8Array,
+  uint8 : Uint8Array,
+  int16 : Int16Array,
+  uint16 : Uint16Array,
+  int32 : Int32Array,
+  uint32 : Uint32Array,
+  int64 : BigInt64Array,
+  uint64 : BigUint64Array,
+  bool : Uint8Array,
 };
 
 function readTensor(dir, entry) {
+  if (entry.dtype === 'string')
+    return new ort.Tensor('string', entry.values, entry.dims);
   const TypedArray = arrays[entry.dtype];
   if (!TypedArray) throw new Error(`input '${entry.name}': dtype ${entry.dtype}`);
   const bytes = fs.readFileSync(path.join(dir, entry.file));
@@ -34,9 +41,7 @@ function readTensor(dir, entry) {
   return new ort.Tensor(entry.dtype, data, entry.dims);
 }
 
-async function main() {
-  const [model, dir] = process.argv.slice(2);
-  if (!model || !dir) throw new Error('usage: run_onnxruntime.js MODEL DIR');
+async function runOne(model, dir) {
   const inputs = JSON.parse(fs.readFileSync(path.join(dir, 'inputs.json')));
   const session = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'],
@@ -50,6 +55,8 @@ async function main() {
   const results = await session.run(feeds);
   const outputs = session.outputNames.map((name, index) => {
     const tensor = results[name];
+    if (tensor.type === 'string')
+      return {name, dtype : 'string', dims : tensor.dims, values : tensor.data};
     const file = `output_${index}.bin`;
     const data = tensor.data;
     fs.writeFileSync(path.join(dir, file),
@@ -57,6 +64,26 @@ async function main() {
     return {name, dtype: tensor.type, dims: tensor.dims, file};
   });
   fs.writeFileSync(path.join(dir, 'outputs.json'), JSON.stringify(outputs));
+}
+
+async function main() {
+  const args = process.argv.slice(2);
+  if (args[0] === '--batch' && args[1]) {
+    const cases = JSON.parse(fs.readFileSync(args[1]));
+    for (const {model, dir} of cases) {
+      try {
+        await runOne(model, dir);
+      } catch (error) {
+        fs.writeFileSync(path.join(dir, 'error.txt'), String(error.message));
+      }
+    }
+    console.log(`onnxruntime ${ort.env.versions.node}: ${cases.length} runs`);
+    return;
+  }
+  const [model, dir] = args;
+  if (!model || !dir)
+    throw new Error('usage: run_onnxruntime.js MODEL DIR | --batch MANIFEST');
+  await runOne(model, dir);
   console.log(`onnxruntime ${ort.env.versions.node}: ${path.basename(model)}`);
 }
 

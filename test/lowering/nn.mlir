@@ -778,3 +778,26 @@ module {
     return %0 : tensor<1x3xf32>
   }
 }
+
+// -----
+
+// Element i of a random tensor is SplitMix64 of seed * golden + i, its
+// top 53 bits a uniform in [0, 1); normal draws take two (Box-Muller).
+// CHECK-LABEL: func.func @random_normal(
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xf32>)
+// CHECK:           %[[I:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK:           %[[K:.*]] = arith.addi %[[I]], %{{.*}} : i64
+// CHECK:           arith.shrui
+// CHECK:           arith.uitofp %{{.*}} : i64 to f64
+// CHECK:           math.log
+// CHECK:           math.sqrt
+// CHECK:           math.cos
+// CHECK:           arith.truncf %{{.*}} : f64 to f32
+// LLVM-LABEL: llvm.func @random_normal(
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
+module {
+  func.func @random_normal(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = tract.random %x {distribution = #tract<random_distribution normal>, a = 1.0 : f64, b = 2.0 : f64, seed = 7 : i64} : tensor<2x3xf32> -> tensor<2x3xf32>
+    return %0 : tensor<2x3xf32>
+  }
+}

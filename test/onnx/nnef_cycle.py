@@ -30,7 +30,8 @@ def passing_from_report(path):
     with open(path) as report:
         for line in report:
             cells = [c.strip() for c in line.split("|")]
-            if len(cells) >= 4 and cells[1] == "node" and cells[3] == "pass":
+            if (len(cells) >= 4 and cells[1] == "node" and
+                    cells[3].split(":")[0] == "pass"):
                 passing.add(cells[2])
     return passing
 
@@ -55,7 +56,7 @@ def cycle_one(tract, translate, test_dir, workdir, approx, timeout, direct,
     'direct' when the direct path does not pass."""
     model = os.path.join(test_dir, "model.onnx")
     if direct:
-        status, message = run_node_tests.run_one(tract, translate, test_dir,
+        status, message, _ = run_node_tests.run_one(tract, translate, test_dir,
                                                  approx, timeout,
                                                  threads=threads)
         if status != "pass":
@@ -74,10 +75,9 @@ def cycle_one(tract, translate, test_dir, workdir, approx, timeout, direct,
     for data_set in sorted(d for d in os.listdir(test_dir)
                            if d.startswith("test_data_set_")):
         data = os.path.join(test_dir, data_set)
-        status, message = run(
-            [tract, "--threads", str(threads), archive, "run", "-q",
-             "--input-from-bundle", data,
-             "--assert-output-bundle", data, "--approx", approx], timeout)
+        status, message = run_node_tests.run_data_set(
+            [tract, "--threads", str(threads)], archive, model, data, approx,
+            timeout)
         if status != "pass":
             return ("crash" if status == "crash" else "run"), message
     return "pass", ""

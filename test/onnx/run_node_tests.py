@@ -22,6 +22,7 @@ import concurrent.futures
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +37,82 @@ def first_error(stderr):
         lines = stderr.splitlines() or ["no message"]
     line = lines[0]
     return line.split("error:", 1)[1].strip() if "error:" in line else line
+
+
+# Ops whose outputs are draws: a test's data holds one draw, which no other
+# generator reproduces. Such a test that differs in values is checked by
+# statistics instead (random_statistics), as onnxruntime's own runner
+# cannot compare them either.
+RANDOM_OPS = {"Bernoulli", "RandomUniform", "RandomUniformLike",
+              "RandomNormal", "RandomNormalLike"}
+
+
+def random_kind(model_path):
+    """'bernoulli' (0/1 draws of the probabilities in input 0: Bernoulli or
+    its expansion), 'dropout' (Dropout given a training mode), or None."""
+    import onnx
+    nodes = onnx.load(model_path, load_external_data=False).graph.node
+    types = {node.op_type for node in nodes}
+    if "Bernoulli" in types or (
+            "RandomUniformLike" in types and types & {"Less", "Greater"}):
+        return "bernoulli"
+    if any(node.op_type == "Dropout" and len(node.input) >= 3 and
+           node.input[2] for node in nodes):
+        return "dropout"
+    return None
+
+
+def read_pb(path):
+    import onnx
+    from onnx import numpy_helper
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return numpy_helper.to_array(tensor)
+
+
+def random_statistics(kind, data, saved):
+    """None when tract's draws in `saved` (an .npz) fit the distribution the
+    test's inputs in `data` describe, else the reason: Bernoulli outputs are
+    0 or 1, not all the same, with a mean within 3 standard deviations of
+    the probabilities'; a training Dropout keeps each element as
+    x / (1 - ratio) or drops it to 0, its mask says which, and the share
+    kept is within 3 standard deviations of 1 - ratio. tract's draws are
+    the same on every run (seeded per op), so the check is too."""
+    import numpy as np
+    got = np.load(saved)
+    outputs = [got[name] for name in got.files]
+    x = read_pb(os.path.join(data, "input_0.pb")).astype(np.float64)
+    if kind == "bernoulli":
+        y = outputs[0].astype(np.float64)
+        if not np.all((y == 0) | (y == 1)):
+            return "Bernoulli draws other than 0 and 1"
+        n = max(1, x.size)
+        if n > 1 and np.all(y == y.flat[0]) and np.all((x > 0) & (x < 1)):
+            return "every draw is %g" % y.flat[0]
+        sigma = np.sqrt(np.sum(x * (1 - x))) / n
+        if abs(y.mean() - x.mean()) > 3 * sigma + 1e-12:
+            return "mean of the draws %.3f, of the probabilities %.3f" % (
+                y.mean(), x.mean())
+        return None
+    ratio = 0.5
+    if os.path.exists(os.path.join(data, "input_1.pb")):
+        ratio = float(read_pb(os.path.join(data, "input_1.pb")))
+    y = outputs[0].astype(np.float64)
+    scaled = x / (1 - ratio) if ratio < 1 else np.zeros_like(x)
+    kept = np.isclose(y, scaled, rtol=1e-5, atol=1e-6) & (y != 0)
+    dropped = y == 0
+    if not np.all(kept | dropped):
+        return "outputs neither 0 nor x / (1 - ratio)"
+    if len(outputs) > 1:
+        mask = outputs[1].astype(bool)
+        if not np.all(mask[kept]) or np.any(mask[dropped & (scaled != 0)]):
+            return "the mask does not match the outputs"
+    share = np.count_nonzero(~dropped | (scaled == 0)) / max(1, y.size)
+    sigma = np.sqrt(ratio * (1 - ratio) / max(1, y.size))
+    if abs(share - (1 - ratio)) > 3 * sigma + 1e-12:
+        return "kept %.3f of the elements, expected %.3f" % (share, 1 - ratio)
+    return None
 
 
 def run_one(tract, translate, test_dir, approx, timeout, optimize=False,
@@ -64,25 +141,61 @@ def run_imported(tract, model, test_dir, status, message, facts, approx,
     command = [tract, "--threads", str(threads)] + (["-O"] if optimize else [])
     for fact in facts:
         command += ["-i", fact]
+    random_checked = False
     for data_set in sets:
-        data = os.path.join(test_dir, data_set)
-        try:
-            proc = subprocess.run(
-                command + [model, "run", "-q", "--input-from-bundle", data,
-                           "--assert-output-bundle", data, "--approx", approx],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return "crash", "timed out after %d s" % timeout
-        if proc.returncode < 0:
-            return "crash", "killed by signal %d" % -proc.returncode
-        if proc.returncode != 0:
-            err = proc.stderr.decode(errors="replace")
-            reason = first_error(err)
-            if "failed to legalize operation" in err:
-                return "unsupported", "lowering: " + reason
-            return "fail", reason
+        status, message = run_data_set(command, model, model,
+                                       os.path.join(test_dir, data_set),
+                                       approx, timeout)
+        if status != "pass":
+            return status, message
+        random_checked |= bool(message)
+    if random_checked:
+        return "pass", RANDOM_CHECKED
     return "pass", ""
+
+
+RANDOM_CHECKED = ("random draws, checked by their statistics (the test's own "
+                  "draw cannot be reproduced)")
+
+
+def run_data_set(command, runnable, model, data, approx, timeout):
+    """Runs `runnable` (the ONNX `model` or what it became) with `command`
+    on the data set `data`, checking the outputs at `approx`; draws of
+    random ops that differ from the test's are checked by their statistics
+    instead. Returns (status, message): pass with an empty message, or with
+    RANDOM_CHECKED; fail, unsupported or crash with the reason."""
+    try:
+        proc = subprocess.run(
+            command + [runnable, "run", "-q", "--input-from-bundle", data,
+                       "--assert-output-bundle", data, "--approx", approx],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "crash", "timed out after %d s" % timeout
+    if proc.returncode < 0:
+        return "crash", "killed by signal %d" % -proc.returncode
+    if proc.returncode == 0:
+        return "pass", ""
+    err = proc.stderr.decode(errors="replace")
+    reason = first_error(err)
+    if "failed to legalize operation" in err:
+        return "unsupported", "lowering: " + reason
+    kind = "mismatch at" in err and random_kind(model)
+    if not kind:
+        return "fail", reason
+    with tempfile.TemporaryDirectory() as work:
+        saved = os.path.join(work, "outputs.npz")
+        proc = subprocess.run(
+            command + [runnable, "run", "-q", "--input-from-bundle", data,
+                       "--save-outputs-npz", saved],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            timeout=timeout)
+        if proc.returncode != 0:
+            return "fail", first_error(proc.stderr.decode(errors="replace"))
+        problem = random_statistics(kind, data, saved)
+    if problem:
+        return "fail", "random draws: " + problem
+    return "pass", RANDOM_CHECKED
 
 
 def main():
@@ -108,7 +221,21 @@ def main():
     parser.add_argument("--min-without-constants", type=int, default=0,
                         help="fail unless at least this many node tests pass "
                              "without constants")
+    parser.add_argument("--onnxruntime",
+                        help="onnxruntime's results on the node tests (as "
+                             "scripts/reference-outputs/"
+                             "node_tests_onnxruntime.py writes them), shown "
+                             "in a column of the report")
     args = parser.parse_args()
+
+    onnxruntime = {}
+    onnxruntime_title = ""
+    if args.onnxruntime:
+        with open(args.onnxruntime) as f:
+            onnxruntime_title = f.readline().lstrip("# ").strip()
+            for line in f:
+                name, _, result = line.rstrip("\n").partition("\t")
+                onnxruntime[name] = result
 
     start = time.time()
     tests = []
@@ -186,14 +313,20 @@ def main():
                           if args.optimize else ""))
             for line in lines:
                 out.write("* %s\n" % line)
+            if onnxruntime_title:
+                out.write("* %s, run the same way (every input an input, the "
+                          "same tolerance) by `scripts/reference-outputs/"
+                          "node_tests_onnxruntime.py`\n" % onnxruntime_title)
+            columns = ["group", "test", "result"]
             if args.without_constants:
                 out.write("\n*Without constants*: every input stays an "
                           "input, as onnxruntime runs the tests (no retry "
                           "with parameter inputs made constants).\n")
-                out.write("\n| group | test | result | without constants |"
-                          "\n|---|---|---|---|\n")
-            else:
-                out.write("\n| group | test | result |\n|---|---|---|\n")
+                columns.append("without constants")
+            if onnxruntime:
+                columns.append("onnxruntime")
+            out.write("\n| %s |\n|%s\n" % (" | ".join(columns),
+                                              "---|" * len(columns)))
 
             def cell(status, message):
                 return status if not message else "%s: %s" % (
@@ -204,6 +337,10 @@ def main():
                     bare = results[False][(group, name)]
                     row.append("same" if bare == results[True][(group, name)]
                                else cell(*bare))
+                if onnxruntime:
+                    known = onnxruntime.get(name) if group == "node" else None
+                    row.append("" if known is None
+                               else known.replace("|", "\\|"))
                 out.write("| %s | %s | %s |\n" % (group, name,
                                                   " | ".join(row)))
     crashes = [((mode, k), v) for mode in modes

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/NodeContext.h"
+#include "frontends/onnx/ops/Random.h"
 #include "frontends/onnx/ops/ValueShapes.h"
 
 #include "dialects/tract/TractFolding.h"
@@ -1178,24 +1179,9 @@ LogicalResult splitHandler(NodeContext &ctx, Outputs &outputs) {
   std::optional<SmallVector<TDim>> split;
   if (ctx.getOpset() >= 13 || (ctx.getOpset() < 2 && ctx.hasInput(1))) {
     if (ctx.hasInput(1) && !(split = ctx.getDims(1))) {
-      // Sizes decided when the model runs: bound dims, the last part
-      // taking what the others leave (the model promises they add up).
-      std::optional<int64_t> n = shapeOf(ctx.input(1)).size() == 1
-                                     ? shapeOf(ctx.input(1))[0].getConstant()
-                                     : std::nullopt;
-      if (!n)
-        return ctx.unsupported("split sizes of unknown length");
-      // An empty axis splits into empty parts.
-      split = dim == TDim(0) ? SmallVector<TDim>(*n, TDim(0))
-                             : ctx.bindValuesAsDims(ctx.input(1), "split");
+      split = splitSizesFromValues(ctx, ctx.input(1), dim);
       if (!split)
         return ctx.unsupported("split sizes of unknown length");
-      if (!split->empty() && dim != TDim(0)) {
-        TDim others(0);
-        for (const TDim &size : ArrayRef<TDim>(*split).drop_back())
-          others += size;
-        split->back() = dim - others;
-      }
     }
   } else if (std::optional<SmallVector<int64_t>> attr = ctx.getInts("split")) {
     split = llvm::to_vector_of<TDim>(*attr);
@@ -1706,6 +1692,80 @@ LogicalResult oneHotHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// The seed of a random op: its `seed` attribute (a float in ONNX, taken
+/// by value), or a hash of the node's name, distinct per node and the same
+/// on every import.
+int64_t randomSeed(NodeContext &ctx) {
+  if (std::optional<float> seed = ctx.getOptFloat("seed"))
+    return static_cast<int64_t>(*seed);
+  std::string name = ctx.getName().str();
+  if (name.empty() && ctx.getNode().output_size())
+    name = ctx.getNode().output(0);
+  // FNV-1a: the same on every import and every machine.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (char c : name)
+    hash = (hash ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return static_cast<int64_t>(hash & 0x7fffffffffffffffull);
+}
+
+/// The dtype attribute of a random op, or `fallback`.
+Type randomType(NodeContext &ctx, Type fallback) {
+  std::optional<int64_t> dtype = ctx.getOptInt("dtype");
+  if (!dtype)
+    return fallback;
+  std::string name;
+  Type type = convertDataType(ctx.getContext(), static_cast<int>(*dtype), name);
+  return type ? type : fallback;
+}
+
+/// RandomUniform / RandomNormal (a shape attribute) and their `Like` forms
+/// (the input's shape and, by default, dtype).
+OpHandler randomHandler(RandomDistribution distribution, bool like) {
+  return [distribution, like](NodeContext &ctx,
+                              Outputs &outputs) -> LogicalResult {
+    bool uniform = distribution == RandomDistribution::Uniform;
+    double a = uniform ? ctx.getFloat("low", 0.0f) : ctx.getFloat("mean", 0.0f);
+    double b =
+        uniform ? ctx.getFloat("high", 1.0f) : ctx.getFloat("scale", 1.0f);
+    Value shapeOf;
+    Type elementType;
+    if (like) {
+      shapeOf = ctx.input(0);
+      if (!shapeOf)
+        return ctx.error("missing input");
+      elementType = randomType(ctx, NodeContext::elementType(shapeOf));
+    } else {
+      std::optional<SmallVector<int64_t>> shape = ctx.getInts("shape");
+      if (!shape)
+        return ctx.error("missing shape attribute");
+      Type f32 = ctx.getBuilder().getF32Type();
+      elementType = randomType(ctx, f32);
+      SmallVector<TDim> dims = llvm::to_vector_of<TDim>(*shape);
+      shapeOf = ctx.create<BroadcastOp>(ctx.scalar(f32, 0.0, dims.size()),
+                                        shapeAttr(ctx, dims));
+    }
+    Value result = randomLike(ctx, shapeOf, elementType, distribution, a, b);
+    if (!result)
+      return failure();
+    outputs.push_back(result);
+    return success();
+  };
+}
+
+/// Bernoulli: 1 where a uniform draw falls below the probability.
+LogicalResult bernoulliHandler(NodeContext &ctx, Outputs &outputs) {
+  Value p = ctx.input(0);
+  if (!p)
+    return ctx.error("missing input");
+  Type type = NodeContext::elementType(p);
+  Value draw = randomLike(ctx, p, type, RandomDistribution::Uniform, 0.0, 1.0);
+  if (!draw)
+    return failure();
+  outputs.push_back(
+      ctx.castTo(ctx.binary<LtOp>(draw, p), randomType(ctx, type)));
+  return success();
+}
+
 LogicalResult eyeLikeHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   if (NodeContext::rank(input) != 2)
@@ -2043,6 +2103,15 @@ void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
   registry.add("Range", 11, withInputs(3, rangeHandler));
   registry.add("OneHot", {9, 11}, withInputs(3, oneHotHandler));
   registry.add("EyeLike", {9, 22}, withInputs(1, eyeLikeHandler));
+  registry.add("RandomUniform", {1, 22},
+               randomHandler(RandomDistribution::Uniform, false));
+  registry.add("RandomNormal", {1, 22},
+               randomHandler(RandomDistribution::Normal, false));
+  registry.add("RandomUniformLike", {1, 22},
+               withInputs(1, randomHandler(RandomDistribution::Uniform, true)));
+  registry.add("RandomNormalLike", {1, 22},
+               withInputs(1, randomHandler(RandomDistribution::Normal, true)));
+  registry.add("Bernoulli", {15, 22}, withInputs(1, bernoulliHandler));
 
   // Selection.
   registry.add("TopK", {1, 10, 11}, withInputs(1, topKHandler));
@@ -2055,4 +2124,25 @@ void mlir::tract::onnx::registerArrayOps(OpRegistry &registry) {
   // Depth and space.
   registry.add("DepthToSpace", {1, 11, 13}, withInputs(1, depthToSpaceHandler));
   registry.add("SpaceToDepth", {1, 13}, withInputs(1, spaceToDepthHandler));
+}
+
+/// tract.random of `like`'s shape and `elementType` (a float type; f16
+/// and bf16 are drawn as f32 and cast).
+Value mlir::tract::onnx::randomLike(NodeContext &ctx, Value like,
+                                    Type elementType,
+                                    RandomDistribution distribution, double a,
+                                    double b) {
+  if (!like || !isa<FloatType>(elementType)) {
+    (void)ctx.unsupported("random values of " +
+                          NodeContext::typeName(elementType));
+    return {};
+  }
+  Type drawn = elementType.isF64() ? elementType
+                                   : Builder(ctx.getContext()).getF32Type();
+  OperationState state(ctx.getLoc(), RandomOp::getOperationName());
+  RandomOp::build(ctx.getBuilder(), state,
+                  getTensorType(ctx.getContext(), getShape(like), drawn), like,
+                  distribution, APFloat(a), APFloat(b), randomSeed(ctx));
+  Operation *op = ctx.createWithTypes(state);
+  return op ? ctx.castTo(op->getResult(0), elementType) : Value();
 }

@@ -11,6 +11,7 @@
 
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/ops/Conv.h"
+#include "frontends/onnx/ops/Random.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -1063,21 +1064,53 @@ Value filledLike(NodeContext &ctx, Value x, Type elementType, int64_t value) {
                                  ShapeAttr::get(ctx.getContext(), getShape(x)));
 }
 
+/// Dropout that may train (a training_mode that is true or only known when
+/// the model runs): where training, an element is kept when a uniform draw
+/// is at least the ratio, and scaled by 1 / (1 - ratio); the mask says
+/// which were kept (all of them when not training).
+LogicalResult trainingDropout(NodeContext &ctx, Value x, Outputs &outputs) {
+  Type type = NodeContext::elementType(x);
+  int64_t rank = NodeContext::rank(x);
+  Type i1 = IntegerType::get(ctx.getContext(), 1);
+  auto scalarInput = [&](unsigned i, Type to) {
+    Value v = ctx.castTo(ctx.input(i), to);
+    return v ? ctx.unsqueezeTo(reshape(ctx, v, 0, NodeContext::rank(v), {}),
+                               rank)
+             : v;
+  };
+  Value ratio =
+      ctx.hasInput(1) ? scalarInput(1, type) : ctx.scalar(type, 0.5, rank);
+  Value training = scalarInput(2, i1);
+  Value draw = randomLike(ctx, x, type, RandomDistribution::Uniform, 0.0, 1.0);
+  if (!draw || !ratio || !training)
+    return failure();
+  Value kept = ctx.create<OrOp>(ctx.binary<GeOp>(draw, ratio),
+                                ctx.create<NotOp>(training));
+  Value scale = ctx.create<SelectOp>(training,
+                                     ctx.create<RecipOp>(ctx.binary<SubOp>(
+                                         ctx.scalar(type, 1.0, rank), ratio)),
+                                     ctx.scalar(type, 1.0, rank));
+  outputs.push_back(ctx.create<SelectOp>(kept, ctx.binary<MulOp>(x, scale),
+                                         ctx.scalar(type, 0.0, rank)));
+  if (ctx.hasOutput(1))
+    outputs.push_back(kept);
+  return success();
+}
+
 LogicalResult dropoutHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (!x)
     return ctx.error("missing input");
   if (ctx.getOpset() >= 12 && ctx.hasInput(2)) {
     std::optional<SmallVector<int64_t>> training = ctx.getConstInts(2);
-    if (!training || training->size() != 1)
-      return ctx.unsupported("a non-constant training_mode");
-    if (training->front()) {
-      std::optional<SmallVector<double>> ratio =
-          ctx.hasInput(1) ? ctx.getConstFloats(1)
-                          : std::optional<SmallVector<double>>({0.5});
-      if (!ratio || ratio->size() != 1 || ratio->front() != 0.0)
-        return ctx.unsupported("training_mode = true (random dropout)");
-    }
+    std::optional<SmallVector<double>> ratio =
+        ctx.hasInput(1) ? ctx.getConstFloats(1)
+                        : std::optional<SmallVector<double>>({0.5});
+    bool identity = training && training->size() == 1 &&
+                    (!training->front() ||
+                     (ratio && ratio->size() == 1 && ratio->front() == 0.0));
+    if (!identity)
+      return trainingDropout(ctx, x, outputs);
   }
   outputs.push_back(x);
   if (ctx.hasOutput(1)) {
@@ -1099,8 +1132,10 @@ struct ResizeMode {
   NearestMode nearest = NearestMode::Floor;
   double cubicCoeffA = -0.75;
   bool excludeOutside = false;
-  /// Starts then ends, one per axis (tf_crop_and_resize only).
+  /// Starts then ends, one per axis (tf_crop_and_resize only), or the
+  /// tensor holding them when they are only known when the model runs.
   SmallVector<double> roi;
+  Value roiValues;
   double extrapolationValue = 0.0;
 };
 
@@ -1153,12 +1188,14 @@ Value buildResize(NodeContext &ctx, Value x, ArrayRef<TDim> sizes,
         return scaleIsImplied(input[i], sizes[i], scales[i]);
       });
   bool cubic = mode.interpolator == Interpolator::Cubic;
+  bool crop = mode.transform == CoordTransform::TfCropAndResize;
   return ctx.create<ResizeOp>(
-      x, scaleValues, ShapeAttr::get(ctx.getContext(), sizes), mode.transform,
-      mode.interpolator, mode.nearest, implied ? ArrayRef<double>() : scales,
+      x, scaleValues, mode.roiValues, ShapeAttr::get(ctx.getContext(), sizes),
+      mode.transform, mode.interpolator, mode.nearest,
+      implied ? ArrayRef<double>() : scales,
       APFloat(cubic ? mode.cubicCoeffA : -0.75), cubic && mode.excludeOutside,
       ArrayRef<double>(mode.roi),
-      APFloat(mode.roi.empty() ? 0.0 : mode.extrapolationValue));
+      APFloat(crop ? mode.extrapolationValue : 0.0));
 }
 
 /// Scales that only the model's values decide (a graph input): the output
@@ -1292,12 +1329,46 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   }
   // The region of interest, in units of each axis' length - 1: only
   // tf_crop_and_resize reads it.
+  Value &roiValues = mode.roiValues;
   if (mode.transform == CoordTransform::TfCropAndResize) {
     std::optional<SmallVector<double>> roi;
     if (ctx.hasInput(1))
       roi = ctx.getConstFloats(1);
-    if (!roi)
-      return ctx.unsupported("tf_crop_and_resize with a non-constant roi");
+    if (!roi && ctx.hasInput(1)) {
+      // A roi known when the model runs: one start and end per axis (0 and
+      // 1 off `axes`), read by tract.resize; the output needs sizes.
+      Value given = ctx.input(1);
+      if (getShape(given) != Shape{TDim(2 * static_cast<int64_t>(axes.size()))})
+        return ctx.error("roi must hold a start and an end per axis");
+      if (!sizesInput || !ctx.hasInput(sizesInput))
+        return ctx.unsupported("tf_crop_and_resize with scales and a roi "
+                               "decided when the model runs");
+      Type f64 = ctx.getBuilder().getF64Type();
+      Value wide = ctx.castTo(given, f64);
+      int64_t count = axes.size();
+      SmallVector<Value> parts;
+      for (int64_t half = 0; half < 2 && count < rank; ++half)
+        for (int64_t axis = 0; axis < rank; ++axis) {
+          const int64_t *at = llvm::find(axes, axis);
+          if (at == axes.end()) {
+            parts.push_back(ctx.scalar(f64, half ? 1.0 : 0.0, 1));
+            continue;
+          }
+          int64_t j = half * count + (at - axes.begin());
+          parts.push_back(ctx.create<SliceOp>(
+              wide, uint64_t(0), DimAttr::get(ctx.getContext(), TDim(j)),
+              DimAttr::get(ctx.getContext(), TDim(j + 1))));
+        }
+      roiValues =
+          parts.empty() ? wide : ctx.create<ConcatOp>(parts, uint64_t(0));
+      if (!roiValues)
+        return failure();
+    } else if (!roi) {
+      return ctx.unsupported("tf_crop_and_resize without a roi");
+    }
+  }
+  if (mode.transform == CoordTransform::TfCropAndResize && !roiValues) {
+    std::optional<SmallVector<double>> roi = ctx.getConstFloats(1);
     if (roi->size() != 2 * axes.size())
       return ctx.error("roi has " + Twine(roi->size()) + " values, expected " +
                        Twine(2 * axes.size()));

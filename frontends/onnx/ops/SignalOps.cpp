@@ -6,6 +6,8 @@
 //
 // MelWeightMatrix of constant parameters is computed at import.
 //
+// TfIdfVectorizer counts the pool's n-grams in windows of each row.
+//
 // DFT and STFT of static lengths are linear maps: a contraction with
 // constant cosine and sine matrices built at import (an einsum for DFT; a
 // strided convolution whose kernels are the windowed matrices for STFT,
@@ -259,9 +261,17 @@ LogicalResult stftHandler(NodeContext &ctx, Outputs &outputs) {
   if (NodeContext::rank(signal) != 3)
     return ctx.error("the signal must be [batch, length, 1 or 2], got rank " +
                      Twine(NodeContext::rank(signal)));
+  // A frame_step known when the model runs: frames at every sample, of
+  // which every step-th is taken (a count bound on the values).
   std::optional<int64_t> step = constScalar(ctx, 1);
-  if (!step)
-    return ctx.unsupported("a non-constant frame_step");
+  Value stepValue;
+  if (!step) {
+    stepValue = ctx.input(1);
+    if (!stepValue || volume(getShape(stepValue)) != TDim(1) ||
+        !isa<IntegerType>(NodeContext::elementType(stepValue)))
+      return ctx.error("frame_step must be one integer");
+    step = 1;
+  }
   if (*step < 1)
     return ctx.error("frame_step must be positive, got " + Twine(*step));
   // The frame length: the window's, or frame_length.
@@ -326,11 +336,178 @@ LogicalResult stftHandler(NodeContext &ctx, Outputs &outputs) {
   Value frames = ctx.create<ConvOp>(x, kernel, Value(), uint64_t(1), strides,
                                     ArrayRef<int64_t>(), Padding::Valid,
                                     ArrayRef<int64_t>(), ArrayRef<int64_t>());
+  if (stepValue && frames) {
+    // Frames 0, step, 2 * step, ...: (positions - 1) / step + 1 of them.
+    Type i64 = ctx.getBuilder().getI64Type();
+    auto scalar = [&](int64_t v) {
+      return ctx.constant(
+          DenseElementsAttr::get(RankedTensorType::get({}, i64), v));
+    };
+    Value by = ctx.castTo(stepValue, i64);
+    while (by && NodeContext::rank(by) > 0)
+      by = ctx.create<RmAxisOp>(by, int64_t(0));
+    std::optional<int64_t> positions = getShape(frames)[2].getConstant();
+    if (!positions)
+      return ctx.unsupported("a frame_step decided when the model runs over "
+                             "a signal of symbolic length");
+    Value available = ctx.constant(
+        DenseElementsAttr::get(RankedTensorType::get({1}, i64), *positions));
+    Value count = ctx.binary<AddOp>(
+        ctx.binary<DivOp>(ctx.binary<SubOp>(available, scalar(1)), by),
+        scalar(1));
+    std::optional<SmallVector<TDim>> bound =
+        ctx.bindValuesAsDims(count, "frames");
+    if (!bound)
+      return failure();
+    Value taken = ctx.create<RangeOp>(
+        scalar(0),
+        ctx.binary<MulOp>(ctx.create<RmAxisOp>(count, int64_t(0)), by), by,
+        DimAttr::get(ctx.getContext(), bound->front()));
+    frames = ctx.create<GatherOp>(frames, taken, int64_t(2));
+  }
   frames = ctx.create<ReshapeOp>(
       frames, int64_t(1), int64_t(1),
       ShapeAttr::get(ctx.getContext(),
                      {TDim(dft.frequencies), TDim(int64_t(2))}));
   outputs.push_back(ctx.create<MoveAxisOp>(frames, int64_t(3), int64_t(1)));
+  return success();
+}
+
+/// TfIdfVectorizer over integer rows: per gram length n and skip s, the
+/// windows x[i], x[i + s + 1], ... of each row compared with the pool's
+/// n-grams and counted; a constant matrix sends each gram's count to its
+/// output index. Unigrams count once (skips do not apply to them). TF
+/// gives the counts, IDF the weight where a count is positive, TFIDF the
+/// counts times the weights.
+LogicalResult tfIdfVectorizerHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return ctx.error("missing input");
+  Type elementType = NodeContext::elementType(x);
+  if (!isa<IntegerType>(elementType) || elementType.isInteger(1))
+    return ctx.unsupported("TfIdfVectorizer of " +
+                           NodeContext::typeName(elementType) +
+                           " (integers only; pool_strings is unsupported)");
+  int64_t rank = NodeContext::rank(x);
+  if (rank != 1 && rank != 2)
+    return ctx.error("the input must be [C] or [N, C], got rank " +
+                     Twine(rank));
+  std::optional<int64_t> length = getShape(x).back().getConstant();
+  if (!length)
+    return ctx.unsupported("rows of symbolic length " +
+                           getShape(x).back().toString());
+  std::string mode = ctx.getString("mode", "");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF")
+    return ctx.error("mode must be TF, IDF or TFIDF, got '" + mode + "'");
+  int64_t minLength = ctx.getInt("min_gram_length", 0);
+  int64_t maxLength = ctx.getInt("max_gram_length", 0);
+  int64_t maxSkip = ctx.getInt("max_skip_count", 0);
+  std::optional<SmallVector<int64_t>> counts = ctx.getInts("ngram_counts");
+  std::optional<SmallVector<int64_t>> indexes = ctx.getInts("ngram_indexes");
+  std::optional<SmallVector<int64_t>> pool = ctx.getInts("pool_int64s");
+  if (!pool)
+    return ctx.unsupported(ctx.hasAttr("pool_strings")
+                               ? "pool_strings"
+                               : "a TfIdfVectorizer without pool_int64s");
+  if (!counts || !indexes || minLength < 1 || maxLength < minLength ||
+      maxSkip < 0 || static_cast<int64_t>(counts->size()) < maxLength)
+    return ctx.error("invalid gram lengths, ngram_counts or ngram_indexes");
+  std::optional<SmallVector<float>> weights = ctx.getFloats("weights");
+  int64_t width = 0;
+  for (int64_t index : *indexes) {
+    if (index < 0)
+      return ctx.error("negative ngram index");
+    width = std::max(width, index + 1);
+  }
+  if (weights && weights->size() != indexes->size())
+    return ctx.error("weights must match ngram_indexes");
+
+  OpBuilder &b = ctx.getBuilder();
+  Type f32 = b.getF32Type(), i64 = b.getI64Type();
+  Value rows =
+      ctx.castTo(rank == 1 ? ctx.create<AddAxisOp>(x, int64_t(0)) : x, i64);
+  Value total;
+  // Grams of length n start at counts[n - 1] in the pool; their k-th is
+  // the (start / n + k)-th gram of the whole pool's numbering.
+  int64_t gramNumber = 0;
+  for (int64_t n = 1; n <= static_cast<int64_t>(counts->size()); ++n) {
+    int64_t begin = (*counts)[n - 1];
+    int64_t end = n < static_cast<int64_t>(counts->size())
+                      ? (*counts)[n]
+                      : static_cast<int64_t>(pool->size());
+    if (begin < 0 || end < begin || end > static_cast<int64_t>(pool->size()) ||
+        (end - begin) % n)
+      return ctx.error("ngram_counts do not split the pool into grams");
+    int64_t grams = (end - begin) / n;
+    int64_t first = gramNumber;
+    gramNumber += grams;
+    if (n < minLength || n > maxLength || grams == 0)
+      continue;
+    if (gramNumber > static_cast<int64_t>(indexes->size()))
+      return ctx.error("fewer ngram_indexes than grams in the pool");
+    // [grams, n] of the pool; [grams, outputs] sending each to its index.
+    SmallVector<int64_t> gramValues(pool->begin() + begin, pool->begin() + end);
+    auto gramType = RankedTensorType::get({1, 1, grams, n}, i64);
+    Value gramTable = ctx.constant(
+        DenseElementsAttr::get(gramType, ArrayRef<int64_t>(gramValues)));
+    SmallVector<float> routes(grams * width, 0.0f);
+    for (int64_t g = 0; g < grams; ++g)
+      routes[g * width + (*indexes)[first + g]] = 1.0f;
+    Value route = ctx.constant(DenseElementsAttr::get(
+        RankedTensorType::get({grams, width}, f32), ArrayRef<float>(routes)));
+    for (int64_t skip = 0; skip <= (n == 1 ? 0 : maxSkip); ++skip) {
+      int64_t span = (n - 1) * (skip + 1);
+      int64_t positions = *length - span;
+      if (positions <= 0)
+        break;
+      // [N, positions, 1, n]: the windows.
+      SmallVector<Value> parts;
+      for (int64_t k = 0; k < n; ++k) {
+        Value part = ctx.create<SliceOp>(
+            rows, uint64_t(1),
+            DimAttr::get(ctx.getContext(), TDim(k * (skip + 1))),
+            DimAttr::get(ctx.getContext(), TDim(k * (skip + 1) + positions)));
+        part = ctx.create<AddAxisOp>(part, int64_t(2));
+        parts.push_back(ctx.create<AddAxisOp>(part, int64_t(3)));
+      }
+      Value windows =
+          n == 1 ? parts.front() : ctx.create<ConcatOp>(parts, int64_t(3));
+      Value same = ctx.binary<EqOp>(windows, gramTable);
+      Value matched =
+          ctx.create<ReduceOp>(same, Reducer::All, ArrayRef<int64_t>{3});
+      Value count = ctx.create<ReduceOp>(ctx.castTo(matched, f32), Reducer::Sum,
+                                         ArrayRef<int64_t>{1, 3});
+      // [N, 1, grams, 1] -> [N, grams] -> [N, outputs].
+      count = ctx.create<ReshapeOp>(
+          count, int64_t(1), int64_t(3),
+          ShapeAttr::get(ctx.getContext(), {TDim(grams)}));
+      Value routed =
+          ctx.create<EinsumOp>(ValueRange{count, route}, "ng,go->no");
+      total = total ? ctx.binary<AddOp>(total, routed) : routed;
+    }
+  }
+  if (!total) {
+    SmallVector<TDim> shape{getShape(rows)[0], TDim(width)};
+    total = ctx.create<BroadcastOp>(ctx.scalar(f32, 0.0, 2),
+                                    ShapeAttr::get(ctx.getContext(), shape));
+  }
+  if (mode != "TF") {
+    SmallVector<float> perOutput(width, 1.0f);
+    if (weights)
+      for (auto [i, index] : llvm::enumerate(*indexes))
+        perOutput[index] = (*weights)[i];
+    Value weight = ctx.constant(DenseElementsAttr::get(
+        RankedTensorType::get({1, width}, f32), ArrayRef<float>(perOutput)));
+    if (mode == "IDF")
+      total =
+          ctx.create<SelectOp>(ctx.binary<GtOp>(total, ctx.scalar(f32, 0.0, 2)),
+                               weight, ctx.scalar(f32, 0.0, 2));
+    else
+      total = ctx.binary<MulOp>(total, weight);
+  }
+  if (rank == 1)
+    total = ctx.create<RmAxisOp>(total, int64_t(0));
+  outputs.push_back(total);
   return success();
 }
 
@@ -416,5 +593,6 @@ void mlir::tract::onnx::registerSignalOps(OpRegistry &registry) {
   registry.add("BlackmanWindow", 17, cosineWindow(0.42, 0.5, 0.08));
   registry.add("DFT", {17, 20}, dftHandler);
   registry.add("STFT", 17, stftHandler);
+  registry.add("TfIdfVectorizer", 9, tfIdfVectorizerHandler);
   registry.add("MelWeightMatrix", 17, melWeightMatrixHandler);
 }

@@ -103,6 +103,26 @@ Value mlir::tract::onnx::dimsWithUnitsAt(NodeContext &ctx, Value input,
   return ctx.create<SelectOp>(flags, ones, dims);
 }
 
+std::optional<SmallVector<TDim>>
+mlir::tract::onnx::splitSizesFromValues(NodeContext &ctx, Value sizes,
+                                        const TDim &dim) {
+  if (!sizes || getShape(sizes).size() != 1)
+    return std::nullopt;
+  std::optional<int64_t> count = getShape(sizes)[0].getConstant();
+  if (!count)
+    return std::nullopt;
+  if (dim == TDim(0))
+    return SmallVector<TDim>(*count, TDim(0));
+  std::optional<SmallVector<TDim>> parts = ctx.bindValuesAsDims(sizes, "split");
+  if (!parts || parts->empty())
+    return parts;
+  TDim others(0);
+  for (const TDim &size : ArrayRef<TDim>(*parts).drop_back())
+    others += size;
+  parts->back() = dim - others;
+  return parts;
+}
+
 Value mlir::tract::onnx::reshapeToBoundDims(NodeContext &ctx, Value input,
                                             ArrayRef<TDim> dims) {
   if (!input)

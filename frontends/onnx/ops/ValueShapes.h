@@ -28,6 +28,14 @@ Value unflaggedDims(NodeContext &ctx, Value dims, Value flags, int64_t count);
 /// output axis) is on: the output shape of an Unsqueeze.
 Value dimsWithUnitsAt(NodeContext &ctx, Value input, Value flags);
 
+/// The sizes of the parts a split of `dim` into `sizes` (a 1-D integer
+/// tensor of run-time values, of static length) makes: bound dims, the
+/// last part taking what the others leave (the model promises they add
+/// up); parts of 0 for an empty dim. Null when `sizes` has no static
+/// length.
+std::optional<SmallVector<TDim>>
+splitSizesFromValues(NodeContext &ctx, Value sizes, const TDim &dim);
+
 /// `input` reshaped to `dims`, which only run-time values decide: flattened,
 /// taken as the volume of `dims` (the model's promise, recorded as an
 /// assertion), and split.

@@ -388,7 +388,16 @@ func.func @resize_roi(%x: tensor<2x8xf32>) {
 func.func @resize_scale_values(%x: tensor<2x8xf32>, %s: tensor<1xf32>) {
   // expected-error @+2 {{scale_values must be one scale per axis (2), in place of scales}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0 = tract.resize %x, %s {sizes = #tract.shape<[2, 4]>} : tensor<2x8xf32>, tensor<1xf32> -> tensor<2x4xf32>
+  %0 = tract.resize %x scales %s : tensor<1xf32> {sizes = #tract.shape<[2, 4]>} : tensor<2x8xf32> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @resize_roi_values(%x: tensor<2x8xf32>, %r: tensor<4xf32>) {
+  // expected-error @+2 {{roi_values must be 4 values of tf_crop_and_resize, in place of roi}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tract.resize %x roi %r : tensor<4xf32> {sizes = #tract.shape<[2, 4]>} : tensor<2x8xf32> -> tensor<2x4xf32>
   return
 }
 

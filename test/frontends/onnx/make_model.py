@@ -188,6 +188,35 @@ def if_branch_squeeze():
                              opset_imports=[helper.make_opsetid("", 16)])
 
 
+def random_normal():
+    """RandomNormal of 20000 draws, mean 1 and scale 2."""
+    node = helper.make_node("RandomNormal", [], ["y"], shape=[100, 200],
+                            mean=1.0, scale=2.0)
+    graph = helper.make_graph(
+        [node], "random_normal", [],
+        [helper.make_tensor_value_info("y", F32, [100, 200])])
+    return helper.make_model(graph, ir_version=8,
+                             opset_imports=[helper.make_opsetid("", 16)])
+
+
+def sequence_at_input():
+    """SequenceAt of [x, y, z] at a position given as a graph input, and
+    SequenceInsert of w there."""
+    construct = helper.make_node("SequenceConstruct", ["x", "y", "z"], ["s"])
+    at = helper.make_node("SequenceAt", ["s", "pos"], ["picked"])
+    insert = helper.make_node("SequenceInsert", ["s", "w", "pos"], ["t"])
+    last = helper.make_node("SequenceAt", ["t", "minus_one"], ["last"])
+    graph = helper.make_graph(
+        [construct, at, insert, last], "sequence_at_input",
+        [helper.make_tensor_value_info(n, F32, [2]) for n in "xyzw"] +
+        [helper.make_tensor_value_info("pos", I64, [])],
+        [helper.make_tensor_value_info("picked", F32, [2]),
+         helper.make_tensor_value_info("last", F32, [2])],
+        [const("minus_one", -1, np.int64)])
+    return helper.make_model(graph, ir_version=8,
+                             opset_imports=[helper.make_opsetid("", 16)])
+
+
 def lstm_state_batch():
     """An LSTM whose initial state has its own symbolic batch."""
     rng = np.random.default_rng(3)
@@ -205,6 +234,8 @@ def lstm_state_batch():
 
 MODELS["if_dim_equal"] = if_dim_equal
 MODELS["if_branch_squeeze"] = if_branch_squeeze
+MODELS["random_normal"] = random_normal
+MODELS["sequence_at_input"] = sequence_at_input
 MODELS["lstm_state_batch"] = lstm_state_batch
 MODELS["squeeze_symbolic"] = squeeze_symbolic
 MODELS["add_symbolic"] = add_symbolic
