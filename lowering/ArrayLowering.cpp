@@ -14,6 +14,7 @@
 
 #include "lowering/LoweringUtils.h"
 
+#include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
@@ -1248,8 +1249,12 @@ struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
   }
 };
 
-/// Each lone symbol of `dims` not bound yet takes its element of `values`;
-/// the op leaves nothing behind but the index values of those symbols.
+/// Each lone symbol of `dims` not bound yet takes its element of `values`.
+/// The elements must make dims the model can take: non-negative, and
+/// satisfying the model's assertions over the symbols they bind (a
+/// reshape's volume). Otherwise tract_fail reports them and the symbols
+/// become 0, so that everything they size is empty rather than out of
+/// bounds. The op leaves nothing behind but the index values.
 struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
   LogicalResult
@@ -1258,6 +1263,13 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
     Location loc = op.getLoc();
     Operation *func = getEnclosingFunction(op);
     Type elementType = getElementTypeOrSelf(op.getValues().getType());
+    Value zero = indexConstant(rewriter, loc, 0);
+    SmallVector<std::pair<std::string, Value>> bound;
+    Value ok;
+    auto require = [&](Value holds) {
+      ok = ok ? arith::AndIOp::create(rewriter, loc, ok, holds).getResult()
+              : holds;
+    };
     for (auto [i, dim] : llvm::enumerate(op.getDims().getDims())) {
       std::optional<std::string> name = dim.getSymbolName();
       if (!name || dimValue(rewriter, loc, op, dim))
@@ -1265,11 +1277,72 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
       Value element = tensor::ExtractOp::create(
           rewriter, loc, adaptor.getValues(),
           ValueRange{indexConstant(rewriter, loc, i)});
-      symbols.bindComputedSymbol(func, *name,
-                                 toIndex(rewriter, loc, element, elementType));
+      Value value = toIndex(rewriter, loc, element, elementType);
+      symbols.bindComputedSymbol(func, *name, value);
+      bound.emplace_back(*name, value);
+      require(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                    value, zero));
     }
+    if (bound.empty()) {
+      rewriter.eraseOp(op);
+      return success();
+    }
+    // The model's assertions that these symbols complete.
+    SmallVector<std::string> checked;
+    auto module = op->getParentOfType<ModuleOp>();
+    if (auto texts = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
+      for (StringRef text : texts.getAsValueRange<StringAttr>()) {
+        std::vector<TDim> constraints;
+        if (!SymbolScope::parseAssertion(text, constraints, nullptr))
+          continue;
+        std::set<std::string> names;
+        for (const TDim &constraint : constraints)
+          constraint.collectSymbols(names);
+        if (llvm::none_of(bound, [&](const auto &entry) {
+              return names.count(entry.first);
+            }))
+          continue;
+        SmallVector<Value> values;
+        for (const TDim &constraint : constraints)
+          values.push_back(dimValue(rewriter, loc, op, constraint));
+        if (llvm::any_of(values, [](Value v) { return !v; }))
+          continue;
+        for (Value value : values)
+          require(arith::CmpIOp::create(
+              rewriter, loc, arith::CmpIPredicate::sge, value, zero));
+        checked.push_back(escapeFormat(text));
+      }
+    std::string format =
+        "the values that '" + escapeFormat(nodeName(op)) + "' reads as dims (";
+    SmallVector<Value> values;
+    for (auto [i, entry] : llvm::enumerate(bound)) {
+      format += (i ? ", " : "") + entry.first + "=%lld";
+      values.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(), entry.second));
+    }
+    format += ") must be >= 0";
+    if (!checked.empty())
+      format += " and satisfy " + llvm::join(checked, " and ");
+    Value failed = arith::XOrIOp::create(
+        rewriter, loc, ok,
+        arith::ConstantIntOp::create(rewriter, loc, rewriter.getI1Type(), 1));
+    auto report = scf::IfOp::create(rewriter, loc, failed,
+                                    /*withElseRegion=*/false);
+    OpBuilder reportBuilder = report.getThenBodyBuilder();
+    callFail(reportBuilder, op, format, values);
+    rewriter.setInsertionPointAfter(report);
+    for (auto &[name, value] : bound)
+      symbols.bindComputedSymbol(
+          func, name, arith::SelectOp::create(rewriter, loc, ok, value, zero));
     rewriter.eraseOp(op);
     return success();
+  }
+
+  /// The name of the node `op` comes from, or its op name.
+  static std::string nodeName(Operation *op) {
+    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+      return name.getName().str();
+    return op->getName().getStringRef().str();
   }
 };
 

@@ -199,9 +199,6 @@ private:
   const SymbolValueMap &symbols;
 };
 
-/// The runtime's `tract_status tract_fail(const char *format, ...)`.
-constexpr llvm::StringLiteral kFailName = "tract_fail";
-
 /// The check of a branch's assertions: whether they all hold, and the
 /// message (a printf format and its int64 values) when they do not.
 struct BranchCheck {
@@ -252,7 +249,7 @@ struct IfLowering : public OpConversionPattern<IfOp> {
         if (!branch->holds)
           continue;
         OpBuilder b = OpBuilder::atBlockBegin(block);
-        fail(b, op, *branch);
+        callFail(b, op, branch->format, branch->values);
       }
       rewriter.setInsertionPointAfter(report);
       SmallVector<Value> empties;
@@ -342,37 +339,6 @@ private:
     if (auto name = dyn_cast<NameLoc>(op->getLoc()))
       return name.getName().str();
     return op->getName().getStringRef().str();
-  }
-
-  /// Calls tract_fail with the message of `branch`.
-  void fail(OpBuilder &b, Operation *op, const BranchCheck &branch) const {
-    Location loc = op->getLoc();
-    auto module = op->getParentOfType<ModuleOp>();
-    MLIRContext *context = b.getContext();
-    OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
-    auto failFunc = module.lookupSymbol<LLVM::LLVMFuncOp>(kFailName);
-    if (!failFunc)
-      failFunc = LLVM::LLVMFuncOp::create(
-          moduleBuilder, loc, kFailName,
-          LLVM::LLVMFunctionType::get(IntegerType::get(context, 32),
-                                      {LLVM::LLVMPointerType::get(context)},
-                                      /*isVarArg=*/true));
-    std::string name;
-    for (unsigned i = 0;; ++i) {
-      name = "tract.branch_check" + std::to_string(i);
-      if (!module.lookupSymbol(name))
-        break;
-    }
-    // With its terminating NUL, as C reads it.
-    StringRef text(branch.format.c_str(), branch.format.size() + 1);
-    auto message = LLVM::GlobalOp::create(
-        moduleBuilder, loc,
-        LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
-        /*isConstant=*/true, LLVM::Linkage::Internal, name,
-        b.getStringAttr(text));
-    SmallVector<Value> arguments = {LLVM::AddressOfOp::create(b, loc, message)};
-    arguments.append(branch.values.begin(), branch.values.end());
-    LLVM::CallOp::create(b, loc, failFunc, arguments);
   }
 
   /// An empty tensor of `type` (a tract type), of the sizes its dims have

@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSet.h"
@@ -187,6 +188,37 @@ SmallVector<std::string> SymbolValueMap::getComputedSymbols(Operation *op) {
     names.push_back(*name);
   }
   return names;
+}
+
+void mlir::tract::callFail(OpBuilder &b, Operation *op,
+                           const std::string &format, ValueRange values) {
+  constexpr llvm::StringLiteral kFailName = "tract_fail";
+  Location loc = op->getLoc();
+  auto module = op->getParentOfType<ModuleOp>();
+  MLIRContext *context = b.getContext();
+  OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+  auto failFunc = module.lookupSymbol<LLVM::LLVMFuncOp>(kFailName);
+  if (!failFunc)
+    failFunc = LLVM::LLVMFuncOp::create(
+        moduleBuilder, loc, kFailName,
+        LLVM::LLVMFunctionType::get(IntegerType::get(context, 32),
+                                    {LLVM::LLVMPointerType::get(context)},
+                                    /*isVarArg=*/true));
+  std::string name;
+  for (unsigned i = 0;; ++i) {
+    name = "tract.check" + std::to_string(i);
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  // With its terminating NUL, as C reads it.
+  StringRef text(format.c_str(), format.size() + 1);
+  auto message = LLVM::GlobalOp::create(
+      moduleBuilder, loc, LLVM::LLVMArrayType::get(b.getI8Type(), text.size()),
+      /*isConstant=*/true, LLVM::Linkage::Internal, name,
+      b.getStringAttr(text));
+  SmallVector<Value> arguments = {LLVM::AddressOfOp::create(b, loc, message)};
+  arguments.append(values.begin(), values.end());
+  LLVM::CallOp::create(b, loc, failFunc, arguments);
 }
 
 std::string mlir::tract::escapeFormat(StringRef text) {

@@ -108,6 +108,13 @@ private:
 /// compiled checks pass to the runtime.
 std::string escapeFormat(StringRef text);
 
+/// Calls the runtime's `tract_fail(format, values...)` at the builder's
+/// point (declaring it, and the message as a global of `op`'s module): a
+/// check inside compiled code failed; the model's entry then returns an
+/// error status with that message. `values` are i64.
+void callFail(OpBuilder &builder, Operation *op, const std::string &format,
+              ValueRange values);
+
 /// The function an op is lowered within.
 Operation *getEnclosingFunction(Operation *op);
 

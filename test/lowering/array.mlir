@@ -772,20 +772,31 @@ module {
 
 // A shape that only run-time values decide: tract.bind_dims binds a and b
 // to the elements of the shape tensor, and the ops after it size their
-// results from those values.
+// results from those values. The values must be dims (>= 0) satisfying the
+// model's assertions over them (6 == a*b); otherwise tract_fail reports
+// them and a and b become 0, so that nothing reads out of bounds.
 // CHECK-LABEL: func.func @bind_dims_reshape(
 // CHECK-SAME:    %[[X:.*]]: tensor<6xf32> {bufferization.writable = false}, %[[SHAPE:.*]]: tensor<2xi64> {bufferization.writable = false}) -> tensor<?x?xf32>
 // CHECK:         %[[E0:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xi64>
 // CHECK:         %[[A:.*]] = arith.index_cast %[[E0]] : i64 to index
 // CHECK:         %[[E1:.*]] = tensor.extract %[[SHAPE]][%{{.*}}] : tensor<2xi64>
 // CHECK:         %[[B:.*]] = arith.index_cast %[[E1]] : i64 to index
+// CHECK:         %[[DIMS_OK:.*]] = arith.andi
 // CHECK:         %[[AB:.*]] = arith.muli %[[A]], %[[B]] : index
-// CHECK:         %[[S:.*]] = tensor.extract_slice %[[X]][0] {{\[}}%[[AB]]] [1] : tensor<6xf32> to tensor<?xf32>
-// CHECK:         %[[DIMS:.*]] = tensor.from_elements %[[A]], %[[B]] : tensor<2xindex>
+// CHECK:         %[[HALF:.*]] = arith.andi
+// CHECK:         %[[OK:.*]] = arith.andi %[[HALF]], %{{.*}} : i1
+// CHECK:         %[[FAILED:.*]] = arith.xori %[[OK]], %{{.*}} : i1
+// CHECK:         scf.if %[[FAILED]] {
+// CHECK:           llvm.call @tract_fail(
+// CHECK:         %[[SA:.*]] = arith.select %[[OK]], %[[A]], %{{.*}} : index
+// CHECK:         %[[SB:.*]] = arith.select %[[OK]], %[[B]], %{{.*}} : index
+// CHECK:         %[[SAB:.*]] = arith.muli %[[SA]], %[[SB]] : index
+// CHECK:         %[[S:.*]] = tensor.extract_slice %[[X]][0] {{\[}}%[[SAB]]] [1] : tensor<6xf32> to tensor<?xf32>
+// CHECK:         %[[DIMS:.*]] = tensor.from_elements %[[SA]], %[[SB]] : tensor<2xindex>
 // CHECK:         tensor.reshape %[[S]](%[[DIMS]]) : (tensor<?xf32>, tensor<2xindex>) -> tensor<?x?xf32>
 // LLVM-LABEL: llvm.func @bind_dims_reshape(
 // LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized}}
-module attributes {tract.symbols = ["a", "b"]} {
+module attributes {tract.symbols = ["a", "b"], tract.assertions = ["6 == a*b"]} {
   func.func @bind_dims_reshape(%arg0: tensor<6xf32>, %arg1: tensor<2xi64>) -> tensor<?x?xf32, #tract.dims<[a, b]>> {
     tract.bind_dims %arg1 {dims = #tract.shape<[a, b]>} : tensor<2xi64>
     %0 = tract.slice %arg0 {axis = 0 : i64, start = #tract.dim<0>, end = #tract.dim<a*b>} : tensor<6xf32> -> tensor<?xf32, #tract.dims<[a*b]>>

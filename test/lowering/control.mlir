@@ -147,7 +147,7 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK:           scf.yield %[[IN]] : tensor<1xf32>
 // CHECK:         } else {
 // CHECK:           scf.if %[[COND]] {
-// CHECK:             %[[MSG:.*]] = llvm.mlir.addressof @tract.branch_check0 : !llvm.ptr
+// CHECK:             %[[MSG:.*]] = llvm.mlir.addressof @tract.check0 : !llvm.ptr
 // CHECK:             llvm.call @tract_fail(%[[MSG]], %[[SV]])
 // CHECK:           %[[EMPTY:.*]] = tensor.empty() : tensor<1xf32>
 // CHECK:           scf.yield %[[EMPTY]] : tensor<1xf32>
