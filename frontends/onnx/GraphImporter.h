@@ -105,6 +105,8 @@ public:
   TDim freshSymbol(StringRef hint);
   /// Records the assertion `actual == expected`.
   void assumeEqual(const TDim &actual, const TDim &expected);
+  /// Records the assertion `lhs <= rhs`.
+  void assumeAtMost(const TDim &lhs, const TDim &rhs);
   Location nodeLocation(StringRef name);
 
 private:

@@ -94,6 +94,14 @@ void GraphImporter::assumeEqual(const TDim &actual, const TDim &expected) {
     assertions.push_back(text);
 }
 
+void GraphImporter::assumeAtMost(const TDim &lhs, const TDim &rhs) {
+  std::string text = lhs.toString() + " <= " + rhs.toString();
+  std::vector<std::string> &assertions =
+      model.branchAssertions ? *model.branchAssertions : model.assertions;
+  if (!llvm::is_contained(assertions, text))
+    assertions.push_back(text);
+}
+
 Location GraphImporter::nodeLocation(StringRef name) {
   Location file = FileLineColLoc::get(model.context, model.fileName, 0, 0);
   return NameLoc::get(StringAttr::get(model.context, name), file);

@@ -967,7 +967,7 @@ Value sliceFromValues(NodeContext &ctx, Value input,
     Value start, step, length;
   };
   SmallVector<Bounds> bounds;
-  SmallVector<Value> lengths;
+  SmallVector<Value> lengths, strides;
   for (auto [i, axis] : llvm::enumerate(sliced)) {
     Value start = element(starts, i, 0);
     Value end = element(ends, i, kLargeIndex);
@@ -992,19 +992,26 @@ Value sliceFromValues(NodeContext &ctx, Value input,
                                       ctx.binary<SubOp>(start, end));
     Value stride = ctx.create<SelectOp>(forward, step, ctx.create<NegOp>(step));
     span = ctx.binary<MaxOp>(span, scalar(0));
+    // A step of 0 is refused where the values are bound; until then the
+    // division must not trap.
+    Value divisor = ctx.binary<MaxOp>(stride, scalar(1));
     Value length = ctx.binary<DivOp>(
-        ctx.binary<AddOp>(span, ctx.binary<SubOp>(stride, scalar(1))), stride);
+        ctx.binary<AddOp>(span, ctx.binary<SubOp>(divisor, scalar(1))),
+        divisor);
     bounds.push_back({start, step, length});
     lengths.push_back(ctx.create<AddAxisOp>(length, int64_t(0)));
+    strides.push_back(ctx.create<AddAxisOp>(stride, int64_t(0)));
   }
-  Value allLengths =
-      lengths.size() == 1
-          ? lengths.front()
-          : ctx.create<ConcatOp>(ValueRange(lengths), int64_t(0));
+  // The lengths, then the strides (each checked >= 1 where bound).
+  SmallVector<Value> all(lengths);
+  all.append(strides);
+  Value allValues = ctx.create<ConcatOp>(ValueRange(all), int64_t(0));
   std::optional<SmallVector<TDim>> bound =
-      allLengths ? ctx.bindValuesAsDims(allLengths, "slice") : std::nullopt;
+      allValues ? ctx.bindValuesAsDims(allValues, "slice") : std::nullopt;
   if (!bound)
     return {};
+  for (size_t i = 0; i < sliced.size(); ++i)
+    ctx.getGraph().assumeAtMost(TDim(1), (*bound)[sliced.size() + i]);
   Value result = input;
   for (auto [i, axis] : llvm::enumerate(sliced)) {
     const Bounds &b = bounds[i];
@@ -1446,6 +1453,17 @@ Value padFromValues(NodeContext &ctx, Value input, ArrayRef<int64_t> axes,
     TDim cropBefore = (*bound)[i], cropAfter = (*bound)[count + i];
     TDim before = (*bound)[2 * count + i], after = (*bound)[3 * count + i];
     TDim dim = shapeOf(result)[axis];
+    // What the values must allow, checked where they are bound: crops
+    // within the axis, a reflection shorter than what is left, an edge to
+    // repeat.
+    TDim kept = dim - cropBefore - cropAfter;
+    ctx.getGraph().assumeAtMost(TDim(0), kept);
+    if (mode == PadMode::Reflect) {
+      ctx.getGraph().assumeAtMost(before + TDim(1), kept);
+      ctx.getGraph().assumeAtMost(after + TDim(1), kept);
+    } else if (mode == PadMode::Edge) {
+      ctx.getGraph().assumeAtMost(TDim(1), kept);
+    }
     result = sliceAxis(ctx, result, axis, cropBefore, dim - cropAfter);
     dim = shapeOf(result)[axis];
     auto border = [&](const TDim &size, bool head) -> Value {

@@ -352,13 +352,20 @@ LogicalResult stftHandler(NodeContext &ctx, Outputs &outputs) {
                              "a signal of symbolic length");
     Value available = ctx.constant(
         DenseElementsAttr::get(RankedTensorType::get({1}, i64), *positions));
+    // A step below 1 is refused where the values are bound; until then
+    // the division must not trap.
     Value count = ctx.binary<AddOp>(
-        ctx.binary<DivOp>(ctx.binary<SubOp>(available, scalar(1)), by),
+        ctx.binary<DivOp>(ctx.binary<SubOp>(available, scalar(1)),
+                          ctx.binary<MaxOp>(by, scalar(1))),
         scalar(1));
+    Value countAndStep = ctx.create<ConcatOp>(
+        ValueRange{count, ctx.create<AddAxisOp>(by, int64_t(0))}, int64_t(0));
     std::optional<SmallVector<TDim>> bound =
-        ctx.bindValuesAsDims(count, "frames");
+        countAndStep ? ctx.bindValuesAsDims(countAndStep, "frames")
+                     : std::nullopt;
     if (!bound)
       return failure();
+    ctx.getGraph().assumeAtMost(TDim(1), (*bound)[1]);
     Value taken = ctx.create<RangeOp>(
         scalar(0),
         ctx.binary<MulOp>(ctx.create<RmAxisOp>(count, int64_t(0)), by), by,

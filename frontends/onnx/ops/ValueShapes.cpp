@@ -9,6 +9,8 @@
 
 #include "frontends/onnx/ops/ValueShapes.h"
 
+#include "frontends/onnx/GraphImporter.h"
+
 #include "llvm/ADT/Sequence.h"
 
 using namespace mlir;
@@ -119,6 +121,8 @@ mlir::tract::onnx::splitSizesFromValues(NodeContext &ctx, Value sizes,
   TDim others(0);
   for (const TDim &size : ArrayRef<TDim>(*parts).drop_back())
     others += size;
+  // The parts must add up to the dim, checked where they are bound.
+  ctx.getGraph().assumeEqual(others + parts->back(), dim);
   parts->back() = dim - others;
   return parts;
 }
