@@ -1337,13 +1337,6 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
     rewriter.eraseOp(op);
     return success();
   }
-
-  /// The name of the node `op` comes from, or its op name.
-  static std::string nodeName(Operation *op) {
-    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-      return name.getName().str();
-    return op->getName().getStringRef().str();
-  }
 };
 
 //===----------------------------------------------------------------------===//

@@ -334,13 +334,6 @@ private:
     return result;
   }
 
-  /// The name of the node `op` comes from, or its op name.
-  static std::string nodeName(Operation *op) {
-    if (auto name = dyn_cast<NameLoc>(op->getLoc()))
-      return name.getName().str();
-    return op->getName().getStringRef().str();
-  }
-
   /// An empty tensor of `type` (a tract type), of the sizes its dims have
   /// (0 for a dim nothing binds yet).
   Value empty(OpBuilder &b, IfOp op, Type type) const {

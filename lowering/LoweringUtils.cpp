@@ -190,6 +190,12 @@ SmallVector<std::string> SymbolValueMap::getComputedSymbols(Operation *op) {
   return names;
 }
 
+std::string mlir::tract::nodeName(Operation *op) {
+  if (auto name = dyn_cast<NameLoc>(op->getLoc()))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
 void mlir::tract::callFail(OpBuilder &b, Operation *op,
                            const std::string &format, ValueRange values) {
   constexpr llvm::StringLiteral kFailName = "tract_fail";

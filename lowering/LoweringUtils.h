@@ -108,6 +108,10 @@ private:
 /// compiled checks pass to the runtime.
 std::string escapeFormat(StringRef text);
 
+/// The name of the model node `op` comes from (its NameLoc), or its op
+/// name, for the messages of compiled checks.
+std::string nodeName(Operation *op);
+
 /// Calls the runtime's `tract_fail(format, values...)` at the builder's
 /// point (declaring it, and the message as a global of `op`'s module): a
 /// check inside compiled code failed; the model's entry then returns an

@@ -1198,6 +1198,26 @@ Value buildResize(NodeContext &ctx, Value x, ArrayRef<TDim> sizes,
       APFloat(crop ? mode.extrapolationValue : 0.0));
 }
 
+/// The values of `given` (a 1-D f64 tensor) from `offset`, one per axis of
+/// `axes`, spread over the `rank` axes with `fallback` on the others: the
+/// parts to concatenate, one per axis.
+void spreadOverAxes(NodeContext &ctx, Value given, ArrayRef<int64_t> axes,
+                    int64_t rank, int64_t offset, double fallback,
+                    SmallVectorImpl<Value> &parts) {
+  Type f64 = ctx.getBuilder().getF64Type();
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    const int64_t *at = llvm::find(axes, axis);
+    if (at == axes.end()) {
+      parts.push_back(ctx.scalar(f64, fallback, 1));
+      continue;
+    }
+    int64_t j = offset + (at - axes.begin());
+    parts.push_back(ctx.create<SliceOp>(
+        given, uint64_t(0), DimAttr::get(ctx.getContext(), TDim(j)),
+        DimAttr::get(ctx.getContext(), TDim(j + 1))));
+  }
+}
+
 /// Scales that only the model's values decide (a graph input): the output
 /// dims of `axes` become fresh dims bound to `floor(in * scale)`, computed
 /// on the values, and stored into `sizes`; returns the scale of every axis
@@ -1227,25 +1247,13 @@ Value bindScaledSizes(NodeContext &ctx, Value x, Value scales,
       ctx.bindValuesAsDims(ctx.castTo(scaled, i64), "size");
   if (!bound)
     return {};
-  // One scale per axis: the given ones on `axes`, 1 elsewhere.
-  if (axes.size() == sizes.size()) {
-    for (auto [j, axis] : llvm::enumerate(axes))
-      sizes[axis] = (*bound)[j];
-    return wide;
-  }
-  SmallVector<Value> parts;
-  for (int64_t axis = 0; axis < static_cast<int64_t>(sizes.size()); ++axis) {
-    const int64_t *at = llvm::find(axes, axis);
-    if (at == axes.end()) {
-      parts.push_back(ctx.scalar(f64, 1.0, 1));
-      continue;
-    }
-    int64_t j = at - axes.begin();
+  for (auto [j, axis] : llvm::enumerate(axes))
     sizes[axis] = (*bound)[j];
-    parts.push_back(ctx.create<SliceOp>(
-        wide, uint64_t(0), DimAttr::get(ctx.getContext(), TDim(j)),
-        DimAttr::get(ctx.getContext(), TDim(j + 1))));
-  }
+  // One scale per axis: the given ones on `axes`, 1 elsewhere.
+  if (axes.size() == sizes.size())
+    return wide;
+  SmallVector<Value> parts;
+  spreadOverAxes(ctx, wide, axes, sizes.size(), 0, 1.0, parts);
   return parts.size() == 1 ? parts.front()
                            : ctx.create<ConcatOp>(parts, uint64_t(0));
 }
@@ -1329,54 +1337,39 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   }
   // The region of interest, in units of each axis' length - 1: only
   // tf_crop_and_resize reads it.
-  Value &roiValues = mode.roiValues;
   if (mode.transform == CoordTransform::TfCropAndResize) {
-    std::optional<SmallVector<double>> roi;
-    if (ctx.hasInput(1))
-      roi = ctx.getConstFloats(1);
-    if (!roi && ctx.hasInput(1)) {
+    if (!ctx.hasInput(1))
+      return ctx.unsupported("tf_crop_and_resize without a roi");
+    int64_t count = axes.size();
+    if (std::optional<SmallVector<double>> roi = ctx.getConstFloats(1)) {
+      if (roi->size() != 2 * axes.size())
+        return ctx.error("roi has " + Twine(roi->size()) +
+                         " values, expected " + Twine(2 * axes.size()));
+      mode.roi.assign(rank, 0.0);
+      mode.roi.append(rank, 1.0);
+      for (auto [i, axis] : llvm::enumerate(axes)) {
+        mode.roi[axis] = (*roi)[i];
+        mode.roi[rank + axis] = (*roi)[count + i];
+      }
+    } else {
       // A roi known when the model runs: one start and end per axis (0 and
       // 1 off `axes`), read by tract.resize; the output needs sizes.
       Value given = ctx.input(1);
-      if (getShape(given) != Shape{TDim(2 * static_cast<int64_t>(axes.size()))})
+      if (getShape(given) != Shape{TDim(2 * count)})
         return ctx.error("roi must hold a start and an end per axis");
       if (!sizesInput || !ctx.hasInput(sizesInput))
         return ctx.unsupported("tf_crop_and_resize with scales and a roi "
                                "decided when the model runs");
-      Type f64 = ctx.getBuilder().getF64Type();
-      Value wide = ctx.castTo(given, f64);
-      int64_t count = axes.size();
+      Value wide = ctx.castTo(given, ctx.getBuilder().getF64Type());
       SmallVector<Value> parts;
-      for (int64_t half = 0; half < 2 && count < rank; ++half)
-        for (int64_t axis = 0; axis < rank; ++axis) {
-          const int64_t *at = llvm::find(axes, axis);
-          if (at == axes.end()) {
-            parts.push_back(ctx.scalar(f64, half ? 1.0 : 0.0, 1));
-            continue;
-          }
-          int64_t j = half * count + (at - axes.begin());
-          parts.push_back(ctx.create<SliceOp>(
-              wide, uint64_t(0), DimAttr::get(ctx.getContext(), TDim(j)),
-              DimAttr::get(ctx.getContext(), TDim(j + 1))));
-        }
-      roiValues =
+      if (count < rank) {
+        spreadOverAxes(ctx, wide, axes, rank, 0, 0.0, parts);
+        spreadOverAxes(ctx, wide, axes, rank, count, 1.0, parts);
+      }
+      mode.roiValues =
           parts.empty() ? wide : ctx.create<ConcatOp>(parts, uint64_t(0));
-      if (!roiValues)
+      if (!mode.roiValues)
         return failure();
-    } else if (!roi) {
-      return ctx.unsupported("tf_crop_and_resize without a roi");
-    }
-  }
-  if (mode.transform == CoordTransform::TfCropAndResize && !roiValues) {
-    std::optional<SmallVector<double>> roi = ctx.getConstFloats(1);
-    if (roi->size() != 2 * axes.size())
-      return ctx.error("roi has " + Twine(roi->size()) + " values, expected " +
-                       Twine(2 * axes.size()));
-    mode.roi.assign(rank, 0.0);
-    mode.roi.append(rank, 1.0);
-    for (auto [i, axis] : llvm::enumerate(axes)) {
-      mode.roi[axis] = (*roi)[i];
-      mode.roi[rank + axis] = (*roi)[axes.size() + i];
     }
   }
   Shape sizes = input;
