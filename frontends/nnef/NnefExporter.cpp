@@ -20,7 +20,10 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -50,14 +53,54 @@ std::string sanitize(StringRef text) {
   return out;
 }
 
-/// A number that the NNEF grammar reads as a scalar (never an integer).
+/// The shortest decimal digits that read back as `value` (as a float when
+/// it is one exactly, else as a double) and the power of ten of the first.
+std::pair<std::string, int> shortestDigits(double value) {
+  bool single = double(float(value)) == value;
+  char buffer[40];
+  for (int precision = 0; precision < 17; ++precision) {
+    snprintf(buffer, sizeof buffer, "%.*e", precision, value);
+    if (single ? std::strtof(buffer, nullptr) == float(value)
+               : std::strtod(buffer, nullptr) == value)
+      break;
+  }
+  StringRef text(buffer);
+  auto [mantissa, exponent] = text.split('e');
+  std::string digits;
+  for (char c : mantissa)
+    if (llvm::isDigit(c))
+      digits.push_back(c);
+  while (digits.size() > 1 && digits.back() == '0')
+    digits.pop_back();
+  int power = 0;
+  exponent.consume_front("+");
+  if (exponent.getAsInteger(10, power))
+    power = 0;
+  return {digits, power};
+}
+
+/// A number that the NNEF grammar reads as a scalar, written as tract
+/// writes one (Rust's `{:?}`): the shortest digits that read back, in
+/// positional notation with at least one decimal (`1.0`, `0.001`), or as
+/// `1e-5`/`1.5e16` below 1e-4 and from 1e16.
 std::string scalarText(double value) {
-  char buffer[32];
-  snprintf(buffer, sizeof buffer, "%.17g", value);
-  std::string text = buffer;
-  if (StringRef(text).find_first_of(".en") == StringRef::npos)
-    text += ".0";
-  return text;
+  if (value == 0)
+    return std::signbit(value) ? "-0.0" : "0.0";
+  std::string sign = value < 0 ? "-" : "";
+  double magnitude = std::fabs(value);
+  auto [digits, power] = shortestDigits(magnitude);
+  if (magnitude < 1e-4 || magnitude >= 1e16)
+    return sign + digits.substr(0, 1) +
+           (digits.size() > 1 ? "." + digits.substr(1) : "") + "e" +
+           std::to_string(power);
+  std::string text;
+  if (power < 0)
+    text = "0." + std::string(-power - 1, '0') + digits;
+  else if (int64_t(digits.size()) <= power + 1)
+    text = digits + std::string(power + 1 - digits.size(), '0') + ".0";
+  else
+    text = digits.substr(0, power + 1) + "." + digits.substr(power + 1);
+  return sign + text;
 }
 
 /// A number attribute as an NNEF scalar; infinities as `1.0 / 0.0`.
@@ -158,7 +201,74 @@ std::string locationName(Location loc) {
   return "";
 }
 
-std::string propertyText(Attribute attr) {
+/// The items of `dense` as NNEF literals, nested as its shape (a scalar for
+/// rank 0): floats in tract's form, integers as they are.
+std::string nestedLiterals(DenseElementsAttr dense) {
+  auto type = cast<RankedTensorType>(dense.getType());
+  SmallVector<std::string> items;
+  if (isa<FloatType>(type.getElementType()))
+    for (const APFloat &v : dense.getValues<APFloat>())
+      items.push_back(scalarText(v.convertToDouble()));
+  else if (type.getElementType().isInteger(1))
+    for (bool v : dense.getValues<bool>())
+      items.push_back(v ? "true" : "false");
+  else
+    for (const APInt &v : dense.getValues<APInt>())
+      items.push_back(type.getElementType().isUnsignedInteger()
+                          ? std::to_string(v.getZExtValue())
+                          : std::to_string(v.getSExtValue()));
+  // Group the flat items axis by axis, innermost first.
+  ArrayRef<int64_t> shape = type.getShape();
+  for (int64_t axis = shape.size() - 1; axis >= 0; --axis) {
+    SmallVector<std::string> grouped;
+    for (size_t i = 0; i < items.size(); i += shape[axis])
+      grouped.push_back(
+          "[" + llvm::join(ArrayRef(items).slice(i, shape[axis]), ", ") + "]");
+    items = std::move(grouped);
+  }
+  return items.empty() ? "[]" : items.front();
+}
+
+/// A small constant written in the graph text, as tract writes constants of
+/// at most 8 items: f32 as literals, and with tract_core, integers and f16
+/// as a cast of literals. Otherwise nothing: the constant is a variable.
+std::optional<std::string> inlineConstant(DenseElementsAttr dense,
+                                          bool tractCore) {
+  int64_t count = dense.getNumElements();
+  if (count == 0 || count > 8)
+    return std::nullopt;
+  Type element = dense.getElementType();
+  // Infinities and NaNs have no literal NNEF readers agree on.
+  if (isa<FloatType>(element) &&
+      llvm::any_of(dense.getValues<APFloat>(),
+                   [](const APFloat &v) { return !v.isFinite(); }))
+    return std::nullopt;
+  if (element.isF32())
+    return nestedLiterals(dense);
+  if (!tractCore)
+    return std::nullopt;
+  if (element.isF16() || (isa<IntegerType>(element) && !element.isInteger(1))) {
+    std::string dt = datumTypeName(element);
+    if (dt.empty())
+      return std::nullopt;
+    return "tract_core_cast(" + nestedLiterals(dense) + ", to = " + quoted(dt) +
+           ")";
+  }
+  return std::nullopt;
+}
+
+std::string propertyText(Attribute attr, bool tractCore) {
+  if (isa<DenseStringElementsAttr>(attr))
+    return "";
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr)) {
+    if (auto text = inlineConstant(dense, tractCore))
+      return *text;
+    // An integer property without tract_core: the plain numbers.
+    if (isa<IntegerType>(dense.getElementType()) ||
+        isa<FloatType>(dense.getElementType()))
+      return nestedLiterals(dense);
+    return "";
+  }
   if (auto s = dyn_cast<StringAttr>(attr))
     return quoted(s.getValue());
   if (auto b = dyn_cast<BoolAttr>(attr))
@@ -170,7 +280,7 @@ std::string propertyText(Attribute attr) {
   if (auto a = dyn_cast<ArrayAttr>(attr)) {
     std::string out = "[";
     for (auto [i, item] : llvm::enumerate(a)) {
-      std::string text = propertyText(item);
+      std::string text = propertyText(item, tractCore);
       if (text.empty())
         return "";
       out += (i ? ", " : "") + text;
@@ -180,16 +290,53 @@ std::string propertyText(Attribute attr) {
   return "";
 }
 
+/// A fragment as tract writes one: its parameters one per line, its
+/// results on the line of the arrow, then its body.
+std::string fragmentText(StringRef name, ArrayRef<std::string> params,
+                         ArrayRef<std::string> results, StringRef body) {
+  std::string text = "fragment " + name.str() + "(";
+  for (auto [i, param] : llvm::enumerate(params))
+    text += "\n    " + param + (i + 1 < params.size() ? "," : "");
+  return text + "\n) -> (" + llvm::join(results, ", ") + ")\n{\n" + body.str() +
+         "}\n\n";
+}
+
+/// The extension registries of tract that `text` invokes operations of
+/// (`tract_onnx_…(`), but tract_core.
+std::set<std::string> invokedRegistries(StringRef text) {
+  std::set<std::string> registries;
+  for (StringRef registry :
+       {"tract_onnx", "tract_pulse", "tract_transformers", "tract_extra"}) {
+    std::string prefix = registry.str() + "_";
+    for (size_t at = text.find(prefix); at != StringRef::npos;
+         at = text.find(prefix, at + 1)) {
+      if (at > 0 && (llvm::isAlnum(text[at - 1]) || text[at - 1] == '_' ||
+                     text[at - 1] == '"'))
+        continue;
+      size_t end = at + prefix.size();
+      while (end < text.size() &&
+             (llvm::isAlnum(text[end]) || text[end] == '_'))
+        ++end;
+      if (end < text.size() && text[end] == '(') {
+        registries.insert(registry.str());
+        break;
+      }
+    }
+  }
+  return registries;
+}
+
 class GraphWriter {
 public:
-  GraphWriter(ModuleOp module, ModelFiles &files)
-      : module(module), files(files) {}
+  GraphWriter(ModuleOp module, ModelFiles &files, const ExportOptions &options)
+      : module(module), files(files), options(options) {}
 
   LogicalResult write();
 
 private:
   ModuleOp module;
   ModelFiles &files;
+  const ExportOptions &options;
   DenseMap<Value, std::string> names;
   std::set<std::string> taken;
   std::string body;
@@ -232,40 +379,66 @@ private:
              std::optional<ArrayRef<int64_t>> kernelShape = std::nullopt);
   /// graph.quant, one line per quantized tensor.
   std::string quant;
+  /// A float of graph.quant as tract writes it, with 9 decimals, when
+  /// that reads back as the same number; else its shortest exact form.
+  static std::string quantFloatText(double value) {
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.9f", value);
+    return std::strtod(text, nullptr) == value ? std::string(text)
+                                               : scalarText(value);
+  }
+  /// A graph.quant parameter: floats of tract's own entries as tract writes
+  /// them.
+  static std::string quantParamText(Attribute attr, bool tractEntry) {
+    if (auto f = dyn_cast<FloatAttr>(attr); f && tractEntry)
+      return quantFloatText(f.getValueAsDouble());
+    return propertyText(attr, /*tractCore=*/false);
+  }
   LogicalResult writeQuant(Operation *op, StringRef name,
                            DictionaryAttr entry) {
     auto callee = entry.getAs<StringAttr>("op");
     if (!callee)
       return op->emitError() << "cannot export the quantization of '" << name
                              << "' to NNEF: no 'op' in " << entry;
+    // tract's order for the entries it writes, then any other parameter.
+    SmallVector<StringRef> order;
+    if (callee.getValue() == "zero_point_linear_quantize")
+      order = {"zero_point", "scale", "bits", "signed", "symmetric"};
+    else if (callee.getValue() == "linear_quantize")
+      order = {"max", "min", "bits"};
+    bool tractEntry = !order.empty();
+    for (NamedAttribute param : entry)
+      if (param.getName() != "op" &&
+          !llvm::is_contained(order, param.getName().getValue()))
+        order.push_back(param.getName().getValue());
     std::string params;
-    for (NamedAttribute param : entry) {
-      if (param.getName() == "op")
+    for (StringRef key : order) {
+      Attribute value = entry.get(key);
+      if (!value)
         continue;
-      std::string value = propertyText(param.getValue());
-      if (value.empty())
-        return op->emitError() << "cannot export the quantization of '" << name
-                               << "' to NNEF: parameter '" << param.getName()
-                               << "' has no NNEF form";
-      params +=
-          (params.empty() ? "" : ", ") + param.getName().str() + " = " + value;
+      std::string text = quantParamText(value, tractEntry);
+      if (text.empty())
+        return op->emitError()
+               << "cannot export the quantization of '" << name
+               << "' to NNEF: parameter '" << key << "' has no NNEF form";
+      params += (params.empty() ? "" : ", ") + key.str() + " = " + text;
     }
     quant += quoted(name) + ": " + callee.str() + "(" + params + ");\n";
     return success();
   }
   /// The graph.quant line of a tensor of tract's quantized type, if `value`
-  /// has one.
+  /// has one, as tract writes it (symmetric when the zero point is 0).
   void writeQuantizedType(Value value, StringRef name) {
     auto type = getQuantizedElement(value.getType());
     if (!type)
       return;
-    char scale[32];
-    std::snprintf(scale, sizeof(scale), "%.17g", type.getScale());
     quant += quoted(name) + ": zero_point_linear_quantize(zero_point = " +
-             std::to_string(type.getZeroPoint()) + ", scale = " + scale +
+             std::to_string(type.getZeroPoint()) +
+             ", scale = " + quantFloatText(type.getScale()) +
              ", bits = " + std::to_string(type.getStorageTypeIntegralWidth()) +
              ", signed = " + (type.isSigned() ? "true" : "false") +
-             ", symmetric = false);\n";
+             ", symmetric = " + (type.getZeroPoint() == 0 ? "true" : "false") +
+             ");\n";
   }
   LogicalResult writeOps(Block &block,
                          DenseMap<Value, std::string> &outputNames);
@@ -274,8 +447,10 @@ private:
   /// Graph inputs and outputs whose names NNEF cannot spell: (NNEF name,
   /// original name), kept as a property.
   SmallVector<std::pair<std::string, std::string>> renamed;
-  /// Fragments written for scan bodies, before the graph.
-  std::string fragments;
+  /// Fragments written for scan and if bodies, by name: they come before
+  /// the graph in name order, with tract_core_properties, as tract writes
+  /// them.
+  std::map<std::string, std::string> fragments;
   std::string header(ArrayRef<std::string> inputs,
                      ArrayRef<std::string> outputs, StringRef graphName);
 };
@@ -284,21 +459,30 @@ LogicalResult GraphWriter::writeExternal(BlockArgument arg, StringRef name) {
   auto type = cast<RankedTensorType>(arg.getType());
   std::string shape = listText(ArrayRef<TDim>(getShape(type)));
   Type element = type.getElementType();
-  // A quantized input is declared as tract writes it, a scalar whose
-  // graph.quant entry gives the type.
-  if (element.isF32() || isQuantized(element))
-    assign(name, "external<scalar>(shape = " + shape + ")");
-  else if (element.isInteger(64) && !element.isUnsignedInteger())
+  // As tract writes inputs: `external` for f32 (and a quantized type, which
+  // graph.quant gives) of a known shape, tract_core_external otherwise.
+  bool known = type.hasStaticShape();
+  if ((element.isF32() || isQuantized(element)) &&
+      (known || !options.tractCore)) {
+    assign(name, "external(shape = " + shape + ")");
+    return success();
+  }
+  std::string dt = datumTypeName(element);
+  if (!dt.empty() && options.tractCore) {
+    assign(name, "tract_core_external(shape = " + shape +
+                     ", datum_type = " + quoted(dt) + ")");
+    return success();
+  }
+  if (element.isInteger(64) && !element.isUnsignedInteger())
     assign(name, "external<integer>(shape = " + shape + ")");
   else if (element.isInteger(1))
     assign(name, "external<logical>(shape = " + shape + ")");
-  else if (std::string dt = datumTypeName(element); !dt.empty())
-    assign(name, "tract_core_external(shape = " + shape +
-                     ", datum_type = " + quoted(dt) + ")");
   else
     return emitError(arg.getLoc())
-           << "cannot export the graph input '" << name
-           << "' to NNEF: no datum type for " << element;
+           << "cannot export the graph input '" << name << "' of " << element
+           << " to NNEF"
+           << (dt.empty() ? ": no datum type for it"
+                          : " without tract_core (--no-nnef-tract-core)");
   return success();
 }
 
@@ -306,13 +490,18 @@ LogicalResult GraphWriter::writeConstant(ConstOp op, StringRef name) {
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
     return unsupported(op) << "only dense constants are written";
+  if (!isQuantized(dense.getElementType()))
+    if (auto literal = inlineConstant(dense, options.tractCore)) {
+      assign(name, *literal);
+      return success();
+    }
   std::string bytes, error;
   if (!writeDatTensor(dense, bytes, error))
     return unsupported(op) << error;
   files.files[name.str() + ".dat"] = std::move(bytes);
+  // tract declares every variable a scalar; its .dat file says the type.
   auto type = cast<RankedTensorType>(dense.getType());
-  assign(name, "variable<" + nnefTypeName(type.getElementType()) +
-                   ">(label = " + quoted(name) +
+  assign(name, "variable<scalar>(label = " + quoted(name) +
                    ", shape = " + listText(type.getShape()) + ")");
   return success();
 }
@@ -925,16 +1114,10 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
   if (failed(written))
     return failure();
 
-  std::string text =
-      "\nfragment " + name + "(" +
-      (params.empty() ? std::string()
-                      : "\n    " + llvm::join(params, ",\n    ") + "\n") +
-      ") -> (\n    ";
   SmallVector<std::string> typedResults;
   for (auto [result, v] : llvm::zip(results, yield.getValues()))
     typedResults.push_back(result + ": " + typeText(v));
-  text += llvm::join(typedResults, ",\n    ") + "\n)\n{\n" + inner + "}\n";
-  fragments += text;
+  fragments[name] = fragmentText(name, params, typedResults, inner);
 
   ValueRange inputs = scan.getInputs();
   for (int64_t i = 0; i < numStates; ++i) {
@@ -964,7 +1147,7 @@ FailureOr<std::string> GraphWriter::scanExpression(ScanOp scan) {
   if (auto skip = scan->getAttrOfType<IntegerAttr>("pulse.skip"))
     turns = ", skip = " + std::to_string(skip.getInt());
   else if (scan->hasAttr(kStatefulScanAttrName))
-    turns = ", skip = 0";
+    turns = ", skip = 0, reset_every_turn = false, external_state = false";
   else
     turns = ", skip = 0, reset_every_turn = true";
   return "tract_core_scan(body = " + quoted(name) + ", scan = [" + scanList +
@@ -1020,12 +1203,7 @@ FailureOr<std::string> GraphWriter::ifExpression(IfOp op) {
       names[v] = outerName;
     if (failed(written))
       return failure();
-    fragments +=
-        "\nfragment " + name + "(" +
-        (params.empty() ? std::string()
-                        : "\n    " + llvm::join(params, ",\n    ") + "\n") +
-        ") -> (\n    " + llvm::join(results, ",\n    ") + "\n)\n{\n" + inner +
-        "}\n";
+    fragments[name] = fragmentText(name, params, results, inner);
     branches.push_back(name);
   }
   return "tract_core_if(" + ref(op.getCond()) +
@@ -1037,23 +1215,16 @@ FailureOr<std::string> GraphWriter::ifExpression(IfOp op) {
 std::string GraphWriter::header(ArrayRef<std::string> inputs,
                                 ArrayRef<std::string> outputs,
                                 StringRef graphName) {
-  std::string text = "version 1.0;\n\nextension tract_registry tract_core;\n";
-  // tract reads its transformer ops once their registry is named.
-  if (module
-          .walk([](Operation *op) {
-            return isa<SdpaOp, GdnRecurrentOp>(op) ? WalkResult::interrupt()
-                                                   : WalkResult::advance();
-          })
-          .wasInterrupted())
-    text += "extension tract_registry tract_transformers;\n";
-  if (module
-          .walk([](Operation *op) {
-            return isa<NonZeroOp, NonMaxSuppressionOp, UniqueOp, RoiAlignOp>(op)
-                       ? WalkResult::interrupt()
-                       : WalkResult::advance();
-          })
-          .wasInterrupted())
-    text += "extension tract_registry tract_onnx;\n";
+  // tract's extensions as (kind, argument), written in sorted order.
+  std::vector<std::pair<std::string, std::string>> extensions;
+  // tract names tract_core whenever it may use it: its properties' casts.
+  if (options.tractCore)
+    extensions.push_back({"tract_registry", "tract_core"});
+  std::string text = body;
+  for (auto &[name, fragment] : fragments)
+    text += fragment;
+  for (const std::string &registry : invokedRegistries(text))
+    extensions.push_back({"tract_registry", registry});
   std::set<std::string> symbols;
   if (auto declared = module->getAttrOfType<ArrayAttr>(kSymbolsAttrName))
     for (Attribute s : declared)
@@ -1080,55 +1251,110 @@ std::string GraphWriter::header(ArrayRef<std::string> inputs,
               d.collectSymbols(symbols);
   });
   for (const std::string &s : symbols)
-    text += "extension tract_symbol " + s + ";\n";
+    extensions.push_back({"tract_symbol", s});
   if (auto assertions = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
     for (Attribute a : assertions)
       if (auto str = dyn_cast<StringAttr>(a))
-        text += "extension tract_assert " + str.str() + ";\n";
+        extensions.push_back({"tract_assert", str.str()});
   if (auto scenarios =
           module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
     for (NamedAttribute scenario : scenarios)
       if (auto rules = dyn_cast<ArrayAttr>(scenario.getValue()))
         for (Attribute rule : rules)
           if (auto str = dyn_cast<StringAttr>(rule))
-            text += "extension tract_assert " + scenario.getName().str() +
-                    ": " + str.str() + ";\n";
-  auto props = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName);
-  if (props || !renamed.empty()) {
-    text += "\nfragment tract_core_properties(\n) -> (properties: (string, "
-            "tensor<scalar>)[])\n{\n  properties = [\n";
-    bool first = true;
-    if (!renamed.empty()) {
-      text += "    (" + quoted(kIoNamesProperty) + ", [";
-      for (auto [i, pair] : llvm::enumerate(renamed))
-        text += std::string(i ? ", " : "") + "[" + quoted(pair.first) + ", " +
-                quoted(pair.second) + "]";
-      text += "])";
-      first = false;
-    }
-    for (NamedAttribute prop :
-         props ? props : DictionaryAttr::get(module.getContext())) {
-      std::string value = propertyText(prop.getValue());
-      if (value.empty())
-        continue;
-      text += std::string(first ? "" : ",\n") + "    (" +
-              quoted(prop.getName().getValue()) + ", " + value + ")";
-      first = false;
-    }
-    text += "\n  ];\n}\n";
+            extensions.push_back(
+                {"tract_assert", scenario.getName().str() + ": " + str.str()});
+  llvm::sort(extensions);
+
+  std::string out = "version 1.0;\n\n";
+  for (auto &[kind, argument] : extensions)
+    out += "extension " + kind + " " + argument + ";\n";
+  if (!extensions.empty())
+    out += "\n";
+
+  // The model's properties by name, then tract's two of the writer.
+  SmallVector<std::pair<std::string, std::string>> properties;
+  if (!renamed.empty()) {
+    std::string pairs;
+    for (auto [i, pair] : llvm::enumerate(renamed))
+      pairs += std::string(i ? ", " : "") + "[" + quoted(pair.first) + ", " +
+               quoted(pair.second) + "]";
+    properties.push_back({kIoNamesProperty.str(), "[" + pairs + "]"});
   }
-  text += fragments;
-  text += "\ngraph " + graphName.str() + "(";
-  text += llvm::join(inputs, ", ") + ") -> (" + llvm::join(outputs, ", ") +
-          ")\n{\n";
-  return text;
+  if (auto props = module->getAttrOfType<DictionaryAttr>(kPropertiesAttrName))
+    for (NamedAttribute prop : props) {
+      StringRef key = prop.getName().getValue();
+      if (key == "tract_nnef_ser_version" ||
+          key == "tract_nnef_format_version" || key == kIoNamesProperty)
+        continue;
+      std::string value = propertyText(prop.getValue(), options.tractCore);
+      if (!value.empty())
+        properties.push_back({key.str(), value});
+    }
+  llvm::sort(properties);
+  properties.push_back({"tract_nnef_ser_version", quoted(serializerVersion())});
+  properties.push_back({"tract_nnef_format_version", quoted("beta1")});
+  std::string items;
+  for (auto [i, prop] : llvm::enumerate(properties))
+    items += std::string(i ? ", " : "") + "(" + quoted(prop.first) + ", " +
+             prop.second + ")";
+  std::map<std::string, std::string> all = fragments;
+  all["tract_core_properties"] = fragmentText(
+      "tract_core_properties", {}, {"properties: (string, tensor<scalar>)[]"},
+      "  properties = [" + items + "];\n");
+  for (auto &[name, fragment] : all)
+    out += fragment;
+  out += "graph " + graphName.str() + "(" + llvm::join(inputs, ", ") +
+         ") -> (" + llvm::join(outputs, ", ") + ") {\n";
+  return out;
 }
 
 /// Writes the ops of `block` (but its terminator) into `body`; a result
 /// in `outputNames` takes that name.
+/// A cast from one of tract's quantized types to a float: what the
+/// importer inserts before an op that computes on real values.
+static bool isDequantize(Operation *op) {
+  auto cast = dyn_cast_or_null<CastOp>(op);
+  return cast && isQuantized(cast.getInput().getType()) &&
+         !isQuantized(cast.getType());
+}
+
+/// The reverse of isDequantize: the cast the importer puts after such an op
+/// when graph.quant types its result.
+static bool isRequantize(Operation *op) {
+  auto cast = dyn_cast_or_null<CastOp>(op);
+  return cast && !isQuantized(cast.getInput().getType()) &&
+         isQuantized(cast.getType());
+}
+
 LogicalResult GraphWriter::writeOps(Block &block,
                                     DenseMap<Value, std::string> &outputNames) {
+  // An op on dequantized operands is written on the quantized tensors, and
+  // a requantizing cast of its result is written as its quantized result,
+  // as tract writes them: the importer inserts those casts again.
+  DenseSet<Operation *> onQuantized, folded;
+  for (Operation &op : block.without_terminator())
+    if (!isa<CastOp, ConstOp>(op) && op.getNumResults() == 1 &&
+        !op.getNumRegions() && llvm::any_of(op.getOperands(), [](Value v) {
+          return isDequantize(v.getDefiningOp());
+        }))
+      onQuantized.insert(&op);
   for (Operation &op : block.without_terminator()) {
+    if (isDequantize(&op) && llvm::all_of(op.getUsers(), [&](Operation *user) {
+          return onQuantized.count(user);
+        }))
+      folded.insert(&op);
+    if (isRequantize(&op) && op.getOperand(0).hasOneUse() &&
+        onQuantized.count(op.getOperand(0).getDefiningOp()))
+      folded.insert(&op);
+  }
+  for (Operation &op : block.without_terminator()) {
+    if (folded.count(&op)) {
+      // Its value goes by the name of what it casts.
+      if (isDequantize(&op))
+        names[op.getResult(0)] = ref(op.getOperand(0));
+      continue;
+    }
     if (!isa_and_present<TractDialect>(op.getDialect()))
       return op.emitError() << "cannot export '" << op.getName()
                             << "' to NNEF: not a tract op";
@@ -1143,13 +1369,24 @@ LogicalResult GraphWriter::writeOps(Block &block,
       return unsupported(&op) << "ops without results have no NNEF form";
     if (op.getNumRegions() && !isa<ScanOp, IfOp>(op))
       return unsupported(&op) << "ops with regions have no NNEF form";
+    // A requantized result is written under the cast's name and type.
+    Operation *requantize = nullptr;
+    if (onQuantized.count(&op) && op.getResult(0).hasOneUse() &&
+        folded.count(*op.getUsers().begin()))
+      requantize = *op.getUsers().begin();
     SmallVector<std::string> resultNames;
     for (Value result : op.getResults()) {
-      std::string name = outputNames.count(result) ? outputNames[result]
-                                                   : fresh(nodeName(&op));
+      Value named = requantize ? requantize->getResult(0) : result;
+      std::string name = outputNames.count(named) ? outputNames[named]
+                         : requantize             ? fresh(nodeName(requantize))
+                                                  : fresh(nodeName(&op));
       names[result] = name;
+      if (requantize)
+        names[named] = name;
       resultNames.push_back(name);
     }
+    if (requantize)
+      writeQuantizedType(requantize->getResult(0), resultNames[0]);
     if (auto quant = op.getAttrOfType<DictionaryAttr>(kQuantAttrName))
       if (failed(writeQuant(&op, resultNames[0], quant)))
         return failure();
@@ -1163,10 +1400,14 @@ LogicalResult GraphWriter::writeOps(Block &block,
     FailureOr<std::string> text = expression(&op);
     if (failed(text))
       return failure();
+    if (!options.tractCore && StringRef(*text).contains("tract_core_"))
+      return unsupported(&op)
+             << "its NNEF form is tract's " << StringRef(*text).split('(').first
+             << ", and tract_core is off (--no-nnef-tract-core)";
     if (resultNames.size() == 1)
       assign(resultNames[0], *text);
     else
-      assign("(" + llvm::join(resultNames, ", ") + ")", *text);
+      assign("( " + llvm::join(resultNames, ", ") + " )", *text);
   }
   return success();
 }
@@ -1221,10 +1462,8 @@ LogicalResult GraphWriter::write() {
       if (failed(writeQuant(func, inputs.back(), quant)))
         return failure();
   }
-  // A result computed by an op takes the output's name; inputs and values
-  // returned twice are copied.
   DenseMap<Value, std::string> outputNames;
-  SmallVector<std::pair<std::string, Value>> copies;
+  SmallVector<std::pair<std::string, Value>> aliases;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     auto name = func.getResultAttrOfType<StringAttr>(i, "tract.name");
     // An input returned under its own name is listed as both.
@@ -1241,16 +1480,20 @@ LogicalResult GraphWriter::write() {
     outputs.push_back(out);
     if (name && name.getValue() != out)
       renamed.push_back({out, name.str()});
-    if (isa<BlockArgument>(v) || outputNames.count(v))
-      copies.push_back({out, v});
-    else
+    // As tract writes outputs: an op keeps its node's name, and an output
+    // of another name is assigned from it.
+    Operation *def = v.getDefiningOp();
+    if (def && v == def->getResult(0) && !outputNames.count(v) &&
+        sanitize(nodeName(def)) == out)
       outputNames[v] = out;
+    else
+      aliases.push_back({out, v});
   }
 
   if (failed(writeOps(entry, outputNames)))
     return failure();
-  for (auto &[out, v] : copies)
-    assign(out, "copy(" + ref(v) + ")");
+  for (auto &[out, v] : aliases)
+    assign(out, ref(v));
 
   files.files["graph.nnef"] = header(inputs, outputs, "network") + body + "}\n";
   if (!quant.empty())
@@ -1260,9 +1503,13 @@ LogicalResult GraphWriter::write() {
 
 } // namespace
 
-LogicalResult mlir::tract::nnef::exportNnef(ModuleOp module,
-                                            ModelFiles &files) {
-  GraphWriter writer(module, files);
+StringRef mlir::tract::nnef::serializerVersion() {
+  return "tract-mlir-" TRACT_VERSION;
+}
+
+LogicalResult mlir::tract::nnef::exportNnef(ModuleOp module, ModelFiles &files,
+                                            const ExportOptions &options) {
+  GraphWriter writer(module, files, options);
   return writer.write();
 }
 
@@ -1271,9 +1518,10 @@ bool mlir::tract::nnef::isNnefArchivePath(StringRef path) {
          path.ends_with(".tar");
 }
 
-LogicalResult mlir::tract::nnef::exportNnefTo(ModuleOp module, StringRef path) {
+LogicalResult mlir::tract::nnef::exportNnefTo(ModuleOp module, StringRef path,
+                                              const ExportOptions &options) {
   ModelFiles files;
-  if (failed(exportNnef(module, files)))
+  if (failed(exportNnef(module, files, options)))
     return failure();
   std::string error;
   bool ok = isNnefArchivePath(path) ? writeModelArchive(files, path, error)

@@ -357,6 +357,9 @@ std::optional<Value> Invocation::tensor(StringRef name, Type like) {
   case NValue::Kind::Tensor:
     return v.tensor;
   case NValue::Kind::Scalar:
+    // A named literal is already a constant (see runBody).
+    if (v.tensor && (!like || elementType(v.tensor) == like))
+      return v.tensor;
     return scalarConstant(like ? like : b.getF32Type(), v.scalar);
   case NValue::Kind::Integer:
     if (auto c = v.integer.getConstant())
@@ -365,6 +368,8 @@ std::optional<Value> Invocation::tensor(StringRef name, Type like) {
   case NValue::Kind::Logical:
     return scalarConstant(b.getI1Type(), v.logical ? 1 : 0);
   case NValue::Kind::Array: {
+    if (v.tensor && (!like || elementType(v.tensor) == like))
+      return v.tensor;
     std::string why;
     if (Value literal = arrayConstant(v, like, why))
       return literal;
@@ -386,7 +391,8 @@ std::optional<std::vector<Value>> Invocation::tensors(StringRef name) {
     return error("argument '" + name + "' must be an array of tensors");
   std::vector<Value> values;
   for (const NValue &item : it->second.items) {
-    if (item.kind != NValue::Kind::Tensor)
+    // A named literal is a constant too (see runBody).
+    if (item.kind != NValue::Kind::Tensor && !item.tensor)
       return error("argument '" + name + "' must be an array of tensors");
     values.push_back(item.tensor);
   }
@@ -1068,6 +1074,12 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
                   : p.type.name == "scalar" ? Type(b.getF32Type())
                   : p.type.name == "logical" ? Type(b.getI1Type())
                                              : Type();
+      // A named literal is already a constant (see runBody).
+      if (Value named = it->second.tensor;
+          named && (!like || Invocation::elementType(named) == like)) {
+        it->second = NValue::ofTensor(named);
+        continue;
+      }
       std::string why;
       Value literal = call.arrayConstant(it->second, like, why);
       if (!literal)
@@ -1168,6 +1180,26 @@ bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
     if (quantized && value->kind == NValue::Kind::Tensor &&
         !applyQuantization(*assignment.rhs, value->tensor, quantized))
       return false;
+    // A literal given a name in the graph (tract writes small constants
+    // so) is a constant from there on, where tract's would be; it stays a
+    // literal for the parameters that take one, and is dropped if no
+    // tensor uses it.
+    if (namesTensors && assignment.lhs->kind == Expr::Kind::Identifier &&
+        (assignment.rhs->kind == Expr::Kind::Array ||
+         assignment.rhs->kind == Expr::Kind::Scalar) &&
+        (value->kind == NValue::Kind::Array ||
+         value->kind == NValue::Kind::Scalar)) {
+      Invocation literal(*this, *assignment.rhs, loc(assignment.rhs->pos));
+      std::string why;
+      value->tensor =
+          value->kind == NValue::Kind::Scalar
+              ? literal.scalarConstant(builder.getF32Type(), value->scalar)
+              : literal.arrayConstant(*value, nullptr, why);
+      if (Operation *konst =
+              value->tensor ? value->tensor.getDefiningOp() : nullptr)
+        konst->setLoc(NameLoc::get(
+            StringAttr::get(context, assignment.lhs->text), konst->getLoc()));
+    }
     // The graph's names name its nodes, as in tract: the op computing
     // `name = …` gets the name (the first one, when a value is renamed).
     if (assignment.lhs->kind == Expr::Kind::Identifier &&
@@ -1841,6 +1873,11 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                                      "' has a value that is not constant");
           return {};
         }
+        // The writer's version and format describe the file, not the
+        // model: the exporter writes its own.
+        if (pair.items[0].string == "tract_nnef_ser_version" ||
+            pair.items[0].string == "tract_nnef_format_version")
+          continue;
         // The original names of renamed inputs and outputs.
         if (pair.items[0].string == kIoNamesProperty) {
           for (const NValue &names : pair.items[1].items) {

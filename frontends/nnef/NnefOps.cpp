@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/tract/TractFolding.h"
 #include "frontends/nnef/NnefBuilder.h"
 #include "frontends/nnef/NnefFiles.h"
 
@@ -1126,6 +1127,13 @@ Result castOp(Invocation &call) {
           quantizedTypeName(cast<quant::UniformQuantizedType>(quantized)));
     type = quantized;
   }
+  // A constant cast is a constant: tract writes small integer constants as
+  // `tract_core_cast([1, 2], to = "i32")`.
+  if (auto konst = input->getDefiningOp<ConstOp>(); konst && !quantized)
+    if (auto folded = dyn_cast_or_null<DenseElementsAttr>(
+            foldCast(konst.getValue(),
+                     getTensorType(call.getContext(), getShape(*input), type))))
+      return tensorResult(call, call.constant(folded));
   return tensorResult(call, call.castTo(*input, type));
 }
 

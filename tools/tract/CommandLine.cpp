@@ -20,8 +20,9 @@ struct Flag {
   StringRef help;
 };
 
-// NNEF extension switches of tract: tract-mlir always reads and writes every
-// extension, so these are accepted and change nothing.
+// NNEF extension switches of tract: tract-mlir reads every extension and
+// writes those a model needs, so these are accepted and change nothing, but
+// --no-nnef-tract-core, which writes the NNEF specification's forms only.
 const StringRef kNnefExtensionFlags[] = {
     "--nnef-tract-core",         "--nnef-tract-onnx",
     "--nnef-tract-pulse",        "--nnef-tract-extra",
@@ -244,8 +245,13 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       }
       continue;
     }
-    if (!haveSubcommand && llvm::is_contained(kNnefExtensionFlags, arg))
+    if (!haveSubcommand && llvm::is_contained(kNnefExtensionFlags, arg)) {
+      // Reading takes every extension; writing leaves tract_core out when
+      // told to, as tract does.
+      if (arg == "--no-nnef-tract-core" || arg == "--nnef-tract-core")
+        invocation.nnefTractCore = arg == "--nnef-tract-core";
       continue;
+    }
 
     // As in tract, options before the subcommand are global, wherever the
     // model is; after it, they belong to the subcommand. After the model
@@ -472,11 +478,13 @@ std::string mlir::tract::cli::usage() {
     }
   };
   describe(Scope::Global);
-  text += "      --nnef-tract-core, --no-nnef-tract-core and the other\n"
-          "                            --nnef-*/--no-nnef-* switches are "
-          "accepted;\n"
-          "                            reading and writing always use every "
-          "extension\n"
+  text += "      --nnef-tract-core and the other --nnef-*/--no-nnef-*\n"
+          "                            switches are accepted: reading takes "
+          "every\n"
+          "                            extension, writing those the model "
+          "needs;\n"
+          "      --no-nnef-tract-core  write NNEF without tract_core's "
+          "forms\n"
           "\nDUMP OPTIONS:\n";
   describe(Scope::Dump);
   text += "\nRUN OPTIONS:\n";

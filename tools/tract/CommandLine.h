@@ -22,6 +22,8 @@ struct Invocation {
   /// --output-node NAME (repeatable): these nodes are the model's outputs.
   std::vector<std::string> outputNodes;
   bool nnefCycle = false; ///< --nnef-cycle: through NNEF and back
+  /// --no-nnef-tract-core: NNEF is written without tract_core's forms.
+  bool nnefTractCore = true;
   std::vector<std::string> sets;       ///< --set S=3, repeatable
   std::vector<std::string> assertions; ///< --assert EXPR, repeatable
   std::vector<std::string> scenarios;  ///< --scenario NAME, repeatable

@@ -857,6 +857,8 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
 
 /// dump --nnef, --nnef-dir, --nnef-graph: the model written as NNEF.
 int exportNnef(ModuleOp module, const cli::Invocation &invocation) {
+  nnef::ExportOptions options;
+  options.tractCore = invocation.nnefTractCore;
   if (invocation.nnefArchive &&
       !nnef::isNnefArchivePath(*invocation.nnefArchive))
     return fail(
@@ -864,11 +866,11 @@ int exportNnef(ModuleOp module, const cli::Invocation &invocation) {
         *invocation.nnefArchive + "'; use --nnef-dir for a folder");
   for (const std::optional<std::string> &path :
        {invocation.nnefArchive, invocation.nnefDir})
-    if (path && failed(nnef::exportNnefTo(module, *path)))
+    if (path && failed(nnef::exportNnefTo(module, *path, options)))
       return 1;
   if (invocation.nnefGraph) {
     nnef::ModelFiles files;
-    if (failed(nnef::exportNnef(module, files)))
+    if (failed(nnef::exportNnef(module, files, options)))
       return 1;
     std::string error;
     auto out = openOutputFile(*invocation.nnefGraph, &error);

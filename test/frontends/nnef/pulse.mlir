@@ -9,19 +9,18 @@
 // RUN: tract-translate --import-nnef %t.b/graph.nnef -o %t.b.mlir
 // RUN: diff %t.a.mlir %t.b.mlir
 
-// NNEF:      extension tract_symbol S;
+// NNEF:      extension tract_registry tract_pulse;
+// NNEF-NEXT: extension tract_symbol S;
 // NNEF:      fragment tract_core_properties(
-// NNEF:        ("pulse.delay", [0, 3, 0]),
-// NNEF-NEXT:   ("pulse.input_axes", [1]),
-// NNEF-NEXT:   ("pulse.output_axes", [1, 1, 1]),
-// NNEF-NEXT:   ("pulse.output_lengths", ["S", "S+4", "S+4"]),
-// NNEF-NEXT:   ("pulse.pulse", 8),
-// NNEF-NEXT:   ("pulse.symbol", "S")
-// NNEF:      graph network(x) -> (masked, padded, edge)
-// NNEF:        [[D:[a-z_0-9]+]] = tract_pulse_delay(x, axis = 1, delay = 3, overlap = 2);
-// NNEF-NEXT:   padded = tract_pulse_pulse_pad([[D]], axis = 1, before = 2, after = 2, begin_input = 3, end_input = S+3, border = "constant", value = -1.0 / 0.0, overlap = 2);
-// NNEF-NEXT:   edge = tract_pulse_pulse_pad(x, axis = 1, before = 2, after = 2, begin_input = 0, end_input = S, border = "replicate", overlap = 0);
-// NNEF-NEXT:   masked = tract_pulse_mask(x, axis = 1, begin = 0, end = S, value = 0.5);
+// NNEF:        properties = [("pulse.delay", [0, 3, 0]), ("pulse.input_axes", [1]), ("pulse.output_axes", [1, 1, 1]), ("pulse.output_lengths", ["S", "S+4", "S+4"]), ("pulse.pulse", 8), ("pulse.symbol", "S"), ("tract_nnef_ser_version", "{{.*}}"), ("tract_nnef_format_version", "beta1")];
+// NNEF:      graph network(x) -> (masked, padded, edge) {
+// NNEF:        delay = tract_pulse_delay(x, axis = 1, delay = 3, overlap = 2);
+// NNEF-NEXT:   pulse_pad = tract_pulse_pulse_pad(delay, axis = 1, before = 2, after = 2, begin_input = 3, end_input = S+3, border = "constant", value = -1.0 / 0.0, overlap = 2);
+// NNEF-NEXT:   pulse_pad_1 = tract_pulse_pulse_pad(x, axis = 1, before = 2, after = 2, begin_input = 0, end_input = S, border = "replicate", overlap = 0);
+// NNEF-NEXT:   pulse_mask = tract_pulse_mask(x, axis = 1, begin = 0, end = S, value = 0.5);
+// NNEF-NEXT:   masked = pulse_mask;
+// NNEF-NEXT:   padded = pulse_pad;
+// NNEF-NEXT:   edge = pulse_pad_1;
 
 // IR: module attributes {tract.properties = {pulse.delay = [0, 3, 0], pulse.input_axes = [1], pulse.output_axes = [1, 1, 1], pulse.output_lengths = ["S", "S+4", "S+4"], pulse.pulse = 8 : i64, pulse.symbol = "S"}, tract.symbols = ["S"]}
 // IR: %[[D:.*]] = tract.delay %arg0 {axis = 1 : i64, delay = 3 : i64, overlap = 2 : i64} : tensor<1x8x4xf32> -> tensor<1x10x4xf32>
