@@ -46,6 +46,15 @@ const Flag kFlags[] = {
     {Scope::Global, "--output-node", "", true,
      "make this node (an op's name, an output or an input) an output of "
      "the model; repeatable, in order, replacing the model's outputs"},
+    {Scope::Global, "--edge-left-context", "", true,
+     "pad every input's first axis (frames) with N copies of its first "
+     "frame"},
+    {Scope::Global, "--edge-right-context", "", true,
+     "pad every input's first axis with N copies of its last frame"},
+    {Scope::Global, "--kaldi-left-context", "", true,
+     "the same as --edge-left-context"},
+    {Scope::Global, "--kaldi-right-context", "", true,
+     "the same as --edge-right-context"},
     {Scope::Global, "--nnef-cycle", "", false,
      "write the decluttered model as NNEF, read it back and declutter it "
      "again before going on"},
@@ -327,7 +336,19 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.transforms.push_back(value);
     else if (longName == "--output-node")
       invocation.outputNodes.push_back(value);
-    else if (longName == "--nnef-cycle")
+    else if (longName == "--edge-left-context" ||
+             longName == "--kaldi-left-context" ||
+             longName == "--edge-right-context" ||
+             longName == "--kaldi-right-context") {
+      int64_t frames;
+      if (StringRef(value).trim().getAsInteger(10, frames) || frames < 0) {
+        error = "option '" + name.str() +
+                "' expects a number of frames, not '" + value + "'";
+        return std::nullopt;
+      }
+      (longName.contains("left") ? invocation.edgeLeftContext
+                                 : invocation.edgeRightContext) = frames;
+    } else if (longName == "--nnef-cycle")
       invocation.nnefCycle = true;
     else if (longName == "--allow-float-casts")
       invocation.allowFloatCasts = true;

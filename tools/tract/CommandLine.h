@@ -22,6 +22,9 @@ struct Invocation {
   /// --output-node NAME (repeatable): these nodes are the model's outputs.
   std::vector<std::string> outputNodes;
   bool nnefCycle = false; ///< --nnef-cycle: through NNEF and back
+  /// --edge-left-context / --edge-right-context (tract's Kaldi options):
+  /// frames of edge padding added to every input's first axis.
+  int64_t edgeLeftContext = 0, edgeRightContext = 0;
   /// --no-nnef-tract-core: NNEF is written without tract_core's forms.
   bool nnefTractCore = true;
   std::vector<std::string> sets;       ///< --set S=3, repeatable

@@ -1201,6 +1201,41 @@ LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
   return success();
 }
 
+/// --edge-left-context / --edge-right-context: every input of the model,
+/// frames by features, is padded along its frames with copies of its first
+/// and last frame before anything uses it, as tract does for Kaldi models
+/// trained with context.
+LogicalResult addEdgeContext(ModuleOp module, int64_t left, int64_t right,
+                             std::string &error) {
+  func::FuncOp main = cli::entryFunction(module);
+  if (!main) {
+    error = "the model has no function";
+    return failure();
+  }
+  Block &body = main.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&body);
+  for (BlockArgument input : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(input.getType());
+    if (!type || type.getRank() != 2) {
+      auto given =
+          main.getArgAttrOfType<StringAttr>(input.getArgNumber(), "tract.name");
+      error = "--edge-left-context and --edge-right-context pad inputs of "
+              "rank 2 (frames, features); input '" +
+              (given ? given.str()
+                     : "input_" + std::to_string(input.getArgNumber())) +
+              "' has " +
+              (type ? "rank " + std::to_string(type.getRank())
+                    : std::string("no rank"));
+      return failure();
+    }
+    auto pad =
+        PadOp::create(b, input.getLoc(), input, ArrayRef<int64_t>{left, 0},
+                      ArrayRef<int64_t>{right, 0}, PadMode::Edge, TypedAttr());
+    input.replaceAllUsesExcept(pad, pad);
+  }
+  return success();
+}
+
 /// --nnef-cycle: `module` written as NNEF (in memory) and read back.
 OwningOpRef<ModuleOp> nnefCycle(ModuleOp module) {
   nnef::ModelFiles files;
@@ -1406,6 +1441,10 @@ int main(int argc, char **argv) {
   if (invocation->inputFactsBundle &&
       failed(setsFromBundle(*module, *invocation->inputFactsBundle,
                             invocation->sets, error)))
+    return fail(error);
+  if ((invocation->edgeLeftContext || invocation->edgeRightContext) &&
+      failed(addEdgeContext(*module, invocation->edgeLeftContext,
+                            invocation->edgeRightContext, error)))
     return fail(error);
   if (!invocation->outputNodes.empty() &&
       failed(selectOutputs(*module, invocation->outputNodes, error)))
