@@ -1148,15 +1148,30 @@ int notImplemented(llvm::StringRef what) {
 
 namespace {
 
-/// --output-node: the named values become the entry function's results, in
-/// order; a name is an op's (its location), an output's or an input's.
-LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
-                            std::string &error) {
+/// The model's entry function, or failure with `error` said.
+FailureOr<func::FuncOp> entryOrError(ModuleOp module, std::string &error) {
   func::FuncOp main = cli::entryFunction(module);
   if (!main) {
     error = "the model has no function";
     return failure();
   }
+  return main;
+}
+
+/// An input's name as dump lists it: its tract.name, else input_N.
+std::string inputName(func::FuncOp main, unsigned index) {
+  auto given = main.getArgAttrOfType<StringAttr>(index, "tract.name");
+  return given ? given.str() : "input_" + std::to_string(index);
+}
+
+/// --output-node: the named values become the entry function's results, in
+/// order; a name is an op's (its location), an output's or an input's.
+LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
+                            std::string &error) {
+  FailureOr<func::FuncOp> entry = entryOrError(module, error);
+  if (failed(entry))
+    return failure();
+  func::FuncOp main = *entry;
   Block &body = main.getBody().front();
   Operation *terminator = body.getTerminator();
   auto find = [&](llvm::StringRef name) -> Value {
@@ -1164,16 +1179,9 @@ LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
       if (auto given = main.getResultAttrOfType<StringAttr>(i, "tract.name");
           given && given.getValue() == name)
         return terminator->getOperand(i);
-    // An input is named by its tract.name, else input_N as dump lists it.
-    for (BlockArgument argument : body.getArguments()) {
-      auto given = main.getArgAttrOfType<StringAttr>(argument.getArgNumber(),
-                                                     "tract.name");
-      std::string listed =
-          given ? given.str()
-                : "input_" + std::to_string(argument.getArgNumber());
-      if (listed == name)
+    for (BlockArgument argument : body.getArguments())
+      if (inputName(main, argument.getArgNumber()) == name)
         return argument;
-    }
     for (Operation &op : body.without_terminator())
       if (op.getNumResults() == 1 && cli::nodeName(op.getLoc()) == name)
         return op.getResult(0);
@@ -1207,23 +1215,17 @@ LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
 /// trained with context.
 LogicalResult addEdgeContext(ModuleOp module, int64_t left, int64_t right,
                              std::string &error) {
-  func::FuncOp main = cli::entryFunction(module);
-  if (!main) {
-    error = "the model has no function";
+  FailureOr<func::FuncOp> main = entryOrError(module, error);
+  if (failed(main))
     return failure();
-  }
-  Block &body = main.getBody().front();
+  Block &body = main->getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   for (BlockArgument input : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(input.getType());
     if (!type || type.getRank() != 2) {
-      auto given =
-          main.getArgAttrOfType<StringAttr>(input.getArgNumber(), "tract.name");
       error = "--edge-left-context and --edge-right-context pad inputs of "
               "rank 2 (frames, features); input '" +
-              (given ? given.str()
-                     : "input_" + std::to_string(input.getArgNumber())) +
-              "' has " +
+              inputName(*main, input.getArgNumber()) + "' has " +
               (type ? "rank " + std::to_string(type.getRank())
                     : std::string("no rank"));
       return failure();
