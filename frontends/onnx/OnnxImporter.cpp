@@ -1,6 +1,7 @@
 //===- OnnxImporter.cpp - ONNX protobuf to the tract dialect --------------===//
 
 #include "frontends/onnx/OnnxImporter.h"
+#include "frontends/onnx/TensorProtoData.h"
 
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
@@ -61,9 +62,7 @@ Type mlir::tract::onnx::convertDataType(MLIRContext *context, int dataType,
   case TP::BOOL:
     return b.getI1Type();
   default:
-    name = TP::DataType_IsValid(dataType)
-               ? TP::DataType_Name(static_cast<TP::DataType>(dataType))
-               : "data type " + std::to_string(dataType);
+    name = onnxDataTypeName(dataType);
     return {};
   }
 }
@@ -215,14 +214,6 @@ LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
   return success();
 }
 
-template <typename T, typename Field>
-void appendAs(std::string &bytes, const Field &field) {
-  for (auto value : field) {
-    T converted = static_cast<T>(value);
-    bytes.append(reinterpret_cast<const char *>(&converted), sizeof(T));
-  }
-}
-
 } // namespace
 
 FailureOr<DenseElementsAttr>
@@ -263,45 +254,10 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
       error = "tensor '" + tensor.name() + "': " + error;
       return failure();
     }
-  } else if (tensor.has_raw_data()) {
-    data = tensor.raw_data();
-  } else {
-    switch (tensor.data_type()) {
-    case TP::FLOAT:
-      appendAs<float>(bytes, tensor.float_data());
-      break;
-    case TP::DOUBLE:
-      appendAs<double>(bytes, tensor.double_data());
-      break;
-    case TP::INT64:
-      appendAs<int64_t>(bytes, tensor.int64_data());
-      break;
-    case TP::UINT32:
-      appendAs<uint32_t>(bytes, tensor.uint64_data());
-      break;
-    case TP::UINT64:
-      appendAs<uint64_t>(bytes, tensor.uint64_data());
-      break;
-    case TP::INT32:
-      appendAs<int32_t>(bytes, tensor.int32_data());
-      break;
-    case TP::INT16:
-    case TP::UINT16:
-    case TP::FLOAT16:
-    case TP::BFLOAT16:
-      appendAs<uint16_t>(bytes, tensor.int32_data());
-      break;
-    case TP::INT8:
-    case TP::UINT8:
-    case TP::BOOL:
-      appendAs<uint8_t>(bytes, tensor.int32_data());
-      break;
-    default:
-      break;
-    }
-  }
-  if (!tensor.has_raw_data() || tensor.data_location() == TP::EXTERNAL)
     data = bytes;
+  } else {
+    data = onnxInlineBytes(tensor, bytes);
+  }
   if (static_cast<int64_t>(data.size()) != count * width) {
     error = "tensor '" + tensor.name() + "' holds " +
             std::to_string(data.size()) + " bytes, expected " +

@@ -2,6 +2,7 @@
 
 #include "tools/tract/Bundle.h"
 
+#include "frontends/onnx/TensorProtoData.h"
 #include "frontends/onnx/onnx.pb.h"
 
 #include "llvm/ADT/APFloat.h"
@@ -632,62 +633,9 @@ std::optional<tract_dtype> convertOnnxDataType(int dataType,
   case TP::DOUBLE:
     return TRACT_DT_F64;
   default:
-    name = TP::DataType_IsValid(dataType)
-               ? TP::DataType_Name(static_cast<TP::DataType>(dataType))
-               : "data type " + std::to_string(dataType);
+    name = mlir::tract::onnxDataTypeName(dataType);
     return std::nullopt;
   }
-}
-
-template <typename T, typename Field>
-void appendAs(std::string &bytes, const Field &field) {
-  for (auto value : field) {
-    T converted = static_cast<T>(value);
-    bytes.append(reinterpret_cast<const char *>(&converted), sizeof(T));
-  }
-}
-
-/// The tensor's data as little-endian bytes, from `raw_data` or from the
-/// typed field that ONNX uses for its data type.
-std::string tensorProtoBytes(const ::onnx::TensorProto &proto) {
-  using TP = ::onnx::TensorProto;
-  if (proto.has_raw_data())
-    return proto.raw_data();
-  std::string bytes;
-  switch (proto.data_type()) {
-  case TP::FLOAT:
-    appendAs<float>(bytes, proto.float_data());
-    break;
-  case TP::DOUBLE:
-    appendAs<double>(bytes, proto.double_data());
-    break;
-  case TP::INT64:
-    appendAs<int64_t>(bytes, proto.int64_data());
-    break;
-  case TP::UINT32:
-    appendAs<uint32_t>(bytes, proto.uint64_data());
-    break;
-  case TP::UINT64:
-    appendAs<uint64_t>(bytes, proto.uint64_data());
-    break;
-  case TP::INT32:
-    appendAs<int32_t>(bytes, proto.int32_data());
-    break;
-  case TP::INT16:
-  case TP::UINT16:
-  case TP::FLOAT16:
-  case TP::BFLOAT16:
-    appendAs<uint16_t>(bytes, proto.int32_data());
-    break;
-  case TP::INT8:
-  case TP::UINT8:
-  case TP::BOOL:
-    appendAs<uint8_t>(bytes, proto.int32_data());
-    break;
-  default:
-    break;
-  }
-  return bytes;
 }
 
 constexpr StringRef kNotATensor =
@@ -721,7 +669,8 @@ Expected<HostTensor> mlir::tract::cli::decodeTensorProto(StringRef bytes,
   Expected<size_t> expected = byteSize(*dtype, shape, what);
   if (!expected)
     return makeError(llvm::toString(expected.takeError()) + kNotATensor);
-  std::string data = tensorProtoBytes(proto);
+  std::string storage;
+  StringRef data = mlir::tract::onnxInlineBytes(proto, storage);
   if (data.size() != *expected)
     return makeError(what + ": holds " + llvm::Twine(data.size()) +
                      " bytes of data, but its shape " + shapeString(shape) +
