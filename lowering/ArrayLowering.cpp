@@ -206,13 +206,6 @@ Value normalizeIndex(OpBuilder &b, Location loc, Value index, Value dim) {
   return clamp(b, loc, wrapped, zero, last);
 }
 
-/// The single element of a tensor of volume 1 (any rank).
-Value extractScalar(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  SmallVector<Value> zeros(type.getRank(), indexConstant(b, loc, 0));
-  return tensor::ExtractOp::create(b, loc, tensor, zeros);
-}
-
 /// Whether a dim of `shape` is the constant 0. Slices of such tensors are
 /// left out: the tensor and memref verifiers reject any static offset into an
 /// empty axis, even for an empty slice.
@@ -336,28 +329,6 @@ public:
 
   const SymbolValueMap &symbols;
 };
-
-/// A linalg.generic over the whole of `init` (all loops parallel), with
-/// `inputs` read through `inputMaps`; `body` gets the input elements and
-/// returns the result element.
-Value buildGeneric(
-    OpBuilder &b, Location loc, Value init, ValueRange inputs,
-    ArrayRef<AffineMap> inputMaps,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  auto type = cast<RankedTensorType>(init.getType());
-  int64_t rank = type.getRank();
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(b.getMultiDimIdentityMap(rank));
-  SmallVector<utils::IteratorType> iterators(rank,
-                                             utils::IteratorType::parallel);
-  auto generic = linalg::GenericOp::create(
-      b, loc, type, inputs, init, maps, iterators,
-      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-        Value result = body(nested, nestedLoc, args.drop_back());
-        linalg::YieldOp::create(nested, nestedLoc, result);
-      });
-  return generic.getResult(0);
-}
 
 /// The loop indices of the enclosing linalg.generic, `from` to `to`.
 SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t from,

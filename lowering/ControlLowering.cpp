@@ -59,14 +59,6 @@ Value scale(OpBuilder &builder, Location loc, Value value, int64_t factor) {
       arith::ConstantIndexOp::create(builder, loc, factor));
 }
 
-/// The first element of a one-element tensor.
-Value extractOnlyElement(OpBuilder &builder, Location loc, Value tensor) {
-  int64_t rank = cast<RankedTensorType>(tensor.getType()).getRank();
-  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
-  return tensor::ExtractOp::create(builder, loc, tensor,
-                                   SmallVector<Value>(rank, zero));
-}
-
 struct ScanLowering : public OpConversionPattern<ScanOp> {
   ScanLowering(const TypeConverter &converter, MLIRContext *context,
                const SymbolValueMap &symbols)
@@ -223,7 +215,7 @@ struct IfLowering : public OpConversionPattern<IfOp> {
     SmallVector<Type> types;
     if (failed(getTypeConverter()->convertTypes(op.getResultTypes(), types)))
       return failure();
-    Value cond = extractOnlyElement(rewriter, loc, adaptor.getCond());
+    Value cond = extractScalar(rewriter, loc, adaptor.getCond());
     FailureOr<BranchCheck> thenCheck =
         check(rewriter, op, op.getThenAssertionsAttr(), "then");
     FailureOr<BranchCheck> elseCheck =

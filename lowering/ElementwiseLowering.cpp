@@ -29,16 +29,6 @@ namespace {
 using BodyBuilder =
     std::function<Value(OpBuilder &, Location, ValueRange, Type element)>;
 
-Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
-}
-
-Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value) {
-  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, value));
-}
-
-bool isFloat(Type type) { return isa<FloatType>(type); }
-
 Value sigmoid(OpBuilder &b, Location loc, Value x) {
   Type type = x.getType();
   Value negated = arith::NegFOp::create(b, loc, x);
@@ -111,52 +101,6 @@ Value compare(OpBuilder &b, Location loc, Value lhs, Value rhs, Type element,
   return arith::CmpIOp::create(
       b, loc, isUnsignedInteger(element) ? unsignedPredicate : signedPredicate,
       lhs, rhs);
-}
-
-/// Element type conversion with the semantics of tract.cast.
-Value castScalar(OpBuilder &b, Location loc, Value value, Type from, Type to) {
-  Type target = convertElementType(to);
-  if (from == to)
-    return value;
-  bool fromFloat = isFloat(from), toFloat = isFloat(to);
-  bool fromBool = from.isInteger(1), toBool = to.isInteger(1);
-  if (toBool) {
-    if (fromFloat)
-      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
-                                   floatConstant(b, loc, from, 0.0));
-    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
-                                 intConstant(b, loc, value.getType(), 0));
-  }
-  if (fromFloat && toFloat) {
-    if (from.getIntOrFloatBitWidth() < target.getIntOrFloatBitWidth())
-      return arith::ExtFOp::create(b, loc, target, value);
-    if (from.getIntOrFloatBitWidth() > target.getIntOrFloatBitWidth())
-      return arith::TruncFOp::create(b, loc, target, value);
-    // f16 <-> bf16: through f32.
-    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-    return arith::TruncFOp::create(b, loc, target, wide);
-  }
-  if (fromFloat) {
-    if (isUnsignedInteger(to))
-      return arith::FPToUIOp::create(b, loc, target, value);
-    return arith::FPToSIOp::create(b, loc, target, value);
-  }
-  bool sourceUnsigned = fromBool || isUnsignedInteger(from);
-  if (toFloat) {
-    if (sourceUnsigned)
-      return arith::UIToFPOp::create(b, loc, target, value);
-    return arith::SIToFPOp::create(b, loc, target, value);
-  }
-  unsigned fromWidth = from.getIntOrFloatBitWidth();
-  unsigned toWidth = target.getIntOrFloatBitWidth();
-  if (fromWidth < toWidth) {
-    if (sourceUnsigned)
-      return arith::ExtUIOp::create(b, loc, target, value);
-    return arith::ExtSIOp::create(b, loc, target, value);
-  }
-  if (fromWidth > toWidth)
-    return arith::TruncIOp::create(b, loc, target, value);
-  return value;
 }
 
 /// The scalar body of each element-wise op, keyed by op name.
@@ -410,7 +354,7 @@ struct ElementwiseLowering : public ConversionPattern {
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
-    if (op->getNumResults() != 1 || !isa<TractDialect>(op->getDialect()))
+    if (!isElementwise(op))
       return failure();
     StringRef name = op->getName().getStringRef();
     BodyBuilder body;
@@ -446,7 +390,8 @@ struct ElementwiseLowering : public ConversionPattern {
         return castScalar(b, loc, a[0], e, resultElement);
       };
     } else {
-      return failure();
+      return op->emitOpError("is element-wise but has no scalar body in the "
+                             "lowering");
     }
 
     Location loc = op->getLoc();
@@ -477,16 +422,11 @@ struct ElementwiseLowering : public ConversionPattern {
       }
       maps.push_back(AffineMap::get(rank, 0, exprs, rewriter.getContext()));
     }
-    maps.push_back(rewriter.getMultiDimIdentityMap(rank));
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, init.getType(), operands, init, maps, iterators,
-        [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
-          Value result = body(b, bodyLoc, args.drop_back(), element);
-          linalg::YieldOp::create(b, bodyLoc, result);
-        });
-    rewriter.replaceOp(op, generic.getResults());
+    rewriter.replaceOp(
+        op, buildGeneric(rewriter, loc, init, operands, maps,
+                         [&](OpBuilder &b, Location bodyLoc, ValueRange args) {
+                           return body(b, bodyLoc, args, element);
+                         }));
     return success();
   }
 

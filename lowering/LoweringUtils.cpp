@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSet.h"
@@ -324,4 +325,92 @@ Value mlir::tract::splat(OpBuilder &b, Location loc, Type type, double value,
                             /*isSigned=*/true, /*implicitTrunc=*/true)));
   return ConstOp::create(b, loc, tensorType,
                          DenseElementsAttr::get(tensorType, element));
+}
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers
+//===----------------------------------------------------------------------===//
+
+bool mlir::tract::isFloat(Type type) { return isa<FloatType>(type); }
+
+Value mlir::tract::floatConstant(OpBuilder &b, Location loc, Type type,
+                                 double value) {
+  return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
+}
+
+Value mlir::tract::intConstant(OpBuilder &b, Location loc, Type type,
+                               int64_t value) {
+  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, value));
+}
+
+Value mlir::tract::castScalar(OpBuilder &b, Location loc, Value value,
+                              Type from, Type to) {
+  Type target = convertElementType(to);
+  if (from == to)
+    return value;
+  bool fromFloat = isFloat(from), toFloat = isFloat(to);
+  bool fromBool = from.isInteger(1), toBool = to.isInteger(1);
+  if (toBool) {
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
+                                   floatConstant(b, loc, from, 0.0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value,
+                                 intConstant(b, loc, value.getType(), 0));
+  }
+  if (fromFloat && toFloat) {
+    if (from.getIntOrFloatBitWidth() < target.getIntOrFloatBitWidth())
+      return arith::ExtFOp::create(b, loc, target, value);
+    if (from.getIntOrFloatBitWidth() > target.getIntOrFloatBitWidth())
+      return arith::TruncFOp::create(b, loc, target, value);
+    // f16 <-> bf16: through f32.
+    Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+    return arith::TruncFOp::create(b, loc, target, wide);
+  }
+  if (fromFloat) {
+    if (isUnsignedInteger(to))
+      return arith::FPToUIOp::create(b, loc, target, value);
+    return arith::FPToSIOp::create(b, loc, target, value);
+  }
+  bool sourceUnsigned = fromBool || isUnsignedInteger(from);
+  if (toFloat) {
+    if (sourceUnsigned)
+      return arith::UIToFPOp::create(b, loc, target, value);
+    return arith::SIToFPOp::create(b, loc, target, value);
+  }
+  unsigned fromWidth = from.getIntOrFloatBitWidth();
+  unsigned toWidth = target.getIntOrFloatBitWidth();
+  if (fromWidth < toWidth) {
+    if (sourceUnsigned)
+      return arith::ExtUIOp::create(b, loc, target, value);
+    return arith::ExtSIOp::create(b, loc, target, value);
+  }
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, loc, target, value);
+  return value;
+}
+
+Value mlir::tract::extractScalar(OpBuilder &b, Location loc, Value tensor) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  SmallVector<Value> zeros(type.getRank(),
+                           arith::ConstantIndexOp::create(b, loc, 0));
+  return tensor::ExtractOp::create(b, loc, tensor, zeros);
+}
+
+Value mlir::tract::buildGeneric(
+    OpBuilder &b, Location loc, Value init, ValueRange inputs,
+    ArrayRef<AffineMap> inputMaps,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+  auto type = cast<RankedTensorType>(init.getType());
+  int64_t rank = type.getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, type, inputs, init, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
 }

@@ -139,6 +139,26 @@ void populateControlLoweringPatterns(const TypeConverter &converter,
                                      const SymbolValueMap &symbols,
                                      RewritePatternSet &patterns);
 
+/// Scalar helpers shared by the op families.
+bool isFloat(Type type);
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value);
+Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value);
+/// An element converted from tract element type `from` to `to` with the
+/// semantics of tract.cast.
+Value castScalar(OpBuilder &b, Location loc, Value value, Type from, Type to);
+/// The same from the element's own type (a plain, non-quantized one).
+inline Value castScalar(OpBuilder &b, Location loc, Value value, Type to) {
+  return castScalar(b, loc, value, value.getType(), to);
+}
+/// The single element of a tensor of volume 1 (any rank).
+Value extractScalar(OpBuilder &b, Location loc, Value tensor);
+/// A linalg.generic over the whole of `init` (all loops parallel), with
+/// `inputs` read through `inputMaps`; `body` gets the input elements and
+/// returns the result element.
+Value buildGeneric(OpBuilder &b, Location loc, Value init, ValueRange inputs,
+                   ArrayRef<AffineMap> inputMaps,
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body);
+
 /// A tract constant `value` of element type `type` (float or integer) with
 /// `rank` unit dims, which broadcasts against any tensor of that rank.
 Value splat(OpBuilder &b, Location loc, Type type, double value, size_t rank);

@@ -140,8 +140,6 @@ template <typename OpTy> struct NNPattern : public OpConversionPattern<OpTy> {
   const SymbolValueMap &symbols;
 };
 
-bool isFloat(Type type) { return isa<FloatType>(type); }
-
 /// A scalar of the plain version of the tract element type `element`.
 Value scalar(OpBuilder &b, Location loc, Type element, double value) {
   Type type = convertElementType(element);
@@ -170,20 +168,11 @@ SmallVector<utils::IteratorType> iterators(size_t parallel, size_t reduction) {
   return result;
 }
 
-/// A linalg.generic over the loops of `init` with only parallel iterators.
+/// buildGeneric in the NN patterns' Builder form.
 Value mapGeneric(const Builder &builder, ValueRange inputs,
                  ArrayRef<AffineMap> inputMaps, Value init,
                  function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
-  auto rank = cast<RankedTensorType>(init.getType()).getRank();
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(builder.b.getMultiDimIdentityMap(rank));
-  return linalg::GenericOp::create(
-             builder.b, builder.loc, init.getType(), inputs, init, maps,
-             iterators(rank, 0),
-             [&](OpBuilder &b, Location loc, ValueRange args) {
-               linalg::YieldOp::create(b, loc, body(b, loc, args.drop_back()));
-             })
-      .getResult(0);
+  return buildGeneric(builder.b, builder.loc, init, inputs, inputMaps, body);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1494,21 +1483,6 @@ SmallVector<Value> cubicWeights(OpBuilder &b, Location loc, Value t, double a) {
   return {far(addf(t, one)), near(t), near(rest), far(addf(rest, one))};
 }
 
-/// A float converted to another float type.
-Value castFloat(OpBuilder &b, Location loc, Value value, Type type) {
-  if (value.getType() == type)
-    return value;
-  unsigned from = value.getType().getIntOrFloatBitWidth();
-  unsigned to = type.getIntOrFloatBitWidth();
-  if (from < to)
-    return arith::ExtFOp::create(b, loc, type, value);
-  if (from > to)
-    return arith::TruncFOp::create(b, loc, type, value);
-  // f16 <-> bf16: through f32.
-  return arith::TruncFOp::create(
-      b, loc, type, arith::ExtFOp::create(b, loc, b.getF32Type(), value));
-}
-
 /// An index as an f64.
 Value indexToF64(OpBuilder &b, Location loc, Value index) {
   return arith::SIToFPOp::create(
@@ -1741,11 +1715,11 @@ struct ResizeLowering : public NNPattern<ResizeOp> {
               return;
             }
             Value term = arith::MulFOp::create(
-                b, l, castFloat(b, l, cellValue, f64), weight);
+                b, l, castScalar(b, l, cellValue, f64), weight);
             value = value ? arith::AddFOp::create(b, l, value, term).getResult()
                           : term;
           });
-          value = castFloat(b, l, value, type);
+          value = castScalar(b, l, value, type);
           if (outside)
             value =
                 arith::SelectOp::create(b, l, outside, extrapolation, value);
@@ -1985,8 +1959,8 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
             at.append(indices.begin() + 2, indices.end());
             at.push_back(arith::ConstantIndexOp::create(b, l, spatial - 1 - i));
             Value normalized =
-                castFloat(b, l, tensor::ExtractOp::create(b, l, grid, at),
-                          b.getF64Type());
+                castScalar(b, l, tensor::ExtractOp::create(b, l, grid, at),
+                           b.getF64Type());
             // (c + 1) / 2 * (D - 1), or ((c + 1) * D - 1) / 2.
             Value x =
                 alignCorners
@@ -2056,13 +2030,13 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
                 weight = weight ? m.mul(weight, tap.weight) : tap.weight;
             }
             Value cellValue =
-                castFloat(b, l, tensor::ExtractOp::create(b, l, source, at),
-                          b.getF64Type());
+                castScalar(b, l, tensor::ExtractOp::create(b, l, source, at),
+                           b.getF64Type());
             cellValue = m.select(inside, cellValue, zeroValue);
             Value term = weight ? m.mul(cellValue, weight) : cellValue;
             value = value ? m.add(value, term) : term;
           });
-          return castFloat(b, l, value, type);
+          return castScalar(b, l, value, type);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -2111,7 +2085,7 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
               b, l, index,
               tensor::ExtractOp::create(b, l, batches, ValueRange{r}));
           auto corner = [&](int64_t k) -> Value {
-            Value v = castFloat(
+            Value v = castScalar(
                 b, l,
                 tensor::ExtractOp::create(
                     b, l, rois,
@@ -2147,10 +2121,10 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
           Value none =
               m.constant(max ? -std::numeric_limits<double>::infinity() : 0.0);
           auto pixel = [&](OpBuilder &b, Location l, Value y, Value x) {
-            return castFloat(b, l,
-                             tensor::ExtractOp::create(
-                                 b, l, source, ValueRange{batch, c, y, x}),
-                             f64);
+            return castScalar(b, l,
+                              tensor::ExtractOp::create(
+                                  b, l, source, ValueRange{batch, c, y, x}),
+                              f64);
           };
           // The bilinear sample at (y, x) (0 beyond a cell outside), as
           // its four weighted corners.
@@ -2237,7 +2211,7 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
               max ? m.select(m.compare(arith::CmpFPredicate::OEQ, total, none),
                              m.constant(0.0), total)
                   : m.div(total, indexToF64(b, l, count));
-          return castFloat(b, l, value, type);
+          return castScalar(b, l, value, type);
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -275,30 +275,6 @@ SmallVector<int64_t> axesBefore(MoveAxisOp move, ArrayRef<int64_t> axes) {
   return before;
 }
 
-/// The axes a reduction or normalization (reduce, softmax, log_softmax,
-/// rms_norm) works on.
-SmallVector<int64_t> workAxes(Operation *op) {
-  if (auto reduce = dyn_cast<ReduceOp>(op))
-    return SmallVector<int64_t>(reduce.getAxes());
-  if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    return SmallVector<int64_t>(softmax.getAxes());
-  if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op))
-    return SmallVector<int64_t>(logSoftmax.getAxes());
-  return {static_cast<int64_t>(cast<RmsNormOp>(op).getAxis())};
-}
-
-/// Sets the axes `op` (as for workAxes) works on.
-void setWorkAxes(Operation *op, ArrayRef<int64_t> axes) {
-  if (auto reduce = dyn_cast<ReduceOp>(op))
-    reduce.setAxes(axes);
-  else if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    softmax.setAxes(axes);
-  else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op))
-    logSoftmax.setAxes(axes);
-  else
-    cast<RmsNormOp>(op).setAxis(static_cast<uint64_t>(axes.front()));
-}
-
 /// rm_axis(f(add_axis(x, a)), a) -> f(x) for a normalization f (softmax,
 /// log_softmax, rms_norm) over other axes, which are renumbered: the unit
 /// axis a model adds around one op (an exporter's unsqueeze/squeeze pair)
@@ -318,13 +294,13 @@ struct CancelAxisAroundNormalization : OpRewritePattern<RmAxisOp> {
       return rewriter.notifyMatchFailure(op, "no add_axis of its axis");
     // The normalized axes, without the added one.
     SmallVector<int64_t> axes;
-    for (int64_t a : workAxes(norm)) {
+    for (int64_t a : cast<WorkAxesOpInterface>(norm).getWorkAxes()) {
       if (a == axis)
         return rewriter.notifyMatchFailure(op, "normalizes the added axis");
       axes.push_back(a > axis ? a - 1 : a);
     }
     Operation *copy = rewriter.clone(*norm);
-    setWorkAxes(copy, axes);
+    cast<WorkAxesOpInterface>(copy).setWorkAxes(axes);
     Value result = cloneOn(rewriter, copy, add.getInput());
     rewriter.eraseOp(copy);
     rewriter.replaceOp(op, result);
@@ -341,13 +317,15 @@ struct PushMoveAxisThroughNormalization : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp>(op))
+    auto work = dyn_cast<WorkAxesOpInterface>(op);
+    if (!work)
       return failure();
     auto move = op->getOperand(0).getDefiningOp<MoveAxisOp>();
     if (!move || !move->hasOneUse())
       return rewriter.notifyMatchFailure(op, "not after a single-use move");
     Operation *copy = rewriter.clone(*op);
-    setWorkAxes(copy, axesBefore(move, workAxes(op)));
+    cast<WorkAxesOpInterface>(copy).setWorkAxes(
+        axesBefore(move, work.getWorkAxes()));
     Value result = cloneOn(rewriter, copy, move.getInput());
     rewriter.eraseOp(copy);
     rewriter.replaceOpWithNewOp<MoveAxisOp>(op, result, move.getFrom(),
@@ -448,8 +426,7 @@ bool derivesFrom(Value value, Value source, int depth) {
 /// Whether `user` lets a move of its operand `moved` through (or absorbs
 /// it): the rewrites above handle it once the move is its own.
 bool takesMove(Operation *user, Value moved) {
-  if (isa<ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, SliceOp, RmAxisOp,
-          AddAxisOp>(user) ||
+  if (isa<WorkAxesOpInterface, SliceOp, RmAxisOp, AddAxisOp>(user) ||
       isElementwiseUnary(user))
     return true;
   if (auto einsum = dyn_cast<EinsumOp>(user))
@@ -764,7 +741,5 @@ bool mlir::tract::isElementwiseUnary(Operation *op) {
 }
 
 bool mlir::tract::isElementwiseBinary(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, RemOp, PowOp, MinOp, MaxOp, EqOp, NeOp,
-             LtOp, LeOp, GtOp, GeOp, AndOp, OrOp, XorOp, BitAndOp, BitOrOp,
-             BitXorOp, ShlOp, ShrOp>(op);
+  return isElementwise(op) && op->hasTrait<OpTrait::SameOperandsElementType>();
 }

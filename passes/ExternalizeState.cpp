@@ -346,8 +346,7 @@ LogicalResult Externalizer::run() {
   std::set<std::string> needed;
   WalkResult walk = func.walk([&](Operation *op) {
     bool topLevel = op->getBlock() == &entry;
-    if (isa<DelayOp, PulsePadOp, PulseMaskOp, StreamSliceOp>(op) ||
-        (isa<ScanOp>(op) && op->hasAttr("pulse.skip"))) {
+    if (isStateful(op) || (isa<ScanOp>(op) && op->hasAttr("pulse.skip"))) {
       if (!topLevel) {
         op->emitOpError("keeps a state inside a region, which is not "
                         "supported");
@@ -392,8 +391,10 @@ LogicalResult Externalizer::run() {
                            mask.getEnd().getValue(), mask.getValue());
     else if (auto window = dyn_cast<StreamSliceOp>(op))
       result = externalize(window);
+    else if (auto scan = dyn_cast<ScanOp>(op))
+      result = externalize(scan);
     else
-      result = externalize(cast<ScanOp>(op));
+      return op->emitOpError("keeps a state that cannot be externalized yet");
     if (failed(result))
       return failure();
   }

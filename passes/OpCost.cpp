@@ -198,11 +198,7 @@ OpCost ifCost(IfOp op) {
 std::optional<OpCost> mlir::tract::getOpCost(Operation *op) {
   if (!isa<TractDialect>(op->getDialect()))
     return std::nullopt;
-  // The unary ops are exactly those of the same operand and result type,
-  // the binary broadcasting ops those of the same operand element type.
-  if (op->hasTrait<OpTrait::SameOperandsAndResultType>() ||
-      op->hasTrait<OpTrait::SameOperandsElementType>() ||
-      isa<SelectOp, CastOp, IsNanOp, IsInfOp>(op))
+  if (isElementwise(op))
     return elementwise(op);
   return llvm::TypeSwitch<Operation *, OpCost>(op)
       .Case<ConstOp, AddAxisOp, RmAxisOp, ReshapeOp>([](Operation *) {

@@ -95,13 +95,6 @@ bool mentionsSymbol(Type type, StringRef symbol) {
          });
 }
 
-/// Element-wise ops, and the others that map each frame to itself: select,
-/// cast and the float tests.
-bool isElementwise(Operation *op) {
-  return isElementwiseUnary(op) || isElementwiseBinary(op) ||
-         isa<SelectOp, CastOp, IsNanOp, IsInfOp>(op);
-}
-
 /// The value a padded window op fills its border with: the identity of its
 /// reduction.
 TypedAttr paddingValue(Operation *op, Type elementType) {
@@ -568,18 +561,11 @@ LogicalResult Pulsifier::pulsifyAxisOp(Operation *op) {
   } else if (auto tile = dyn_cast<TileOp>(op)) {
     if (tile.getMultipliers().getDims()[axis] != TDim(1))
       return error(op) << "it tiles the streaming axis";
-  } else if (auto reduce = dyn_cast<ReduceOp>(op)) {
-    if (touches(reduce.getAxes()))
-      return error(op) << "it reduces over the streaming axis";
-  } else if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
-    if (touches(softmax.getAxes()))
-      return error(op) << "it normalizes over the streaming axis";
-  } else if (auto logSoftmax = dyn_cast<LogSoftmaxOp>(op)) {
-    if (touches(logSoftmax.getAxes()))
-      return error(op) << "it normalizes over the streaming axis";
-  } else if (auto rms = dyn_cast<RmsNormOp>(op)) {
-    if (static_cast<int64_t>(rms.getAxis()) == axis)
-      return error(op) << "it normalizes over the streaming axis";
+  } else if (auto work = dyn_cast<WorkAxesOpInterface>(op)) {
+    if (touches(work.getWorkAxes()))
+      return error(op) << "it "
+                       << (isa<ReduceOp>(op) ? "reduces" : "normalizes")
+                       << " over the streaming axis";
   } else if (auto gather = dyn_cast<GatherOp>(op)) {
     if (static_cast<int64_t>(gather.getAxis()) <= axis)
       return error(op) << "it gathers on or before the streaming axis";
@@ -879,7 +865,7 @@ LogicalResult Pulsifier::pulsifyOp(Operation *op) {
   if (result)
     return *result;
   if (isa<AddAxisOp, RmAxisOp, MoveAxisOp, ReshapeOp, BroadcastOp, TileOp,
-          ReduceOp, SoftmaxOp, LogSoftmaxOp, RmsNormOp, GatherOp>(op) &&
+          WorkAxesOpInterface, GatherOp>(op) &&
       isStreamed(op->getOperand(0)))
     return pulsifyAxisOp(op);
   return error(op) << "no pulsifier for " << op->getName()

@@ -25,7 +25,7 @@ def Tract_ConstOp : Tract_Op<"const",
 class Tract_UnaryOp<string mnemonic, string summaryText,
                     Type tensorType = Tract_Tensor, list<Trait> traits = []>
     : Tract_Op<mnemonic, !listconcat(traits,
-          [Pure, SameOperandsAndResultType,
+          [Pure, Tract_Elementwise, SameOperandsAndResultType,
            DeclareOpInterfaceMethods<InferTypeOpInterface>])> {
   let summary = summaryText;
   let description = [{
@@ -76,7 +76,7 @@ def Tract_NotOp : Tract_UnaryOp<"not", "logical negation", Tract_BoolTensor>;
 def Tract_BitNotOp : Tract_UnaryOp<"bitnot", "bitwise complement", Tract_IntTensor>;
 
 class Tract_FloatPredicateOp<string mnemonic, string summaryText>
-    : Tract_InferredOp<mnemonic> {
+    : Tract_InferredOp<mnemonic, [Tract_Elementwise]> {
   let summary = summaryText;
   let description = [{
     Tests every element; the result is a tensor of booleans of the input's
@@ -104,7 +104,8 @@ class Tract_BinaryOp<string mnemonic, string summaryText,
                      Type resultType = operandType, list<Trait> traits = [],
                      bit boolResult = 0>
     : Tract_Op<mnemonic, !listconcat(traits,
-          [Pure, SameOperandsElementType, InferTypeOpAdaptorWithIsCompatible])> {
+          [Pure, Tract_Elementwise, SameOperandsElementType,
+           InferTypeOpAdaptorWithIsCompatible])> {
   let summary = summaryText;
   let description = [{
     Element-wise binary operator with numpy broadcasting over operands of
@@ -196,7 +197,7 @@ def Tract_ShrOp : Tract_BinaryOp<"shr",
 // Select and cast
 //===----------------------------------------------------------------------===//
 
-def Tract_SelectOp : Tract_InferredOp<"select"> {
+def Tract_SelectOp : Tract_InferredOp<"select", [Tract_Elementwise]> {
   let summary = "element-wise choice: cond ? on_true : on_false";
   let description = [{
     Broadcasts the three operands (of equal rank) together; the result has
@@ -211,7 +212,7 @@ def Tract_SelectOp : Tract_InferredOp<"select"> {
   let hasFolder = 1;
 }
 
-def Tract_CastOp : Tract_Op<"cast", [Pure]> {
+def Tract_CastOp : Tract_Op<"cast", [Pure, Tract_Elementwise]> {
   let summary = "element type conversion";
   let description = [{
     Converts every element to the result's element type; the shape is kept.

@@ -585,3 +585,29 @@ LogicalResult ResizeOp::inferReturnTypes(MLIRContext *,
   results.push_back(getTensorTypeLike(adaptor.getInput(), sizes));
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// The axes reductions and normalizations work along
+//===----------------------------------------------------------------------===//
+
+SmallVector<int64_t> ReduceOp::getWorkAxes() {
+  return SmallVector<int64_t>(getAxes());
+}
+void ReduceOp::setWorkAxes(ArrayRef<int64_t> axes) { setAxes(axes); }
+
+SmallVector<int64_t> SoftmaxOp::getWorkAxes() {
+  return SmallVector<int64_t>(getAxes());
+}
+void SoftmaxOp::setWorkAxes(ArrayRef<int64_t> axes) { setAxes(axes); }
+
+SmallVector<int64_t> LogSoftmaxOp::getWorkAxes() {
+  return SmallVector<int64_t>(getAxes());
+}
+void LogSoftmaxOp::setWorkAxes(ArrayRef<int64_t> axes) { setAxes(axes); }
+
+SmallVector<int64_t> RmsNormOp::getWorkAxes() {
+  return {static_cast<int64_t>(getAxis())};
+}
+void RmsNormOp::setWorkAxes(ArrayRef<int64_t> axes) {
+  setAxis(static_cast<uint64_t>(axes.front()));
+}

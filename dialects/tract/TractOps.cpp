@@ -15,6 +15,7 @@ using namespace mlir;
 using namespace mlir::tract;
 
 #include "dialects/tract/TractEnums.cpp.inc"
+#include "dialects/tract/TractInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "dialects/tract/TractOps.cpp.inc"

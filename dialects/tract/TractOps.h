@@ -3,6 +3,7 @@
 
 #include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractInterfaces.h"
 #include "dialects/tract/TractQuant.h"
 #include "dialects/tract/TractShapes.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"

@@ -4,6 +4,7 @@
 include "dialects/tract/TractAttrs.td"
 include "dialects/tract/TractDialect.td"
 include "dialects/tract/TractEnums.td"
+include "dialects/tract/TractInterfaces.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"

@@ -1,6 +1,6 @@
 //===- TractStreamingOps.td - pulse and transformer operators -------------===//
 
-def Tract_DelayOp : Tract_InferredOp<"delay"> {
+def Tract_DelayOp : Tract_InferredOp<"delay", [Tract_Stateful]> {
   let summary = "delay a stream by a number of frames (stateful)";
   let description = [{
     Outputs the frames of `axis` received `delay` frames earlier, plus
@@ -14,7 +14,7 @@ def Tract_DelayOp : Tract_InferredOp<"delay"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
-def Tract_PulsePadOp : Tract_InferredOp<"pulse_pad"> {
+def Tract_PulsePadOp : Tract_InferredOp<"pulse_pad", [Tract_Stateful]> {
   let summary = "the padding of a stream, applied pulse by pulse (stateful)";
   let description = [{
     Replaces frames of `axis` outside `[begin_input, end_input)` of the
@@ -33,7 +33,7 @@ def Tract_PulsePadOp : Tract_InferredOp<"pulse_pad"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
-def Tract_PulseMaskOp : Tract_InferredOp<"pulse_mask"> {
+def Tract_PulseMaskOp : Tract_InferredOp<"pulse_mask", [Tract_Stateful]> {
   let summary = "replace frames of a stream outside [begin, end) (stateful)";
   let description = [{
     Used by pulsified models where a batch op must not see frames past the end of the stream: frames of `axis` outside `[begin, end)` of the whole stream become `value`. The shape is unchanged.
@@ -45,7 +45,7 @@ def Tract_PulseMaskOp : Tract_InferredOp<"pulse_mask"> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
-def Tract_StreamSliceOp : Tract_InferredOp<"stream_slice"> {
+def Tract_StreamSliceOp : Tract_InferredOp<"stream_slice", [Tract_Stateful]> {
   let summary = "the frames of a fixed table at the stream's position (stateful)";
   let description = [{
     Made by tract-pulsify from a slice of a value that does not stream (a
@@ -112,7 +112,7 @@ def Tract_ApplyRopeOp : Tract_InferredOp<"apply_rope"> {
   }];
 }
 
-def Tract_DynKvCacheOp : Tract_InferredOp<"dyn_kv_cache"> {
+def Tract_DynKvCacheOp : Tract_InferredOp<"dyn_kv_cache", [Tract_Stateful]> {
   let summary = "append to a key/value cache and return it (stateful)";
   let description = [{
     Concatenates the cached past (of length `past` on `axis`) with the input

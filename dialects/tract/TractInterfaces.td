@@ -1,0 +1,48 @@
+//===- TractInterfaces.td - what passes need to know of an op -------------===//
+//
+// The properties the passes ask of tract ops, said once on the ops rather
+// than in lists in each pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACT_INTERFACES_TD
+#define TRACT_INTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+// Each output element is computed from the operand elements at the same
+// coordinates, an operand of size 1 on an axis standing for every position
+// of it (numpy broadcasting over operands of equal rank). Declutter moves
+// axes through such an op, pulsify maps frames to the same frames, the cost
+// model counts one operation per output element, and the lowering writes it
+// as one linalg.generic over the op's scalar body.
+def Tract_Elementwise : NativeOpTrait<"Elementwise"> {
+  let cppNamespace = "::mlir::tract::TractTrait";
+}
+
+// The op keeps a state from one call of a streaming model to the next
+// (delay lines, the position in the stream, a cache): externalizing the
+// state of a pulsed model makes it an input and an output.
+def Tract_Stateful : NativeOpTrait<"Stateful"> {
+  let cppNamespace = "::mlir::tract::TractTrait";
+}
+
+def Tract_WorkAxesOpInterface : OpInterface<"WorkAxesOpInterface"> {
+  let description = [{
+    An op that works along some axes of its single tensor input (a
+    reduction, a normalization) and keeps its rank: on every other axis it
+    maps each position to the same position. Declutter moves axes through
+    it by renumbering the axes it works on; pulsify streams it when the
+    streaming axis is not one of them.
+  }];
+  let cppNamespace = "::mlir::tract";
+  let methods = [
+    InterfaceMethod<"The input axes the op works along.",
+      "::llvm::SmallVector<int64_t>", "getWorkAxes">,
+    InterfaceMethod<"Makes the op work along `axes` instead (as many as "
+                    "getWorkAxes gives).",
+      "void", "setWorkAxes", (ins "::llvm::ArrayRef<int64_t>":$axes)>,
+  ];
+}
+
+#endif // TRACT_INTERFACES_TD
