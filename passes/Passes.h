@@ -1,6 +1,7 @@
 #ifndef PASSES_PASSES_H
 #define PASSES_PASSES_H
 
+#include "dialects/tract/TractModule.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -21,10 +22,6 @@ LogicalResult inferShapes(ModuleOp module);
 /// Recomputes the result types of `op` from its operands' types (a scan's
 /// or an if's regions too); a contradiction is an error at the op.
 LogicalResult inferOpResultTypes(Operation *op);
-
-/// The symbols of `module`: its `tract.symbols` if it declares them, else
-/// those its shapes, dim attributes, assertions and scenarios mention.
-std::set<std::string> collectModuleSymbols(ModuleOp module);
 
 /// Adds the passes that `tract -O` and `tract dump` run to declutter a model;
 /// `tract-opt --tract-declutter-pipeline` runs the same.

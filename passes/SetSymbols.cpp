@@ -8,6 +8,7 @@
 
 #include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractModule.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 #include "passes/Passes.h"
@@ -46,49 +47,6 @@ std::vector<std::string> splitAssignments(StringRef text) {
   if (!current.empty())
     items.push_back(std::move(current));
   return items;
-}
-
-/// The symbols a module's shapes, dim attributes, assertions and
-/// scenarios mention.
-std::set<std::string> collectUsedSymbols(ModuleOp module) {
-  std::set<std::string> used;
-  AttrTypeWalker walker;
-  walker.addWalk([&](DimsAttr dims) {
-    for (const TDim &dim : dims.getDims())
-      dim.collectSymbols(used);
-  });
-  walker.addWalk([&](DimAttr dim) { dim.getValue().collectSymbols(used); });
-  walker.addWalk([&](ShapeAttr shape) {
-    for (const TDim &dim : shape.getDims())
-      dim.collectSymbols(used);
-  });
-  auto collectRelations = [&](ArrayAttr relations) {
-    for (auto text : relations.getAsValueRange<StringAttr>())
-      if (std::optional<DimRelation> relation = DimRelation::parse(text)) {
-        relation->lhs.collectSymbols(used);
-        relation->rhs.collectSymbols(used);
-      }
-  };
-  if (auto assertions = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
-    collectRelations(assertions);
-  if (auto scenarios =
-          module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
-    for (NamedAttribute scenario : scenarios)
-      if (auto relations = dyn_cast<ArrayAttr>(scenario.getValue()))
-        collectRelations(relations);
-  module->walk([&](Operation *op) {
-    for (NamedAttribute attribute : op->getAttrs())
-      if (attribute.getName() != kAssertionsAttrName &&
-          attribute.getName() != kScenariosAttrName)
-        walker.walk(attribute.getValue());
-    for (Type type : op->getResultTypes())
-      walker.walk(type);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (Type type : block.getArgumentTypes())
-          walker.walk(type);
-  });
-  return used;
 }
 
 /// What a relation becomes once substituted: decided by its constants and
@@ -371,13 +329,3 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
 };
 
 } // namespace
-
-std::set<std::string> mlir::tract::collectModuleSymbols(ModuleOp module) {
-  auto symbols = module->getAttrOfType<ArrayAttr>(kSymbolsAttrName);
-  if (!symbols)
-    return collectUsedSymbols(module);
-  std::set<std::string> declared;
-  for (auto name : symbols.getAsValueRange<StringAttr>())
-    declared.insert(name.str());
-  return declared;
-}

@@ -9,6 +9,7 @@
 #include "frontends/nnef/NnefImporter.h"
 
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractModule.h"
 #include "frontends/nnef/NnefBuilder.h"
 #include "frontends/nnef/NnefParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -1906,35 +1907,6 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
                          builder.getDictionaryAttr(entries));
   }
 
-  // Drop what the translation left unused: literals folded into attributes,
-  // shape arithmetic resolved at import.
-  SmallVector<Operation *> dead;
-  do {
-    dead.clear();
-    module->walk([&](Operation *op) {
-      if (isa_and_present<TractDialect>(op->getDialect()) &&
-          isOpTriviallyDead(op))
-        dead.push_back(op);
-    });
-    for (Operation *op : dead)
-      op->erase();
-  } while (!dead.empty());
-
-  std::set<std::string> used(symbols);
-  module->walk([&](Operation *op) {
-    for (Type type : op->getResultTypes())
-      if (isa<RankedTensorType>(type))
-        for (const TDim &d : getShape(type))
-          d.collectSymbols(used);
-  });
-  for (Type type : inputTypes)
-    for (const TDim &d : getShape(type))
-      d.collectSymbols(used);
-  SmallVector<Attribute> symbolAttrs;
-  for (const std::string &s : used)
-    symbolAttrs.push_back(builder.getStringAttr(s));
-  if (!symbolAttrs.empty())
-    (*module)->setAttr(kSymbolsAttrName, builder.getArrayAttr(symbolAttrs));
   if (!assertions.empty())
     (*module)->setAttr(kAssertionsAttrName, builder.getArrayAttr(assertions));
   if (!scenarios.empty()) {
@@ -1943,6 +1915,8 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
       named.push_back(builder.getNamedAttr(name, builder.getArrayAttr(rules)));
     (*module)->setAttr(kScenariosAttrName, builder.getDictionaryAttr(named));
   }
+  // The symbols the file declares stay, used or not.
+  finishImport(*module, symbols);
   // Scans that go on across calls: a streaming model's keep their skip; a
   // batch model's are marked stateful, as tract keeps them, and keep a skip
   // other than 0 (which the lowering refuses: only a streaming model's

@@ -4,6 +4,7 @@
 #include "frontends/onnx/TensorProtoData.h"
 
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractModule.h"
 #include "dialects/tract/TractOps.h"
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/NodeContext.h"
@@ -741,50 +742,13 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
   for (auto [i, output] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "tract.name", builder.getStringAttr(output.name()));
 
-  // Drop what the translation left unused (folded weight slices, shape
-  // subgraphs whose value was tracked symbolically), innermost first.
-  SmallVector<Operation *> dead;
-  do {
-    dead.clear();
-    module->walk<WalkOrder::PostOrder>([&](Operation *op) {
-      if (isa_and_present<TractDialect>(op->getDialect()) &&
-          isOpTriviallyDead(op))
-        dead.push_back(op);
-    });
-    for (Operation *op : dead)
-      op->erase();
-  } while (!dead.empty());
-
-  // Declare every symbol the shapes use.
-  std::set<std::string> used;
-  module->walk([&](Operation *op) {
-    auto collect = [&](Type type) {
-      for (const TDim &dim : getShape(type))
-        dim.collectSymbols(used);
-    };
-    for (Type type : op->getResultTypes())
-      if (isa<RankedTensorType>(type))
-        collect(type);
-    if (auto bind = dyn_cast<BindDimsOp>(op))
-      for (const TDim &dim : bind.getDims().getDims())
-        dim.collectSymbols(used);
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (BlockArgument argument : block.getArguments())
-          if (isa<RankedTensorType>(argument.getType()))
-            collect(argument.getType());
-  });
-  SmallVector<Attribute> symbols;
-  for (const std::string &symbol : used)
-    symbols.push_back(builder.getStringAttr(symbol));
-  if (!symbols.empty())
-    (*module)->setAttr(kSymbolsAttrName, builder.getArrayAttr(symbols));
   if (!model.assertions.empty()) {
     SmallVector<Attribute> assertions;
     for (const std::string &text : model.assertions)
       assertions.push_back(builder.getStringAttr(text));
     (*module)->setAttr(kAssertionsAttrName, builder.getArrayAttr(assertions));
   }
+  finishImport(*module, {});
   if (failed(verify(*module)))
     return {};
   return module;

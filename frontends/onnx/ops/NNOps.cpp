@@ -1142,13 +1142,12 @@ struct ResizeMode {
 FailureOr<Interpolator> readInterpolator(NodeContext &ctx,
                                          bool allowCubic = true) {
   std::string mode = ctx.getString("mode", "nearest");
-  if (mode == "nearest")
-    return Interpolator::Nearest;
-  if (mode == "linear" || mode == "bilinear")
-    return Interpolator::Linear;
-  if (mode == "cubic" && allowCubic)
-    return Interpolator::Cubic;
-  return ctx.unsupported("mode '" + mode + "'");
+  // Upsample-9 spells linear "bilinear".
+  std::optional<Interpolator> interpolator =
+      symbolizeInterpolator(mode == "bilinear" ? "linear" : mode);
+  if (!interpolator || (*interpolator == Interpolator::Cubic && !allowCubic))
+    return ctx.unsupported("mode '" + mode + "'");
+  return *interpolator;
 }
 
 /// `floor(dim * factor)`. A symbolic dim takes an integral factor, or one
@@ -1263,34 +1262,17 @@ Value bindScaledSizes(NodeContext &ctx, Value x, Value scales,
 LogicalResult readResizeAttributes(NodeContext &ctx, ResizeMode &mode) {
   std::string transform =
       ctx.getString("coordinate_transformation_mode", "half_pixel");
-  if (transform == "half_pixel")
-    mode.transform = CoordTransform::HalfPixel;
-  else if (transform == "align_corners")
-    mode.transform = CoordTransform::AlignCorners;
-  else if (transform == "asymmetric")
-    mode.transform = CoordTransform::Asymmetric;
-  else if (transform == "pytorch_half_pixel")
-    mode.transform = CoordTransform::PytorchHalfPixel;
-  else if (transform == "half_pixel_symmetric")
-    mode.transform = CoordTransform::HalfPixelSymmetric;
-  else if (transform == "tf_half_pixel_for_nn")
-    mode.transform = CoordTransform::TfHalfPixelForNn;
-  else if (transform == "tf_crop_and_resize")
-    mode.transform = CoordTransform::TfCropAndResize;
-  else
+  std::optional<CoordTransform> coordTransform =
+      symbolizeCoordTransform(transform);
+  if (!coordTransform)
     return ctx.unsupported("coordinate_transformation_mode '" + transform +
                            "'");
+  mode.transform = *coordTransform;
   std::string nearest = ctx.getString("nearest_mode", "round_prefer_floor");
-  if (nearest == "round_prefer_floor")
-    mode.nearest = NearestMode::RoundPreferFloor;
-  else if (nearest == "round_prefer_ceil")
-    mode.nearest = NearestMode::RoundPreferCeil;
-  else if (nearest == "floor")
-    mode.nearest = NearestMode::Floor;
-  else if (nearest == "ceil")
-    mode.nearest = NearestMode::Ceil;
-  else
+  std::optional<NearestMode> nearestMode = symbolizeNearestMode(nearest);
+  if (!nearestMode)
     return ctx.unsupported("nearest_mode '" + nearest + "'");
+  mode.nearest = *nearestMode;
   mode.cubicCoeffA = ctx.getFloat("cubic_coeff_a", -0.75f);
   mode.excludeOutside = ctx.getInt("exclude_outside", 0) != 0;
   mode.extrapolationValue = ctx.getFloat("extrapolation_value", 0.0f);
@@ -1550,14 +1532,13 @@ LogicalResult gridSampleHandler(NodeContext &ctx, Outputs &outputs) {
   if (failed(requireRank(ctx, x, 3, "X")))
     return failure();
   std::string mode = ctx.getString("mode", "bilinear");
-  Interpolator interpolator;
-  if (mode == "nearest")
-    interpolator = Interpolator::Nearest;
-  else if (mode == (ctx.getOpset() < 20 ? "bilinear" : "linear"))
-    interpolator = Interpolator::Linear;
-  else if (mode == (ctx.getOpset() < 20 ? "bicubic" : "cubic"))
-    interpolator = Interpolator::Cubic;
-  else
+  // Before opset 20, linear and cubic were spelled bilinear and bicubic.
+  StringRef name = mode;
+  if (ctx.getOpset() < 20 && name != "nearest" &&
+      (!name.consume_front("bi") || name == "nearest"))
+    return ctx.unsupported("mode '" + mode + "'");
+  std::optional<Interpolator> interpolator = symbolizeInterpolator(name);
+  if (!interpolator)
     return ctx.unsupported("mode '" + mode + "'");
   std::string padding = ctx.getString("padding_mode", "zeros");
   std::optional<GridPadding> paddingMode = symbolizeGridPadding(padding);
@@ -1566,7 +1547,7 @@ LogicalResult gridSampleHandler(NodeContext &ctx, Outputs &outputs) {
   // The grid is read in the input's type.
   grid = ctx.castTo(grid, NodeContext::elementType(x));
   outputs.push_back(
-      ctx.create<GridSampleOp>(x, grid, interpolator, *paddingMode,
+      ctx.create<GridSampleOp>(x, grid, *interpolator, *paddingMode,
                                ctx.getInt("align_corners", 0) != 0));
   return success();
 }
