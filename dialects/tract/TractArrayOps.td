@@ -4,7 +4,7 @@
 // Axis operators
 //===----------------------------------------------------------------------===//
 
-def Tract_AddAxisOp : Tract_InferredOp<"add_axis"> {
+def Tract_AddAxisOp : Tract_InferredOp<"add_axis", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "insert a unit axis";
   let description = [{
     Inserts an axis of size 1 before `axis` (`axis` may equal the rank).
@@ -15,7 +15,7 @@ def Tract_AddAxisOp : Tract_InferredOp<"add_axis"> {
   let hasFolder = 1;
 }
 
-def Tract_RmAxisOp : Tract_InferredOp<"rm_axis"> {
+def Tract_RmAxisOp : Tract_InferredOp<"rm_axis", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "remove a unit axis";
   let description = [{
     Removes `axis`, whose dim must be 1.
@@ -39,7 +39,7 @@ def Tract_MoveAxisOp : Tract_InferredOp<"move_axis"> {
   let hasFolder = 1;
 }
 
-def Tract_ReshapeOp : Tract_InferredOp<"reshape"> {
+def Tract_ReshapeOp : Tract_InferredOp<"reshape", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "replace a run of axes by others of the same volume";
   let description = [{
     Replaces the `count` axes starting at `at` by the dims of `to`; the
@@ -82,7 +82,7 @@ def Tract_TileOp : Tract_InferredOp<"tile"> {
 // Slicing, padding, concatenation
 //===----------------------------------------------------------------------===//
 
-def Tract_SliceOp : Tract_InferredOp<"slice"> {
+def Tract_SliceOp : Tract_InferredOp<"slice", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the range [start, end) of one axis";
   let description = [{
     `output[axis] = end - start`; `start` and `end` are dims (`#tract.dim<S-1>`), constant or symbolic, with `0 <= start <= end <= input[axis]`.
@@ -94,7 +94,7 @@ def Tract_SliceOp : Tract_InferredOp<"slice"> {
   let hasFolder = 1;
 }
 
-def Tract_DynSliceOp : Tract_InferredOp<"dyn_slice"> {
+def Tract_DynSliceOp : Tract_InferredOp<"dyn_slice", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "a slice whose bounds are runtime values";
   let description = [{
     Slices `[start, end)` of `axis`, with `start` and `end` scalar tensors;
@@ -109,7 +109,7 @@ def Tract_DynSliceOp : Tract_InferredOp<"dyn_slice"> {
   }];
 }
 
-def Tract_DownsampleOp : Tract_InferredOp<"downsample"> {
+def Tract_DownsampleOp : Tract_InferredOp<"downsample", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "keep every stride-th element of an axis";
   let description = [{
     Keeps the elements `modulo, modulo + stride, …` of `axis`:
@@ -154,7 +154,7 @@ def Tract_ConcatOp : Tract_InferredOp<"concat", [SameOperandsAndResultElementTyp
 // Gather, scatter
 //===----------------------------------------------------------------------===//
 
-def Tract_GatherOp : Tract_InferredOp<"gather"> {
+def Tract_GatherOp : Tract_InferredOp<"gather", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "pick slices of an axis by index";
   let description = [{
     `output = input[..axis] ++ indices.shape ++ input[axis+1..]`; negative
@@ -169,7 +169,7 @@ def Tract_GatherOp : Tract_InferredOp<"gather"> {
   let hasFolder = 1;
 }
 
-def Tract_GatherElementsOp : Tract_InferredOp<"gather_elements"> {
+def Tract_GatherElementsOp : Tract_InferredOp<"gather_elements", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "pick elements along an axis by an index tensor";
   let description = [{ The result has the shape of `indices`. }];
   let arguments = (ins Tract_Tensor:$input, Tract_IndexTensor:$indices,
@@ -181,7 +181,7 @@ def Tract_GatherElementsOp : Tract_InferredOp<"gather_elements"> {
   let hasFolder = 1;
 }
 
-def Tract_GatherNdOp : Tract_InferredOp<"gather_nd"> {
+def Tract_GatherNdOp : Tract_InferredOp<"gather_nd", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "pick slices by multi-dimensional indices";
   let description = [{
     With `n = indices.shape[-1]` (static):
@@ -195,7 +195,7 @@ def Tract_GatherNdOp : Tract_InferredOp<"gather_nd"> {
   }];
 }
 
-def Tract_ScatterElementsOp : Tract_InferredOp<"scatter_elements"> {
+def Tract_ScatterElementsOp : Tract_InferredOp<"scatter_elements", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "write updates into a copy of data at element indices";
   let description = [{
     For each element of `indices` (same shape as `updates`), writes the update at that index along `axis`, combining with the data by `reduction`. The result has the data's type.
@@ -210,7 +210,7 @@ def Tract_ScatterElementsOp : Tract_InferredOp<"scatter_elements"> {
   }];
 }
 
-def Tract_ScatterNdOp : Tract_InferredOp<"scatter_nd"> {
+def Tract_ScatterNdOp : Tract_InferredOp<"scatter_nd", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "write update slices into a copy of data at nd indices";
   let description = [{
     Each row of the last axis of `indices` addresses a slice of `data`; `updates` has shape `indices.shape[..-1] ++ data.shape[n..]`, combined by `reduction`. The result has the data's type.
@@ -239,7 +239,7 @@ def Tract_OneHotOp : Tract_InferredOp<"one_hot"> {
   let hasFolder = 1;
 }
 
-def Tract_TopKOp : Tract_InferredOp<"topk"> {
+def Tract_TopKOp : Tract_InferredOp<"topk", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the k largest (or smallest) elements along an axis";
   let description = [{
     `k` is a scalar operand; `len` is its symbolic value, the size of the

@@ -11,7 +11,7 @@ def Tract_YieldOp : Tract_Op<"yield", [Pure, Terminator, ReturnLike,
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
 }
 
-def Tract_ScanOp : Tract_Op<"scan", [RecursiveMemoryEffects,
+def Tract_ScanOp : Tract_Op<"scan", [RecursiveMemoryEffects, DeclareOpInterfaceMethods<Tract_CostOpInterface>,
     SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "a loop over chunks of its inputs, with carried state";
   let description = [{
@@ -50,7 +50,7 @@ def Tract_ScanOp : Tract_Op<"scan", [RecursiveMemoryEffects,
   let hasRegionVerifier = 1;
 }
 
-def Tract_IfOp : Tract_Op<"if", [RecursiveMemoryEffects,
+def Tract_IfOp : Tract_Op<"if", [RecursiveMemoryEffects, DeclareOpInterfaceMethods<Tract_CostOpInterface>,
     SingleBlockImplicitTerminator<"YieldOp">, NoRegionArguments]> {
   let summary = "choose one of two regions by a scalar condition";
   let description = [{

@@ -1,7 +1,7 @@
 //===- TractElementwiseOps.td - constants and element-wise ops ------------===//
 
 def Tract_ConstOp : Tract_Op<"const",
-    [ConstantLike, Pure, AllTypesMatch<["value", "output"]>,
+    [ConstantLike, Pure, AllTypesMatch<["value", "output"]>, DeclareOpInterfaceMethods<Tract_CostOpInterface>,
      DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
   let summary = "a constant tensor";
   let description = [{

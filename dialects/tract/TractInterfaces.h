@@ -8,6 +8,7 @@
 #ifndef DIALECTS_TRACT_TRACTINTERFACES_H
 #define DIALECTS_TRACT_TRACTINTERFACES_H
 
+#include "dialects/tract/TractCost.h"
 #include "mlir/IR/OpDefinition.h"
 
 namespace mlir::tract::TractTrait {

@@ -45,4 +45,18 @@ def Tract_WorkAxesOpInterface : OpInterface<"WorkAxesOpInterface"> {
   ];
 }
 
+def Tract_CostOpInterface : OpInterface<"CostOpInterface"> {
+  let description = [{
+    What one run of the op costs, as symbolic dims (see OpCost in
+    TractCost.h). Element-wise ops cost one operation per output element and
+    the ops without this interface only move data: they need not implement
+    it.
+  }];
+  let cppNamespace = "::mlir::tract";
+  let methods = [
+    InterfaceMethod<"The arithmetic and the bytes of one run.",
+      "::mlir::tract::OpCost", "getCost">,
+  ];
+}
+
 #endif // TRACT_INTERFACES_TD

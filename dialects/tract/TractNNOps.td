@@ -1,6 +1,7 @@
 //===- TractNNOps.td - contractions, convolutions, pools, reductions ------===//
 
-def Tract_EinsumOp : Tract_InferredOp<"einsum", [SameOperandsAndResultElementType]> {
+def Tract_EinsumOp : Tract_InferredOp<"einsum",
+    [SameOperandsAndResultElementType, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "tensor contraction described by axis letters";
   let description = [{
     `expr` names each operand's axes and the result's, e.g. `mk,kn->mn` for a
@@ -14,7 +15,8 @@ def Tract_EinsumOp : Tract_InferredOp<"einsum", [SameOperandsAndResultElementTyp
   let hasFolder = 1;
 }
 
-class Tract_WindowOp<string mnemonic> : Tract_InferredOp<mnemonic> {
+class Tract_WindowOp<string mnemonic>
+    : Tract_InferredOp<mnemonic, [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   // Shared spatial attributes: per spatial axis, in the order of the input's
   // axes after N and C. Empty strides and dilations mean all 1.
   dag windowAttrs = (ins
@@ -89,7 +91,7 @@ def Tract_SumPoolOp : Tract_WindowOp<"sum_pool"> {
 }
 
 def Tract_ReduceOp : Tract_InferredOp<"reduce",
-    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>]> {
+    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "reduce axes, keeping them as size 1";
   let description = [{
     `axes` are strictly increasing. argmax/argmin give `i64` indices (of the
@@ -106,7 +108,7 @@ def Tract_ReduceOp : Tract_InferredOp<"reduce",
 
 class Tract_AxesNormOp<string mnemonic, string summaryText>
     : Tract_InferredOp<mnemonic,
-        [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>]> {
+        [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = summaryText;
   let arguments = (ins Tract_FloatTensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs Tract_FloatTensor:$output);
@@ -117,7 +119,7 @@ def Tract_SoftmaxOp : Tract_AxesNormOp<"softmax", "exp(x) / sum(exp(x)) over axe
 def Tract_LogSoftmaxOp : Tract_AxesNormOp<"log_softmax", "x - log(sum(exp(x))) over axes">;
 
 def Tract_RmsNormOp : Tract_InferredOp<"rms_norm",
-    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>]> {
+    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "x / sqrt(mean(x * x, axis) + eps)";
   let description = [{
     Normalizes along one axis by the root mean square; `eps` keeps the division finite. The result has the input's type.
@@ -128,7 +130,7 @@ def Tract_RmsNormOp : Tract_InferredOp<"rms_norm",
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
-def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue"> {
+def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the gates of a GRU step, from its input and recurrent products";
   let description = [{
     `x_h` and `r_h` are the input and recurrent products with their biases,
@@ -146,7 +148,7 @@ def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue"> {
   }];
 }
 
-def Tract_GridSampleOp : Tract_InferredOp<"grid_sample"> {
+def Tract_GridSampleOp : Tract_InferredOp<"grid_sample", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "sample an image at the points of a grid";
   let description = [{
     `input` is `N, C, D1, …, Dr` and `grid` is `N, E1, …, Er, r`; the result
@@ -208,7 +210,8 @@ def Tract_RoiAlignOp : Tract_InferredOp<"roi_align"> {
   }];
 }
 
-def Tract_ResizeOp : Tract_InferredOp<"resize", [AttrSizedOperandSegments]> {
+def Tract_ResizeOp : Tract_InferredOp<"resize",
+    [AttrSizedOperandSegments, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "resample to a new shape";
   let description = [{
     `sizes` is the output shape. Each output coordinate `x` of an axis maps

@@ -61,7 +61,7 @@ def Tract_StreamSliceOp : Tract_InferredOp<"stream_slice", [Tract_Stateful]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
-def Tract_SdpaOp : Tract_InferredOp<"sdpa"> {
+def Tract_SdpaOp : Tract_InferredOp<"sdpa", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "scaled dot-product attention";
   let description = [{
     `q`, `k`, `v` have rank 3 (`b, seq, d`) or 4 (`b, heads, seq, d`, with
@@ -77,7 +77,7 @@ def Tract_SdpaOp : Tract_InferredOp<"sdpa"> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Tract_GdnRecurrentOp : Tract_InferredOp<"gdn_recurrent"> {
+def Tract_GdnRecurrentOp : Tract_InferredOp<"gdn_recurrent", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the gated delta rule over a sequence (linear attention)";
   let description = [{
     `query` and `key` are `b, S, hk, w`, `value` is `b, S, hv, w` with `hv`
@@ -99,7 +99,7 @@ def Tract_GdnRecurrentOp : Tract_InferredOp<"gdn_recurrent"> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
-def Tract_ApplyRopeOp : Tract_InferredOp<"apply_rope"> {
+def Tract_ApplyRopeOp : Tract_InferredOp<"apply_rope", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "rotary position embedding: x * cos + rotate_half(x) * sin";
   let description = [{
     `rotate_half` negates and swaps the two halves of the last axis: `[-x[h:], x[:h]]`. `cos` and `sin` have the input's rank and broadcast to it. The result has the input's type.

@@ -2,9 +2,9 @@
 
 #include "tools/tract/Dump.h"
 
+#include "dialects/tract/TractCost.h"
 #include "dialects/tract/TractQuant.h"
 #include "dialects/tract/TractShapes.h"
-#include "passes/OpCost.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/Support/Format.h"

@@ -1,13 +1,14 @@
-//===- OpCost.h - what one run of a tract op costs --------------*- C++ -*-===//
+//===- TractCost.h - what one run of a tract op costs -----------*- C++ -*-===//
 //
-// The cost model of `tract dump --cost` and of the GF/s of `--profile`:
+// The cost model of `tract dump --cost`, of the GF/s of `--profile` and of
+// the threading decisions:
 // arithmetic operations and bytes moved per op, as TDims, so that costs stay
 // symbolic where shapes are (`8192*S flops`).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef PASSES_OPCOST_H
-#define PASSES_OPCOST_H
+#ifndef DIALECTS_TRACT_TRACTCOST_H
+#define DIALECTS_TRACT_TRACTCOST_H
 
 #include "dialects/tdim/TDim.h"
 
@@ -44,9 +45,11 @@ struct OpCost {
   }
 };
 
-/// The cost of `op`, or nullopt for an op outside the tract dialect.
+/// The cost of `op`, or nullopt for an op outside the tract dialect: its
+/// CostOpInterface's, else one operation per output element for an
+/// element-wise op, else only the bytes it moves.
 std::optional<OpCost> getOpCost(Operation *op);
 
 } // namespace mlir::tract
 
-#endif // PASSES_OPCOST_H
+#endif // DIALECTS_TRACT_TRACTCOST_H

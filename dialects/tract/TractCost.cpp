@@ -1,13 +1,15 @@
-//===- OpCost.cpp - what one run of a tract op costs ----------------------===//
+//===- TractCost.cpp - what one run of a tract op costs -------------------===//
+//
+// The helpers the ops' CostOpInterface implementations share, then the
+// implementations, family by family.
+//
 
-#include "passes/OpCost.h"
+#include "dialects/tract/TractCost.h"
 
 #include "dialects/tract/EinsumExpr.h"
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
-
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <map>
 
@@ -193,78 +195,102 @@ OpCost ifCost(IfOp op) {
               TDim::max({thenCost.bytes, elseCost.bytes})};
 }
 
+/// Scatters with a reduction combine each update with the data.
+template <typename OpTy> OpCost scatterCost(OpTy op) {
+  bool combines = op.getReduction() != ScatterReduction::None;
+  return {combines ? elementCount(op.getUpdates()) : TDim(0),
+          operandAndResultBytes(op)};
+}
+
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// The ops' costs
+//===----------------------------------------------------------------------===//
+
+// add_axis, rm_axis and reshape become views, constants are compiled in.
+OpCost ConstOp::getCost() { return {TDim(0), TDim(0)}; }
+OpCost AddAxisOp::getCost() { return {TDim(0), TDim(0)}; }
+OpCost RmAxisOp::getCost() { return {TDim(0), TDim(0)}; }
+OpCost ReshapeOp::getCost() { return {TDim(0), TDim(0)}; }
+
+OpCost SliceOp::getCost() { return {TDim(0), selectionBytes(*this)}; }
+OpCost DynSliceOp::getCost() { return {TDim(0), selectionBytes(*this)}; }
+OpCost DownsampleOp::getCost() { return {TDim(0), selectionBytes(*this)}; }
+OpCost GatherOp::getCost() { return {TDim(0), selectionBytes(*this)}; }
+OpCost GatherElementsOp::getCost() { return {TDim(0), selectionBytes(*this)}; }
+OpCost GatherNdOp::getCost() { return {TDim(0), selectionBytes(*this)}; }
+
+OpCost ScatterElementsOp::getCost() { return scatterCost(*this); }
+OpCost ScatterNdOp::getCost() { return scatterCost(*this); }
+
+OpCost EinsumOp::getCost() { return einsumCost(*this); }
+OpCost ConvOp::getCost() { return convCost(*this); }
+OpCost DeconvOp::getCost() { return deconvCost(*this); }
+
+OpCost MaxPoolOp::getCost() {
+  return {elementCount(getOutput()) * windowVolume(getKernelShape()),
+          operandAndResultBytes(*this)};
+}
+
+OpCost SumPoolOp::getCost() {
+  TDim outputs = elementCount(getOutput());
+  TDim flops = outputs * windowVolume(getKernelShape());
+  if (getNormalize())
+    flops += outputs;
+  return {flops, operandAndResultBytes(*this)};
+}
+
+OpCost ReduceOp::getCost() { return reduceCost(*this); }
+
+// max, subtract, exp, sum, then divide (or subtract the log).
+OpCost SoftmaxOp::getCost() {
+  return {TDim(5) * elementCount(getInput()), operandAndResultBytes(*this)};
+}
+OpCost LogSoftmaxOp::getCost() {
+  return {TDim(5) * elementCount(getInput()), operandAndResultBytes(*this)};
+}
+
+OpCost RmsNormOp::getCost() {
+  return {TDim(3) * elementCount(getInput()), operandAndResultBytes(*this)};
+}
+
+// Per state value: three adds and a mul for the gates, two sigmoids and a
+// tanh, and the update's sub, two muls and an add.
+OpCost GruEpilogueOp::getCost() {
+  return {TDim(11) * elementCount(getOutput()), operandAndResultBytes(*this)};
+}
+
+// Per step and value head, over its w x w state: the decay, the key's
+// product, the rank-one update and the query's product (2 each per state
+// value), plus the normalizations.
+OpCost GdnRecurrentOp::getCost() {
+  Shape state = getShape(getInitialState());
+  Shape value = getShape(getValue());
+  TDim steps = value[0] * value[1] * value[2];
+  return {steps * state[2] * state[3] * TDim(7), operandAndResultBytes(*this)};
+}
+
+OpCost ApplyRopeOp::getCost() {
+  return {TDim(3) * elementCount(getOutput()), operandAndResultBytes(*this)};
+}
+
+OpCost TopKOp::getCost() {
+  return {elementCount(getInput()), operandAndResultBytes(*this)};
+}
+
+OpCost ResizeOp::getCost() { return resizeCost(*this); }
+OpCost GridSampleOp::getCost() { return gridSampleCost(*this); }
+OpCost SdpaOp::getCost() { return sdpaCost(*this); }
+OpCost ScanOp::getCost() { return scanCost(*this); }
+OpCost IfOp::getCost() { return ifCost(*this); }
 
 std::optional<OpCost> mlir::tract::getOpCost(Operation *op) {
   if (!isa<TractDialect>(op->getDialect()))
     return std::nullopt;
+  if (auto costed = dyn_cast<CostOpInterface>(op))
+    return costed.getCost();
   if (isElementwise(op))
     return elementwise(op);
-  return llvm::TypeSwitch<Operation *, OpCost>(op)
-      .Case<ConstOp, AddAxisOp, RmAxisOp, ReshapeOp>([](Operation *) {
-        return OpCost{TDim(0), TDim(0)};
-      })
-      .Case<SliceOp, DynSliceOp, DownsampleOp, GatherOp, GatherElementsOp,
-            GatherNdOp>([](Operation *op) {
-        return OpCost{TDim(0), selectionBytes(op)};
-      })
-      .Case<ScatterElementsOp, ScatterNdOp>([](auto op) {
-        bool combines = op.getReduction() != ScatterReduction::None;
-        return OpCost{combines ? elementCount(op.getUpdates()) : TDim(0),
-                      operandAndResultBytes(op)};
-      })
-      .Case([](EinsumOp op) { return einsumCost(op); })
-      .Case([](ConvOp op) { return convCost(op); })
-      .Case([](DeconvOp op) { return deconvCost(op); })
-      .Case([](MaxPoolOp op) {
-        return OpCost{elementCount(op.getOutput()) *
-                          windowVolume(op.getKernelShape()),
-                      operandAndResultBytes(op)};
-      })
-      .Case([](SumPoolOp op) {
-        TDim outputs = elementCount(op.getOutput());
-        TDim flops = outputs * windowVolume(op.getKernelShape());
-        if (op.getNormalize())
-          flops += outputs;
-        return OpCost{flops, operandAndResultBytes(op)};
-      })
-      .Case([](ReduceOp op) { return reduceCost(op); })
-      .Case<SoftmaxOp, LogSoftmaxOp>([](Operation *op) {
-        // max, subtract, exp, sum, then divide (or subtract the log).
-        return OpCost{TDim(5) * elementCount(op->getOperand(0)),
-                      operandAndResultBytes(op)};
-      })
-      .Case([](RmsNormOp op) {
-        return OpCost{TDim(3) * elementCount(op.getInput()),
-                      operandAndResultBytes(op)};
-      })
-      .Case([](GruEpilogueOp op) {
-        // Per state value: three adds and a mul for the gates, two
-        // sigmoids and a tanh, and the update's sub, two muls and an add.
-        return OpCost{TDim(11) * elementCount(op.getOutput()),
-                      operandAndResultBytes(op)};
-      })
-      .Case([](GdnRecurrentOp op) {
-        // Per step and value head, over its w x w state: the decay, the
-        // key's product, the rank-one update and the query's product (2
-        // each per state value), plus the normalizations.
-        Shape state = getShape(op.getInitialState());
-        Shape value = getShape(op.getValue());
-        TDim steps = value[0] * value[1] * value[2];
-        return OpCost{steps * state[2] * state[3] * TDim(7),
-                      operandAndResultBytes(op)};
-      })
-      .Case([](ApplyRopeOp op) {
-        return OpCost{TDim(3) * elementCount(op.getOutput()),
-                      operandAndResultBytes(op)};
-      })
-      .Case([](TopKOp op) {
-        return OpCost{elementCount(op.getInput()), operandAndResultBytes(op)};
-      })
-      .Case([](ResizeOp op) { return resizeCost(op); })
-      .Case([](GridSampleOp op) { return gridSampleCost(op); })
-      .Case([](SdpaOp op) { return sdpaCost(op); })
-      .Case([](ScanOp op) { return scanCost(op); })
-      .Case([](IfOp op) { return ifCost(op); })
-      .Default([](Operation *op) { return dataMovement(op); });
+  return dataMovement(op);
 }
