@@ -10,7 +10,11 @@ namespace {
 
 std::optional<cli::Invocation> parse(std::vector<llvm::StringRef> args,
                                      std::string &error) {
-  return cli::parse(args, error);
+  llvm::Expected<cli::Invocation> invocation = cli::parse(args);
+  if (invocation)
+    return std::move(*invocation);
+  error = llvm::toString(invocation.takeError());
+  return std::nullopt;
 }
 
 TEST(TractCommandLine, DumpIsTheDefaultSubcommand) {

@@ -231,8 +231,11 @@ std::string unknownFlagError(Scope scope, StringRef arg, StringRef subcommand) {
 
 } // namespace
 
-std::optional<Invocation>
-mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
+llvm::Expected<Invocation>
+mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
+  auto invalid = [](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+  };
   Invocation invocation;
   bool haveModel = false, haveSubcommand = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -245,12 +248,10 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
         invocation.subcommand = arg.str();
         haveSubcommand = true;
       } else if (!haveSubcommand) {
-        error = "unknown subcommand '" + arg.str() +
-                "'; expected one of dump, run, bench, compare, compile";
-        return std::nullopt;
+        return invalid("unknown subcommand '" + arg.str() +
+                       "'; expected one of dump, run, bench, compare, compile");
       } else {
-        error = "unexpected argument '" + arg.str() + "'";
-        return std::nullopt;
+        return invalid("unexpected argument '" + arg.str() + "'");
       }
       continue;
     }
@@ -281,23 +282,20 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
         (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name) ||
          findFlag(Scope::Bench, name) || findFlag(Scope::Compare, name) ||
          findFlag(Scope::Compile, name))) {
-      error = "option '" + name.str() + "' does not apply to '" +
-              invocation.subcommand + "'";
-      return std::nullopt;
+      return invalid("option '" + name.str() + "' does not apply to '" +
+                     invocation.subcommand + "'");
     }
     if (!flag && scope != Scope::Global && findFlag(Scope::Global, name)) {
-      error = "'" + name.str() + "' is a global option: give it before '" +
-              invocation.subcommand + "'";
-      return std::nullopt;
+      return invalid("'" + name.str() +
+                     "' is a global option: give it before '" +
+                     invocation.subcommand + "'");
     }
     if (!flag) {
-      error = unknownFlagError(scope, name, invocation.subcommand);
-      return std::nullopt;
+      return invalid(unknownFlagError(scope, name, invocation.subcommand));
     }
     if (scope == Scope::Dump && invocation.subcommand != "dump") {
-      error = "option '" + name.str() + "' does not apply to '" +
-              invocation.subcommand + "'";
-      return std::nullopt;
+      return invalid("option '" + name.str() + "' does not apply to '" +
+                     invocation.subcommand + "'");
     }
     std::string value;
     if (flag->longName == "--assert-op-count") {
@@ -305,9 +303,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       int64_t count;
       if (hasInlineValue || i + 2 >= args.size() ||
           args[i + 2].getAsInteger(10, count) || count < 0) {
-        error = "option '--assert-op-count' expects an op name and a "
-                "non-negative count: --assert-op-count Scan 1";
-        return std::nullopt;
+        return invalid("option '--assert-op-count' expects an op name and a "
+                       "non-negative count: --assert-op-count Scan 1");
       }
       invocation.opCounts.emplace_back(args[i + 1].str(), count);
       i += 2;
@@ -319,12 +316,10 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       } else if (i + 1 < args.size()) {
         value = args[++i].str();
       } else {
-        error = "option '" + name.str() + "' expects a value";
-        return std::nullopt;
+        return invalid("option '" + name.str() + "' expects a value");
       }
     } else if (hasInlineValue) {
-      error = "option '" + name.str() + "' takes no value";
-      return std::nullopt;
+      return invalid("option '" + name.str() + "' takes no value");
     }
 
     StringRef longName = flag->longName;
@@ -342,9 +337,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
              longName == "--kaldi-right-context") {
       int64_t frames;
       if (StringRef(value).trim().getAsInteger(10, frames) || frames < 0) {
-        error = "option '" + name.str() +
-                "' expects a number of frames, not '" + value + "'";
-        return std::nullopt;
+        return invalid("option '" + name.str() +
+                       "' expects a number of frames, not '" + value + "'");
       }
       (longName.contains("left") ? invocation.edgeLeftContext
                                  : invocation.edgeRightContext) = frames;
@@ -357,10 +351,10 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       int64_t size;
       if (symbol.trim().empty() || number.trim().getAsInteger(10, size) ||
           size < 0) {
-        error = "after '" + invocation.subcommand +
-                "', --set gives a symbol a size for the run: S=3, not '" +
-                value + "'";
-        return std::nullopt;
+        return invalid(
+            "after '" + invocation.subcommand +
+            "', --set gives a symbol a size for the run: S=3, not '" + value +
+            "'");
       }
       invocation.runSets.emplace_back(symbol.trim().str(), size);
     } else if (longName == "--set")
@@ -420,10 +414,9 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       int64_t number;
       if (StringRef(value).getAsInteger(10, number) || number < 0 ||
           (longName == "--threads" && number == 0)) {
-        error = "option '" + name.str() + "' expects a " +
-                (longName == "--threads" ? "positive" : "non-negative") +
-                " integer, not '" + value + "'";
-        return std::nullopt;
+        return invalid("option '" + name.str() + "' expects a " +
+                       (longName == "--threads" ? "positive" : "non-negative") +
+                       " integer, not '" + value + "'");
       }
       if (longName == "--threads")
         invocation.threads = number;
@@ -434,17 +427,16 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       double flops;
       if (StringRef(value).getAsDouble(flops) || !(flops >= 0) ||
           !std::isfinite(flops)) {
-        error = "option '" + name.str() +
-                "' expects a non-negative number of flops, not '" + value + "'";
-        return std::nullopt;
+        return invalid("option '" + name.str() +
+                       "' expects a non-negative number of flops, not '" +
+                       value + "'");
       }
       invocation.threadingThreshold = flops;
     } else if (longName == "--max-time" || longName == "--warmup-time") {
       double milliseconds;
       if (StringRef(value).getAsDouble(milliseconds) || milliseconds < 0) {
-        error = "option '" + name.str() + "' expects milliseconds, not '" +
-                value + "'";
-        return std::nullopt;
+        return invalid("option '" + name.str() +
+                       "' expects milliseconds, not '" + value + "'");
       }
       (longName == "--max-time" ? invocation.maxTimeMs
                                 : invocation.warmupTimeMs) = milliseconds;
@@ -460,8 +452,7 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args, std::string &error) {
       invocation.name = value;
   }
   if (!haveModel && !invocation.help && !invocation.version) {
-    error = "no model given; see 'tract --help'";
-    return std::nullopt;
+    return invalid("no model given; see 'tract --help'");
   }
   return invocation;
 }

@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <optional>
 #include <string>
@@ -98,10 +99,9 @@ struct Invocation {
   std::optional<std::string> name;   ///< --name: prefix of the C symbols
 };
 
-/// Parses the arguments after the program name. On failure, `error` holds one
-/// line naming the offending argument, with a hint when a known flag is close.
-std::optional<Invocation> parse(llvm::ArrayRef<llvm::StringRef> args,
-                                std::string &error);
+/// Parses the arguments after the program name. The error is one line naming
+/// the offending argument, with a hint when a known flag is close.
+llvm::Expected<Invocation> parse(llvm::ArrayRef<llvm::StringRef> args);
 
 /// The text of `tract --help`.
 std::string usage();

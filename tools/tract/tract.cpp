@@ -61,6 +61,11 @@ int fail(const llvm::Twine &message) {
 
 int fail(llvm::Error error) { return fail(llvm::toString(std::move(error))); }
 
+/// The errors of the steps between the command line and the passes.
+llvm::Error cliError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
 /// Uniform values in [-1, 1) (or 0/1, or small integers), from a fixed seed
 /// so that runs repeat.
 llvm::Expected<cli::HostTensor> randomTensor(const TensorSignature &signature,
@@ -272,9 +277,7 @@ std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
 /// --assert-op-count: the ops of the entry function, those of scan and if
 /// bodies included as tract counts them, by tract's names; `Source` counts
 /// the inputs, as tract's source nodes.
-LogicalResult checkOpCounts(ModuleOp module,
-                            const cli::Invocation &invocation,
-                            std::string &error) {
+llvm::Error checkOpCounts(ModuleOp module, const cli::Invocation &invocation) {
   func::FuncOp main = cli::entryFunction(module);
   for (const auto &[tractName, expected] : invocation.opCounts) {
     int64_t count = 0;
@@ -283,9 +286,8 @@ LogicalResult checkOpCounts(ModuleOp module,
     } else {
       std::string ours = opNameForTract(tractName, module.getContext());
       if (ours.empty()) {
-        error = "--assert-op-count: tract's op '" + tractName +
-                "' has no counterpart in the tract dialect";
-        return failure();
+        return cliError("--assert-op-count: tract's op '" + tractName +
+                        "' has no counterpart in the tract dialect");
       }
       if (main)
         main.getBody().walk([&](Operation *op) {
@@ -293,13 +295,13 @@ LogicalResult checkOpCounts(ModuleOp module,
         });
     }
     if (count != expected) {
-      error = "--assert-op-count: expected " + std::to_string(expected) +
-              " " + tractName + " op" + (expected == 1 ? "" : "s") +
-              ", found " + std::to_string(count);
-      return failure();
+      return cliError("--assert-op-count: expected " +
+                      std::to_string(expected) + " " + tractName + " op" +
+                      (expected == 1 ? "" : "s") + ", found " +
+                      std::to_string(count));
     }
   }
-  return success();
+  return llvm::Error::success();
 }
 
 /// --assert-output: `name:1,1,f32` or `name:1,1,f32=0` against the output
@@ -1043,10 +1045,9 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
 /// Adds --scenario and --assert to the model's scenarios and assertions, as
 /// tract does: `name: rule` asserts in a scenario, anything else always.
 /// Fails with the message in `error`.
-LogicalResult addAssertions(ModuleOp module, const cli::Invocation &invocation,
-                            std::string &error) {
+llvm::Error addAssertions(ModuleOp module, const cli::Invocation &invocation) {
   if (invocation.scenarios.empty() && invocation.assertions.empty())
-    return success();
+    return llvm::Error::success();
   Builder builder(module.getContext());
   std::set<std::string> symbols = collectModuleSymbols(module);
 
@@ -1074,8 +1075,7 @@ LogicalResult addAssertions(ModuleOp module, const cli::Invocation &invocation,
 
   for (StringRef name : invocation.scenarios) {
     if (!isIdentifier(name.trim())) {
-      error = "--scenario expects a name, not '" + name.str() + "'";
-      return failure();
+      return cliError("--scenario expects a name, not '" + name.str() + "'");
     }
     scenarioNamed(name.trim());
   }
@@ -1086,24 +1086,21 @@ LogicalResult addAssertions(ModuleOp module, const cli::Invocation &invocation,
     scenario = scenario.trim();
     rule = rule.trim();
     if (!scenario.empty() && !isIdentifier(scenario)) {
-      error = "--assert '" + text.str() + "': '" + scenario.str() +
-              "' is not a scenario name";
-      return failure();
+      return cliError("--assert '" + text.str() + "': '" + scenario.str() +
+                      "' is not a scenario name");
     }
     std::string reason;
     std::optional<DimRelation> relation = DimRelation::parse(rule, &reason);
     if (!relation) {
-      error = "--assert '" + text.str() + "': " + reason;
-      return failure();
+      return cliError("--assert '" + text.str() + "': " + reason);
     }
     std::set<std::string> used;
     relation->lhs.collectSymbols(used);
     relation->rhs.collectSymbols(used);
     for (const std::string &symbol : used)
       if (!symbols.count(symbol)) {
-        error = "--assert '" + text.str() + "': the model has no symbol '" +
-                symbol + "'";
-        return failure();
+        return cliError("--assert '" + text.str() +
+                        "': the model has no symbol '" + symbol + "'");
       }
     Attribute attr = builder.getStringAttr(relation->toString());
     if (scenario.empty())
@@ -1120,21 +1117,20 @@ LogicalResult addAssertions(ModuleOp module, const cli::Invocation &invocation,
           builder.getNamedAttr(name, builder.getArrayAttr(relations)));
     module->setAttr(kScenariosAttrName, builder.getDictionaryAttr(entries));
   }
-  return success();
+  return llvm::Error::success();
 }
 
 /// `--pulse S=8`, or `--pulse 8` for a model with one symbol or a symbol S.
-std::optional<TractPulsifyOptions> parsePulse(llvm::StringRef text,
-                                              std::string &error) {
+llvm::Expected<TractPulsifyOptions> parsePulse(llvm::StringRef text) {
   TractPulsifyOptions options;
   auto [name, value] = text.split('=');
   if (value.empty() && !text.contains('='))
     std::swap(name, value);
   if (value.getAsInteger(10, options.pulse) || options.pulse <= 0) {
-    error = "--pulse '" + text.str() +
-            "': expected SYMBOL=FRAMES (S=8), or FRAMES for a model with "
-            "one symbol or a symbol S";
-    return std::nullopt;
+    return cliError(
+        "--pulse '" + text.str() +
+        "': expected SYMBOL=FRAMES (S=8), or FRAMES for a model with "
+        "one symbol or a symbol S");
   }
   options.symbol = name.str();
   return options;
@@ -1149,11 +1145,10 @@ int notImplemented(llvm::StringRef what) {
 namespace {
 
 /// The model's entry function, or failure with `error` said.
-FailureOr<func::FuncOp> entryOrError(ModuleOp module, std::string &error) {
+llvm::Expected<func::FuncOp> entryOrError(ModuleOp module) {
   func::FuncOp main = cli::entryFunction(module);
   if (!main) {
-    error = "the model has no function";
-    return failure();
+    return cliError("the model has no function");
   }
   return main;
 }
@@ -1166,11 +1161,10 @@ std::string inputName(func::FuncOp main, unsigned index) {
 
 /// --output-node: the named values become the entry function's results, in
 /// order; a name is an op's (its location), an output's or an input's.
-LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
-                            std::string &error) {
-  FailureOr<func::FuncOp> entry = entryOrError(module, error);
-  if (failed(entry))
-    return failure();
+llvm::Error selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names) {
+  llvm::Expected<func::FuncOp> entry = entryOrError(module);
+  if (!entry)
+    return entry.takeError();
   func::FuncOp main = *entry;
   Block &body = main.getBody().front();
   Operation *terminator = body.getTerminator();
@@ -1191,8 +1185,8 @@ LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
   for (const std::string &name : names) {
     Value value = find(name);
     if (!value) {
-      error = "--output-node: the model has no node named '" + name + "'";
-      return failure();
+      return cliError("--output-node: the model has no node named '" + name +
+                      "'");
     }
     values.push_back(value);
   }
@@ -1206,36 +1200,39 @@ LogicalResult selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names,
         context, {NamedAttribute(StringAttr::get(context, "tract.name"),
                                  StringAttr::get(context, name))}));
   main.setAllResultAttrs(attributes);
-  return success();
+  return llvm::Error::success();
 }
 
 /// --edge-left-context / --edge-right-context: every input of the model,
 /// frames by features, is padded along its frames with copies of its first
 /// and last frame before anything uses it, as tract does for Kaldi models
 /// trained with context.
-LogicalResult addEdgeContext(ModuleOp module, int64_t left, int64_t right,
-                             std::string &error) {
-  FailureOr<func::FuncOp> main = entryOrError(module, error);
-  if (failed(main))
-    return failure();
+llvm::Error addEdgeContext(ModuleOp module, int64_t left, int64_t right) {
+  llvm::Expected<func::FuncOp> main = entryOrError(module);
+  if (!main)
+    return main.takeError();
   Block &body = main->getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&body);
   for (BlockArgument input : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(input.getType());
     if (!type || type.getRank() != 2) {
-      error = "--edge-left-context and --edge-right-context pad inputs of "
-              "rank 2 (frames, features); input '" +
-              inputName(*main, input.getArgNumber()) + "' has " +
-              (type ? "rank " + std::to_string(type.getRank())
-                    : std::string("no rank"));
-      return failure();
+      return cliError(
+          "--edge-left-context and --edge-right-context pad inputs of "
+          "rank 2 (frames, features); input '" +
+          inputName(*main, input.getArgNumber()) + "' has " +
+          (type ? "rank " + std::to_string(type.getRank())
+                : std::string("no rank")));
     }
+    // Named as tract names it, after the input.
+    Location loc = NameLoc::get(
+        b.getStringAttr(inputName(*main, input.getArgNumber()) + "-pad"),
+        input.getLoc());
     auto pad =
-        PadOp::create(b, input.getLoc(), input, ArrayRef<int64_t>{left, 0},
+        PadOp::create(b, loc, input, ArrayRef<int64_t>{left, 0},
                       ArrayRef<int64_t>{right, 0}, PadMode::Edge, TypedAttr());
     input.replaceAllUsesExcept(pad, pad);
   }
-  return success();
+  return llvm::Error::success();
 }
 
 /// --nnef-cycle: `module` written as NNEF (in memory) and read back.
@@ -1250,24 +1247,17 @@ OwningOpRef<ModuleOp> nnefCycle(ModuleOp module) {
 /// --input-facts-from-bundle: the inputs' symbols take the values that the
 /// bundle's tensors (matched by name, else by position) give their dims, as
 /// --set would; ranks, known dims and types must agree.
-LogicalResult setsFromBundle(ModuleOp module, llvm::StringRef path,
-                             std::vector<std::string> &sets,
-                             std::string &error) {
+llvm::Error setsFromBundle(ModuleOp module, llvm::StringRef path,
+                           std::vector<std::string> &sets) {
   auto bundle = cli::loadBundle(path);
-  if (!bundle) {
-    error = llvm::toString(bundle.takeError());
-    return failure();
-  }
-  func::FuncOp main = cli::entryFunction(module);
-  if (!main) {
-    error = "the model has no function";
-    return failure();
-  }
-  auto signature = describeFunction(main);
-  if (!signature) {
-    error = llvm::toString(signature.takeError());
-    return failure();
-  }
+  if (!bundle)
+    return bundle.takeError();
+  llvm::Expected<func::FuncOp> main = entryOrError(module);
+  if (!main)
+    return main.takeError();
+  auto signature = describeFunction(*main);
+  if (!signature)
+    return signature.takeError();
   SmallVector<Shape> shapes;
   SmallVector<const cli::HostTensor *> tensors;
   for (size_t position = 0; position < signature->inputs.size(); ++position) {
@@ -1280,11 +1270,10 @@ LogicalResult setsFromBundle(ModuleOp module, llvm::StringRef path,
     if (!tensor)
       continue;
     auto mismatch = [&](const llvm::Twine &what) {
-      error = ("--input-facts-from-bundle: input '" + input.name + "' is " +
-               input.shapeString() + ", but '" + path + "' holds " +
-               tensor->summary() + " (" + what + ")")
-                  .str();
-      return failure();
+      return cliError(("--input-facts-from-bundle: input '" + input.name +
+                       "' is " + input.shapeString() + ", but '" + path +
+                       "' holds " + tensor->summary() + " (" + what + ")")
+                          .str());
     };
     if (tensor->getDtype() != input.dtype)
       return mismatch("another type");
@@ -1303,23 +1292,22 @@ LogicalResult setsFromBundle(ModuleOp module, llvm::StringRef path,
                                             source.form.coefficient);
     sets.push_back(source.form.symbol + "=" + std::to_string(value));
   }
-  return success();
+  return llvm::Error::success();
 }
 
 /// -t / --transform: tract's model transforms, as far as they are
 /// implemented here: set_symbols(values:{"S":1, ...}) becomes --set S=1;
 /// export_scan_state runs tract-export-scan-state after the sets.
-LogicalResult setsFromTransform(llvm::StringRef transform,
-                                std::vector<std::string> &sets,
-                                bool &exportScanState, std::string &error) {
+llvm::Error setsFromTransform(llvm::StringRef transform,
+                              std::vector<std::string> &sets,
+                              bool &exportScanState) {
   llvm::StringRef text = transform.trim();
   auto unsupported = [&](const llvm::Twine &why) {
-    error = ("transform '" + transform + "': " + why).str();
-    return failure();
+    return cliError(("transform '" + transform + "': " + why).str());
   };
   if (text == "export_scan_state") {
     exportScanState = true;
-    return success();
+    return llvm::Error::success();
   }
   if (!text.consume_front("set_symbols"))
     return unsupported("not supported; the transforms are "
@@ -1350,7 +1338,7 @@ LogicalResult setsFromTransform(llvm::StringRef transform,
       return unsupported("the value of '" + key + "' is not an integer");
     sets.push_back((key + "=" + llvm::Twine(number)).str());
   }
-  return success();
+  return llvm::Error::success();
 }
 
 } // namespace
@@ -1358,10 +1346,9 @@ LogicalResult setsFromTransform(llvm::StringRef transform,
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   llvm::SmallVector<llvm::StringRef> args(argv + 1, argv + argc);
-  std::string error;
-  std::optional<cli::Invocation> invocation = cli::parse(args, error);
+  llvm::Expected<cli::Invocation> invocation = cli::parse(args);
   if (!invocation) {
-    llvm::errs() << "tract: error: " << error << "\n";
+    fail(invocation.takeError());
     return 2;
   }
   if (invocation->help) {
@@ -1433,24 +1420,24 @@ int main(int argc, char **argv) {
 
   // --assert and --scenario add to the model's facts before --set, which
   // checks them.
-  if (failed(addAssertions(*module, *invocation, error)))
-    return fail(error);
+  if (llvm::Error e = addAssertions(*module, *invocation))
+    return fail(std::move(e));
   bool exportScanState = false;
   for (const std::string &transform : invocation->transforms)
-    if (failed(setsFromTransform(transform, invocation->sets, exportScanState,
-                                 error)))
-      return fail(error);
-  if (invocation->inputFactsBundle &&
-      failed(setsFromBundle(*module, *invocation->inputFactsBundle,
-                            invocation->sets, error)))
-    return fail(error);
-  if ((invocation->edgeLeftContext || invocation->edgeRightContext) &&
-      failed(addEdgeContext(*module, invocation->edgeLeftContext,
-                            invocation->edgeRightContext, error)))
-    return fail(error);
-  if (!invocation->outputNodes.empty() &&
-      failed(selectOutputs(*module, invocation->outputNodes, error)))
-    return fail(error);
+    if (llvm::Error e =
+            setsFromTransform(transform, invocation->sets, exportScanState))
+      return fail(std::move(e));
+  if (invocation->inputFactsBundle)
+    if (llvm::Error e = setsFromBundle(*module, *invocation->inputFactsBundle,
+                                       invocation->sets))
+      return fail(std::move(e));
+  if (invocation->edgeLeftContext || invocation->edgeRightContext)
+    if (llvm::Error e = addEdgeContext(*module, invocation->edgeLeftContext,
+                                       invocation->edgeRightContext))
+      return fail(std::move(e));
+  if (!invocation->outputNodes.empty())
+    if (llvm::Error e = selectOutputs(*module, invocation->outputNodes))
+      return fail(std::move(e));
   if (!invocation->sets.empty()) {
     PassManager pm(&context);
     TractSetOptions options;
@@ -1485,9 +1472,10 @@ int main(int argc, char **argv) {
   // on to the lowered IR.
   std::optional<TractPulsifyOptions> pulseOptions;
   if (invocation->pulse) {
-    pulseOptions = parsePulse(*invocation->pulse, error);
-    if (!pulseOptions)
-      return fail(error);
+    llvm::Expected<TractPulsifyOptions> parsed = parsePulse(*invocation->pulse);
+    if (!parsed)
+      return fail(parsed.takeError());
+    pulseOptions = *parsed;
     if (stage == "load")
       return fail("--pulse works on the decluttered model, not at --pass "
                   "load");
@@ -1536,8 +1524,8 @@ int main(int argc, char **argv) {
       return 1;
   }
 
-  if (failed(checkOpCounts(*module, *invocation, error)))
-    return fail(error);
+  if (llvm::Error e = checkOpCounts(*module, *invocation))
+    return fail(std::move(e));
   if (invocation->subcommand == "dump")
     return dump(*module, *invocation);
   if (invocation->subcommand == "run")
