@@ -200,6 +200,21 @@ const llvm::StringMap<BodyBuilder> &bodyBuilders() {
                                        Type) -> Value {
       return arith::MulFOp::create(b, loc, a[0], sigmoid(b, loc, a[0]));
     };
+    t[MishOp::getOperationName()] = [](OpBuilder &b, Location loc, ValueRange a,
+                                       Type) -> Value {
+      // softplus(x) = max(x, 0) + log1p(exp(-|x|)): no overflow for large x.
+      Type type = a[0].getType();
+      Value positive = arith::MaximumFOp::create(
+          b, loc, a[0], floatConstant(b, loc, type, 0.0));
+      Value tail = math::Log1pOp::create(
+          b, loc,
+          math::ExpOp::create(b, loc,
+                              arith::NegFOp::create(
+                                  b, loc, math::AbsFOp::create(b, loc, a[0]))));
+      Value softplus = arith::AddFOp::create(b, loc, positive, tail);
+      return arith::MulFOp::create(b, loc, a[0],
+                                   math::TanhOp::create(b, loc, softplus));
+    };
     t[HardSwishOp::getOperationName()] = [](OpBuilder &b, Location loc,
                                             ValueRange a, Type) -> Value {
       Type type = a[0].getType();

@@ -52,6 +52,10 @@ APFloat negate(const APFloat &v) { return -v; }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double silu(double x) { return x * sigmoid(x); }
+double mish(double x) {
+  // softplus(x) = max(x, 0) + ln(1 + exp(-|x|)), exact for large |x|.
+  return x * std::tanh(std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x))));
+}
 double hardSwish(double x) {
   return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
 }
@@ -131,6 +135,7 @@ TRACT_FOLD_VIA_DOUBLE(SigmoidOp, sigmoid)
 TRACT_FOLD_VIA_DOUBLE(ErfOp, ::erf)
 TRACT_FOLD_VIA_DOUBLE(SiluOp, silu)
 TRACT_FOLD_VIA_DOUBLE(HardSwishOp, hardSwish)
+TRACT_FOLD_VIA_DOUBLE(MishOp, mish)
 TRACT_FOLD_VIA_DOUBLE(GeluApproxOp, geluApprox)
 TRACT_FOLD_VIA_DOUBLE(RoundOp, roundHalfAway)
 TRACT_FOLD_VIA_DOUBLE(RoundEvenOp, roundHalfEven)

@@ -63,6 +63,7 @@ def Tract_SigmoidOp : Tract_UnaryOp<"sigmoid", "logistic sigmoid, 1 / (1 + exp(-
 def Tract_ErfOp : Tract_UnaryOp<"erf", "Gauss error function", Tract_FloatTensor>;
 def Tract_SiluOp : Tract_UnaryOp<"silu", "x * sigmoid(x)", Tract_FloatTensor>;
 def Tract_HardSwishOp : Tract_UnaryOp<"hard_swish", "x * relu6(x + 3) / 6", Tract_FloatTensor>;
+def Tract_MishOp : Tract_UnaryOp<"mish", "x * tanh(softplus(x)), softplus(x) = ln(1 + exp(x))", Tract_FloatTensor>;
 def Tract_GeluApproxOp : Tract_UnaryOp<"gelu_approx",
     "GELU, tanh approximation: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))",
     Tract_FloatTensor> {

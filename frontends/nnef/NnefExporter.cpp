@@ -597,6 +597,10 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
           .Cases({"round_even", "bitnot", "is_nan", "hard_swish"},
                  "tract_core_" + opName.str())
           .Default("");
+  // Neither NNEF nor tract has mish: it is written as what it computes.
+  if (auto mish = dyn_cast<MishOp>(op))
+    return "mul(" + ref(mish.getInput()) + ", tanh(softplus(" +
+           ref(mish.getInput()) + ")))";
   if (auto gelu = dyn_cast<GeluApproxOp>(op); gelu && !gelu.getFastImpl())
     unary = "tract_core_gelu_approx";
   if (!unary.empty() && op->getNumOperands() == 1)

@@ -306,9 +306,7 @@ void mlir::tract::onnx::registerElementwiseOps(OpRegistry &registry) {
     return success();
   });
   registry.add("Mish", 18, [](NodeContext &ctx, Outputs &outputs) {
-    Value x = ctx.input(0);
-    outputs.push_back(
-        ctx.binary<MulOp>(x, ctx.create<TanhOp>(softplus(ctx, x))));
+    outputs.push_back(ctx.create<MishOp>(ctx.input(0)));
     return success();
   });
   registry.add("Gelu", 20, geluHandler);

@@ -52,6 +52,8 @@ def gridsample16(**attributes):
 
 
 MODELS = {
+    "mish18": lambda: one_node("Mish", 18, [("x", F32, [2, 5])],
+                               [("y", F32, [2, 5])]),
     "gridsample_mirror": lambda: gridsample16(padding_mode="mirror"),
     "gridsample_linear16": lambda: gridsample16(mode="linear"),
     "resize18_not_larger": lambda: resize18(
