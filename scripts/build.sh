@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Configures (once) and builds tract-mlir incrementally in ./build.
 # Usage: scripts/build.sh [TARGET...]   (default: everything)
+# TRACT_BUILD_DIR names another build folder, TRACT_CMAKE_ARGS adds options
+# to its first configuration (scripts/fuzz.sh: -DTRACT_FUZZ=ON).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +17,7 @@ if [ ! -f "$build/build.ninja" ]; then
     -DLLVM_USE_LINKER=lld \
     -DTRACT_WERROR=ON \
     -DMLIR_DIR="$llvm_prefix/lib/cmake/mlir" \
-    -DLLVM_EXTERNAL_LIT="$llvm_prefix/bin/lit"
+    -DLLVM_EXTERNAL_LIT="$llvm_prefix/bin/lit" ${TRACT_CMAKE_ARGS:-}
 fi
 
 if (($# == 0)); then

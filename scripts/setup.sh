@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build ccache python3
   clang-22 lld-22 llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   libprotobuf-dev protobuf-compiler libarchive-dev libonnx-dev libgtest-dev
-  libomp-22-dev
+  libomp-22-dev libclang-rt-22-dev
   libonnx-testdata python3-onnx python3-torch python3-torchvision
   python3-numpy espeak-ng
 )

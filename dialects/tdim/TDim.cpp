@@ -17,6 +17,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 using namespace mlir::tract;
@@ -194,10 +195,16 @@ TDim TDim::operator*(const TDim &other) const {
 TDim TDim::floorDiv(int64_t divisor) const {
   assert(divisor > 0 && "TDim division by a non-positive constant");
   // floor(g*X / (g*q)) == floor(X / q): divide out the common factor.
-  int64_t common = divisor;
-  for (const Term &term : poly->terms)
-    common = std::gcd(common, term.coefficient);
-  common = std::abs(common);
+  // In unsigned arithmetic: |INT64_MIN| has no int64_t; the gcd divides
+  // `divisor`, so it fits.
+  uint64_t gcd = divisor;
+  for (const Term &term : poly->terms) {
+    uint64_t magnitude = term.coefficient < 0
+                             ? 0 - static_cast<uint64_t>(term.coefficient)
+                             : static_cast<uint64_t>(term.coefficient);
+    gcd = std::gcd(gcd, magnitude);
+  }
+  int64_t common = static_cast<int64_t>(gcd);
   if (common > 1) {
     std::vector<Term> reduced = poly->terms;
     for (Term &term : reduced)
@@ -214,7 +221,10 @@ TDim TDim::floorDiv(int64_t divisor) const {
   std::vector<Term> whole, rest;
   for (const Term &term : poly->terms) {
     int64_t quotient = floorDivide(term.coefficient, divisor);
-    int64_t remainder = term.coefficient - quotient * divisor;
+    // c mod q in [0, q), without forming quotient * q (which can overflow).
+    int64_t remainder = term.coefficient % divisor;
+    if (remainder < 0)
+      remainder += divisor;
     if (quotient)
       whole.push_back(Term{term.atoms, quotient});
     if (remainder)
@@ -233,10 +243,13 @@ TDim TDim::floorDiv(int64_t divisor) const {
     else
       variable.push_back(term);
   }
+  // (Unless a*b overflows: the division stays nested then.)
+  int64_t combined;
   if (const Atom *atom = B::singleAtom(B::fromTerms(variable));
-      atom && atom->kind == AtomKind::Div)
+      atom && atom->kind == AtomKind::Div &&
+      !__builtin_mul_overflow(atom->divisor, divisor, &combined))
     return quotient + (atom->args[0] + TDim(wrapMul(offset, atom->divisor)))
-                          .floorDiv(atom->divisor * divisor);
+                          .floorDiv(combined);
   Atom atom{AtomKind::Div, "", {remainder}, divisor};
   return quotient + B::fromAtom(std::move(atom));
 }
@@ -628,6 +641,12 @@ std::string TDim::toString() const {
         termText += llvm::StringRef(separator).str() +
                     printAtom(*atom, soleFactor, wholeExpression);
     }
+    // After another term, `-` is a subtraction, and 9223372036854775808
+    // has no int64_t: the most negative coefficient keeps its sign inside
+    // brackets.
+    if (!text.empty() &&
+        term.coefficient == std::numeric_limits<int64_t>::min())
+      termText = "(" + termText + ")";
     if (!text.empty() && termText[0] != '-')
       text += "+";
     text += termText;
@@ -650,6 +669,8 @@ public:
     skipSpace();
     if (result && pos != text.size())
       return fail("unexpected '" + text.substr(pos, 1).str() + "'");
+    if (result && !bounded(*result))
+      return std::nullopt;
     return result;
   }
 
@@ -677,6 +698,44 @@ private:
     return false;
   }
 
+  unsigned depth = 0;
+  static constexpr unsigned kMaxDepth = 256;
+
+  /// Products of sums expand: a few hundred bytes of text can ask for
+  /// billions of terms. What a model's dims need stays far below this.
+  static constexpr size_t kMaxText = 2048;
+  /// TDim arithmetic wraps at 64 bits: a dim read from text keeps its
+  /// constants below 2^31, so that no product or sum of them wraps. (A
+  /// model's dims are far smaller.)
+  static constexpr int64_t kMaxConstant = (int64_t(1) << 31) - 1;
+  bool bounded(const TDim &dim) {
+    std::string printed = dim.toString(); // linear in its (bounded) size
+    if (printed.size() > kMaxText) {
+      fail("the dim expands beyond " + std::to_string(kMaxText) +
+           " characters");
+      return false;
+    }
+    for (size_t i = 0; i < printed.size();) {
+      if (!llvm::isDigit(printed[i])) {
+        ++i;
+        continue;
+      }
+      size_t start = i;
+      while (i < printed.size() && llvm::isDigit(printed[i]))
+        ++i;
+      uint64_t value;
+      if (llvm::StringRef(printed)
+              .substr(start, i - start)
+              .getAsInteger(10, value) ||
+          value > uint64_t(kMaxConstant)) {
+        fail("the dim has a constant beyond 2^31 - 1 (" +
+             printed.substr(start, i - start) + ")");
+        return false;
+      }
+    }
+    return true;
+  }
+
   std::optional<TDim> parseBroadcast() {
     std::optional<TDim> result = parseSum();
     while (result && consume('#')) {
@@ -700,11 +759,15 @@ private:
         if (!rhs)
           return std::nullopt;
         *result += *rhs;
+        if (!bounded(*result))
+          return std::nullopt;
       } else if (consume('-')) {
         std::optional<TDim> rhs = parseProduct();
         if (!rhs)
           return std::nullopt;
         *result -= *rhs;
+        if (!bounded(*result))
+          return std::nullopt;
       } else {
         break;
       }
@@ -720,6 +783,8 @@ private:
         if (!rhs)
           return std::nullopt;
         *result *= *rhs;
+        if (!bounded(*result))
+          return std::nullopt;
       } else if (consume('/')) {
         size_t at = pos;
         std::optional<TDim> rhs = parseUnary();
@@ -731,6 +796,8 @@ private:
           return fail("expected a positive constant divisor");
         }
         result = result->floorDiv(*divisor);
+        if (!bounded(*result))
+          return std::nullopt;
       } else {
         break;
       }
@@ -739,6 +806,15 @@ private:
   }
 
   std::optional<TDim> parseUnary() {
+    // Brackets, calls and signs all recurse through here.
+    if (depth == kMaxDepth)
+      return fail("the dim nests deeper than " + std::to_string(kMaxDepth) +
+                  " levels");
+    ++depth;
+    struct Leave {
+      unsigned &depth;
+      ~Leave() { --depth; }
+    } leave{depth};
     if (consume('-')) {
       std::optional<TDim> operand = parseUnary();
       return operand ? std::optional<TDim>(-*operand) : std::nullopt;

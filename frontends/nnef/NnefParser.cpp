@@ -9,6 +9,7 @@
 
 #include "frontends/nnef/NnefParser.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
@@ -108,6 +109,9 @@ private:
   ExprPtr parseMultiplicative();
   ExprPtr parsePower();
   ExprPtr parseUnary();
+  /// How deep parseUnary is nested, and how deep it may go.
+  unsigned depth = 0;
+  static constexpr unsigned kMaxDepth = 256;
   ExprPtr parsePostfix();
   ExprPtr parsePrimary();
   ExprPtr binary(const Token &op, ExprPtr lhs, ExprPtr rhs) {
@@ -511,6 +515,16 @@ ExprPtr Parser::parsePower() {
 }
 
 ExprPtr Parser::parseUnary() {
+  // Every nested expression (brackets, arguments, operands) passes here:
+  // a bound on the nesting bounds the recursion of the parser and of what
+  // walks its trees.
+  if (depth == kMaxDepth) {
+    fail(peek().pos, "expressions nest deeper than " +
+                         std::to_string(kMaxDepth) + " levels");
+    return nullptr;
+  }
+  ++depth;
+  llvm::scope_exit leave([&] { --depth; });
   if (isPunct("-") || isPunct("+") || isPunct("!") || isKeyword("not")) {
     Token op = next();
     ExprPtr operand = parseUnary();

@@ -115,6 +115,17 @@ TEST(TDim, ParseErrorsSayWhereAndWhat) {
   EXPECT_FALSE(TDim::parse("", &error));
 }
 
+TEST(TDim, ParseBoundsNesting) {
+  // Deep nesting is an error, not a stack overflow.
+  std::string deep = std::string(100000, '(') + "S" + std::string(100000, ')');
+  std::string error;
+  EXPECT_FALSE(TDim::parse(deep, &error));
+  EXPECT_NE(error.find("the dim nests deeper than 256 levels"),
+            std::string::npos);
+  std::string ok = std::string(200, '(') + "S" + std::string(200, ')');
+  EXPECT_TRUE(TDim::parse(ok));
+}
+
 TEST(TDim, EvalAndSubstitute) {
   TDim e = dim("(S-3)/4+2*P");
   EXPECT_EQ(e.eval({{"S", 11}, {"P", 5}}), 12);

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Fuzzes the readers of untrusted input (tract-mlir's libFuzzer targets in
+# test/fuzz/) under AddressSanitizer and UndefinedBehaviorSanitizer.
+#
+#   scripts/fuzz.sh [TARGET] [SECONDS]   run TARGET (default: every target)
+#                                        for SECONDS each (default 60)
+#   scripts/fuzz.sh --ci                 every target from a fixed seed for a
+#                                        fixed number of inputs (about a
+#                                        minute each on two cores): what CI
+#                                        runs, the same on every machine
+#   scripts/fuzz.sh --replay BINDIR      run the replay builds in BINDIR over
+#                                        every seed and past crash (the
+#                                        fuzz-regressions test)
+#
+# Targets: tdim (dims and relations), nnef_text (graph.nnef), bundle (.npy,
+# .npz, TensorProto), cli (the command line). Each starts from its seeds in
+# test/fuzz/corpus/TARGET (what it finds stays in build-fuzz/corpus) with
+# test/fuzz/TARGET.dict where there is one. An allocation over 512 MiB or a
+# run over 10 s per input counts as a failure. A crash's input is written
+# to test/fuzz/crashes/TARGET/; once fixed, move it to
+# test/fuzz/regressions/TARGET/, which every test pass replays.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+fuzz_dir=$root/test/fuzz
+targets=(tdim nnef_text bundle cli)
+
+if [[ ${1:-} == --replay ]]; then
+  bin=$2
+  for target in "${targets[@]}"; do
+    inputs=()
+    for dir in "$fuzz_dir/corpus/$target" "$fuzz_dir/regressions/$target"; do
+      [[ -d $dir ]] && inputs+=("$dir")
+    done
+    printf '%-10s ' "$target"
+    "$bin/fuzz-$target" "${inputs[@]}"
+  done
+  exit 0
+fi
+
+# Inputs per target for --ci: about a minute each here.
+declare -A ci_runs=([tdim]=350000 [nnef_text]=700000 [bundle]=2000000
+                    [cli]=1500000)
+ci=0
+if [[ ${1:-} == --ci ]]; then
+  ci=1
+  shift
+fi
+
+selected=("${targets[@]}")
+if [[ -n ${1:-} ]]; then
+  if [[ ! " ${targets[*]} " == *" $1 "* ]]; then
+    echo "fuzz: unknown target '$1'; the targets are ${targets[*]}" >&2
+    exit 2
+  fi
+  selected=("$1")
+fi
+seconds=${2:-60}
+
+"$root/scripts/setup.sh"
+build=$root/build-fuzz
+TRACT_BUILD_DIR=$build TRACT_CMAKE_ARGS=-DTRACT_FUZZ=ON \
+  "$root/scripts/build.sh" "${selected[@]/#/fuzz-}" >/dev/null
+
+status=0
+for target in "${selected[@]}"; do
+  corpus=$build/corpus/$target
+  crashes=$fuzz_dir/crashes/$target
+  mkdir -p "$corpus" "$crashes"
+  options=(-malloc_limit_mb=512 -rss_limit_mb=2048 -timeout=10
+           -print_final_stats=1 -artifact_prefix="$crashes/")
+  if ((ci)); then
+    # From the seeds alone, so that a fresh clone explores the same inputs.
+    rm -rf "$corpus" && mkdir -p "$corpus"
+    options+=(-seed=1 -runs="${ci_runs[$target]}")
+  else
+    options+=(-max_total_time="$seconds")
+  fi
+  [[ -f $fuzz_dir/$target.dict ]] && options+=(-dict="$fuzz_dir/$target.dict")
+  if ((ci)); then
+    echo "fuzz: $target, ${ci_runs[$target]} inputs from seed 1"
+  else
+    echo "fuzz: $target for ${seconds}s"
+  fi
+  if ! "$build/bin/fuzz-$target" "${options[@]}" "$corpus" \
+      "$fuzz_dir/corpus/$target" >"$build/$target.log" 2>&1; then
+    echo "fuzz: $target FAILED; its input is in ${crashes#"$root"/}:" >&2
+    grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/$target.log" | head -5 >&2
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|stat::new_units_added" \
+      "$build/$target.log" | sed "s/^/fuzz: $target /"
+  fi
+done
+exit $status
