@@ -176,10 +176,14 @@ LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
   for (const auto &entry : tensor.external_data()) {
     if (entry.key() == "location")
       location = entry.value();
-    else if (entry.key() == "offset")
-      offset = std::stoll(entry.value());
-    else if (entry.key() == "length")
-      length = std::stoll(entry.value());
+    else if (entry.key() == "offset" || entry.key() == "length") {
+      int64_t &field = entry.key() == "offset" ? offset : length;
+      if (StringRef(entry.value()).getAsInteger(10, field) || field < 0) {
+        error = "external data " + entry.key() + " '" + entry.value() +
+                "' is not a non-negative integer";
+        return failure();
+      }
+    }
   }
   if (location.empty()) {
     error = "external data without a location";
@@ -205,9 +209,9 @@ LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
     return failure();
   }
   int64_t size = (*buffer)->getBufferSize();
-  if (length < 0)
+  if (offset <= size && length < 0)
     length = size - offset;
-  if (offset < 0 || offset + length > size) {
+  if (offset > size || length > size - offset) {
     error = "external data '" + location + "' is shorter than the tensor";
     return failure();
   }

@@ -133,6 +133,27 @@ def nonzero_float():
 MODELS["nonzero_float"] = nonzero_float
 
 
+def external_data(offset="8", length="16", location="weights.bin"):
+    """Add of an input and a 2x2 initializer [[1, 2], [3, 4]] whose values
+    are in an external file (after 8 bytes of something else)."""
+    w = numpy_helper.from_array(np.array([[1, 2], [3, 4]], np.float32), "w")
+    w.ClearField("raw_data")
+    w.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", offset),
+                       ("length", length)):
+        entry = w.external_data.add()
+        entry.key, entry.value = key, value
+    return one_node("Add", 13, [("x", F32, [2, 2]), ("w", F32, [2, 2])],
+                    [("y", F32, [2, 2])], [w])
+
+
+MODELS["external_data"] = external_data
+MODELS["external_bad_offset"] = lambda: external_data(offset="eight")
+MODELS["external_negative_length"] = lambda: external_data(length="-16")
+MODELS["external_too_long"] = lambda: external_data(length="1000")
+MODELS["external_escape"] = lambda: external_data(location="../weights.bin")
+
+
 def squeeze_symbolic():
     """Squeeze of an axis whose dim is a symbol."""
     return one_node("Squeeze", 13, [("x", F32, [3, "K"]), ("axes", I64, [1])],
