@@ -151,7 +151,8 @@ public:
   Value scalarConstant(Type elementType, double value, unsigned rank = 0);
   /// A constant tensor from an array literal such as `[[0.0, 1.0]]`, which
   /// NNEF allows wherever a tensor is expected; null (with `why` set) when
-  /// the array is ragged, empty, or holds non-constant items.
+  /// the array is ragged, empty, or holds non-constant items. A literal the
+  /// graph named is already a constant: that one, when of the type asked.
   Value arrayConstant(const NValue &array, Type likeElementType,
                       std::string &why);
   Value castTo(Value value, Type elementType);

@@ -147,6 +147,9 @@ Value Invocation::scalarConstant(Type elementType, double value,
 
 Value Invocation::arrayConstant(const NValue &array, Type like,
                                 std::string &why) {
+  // A named literal is already a constant (see runBody).
+  if (array.tensor && (!like || elementType(array.tensor) == like))
+    return array.tensor;
   // The shape is the item counts along the first items; every item must
   // have that shape.
   SmallVector<int64_t> shape;
@@ -369,8 +372,6 @@ std::optional<Value> Invocation::tensor(StringRef name, Type like) {
   case NValue::Kind::Logical:
     return scalarConstant(b.getI1Type(), v.logical ? 1 : 0);
   case NValue::Kind::Array: {
-    if (v.tensor && (!like || elementType(v.tensor) == like))
-      return v.tensor;
     std::string why;
     if (Value literal = arrayConstant(v, like, why))
       return literal;
@@ -1075,12 +1076,6 @@ std::optional<NValue> ModelBuilder::invoke(const Expr &expr, Scope &scope) {
                   : p.type.name == "scalar" ? Type(b.getF32Type())
                   : p.type.name == "logical" ? Type(b.getI1Type())
                                              : Type();
-      // A named literal is already a constant (see runBody).
-      if (Value named = it->second.tensor;
-          named && (!like || Invocation::elementType(named) == like)) {
-        it->second = NValue::ofTensor(named);
-        continue;
-      }
       std::string why;
       Value literal = call.arrayConstant(it->second, like, why);
       if (!literal)

@@ -86,20 +86,20 @@ TDim GraphImporter::freshSymbol(StringRef hint) {
   return TDim::symbol(name);
 }
 
-void GraphImporter::assumeEqual(const TDim &actual, const TDim &expected) {
-  std::string text = actual.toString() + " == " + expected.toString();
+/// Records `relation` once, with the branch being imported if any.
+static void assume(ModelState &model, std::string relation) {
   std::vector<std::string> &assertions =
       model.branchAssertions ? *model.branchAssertions : model.assertions;
-  if (!llvm::is_contained(assertions, text))
-    assertions.push_back(text);
+  if (!llvm::is_contained(assertions, relation))
+    assertions.push_back(std::move(relation));
+}
+
+void GraphImporter::assumeEqual(const TDim &actual, const TDim &expected) {
+  assume(model, actual.toString() + " == " + expected.toString());
 }
 
 void GraphImporter::assumeAtMost(const TDim &lhs, const TDim &rhs) {
-  std::string text = lhs.toString() + " <= " + rhs.toString();
-  std::vector<std::string> &assertions =
-      model.branchAssertions ? *model.branchAssertions : model.assertions;
-  if (!llvm::is_contained(assertions, text))
-    assertions.push_back(text);
+  assume(model, lhs.toString() + " <= " + rhs.toString());
 }
 
 Location GraphImporter::nodeLocation(StringRef name) {

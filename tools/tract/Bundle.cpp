@@ -1,6 +1,7 @@
 //===- Bundle.cpp - Host tensors, .npy/.npz and ONNX test data ------------===//
 
 #include "tools/tract/Bundle.h"
+#include "tools/tract/CliError.h"
 
 #include "frontends/onnx/TensorProtoData.h"
 #include "frontends/onnx/onnx.pb.h"
@@ -38,10 +39,6 @@ static_assert(llvm::sys::IsLittleEndianHost,
               "bundle I/O assumes a little-endian host");
 
 namespace {
-
-Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// `'path'` or `'archive' member 'name'`, for error messages.
 std::string quote(StringRef text) { return ("'" + text + "'").str(); }

@@ -1,4 +1,5 @@
 #include "tools/tract/CommandLine.h"
+#include "tools/tract/CliError.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -233,9 +234,6 @@ std::string unknownFlagError(Scope scope, StringRef arg, StringRef subcommand) {
 
 llvm::Expected<Invocation>
 mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
-  auto invalid = [](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  };
   Invocation invocation;
   bool haveModel = false, haveSubcommand = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -248,10 +246,11 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
         invocation.subcommand = arg.str();
         haveSubcommand = true;
       } else if (!haveSubcommand) {
-        return invalid("unknown subcommand '" + arg.str() +
-                       "'; expected one of dump, run, bench, compare, compile");
+        return makeError(
+            "unknown subcommand '" + arg.str() +
+            "'; expected one of dump, run, bench, compare, compile");
       } else {
-        return invalid("unexpected argument '" + arg.str() + "'");
+        return makeError("unexpected argument '" + arg.str() + "'");
       }
       continue;
     }
@@ -282,20 +281,20 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
         (findFlag(Scope::Dump, name) || findFlag(Scope::Run, name) ||
          findFlag(Scope::Bench, name) || findFlag(Scope::Compare, name) ||
          findFlag(Scope::Compile, name))) {
-      return invalid("option '" + name.str() + "' does not apply to '" +
-                     invocation.subcommand + "'");
+      return makeError("option '" + name.str() + "' does not apply to '" +
+                       invocation.subcommand + "'");
     }
     if (!flag && scope != Scope::Global && findFlag(Scope::Global, name)) {
-      return invalid("'" + name.str() +
-                     "' is a global option: give it before '" +
-                     invocation.subcommand + "'");
+      return makeError("'" + name.str() +
+                       "' is a global option: give it before '" +
+                       invocation.subcommand + "'");
     }
     if (!flag) {
-      return invalid(unknownFlagError(scope, name, invocation.subcommand));
+      return makeError(unknownFlagError(scope, name, invocation.subcommand));
     }
     if (scope == Scope::Dump && invocation.subcommand != "dump") {
-      return invalid("option '" + name.str() + "' does not apply to '" +
-                     invocation.subcommand + "'");
+      return makeError("option '" + name.str() + "' does not apply to '" +
+                       invocation.subcommand + "'");
     }
     std::string value;
     if (flag->longName == "--assert-op-count") {
@@ -303,8 +302,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       int64_t count;
       if (hasInlineValue || i + 2 >= args.size() ||
           args[i + 2].getAsInteger(10, count) || count < 0) {
-        return invalid("option '--assert-op-count' expects an op name and a "
-                       "non-negative count: --assert-op-count Scan 1");
+        return makeError("option '--assert-op-count' expects an op name and a "
+                         "non-negative count: --assert-op-count Scan 1");
       }
       invocation.opCounts.emplace_back(args[i + 1].str(), count);
       i += 2;
@@ -316,10 +315,10 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       } else if (i + 1 < args.size()) {
         value = args[++i].str();
       } else {
-        return invalid("option '" + name.str() + "' expects a value");
+        return makeError("option '" + name.str() + "' expects a value");
       }
     } else if (hasInlineValue) {
-      return invalid("option '" + name.str() + "' takes no value");
+      return makeError("option '" + name.str() + "' takes no value");
     }
 
     StringRef longName = flag->longName;
@@ -337,8 +336,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
              longName == "--kaldi-right-context") {
       int64_t frames;
       if (StringRef(value).trim().getAsInteger(10, frames) || frames < 0) {
-        return invalid("option '" + name.str() +
-                       "' expects a number of frames, not '" + value + "'");
+        return makeError("option '" + name.str() +
+                         "' expects a number of frames, not '" + value + "'");
       }
       (longName.contains("left") ? invocation.edgeLeftContext
                                  : invocation.edgeRightContext) = frames;
@@ -351,7 +350,7 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       int64_t size;
       if (symbol.trim().empty() || number.trim().getAsInteger(10, size) ||
           size < 0) {
-        return invalid(
+        return makeError(
             "after '" + invocation.subcommand +
             "', --set gives a symbol a size for the run: S=3, not '" + value +
             "'");
@@ -414,9 +413,10 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       int64_t number;
       if (StringRef(value).getAsInteger(10, number) || number < 0 ||
           (longName == "--threads" && number == 0)) {
-        return invalid("option '" + name.str() + "' expects a " +
-                       (longName == "--threads" ? "positive" : "non-negative") +
-                       " integer, not '" + value + "'");
+        return makeError(
+            "option '" + name.str() + "' expects a " +
+            (longName == "--threads" ? "positive" : "non-negative") +
+            " integer, not '" + value + "'");
       }
       if (longName == "--threads")
         invocation.threads = number;
@@ -427,16 +427,16 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       double flops;
       if (StringRef(value).getAsDouble(flops) || !(flops >= 0) ||
           !std::isfinite(flops)) {
-        return invalid("option '" + name.str() +
-                       "' expects a non-negative number of flops, not '" +
-                       value + "'");
+        return makeError("option '" + name.str() +
+                         "' expects a non-negative number of flops, not '" +
+                         value + "'");
       }
       invocation.threadingThreshold = flops;
     } else if (longName == "--max-time" || longName == "--warmup-time") {
       double milliseconds;
       if (StringRef(value).getAsDouble(milliseconds) || milliseconds < 0) {
-        return invalid("option '" + name.str() +
-                       "' expects milliseconds, not '" + value + "'");
+        return makeError("option '" + name.str() +
+                         "' expects milliseconds, not '" + value + "'");
       }
       (longName == "--max-time" ? invocation.maxTimeMs
                                 : invocation.warmupTimeMs) = milliseconds;
@@ -452,7 +452,7 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       invocation.name = value;
   }
   if (!haveModel && !invocation.help && !invocation.version) {
-    return invalid("no model given; see 'tract --help'");
+    return makeError("no model given; see 'tract --help'");
   }
   return invocation;
 }

@@ -1,6 +1,7 @@
 //===- Streaming.cpp - run a pulsified model pulse by pulse ---------------===//
 
 #include "tools/tract/Streaming.h"
+#include "tools/tract/CliError.h"
 #include "tools/tract/RunMemory.h"
 
 #include "dialects/tract/TractDialect.h"
@@ -18,10 +19,6 @@ using namespace mlir::tract;
 using namespace mlir::tract::cli;
 
 namespace {
-
-llvm::Error makeError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 /// Frames [start, start + count) of `axis` of `tensor` into `target` at frame
 /// `at`; frames outside `tensor` are left as they are in `target`.

@@ -1,10 +1,10 @@
 // tract: the user command line, compatible with tract's own.
+#include "codegen/cpu/TargetInfo.h"
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
 #include "frontends/ModelLoader.h"
 #include "frontends/nnef/NnefExporter.h"
 #include "frontends/nnef/NnefImporter.h"
-#include "codegen/cpu/TargetInfo.h"
 #include "lowering/Aot.h"
 #include "lowering/Jit.h"
 #include "lowering/LoweringUtils.h"
@@ -12,6 +12,7 @@
 #include "passes/Passes.h"
 #include "runtime/tract_profile.h"
 #include "tools/tract/Bundle.h"
+#include "tools/tract/CliError.h"
 #include "tools/tract/CommandLine.h"
 #include "tools/tract/Dump.h"
 #include "tools/tract/RunMemory.h"
@@ -61,11 +62,6 @@ int fail(const llvm::Twine &message) {
 
 int fail(llvm::Error error) { return fail(llvm::toString(std::move(error))); }
 
-/// The errors of the steps between the command line and the passes.
-llvm::Error cliError(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
-
 /// Uniform values in [-1, 1) (or 0/1, or small integers), from a fixed seed
 /// so that runs repeat.
 llvm::Expected<cli::HostTensor> randomTensor(const TensorSignature &signature,
@@ -74,12 +70,11 @@ llvm::Expected<cli::HostTensor> randomTensor(const TensorSignature &signature,
   for (const TDim &dim : signature.shape) {
     std::optional<int64_t> size = dim.eval(values);
     if (!size)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
+      return cli::makeError(
           "cannot make up input '" + signature.name + "': its dim " +
-              dim.toString() +
-              " depends on a symbol no other input sets (give it a size "
-              "with --set after the subcommand)");
+          dim.toString() +
+          " depends on a symbol no other input sets (give it a size "
+          "with --set after the subcommand)");
     shape.push_back(*size);
   }
   auto tensor = cli::HostTensor::create(signature.name, signature.dtype, shape);
@@ -187,18 +182,15 @@ llvm::Error prepareInputs(const CompiledModel &model,
     if (tensor && allowFloatCasts && tensor->getDtype() != signature.dtype) {
       auto cast = cli::castFloats(*tensor, signature.dtype);
       if (!cast)
-        return llvm::createStringError(
-            llvm::inconvertibleErrorCode(),
-            "--allow-float-casts: input '" + signature.name + "': " +
-                llvm::toString(cast.takeError()));
+        return cli::makeError("--allow-float-casts: input '" + signature.name +
+                              "': " + llvm::toString(cast.takeError()));
       made.push_back(std::move(*cast));
       tensor = &made.back();
     }
     if (!tensor && !allowRandom)
-      return llvm::createStringError(
-          llvm::inconvertibleErrorCode(),
+      return cli::makeError(
           "no value for input '" + signature.name +
-              "'; give --input-from-bundle, or --allow-random-input");
+          "'; give --input-from-bundle, or --allow-random-input");
     given.push_back(tensor);
   }
   if (allowRandom) {
@@ -286,8 +278,8 @@ llvm::Error checkOpCounts(ModuleOp module, const cli::Invocation &invocation) {
     } else {
       std::string ours = opNameForTract(tractName, module.getContext());
       if (ours.empty()) {
-        return cliError("--assert-op-count: tract's op '" + tractName +
-                        "' has no counterpart in the tract dialect");
+        return cli::makeError("--assert-op-count: tract's op '" + tractName +
+                              "' has no counterpart in the tract dialect");
       }
       if (main)
         main.getBody().walk([&](Operation *op) {
@@ -295,10 +287,10 @@ llvm::Error checkOpCounts(ModuleOp module, const cli::Invocation &invocation) {
         });
     }
     if (count != expected) {
-      return cliError("--assert-op-count: expected " +
-                      std::to_string(expected) + " " + tractName + " op" +
-                      (expected == 1 ? "" : "s") + ", found " +
-                      std::to_string(count));
+      return cli::makeError("--assert-op-count: expected " +
+                            std::to_string(expected) + " " + tractName + " op" +
+                            (expected == 1 ? "" : "s") + ", found " +
+                            std::to_string(count));
     }
   }
   return llvm::Error::success();
@@ -310,8 +302,7 @@ llvm::Error checkOpCounts(ModuleOp module, const cli::Invocation &invocation) {
 llvm::Error checkOutputFact(llvm::StringRef fact,
                             llvm::ArrayRef<cli::HostTensor> outputs) {
   auto fail = [&](const llvm::Twine &why) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--assert-output '" + fact + "': " + why);
+    return cli::makeError("--assert-output '" + fact + "': " + why);
   };
   auto [spec, valueText] = fact.split('=');
   llvm::StringRef name;
@@ -789,7 +780,7 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
     return inputBundle.takeError();
   func::FuncOp entry = cli::entryFunction(module);
   if (!entry)
-    return llvm::createStringError("the model has no function to profile");
+    return cli::makeError("the model has no function to profile");
   int64_t slots =
       llvm::range_size(entry.getBody().front().without_terminator());
 
@@ -1075,7 +1066,8 @@ llvm::Error addAssertions(ModuleOp module, const cli::Invocation &invocation) {
 
   for (StringRef name : invocation.scenarios) {
     if (!isIdentifier(name.trim())) {
-      return cliError("--scenario expects a name, not '" + name.str() + "'");
+      return cli::makeError("--scenario expects a name, not '" + name.str() +
+                            "'");
     }
     scenarioNamed(name.trim());
   }
@@ -1086,21 +1078,21 @@ llvm::Error addAssertions(ModuleOp module, const cli::Invocation &invocation) {
     scenario = scenario.trim();
     rule = rule.trim();
     if (!scenario.empty() && !isIdentifier(scenario)) {
-      return cliError("--assert '" + text.str() + "': '" + scenario.str() +
-                      "' is not a scenario name");
+      return cli::makeError("--assert '" + text.str() + "': '" +
+                            scenario.str() + "' is not a scenario name");
     }
     std::string reason;
     std::optional<DimRelation> relation = DimRelation::parse(rule, &reason);
     if (!relation) {
-      return cliError("--assert '" + text.str() + "': " + reason);
+      return cli::makeError("--assert '" + text.str() + "': " + reason);
     }
     std::set<std::string> used;
     relation->lhs.collectSymbols(used);
     relation->rhs.collectSymbols(used);
     for (const std::string &symbol : used)
       if (!symbols.count(symbol)) {
-        return cliError("--assert '" + text.str() +
-                        "': the model has no symbol '" + symbol + "'");
+        return cli::makeError("--assert '" + text.str() +
+                              "': the model has no symbol '" + symbol + "'");
       }
     Attribute attr = builder.getStringAttr(relation->toString());
     if (scenario.empty())
@@ -1127,7 +1119,7 @@ llvm::Expected<TractPulsifyOptions> parsePulse(llvm::StringRef text) {
   if (value.empty() && !text.contains('='))
     std::swap(name, value);
   if (value.getAsInteger(10, options.pulse) || options.pulse <= 0) {
-    return cliError(
+    return cli::makeError(
         "--pulse '" + text.str() +
         "': expected SYMBOL=FRAMES (S=8), or FRAMES for a model with "
         "one symbol or a symbol S");
@@ -1148,7 +1140,7 @@ namespace {
 llvm::Expected<func::FuncOp> entryOrError(ModuleOp module) {
   func::FuncOp main = cli::entryFunction(module);
   if (!main) {
-    return cliError("the model has no function");
+    return cli::makeError("the model has no function");
   }
   return main;
 }
@@ -1185,8 +1177,8 @@ llvm::Error selectOutputs(ModuleOp module, llvm::ArrayRef<std::string> names) {
   for (const std::string &name : names) {
     Value value = find(name);
     if (!value) {
-      return cliError("--output-node: the model has no node named '" + name +
-                      "'");
+      return cli::makeError("--output-node: the model has no node named '" +
+                            name + "'");
     }
     values.push_back(value);
   }
@@ -1216,7 +1208,7 @@ llvm::Error addEdgeContext(ModuleOp module, int64_t left, int64_t right) {
   for (BlockArgument input : body.getArguments()) {
     auto type = dyn_cast<RankedTensorType>(input.getType());
     if (!type || type.getRank() != 2) {
-      return cliError(
+      return cli::makeError(
           "--edge-left-context and --edge-right-context pad inputs of "
           "rank 2 (frames, features); input '" +
           inputName(*main, input.getArgNumber()) + "' has " +
@@ -1270,10 +1262,10 @@ llvm::Error setsFromBundle(ModuleOp module, llvm::StringRef path,
     if (!tensor)
       continue;
     auto mismatch = [&](const llvm::Twine &what) {
-      return cliError(("--input-facts-from-bundle: input '" + input.name +
-                       "' is " + input.shapeString() + ", but '" + path +
-                       "' holds " + tensor->summary() + " (" + what + ")")
-                          .str());
+      return cli::makeError(("--input-facts-from-bundle: input '" + input.name +
+                             "' is " + input.shapeString() + ", but '" + path +
+                             "' holds " + tensor->summary() + " (" + what + ")")
+                                .str());
     };
     if (tensor->getDtype() != input.dtype)
       return mismatch("another type");
@@ -1303,7 +1295,7 @@ llvm::Error setsFromTransform(llvm::StringRef transform,
                               bool &exportScanState) {
   llvm::StringRef text = transform.trim();
   auto unsupported = [&](const llvm::Twine &why) {
-    return cliError(("transform '" + transform + "': " + why).str());
+    return cli::makeError(("transform '" + transform + "': " + why).str());
   };
   if (text == "export_scan_state") {
     exportScanState = true;
