@@ -19,10 +19,6 @@ namespace mlir::tract {
 /// the op.
 LogicalResult inferShapes(ModuleOp module);
 
-/// Recomputes the result types of `op` from its operands' types (a scan's
-/// or an if's regions too); a contradiction is an error at the op.
-LogicalResult inferOpResultTypes(Operation *op);
-
 /// Adds the passes that `tract -O` and `tract dump` run to declutter a model;
 /// `tract-opt --tract-declutter-pipeline` runs the same.
 void buildDeclutterPipeline(OpPassManager &pm);

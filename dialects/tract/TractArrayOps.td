@@ -4,7 +4,7 @@
 // Axis operators
 //===----------------------------------------------------------------------===//
 
-def Tract_AddAxisOp : Tract_InferredOp<"add_axis", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_AddAxisOp : Tract_InferredOp<"add_axis", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "insert a unit axis";
   let description = [{
     Inserts an axis of size 1 before `axis` (`axis` may equal the rank).
@@ -15,7 +15,7 @@ def Tract_AddAxisOp : Tract_InferredOp<"add_axis", [DeclareOpInterfaceMethods<Tr
   let hasFolder = 1;
 }
 
-def Tract_RmAxisOp : Tract_InferredOp<"rm_axis", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_RmAxisOp : Tract_InferredOp<"rm_axis", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "remove a unit axis";
   let description = [{
     Removes `axis`, whose dim must be 1.
@@ -26,7 +26,7 @@ def Tract_RmAxisOp : Tract_InferredOp<"rm_axis", [DeclareOpInterfaceMethods<Trac
   let hasFolder = 1;
 }
 
-def Tract_MoveAxisOp : Tract_InferredOp<"move_axis"> {
+def Tract_MoveAxisOp : Tract_InferredOp<"move_axis", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>]> {
   let summary = "move one axis to another position";
   let description = [{
     Removes axis `from` and inserts it back at position `to`; a permutation
@@ -39,7 +39,7 @@ def Tract_MoveAxisOp : Tract_InferredOp<"move_axis"> {
   let hasFolder = 1;
 }
 
-def Tract_ReshapeOp : Tract_InferredOp<"reshape", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_ReshapeOp : Tract_InferredOp<"reshape", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "replace a run of axes by others of the same volume";
   let description = [{
     Replaces the `count` axes starting at `at` by the dims of `to`; the
@@ -58,7 +58,7 @@ def Tract_ReshapeOp : Tract_InferredOp<"reshape", [DeclareOpInterfaceMethods<Tra
   let hasFolder = 1;
 }
 
-def Tract_BroadcastOp : Tract_InferredOp<"broadcast"> {
+def Tract_BroadcastOp : Tract_InferredOp<"broadcast", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface, ["startsStream"]>]> {
   let summary = "broadcast to a shape of the same rank";
   let description = [{
     Each dim of the input must be 1 or equal the target dim; `shape` may be symbolic (`#tract.shape<[B, 3]>`).
@@ -69,7 +69,7 @@ def Tract_BroadcastOp : Tract_InferredOp<"broadcast"> {
   let hasFolder = 1;
 }
 
-def Tract_TileOp : Tract_InferredOp<"tile"> {
+def Tract_TileOp : Tract_InferredOp<"tile", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>]> {
   let summary = "repeat a tensor along each axis";
   let description = [{ `output[i] = input[i] * multipliers[i]`. }];
   let arguments = (ins Tract_Tensor:$input, Tract_ShapeAttr:$multipliers);
@@ -82,7 +82,7 @@ def Tract_TileOp : Tract_InferredOp<"tile"> {
 // Slicing, padding, concatenation
 //===----------------------------------------------------------------------===//
 
-def Tract_SliceOp : Tract_InferredOp<"slice", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_SliceOp : Tract_InferredOp<"slice", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface, ["startsStream"]>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the range [start, end) of one axis";
   let description = [{
     `output[axis] = end - start`; `start` and `end` are dims (`#tract.dim<S-1>`), constant or symbolic, with `0 <= start <= end <= input[axis]`.
@@ -109,7 +109,7 @@ def Tract_DynSliceOp : Tract_InferredOp<"dyn_slice", [DeclareOpInterfaceMethods<
   }];
 }
 
-def Tract_DownsampleOp : Tract_InferredOp<"downsample", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_DownsampleOp : Tract_InferredOp<"downsample", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "keep every stride-th element of an axis";
   let description = [{
     Keeps the elements `modulo, modulo + stride, …` of `axis`:
@@ -123,7 +123,7 @@ def Tract_DownsampleOp : Tract_InferredOp<"downsample", [DeclareOpInterfaceMetho
   let hasFolder = 1;
 }
 
-def Tract_PadOp : Tract_InferredOp<"pad"> {
+def Tract_PadOp : Tract_InferredOp<"pad", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>]> {
   let summary = "pad each axis before and after";
   let description = [{
     `output[i] = input[i] + before[i] + after[i]`; the border is a constant
@@ -139,7 +139,7 @@ def Tract_PadOp : Tract_InferredOp<"pad"> {
   let hasFolder = 1;
 }
 
-def Tract_ConcatOp : Tract_InferredOp<"concat", [SameOperandsAndResultElementType]> {
+def Tract_ConcatOp : Tract_InferredOp<"concat", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, SameOperandsAndResultElementType]> {
   let summary = "concatenate along an axis";
   let description = [{
     All inputs have the same rank and element type and equal dims off `axis`; `output[axis]` is the sum of the inputs' dims there.
@@ -154,7 +154,7 @@ def Tract_ConcatOp : Tract_InferredOp<"concat", [SameOperandsAndResultElementTyp
 // Gather, scatter
 //===----------------------------------------------------------------------===//
 
-def Tract_GatherOp : Tract_InferredOp<"gather", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_GatherOp : Tract_InferredOp<"gather", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "pick slices of an axis by index";
   let description = [{
     `output = input[..axis] ++ indices.shape ++ input[axis+1..]`; negative

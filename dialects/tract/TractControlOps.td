@@ -11,7 +11,7 @@ def Tract_YieldOp : Tract_Op<"yield", [Pure, Terminator, ReturnLike,
   let builders = [OpBuilder<(ins), [{ /* nothing to yield */ }]>];
 }
 
-def Tract_ScanOp : Tract_Op<"scan", [RecursiveMemoryEffects, DeclareOpInterfaceMethods<Tract_CostOpInterface>,
+def Tract_ScanOp : Tract_Op<"scan", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, RecursiveMemoryEffects, DeclareOpInterfaceMethods<Tract_CostOpInterface>,
     SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "a loop over chunks of its inputs, with carried state";
   let description = [{

@@ -9,6 +9,7 @@
 #define DIALECTS_TRACT_TRACTINTERFACES_H
 
 #include "dialects/tract/TractCost.h"
+#include "dialects/tract/TractPulse.h"
 #include "mlir/IR/OpDefinition.h"
 
 namespace mlir::tract::TractTrait {

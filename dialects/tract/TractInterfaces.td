@@ -59,4 +59,27 @@ def Tract_CostOpInterface : OpInterface<"CostOpInterface"> {
   ];
 }
 
+def Tract_PulsifyOpInterface : OpInterface<"PulsifyOpInterface"> {
+  let description = [{
+    How the op streams (see TractPulse.h): given the streams of its
+    operands in a PulseContext, the op rewrites itself for the pulses they
+    now have and records the streams of its results, or fails with an error
+    saying why it cannot stream. Element-wise ops and WorkAxesOpInterface
+    ops need not implement it: the pulsifier knows them by their trait and
+    interface. Any other op on a streamed operand is refused.
+  }];
+  let cppNamespace = "::mlir::tract";
+  let methods = [
+    InterfaceMethod<"Rewrites the op for its operands' pulses; called when "
+                    "an operand streams, or when startsStream says so.",
+      "::mlir::LogicalResult", "pulsify",
+      (ins "::mlir::tract::PulseContext &":$context)>,
+    InterfaceMethod<"Whether the op may make a stream of operands that do "
+                    "not stream, its result mentioning the streaming symbol "
+                    "(a positional table sliced at the stream's position).",
+      "bool", "startsStream", (ins "::mlir::tract::PulseContext &":$context),
+      "", "return false;">,
+  ];
+}
+
 #endif // TRACT_INTERFACES_TD

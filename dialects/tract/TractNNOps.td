@@ -1,7 +1,7 @@
 //===- TractNNOps.td - contractions, convolutions, pools, reductions ------===//
 
 def Tract_EinsumOp : Tract_InferredOp<"einsum",
-    [SameOperandsAndResultElementType, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+    [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, SameOperandsAndResultElementType, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "tensor contraction described by axis letters";
   let description = [{
     `expr` names each operand's axes and the result's, e.g. `mk,kn->mn` for a
@@ -16,7 +16,8 @@ def Tract_EinsumOp : Tract_InferredOp<"einsum",
 }
 
 class Tract_WindowOp<string mnemonic>
-    : Tract_InferredOp<mnemonic, [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+    : Tract_InferredOp<mnemonic, [DeclareOpInterfaceMethods<Tract_CostOpInterface>,
+                                  DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>]> {
   // Shared spatial attributes: per spatial axis, in the order of the input's
   // axes after N and C. Empty strides and dilations mean all 1.
   dag windowAttrs = (ins

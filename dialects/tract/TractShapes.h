@@ -55,6 +55,13 @@ FailureOr<Shape> broadcastShapes(std::optional<Location> location,
                                  llvm::ArrayRef<TDim> lhs,
                                  llvm::ArrayRef<TDim> rhs);
 
+/// Recomputes the result types of `op` from its operands' types, with the
+/// op's own inference (and for scan and if, that of their regions); an
+/// error at the op when its operands contradict it.
+LogicalResult inferOpResultTypes(Operation *op);
+/// The same for every op of `block`, in order.
+LogicalResult inferBlockResultTypes(Block &block);
+
 } // namespace mlir::tract
 
 #endif // DIALECTS_TRACT_TRACTSHAPES_H
