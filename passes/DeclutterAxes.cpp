@@ -216,65 +216,6 @@ Value permute(PatternRewriter &rewriter, Location loc, Value value,
   return value;
 }
 
-/// slice(move_axis(x)) -> move_axis(slice(x)) on the axis it came from.
-/// Every reader of the move must be a slice (the q, k, v of an attention):
-/// each gets its own move, which travels on to meet an einsum.
-struct PushMoveAxisThroughSlice : OpRewritePattern<SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(SliceOp op,
-                                PatternRewriter &rewriter) const override {
-    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
-    if (!move || !llvm::all_of(move->getUsers(), [](Operation *user) {
-          return isa<SliceOp>(user);
-        }))
-      return rewriter.notifyMatchFailure(op, "not only sliced after a move");
-    SmallVector<int64_t> perm = permutationOf(move);
-    auto slice = cast<SliceOp>(rewriter.clone(*op));
-    slice.getInputMutable().assign(move.getInput());
-    slice.setAxis(static_cast<uint64_t>(perm[op.getAxis()]));
-    Value sliced = cloneOn(rewriter, slice, move.getInput());
-    rewriter.eraseOp(slice);
-    rewriter.replaceOpWithNewOp<MoveAxisOp>(op, sliced, move.getFrom(),
-                                            move.getTo());
-    return success();
-  }
-};
-
-/// rm_axis(move_axis(x)) -> move_axis(rm_axis(x)): the axis is removed
-/// where it came from, and the rest of the permutation stays (no move at
-/// all when the moved axis is the one removed).
-struct PushMoveAxisThroughRmAxis : OpRewritePattern<RmAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(RmAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
-    if (!move || !move->hasOneUse())
-      return rewriter.notifyMatchFailure(op, "not after a single-use move");
-    SmallVector<int64_t> perm = permutationOf(move);
-    int64_t removed = perm[op.getAxis()];
-    SmallVector<int64_t> rest;
-    for (int64_t axis : perm)
-      if (axis != removed)
-        rest.push_back(axis - (axis > removed));
-    Value result = RmAxisOp::create(rewriter, op.getLoc(), move.getInput(),
-                                    static_cast<uint64_t>(removed));
-    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), result, rest));
-    return success();
-  }
-};
-
-/// The axes `axes` of a move's output, as axes of its input, in order.
-SmallVector<int64_t> axesBefore(MoveAxisOp move, ArrayRef<int64_t> axes) {
-  SmallVector<int64_t> perm = permutationOf(move);
-  SmallVector<int64_t> before;
-  for (int64_t axis : axes)
-    before.push_back(perm[axis]);
-  llvm::sort(before);
-  return before;
-}
-
 /// rm_axis(f(add_axis(x, a)), a) -> f(x) for a normalization f (softmax,
 /// log_softmax, rms_norm) over other axes, which are renumbered: the unit
 /// axis a model adds around one op (an exporter's unsqueeze/squeeze pair)
@@ -308,28 +249,42 @@ struct CancelAxisAroundNormalization : OpRewritePattern<RmAxisOp> {
   }
 };
 
-/// reduce, softmax, log_softmax and rms_norm of move_axis(x) ->
-/// move_axis of the same op over the axes they came from (reductions keep
-/// their axes, so the move is the same).
-struct PushMoveAxisThroughNormalization : RewritePattern {
-  PushMoveAxisThroughNormalization(MLIRContext *context)
+/// op(move_axis(x)) -> move_axis'(op'(x)) for an op that tracks axes
+/// (slices, add_axis, rm_axis, reductions, normalizations): op' reads x with
+/// its axes renumbered and its result takes the permutation the op gives
+/// (none when the identity). Every reader of the move must track axes (the
+/// q, k, v slices of an attention): each gets its own move, which travels
+/// on to meet an einsum.
+struct PushMoveAxisThroughAxisTracking : RewritePattern {
+  PushMoveAxisThroughAxisTracking(MLIRContext *context)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    auto work = dyn_cast<WorkAxesOpInterface>(op);
-    if (!work)
+    auto tracking = dyn_cast<AxisTrackingOpInterface>(op);
+    if (!tracking)
       return failure();
     auto move = op->getOperand(0).getDefiningOp<MoveAxisOp>();
-    if (!move || !move->hasOneUse())
-      return rewriter.notifyMatchFailure(op, "not after a single-use move");
-    Operation *copy = rewriter.clone(*op);
-    cast<WorkAxesOpInterface>(copy).setWorkAxes(
-        axesBefore(move, work.getWorkAxes()));
+    if (!move || !llvm::all_of(move->getUsers(), [](Operation *user) {
+          return isa<AxisTrackingOpInterface>(user);
+        }))
+      return rewriter.notifyMatchFailure(op, "not after a move it can take");
+    SmallVector<int64_t> perm = permutationOf(move);
+    std::optional<SmallVector<int64_t>> resultPerm =
+        tracking.getResultPermutation(perm);
+    if (!resultPerm)
+      return rewriter.notifyMatchFailure(op, "cannot take the permutation");
+    auto copy = cast<AxisTrackingOpInterface>(rewriter.clone(*op));
+    copy.readUnpermuted(perm);
     Value result = cloneOn(rewriter, copy, move.getInput());
     rewriter.eraseOp(copy);
-    rewriter.replaceOpWithNewOp<MoveAxisOp>(op, result, move.getFrom(),
-                                            move.getTo());
+    // The move's own (from, to) when the permutation passes through.
+    if (*resultPerm == perm)
+      result = MoveAxisOp::create(rewriter, op->getLoc(), result,
+                                  move.getFrom(), move.getTo());
+    else
+      result = permute(rewriter, op->getLoc(), result, *resultPerm);
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -387,30 +342,6 @@ struct PushMoveAxisDown : RewritePattern {
   }
 };
 
-/// add_axis(move_axis(x)) -> move_axis(add_axis(x)): the new axis goes in
-/// x right after the axis that precedes it in the result.
-struct PushMoveAxisThroughAddAxis : OpRewritePattern<AddAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(AddAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    auto move = op.getInput().getDefiningOp<MoveAxisOp>();
-    if (!move || !move->hasOneUse())
-      return rewriter.notifyMatchFailure(op, "not after a single-use move");
-    SmallVector<int64_t> perm = permutationOf(move);
-    int64_t added = op.getAxis();
-    int64_t inserted = added == 0 ? 0 : perm[added - 1] + 1;
-    SmallVector<int64_t> extended;
-    for (int64_t axis : perm)
-      extended.push_back(axis + (axis >= inserted));
-    extended.insert(extended.begin() + added, inserted);
-    Value result = AddAxisOp::create(rewriter, op.getLoc(), move.getInput(),
-                                     static_cast<uint64_t>(inserted));
-    rewriter.replaceOp(op, permute(rewriter, op.getLoc(), result, extended));
-    return success();
-  }
-};
-
 /// Whether `value` is computed from `source` within a few ops.
 bool derivesFrom(Value value, Value source, int depth) {
   if (value == source)
@@ -426,8 +357,7 @@ bool derivesFrom(Value value, Value source, int depth) {
 /// Whether `user` lets a move of its operand `moved` through (or absorbs
 /// it): the rewrites above handle it once the move is its own.
 bool takesMove(Operation *user, Value moved) {
-  if (isa<WorkAxesOpInterface, SliceOp, RmAxisOp, AddAxisOp>(user) ||
-      isElementwiseUnary(user))
+  if (isa<AxisTrackingOpInterface>(user) || isElementwiseUnary(user))
     return true;
   if (auto einsum = dyn_cast<EinsumOp>(user))
     return einsum.getExpr().contains("->");
@@ -725,11 +655,10 @@ struct ReshapeToAxisOp : OpRewritePattern<ReshapeOp> {
 
 void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
   patterns.add<ComposeMoveAxisChain, CancelAddThenRmAxis, CancelRmThenAddAxis,
-               PushMoveAxisDown, PullMoveAxisUp, PushMoveAxisThroughSlice,
-               PushMoveAxisThroughRmAxis, PushMoveAxisThroughNormalization,
-               AbsorbMoveAxisIntoEinsumInput, AbsorbMoveAxisIntoEinsumOutput,
-               ComposeSlices, SliceOfConcat, ComposeReshapes, ReshapeToAxisOp,
-               PushMoveAxisThroughAddAxis, SplitSharedMoveAxis,
+               PushMoveAxisDown, PullMoveAxisUp,
+               PushMoveAxisThroughAxisTracking, AbsorbMoveAxisIntoEinsumInput,
+               AbsorbMoveAxisIntoEinsumOutput, ComposeSlices, SliceOfConcat,
+               ComposeReshapes, ReshapeToAxisOp, SplitSharedMoveAxis,
                ScatterNdBlockToConcat, CancelAxisAroundNormalization>(
       patterns.getContext());
 }

@@ -819,3 +819,49 @@ OpFoldResult ShapeOfOp::fold(FoldAdaptor) {
     dims.push_back(APInt(64, dim));
   return DenseElementsAttr::get(cast<ShapedType>(getType()), dims);
 }
+
+//===----------------------------------------------------------------------===//
+// Axis tracking: reading the input before a permutation of its axes
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+SliceOp::getResultPermutation(ArrayRef<int64_t> perm) {
+  return SmallVector<int64_t>(perm);
+}
+void SliceOp::readUnpermuted(ArrayRef<int64_t> perm) {
+  setAxis(static_cast<uint64_t>(perm[getAxis()]));
+}
+
+/// The axis is removed where it came from and the rest of the permutation
+/// stays (the identity when it was the moved one).
+std::optional<SmallVector<int64_t>>
+RmAxisOp::getResultPermutation(ArrayRef<int64_t> perm) {
+  int64_t removed = perm[getAxis()];
+  SmallVector<int64_t> rest;
+  for (int64_t axis : perm)
+    if (axis != removed)
+      rest.push_back(axis - (axis > removed));
+  return rest;
+}
+void RmAxisOp::readUnpermuted(ArrayRef<int64_t> perm) {
+  setAxis(static_cast<uint64_t>(perm[getAxis()]));
+}
+
+/// The axis an add_axis inserts in the unpermuted input: right after the
+/// one that precedes it in the permuted value.
+static int64_t unpermutedInsertion(AddAxisOp op, ArrayRef<int64_t> perm) {
+  int64_t added = op.getAxis();
+  return added == 0 ? 0 : perm[added - 1] + 1;
+}
+std::optional<SmallVector<int64_t>>
+AddAxisOp::getResultPermutation(ArrayRef<int64_t> perm) {
+  int64_t inserted = unpermutedInsertion(*this, perm);
+  SmallVector<int64_t> extended;
+  for (int64_t axis : perm)
+    extended.push_back(axis + (axis >= inserted));
+  extended.insert(extended.begin() + getAxis(), inserted);
+  return extended;
+}
+void AddAxisOp::readUnpermuted(ArrayRef<int64_t> perm) {
+  setAxis(static_cast<uint64_t>(unpermutedInsertion(*this, perm)));
+}

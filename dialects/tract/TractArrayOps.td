@@ -4,7 +4,7 @@
 // Axis operators
 //===----------------------------------------------------------------------===//
 
-def Tract_AddAxisOp : Tract_InferredOp<"add_axis", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_AddAxisOp : Tract_InferredOp<"add_axis", [DeclareOpInterfaceMethods<Tract_AxisTrackingOpInterface, ["getResultPermutation", "readUnpermuted"]>, DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "insert a unit axis";
   let description = [{
     Inserts an axis of size 1 before `axis` (`axis` may equal the rank).
@@ -15,7 +15,7 @@ def Tract_AddAxisOp : Tract_InferredOp<"add_axis", [DeclareOpInterfaceMethods<Tr
   let hasFolder = 1;
 }
 
-def Tract_RmAxisOp : Tract_InferredOp<"rm_axis", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_RmAxisOp : Tract_InferredOp<"rm_axis", [DeclareOpInterfaceMethods<Tract_AxisTrackingOpInterface, ["getResultPermutation", "readUnpermuted"]>, DeclareOpInterfaceMethods<Tract_PulsifyOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "remove a unit axis";
   let description = [{
     Removes `axis`, whose dim must be 1.
@@ -82,7 +82,7 @@ def Tract_TileOp : Tract_InferredOp<"tile", [DeclareOpInterfaceMethods<Tract_Pul
 // Slicing, padding, concatenation
 //===----------------------------------------------------------------------===//
 
-def Tract_SliceOp : Tract_InferredOp<"slice", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface, ["startsStream"]>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+def Tract_SliceOp : Tract_InferredOp<"slice", [DeclareOpInterfaceMethods<Tract_AxisTrackingOpInterface, ["getResultPermutation", "readUnpermuted"]>, DeclareOpInterfaceMethods<Tract_PulsifyOpInterface, ["startsStream"]>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the range [start, end) of one axis";
   let description = [{
     `output[axis] = end - start`; `start` and `end` are dims (`#tract.dim<S-1>`), constant or symbolic, with `0 <= start <= end <= input[axis]`.

@@ -25,6 +25,13 @@ class Stateful : public ::mlir::OpTrait::TraitBase<ConcreteType, Stateful> {};
 
 } // namespace mlir::tract::TractTrait
 
+namespace mlir::tract {
+/// Renumbers the work axes of a WorkAxesOpInterface op that reads its
+/// operand unpermuted instead of permuted by `perm` (the default of
+/// AxisTrackingOpInterface::readUnpermuted).
+void readWorkAxesUnpermuted(Operation *op, llvm::ArrayRef<int64_t> perm);
+} // namespace mlir::tract
+
 #include "dialects/tract/TractInterfaces.h.inc"
 
 namespace mlir::tract {

@@ -45,6 +45,33 @@ def Tract_WorkAxesOpInterface : OpInterface<"WorkAxesOpInterface"> {
   ];
 }
 
+def Tract_AxisTrackingOpInterface : OpInterface<"AxisTrackingOpInterface"> {
+  let description = [{
+    An op through which declutter moves a permutation of its first
+    operand's axes (tract's change of axes): reading `x` permuted by `perm`
+    (a move_axis chain; axis i of the permuted value is axis perm[i] of
+    `x`), the op can read `x` itself with its axis attributes renumbered,
+    and its result is then the new result permuted by the permutation
+    getResultPermutation gives. The default implementation is that of a
+    WorkAxesOpInterface op, which keeps its rank: the permutation passes
+    through unchanged and its work axes are renumbered.
+  }];
+  let cppNamespace = "::mlir::tract";
+  let methods = [
+    InterfaceMethod<"The permutation of the result when the op reads its "
+                    "first operand unpermuted instead of permuted by `perm`, "
+                    "or nullopt when it cannot.",
+      "std::optional<::llvm::SmallVector<int64_t>>", "getResultPermutation",
+      (ins "::llvm::ArrayRef<int64_t>":$perm), "",
+      "return ::llvm::SmallVector<int64_t>(perm);">,
+    InterfaceMethod<"Renumbers the op's axis attributes for reading its first "
+                    "operand unpermuted instead of permuted by `perm` (that "
+                    "getResultPermutation accepts).",
+      "void", "readUnpermuted", (ins "::llvm::ArrayRef<int64_t>":$perm), "",
+      "::mlir::tract::readWorkAxesUnpermuted($_op, perm);">,
+  ];
+}
+
 def Tract_CostOpInterface : OpInterface<"CostOpInterface"> {
   let description = [{
     What one run of the op costs, as symbolic dims (see OpCost in

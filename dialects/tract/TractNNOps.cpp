@@ -611,3 +611,13 @@ SmallVector<int64_t> RmsNormOp::getWorkAxes() {
 void RmsNormOp::setWorkAxes(ArrayRef<int64_t> axes) {
   setAxis(static_cast<uint64_t>(axes.front()));
 }
+
+void mlir::tract::readWorkAxesUnpermuted(Operation *op,
+                                         ArrayRef<int64_t> perm) {
+  auto work = cast<WorkAxesOpInterface>(op);
+  SmallVector<int64_t> axes;
+  for (int64_t axis : work.getWorkAxes())
+    axes.push_back(perm[axis]);
+  llvm::sort(axes);
+  work.setWorkAxes(axes);
+}

@@ -92,7 +92,8 @@ def Tract_SumPoolOp : Tract_WindowOp<"sum_pool"> {
 }
 
 def Tract_ReduceOp : Tract_InferredOp<"reduce",
-    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, Tract_AxisTrackingOpInterface,
+     DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "reduce axes, keeping them as size 1";
   let description = [{
     `axes` are strictly increasing. argmax/argmin give `i64` indices (of the
@@ -109,7 +110,8 @@ def Tract_ReduceOp : Tract_InferredOp<"reduce",
 
 class Tract_AxesNormOp<string mnemonic, string summaryText>
     : Tract_InferredOp<mnemonic,
-        [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+        [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, Tract_AxisTrackingOpInterface,
+     DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = summaryText;
   let arguments = (ins Tract_FloatTensor:$input, DenseI64ArrayAttr:$axes);
   let results = (outs Tract_FloatTensor:$output);
@@ -120,7 +122,8 @@ def Tract_SoftmaxOp : Tract_AxesNormOp<"softmax", "exp(x) / sum(exp(x)) over axe
 def Tract_LogSoftmaxOp : Tract_AxesNormOp<"log_softmax", "x - log(sum(exp(x))) over axes">;
 
 def Tract_RmsNormOp : Tract_InferredOp<"rms_norm",
-    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+    [DeclareOpInterfaceMethods<Tract_WorkAxesOpInterface>, Tract_AxisTrackingOpInterface,
+     DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "x / sqrt(mean(x * x, axis) + eps)";
   let description = [{
     Normalizes along one axis by the root mean square; `eps` keeps the division finite. The result has the input's type.
