@@ -213,46 +213,16 @@ bool isStaticallyEmpty(ArrayRef<TDim> shape) {
   return llvm::is_contained(shape, TDim(0));
 }
 
-/// The base of the family's patterns: the run-time values of symbolic dims.
+/// The family's helpers over the base pattern's: empty results, slices
+/// along one axis, and the lengths ops compute.
 template <typename OpTy>
-class ArrayLoweringPattern : public OpConversionPattern<OpTy> {
+class ArrayLoweringPattern : public TractLoweringPattern<OpTy> {
 public:
-  ArrayLoweringPattern(const TypeConverter &converter,
-                       const SymbolValueMap &symbols, MLIRContext *context)
-      : OpConversionPattern<OpTy>(converter, context), symbols(symbols) {}
-
-  /// The index value of `dim` (null when a symbol is unbound).
-  Value dimValue(OpBuilder &b, Location loc, Operation *op,
-                 const TDim &dim) const {
-    return symbols.materialize(b, loc, getEnclosingFunction(op), dim);
-  }
-
-  /// `dim` as an attribute when constant, else its value.
-  FailureOr<OpFoldResult> size(OpBuilder &b, Location loc, Operation *op,
-                               const TDim &dim) const {
-    if (std::optional<int64_t> value = dim.getConstant())
-      return OpFoldResult(b.getIndexAttr(*value));
-    Value value = dimValue(b, loc, op, dim);
-    if (!value)
-      return failure();
-    return OpFoldResult(value);
-  }
-
-  FailureOr<SmallVector<OpFoldResult>>
-  sizes(OpBuilder &b, Location loc, Operation *op, ArrayRef<TDim> dims) const {
-    SmallVector<OpFoldResult> result;
-    for (const TDim &dim : dims) {
-      FailureOr<OpFoldResult> one = size(b, loc, op, dim);
-      if (failed(one))
-        return failure();
-      result.push_back(*one);
-    }
-    return result;
-  }
+  using TractLoweringPattern<OpTy>::TractLoweringPattern;
 
   /// A tensor.empty of shape `dims`.
-  Value emptyOf(OpBuilder &b, Location loc, Operation *op, ArrayRef<TDim> dims,
-                Type elementType) const {
+  static Value emptyOf(OpBuilder &b, Location loc, ArrayRef<TDim> dims,
+                       Type elementType) {
     SmallVector<int64_t> shape;
     SmallVector<Value> dynamic;
     for (const TDim &dim : dims) {
@@ -260,7 +230,7 @@ public:
         shape.push_back(*value);
         continue;
       }
-      Value value = dimValue(b, loc, op, dim);
+      Value value = materializeDim(b, loc, dim);
       if (!value)
         return {};
       shape.push_back(ShapedType::kDynamic);
@@ -270,10 +240,9 @@ public:
   }
 
   /// A tensor.empty of the op's result `index`.
-  Value emptyResult(OpBuilder &b, Location loc, Operation *op,
-                    unsigned index = 0) const {
-    return symbols.emptyTensor(b, loc, getEnclosingFunction(op),
-                               op->getResult(index).getType());
+  static Value emptyResult(OpBuilder &b, Location loc, Operation *op,
+                           unsigned index = 0) {
+    return emptyTensor(b, loc, op->getResult(index).getType());
   }
 
   /// An extract_slice of one axis of `input` to the op's (single) result:
@@ -284,7 +253,7 @@ public:
     Type resultType = op->getResult(0).getType();
     Shape outShape = getShape(resultType);
     FailureOr<SmallVector<OpFoldResult>> outputSizes =
-        sizes(b, loc, op, outShape);
+        this->sizes(b, loc, outShape);
     if (failed(outputSizes))
       return failure();
     if (isStaticallyEmpty(outShape) ||
@@ -308,9 +277,9 @@ public:
   /// bound nor a lone symbol.
   Value boundLength(OpBuilder &b, Location loc, Operation *op, StringRef what,
                     const TDim &len, function_ref<Value()> compute) const {
-    if (Value value = dimValue(b, loc, op, len))
+    if (Value value = materializeDim(b, loc, len))
       return value;
-    std::optional<std::string> name = SymbolValueMap::getComputedSymbol(op);
+    std::optional<std::string> name = getComputedSymbol(op);
     if (!name) {
       op->emitError() << "cannot lower a " << what << " of length "
                       << len.toString()
@@ -318,7 +287,7 @@ public:
       return {};
     }
     Value value = compute();
-    symbols.bindComputedSymbol(getEnclosingFunction(op), *name, value);
+    bindSymbol(b, loc, *name, value);
     return value;
   }
 
@@ -326,8 +295,6 @@ public:
                             Operation *op) const {
     return rewriter.notifyMatchFailure(op, "a size has an unbound symbol");
   }
-
-  const SymbolValueMap &symbols;
 };
 
 /// The loop indices of the enclosing linalg.generic, `from` to `to`.
@@ -345,13 +312,12 @@ SmallVector<Value> loopIndices(OpBuilder &b, Location loc, int64_t from,
 
 struct AddAxisLowering : public ArrayLoweringPattern<AddAxisOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(AddAxisOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(AddAxisOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Shape shape = getShape(op.getType());
     FailureOr<SmallVector<OpFoldResult>> outputSizes =
-        sizes(rewriter, loc, op, shape);
+        sizes(rewriter, loc, shape);
     if (failed(outputSizes))
       return unboundSize(rewriter, op);
     SmallVector<bool> unit(shape.size(), false);
@@ -365,9 +331,8 @@ struct AddAxisLowering : public ArrayLoweringPattern<AddAxisOp> {
 
 struct RmAxisLowering : public ArrayLoweringPattern<RmAxisOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(RmAxisOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(RmAxisOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     SmallVector<bool> unit(getShape(op.getInput()).size(), false);
     unit[op.getAxis()] = true;
     rewriter.replaceOp(op,
@@ -381,9 +346,8 @@ struct RmAxisLowering : public ArrayLoweringPattern<RmAxisOp> {
 /// input axis permutation[i].
 struct MoveAxisLowering : public ArrayLoweringPattern<MoveAxisOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(MoveAxisOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(MoveAxisOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     int64_t from = op.getFrom(), to = op.getTo();
     if (from == to) {
       rewriter.replaceOp(op, adaptor.getInput());
@@ -408,9 +372,8 @@ struct MoveAxisLowering : public ArrayLoweringPattern<MoveAxisOp> {
 /// runs of unit dims fold into a neighbour.
 struct ReshapeLowering : public ArrayLoweringPattern<ReshapeOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ReshapeOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = plainType(op.getType());
     Value input = adaptor.getInput();
@@ -419,7 +382,7 @@ struct ReshapeLowering : public ArrayLoweringPattern<ReshapeOp> {
     int64_t at = op.getAt(), count = op.getCount();
     int64_t newCount = op.getTo().getDims().size();
     FailureOr<SmallVector<OpFoldResult>> outputSizes =
-        sizes(rewriter, loc, op, outShape);
+        sizes(rewriter, loc, outShape);
     if (failed(outputSizes))
       return unboundSize(rewriter, op);
     Value result;
@@ -474,9 +437,8 @@ struct ReshapeLowering : public ArrayLoweringPattern<ReshapeOp> {
 /// them back at their full size.
 struct BroadcastLowering : public ArrayLoweringPattern<BroadcastOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(BroadcastOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(BroadcastOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Shape inShape = getShape(op.getInput());
     ArrayRef<TDim> target = op.getShape().getDims();
@@ -515,9 +477,8 @@ struct BroadcastLowering : public ArrayLoweringPattern<BroadcastOp> {
 /// row-major order makes the copies follow each other.
 struct TileLowering : public ArrayLoweringPattern<TileOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(TileOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(TileOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Shape inShape = getShape(op.getInput());
     ArrayRef<TDim> multipliers = op.getMultipliers().getDims();
@@ -541,8 +502,7 @@ struct TileLowering : public ArrayLoweringPattern<TileOp> {
                          castTo(rewriter, loc, adaptor.getInput(), resultType));
       return success();
     }
-    Value init =
-        emptyOf(rewriter, loc, op, spread, resultType.getElementType());
+    Value init = emptyOf(rewriter, loc, spread, resultType.getElementType());
     if (!init)
       return unboundSize(rewriter, op);
     Value spreadValue = linalg::BroadcastOp::create(
@@ -560,12 +520,11 @@ struct TileLowering : public ArrayLoweringPattern<TileOp> {
 
 struct SliceLowering : public ArrayLoweringPattern<SliceOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(SliceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     FailureOr<OpFoldResult> start =
-        size(rewriter, loc, op, op.getStart().getValue());
+        size(rewriter, loc, op.getStart().getValue());
     if (failed(start))
       return unboundSize(rewriter, op);
     FailureOr<Value> slice = sliceAxis(rewriter, loc, op, adaptor.getInput(),
@@ -579,9 +538,8 @@ struct SliceLowering : public ArrayLoweringPattern<SliceOp> {
 
 struct DownsampleLowering : public ArrayLoweringPattern<DownsampleOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(DownsampleOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(DownsampleOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     FailureOr<Value> slice =
         sliceAxis(rewriter, op.getLoc(), op, adaptor.getInput(), op.getAxis(),
                   rewriter.getIndexAttr(op.getModulo()), op.getStride());
@@ -596,9 +554,8 @@ struct DownsampleLowering : public ArrayLoweringPattern<DownsampleOp> {
 /// at a coordinate folded back into each axis.
 struct PadLowering : public ArrayLoweringPattern<PadOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(PadOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(PadOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = plainType(op.getType());
     Type elementType = resultType.getElementType();
@@ -631,7 +588,7 @@ struct PadLowering : public ArrayLoweringPattern<PadOp> {
     Shape inShape = getShape(op.getInput());
     SmallVector<Value> dims;
     for (const TDim &dim : inShape) {
-      dims.push_back(dimValue(rewriter, loc, op, dim));
+      dims.push_back(materializeDim(rewriter, loc, dim));
       if (!dims.back())
         return unboundSize(rewriter, op);
     }
@@ -679,9 +636,8 @@ struct PadLowering : public ArrayLoweringPattern<PadOp> {
 
 struct ConcatLowering : public ArrayLoweringPattern<ConcatOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ConcatOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = plainType(op.getType());
     int64_t axis = op.getAxis();
@@ -714,15 +670,14 @@ struct ConcatLowering : public ArrayLoweringPattern<ConcatOp> {
 /// indexing map and the input with tensor.extract.
 struct GatherLowering : public ArrayLoweringPattern<GatherOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(GatherOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t axis = op.getAxis();
     int64_t rank = getShape(op.getType()).size();
     int64_t indicesRank = getShape(op.getIndices()).size();
     Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
-    Value dim = dimValue(rewriter, loc, op, getShape(op.getInput())[axis]);
+    Value dim = materializeDim(rewriter, loc, getShape(op.getInput())[axis]);
     Value init = emptyResult(rewriter, loc, op);
     if (!dim || !init)
       return unboundSize(rewriter, op);
@@ -750,14 +705,13 @@ struct GatherLowering : public ArrayLoweringPattern<GatherOp> {
 
 struct GatherElementsLowering : public ArrayLoweringPattern<GatherElementsOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(GatherElementsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(GatherElementsOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t axis = op.getAxis();
     int64_t rank = getShape(op.getType()).size();
     Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
-    Value dim = dimValue(rewriter, loc, op, getShape(op.getInput())[axis]);
+    Value dim = materializeDim(rewriter, loc, getShape(op.getInput())[axis]);
     Value init = emptyResult(rewriter, loc, op);
     if (!dim || !init)
       return unboundSize(rewriter, op);
@@ -780,9 +734,8 @@ struct GatherElementsLowering : public ArrayLoweringPattern<GatherElementsOp> {
 /// are read with tensor.extract and address axes batch_dims.. of the input.
 struct GatherNdLowering : public ArrayLoweringPattern<GatherNdOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(GatherNdOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(GatherNdOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Shape inShape = getShape(op.getInput());
     Shape indicesShape = getShape(op.getIndices());
@@ -793,7 +746,7 @@ struct GatherNdLowering : public ArrayLoweringPattern<GatherNdOp> {
     Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
     SmallVector<Value> dims;
     for (int64_t k = 0; k < n; ++k) {
-      dims.push_back(dimValue(rewriter, loc, op, inShape[batchDims + k]));
+      dims.push_back(materializeDim(rewriter, loc, inShape[batchDims + k]));
       if (!dims.back())
         return unboundSize(rewriter, op);
     }
@@ -831,12 +784,11 @@ struct GatherNdLowering : public ArrayLoweringPattern<GatherNdOp> {
 /// enough for the slice to end within the axis.
 struct DynSliceLowering : public ArrayLoweringPattern<DynSliceOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(DynSliceOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(DynSliceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t axis = op.getAxis();
-    Value dim = dimValue(rewriter, loc, op, getShape(op.getInput())[axis]);
+    Value dim = materializeDim(rewriter, loc, getShape(op.getInput())[axis]);
     if (!dim)
       return unboundSize(rewriter, op);
     Value zero = indexConstant(rewriter, loc, 0);
@@ -845,18 +797,17 @@ struct DynSliceLowering : public ArrayLoweringPattern<DynSliceOp> {
                 getElementTypeOrSelf(op.getStart().getType()));
     start = clamp(rewriter, loc, start, zero, dim);
     TDim len = op.getLen().getValue();
-    Value length = dimValue(rewriter, loc, op, len);
+    Value length = materializeDim(rewriter, loc, len);
     if (length) {
       Value room = arith::SubIOp::create(rewriter, loc, dim, length);
       start = clamp(rewriter, loc, start, zero, room);
-    } else if (std::optional<std::string> name =
-                   SymbolValueMap::getComputedSymbol(op)) {
+    } else if (std::optional<std::string> name = getComputedSymbol(op)) {
       Value end =
           toIndex(rewriter, loc, extractScalar(rewriter, loc, adaptor.getEnd()),
                   getElementTypeOrSelf(op.getEnd().getType()));
       end = clamp(rewriter, loc, end, start, dim);
       length = arith::SubIOp::create(rewriter, loc, end, start);
-      symbols.bindComputedSymbol(getEnclosingFunction(op), *name, length);
+      bindSymbol(rewriter, loc, *name, length);
     } else {
       return op.emitError()
              << "cannot lower a dyn_slice of length " << len.toString()
@@ -923,18 +874,17 @@ struct ScatterLoweringBase : public ArrayLoweringPattern<OpTy> {
                                         Value indices, ValueRange ivs,
                                         ArrayRef<Value> dataDims) const = 0;
 
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SmallVector<Value> dataDims, updateDims;
     for (const TDim &dim : getShape(op.getData())) {
-      dataDims.push_back(this->dimValue(rewriter, loc, op, dim));
+      dataDims.push_back(materializeDim(rewriter, loc, dim));
       if (!dataDims.back())
         return this->unboundSize(rewriter, op);
     }
     for (const TDim &dim : getShape(op.getUpdates())) {
-      updateDims.push_back(this->dimValue(rewriter, loc, op, dim));
+      updateDims.push_back(materializeDim(rewriter, loc, dim));
       if (!updateDims.back())
         return this->unboundSize(rewriter, op);
     }
@@ -1013,9 +963,8 @@ struct ScatterNdLowering : public ScatterLoweringBase<ScatterNdOp> {
 /// position, so its row is all `off`, as in the folder.
 struct OneHotLowering : public ArrayLoweringPattern<OneHotOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(OneHotOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(OneHotOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t axis = op.getAxis();
     int64_t rank = getShape(op.getType()).size();
@@ -1056,9 +1005,8 @@ struct OneHotLowering : public ArrayLoweringPattern<OneHotOp> {
 /// last two axes become zero.
 struct TriluLowering : public ArrayLoweringPattern<TriluOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(TriluOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(TriluOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t rank = getShape(op.getType()).size();
     Value init = emptyResult(rewriter, loc, op);
@@ -1152,9 +1100,8 @@ struct RangeLowering : public ArrayLoweringPattern<RangeOp> {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), count);
   }
 
-  LogicalResult
-  matchAndRewrite(RangeOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(RangeOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type tractElement = getElementTypeOrSelf(op.getStart().getType());
     if (tractElement.isInteger(1))
@@ -1195,9 +1142,8 @@ struct RangeLowering : public ArrayLoweringPattern<RangeOp> {
 /// The dims' run-time values, as i64, in a tensor.from_elements.
 struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(ShapeOfOp op, OpAdaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ShapeOfOp op, OpAdaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = plainType(op.getType());
     Shape shape = getShape(op.getInput());
@@ -1209,7 +1155,7 @@ struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
     }
     SmallVector<Value> dims;
     for (const TDim &dim : shape) {
-      Value value = dimValue(rewriter, loc, op, dim);
+      Value value = materializeDim(rewriter, loc, dim);
       if (!value)
         return unboundSize(rewriter, op);
       dims.push_back(arith::IndexCastOp::create(rewriter, loc,
@@ -1228,11 +1174,9 @@ struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
 /// bounds. The op leaves nothing behind but the index values.
 struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(BindDimsOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(BindDimsOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Operation *func = getEnclosingFunction(op);
     Type elementType = getElementTypeOrSelf(op.getValues().getType());
     Value zero = indexConstant(rewriter, loc, 0);
     SmallVector<std::pair<std::string, Value>> bound;
@@ -1243,13 +1187,13 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
     };
     for (auto [i, dim] : llvm::enumerate(op.getDims().getDims())) {
       std::optional<std::string> name = dim.getSymbolName();
-      if (!name || dimValue(rewriter, loc, op, dim))
+      if (!name || materializeDim(rewriter, loc, dim))
         continue;
       Value element = tensor::ExtractOp::create(
           rewriter, loc, adaptor.getValues(),
           ValueRange{indexConstant(rewriter, loc, i)});
       Value value = toIndex(rewriter, loc, element, elementType);
-      symbols.bindComputedSymbol(func, *name, value);
+      bindSymbol(rewriter, loc, *name, value);
       bound.emplace_back(*name, value);
       require(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
                                     value, zero));
@@ -1275,7 +1219,7 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
           continue;
         SmallVector<Value> values;
         for (const TDim &constraint : constraints)
-          values.push_back(dimValue(rewriter, loc, op, constraint));
+          values.push_back(materializeDim(rewriter, loc, constraint));
         if (llvm::any_of(values, [](Value v) { return !v; }))
           continue;
         for (Value value : values)
@@ -1303,8 +1247,8 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
     callFail(reportBuilder, op, format, values);
     rewriter.setInsertionPointAfter(report);
     for (auto &[name, value] : bound)
-      symbols.bindComputedSymbol(
-          func, name, arith::SelectOp::create(rewriter, loc, ok, value, zero));
+      bindSymbol(rewriter, loc, name,
+                 arith::SelectOp::create(rewriter, loc, ok, value, zero));
     rewriter.eraseOp(op);
     return success();
   }
@@ -1366,13 +1310,12 @@ struct TopKOrder {
 /// index as ONNX specifies, and the results are always sorted.
 struct TopKLowering : public ArrayLoweringPattern<TopKOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(TopKOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(TopKOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     int64_t axis = op.getAxis();
     Shape inShape = getShape(op.getInput());
-    Value dim = dimValue(rewriter, loc, op, inShape[axis]);
+    Value dim = materializeDim(rewriter, loc, inShape[axis]);
     if (!dim)
       return unboundSize(rewriter, op);
     Value k =
@@ -1394,7 +1337,7 @@ struct TopKLowering : public ArrayLoweringPattern<TopKOp> {
     for (auto [i, d] : llvm::enumerate(inShape)) {
       if (static_cast<int64_t>(i) == axis)
         continue;
-      outerDims.push_back(dimValue(rewriter, loc, op, d));
+      outerDims.push_back(materializeDim(rewriter, loc, d));
       if (!outerDims.back())
         return unboundSize(rewriter, op);
     }
@@ -1479,13 +1422,12 @@ struct TopKLowering : public ArrayLoweringPattern<TopKOp> {
 /// it instead).
 struct NonZeroLowering : public ArrayLoweringPattern<NonZeroOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult
-  matchAndRewrite(NonZeroOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(NonZeroOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SmallVector<Value> dims;
     for (const TDim &dim : getShape(op.getInput())) {
-      dims.push_back(dimValue(rewriter, loc, op, dim));
+      dims.push_back(materializeDim(rewriter, loc, dim));
       if (!dims.back())
         return unboundSize(rewriter, op);
     }
@@ -1562,13 +1504,12 @@ struct NonZeroLowering : public ArrayLoweringPattern<NonZeroOp> {
 struct UniqueLowering : public ArrayLoweringPattern<UniqueOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
 
-  LogicalResult
-  matchAndRewrite(UniqueOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(UniqueOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Shape shape = getShape(op.getInput());
-    Value rows = dimValue(rewriter, loc, op, shape[0]);
-    Value width = dimValue(rewriter, loc, op, shape[1]);
+    Value rows = materializeDim(rewriter, loc, shape[0]);
+    Value width = materializeDim(rewriter, loc, shape[1]);
     if (!rows || !width)
       return unboundSize(rewriter, op);
     Value input = adaptor.getInput();
@@ -1811,15 +1752,14 @@ struct NonMaxSuppressionLowering
     : public ArrayLoweringPattern<NonMaxSuppressionOp> {
   using ArrayLoweringPattern::ArrayLoweringPattern;
 
-  LogicalResult
-  matchAndRewrite(NonMaxSuppressionOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(NonMaxSuppressionOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Shape boxShape = getShape(op.getBoxes());
     Shape scoreShape = getShape(op.getScores());
-    Value batches = dimValue(rewriter, loc, op, boxShape[0]);
-    Value count = dimValue(rewriter, loc, op, boxShape[1]);
-    Value classes = dimValue(rewriter, loc, op, scoreShape[1]);
+    Value batches = materializeDim(rewriter, loc, boxShape[0]);
+    Value count = materializeDim(rewriter, loc, boxShape[1]);
+    Value classes = materializeDim(rewriter, loc, scoreShape[1]);
     if (!batches || !count || !classes)
       return unboundSize(rewriter, op);
     Value boxes = adaptor.getBoxes(), scores = adaptor.getScores();
@@ -1854,7 +1794,7 @@ struct NonMaxSuppressionLowering
         count);
     // A length given for the result (--set) may exceed what was kept: the
     // rows past the count are zeros.
-    Value given = dimValue(rewriter, loc, op, op.getLen().getValue());
+    Value given = materializeDim(rewriter, loc, op.getLen().getValue());
     if (given)
       rows = arith::MaxUIOp::create(rewriter, loc, rows, given);
     Value buffer = tensor::EmptyOp::create(
@@ -2086,7 +2026,6 @@ struct NonMaxSuppressionLowering
 } // namespace
 
 void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
-                                                const SymbolValueMap &symbols,
                                                 RewritePatternSet &patterns) {
   patterns
       .add<AddAxisLowering, RmAxisLowering, MoveAxisLowering, ReshapeLowering,
@@ -2095,6 +2034,6 @@ void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
            GatherNdLowering, DynSliceLowering, ScatterElementsLowering,
            ScatterNdLowering, OneHotLowering, TriluLowering, RangeLowering,
            ShapeOfLowering, BindDimsLowering, TopKLowering, NonZeroLowering,
-           NonMaxSuppressionLowering, UniqueLowering>(converter, symbols,
+           NonMaxSuppressionLowering, UniqueLowering>(converter,
                                                       patterns.getContext());
 }

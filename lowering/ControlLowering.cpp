@@ -59,16 +59,12 @@ Value scale(OpBuilder &builder, Location loc, Value value, int64_t factor) {
       arith::ConstantIndexOp::create(builder, loc, factor));
 }
 
-struct ScanLowering : public OpConversionPattern<ScanOp> {
-  ScanLowering(const TypeConverter &converter, MLIRContext *context,
-               const SymbolValueMap &symbols)
-      : OpConversionPattern(converter, context), symbols(symbols) {}
+struct ScanLowering : public TractLoweringPattern<ScanOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
-  LogicalResult
-  matchAndRewrite(ScanOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  LogicalResult lower(ScanOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Operation *func = getEnclosingFunction(op);
     int64_t numStates = op.getNumStates();
     ArrayRef<int64_t> scanAxes = op.getScanAxes(), chunks = op.getScanChunks();
     ArrayRef<int64_t> outputAxes = op.getOutputAxes();
@@ -99,15 +95,14 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
       }
       if (iterations)
         continue;
-      iterations =
-          symbols.materialize(rewriter, loc, func, length.ceilDiv(chunk));
+      iterations = materializeDim(rewriter, loc, length.ceilDiv(chunk));
       if (!iterations)
         return rewriter.notifyMatchFailure(op, "a size has an unbound symbol");
     }
 
     SmallVector<Value> initial(states.begin(), states.end());
     for (Value result : op.getResults().drop_front(numStates)) {
-      Value empty = symbols.emptyTensor(rewriter, loc, func, result.getType());
+      Value empty = emptyTensor(rewriter, loc, result.getType());
       if (!empty)
         return rewriter.notifyMatchFailure(op, "a size has an unbound symbol");
       initial.push_back(empty);
@@ -186,9 +181,6 @@ struct ScanLowering : public OpConversionPattern<ScanOp> {
     rewriter.replaceOp(op, loop.getResults());
     return success();
   }
-
-private:
-  const SymbolValueMap &symbols;
 };
 
 /// The check of a branch's assertions: whether they all hold, and the
@@ -203,14 +195,14 @@ struct BranchCheck {
 /// it takes first: when they fail, tract_fail records which and the results
 /// are empty tensors of the sizes the types say (the model's entry then
 /// returns an error status).
-struct IfLowering : public OpConversionPattern<IfOp> {
-  IfLowering(const TypeConverter &converter, MLIRContext *context,
-             const SymbolValueMap &symbols)
-      : OpConversionPattern(converter, context), symbols(symbols) {}
+struct IfLowering : public TractLoweringPattern<IfOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
-  LogicalResult
-  matchAndRewrite(IfOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
+  /// Its results may take sizes in its branches.
+  bool requiresBoundSymbols() const override { return false; }
+
+  LogicalResult lower(IfOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     SmallVector<Type> types;
     if (failed(getTypeConverter()->convertTypes(op.getResultTypes(), types)))
@@ -284,7 +276,6 @@ private:
     if (!texts)
       return result;
     Location loc = op.getLoc();
-    Operation *func = getEnclosingFunction(op);
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     std::set<std::string> names;
     SmallVector<std::string> quoted;
@@ -295,7 +286,7 @@ private:
         return op.emitError()
                << "invalid assertion of its " << branch << " branch: " << error;
       for (const TDim &constraint : constraints) {
-        Value value = symbols.materialize(b, loc, func, constraint);
+        Value value = materializeDim(b, loc, constraint);
         if (!value)
           return op.emitError()
                  << "its " << branch << " branch relies on " << text
@@ -318,8 +309,7 @@ private:
     for (const std::string &name : names) {
       parts.push_back(name + "=%lld");
       result.values.push_back(arith::IndexCastOp::create(
-          b, loc, b.getI64Type(),
-          symbols.materialize(b, loc, func, TDim::symbol(name))));
+          b, loc, b.getI64Type(), materializeDim(b, loc, TDim::symbol(name))));
     }
     if (!parts.empty())
       result.format += " (" + llvm::join(parts, ", ") + ")";
@@ -330,26 +320,21 @@ private:
   /// (0 for a dim nothing binds yet).
   Value empty(OpBuilder &b, IfOp op, Type type) const {
     Location loc = op.getLoc();
-    Operation *func = getEnclosingFunction(op);
     auto tensorType = cast<RankedTensorType>(convertTractType(type));
     SmallVector<Value> sizes;
     for (auto [axis, dim] : llvm::enumerate(getShape(type))) {
       if (!tensorType.isDynamicDim(axis))
         continue;
-      Value size = symbols.materialize(b, loc, func, dim);
+      Value size = materializeDim(b, loc, dim);
       sizes.push_back(size ? size : arith::ConstantIndexOp::create(b, loc, 0));
     }
     return tensor::EmptyOp::create(b, loc, tensorType, sizes);
   }
-
-  const SymbolValueMap &symbols;
 };
 
 } // namespace
 
 void mlir::tract::populateControlLoweringPatterns(
-    const TypeConverter &converter, const SymbolValueMap &symbols,
-    RewritePatternSet &patterns) {
-  patterns.add<ScanLowering>(converter, patterns.getContext(), symbols);
-  patterns.add<IfLowering>(converter, patterns.getContext(), symbols);
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ScanLowering, IfLowering>(converter, patterns.getContext());
 }

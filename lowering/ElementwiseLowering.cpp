@@ -359,18 +359,22 @@ const llvm::StringMap<BodyBuilder> &bodyBuilders() {
 }
 
 /// Lowers any element-wise op of the table to a linalg.generic.
+/// It matches any op with the trait rather than one op type, so it is the
+/// one pattern that does not derive TractLoweringPattern: it makes the same
+/// check of the symbols first.
 struct ElementwiseLowering : public ConversionPattern {
-  ElementwiseLowering(const TypeConverter &converter,
-                      const SymbolValueMap &symbols, MLIRContext *context)
+  ElementwiseLowering(const TypeConverter &converter, MLIRContext *context)
       : ConversionPattern(converter, MatchAnyOpTypeTag(), /*benefit=*/1,
-                          context),
-        symbols(symbols) {}
+                          context) {}
 
   LogicalResult
   matchAndRewrite(Operation *op, ArrayRef<Value> operands,
                   ConversionPatternRewriter &rewriter) const override {
     if (!isElementwise(op))
       return failure();
+    if (std::optional<std::string> unbound = findUnboundSymbol(op))
+      return rewriter.notifyMatchFailure(op, "symbol " + *unbound +
+                                                 " has no value here");
     StringRef name = op->getName().getStringRef();
     BodyBuilder body;
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
@@ -410,9 +414,8 @@ struct ElementwiseLowering : public ConversionPattern {
     }
 
     Location loc = op->getLoc();
-    Operation *func = getEnclosingFunction(op);
     Type resultType = op->getResult(0).getType();
-    Value init = symbols.emptyTensor(rewriter, loc, func, resultType);
+    Value init = emptyTensor(rewriter, loc, resultType);
     if (!init)
       return rewriter.notifyMatchFailure(op, "a result size is unbound");
     Shape resultShape = getShape(resultType);
@@ -444,14 +447,11 @@ struct ElementwiseLowering : public ConversionPattern {
                          }));
     return success();
   }
-
-  const SymbolValueMap &symbols;
 };
 
 } // namespace
 
 void mlir::tract::populateElementwiseLoweringPatterns(
-    const TypeConverter &converter, const SymbolValueMap &symbols,
-    RewritePatternSet &patterns) {
-  patterns.add<ElementwiseLowering>(converter, symbols, patterns.getContext());
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<ElementwiseLowering>(converter, patterns.getContext());
 }

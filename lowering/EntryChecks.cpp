@@ -199,17 +199,12 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
           tensor::DimOp::create(builder, loc, argument, axis));
   }
   // The symbols, as the body binds them.
-  SymbolValueMap symbols;
+  llvm::StringMap<Value> bound;
   SmallVector<SymbolSource> sources = findSymbolSources(inputShapes);
   for (const SymbolSource &source : sources)
-    symbols.bindComputedSymbol(entry, source.form.symbol,
-                               readSymbol(builder, loc,
-                                          sizes[source.argument][source.axis],
-                                          source.form));
-  const llvm::StringMap<Value> *bound = symbols.lookup(entry);
-  auto isBound = [&](const std::string &symbol) {
-    return bound && bound->count(symbol);
-  };
+    bound[source.form.symbol] = readSymbol(
+        builder, loc, sizes[source.argument][source.axis], source.form);
+  auto isBound = [&](const std::string &symbol) { return bound.count(symbol); };
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
 
   CheckSequence checks(builder, loc, entry);
@@ -234,11 +229,11 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
       Value holds;
       if (source) {
         // `a*S+b` binds S: the size must have that form with S a size.
-        Value symbol = bound->lookup(source->form.symbol);
+        Value symbol = bound.lookup(source->form.symbol);
         holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge,
                                       symbol, zero);
         if (source->form.coefficient != 1) {
-          Value expected = symbols.materialize(builder, loc, entry, dim);
+          Value expected = materializeDim(builder, loc, bound, dim);
           holds = arith::AndIOp::create(
               builder, loc,
               arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
@@ -247,7 +242,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
         }
         format += " for some " + source->form.symbol + " >= 0)";
       } else {
-        Value expected = symbols.materialize(builder, loc, entry, dim);
+        Value expected = materializeDim(builder, loc, bound, dim);
         if (!expected)
           return func.emitError()
                  << "input '" << inputName(argument) << "' axis " << axis
@@ -279,7 +274,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
       continue;
     Value holds;
     for (const TDim &constraint : constraints) {
-      Value value = symbols.materialize(builder, loc, entry, constraint);
+      Value value = materializeDim(builder, loc, bound, constraint);
       Value nonNegative = arith::CmpIOp::create(
           builder, loc, arith::CmpIPredicate::sge, value, zero);
       holds = holds ? arith::AndIOp::create(builder, loc, holds, nonNegative)
@@ -293,7 +288,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
       SmallVector<std::string> parts;
       for (const std::string &symbol : names) {
         parts.push_back(symbol + "=%lld");
-        values.push_back(bound->lookup(symbol));
+        values.push_back(bound.lookup(symbol));
       }
       format += " (" + llvm::join(parts, ", ") + ")";
     }

@@ -104,9 +104,8 @@ Value mlir::tract::readSymbol(OpBuilder &builder, Location loc, Value size,
   return size;
 }
 
-LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
+LogicalResult mlir::tract::bindInputSymbols(Operation *funcOp) {
   auto func = cast<func::FuncOp>(funcOp);
-  llvm::StringMap<Value> &bound = symbols[func];
   Block &entry = func.getBody().front();
   OpBuilder builder = OpBuilder::atBlockBegin(&entry);
   Location loc = func.getLoc();
@@ -124,12 +123,21 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
                 "needs its #tract.dims expression)";
     shapes.push_back(getShape(type));
   }
+  // A function that tract-bind-symbols has seen is bound already.
+  llvm::StringSet<> bound;
+  for (auto bind : entry.getOps<BindSymbolOp>())
+    bound.insert(bind.getSymbol());
   for (const SymbolSource &source : findSymbolSources(shapes)) {
+    if (bound.contains(source.form.symbol))
+      continue;
     Value size = tensor::DimOp::create(
         builder, loc, entry.getArgument(source.argument), source.axis);
-    bound[source.form.symbol] = readSymbol(builder, loc, size, source.form);
+    bindSymbol(builder, loc, source.form.symbol,
+               readSymbol(builder, loc, size, source.form));
+    bound.insert(source.form.symbol);
   }
-  // Every symbol the function's types use must be bound.
+  // Every symbol the function's types use must be bound, by an input or by
+  // an op that computes it.
   std::set<std::string> used;
   func.walk([&](Operation *op) {
     for (Type type : op->getResultTypes())
@@ -140,11 +148,9 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
   for (const Shape &shape : shapes)
     for (const TDim &dim : shape)
       dim.collectSymbols(used);
-  // Symbols that ops compute are bound as the conversion reaches them.
   func.walk([&](Operation *op) {
     for (const std::string &computed : getComputedSymbols(op))
-      if (!bound.count(computed))
-        used.erase(computed);
+      bound.insert(computed);
   });
   for (const std::string &name : used)
     if (!bound.count(name))
@@ -155,12 +161,34 @@ LogicalResult SymbolValueMap::bindFunction(Operation *funcOp) {
   return success();
 }
 
-void SymbolValueMap::bindComputedSymbol(Operation *func, StringRef name,
-                                        Value value) const {
-  symbols[func][name] = value;
+void mlir::tract::bindSymbol(OpBuilder &builder, Location loc, StringRef symbol,
+                             Value value) {
+  BindSymbolOp::create(builder, loc, symbol, value);
 }
 
-std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
+Value mlir::tract::lookupSymbol(Block *block, Block::iterator point,
+                                StringRef symbol) {
+  while (block) {
+    for (Block::iterator it = point; it != block->begin();) {
+      --it;
+      if (auto bind = dyn_cast<BindSymbolOp>(&*it);
+          bind && bind.getSymbol() == symbol)
+        return bind.getValue();
+    }
+    Operation *parent = block->getParentOp();
+    if (!parent || isa<func::FuncOp>(parent) || !parent->getBlock())
+      return {};
+    point = Block::iterator(parent);
+    block = parent->getBlock();
+  }
+  return {};
+}
+
+void mlir::tract::eraseSymbolBindings(Operation *root) {
+  root->walk([](BindSymbolOp bind) { bind.erase(); });
+}
+
+std::optional<std::string> mlir::tract::getComputedSymbol(Operation *op) {
   DimAttr len;
   if (auto slice = dyn_cast<DynSliceOp>(op))
     len = slice.getLenAttr();
@@ -179,7 +207,7 @@ std::optional<std::string> SymbolValueMap::getComputedSymbol(Operation *op) {
   return len.getValue().getSymbolName();
 }
 
-SmallVector<std::string> SymbolValueMap::getComputedSymbols(Operation *op) {
+SmallVector<std::string> mlir::tract::getComputedSymbols(Operation *op) {
   SmallVector<std::string> names;
   if (auto bind = dyn_cast<BindDimsOp>(op)) {
     for (const TDim &dim : bind.getDims().getDims())
@@ -189,6 +217,22 @@ SmallVector<std::string> SymbolValueMap::getComputedSymbols(Operation *op) {
     names.push_back(*name);
   }
   return names;
+}
+
+std::optional<std::string> mlir::tract::findUnboundSymbol(Operation *op) {
+  std::set<std::string> used;
+  for (TypeRange types :
+       {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
+    for (Type type : types)
+      if (isa<RankedTensorType>(type) && isTractTensorType(type))
+        for (const TDim &dim : getShape(type))
+          dim.collectSymbols(used);
+  for (const std::string &computed : getComputedSymbols(op))
+    used.erase(computed);
+  for (const std::string &name : used)
+    if (!lookupSymbol(op, name))
+      return name;
+  return std::nullopt;
 }
 
 std::string mlir::tract::nodeName(Operation *op) {
@@ -238,14 +282,10 @@ std::string mlir::tract::escapeFormat(StringRef text) {
   return escaped;
 }
 
-const llvm::StringMap<Value> *SymbolValueMap::lookup(Operation *func) const {
-  auto it = symbols.find(func);
-  return it == symbols.end() ? nullptr : &it->second;
-}
-
 namespace {
 
-/// Index arithmetic over the function's bound symbols.
+/// Index arithmetic over the symbols' values: those of `bound` when given,
+/// else their bindings before the builder's insertion point.
 struct IndexAlgebra : DimAlgebra<Value> {
   IndexAlgebra(OpBuilder &builder, Location loc,
                const llvm::StringMap<Value> *bound)
@@ -254,7 +294,10 @@ struct IndexAlgebra : DimAlgebra<Value> {
     return arith::ConstantIndexOp::create(builder, loc, value);
   }
   Value symbol(StringRef name) override {
-    return bound ? bound->lookup(name) : Value();
+    if (bound)
+      return bound->lookup(name);
+    return lookupSymbol(builder.getInsertionBlock(),
+                        builder.getInsertionPoint(), name);
   }
   Value add(Value lhs, Value rhs) override {
     return arith::AddIOp::create(builder, loc, lhs, rhs);
@@ -283,29 +326,34 @@ struct IndexAlgebra : DimAlgebra<Value> {
 
 } // namespace
 
-Value SymbolValueMap::materialize(OpBuilder &builder, Location loc,
-                                  Operation *func, const TDim &dim) const {
-  IndexAlgebra algebra(builder, loc, lookup(func));
+Value mlir::tract::materializeDim(OpBuilder &builder, Location loc,
+                                  const TDim &dim) {
+  IndexAlgebra algebra(builder, loc, nullptr);
   return buildDim(dim, algebra);
 }
 
-SmallVector<Value> SymbolValueMap::dynamicSizes(OpBuilder &builder,
-                                                Location loc, Operation *func,
-                                                Type type) const {
+Value mlir::tract::materializeDim(OpBuilder &builder, Location loc,
+                                  const llvm::StringMap<Value> &bound,
+                                  const TDim &dim) {
+  IndexAlgebra algebra(builder, loc, &bound);
+  return buildDim(dim, algebra);
+}
+
+SmallVector<Value> mlir::tract::dynamicSizes(OpBuilder &builder, Location loc,
+                                             Type type) {
   SmallVector<Value> sizes;
   auto tensorType = cast<RankedTensorType>(type);
   Shape shape = getShape(type);
   for (auto [axis, size] : llvm::enumerate(tensorType.getShape()))
     if (ShapedType::isDynamic(size))
-      sizes.push_back(materialize(builder, loc, func, shape[axis]));
+      sizes.push_back(materializeDim(builder, loc, shape[axis]));
   return sizes;
 }
 
-Value SymbolValueMap::emptyTensor(OpBuilder &builder, Location loc,
-                                  Operation *func, Type type,
-                                  Type elementType) const {
+Value mlir::tract::emptyTensor(OpBuilder &builder, Location loc, Type type,
+                               Type elementType) {
   auto tensorType = cast<RankedTensorType>(type);
-  SmallVector<Value> sizes = dynamicSizes(builder, loc, func, type);
+  SmallVector<Value> sizes = dynamicSizes(builder, loc, type);
   if (llvm::any_of(sizes, [](Value v) { return !v; }))
     return {};
   Type element = elementType ? elementType

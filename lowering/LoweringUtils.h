@@ -60,49 +60,58 @@ SmallVector<SymbolSource> findSymbolSources(ArrayRef<Shape> inputShapes);
 Value readSymbol(OpBuilder &builder, Location loc, Value size,
                  const LinearForm &form);
 
-/// The run-time values of a function's symbols, bound at its entry from the
-/// dims of its arguments.
-class SymbolValueMap {
-public:
-  /// Binds the symbols of `func` from its tensor arguments' dims: a dim that
-  /// is exactly a symbol binds it; a dim `a*S+b` binds S when it is the only
-  /// unbound symbol. Fails with an error naming a symbol no input determines.
-  LogicalResult bindFunction(Operation *func);
+/// The run-time values of symbols live in the IR, as tract.bind_symbol ops:
+/// `bindInputSymbols` binds those the inputs determine at the top of a
+/// function before the conversion, and the lowering of an op that computes
+/// a symbol binds it after computing it (`bindSymbol`). A dim is
+/// materialized at a builder's insertion point from the nearest bindings
+/// before it, in its block or an enclosing one.
 
-  /// The index value of `dim` at the builder's insertion point, inside
-  /// `func` (constants fold; symbols come from the entry).
-  Value materialize(OpBuilder &builder, Location loc, Operation *func,
-                    const TDim &dim) const;
+/// Binds the symbols of `func` from its tensor arguments' dims, at the top
+/// of its entry block: a dim that is exactly a symbol binds it; a dim
+/// `a*S+b` binds S when it is the only unbound symbol. Fails with an error
+/// naming a symbol that neither an input nor an op of `func` determines.
+LogicalResult bindInputSymbols(Operation *func);
 
-  /// The dynamic sizes of `type` (a tract tensor type), in order, for
-  /// `tensor.empty`.
-  SmallVector<Value> dynamicSizes(OpBuilder &builder, Location loc,
-                                  Operation *func, Type type) const;
+/// Binds `symbol` to `value` (an index) at the builder's insertion point,
+/// for what follows.
+void bindSymbol(OpBuilder &builder, Location loc, StringRef symbol,
+                Value value);
 
-  /// A `tensor.empty` of the plain version of `type`, with `elementType` if
-  /// given.
-  Value emptyTensor(OpBuilder &builder, Location loc, Operation *func,
-                    Type type, Type elementType = {}) const;
+/// The value of `symbol` at `point` of `block`: that of the nearest
+/// tract.bind_symbol before it in the block or an enclosing one, within
+/// the function; null when none.
+Value lookupSymbol(Block *block, Block::iterator point, StringRef symbol);
+/// The same just before `op`.
+inline Value lookupSymbol(Operation *op, StringRef symbol) {
+  return lookupSymbol(op->getBlock(), Block::iterator(op), symbol);
+}
 
-  /// The symbols of `func`, as bound.
-  const llvm::StringMap<Value> *lookup(Operation *func) const;
+/// Erases the bindings of `root`'s functions once they are lowered.
+void eraseSymbolBindings(Operation *root);
 
-  /// Binds a symbol that no input determines but an op computes at run time
-  /// (the `len` of tract.dyn_slice, tract.range, tract.topk), when that op is
-  /// lowered; `value` must dominate the symbol's later uses. Patterns only
-  /// hold a const map, hence the mutable state.
-  void bindComputedSymbol(Operation *func, StringRef name, Value value) const;
+/// The index value of `dim` at the builder's insertion point (constants
+/// fold; symbols come from their bindings); null when a symbol is unbound.
+Value materializeDim(OpBuilder &builder, Location loc, const TDim &dim);
+/// The same with the symbols' values given by `bound`.
+Value materializeDim(OpBuilder &builder, Location loc,
+                     const llvm::StringMap<Value> &bound, const TDim &dim);
 
-  /// The symbol `op` computes at run time: its `len` when that is a lone
-  /// symbol.
-  static std::optional<std::string> getComputedSymbol(Operation *op);
-  /// Every symbol `op` computes: its `len`, or the lone-symbol entries of a
-  /// tract.bind_dims.
-  static SmallVector<std::string> getComputedSymbols(Operation *op);
+/// The dynamic sizes of `type` (a tract tensor type), in order, for
+/// `tensor.empty`.
+SmallVector<Value> dynamicSizes(OpBuilder &builder, Location loc, Type type);
 
-private:
-  mutable llvm::DenseMap<Operation *, llvm::StringMap<Value>> symbols;
-};
+/// A `tensor.empty` of the plain version of `type`, with `elementType` if
+/// given; null when a symbol of its dims is unbound.
+Value emptyTensor(OpBuilder &builder, Location loc, Type type,
+                  Type elementType = {});
+
+/// The symbol `op` computes at run time: its `len` when that is a lone
+/// symbol.
+std::optional<std::string> getComputedSymbol(Operation *op);
+/// Every symbol `op` computes: its `len`, or the lone-symbol entries of a
+/// tract.bind_dims.
+SmallVector<std::string> getComputedSymbols(Operation *op);
 
 /// `text` inside a printf format (its `%` doubled), for the messages that
 /// compiled checks pass to the runtime.
@@ -125,18 +134,69 @@ Operation *getEnclosingFunction(Operation *op);
 /// Whether the tract element type is an unsigned integer.
 bool isUnsignedInteger(Type elementType);
 
-/// Pattern populators, one per op family; `symbols` outlives the patterns.
+/// The first symbol of `op`'s operand and result types that has no value
+/// where `op` stands, leaving out those `op` computes itself.
+std::optional<std::string> findUnboundSymbol(Operation *op);
+
+/// The base of the lowering patterns of every op family: `lower` builds the
+/// replacement of an op whose symbols have values where it stands (an op
+/// using a symbol that an op computes at run time waits for that op's
+/// lowering to bind it), with the helpers that size results from symbolic
+/// dims.
+template <typename OpTy>
+class TractLoweringPattern : public OpConversionPattern<OpTy> {
+public:
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const final {
+    if (requiresBoundSymbols())
+      if (std::optional<std::string> name = findUnboundSymbol(op))
+        return rewriter.notifyMatchFailure(op, "symbol " + *name +
+                                                   " has no value here");
+    return lower(op, adaptor, rewriter);
+  }
+
+  virtual LogicalResult lower(OpTy op, OpAdaptor adaptor,
+                              ConversionPatternRewriter &rewriter) const = 0;
+
+  /// False for a pattern that sizes what it can without every symbol (an
+  /// if whose results take their sizes in its branches).
+  virtual bool requiresBoundSymbols() const { return true; }
+
+  /// `dim` as an attribute when constant, else its value at the builder's
+  /// point; failure when a symbol is unbound.
+  static FailureOr<OpFoldResult> size(OpBuilder &b, Location loc,
+                                      const TDim &dim) {
+    if (std::optional<int64_t> value = dim.getConstant())
+      return OpFoldResult(b.getIndexAttr(*value));
+    if (Value value = materializeDim(b, loc, dim))
+      return OpFoldResult(value);
+    return failure();
+  }
+  static FailureOr<SmallVector<OpFoldResult>> sizes(OpBuilder &b, Location loc,
+                                                    ArrayRef<TDim> dims) {
+    SmallVector<OpFoldResult> result;
+    for (const TDim &dim : dims) {
+      FailureOr<OpFoldResult> one = size(b, loc, dim);
+      if (failed(one))
+        return failure();
+      result.push_back(*one);
+    }
+    return result;
+  }
+};
+
+/// Pattern populators, one per op family.
 void populateElementwiseLoweringPatterns(const TypeConverter &converter,
-                                         const SymbolValueMap &symbols,
                                          RewritePatternSet &patterns);
 void populateArrayLoweringPatterns(const TypeConverter &converter,
-                                   const SymbolValueMap &symbols,
                                    RewritePatternSet &patterns);
 void populateNNLoweringPatterns(const TypeConverter &converter,
-                                const SymbolValueMap &symbols,
                                 RewritePatternSet &patterns);
 void populateControlLoweringPatterns(const TypeConverter &converter,
-                                     const SymbolValueMap &symbols,
                                      RewritePatternSet &patterns);
 
 /// Scalar helpers shared by the op families.

@@ -47,17 +47,13 @@ namespace {
 // Building blocks
 //===----------------------------------------------------------------------===//
 
-/// What lowering one op builds with: the insertion point, and the values of
-/// the symbols of its function.
+/// What lowering one op builds with: the insertion point, from which the
+/// symbols' values are found.
 struct Builder {
-  Builder(OpBuilder &b, Operation *op, const SymbolValueMap &symbols)
-      : b(b), loc(op->getLoc()), func(getEnclosingFunction(op)),
-        symbols(symbols) {}
+  Builder(OpBuilder &b, Operation *op) : b(b), loc(op->getLoc()) {}
 
   /// The index value of `dim`.
-  Value index(const TDim &dim) const {
-    return symbols.materialize(b, loc, func, dim);
-  }
+  Value index(const TDim &dim) const { return materializeDim(b, loc, dim); }
   Value index(int64_t value) const {
     return arith::ConstantIndexOp::create(b, loc, value);
   }
@@ -77,9 +73,8 @@ struct Builder {
         convertTractType(getTensorType(b.getContext(), shape, element)));
   }
   Value empty(ArrayRef<TDim> shape, Type element) const {
-    return symbols.emptyTensor(b, loc, func,
-                               getTensorType(b.getContext(), shape, element),
-                               convertElementType(element));
+    return emptyTensor(b, loc, getTensorType(b.getContext(), shape, element),
+                       convertElementType(element));
   }
   Value fill(Value init, Value scalar) const {
     return linalg::FillOp::create(b, loc, ValueRange{scalar}, ValueRange{init})
@@ -102,42 +97,6 @@ struct Builder {
 
   OpBuilder &b;
   Location loc;
-  Operation *func;
-  const SymbolValueMap &symbols;
-};
-
-/// A pattern that lowers one op of the family once the symbols of its
-/// shapes have values.
-template <typename OpTy> struct NNPattern : public OpConversionPattern<OpTy> {
-  NNPattern(const TypeConverter &converter, const SymbolValueMap &symbols,
-            MLIRContext *context)
-      : OpConversionPattern<OpTy>(converter, context), symbols(symbols) {}
-
-  LogicalResult
-  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const final {
-    // Every size is computed from the symbols; one that an op computes at
-    // run time must have been bound by that op's lowering.
-    std::set<std::string> used;
-    for (TypeRange types :
-         {TypeRange(op->getOperandTypes()), TypeRange(op->getResultTypes())})
-      for (Type type : types)
-        if (isa<RankedTensorType>(type))
-          for (const TDim &dim : getShape(type))
-            dim.collectSymbols(used);
-    const llvm::StringMap<Value> *bound =
-        symbols.lookup(getEnclosingFunction(op));
-    for (const std::string &name : used)
-      if (!bound || !bound->count(name))
-        return rewriter.notifyMatchFailure(op, "symbol " + name +
-                                                   " has no value here");
-    return lower(op, adaptor, rewriter);
-  }
-
-  virtual LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
-                              ConversionPatternRewriter &rewriter) const = 0;
-
-  const SymbolValueMap &symbols;
 };
 
 /// A scalar of the plain version of the tract element type `element`.
@@ -203,8 +162,8 @@ bool isPlainMatmul(ArrayRef<std::string> specs, StringRef output, bool batch) {
          std::unique(letters.begin(), letters.end()) == letters.end();
 }
 
-struct EinsumLowering : public NNPattern<EinsumOp> {
-  using NNPattern::NNPattern;
+struct EinsumLowering : public TractLoweringPattern<EinsumOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(EinsumOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -257,7 +216,7 @@ struct EinsumLowering : public NNPattern<EinsumOp> {
       resultExprs.push_back(getAffineDimExpr(i, context));
     maps.push_back(AffineMap::get(loops.size(), 0, resultExprs, context));
 
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Value init = builder.filled(getShape(op.getType()), element,
                                 scalar(rewriter, op.getLoc(), element, 0));
     ValueRange inputs = adaptor.getInputs();
@@ -477,8 +436,8 @@ SmallVector<int64_t> kernelSpatial(ArrayRef<TDim> kernel) {
   return sizes;
 }
 
-struct ConvLowering : public NNPattern<ConvOp> {
-  using NNPattern::NNPattern;
+struct ConvLowering : public TractLoweringPattern<ConvOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(ConvOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -492,7 +451,7 @@ struct ConvLowering : public NNPattern<ConvOp> {
     Shape output = getShape(op.getType());
     size_t rank = input.size() - 2;
     Window window = windowOf(op, kernelSpatial(kernel));
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Pads pads = windowPads(window, ArrayRef(input).drop_front(2),
                            ArrayRef(output).drop_front(2));
     Shape padded;
@@ -573,8 +532,8 @@ Value flipSpatial(const Builder &builder, Value kernel, ArrayRef<TDim> shape,
 /// kernel with its channel axes swapped, of the input spread `stride` apart
 /// in a zero tensor: output y reads the spread input at y + shift + j * d
 /// and the flipped kernel at j.
-struct DeconvLowering : public NNPattern<DeconvOp> {
-  using NNPattern::NNPattern;
+struct DeconvLowering : public TractLoweringPattern<DeconvOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(DeconvOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -593,7 +552,7 @@ struct DeconvLowering : public NNPattern<DeconvOp> {
     if (adjustments.empty())
       adjustments.assign(rank, 0);
     int64_t group = op.getGroup();
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     MLIRContext *context = rewriter.getContext();
     auto d = [&](size_t i) { return getAffineDimExpr(i, context); };
 
@@ -805,8 +764,8 @@ Value reduceAxes(
       .getResult(0);
 }
 
-struct ReduceLowering : public NNPattern<ReduceOp> {
-  using NNPattern::NNPattern;
+struct ReduceLowering : public TractLoweringPattern<ReduceOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(ReduceOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -814,7 +773,7 @@ struct ReduceLowering : public NNPattern<ReduceOp> {
     Shape shape = getShape(op.getInput());
     ArrayRef<int64_t> axes = op.getAxes();
     Reducer reducer = op.getReducer();
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Location loc = op.getLoc();
     if (reducer == Reducer::ArgMax || reducer == Reducer::ArgMin) {
       rewriter.replaceOp(
@@ -947,8 +906,9 @@ struct ReduceLowering : public NNPattern<ReduceOp> {
 
 /// Softmax and log-softmax subtract the maximum over the axes before
 /// exponentiating, so that the largest term is exp(0).
-template <typename OpTy> struct SoftmaxLowering : public NNPattern<OpTy> {
-  using NNPattern<OpTy>::NNPattern;
+template <typename OpTy>
+struct SoftmaxLowering : public TractLoweringPattern<OpTy> {
+  using TractLoweringPattern<OpTy>::TractLoweringPattern;
   static constexpr bool isLog = std::is_same_v<OpTy, LogSoftmaxOp>;
 
   LogicalResult lower(OpTy op, typename OpTy::Adaptor adaptor,
@@ -956,7 +916,7 @@ template <typename OpTy> struct SoftmaxLowering : public NNPattern<OpTy> {
     Type element = getElementTypeOrSelf(op.getType());
     Shape shape = getShape(op.getType());
     ArrayRef<int64_t> axes = op.getAxes();
-    Builder builder(rewriter, op, this->symbols);
+    Builder builder(rewriter, op);
     Location loc = op.getLoc();
     MLIRContext *context = rewriter.getContext();
     Value x = adaptor.getInput();
@@ -1017,15 +977,15 @@ template <typename OpTy> struct SoftmaxLowering : public NNPattern<OpTy> {
   }
 };
 
-struct RmsNormLowering : public NNPattern<RmsNormOp> {
-  using NNPattern::NNPattern;
+struct RmsNormLowering : public TractLoweringPattern<RmsNormOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(RmsNormOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     Shape shape = getShape(op.getType());
     int64_t axis = op.getAxis();
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Location loc = op.getLoc();
     Value x = adaptor.getInput();
     Value squares = reduceAxes(
@@ -1120,8 +1080,8 @@ template <typename OpTy> struct PoolGeometry {
   Pads pads;
 };
 
-struct MaxPoolLowering : public NNPattern<MaxPoolOp> {
-  using NNPattern::NNPattern;
+struct MaxPoolLowering : public TractLoweringPattern<MaxPoolOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(MaxPoolOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -1129,7 +1089,7 @@ struct MaxPoolLowering : public NNPattern<MaxPoolOp> {
     PoolGeometry<MaxPoolOp> geometry(op);
     const Window &window = geometry.window;
     size_t rank = window.rank();
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Location loc = op.getLoc();
     // Padding never wins a maximum.
     Value low = lowest(rewriter, loc, element);
@@ -1248,8 +1208,8 @@ struct MaxPoolLowering : public NNPattern<MaxPoolOp> {
   }
 };
 
-struct SumPoolLowering : public NNPattern<SumPoolOp> {
-  using NNPattern::NNPattern;
+struct SumPoolLowering : public TractLoweringPattern<SumPoolOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(SumPoolOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -1259,7 +1219,7 @@ struct SumPoolLowering : public NNPattern<SumPoolOp> {
     PoolGeometry<SumPoolOp> geometry(op);
     const Window &window = geometry.window;
     size_t rank = window.rank();
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Value zero = scalar(rewriter, op.getLoc(), element, 0);
     Shape padded;
     Value x = padSpatial(builder, adaptor.getInput(), geometry.input,
@@ -1526,14 +1486,14 @@ void forEachCombination(ArrayRef<size_t> counts,
   }
 }
 
-struct ResizeLowering : public NNPattern<ResizeOp> {
-  using NNPattern::NNPattern;
+struct ResizeLowering : public TractLoweringPattern<ResizeOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(ResizeOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     Shape input = getShape(op.getInput()), output = getShape(op.getType());
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Location loc = op.getLoc();
     Type f64 = rewriter.getF64Type();
     CoordTransform transform = op.getCoordTransform();
@@ -1829,12 +1789,12 @@ Value unitInterval(OpBuilder &b, Location loc, Value z, bool open0) {
 
 /// Element i is drawn from SplitMix64(seed * golden + i): uniform from its
 /// top 53 bits, normal by Box-Muller from it and the next draw.
-struct RandomLowering : public NNPattern<RandomOp> {
-  using NNPattern::NNPattern;
+struct RandomLowering : public TractLoweringPattern<RandomOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(RandomOp op, OpAdaptor,
                       ConversionPatternRewriter &rewriter) const override {
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Shape shape = getShape(op.getType());
     Type element = getElementTypeOrSelf(op.getType());
     Value init = builder.empty(shape, element);
@@ -1896,14 +1856,14 @@ struct RandomLowering : public NNPattern<RandomOp> {
   }
 };
 
-struct GridSampleLowering : public NNPattern<GridSampleOp> {
-  using NNPattern::NNPattern;
+struct GridSampleLowering : public TractLoweringPattern<GridSampleOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(GridSampleOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     Shape input = getShape(op.getInput()), output = getShape(op.getType());
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Location loc = op.getLoc();
     F64Math outer{rewriter, loc};
     size_t spatial = input.size() - 2;
@@ -2050,14 +2010,14 @@ struct GridSampleLowering : public NNPattern<GridSampleOp> {
 /// One output element per iteration of a linalg.generic: the bin's samples
 /// in two loops whose trip counts come from the region's size when the
 /// sampling ratio is adaptive.
-struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
-  using NNPattern::NNPattern;
+struct RoiAlignLowering : public TractLoweringPattern<RoiAlignOp> {
+  using TractLoweringPattern::TractLoweringPattern;
 
   LogicalResult lower(RoiAlignOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Type element = getElementTypeOrSelf(op.getType());
     Shape input = getShape(op.getInput()), output = getShape(op.getType());
-    Builder builder(rewriter, op, symbols);
+    Builder builder(rewriter, op);
     Location loc = op.getLoc();
     Type f64 = rewriter.getF64Type(), index = rewriter.getIndexType();
     Value heightIndex = builder.index(input[2]);
@@ -2221,12 +2181,11 @@ struct RoiAlignLowering : public NNPattern<RoiAlignOp> {
 } // namespace
 
 void mlir::tract::populateNNLoweringPatterns(const TypeConverter &converter,
-                                             const SymbolValueMap &symbols,
                                              RewritePatternSet &patterns) {
   patterns
       .add<EinsumLowering, ConvLowering, DeconvLowering, ReduceLowering,
            SoftmaxLowering<SoftmaxOp>, SoftmaxLowering<LogSoftmaxOp>,
            RmsNormLowering, MaxPoolLowering, SumPoolLowering, ResizeLowering,
            GridSampleLowering, RoiAlignLowering, RandomLowering>(
-          converter, symbols, patterns.getContext());
+          converter, patterns.getContext());
 }

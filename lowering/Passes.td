@@ -3,6 +3,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TractBindSymbols : Pass<"tract-bind-symbols", "ModuleOp"> {
+  let summary = "Bind each function's symbols to its inputs' dims in the IR";
+  let description = [{
+    At the top of each function, reads the dims of the tensor arguments
+    (`tensor.dim`) that determine a symbol (`S`, or `a*S+b` with S the only
+    unbound symbol) and binds it with `tract.bind_symbol`, from which the
+    lowering computes every dynamic size. Symbols that an op computes at run
+    time (a dyn_slice's `len`, bind_dims' entries) are bound by that op's
+    lowering. A symbol that neither an input nor an op determines is an
+    error naming it. `tract-lower-to-linalg` binds the symbols of a
+    function that has no bindings yet itself, and erases the bindings once
+    the function is lowered.
+
+    ```mlir
+    %c1 = arith.constant 1 : index
+    %dim = tensor.dim %arg0, %c1 : tensor<1x?xf32, #tract.dims<[S]>>
+    tract.bind_symbol "S" = %dim
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
   let summary = "Lower tract ops to linalg, tensor, arith, math and scf";
   let description = [{
@@ -11,7 +35,8 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
     ops, axis ops to `tensor` reshapes and slices, `scan`/`if` to `scf`.
 
     The symbols of each function are bound at its entry from its arguments'
-    dims (`tensor.dim`), and every dynamic size is computed from them, so
+    dims (`tract-bind-symbols`, run here for a function that has no
+    bindings yet), and every dynamic size is computed from them, so
     symbolic shapes become `index` arithmetic. Function signatures lose the
     `#tract.dims` encoding and unsigned integers become signless. Results
     are copied into fresh tensors, so that a caller owns every buffer it

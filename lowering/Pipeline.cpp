@@ -88,6 +88,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            const TargetInfo &target) {
   TractLowerToLinalgOptions lowering;
   lowering.entryChecks = true;
+  pm.addPass(createTractBindSymbols());
   pm.addPass(createTractLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

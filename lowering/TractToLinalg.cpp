@@ -25,6 +25,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTBINDSYMBOLS
 #define GEN_PASS_DEF_TRACTLOWERTOLINALG
 #include "lowering/Passes.h.inc"
 } // namespace mlir::tract
@@ -37,21 +38,17 @@ namespace {
 /// Gives `func` a plain signature: arguments change type in place (the
 /// symbols read their dims) and tract ops see them through casts the
 /// conversion removes; results are copied into fresh tensors.
-LogicalResult prepareFunction(func::FuncOp func, SymbolValueMap &symbols) {
+LogicalResult prepareFunction(func::FuncOp func) {
   if (func.isExternal())
     return success();
-  if (failed(symbols.bindFunction(func)))
+  if (failed(bindInputSymbols(func)))
     return failure();
   Block &entry = func.getBody().front();
   OpBuilder builder(func.getContext());
   // After the symbol bindings at the top of the entry block.
-  Operation *firstOp = nullptr;
-  for (Operation &op : entry)
-    if (!isa<tensor::DimOp, arith::ConstantOp, arith::SubIOp,
-             arith::FloorDivSIOp>(op)) {
-      firstOp = &op;
-      break;
-    }
+  Operation *firstOp = &entry.front();
+  for (auto bind : entry.getOps<BindSymbolOp>())
+    firstOp = bind->getNextNode();
   for (BlockArgument argument : entry.getArguments()) {
     Type original = argument.getType();
     Type plain = convertTractType(original);
@@ -185,7 +182,6 @@ struct TractLowerToLinalgPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
-    SymbolValueMap symbols;
     // Public functions get their entry checks once lowered, from the tract
     // shapes of their inputs.
     SmallVector<std::pair<func::FuncOp, SmallVector<Shape>>> entries;
@@ -210,17 +206,17 @@ struct TractLowerToLinalgPass
     for (auto func : module.getOps<func::FuncOp>()) {
       if (entryChecks && func.isPublic() && !func.isExternal())
         entries.push_back({func, getInputShapes(func)});
-      if (failed(prepareFunction(func, symbols)))
+      if (failed(prepareFunction(func)))
         return signalPassFailure();
     }
 
     TractTypeConverter converter;
     RewritePatternSet patterns(context);
     patterns.add<ConstLowering>(converter, context);
-    populateElementwiseLoweringPatterns(converter, symbols, patterns);
-    populateArrayLoweringPatterns(converter, symbols, patterns);
-    populateNNLoweringPatterns(converter, symbols, patterns);
-    populateControlLoweringPatterns(converter, symbols, patterns);
+    populateElementwiseLoweringPatterns(converter, patterns);
+    populateArrayLoweringPatterns(converter, patterns);
+    populateNNLoweringPatterns(converter, patterns);
+    populateControlLoweringPatterns(converter, patterns);
     populateReturnOpTypeConversionPattern(patterns, converter);
 
     ConversionTarget target(*context);
@@ -228,7 +224,7 @@ struct TractLowerToLinalgPass
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
                            tensor::TensorDialect>();
-    target.addLegalOp<ModuleOp, UnrealizedConversionCastOp>();
+    target.addLegalOp<ModuleOp, UnrealizedConversionCastOp, BindSymbolOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
       return converter.isSignatureLegal(func.getFunctionType());
     });
@@ -236,6 +232,7 @@ struct TractLowerToLinalgPass
         [&](func::ReturnOp ret) { return converter.isLegal(ret); });
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
+    eraseSymbolBindings(module);
 
     std::vector<std::string> assertions;
     if (auto texts = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
@@ -243,6 +240,15 @@ struct TractLowerToLinalgPass
         assertions.push_back(text.str());
     for (auto &[func, shapes] : entries)
       if (failed(addEntryChecks(func, shapes, assertions)))
+        return signalPassFailure();
+  }
+};
+
+struct TractBindSymbolsPass
+    : public tract::impl::TractBindSymbolsBase<TractBindSymbolsPass> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (!func.isExternal() && failed(bindInputSymbols(func)))
         return signalPassFailure();
   }
 };

@@ -393,6 +393,27 @@ def Tract_BindDimsOp : Tract_Op<"bind_dims", [MemoryEffects<[MemWrite]>]> {
   let hasVerifier = 1;
 }
 
+def Tract_BindSymbolOp : Tract_Op<"bind_symbol", [MemoryEffects<[MemWrite]>]> {
+  let summary = "the run-time value of a symbol, from here on";
+  let description = [{
+    Made by the lowering only: `tract-bind-symbols` binds each symbol the
+    inputs' dims determine at the top of a function, and the lowering of an
+    op that computes a symbol (the `len` of dyn_slice, range, top-k,
+    non_zero, non_max_suppression, unique; the entries of bind_dims) binds
+    it after computing it. A symbolic dim is materialized from the nearest
+    binding of its symbols before the point of use, so the values of the
+    symbols live in the IR and a rolled-back rewrite takes its bindings with
+    it. The bindings are erased once the function is lowered.
+
+    ```mlir
+    %s = tensor.dim %input, %c1 : tensor<1x?xf32>
+    tract.bind_symbol "S" = %s
+    ```
+  }];
+  let arguments = (ins StrAttr:$symbol, Index:$value);
+  let assemblyFormat = "$symbol `=` $value attr-dict";
+}
+
 def Tract_ShapeOfOp : Tract_InferredOp<"shape_of"> {
   let summary = "the shape of a tensor, as a 1-D i64 tensor";
   let description = [{ Folds to a constant when the shape is static. }];
