@@ -31,9 +31,7 @@ VARIANTS = {
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--models", required=True)
-    parser.add_argument("--node-path", required=True)
-    parser.add_argument("--out", required=True)
+    make_references.add_bundle_arguments(parser)
     parser.add_argument("names", nargs="+")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)

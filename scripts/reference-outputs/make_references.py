@@ -175,6 +175,28 @@ def sha256(path):
     return digest.hexdigest()
 
 
+def read_hashes(path):
+    """models.sha256 as {model file: hash}, empty when there is none. Shared
+    with test/onnx/run_real_models.py, which refuses a model whose hash
+    differs from the one its bundle was made from."""
+    hashes = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                digest, name = line.split()
+                hashes[name] = digest
+    return hashes
+
+
+def add_bundle_arguments(parser):
+    """The options of the scripts that write bundles from the real models
+    (this one and bench/make_large_bundles.py)."""
+    parser.add_argument("--models", required=True, help="the models folder")
+    parser.add_argument("--out", required=True, help="the references folder")
+    parser.add_argument("--node-path", required=True,
+                        help="node_modules holding onnxruntime-node")
+
+
 def write_npz(path, arrays):
     """np.savez_compressed, with fixed member dates so that the same arrays
     make the same file."""
@@ -220,17 +242,21 @@ def bundle_name(name):
         ".npz"
 
 
-def write_cases(doc, seed, cases, out_dir):
-    """The main of the scripts that write test models next to their inputs
-    and onnxruntime's outputs: `cases(rng)` yields (name, model, inputs)
-    from a generator seeded with `seed`; each model is written as
-    OUT/NAME.onnx, run by onnxruntime-node, and its inputs and outputs
-    written as OUT/NAME.npz. Takes --node-path (what
-    scripts/install-onnxruntime.sh prints) and an optional OUT (default
-    `out_dir`)."""
-    parser = argparse.ArgumentParser(description=doc)
-    parser.add_argument("--node-path", required=True)
-    parser.add_argument("out", nargs="?", default=out_dir)
+def write_cases(doc, seed, cases, script):
+    """The main of the scripts that write test models with onnxruntime's
+    outputs (test/onnx/*/make_*models.py): `cases(rng)` yields (name, model,
+    inputs) from a generator seeded with `seed`; `doc` describes the models
+    and `script` is the caller's __file__, whose folder is the default
+    OUT_DIR."""
+    parser = argparse.ArgumentParser(
+        description=doc,
+        epilog="Writes each model as OUT_DIR/NAME.onnx, runs onnxruntime-node "
+               "on its seeded inputs and writes the inputs and outputs as "
+               "OUT_DIR/NAME.npz; commit what it writes. NODE_MODULES is "
+               "what scripts/install-onnxruntime.sh prints.")
+    parser.add_argument("--node-path", required=True, metavar="NODE_MODULES")
+    parser.add_argument("out", nargs="?", metavar="OUT_DIR",
+                        default=os.path.dirname(os.path.abspath(script)))
     args = parser.parse_args()
     for name, model, inputs in cases(np.random.default_rng(seed)):
         path = os.path.join(args.out, name + ".onnx")
@@ -243,10 +269,7 @@ def write_cases(doc, seed, cases, out_dir):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--models", required=True, help="the models folder")
-    parser.add_argument("--out", required=True, help="the references folder")
-    parser.add_argument("--node-path", required=True,
-                        help="node_modules holding onnxruntime-node")
+    add_bundle_arguments(parser)
     parser.add_argument("names", nargs="*", help="models (default: all)")
     args = parser.parse_args()
     names = args.names or list(MODELS)
@@ -256,12 +279,7 @@ def main():
                  % (", ".join(unknown), ", ".join(MODELS)))
     os.makedirs(args.out, exist_ok=True)
     hashes_path = os.path.join(args.out, "models.sha256")
-    hashes = {}
-    if os.path.exists(hashes_path):
-        with open(hashes_path) as f:
-            for line in f:
-                digest, name = line.split()
-                hashes[name] = digest
+    hashes = read_hashes(hashes_path)
     status = 0
     for name in names:
         file, _, variant = name.partition(":")

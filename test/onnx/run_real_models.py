@@ -21,7 +21,6 @@ Prints one line per model:
 Exits non-zero on any FAIL. --report writes the lines and the totals.
 """
 import argparse
-import hashlib
 import os
 import subprocess
 import sys
@@ -30,16 +29,13 @@ import time
 
 import numpy as np
 
+# The models' hashes, read and computed as when the bundles were written.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "scripts", "reference-outputs"))
+from make_references import read_hashes, sha256  # noqa: E402
+
 # tract's `approximate` tolerances (docs/development.md), per float width.
 TOLERANCES = {2: (1e-3, 5e-3), 4: (1e-4, 5e-4), 8: (1e-4, 5e-4)}
-
-
-def sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def first_error(stderr):
@@ -144,13 +140,7 @@ def main():
     lines = []
     for model in sorted(set(expected) - set(models)):
         lines.append("FAIL  %s: listed as expected to fail but not run" % model)
-    hashes = {}
-    hashes_path = os.path.join(args.references, "models.sha256")
-    if os.path.exists(hashes_path):
-        with open(hashes_path) as f:
-            for line in f:
-                digest, name = line.split()
-                hashes[name] = digest
+    hashes = read_hashes(os.path.join(args.references, "models.sha256"))
     counts = {"ok": 0, "xfail": 0, "FAIL": len(lines)}
     for line in lines:
         print(line, flush=True)

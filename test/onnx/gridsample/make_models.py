@@ -1,24 +1,14 @@
 #!/usr/bin/env python3
-"""Development script: writes GridSample models for the padding, alignment
-and mode combinations the ONNX node tests leave out (points beyond the
-edges included, where the paddings differ), runs onnxruntime-node on seeded
-inputs and writes each model's inputs and outputs next to it (NAME.onnx,
-NAME.npz). Commit what it writes; test/frontends/onnx/gridsample.test
-checks tract against these onnxruntime outputs.
-
-Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
-(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""Development script: writes the GridSample models of
+test/frontends/onnx/gridsample.test, the padding, alignment and mode
+combinations the ONNX node tests leave out (points beyond the edges
+included, where the paddings differ), with onnxruntime's outputs.
 """
-import os
 import sys
+from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
-                                "reference-outputs"))
-from make_references import write_cases  # noqa: E402
 
 # name: (opset, mode, padding_mode, align_corners, input shape, grid shape)
 CASES = {
@@ -63,4 +53,8 @@ def cases(rng):
                           grid_shape), {"x": x, "grid": grid}
 
 if __name__ == "__main__":
-    write_cases(__doc__, SEED, cases, HERE)
+    # Options, onnxruntime and the bundles as for the real models' references.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts" /
+                           "reference-outputs"))
+    from make_references import write_cases
+    write_cases(__doc__, SEED, cases, __file__)

@@ -1,24 +1,13 @@
 #!/usr/bin/env python3
-"""Development script: writes the ONNX-ML models of the tests (tree
-ensembles and linear models, the forms scikit-learn, XGBoost and LightGBM
-exporters write) with onnx's helper, runs onnxruntime-node on seeded inputs
-and writes each model's inputs and outputs next to it (NAME.onnx,
-NAME.npz). Commit what it writes; the CTest onnx-ml checks tract against
-these onnxruntime outputs.
-
-Usage: make_ml_models.py --node-path NODE_MODULES [OUT_DIR]
-(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""Development script: writes the ONNX-ML models of the CTest onnx-ml, built
+with onnx's helper (tree ensembles and linear models, the forms scikit-learn,
+XGBoost and LightGBM exporters write), with onnxruntime's outputs.
 """
-import os
 import sys
+from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
-                                "reference-outputs"))
-from make_references import write_cases  # noqa: E402
 
 MODES = ["BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT"]
 
@@ -145,4 +134,8 @@ def cases(rng):
 
 
 if __name__ == "__main__":
-    write_cases(__doc__, SEED, cases, HERE)
+    # Options, onnxruntime and the bundles as for the real models' references.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts" /
+                           "reference-outputs"))
+    from make_references import write_cases
+    write_cases(__doc__, SEED, cases, __file__)

@@ -1,25 +1,14 @@
 #!/usr/bin/env python3
-"""Development script: writes NonMaxSuppression models larger than the ONNX
-node tests' (many random, overlapping boxes over several batches and
-classes, both box formats, with and without a score threshold), runs
-onnxruntime-node on seeded inputs and writes each model's inputs and
-outputs next to it (NAME.onnx, NAME.npz). Commit what it writes;
-test/frontends/onnx/nms.test checks tract against these onnxruntime
-outputs.
-
-Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
-(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""Development script: writes the NonMaxSuppression models of
+test/frontends/onnx/nms.test, larger than the ONNX node tests' (many random,
+overlapping boxes over several batches and classes, both box formats, with
+and without a score threshold), with onnxruntime's outputs.
 """
-import os
 import sys
+from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
-                                "reference-outputs"))
-from make_references import write_cases  # noqa: E402
 
 # name: (batches, classes, boxes, center_point_box, max_output, iou,
 #        score threshold or None)
@@ -82,4 +71,8 @@ def cases(rng):
 
 
 if __name__ == "__main__":
-    write_cases(__doc__, SEED, cases, HERE)
+    # Options, onnxruntime and the bundles as for the real models' references.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts" /
+                           "reference-outputs"))
+    from make_references import write_cases
+    write_cases(__doc__, SEED, cases, __file__)

@@ -1,24 +1,14 @@
 #!/usr/bin/env python3
-"""Development script: writes RoiAlign models beyond the ONNX node tests'
-(max mode, adaptive and fixed sampling, a spatial scale, regions partly
-outside the image, several images), runs onnxruntime-node on seeded inputs
-and writes each model's inputs and outputs next to it (NAME.onnx,
-NAME.npz). Commit what it writes; test/frontends/onnx/roialign.test checks
-tract against these onnxruntime outputs.
-
-Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
-(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""Development script: writes the RoiAlign models of
+test/frontends/onnx/roialign.test, beyond the ONNX node tests' (max mode,
+adaptive and fixed sampling, a spatial scale, regions partly outside the
+image, several images), with onnxruntime's outputs.
 """
-import os
 import sys
+from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
-                                "reference-outputs"))
-from make_references import write_cases  # noqa: E402
 
 # name: (opset, attributes, image shape, regions)
 CASES = {
@@ -69,4 +59,8 @@ def cases(rng):
 
 
 if __name__ == "__main__":
-    write_cases(__doc__, SEED, cases, HERE)
+    # Options, onnxruntime and the bundles as for the real models' references.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts" /
+                           "reference-outputs"))
+    from make_references import write_cases
+    write_cases(__doc__, SEED, cases, __file__)

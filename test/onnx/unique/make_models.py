@@ -1,25 +1,14 @@
 #!/usr/bin/env python3
-"""Development script: writes Unique models larger than the ONNX node
-tests' (many repeated values, rows along an inner axis, integers and
-floats, sorted or in order of appearance, symbolic dims), runs
-onnxruntime-node on seeded inputs and writes each model's inputs and
-outputs next to it (NAME.onnx, NAME.npz). Commit what it writes;
-test/frontends/onnx/unique.test checks tract against these onnxruntime
-outputs.
-
-Usage: make_models.py --node-path NODE_MODULES [OUT_DIR]
-(scripts/install-onnxruntime.sh prints NODE_MODULES.)
+"""Development script: writes the Unique models of
+test/frontends/onnx/unique.test, larger than the ONNX node tests' (many
+repeated values, rows along an inner axis, integers and floats, sorted or in
+order of appearance, symbolic dims), with onnxruntime's outputs.
 """
-import os
 import sys
+from pathlib import Path
 
 import numpy as np
 from onnx import TensorProto, helper
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "scripts",
-                                "reference-outputs"))
-from make_references import write_cases  # noqa: E402
 
 # name: (element type, input shape, axis or None, sorted)
 CASES = {
@@ -74,4 +63,8 @@ def cases(rng):
 
 
 if __name__ == "__main__":
-    write_cases(__doc__, SEED, cases, HERE)
+    # Options, onnxruntime and the bundles as for the real models' references.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts" /
+                           "reference-outputs"))
+    from make_references import write_cases
+    write_cases(__doc__, SEED, cases, __file__)
