@@ -116,10 +116,8 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
   if (options.threads > 1 && options.target->name == "wasm32")
     return makeError("--threads " + llvm::Twine(options.threads) +
                      ": wasm32 has no OpenMP runtime; compile for one thread");
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return makeError("the model has no main function");
-  auto signature = describeFunction(main);
+  func::FuncOp main;
+  llvm::Expected<ModelSignature> signature = describeMain(module, &main);
   if (!signature)
     return signature.takeError();
   auto machine = createTargetMachine(options);

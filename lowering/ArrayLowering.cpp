@@ -223,20 +223,8 @@ public:
   /// A tensor.empty of shape `dims`.
   static Value emptyOf(OpBuilder &b, Location loc, ArrayRef<TDim> dims,
                        Type elementType) {
-    SmallVector<int64_t> shape;
-    SmallVector<Value> dynamic;
-    for (const TDim &dim : dims) {
-      if (std::optional<int64_t> value = dim.getConstant()) {
-        shape.push_back(*value);
-        continue;
-      }
-      Value value = materializeDim(b, loc, dim);
-      if (!value)
-        return {};
-      shape.push_back(ShapedType::kDynamic);
-      dynamic.push_back(value);
-    }
-    return tensor::EmptyOp::create(b, loc, shape, elementType, dynamic);
+    return emptyTensor(b, loc, getTensorType(b.getContext(), dims, elementType),
+                       elementType);
   }
 
   /// A tensor.empty of the op's result `index`.

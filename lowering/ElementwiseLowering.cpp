@@ -103,6 +103,19 @@ Value compare(OpBuilder &b, Location loc, Value lhs, Value rhs, Type element,
       lhs, rhs);
 }
 
+/// The body of min or max: NaN-propagating for floats, unsigned for unsigned
+/// integers and booleans.
+template <typename FloatOp, typename UnsignedOp, typename SignedOp>
+BodyBuilder extremum() {
+  return [](OpBuilder &b, Location loc, ValueRange a, Type e) -> Value {
+    if (isFloat(e))
+      return FloatOp::create(b, loc, a[0], a[1]);
+    if (isUnsignedInteger(e) || e.isInteger(1))
+      return UnsignedOp::create(b, loc, a[0], a[1]);
+    return SignedOp::create(b, loc, a[0], a[1]);
+  };
+}
+
 /// The scalar body of each element-wise op, keyed by op name.
 const llvm::StringMap<BodyBuilder> &bodyBuilders() {
   static const llvm::StringMap<BodyBuilder> table = [] {
@@ -297,22 +310,10 @@ const llvm::StringMap<BodyBuilder> &bodyBuilders() {
         return math::PowFOp::create(b, loc, a[0], a[1]);
       return math::IPowIOp::create(b, loc, a[0], a[1]);
     };
-    t[MinOp::getOperationName()] = [](OpBuilder &b, Location loc, ValueRange a,
-                                      Type e) -> Value {
-      if (isFloat(e))
-        return arith::MinimumFOp::create(b, loc, a[0], a[1]);
-      if (isUnsignedInteger(e) || e.isInteger(1))
-        return arith::MinUIOp::create(b, loc, a[0], a[1]);
-      return arith::MinSIOp::create(b, loc, a[0], a[1]);
-    };
-    t[MaxOp::getOperationName()] = [](OpBuilder &b, Location loc, ValueRange a,
-                                      Type e) -> Value {
-      if (isFloat(e))
-        return arith::MaximumFOp::create(b, loc, a[0], a[1]);
-      if (isUnsignedInteger(e) || e.isInteger(1))
-        return arith::MaxUIOp::create(b, loc, a[0], a[1]);
-      return arith::MaxSIOp::create(b, loc, a[0], a[1]);
-    };
+    t[MinOp::getOperationName()] =
+        extremum<arith::MinimumFOp, arith::MinUIOp, arith::MinSIOp>();
+    t[MaxOp::getOperationName()] =
+        extremum<arith::MaximumFOp, arith::MaxUIOp, arith::MaxSIOp>();
     auto comparison = [&](StringRef name, arith::CmpFPredicate f,
                           arith::CmpIPredicate s, arith::CmpIPredicate u) {
       t[name] = [f, s, u](OpBuilder &b, Location loc, ValueRange a,

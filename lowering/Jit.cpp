@@ -68,10 +68,8 @@ llvm::Expected<std::unique_ptr<CompiledModel>>
 CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
                        TimingScope *timing) {
   std::unique_ptr<CompiledModel> model(new CompiledModel());
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  if (!main)
-    return makeError("the model has no main function");
-  auto signature = describeFunction(main);
+  func::FuncOp main;
+  llvm::Expected<ModelSignature> signature = describeMain(module, &main);
   if (!signature)
     return signature.takeError();
   model->inputs = std::move(signature->inputs);

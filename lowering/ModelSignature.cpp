@@ -91,30 +91,44 @@ llvm::Expected<ModelSignature>
 mlir::tract::describeFunction(func::FuncOp func) {
   ModelSignature model;
   FunctionType type = func.getFunctionType();
-  for (unsigned i = 0; i < type.getNumInputs(); ++i) {
-    auto name = func.getArgAttrOfType<StringAttr>(i, "tract.name");
-    auto signature =
-        describe(type.getInput(i), name ? llvm::Twine(name.getValue())
-                                        : "input_" + llvm::Twine(i));
-    if (!signature)
-      return signature.takeError();
-    signature->role = roleOf(func.getArgAttrDict(i));
-    model.inputs.push_back(std::move(*signature));
-  }
-  for (unsigned i = 0; i < type.getNumResults(); ++i) {
-    auto name = func.getResultAttrOfType<StringAttr>(i, "tract.name");
-    auto signature =
-        describe(type.getResult(i), name ? llvm::Twine(name.getValue())
-                                         : "output_" + llvm::Twine(i));
-    if (!signature)
-      return signature.takeError();
-    signature->role = roleOf(func.getResultAttrDict(i));
-    model.outputs.push_back(std::move(*signature));
-  }
+  // The inputs, then the outputs.
+  auto describeAll = [&](bool outputs,
+                         std::vector<TensorSignature> &into) -> llvm::Error {
+    unsigned count = outputs ? type.getNumResults() : type.getNumInputs();
+    for (unsigned i = 0; i < count; ++i) {
+      DictionaryAttr attrs =
+          outputs ? func.getResultAttrDict(i) : func.getArgAttrDict(i);
+      auto name = attrs ? attrs.getAs<StringAttr>("tract.name") : StringAttr();
+      auto signature =
+          describe(outputs ? type.getResult(i) : type.getInput(i),
+                   name ? llvm::Twine(name.getValue())
+                        : (outputs ? "output_" : "input_") + llvm::Twine(i));
+      if (!signature)
+        return signature.takeError();
+      signature->role = roleOf(attrs);
+      into.push_back(std::move(*signature));
+    }
+    return llvm::Error::success();
+  };
+  if (llvm::Error error = describeAll(/*outputs=*/false, model.inputs))
+    return std::move(error);
+  if (llvm::Error error = describeAll(/*outputs=*/true, model.outputs))
+    return std::move(error);
   if (auto module = func->getParentOfType<ModuleOp>())
     if (std::optional<PulseProperties> pulsed = getPulseProperties(module)) {
       model.pulse = pulsed->pulse;
       model.outputDelays.assign(pulsed->delays.begin(), pulsed->delays.end());
     }
   return model;
+}
+
+llvm::Expected<ModelSignature> mlir::tract::describeMain(ModuleOp module,
+                                                         func::FuncOp *main) {
+  auto found = module.lookupSymbol<func::FuncOp>("main");
+  if (!found)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the model has no main function");
+  if (main)
+    *main = found;
+  return describeFunction(found);
 }

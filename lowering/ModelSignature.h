@@ -20,6 +20,7 @@
 #include <vector>
 
 namespace mlir {
+class ModuleOp;
 namespace func {
 class FuncOp;
 } // namespace func
@@ -54,6 +55,11 @@ struct ModelSignature {
   std::vector<int64_t> outputDelays;
 };
 llvm::Expected<ModelSignature> describeFunction(func::FuncOp func);
+
+/// The signature of the `main` function of `module`, which goes to `*main`
+/// when given; an error when there is none.
+llvm::Expected<ModelSignature> describeMain(ModuleOp module,
+                                            func::FuncOp *main = nullptr);
 
 } // namespace tract
 } // namespace mlir

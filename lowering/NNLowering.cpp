@@ -176,16 +176,7 @@ struct EinsumLowering : public TractLoweringPattern<EinsumOp> {
     EinsumExpr parsed = EinsumExpr::parse(expr);
     const SmallVector<std::string> &specs = parsed.inputs;
     // The size of each letter is the broadcast of its dims.
-    SmallVector<Shape> shapes = llvm::map_to_vector(
-        op.getInputs(), [](Value input) { return getShape(input); });
-    std::map<char, TDim> sizes;
-    parsed.letterSizes(
-        shapes,
-        [](TDim &size, const TDim &dim) {
-          size = TDim::broadcast(size, dim).value_or(dim);
-          return true;
-        },
-        sizes);
+    std::map<char, TDim> sizes = op.getLetterSizes();
     const std::string &output = parsed.output;
     // One loop per letter: the result's, then the summed ones.
     std::string loops = parsed.loopLetters();

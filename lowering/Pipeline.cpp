@@ -66,9 +66,8 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect,
-                  omp::OpenMPDialect, scf::SCFDialect,
-                  tensor::TensorDialect, ub::UBDialect,
+                  math::MathDialect, memref::MemRefDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
                   vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   // The entry checks branch to the body or to the failure return.
@@ -82,6 +81,14 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+}
+
+/// The threads of the passes that make parallel loops, and the work under
+/// which a loop stays on one thread.
+template <typename Options>
+static void setThreading(Options &options, const tract::TargetInfo &target) {
+  options.threads = target.threads;
+  options.threadingThreshold = target.threadingThreshold;
 }
 
 void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
@@ -119,13 +126,11 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   kernels.rows = target.tileRows();
   kernels.vectorsPerRow = target.vectorsPerRow();
   kernels.kBlock = target.kBlock();
-  kernels.threads = target.threads;
-  kernels.threadingThreshold = target.threadingThreshold;
+  setThreading(kernels, target);
   pm.addNestedPass<func::FuncOp>(createTractCpuContractionKernels(kernels));
   TractCpuVectorLoopsOptions loops;
   loops.lanes = target.f32Lanes;
-  loops.threads = target.threads;
-  loops.threadingThreshold = target.threadingThreshold;
+  setThreading(loops, target);
   pm.addNestedPass<func::FuncOp>(createTractCpuVectorLoops(loops));
   pm.addNestedPass<func::FuncOp>(createTractApproximateMath());
   pm.addPass(createCanonicalizerPass());
@@ -134,8 +139,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   transfers.enableFullUnroll();
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));
   TractCpuParallelLoopsOptions leftovers;
-  leftovers.threads = target.threads;
-  leftovers.threadingThreshold = target.threadingThreshold;
+  setThreading(leftovers, target);
   pm.addNestedPass<func::FuncOp>(createTractCpuParallelLoops(leftovers));
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());

@@ -119,43 +119,14 @@ Value biasConstant(PatternRewriter &rewriter, ConvOp conv,
                         DenseElementsAttr::get(type, bias));
 }
 
-/// conv(x, K, b) * s with s per output channel: conv(x, K * s, b * s).
-struct FoldChannelMulIntoConv : OpRewritePattern<MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MulOp op,
-                                PatternRewriter &rewriter) const override {
-    auto match = producerAndOther<ConvOp>(op);
-    if (!match)
-      return rewriter.notifyMatchFailure(op, "no conv operand");
-    auto [conv, other] = *match;
-    std::optional<int64_t> channels = foldableConvChannels(conv);
-    if (!channels || conv.getType() != op.getType())
-      return rewriter.notifyMatchFailure(op, "conv cannot absorb a scale");
-    std::optional<SmallVector<APFloat>> scale =
-        perChannel(other, op.getType().getRank(), 1, *channels);
-    if (!scale)
-      return rewriter.notifyMatchFailure(op, "not a per-channel constant");
-    DenseElementsAttr kernel =
-        scaleAlong(getConstantValue(conv.getKernel()), 0, *scale);
-    SmallVector<APFloat> bias = biasValues(conv, *channels);
-    for (auto [b, s] : llvm::zip(bias, *scale))
-      b.multiply(s, APFloat::rmNearestTiesToEven);
-    Value newKernel =
-        createConstant(rewriter, conv.getKernel().getLoc(), kernel);
-    // Without a bias there is nothing to scale: keep none.
-    Value newBias =
-        conv.getBias() ? biasConstant(rewriter, conv, bias) : Value();
-    rewriter.replaceOp(op, rebuildConv(rewriter, conv, newKernel, newBias));
-    return success();
-  }
-};
-
+/// conv(x, K, b) * s with s per output channel: conv(x, K * s, b * s);
 /// conv(x, K, b) + c with c per output channel: conv(x, K, b + c).
-struct FoldChannelAddIntoConv : OpRewritePattern<AddOp> {
-  using OpRewritePattern::OpRewritePattern;
+template <typename OpTy>
+struct FoldChannelAffineIntoConv : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  static constexpr bool scales = std::is_same_v<OpTy, MulOp>;
 
-  LogicalResult matchAndRewrite(AddOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     auto match = producerAndOther<ConvOp>(op);
     if (!match)
@@ -163,16 +134,26 @@ struct FoldChannelAddIntoConv : OpRewritePattern<AddOp> {
     auto [conv, other] = *match;
     std::optional<int64_t> channels = foldableConvChannels(conv);
     if (!channels || conv.getType() != op.getType())
-      return rewriter.notifyMatchFailure(op, "conv cannot absorb a shift");
-    std::optional<SmallVector<APFloat>> shift =
+      return rewriter.notifyMatchFailure(op, "conv cannot absorb it");
+    std::optional<SmallVector<APFloat>> values =
         perChannel(other, op.getType().getRank(), 1, *channels);
-    if (!shift)
+    if (!values)
       return rewriter.notifyMatchFailure(op, "not a per-channel constant");
     SmallVector<APFloat> bias = biasValues(conv, *channels);
-    for (auto [b, s] : llvm::zip(bias, *shift))
-      b.add(s, APFloat::rmNearestTiesToEven);
-    rewriter.replaceOp(op, rebuildConv(rewriter, conv, conv.getKernel(),
-                                       biasConstant(rewriter, conv, bias)));
+    for (auto [b, v] : llvm::zip(bias, *values))
+      if (scales)
+        b.multiply(v, APFloat::rmNearestTiesToEven);
+      else
+        b.add(v, APFloat::rmNearestTiesToEven);
+    Value kernel = conv.getKernel();
+    if (scales)
+      kernel = createConstant(rewriter, kernel.getLoc(),
+                              scaleAlong(getConstantValue(kernel), 0, *values));
+    // A scale of no bias is no bias.
+    Value newBias = scales && !conv.getBias()
+                        ? Value()
+                        : biasConstant(rewriter, conv, bias);
+    rewriter.replaceOp(op, rebuildConv(rewriter, conv, kernel, newBias));
     return success();
   }
 };
@@ -249,8 +230,9 @@ struct PointwiseConvToEinsum : OpRewritePattern<ConvOp> {
 } // namespace
 
 void mlir::tract::populateDeclutterAffinePatterns(RewritePatternSet &patterns) {
-  patterns.add<FoldChannelMulIntoConv, FoldChannelAddIntoConv>(
-      patterns.getContext());
+  patterns
+      .add<FoldChannelAffineIntoConv<MulOp>, FoldChannelAffineIntoConv<AddOp>>(
+          patterns.getContext());
 }
 
 void mlir::tract::populateDeclutterConvToEinsumPatterns(

@@ -754,23 +754,18 @@ private:
   std::optional<TDim> parseSum() {
     std::optional<TDim> result = parseProduct();
     while (result) {
-      if (consume('+')) {
-        std::optional<TDim> rhs = parseProduct();
-        if (!rhs)
-          return std::nullopt;
-        *result += *rhs;
-        if (!bounded(*result))
-          return std::nullopt;
-      } else if (consume('-')) {
-        std::optional<TDim> rhs = parseProduct();
-        if (!rhs)
-          return std::nullopt;
-        *result -= *rhs;
-        if (!bounded(*result))
-          return std::nullopt;
-      } else {
+      bool plus = consume('+');
+      if (!plus && !consume('-'))
         break;
-      }
+      std::optional<TDim> rhs = parseProduct();
+      if (!rhs)
+        return std::nullopt;
+      if (plus)
+        *result += *rhs;
+      else
+        *result -= *rhs;
+      if (!bounded(*result))
+        return std::nullopt;
     }
     return result;
   }

@@ -70,17 +70,7 @@ OpCost dataMovement(Operation *op) {
 /// some axis is summed.
 OpCost einsumCost(EinsumOp op) {
   EinsumExpr parsed = EinsumExpr::parse(op.getExpr());
-  SmallVector<Shape> shapes = llvm::map_to_vector(
-      op.getInputs(), [](Value input) { return getShape(input); });
-  std::map<char, TDim> dims;
-  parsed.letterSizes(
-      shapes,
-      [](TDim &size, const TDim &dim) {
-        if (std::optional<TDim> combined = TDim::broadcast(size, dim))
-          size = *combined;
-        return true;
-      },
-      dims);
+  std::map<char, TDim> dims = op.getLetterSizes();
   TDim points(1);
   for (auto &[letter, dim] : dims)
     points *= dim;

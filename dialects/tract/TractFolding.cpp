@@ -448,8 +448,14 @@ Attribute mlir::tract::foldReduce(Attribute input, Type resultType,
   auto inputType = cast<RankedTensorType>(dense.getType());
   Type elementType = inputType.getElementType();
   Type outType = type.getElementType();
-  auto index = [&](int64_t i) -> Attribute {
-    return IntegerAttr::get(outType, i);
+  // argmax and argmin give an index whatever the element type.
+  auto argReduction = [&](auto group, auto greater,
+                          auto less) -> std::optional<Attribute> {
+    if (reducer != Reducer::ArgMax && reducer != Reducer::ArgMin)
+      return std::nullopt;
+    int64_t at = reducer == Reducer::ArgMax ? argExtremum(group, last, greater)
+                                            : argExtremum(group, last, less);
+    return IntegerAttr::get(outType, at);
   };
   if (auto floatType = dyn_cast<FloatType>(elementType)) {
     SmallVector<APFloat> values(dense.getValues<APFloat>());
@@ -463,6 +469,8 @@ Attribute mlir::tract::foldReduce(Attribute input, Type resultType,
           auto less = [](const APFloat &a, const APFloat &b) {
             return a.compare(b) == APFloat::cmpLessThan;
           };
+          if (std::optional<Attribute> arg = argReduction(group, greater, less))
+            return *arg;
           APFloat acc(semantics);
           switch (reducer) {
           case Reducer::Sum:
@@ -488,10 +496,6 @@ Attribute mlir::tract::foldReduce(Attribute input, Type resultType,
             for (const APFloat &v : group.drop_front())
               acc = reducer == Reducer::Min ? minimum(acc, v) : maximum(acc, v);
             break;
-          case Reducer::ArgMax:
-            return index(argExtremum(group, last, greater));
-          case Reducer::ArgMin:
-            return index(argExtremum(group, last, less));
           default:
             return {};
           }
@@ -511,6 +515,8 @@ Attribute mlir::tract::foldReduce(Attribute input, Type resultType,
         auto less = [&](const APInt &a, const APInt &b) {
           return isUnsigned ? a.ult(b) : a.slt(b);
         };
+        if (std::optional<Attribute> arg = argReduction(group, greater, less))
+          return *arg;
         APInt acc = group.front();
         switch (reducer) {
         case Reducer::Sum:
@@ -533,10 +539,6 @@ Attribute mlir::tract::foldReduce(Attribute input, Type resultType,
               acc = v;
           }
           break;
-        case Reducer::ArgMax:
-          return index(argExtremum(group, last, greater));
-        case Reducer::ArgMin:
-          return index(argExtremum(group, last, less));
         default:
           return {};
         }

@@ -7,6 +7,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
@@ -230,6 +231,20 @@ LogicalResult EinsumOp::inferReturnTypes(MLIRContext *,
   }
   results.push_back(getTensorTypeLike(inputs.front(), shape));
   return success();
+}
+
+std::map<char, TDim> EinsumOp::getLetterSizes() {
+  SmallVector<Shape> shapes = llvm::map_to_vector(
+      getInputs(), [](Value input) { return getShape(input); });
+  std::map<char, TDim> sizes;
+  EinsumExpr::parse(getExpr()).letterSizes(
+      shapes,
+      [](TDim &size, const TDim &dim) {
+        size = TDim::broadcast(size, dim).value_or(dim);
+        return true;
+      },
+      sizes);
+  return sizes;
 }
 
 OpFoldResult EinsumOp::fold(FoldAdaptor adaptor) {

@@ -13,6 +13,11 @@ def Tract_EinsumOp : Tract_InferredOp<"einsum",
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
   let hasFolder = 1;
+  let extraClassDeclaration = [{
+    /// Each letter's size: the broadcast of the dims the inputs give it
+    /// (which the verifier checks).
+    std::map<char, ::mlir::tract::TDim> getLetterSizes();
+  }];
 }
 
 class Tract_WindowOp<string mnemonic>

@@ -14,6 +14,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <map>
+
 namespace mlir::tract {
 
 /// Result type of a broadcasting element-wise operator: numpy broadcasting

@@ -311,8 +311,7 @@ LogicalResult NodeContext::alignBroadcast(Value lhs, Value &rhs) {
     if (a == b || a == TDim(1) || b == TDim(1) ||
         (a.getConstant() && b.getConstant()))
       continue;
-    FailureOr<Value> aligned =
-        assumeDim(rhs, axis, a, "the right operand");
+    FailureOr<Value> aligned = assumeDim(rhs, axis, a, "the right operand");
     if (mlir::failed(aligned))
       return mlir::failure();
     rhs = *aligned;
@@ -354,6 +353,27 @@ FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
     return LogicalResult::failure();
   }
   return normalized;
+}
+
+FailureOr<SmallVector<int64_t>>
+NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
+                           bool sortedUnique) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> normalized = normalizeAxis(axis, rank);
+    if (failed(normalized))
+      return LogicalResult::failure();
+    result.push_back(*normalized);
+  }
+  if (!sortedUnique)
+    return result;
+  llvm::sort(result);
+  if (std::adjacent_find(result.begin(), result.end()) != result.end()) {
+    (void)error("repeated axis in [" +
+                shapeToString(llvm::to_vector_of<TDim>(axes)) + "]");
+    return LogicalResult::failure();
+  }
+  return result;
 }
 
 Type NodeContext::elementType(Value value) {

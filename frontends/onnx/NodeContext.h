@@ -198,6 +198,11 @@ public:
   }
   /// Normalizes a possibly negative axis against `rank`.
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+  /// Normalizes each axis against `rank`, in order; with `sortedUnique`,
+  /// sorted, and a repeated axis is an error.
+  FailureOr<SmallVector<int64_t>> normalizeAxes(ArrayRef<int64_t> axes,
+                                                int64_t rank,
+                                                bool sortedUnique = false);
 
   /// The element type of `value`.
   static Type elementType(Value value);
@@ -223,6 +228,15 @@ private:
   bool poisoned = false;
   std::map<unsigned, SmallVector<Value>> sequenceOutputs;
 };
+
+/// `value` as the node's next output; failure when it is null (building it
+/// failed, with an error reported).
+inline LogicalResult pushOutput(SmallVectorImpl<Value> &outputs, Value value) {
+  if (!value)
+    return failure();
+  outputs.push_back(value);
+  return success();
+}
 
 /// Translates one node; pushes one value per node output (null for outputs
 /// that are not wanted).

@@ -220,75 +220,75 @@ struct RefExpr {
   std::string name;
   std::vector<RefExpr> children;
 
-  std::optional<int64_t> eval(const SymbolValues &values) const {
+  /// Folds the tree with `algebra`: its constant, symbol and floor
+  /// division, and its operation for each binary kind; nullopt where the
+  /// algebra refuses.
+  template <typename Algebra>
+  auto fold(const Algebra &algebra) const
+      -> std::optional<decltype(algebra.constant(0))> {
     if (kind == Const)
-      return value;
+      return algebra.constant(value);
     if (kind == Sym)
-      return values.at(name);
-    std::optional<int64_t> a = children[0].eval(values);
+      return algebra.symbol(name);
+    auto a = children[0].fold(algebra);
     if (!a)
       return std::nullopt;
-    if (kind == Div) {
-      int64_t q = *a / value;
-      return (*a % value != 0 && *a < 0) ? q - 1 : q;
-    }
-    std::optional<int64_t> b = children[1].eval(values);
+    if (kind == Div)
+      return algebra.floorDiv(*a, value);
+    auto b = children[1].fold(algebra);
     if (!b)
       return std::nullopt;
-    switch (kind) {
-    case Add:
-      return *a + *b;
-    case Sub:
-      return *a - *b;
-    case Mul:
-      return *a * *b;
-    case Min:
-      return std::min(*a, *b);
-    case Max:
-      return std::max(*a, *b);
-    case Bcast:
-      if (*a == 1)
-        return *b;
-      if (*b == 1 || *a == *b)
-        return *a;
-      return std::nullopt;
-    default:
-      return std::nullopt;
+    return algebra.binary(kind, *a, *b);
+  }
+
+  /// Plain integer arithmetic, the reference.
+  struct Reference {
+    const SymbolValues &values;
+    int64_t constant(int64_t value) const { return value; }
+    int64_t symbol(const std::string &name) const { return values.at(name); }
+    int64_t floorDiv(int64_t a, int64_t divisor) const {
+      int64_t q = a / divisor;
+      return (a % divisor != 0 && a < 0) ? q - 1 : q;
     }
+    std::optional<int64_t> binary(Kind kind, int64_t a, int64_t b) const {
+      if (kind == Bcast) {
+        if (a == 1 || a == b)
+          return b;
+        return b == 1 ? std::optional<int64_t>(a) : std::nullopt;
+      }
+      return kind == Add   ? a + b
+             : kind == Sub ? a - b
+             : kind == Mul ? a * b
+             : kind == Min ? std::min(a, b)
+                           : std::max(a, b);
+    }
+  };
+
+  /// TDim's operators, the algebra under test.
+  struct Build {
+    TDim constant(int64_t value) const { return TDim(value); }
+    TDim symbol(const std::string &name) const { return TDim::symbol(name); }
+    TDim floorDiv(const TDim &a, int64_t divisor) const {
+      return a.floorDiv(divisor);
+    }
+    std::optional<TDim> binary(Kind kind, const TDim &a, const TDim &b) const {
+      if (kind == Bcast)
+        return TDim::broadcast(a, b);
+      return kind == Add   ? a + b
+             : kind == Sub ? a - b
+             : kind == Mul ? a * b
+             : kind == Min ? TDim::min({a, b})
+                           : TDim::max({a, b});
+    }
+  };
+
+  std::optional<int64_t> eval(const SymbolValues &values) const {
+    return fold(Reference{values});
   }
 
   /// The same expression built through TDim's operators; nullopt when the
   /// algebra refuses it (a broadcast of two incompatible constants).
-  std::optional<TDim> build() const {
-    if (kind == Const)
-      return TDim(value);
-    if (kind == Sym)
-      return TDim::symbol(name);
-    std::optional<TDim> a = children[0].build();
-    if (!a)
-      return std::nullopt;
-    if (kind == Div)
-      return a->floorDiv(value);
-    std::optional<TDim> b = children[1].build();
-    if (!b)
-      return std::nullopt;
-    switch (kind) {
-    case Add:
-      return *a + *b;
-    case Sub:
-      return *a - *b;
-    case Mul:
-      return *a * *b;
-    case Min:
-      return TDim::min({*a, *b});
-    case Max:
-      return TDim::max({*a, *b});
-    case Bcast:
-      return TDim::broadcast(*a, *b);
-    default:
-      return std::nullopt;
-    }
-  }
+  std::optional<TDim> build() const { return fold(Build{}); }
 };
 
 RefExpr randomExpr(std::mt19937 &rng, int depth) {

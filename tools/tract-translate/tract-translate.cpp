@@ -23,6 +23,19 @@
 
 using namespace mlir;
 
+/// The dialects of a tract model, which importers make and the exporter
+/// reads.
+static void registerTractDialects(DialectRegistry &registry) {
+  registry
+      .insert<tract::TractDialect, quant::QuantDialect, func::FuncDialect>();
+}
+
+/// The file the translation driver opened.
+static StringRef mainFilePath(llvm::SourceMgr &sourceMgr) {
+  return sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+      ->getBufferIdentifier();
+}
+
 static void registerMlirToLlvmIr() {
   TranslateFromMLIRRegistration registration(
       "mlir-to-llvmir", "Translate LLVM-dialect IR to LLVM IR",
@@ -54,16 +67,12 @@ static void registerImportOnnx() {
       "import-onnx", "Import an ONNX model into the tract dialect",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
-        StringRef path = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                             ->getBufferIdentifier();
+        StringRef path = mainFilePath(sourceMgr);
         tract::onnx::ImportOptions options;
         options.inputFacts.assign(inputFacts.begin(), inputFacts.end());
         return tract::onnx::importOnnxFile(path, context, options);
       },
-      [](DialectRegistry &registry) {
-        registry.insert<tract::TractDialect, quant::QuantDialect,
-                        func::FuncDialect>();
-      });
+      registerTractDialects);
 }
 
 static void registerImportNnef() {
@@ -73,8 +82,7 @@ static void registerImportNnef() {
       "archive) into the tract dialect",
       [](llvm::SourceMgr &sourceMgr,
          MLIRContext *context) -> OwningOpRef<Operation *> {
-        StringRef path = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-                             ->getBufferIdentifier();
+        StringRef path = mainFilePath(sourceMgr);
         // The translation driver opens a file: a folder model is named by
         // its graph.nnef.
         if (llvm::sys::path::filename(path) == "graph.nnef") {
@@ -84,10 +92,7 @@ static void registerImportNnef() {
         }
         return tract::nnef::importNnef(path, context);
       },
-      [](DialectRegistry &registry) {
-        registry.insert<tract::TractDialect, quant::QuantDialect,
-                        func::FuncDialect>();
-      });
+      registerTractDialects);
 }
 
 static llvm::cl::opt<std::string> nnefOutput(
@@ -114,10 +119,7 @@ static void registerExportNnef() {
         output << files.files["graph.nnef"];
         return success();
       },
-      [](DialectRegistry &registry) {
-        registry.insert<tract::TractDialect, quant::QuantDialect,
-                        func::FuncDialect>();
-      });
+      registerTractDialects);
 }
 
 int main(int argc, char **argv) {

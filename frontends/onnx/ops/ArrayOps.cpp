@@ -120,25 +120,6 @@ FailureOr<SmallVector<TDim>> shapeInput(NodeContext &ctx, unsigned i,
   return *bound;
 }
 
-/// The normalized, sorted, unique axes of `values` against `rank`.
-FailureOr<SmallVector<int64_t>>
-normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> values, int64_t rank) {
-  SmallVector<int64_t> axes;
-  for (int64_t value : values) {
-    FailureOr<int64_t> axis = ctx.normalizeAxis(value, rank);
-    if (failed(axis))
-      return failure();
-    axes.push_back(*axis);
-  }
-  llvm::sort(axes);
-  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) {
-    (void)ctx.error("repeated axis in " + dimsToString(llvm::to_vector_of<TDim>(
-                                              ArrayRef<int64_t>(values))));
-    return failure();
-  }
-  return axes;
-}
-
 /// Axes from an attribute (before `inputSince`) or from a constant input.
 FailureOr<std::optional<SmallVector<int64_t>>>
 axesOperand(NodeContext &ctx, int64_t inputSince, unsigned input) {
@@ -695,7 +676,7 @@ LogicalResult squeezeHandler(NodeContext &ctx, Outputs &outputs) {
   SmallVector<int64_t> axes;
   if (*given) {
     FailureOr<SmallVector<int64_t>> normalized =
-        normalizeAxes(ctx, **given, shape.size());
+        ctx.normalizeAxes(**given, shape.size(), /*sortedUnique=*/true);
     if (failed(normalized))
       return failure();
     axes = *normalized;
@@ -741,7 +722,8 @@ LogicalResult unsqueezeHandler(NodeContext &ctx, Outputs &outputs) {
   if (!*given)
     return ctx.error("missing axes");
   FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(ctx, **given, NodeContext::rank(input) + (*given)->size());
+      ctx.normalizeAxes(**given, NodeContext::rank(input) + (*given)->size(),
+                        /*sortedUnique=*/true);
   if (failed(axes))
     return failure();
   Value result = input;
@@ -1065,8 +1047,8 @@ LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
       if (valueAxes && !isIndexVector(3))
         return ctx.error("axes must be a 1-D integer tensor");
       if (axes) {
-        FailureOr<SmallVector<int64_t>> normalized =
-            normalizeAxes(ctx, *axes, NodeContext::rank(input));
+        FailureOr<SmallVector<int64_t>> normalized = ctx.normalizeAxes(
+            *axes, NodeContext::rank(input), /*sortedUnique=*/true);
         if (failed(normalized))
           return failure();
         for (int64_t &axis : *axes)
@@ -1078,10 +1060,7 @@ LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
           (steps && static_cast<int64_t>(steps->size()) != *count))
         return ctx.error("starts, axes and steps differ in length");
       Value result = sliceFromValues(ctx, input, axes, *count);
-      if (!result)
-        return failure();
-      outputs.push_back(result);
-      return success();
+      return pushOutput(outputs, result);
     }
   }
   // The number of sliced axes, from whichever operand tells it.
@@ -1101,7 +1080,8 @@ LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
       static_cast<int64_t>(axes->size()) != count ||
       static_cast<int64_t>(steps->size()) != count)
     return ctx.error("starts, ends, axes and steps differ in length");
-  FailureOr<SmallVector<int64_t>> sortedAxes = normalizeAxes(ctx, *axes, rank);
+  FailureOr<SmallVector<int64_t>> sortedAxes =
+      ctx.normalizeAxes(*axes, rank, /*sortedUnique=*/true);
   if (failed(sortedAxes))
     return failure();
   for (int64_t &axis : *axes)
@@ -1172,29 +1152,26 @@ LogicalResult sliceHandler(NodeContext &ctx, Outputs &outputs) {
 }
 
 LogicalResult splitHandler(NodeContext &ctx, Outputs &outputs) {
-  Value input = ctx.input(0);
-  Shape shape = shapeOf(input);
-  FailureOr<int64_t> axis =
-      ctx.normalizeAxis(ctx.getInt("axis", 0), shape.size());
-  if (failed(axis))
+  FailureOr<SplitAxis> split = getSplitAxis(ctx);
+  if (failed(split))
     return failure();
-  TDim dim = shape[*axis];
+  auto [input, axis, dim] = *split;
   int64_t parts = ctx.getNumOutputs();
   if (parts < 1)
     return ctx.error("no outputs");
   SmallVector<TDim> sizes;
-  std::optional<SmallVector<TDim>> split;
+  std::optional<SmallVector<TDim>> splitSizes;
   if (ctx.getOpset() >= 13 || (ctx.getOpset() < 2 && ctx.hasInput(1))) {
-    if (ctx.hasInput(1) && !(split = ctx.getDims(1))) {
-      split = splitSizesFromValues(ctx, ctx.input(1), dim);
-      if (!split)
+    if (ctx.hasInput(1) && !(splitSizes = ctx.getDims(1))) {
+      splitSizes = splitSizesFromValues(ctx, ctx.input(1), dim);
+      if (!splitSizes)
         return ctx.unsupported("split sizes of unknown length");
     }
   } else if (std::optional<SmallVector<int64_t>> attr = ctx.getInts("split")) {
-    split = llvm::to_vector_of<TDim>(*attr);
+    splitSizes = llvm::to_vector_of<TDim>(*attr);
   }
-  if (split) {
-    sizes = *split;
+  if (splitSizes) {
+    sizes = *splitSizes;
   } else if (std::optional<int64_t> n = ctx.getOptInt("num_outputs");
              n && ctx.getOpset() >= 18) {
     // Chunks of ceil(dim / n), the last one smaller.
@@ -1226,7 +1203,7 @@ LogicalResult splitHandler(NodeContext &ctx, Outputs &outputs) {
   for (const TDim &size : sizes) {
     if (std::optional<int64_t> value = size.getConstant(); value && *value < 0)
       return ctx.error("negative split size in " + dimsToString(sizes));
-    outputs.push_back(sliceAxis(ctx, input, *axis, offset, offset + size));
+    outputs.push_back(sliceAxis(ctx, input, axis, offset, offset + size));
     offset += size;
   }
   return success();
@@ -1548,10 +1525,7 @@ LogicalResult padHandler(NodeContext &ctx, Outputs &outputs) {
           return ctx.error("constant_value is not of the data's type");
       }
       Value result = padFromValues(ctx, input, axes, mode, fill);
-      if (!result)
-        return failure();
-      outputs.push_back(result);
-      return success();
+      return pushOutput(outputs, result);
     }
     if (ctx.hasInput(2)) {
       DenseElementsAttr fill = ctx.getConstant(2);
@@ -1763,10 +1737,7 @@ OpHandler randomHandler(RandomDistribution distribution, bool like) {
                                         shapeAttr(ctx, dims));
     }
     Value result = randomLike(ctx, shapeOf, elementType, distribution, a, b);
-    if (!result)
-      return failure();
-    outputs.push_back(result);
-    return success();
+    return pushOutput(outputs, result);
   };
 }
 

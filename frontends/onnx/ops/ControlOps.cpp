@@ -23,6 +23,15 @@ namespace {
 
 using Outputs = SmallVectorImpl<Value>;
 
+/// The node's outputs: the results of the scan that computes them.
+LogicalResult appendResults(Outputs &outputs,
+                            const FailureOr<SmallVector<Value>> &results) {
+  if (failed(results))
+    return failure();
+  outputs.append(results->begin(), results->end());
+  return success();
+}
+
 /// Regions under construction. A placeholder op at the insertion point holds
 /// them while their ops are built, so that nested ops (a scan in a scan
 /// body) are verified with the enclosing values in scope; the regions then
@@ -175,9 +184,8 @@ LogicalResult ifHandler(NodeContext &ctx, Outputs &outputs) {
   SmallVector<Type> types;
   // Branches of different types on a comparison of dims: the branch for
   // equal dims, which an assertion checks when the model runs.
-  bool sameTypes = llvm::all_of(
-      llvm::zip(*thenValues, *elseValues),
-      [](auto pair) {
+  bool sameTypes =
+      llvm::all_of(llvm::zip(*thenValues, *elseValues), [](auto pair) {
         return std::get<0>(pair).getType() == std::get<1>(pair).getType();
       });
   if (!sameTypes)
@@ -326,69 +334,74 @@ FailureOr<SmallVector<bool>> directions(NodeContext &ctx, StringRef name,
   return reverse;
 }
 
-/// Scan-9 and later: no batch axis.
-LogicalResult scanHandler(NodeContext &ctx, Outputs &outputs) {
+/// A Scan node's body and how its inputs after the first `leading` ones
+/// (Scan-8's sequence lengths) split into states and scanned ones, with the
+/// number of scanned outputs the body yields after the states.
+struct ScanCounts {
+  const ::onnx::GraphProto *body;
+  int64_t numInputs, numScanned, numStates, numScanOutputs;
+};
+
+FailureOr<ScanCounts> readScanCounts(NodeContext &ctx, int64_t leading) {
+  int64_t numInputs = static_cast<int64_t>(ctx.getNumInputs()) - leading;
   const ::onnx::GraphProto *body = ctx.getGraphAttr("body");
   std::optional<int64_t> numScanned = ctx.getOptInt("num_scan_inputs");
   if (!body || !numScanned)
     return ctx.error("Scan needs a body and num_scan_inputs");
-  int64_t numInputs = ctx.getNumInputs();
   int64_t numStates = numInputs - *numScanned;
   int64_t numScanOutputs = body->output_size() - numStates;
   if (*numScanned < 1 || numStates < 0 || numScanOutputs < 0)
     return ctx.error("num_scan_inputs = " + Twine(*numScanned) +
                      " does not fit " + Twine(numInputs) + " inputs and " +
                      Twine(body->output_size()) + " body outputs");
+  return ScanCounts{body, numInputs, *numScanned, numStates, numScanOutputs};
+}
+
+/// Scan-9 and later: no batch axis.
+LogicalResult scanHandler(NodeContext &ctx, Outputs &outputs) {
+  FailureOr<ScanCounts> counts = readScanCounts(ctx, /*leading=*/0);
+  if (failed(counts))
+    return failure();
+  const ScanCounts &scan = *counts;
   SmallVector<Value> states, scanned;
-  for (int64_t i = 0; i < numInputs; ++i)
-    (i < numStates ? states : scanned).push_back(ctx.input(i));
+  for (int64_t i = 0; i < scan.numInputs; ++i)
+    (i < scan.numStates ? states : scanned).push_back(ctx.input(i));
   FailureOr<SmallVector<int64_t>> inputAxes =
-      perInput(ctx, "scan_input_axes", *numScanned, 0);
+      perInput(ctx, "scan_input_axes", scan.numScanned, 0);
   FailureOr<SmallVector<bool>> inputReverse =
-      directions(ctx, "scan_input_directions", *numScanned);
+      directions(ctx, "scan_input_directions", scan.numScanned);
   FailureOr<SmallVector<int64_t>> outputAxes =
-      perInput(ctx, "scan_output_axes", numScanOutputs, 0);
+      perInput(ctx, "scan_output_axes", scan.numScanOutputs, 0);
   FailureOr<SmallVector<bool>> outputReverse =
-      directions(ctx, "scan_output_directions", numScanOutputs);
+      directions(ctx, "scan_output_directions", scan.numScanOutputs);
   if (failed(inputAxes) || failed(inputReverse) || failed(outputAxes) ||
       failed(outputReverse))
     return failure();
-  FailureOr<SmallVector<Value>> results =
-      scanSlices(ctx, *body, states, scanned, *inputAxes, *inputReverse,
-                 *outputAxes, *outputReverse);
-  if (failed(results))
-    return failure();
-  outputs.append(results->begin(), results->end());
-  return success();
+  return appendResults(outputs,
+                       scanSlices(ctx, *scan.body, states, scanned, *inputAxes,
+                                  *inputReverse, *outputAxes, *outputReverse));
 }
 
 /// Scan-8: every input has a leading batch axis and scanned inputs are
 /// scanned on axis 1. The batch runs as an outer scan over its elements
 /// (or is just dropped when it is 1).
 LogicalResult scan8Handler(NodeContext &ctx, Outputs &outputs) {
-  const ::onnx::GraphProto *body = ctx.getGraphAttr("body");
-  std::optional<int64_t> numScanned = ctx.getOptInt("num_scan_inputs");
-  if (!body || !numScanned)
-    return ctx.error("Scan needs a body and num_scan_inputs");
-  int64_t numInputs = static_cast<int64_t>(ctx.getNumInputs()) - 1;
-  int64_t numStates = numInputs - *numScanned;
-  int64_t numScanOutputs = body->output_size() - numStates;
-  if (*numScanned < 1 || numStates < 0 || numScanOutputs < 0)
-    return ctx.error("num_scan_inputs = " + Twine(*numScanned) +
-                     " does not fit " + Twine(numInputs) + " inputs and " +
-                     Twine(body->output_size()) + " body outputs");
+  FailureOr<ScanCounts> counts = readScanCounts(ctx, /*leading=*/1);
+  if (failed(counts))
+    return failure();
+  const ScanCounts &scan = *counts;
   SmallVector<Value> inputs;
-  for (int64_t i = 0; i < numInputs; ++i) {
+  for (int64_t i = 0; i < scan.numInputs; ++i) {
     Value input = ctx.input(i + 1);
     if (!input)
       return ctx.error("input " + Twine(i + 1) + " is missing");
-    if (NodeContext::rank(input) < (i < numStates ? 1 : 2))
+    if (NodeContext::rank(input) < (i < scan.numStates ? 1 : 2))
       return ctx.error("input " + Twine(i + 1) +
                        " lacks the batch (and scan) axes");
     inputs.push_back(input);
   }
   TDim batch = getShape(inputs.front())[0];
-  TDim length = getShape(inputs[numStates])[1];
+  TDim length = getShape(inputs[scan.numStates])[1];
   if (ctx.hasInput(0)) {
     std::optional<SmallVector<int64_t>> lengths = ctx.getConstInts(0);
     std::optional<int64_t> full = length.getConstant();
@@ -398,11 +411,12 @@ LogicalResult scan8Handler(NodeContext &ctx, Outputs &outputs) {
                              "length of every batch element");
   }
   FailureOr<SmallVector<bool>> inputReverse =
-      directions(ctx, "directions", *numScanned);
+      directions(ctx, "directions", scan.numScanned);
   if (failed(inputReverse))
     return failure();
-  SmallVector<int64_t> inputAxes(*numScanned, 0), outputAxes(numScanOutputs, 0);
-  SmallVector<bool> outputReverse(numScanOutputs, false);
+  SmallVector<int64_t> inputAxes(scan.numScanned, 0),
+      outputAxes(scan.numScanOutputs, 0);
+  SmallVector<bool> outputReverse(scan.numScanOutputs, false);
 
   // One batch element: inputs without the batch axis, outputs with it.
   auto scanElement =
@@ -410,10 +424,10 @@ LogicalResult scan8Handler(NodeContext &ctx, Outputs &outputs) {
     SmallVector<Value> sliced;
     for (Value input : elementInputs)
       sliced.push_back(ctx.create<RmAxisOp>(input, int64_t(0)));
-    FailureOr<SmallVector<Value>> results =
-        scanSlices(ctx, *body, ValueRange(sliced).take_front(numStates),
-                   ValueRange(sliced).drop_front(numStates), inputAxes,
-                   *inputReverse, outputAxes, outputReverse);
+    FailureOr<SmallVector<Value>> results = scanSlices(
+        ctx, *scan.body, ValueRange(sliced).take_front(scan.numStates),
+        ValueRange(sliced).drop_front(scan.numStates), inputAxes, *inputReverse,
+        outputAxes, outputReverse);
     if (failed(results))
       return failure();
     SmallVector<Value> batched;
@@ -429,16 +443,13 @@ LogicalResult scan8Handler(NodeContext &ctx, Outputs &outputs) {
     SmallVector<ScannedInput> perElement;
     for (Value input : inputs)
       perElement.push_back({input, 0, 1});
-    SmallVector<int64_t> stacked(numStates + numScanOutputs, 0);
+    SmallVector<int64_t> stacked(scan.numStates + scan.numScanOutputs, 0);
     results = buildScan(ctx, {}, perElement, {}, stacked,
                         [&](ValueRange, ValueRange chunks, ValueRange) {
                           return scanElement(chunks);
                         });
   }
-  if (failed(results))
-    return failure();
-  outputs.append(results->begin(), results->end());
-  return success();
+  return appendResults(outputs, results);
 }
 
 //===----------------------------------------------------------------------===//
@@ -547,12 +558,8 @@ LogicalResult loopHandler(NodeContext &ctx, Outputs &outputs) {
     return yielded;
   };
   SmallVector<int64_t> outputAxes(numScanOutputs, 0);
-  FailureOr<SmallVector<Value>> results =
-      buildScan(ctx, initial, {{range, 0, 1}}, {}, outputAxes, buildBody);
-  if (failed(results))
-    return failure();
-  outputs.append(results->begin(), results->end());
-  return success();
+  return appendResults(outputs, buildScan(ctx, initial, {{range, 0, 1}}, {},
+                                          outputAxes, buildBody));
 }
 
 } // namespace

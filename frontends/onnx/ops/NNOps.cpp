@@ -79,19 +79,6 @@ Value reshape(NodeContext &ctx, Value x, int64_t at, int64_t count,
                                ShapeAttr::get(ctx.getContext(), to));
 }
 
-/// Normalizes each axis against `rank`.
-FailureOr<SmallVector<int64_t>>
-normalizeAxes(NodeContext &ctx, ArrayRef<int64_t> axes, int64_t rank) {
-  SmallVector<int64_t> result;
-  for (int64_t axis : axes) {
-    FailureOr<int64_t> normalized = ctx.normalizeAxis(axis, rank);
-    if (failed(normalized))
-      return failure();
-    result.push_back(*normalized);
-  }
-  return result;
-}
-
 LogicalResult requireRank(NodeContext &ctx, Value x, int64_t minRank,
                           StringRef what) {
   if (!x)
@@ -223,10 +210,7 @@ namespace {
 
 LogicalResult convHandler(NodeContext &ctx, Outputs &outputs) {
   Value y = buildConv(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
-  if (!y)
-    return failure();
-  outputs.push_back(y);
-  return success();
+  return pushOutput(outputs, y);
 }
 
 LogicalResult convTransposeHandler(NodeContext &ctx, Outputs &outputs) {
@@ -781,7 +765,7 @@ LogicalResult mvnHandler(NodeContext &ctx, Outputs &outputs) {
   int64_t rank = NodeContext::rank(x);
   SmallVector<int64_t> given =
       ctx.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
-  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(ctx, given, rank);
+  FailureOr<SmallVector<int64_t>> axes = ctx.normalizeAxes(given, rank);
   if (failed(axes))
     return failure();
   llvm::sort(*axes);
@@ -1309,7 +1293,7 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
   SmallVector<int64_t> axes = range(0, rank);
   if (std::optional<SmallVector<int64_t>> given = ctx.getInts("axes")) {
     FailureOr<SmallVector<int64_t>> normalized =
-        normalizeAxes(ctx, *given, rank);
+        ctx.normalizeAxes(*given, rank);
     if (failed(normalized))
       return failure();
     axes = *normalized;

@@ -56,6 +56,17 @@ bool isQuantType(Type type) {
                   type.isSignlessInteger(32));
 }
 
+/// The axis of `scale` in a tensor of rank `rank`: the one a per-axis
+/// (1-D) scale runs along, 0 for a per-tensor one. Blocked quantization is
+/// refused.
+FailureOr<int64_t> scaleAxis(NodeContext &ctx, Value scale, int64_t rank) {
+  if (ctx.hasAttr("block_size") && ctx.getInt("block_size", 0) != 0)
+    return ctx.unsupported("blocked quantization");
+  if (NodeContext::rank(scale) != 1)
+    return 0;
+  return ctx.normalizeAxis(ctx.getInt("axis", 1), rank);
+}
+
 LogicalResult quantizeLinear(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0), scale = ctx.input(1), zeroPoint = ctx.input(2);
   if (!x)
@@ -66,14 +77,8 @@ LogicalResult quantizeLinear(NodeContext &ctx, Outputs &outputs) {
           : Type(IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned));
   if (ctx.hasAttr("output_dtype") || !isQuantType(type))
     return ctx.unsupported("quantized type " + NodeContext::typeName(type));
-  if (ctx.hasAttr("block_size") && ctx.getInt("block_size", 0) != 0)
-    return ctx.unsupported("blocked quantization");
   int64_t rank = NodeContext::rank(x);
-  // The axis only matters for per-axis (1-D) scales.
-  FailureOr<int64_t> axis =
-      NodeContext::rank(scale) != 1
-          ? FailureOr<int64_t>(0)
-          : ctx.normalizeAxis(ctx.getInt("axis", 1), rank);
+  FailureOr<int64_t> axis = scaleAxis(ctx, scale, rank);
   if (failed(axis))
     return failure();
   scale = alongAxis(ctx, ctx.castTo(scale, NodeContext::elementType(x)), *axis,
@@ -91,15 +96,9 @@ LogicalResult dequantizeLinear(NodeContext &ctx, Outputs &outputs) {
   if (!isQuantType(NodeContext::elementType(x)))
     return ctx.unsupported("quantized type " +
                            NodeContext::typeName(NodeContext::elementType(x)));
-  if (ctx.hasAttr("block_size") && ctx.getInt("block_size", 0) != 0)
-    return ctx.unsupported("blocked quantization");
   Type floatType = NodeContext::elementType(scale);
   int64_t rank = NodeContext::rank(x);
-  // The axis only matters for per-axis (1-D) scales.
-  FailureOr<int64_t> axis =
-      NodeContext::rank(scale) != 1
-          ? FailureOr<int64_t>(0)
-          : ctx.normalizeAxis(ctx.getInt("axis", 1), rank);
+  FailureOr<int64_t> axis = scaleAxis(ctx, scale, rank);
   if (failed(axis))
     return failure();
   Value y = ctx.castTo(x, floatType);
@@ -182,10 +181,7 @@ Value integerMatmul(NodeContext &ctx, Value a, Value aZero, Value b,
 LogicalResult matMulInteger(NodeContext &ctx, Outputs &outputs) {
   Value result = integerMatmul(ctx, ctx.input(0), ctx.input(2), ctx.input(1),
                                ctx.input(3));
-  if (!result)
-    return failure();
-  outputs.push_back(result);
-  return success();
+  return pushOutput(outputs, result);
 }
 
 LogicalResult qlinearMatMul(NodeContext &ctx, Outputs &outputs) {
@@ -237,10 +233,7 @@ Value integerConv(NodeContext &ctx, Value x, Value xZero, Value w, Value wZero,
 LogicalResult convInteger(NodeContext &ctx, Outputs &outputs) {
   Value y = integerConv(ctx, ctx.input(0), ctx.input(2), ctx.input(1),
                         ctx.input(3), Value());
-  if (!y)
-    return failure();
-  outputs.push_back(y);
-  return success();
+  return pushOutput(outputs, y);
 }
 
 /// The i32 convolution (bias included, at scale x_scale * w_scale)

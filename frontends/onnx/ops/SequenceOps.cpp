@@ -39,27 +39,6 @@ LogicalResult produce(NodeContext &ctx, Outputs &outputs,
   return success();
 }
 
-/// A position input: its constant value, or the i64 scalar holding it.
-struct Position {
-  std::optional<int64_t> constant;
-  Value value;
-};
-
-FailureOr<Position> positionArg(NodeContext &ctx, unsigned i) {
-  if (std::optional<SmallVector<int64_t>> values = ctx.getConstInts(i)) {
-    if (values->size() != 1)
-      return ctx.error("a position must be one integer");
-    return Position{values->front(), Value()};
-  }
-  Value value = ctx.input(i);
-  if (!value || volume(getShape(value)) != TDim(1))
-    return ctx.error("a position must be one integer");
-  value = ctx.castTo(value, ctx.getBuilder().getI64Type());
-  while (value && NodeContext::rank(value) > 0)
-    value = ctx.create<RmAxisOp>(value, int64_t(0));
-  return Position{std::nullopt, value};
-}
-
 /// A constant position counted from the start of a list of `length`
 /// (`extra` more allowed at the end, as for an insertion).
 FailureOr<int64_t> normalizePosition(NodeContext &ctx, int64_t position,
@@ -81,6 +60,36 @@ Value normalizeRuntime(NodeContext &ctx, Value position, int64_t length) {
   return ctx.create<SelectOp>(ctx.binary<LtOp>(position, scalar(0)),
                               ctx.binary<AddOp>(position, scalar(length)),
                               position);
+}
+
+/// A position input into a sequence of `length` (`extra` more allowed at the
+/// end, as for an insertion), counted from the start: its constant value,
+/// or the i64 scalar holding it.
+struct Position {
+  std::optional<int64_t> constant;
+  Value value;
+};
+
+FailureOr<Position> positionArg(NodeContext &ctx, unsigned i, int64_t length,
+                                int64_t extra) {
+  if (std::optional<SmallVector<int64_t>> values = ctx.getConstInts(i)) {
+    if (values->size() != 1)
+      return ctx.error("a position must be one integer");
+    FailureOr<int64_t> at =
+        normalizePosition(ctx, values->front(), length, extra);
+    if (failed(at))
+      return failure();
+    return Position{*at, Value()};
+  }
+  Value value = ctx.input(i);
+  if (!value || volume(getShape(value)) != TDim(1))
+    return ctx.error("a position must be one integer");
+  value = ctx.castTo(value, ctx.getBuilder().getI64Type());
+  while (value && NodeContext::rank(value) > 0)
+    value = ctx.create<RmAxisOp>(value, int64_t(0));
+  if (!value)
+    return failure();
+  return Position{std::nullopt, normalizeRuntime(ctx, value, length)};
 }
 
 /// `whenTrue` where the scalar `cond` holds, else `whenFalse` (one type).
@@ -134,28 +143,23 @@ LogicalResult sequenceLengthHandler(NodeContext &ctx, Outputs &outputs) {
 
 LogicalResult sequenceAtHandler(NodeContext &ctx, Outputs &outputs) {
   FailureOr<SmallVector<Value>> sequence = sequenceArg(ctx, 0);
-  FailureOr<Position> position = positionArg(ctx, 1);
-  if (failed(sequence) || failed(position))
+  if (failed(sequence))
     return failure();
   int64_t length = sequence->size();
   if (length == 0)
     return ctx.error("SequenceAt of an empty sequence");
+  FailureOr<Position> position = positionArg(ctx, 1, length, 0);
+  if (failed(position))
+    return failure();
   if (position->constant) {
-    FailureOr<int64_t> at =
-        normalizePosition(ctx, *position->constant, length, 0);
-    if (failed(at))
-      return failure();
-    outputs.push_back((*sequence)[*at]);
+    outputs.push_back((*sequence)[*position->constant]);
     return success();
   }
-  Value at = normalizeRuntime(ctx, position->value, length);
+  Value at = position->value;
   Value result = sequence->back();
   for (int64_t i = length - 2; i >= 0 && result; --i)
     result = choose(ctx, compare(ctx, at, i, false), (*sequence)[i], result);
-  if (!result)
-    return failure();
-  outputs.push_back(result);
-  return success();
+  return pushOutput(outputs, result);
 }
 
 LogicalResult sequenceInsertHandler(NodeContext &ctx, Outputs &outputs) {
@@ -171,20 +175,16 @@ LogicalResult sequenceInsertHandler(NodeContext &ctx, Outputs &outputs) {
     result.push_back(tensor);
     return produce(ctx, outputs, result);
   }
-  FailureOr<Position> position = positionArg(ctx, 2);
+  FailureOr<Position> position = positionArg(ctx, 2, length, 1);
   if (failed(position))
     return failure();
   if (position->constant) {
-    FailureOr<int64_t> at =
-        normalizePosition(ctx, *position->constant, length, 1);
-    if (failed(at))
-      return failure();
-    result.insert(result.begin() + *at, tensor);
+    result.insert(result.begin() + *position->constant, tensor);
     return produce(ctx, outputs, result);
   }
   // Element i: the old one before the position, the new one at it, the
   // old one before it after it.
-  Value at = normalizeRuntime(ctx, position->value, length);
+  Value at = position->value;
   SmallVector<Value> inserted;
   for (int64_t i = 0; i <= length; ++i) {
     Value after = i > 0 ? choose(ctx, compare(ctx, at, i, false), tensor,
@@ -212,19 +212,15 @@ LogicalResult sequenceEraseHandler(NodeContext &ctx, Outputs &outputs) {
     result.pop_back();
     return produce(ctx, outputs, result);
   }
-  FailureOr<Position> position = positionArg(ctx, 1);
+  FailureOr<Position> position = positionArg(ctx, 1, length, 0);
   if (failed(position))
     return failure();
   if (position->constant) {
-    FailureOr<int64_t> at =
-        normalizePosition(ctx, *position->constant, length, 0);
-    if (failed(at))
-      return failure();
-    result.erase(result.begin() + *at);
+    result.erase(result.begin() + *position->constant);
     return produce(ctx, outputs, result);
   }
   // Element i: the old one before the position, the next one from it.
-  Value at = normalizeRuntime(ctx, position->value, length);
+  Value at = position->value;
   SmallVector<Value> erased;
   for (int64_t i = 0; i + 1 < length; ++i) {
     Value element = choose(ctx, compare(ctx, at, i, true), (*sequence)[i],
@@ -240,15 +236,10 @@ LogicalResult sequenceEraseHandler(NodeContext &ctx, Outputs &outputs) {
 /// when the model runs; one size for equal chunks, the last smaller; none
 /// for parts of 1, squeezed unless keepdims).
 LogicalResult splitToSequenceHandler(NodeContext &ctx, Outputs &outputs) {
-  Value input = ctx.input(0);
-  if (!input)
-    return ctx.error("missing input");
-  Shape shape = getShape(input);
-  FailureOr<int64_t> axis =
-      ctx.normalizeAxis(ctx.getInt("axis", 0), shape.size());
-  if (failed(axis))
+  FailureOr<SplitAxis> split = getSplitAxis(ctx);
+  if (failed(split))
     return failure();
-  TDim dim = shape[*axis];
+  auto [input, axis, dim] = *split;
   SmallVector<TDim> sizes;
   bool squeeze = false;
   if (!ctx.hasInput(1)) {
@@ -281,10 +272,10 @@ LogicalResult splitToSequenceHandler(NodeContext &ctx, Outputs &outputs) {
   TDim offset(0);
   for (const TDim &size : sizes) {
     Value part = ctx.create<SliceOp>(
-        input, uint64_t(*axis), DimAttr::get(ctx.getContext(), offset),
+        input, uint64_t(axis), DimAttr::get(ctx.getContext(), offset),
         DimAttr::get(ctx.getContext(), offset + size));
     if (squeeze)
-      part = ctx.create<RmAxisOp>(part, *axis);
+      part = ctx.create<RmAxisOp>(part, axis);
     if (!part)
       return failure();
     parts.push_back(part);

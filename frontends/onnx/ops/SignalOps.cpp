@@ -30,6 +30,17 @@ namespace {
 
 using Outputs = SmallVectorImpl<Value>;
 
+/// The float type `output_datatype` names (f32 by default).
+FailureOr<Type> floatOutputType(NodeContext &ctx) {
+  std::string dtypeName;
+  Type type = convertDataType(ctx.getContext(),
+                              ctx.getInt("output_datatype", 1), dtypeName);
+  if (!type || !isa<FloatType>(type))
+    return ctx.unsupported("output_datatype " +
+                           (type ? NodeContext::typeName(type) : dtypeName));
+  return type;
+}
+
 /// a0 - a1 cos(2πn/N) + a2 cos(4πn/N), n in [0, size), N = size when
 /// periodic, size - 1 otherwise.
 OpHandler cosineWindow(double a0, double a1, double a2) {
@@ -39,12 +50,10 @@ OpHandler cosineWindow(double a0, double a1, double a2) {
       return failure();
     if (NodeContext::rank(size) != 0)
       return ctx.error("the window size must be a scalar");
-    std::string dtypeName;
-    Type type = convertDataType(ctx.getContext(),
-                                ctx.getInt("output_datatype", 1), dtypeName);
-    if (!type || !isa<FloatType>(type))
-      return ctx.unsupported("output_datatype " +
-                             (type ? NodeContext::typeName(type) : dtypeName));
+    FailureOr<Type> outputType = floatOutputType(ctx);
+    if (failed(outputType))
+      return failure();
+    Type type = *outputType;
     TDim length = ctx.freshSymbol("window");
     if (std::optional<SmallVector<TDim>> dims = ctx.getDims(0);
         dims && dims->size() == 1)
@@ -545,12 +554,9 @@ LogicalResult melWeightMatrixHandler(NodeContext &ctx, Outputs &outputs) {
   if (*melBins < 1 || *dftLength < 1 || *sampleRate < 1)
     return ctx.error("num_mel_bins, dft_length and sample_rate must be "
                      "positive");
-  std::string dtypeName;
-  Type type = convertDataType(ctx.getContext(),
-                              ctx.getInt("output_datatype", 1), dtypeName);
-  if (!type || !isa<FloatType>(type))
-    return ctx.unsupported("output_datatype " +
-                           (type ? NodeContext::typeName(type) : dtypeName));
+  FailureOr<Type> type = floatOutputType(ctx);
+  if (failed(type))
+    return failure();
   int64_t spectrogramBins = *dftLength / 2 + 1;
   if (spectrogramBins * *melBins > kMaxDftElements)
     return ctx.unsupported("a mel weight matrix of " + Twine(spectrogramBins) +
@@ -588,7 +594,7 @@ LogicalResult melWeightMatrixHandler(NodeContext &ctx, Outputs &outputs) {
           static_cast<double>(high - j) / static_cast<double>(high - center);
   }
   outputs.push_back(
-      floatConstant(ctx, type, {spectrogramBins, *melBins}, values));
+      floatConstant(ctx, *type, {spectrogramBins, *melBins}, values));
   return success();
 }
 

@@ -105,6 +105,18 @@ Value mlir::tract::onnx::dimsWithUnitsAt(NodeContext &ctx, Value input,
   return ctx.create<SelectOp>(flags, ones, dims);
 }
 
+FailureOr<SplitAxis> mlir::tract::onnx::getSplitAxis(NodeContext &ctx) {
+  Value input = ctx.input(0);
+  if (!input)
+    return ctx.error("missing input");
+  Shape shape = getShape(input);
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), shape.size());
+  if (failed(axis))
+    return failure();
+  return SplitAxis{input, *axis, shape[*axis]};
+}
+
 std::optional<SmallVector<TDim>>
 mlir::tract::onnx::splitSizesFromValues(NodeContext &ctx, Value sizes,
                                         const TDim &dim) {

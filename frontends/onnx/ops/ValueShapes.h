@@ -28,6 +28,15 @@ Value unflaggedDims(NodeContext &ctx, Value dims, Value flags, int64_t count);
 /// output axis) is on: the output shape of an Unsqueeze.
 Value dimsWithUnitsAt(NodeContext &ctx, Value input, Value flags);
 
+/// The axis a split node (Split, SplitToSequence) cuts its input 0 along
+/// (`axis`, 0 by default), with the input's dim there.
+struct SplitAxis {
+  Value input;
+  int64_t axis;
+  TDim dim;
+};
+FailureOr<SplitAxis> getSplitAxis(NodeContext &ctx);
+
 /// The sizes of the parts a split of `dim` into `sizes` (a 1-D integer
 /// tensor of run-time values, of static length) makes: bound dims, the
 /// last part taking what the others leave (the model promises they add
