@@ -8,8 +8,39 @@
 using namespace mlir;
 using namespace mlir::tract;
 
+namespace mlir::tract::detail {
+
+/// The storage of DimsAttr and ShapeAttr: a list of TDims it owns. A TDim
+/// holds a reference-counted expression; what an ArrayRefParameter copies
+/// into the context's allocator is never destroyed, while this storage's
+/// destructor runs when the context goes.
+struct TDimListStorage : public AttributeStorage {
+  using KeyTy = ArrayRef<TDim>;
+
+  explicit TDimListStorage(ArrayRef<TDim> dims)
+      : dims(dims.begin(), dims.end()) {}
+
+  bool operator==(const KeyTy &key) const {
+    return ArrayRef<TDim>(dims) == key;
+  }
+  static llvm::hash_code hashKey(const KeyTy &key) {
+    return llvm::hash_combine_range(key.begin(), key.end());
+  }
+  static TDimListStorage *construct(AttributeStorageAllocator &allocator,
+                                    const KeyTy &key) {
+    return new (allocator.allocate<TDimListStorage>()) TDimListStorage(key);
+  }
+
+  SmallVector<TDim> dims;
+};
+
+} // namespace mlir::tract::detail
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tract/TractAttrs.cpp.inc"
+
+ArrayRef<TDim> DimsAttr::getDims() const { return getImpl()->dims; }
+ArrayRef<TDim> ShapeAttr::getDims() const { return getImpl()->dims; }
 
 void TractDialect::registerAttributes() {
   addAttributes<

@@ -8,6 +8,11 @@
 
 #include "dialects/tract/TractEnums.h.inc"
 
+namespace mlir::tract::detail {
+/// The storage of DimsAttr and ShapeAttr (TractAttrs.cpp).
+struct TDimListStorage;
+} // namespace mlir::tract::detail
+
 #define GET_ATTRDEF_CLASSES
 #include "dialects/tract/TractAttrs.h.inc"
 

@@ -10,6 +10,9 @@ class Tract_Attr<string name, string attrMnemonic, list<Trait> traits = []>
 }
 
 def Tract_DimsAttr : Tract_Attr<"Dims", "dims"> {
+  // The storage owns its TDims (see TDimListStorage in TractAttrs.cpp).
+  let storageClass = "TDimListStorage";
+  let genStorageClass = 0;
   let summary = "symbolic expressions of a tensor's dynamic dims";
   let description = [{
     The encoding of a tensor type with dynamic dims: one TDim expression per
@@ -53,6 +56,9 @@ def Tract_DimAttr : Tract_Attr<"Dim", "dim"> {
 }
 
 def Tract_ShapeAttr : Tract_Attr<"Shape", "shape"> {
+  // The storage owns its TDims (see TDimListStorage in TractAttrs.cpp).
+  let storageClass = "TDimListStorage";
+  let genStorageClass = 0;
   let summary = "a list of symbolic dimensions";
   let description = [{
     A list of TDims used as an op attribute, constant or symbolic: the target
