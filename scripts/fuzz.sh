@@ -13,7 +13,8 @@
 #                                        fuzz-regressions test)
 #
 # Targets: tdim (dims and relations), nnef_text (graph.nnef), bundle (.npy,
-# .npz, TensorProto), cli (the command line). Each starts from its seeds in
+# .npz, TensorProto), cli (the command line), onnx (.onnx models through
+# the importer and the verifier). Each starts from its seeds in
 # test/fuzz/corpus/TARGET (what it finds stays in build-fuzz/corpus) with
 # test/fuzz/TARGET.dict where there is one. An allocation over 512 MiB or a
 # run over 10 s per input counts as a failure. A crash's input is written
@@ -23,7 +24,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz_dir=$root/test/fuzz
-targets=(tdim nnef_text bundle cli)
+targets=(tdim nnef_text bundle cli onnx)
 
 if [[ ${1:-} == --replay ]]; then
   bin=$2
@@ -40,7 +41,7 @@ fi
 
 # Inputs per target for --ci: about a minute each here.
 declare -A ci_runs=([tdim]=350000 [nnef_text]=700000 [bundle]=2000000
-                    [cli]=1500000)
+                    [cli]=1500000 [onnx]=80000)
 ci=0
 if [[ ${1:-} == --ci ]]; then
   ci=1

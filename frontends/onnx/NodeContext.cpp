@@ -345,6 +345,16 @@ LogicalResult NodeContext::error(const Twine &message) {
   return LogicalResult::failure();
 }
 
+LogicalResult NodeContext::checkSizes(ArrayRef<int64_t> values,
+                                      StringRef what) {
+  constexpr int64_t kCeiling = int64_t(1) << 31;
+  for (int64_t value : values)
+    if (value <= -kCeiling || value >= kCeiling)
+      return error(Twine(what) + " " + Twine(value) +
+                   " is beyond the ceiling of 2^31 on one axis");
+  return success();
+}
+
 FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
   int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank) {

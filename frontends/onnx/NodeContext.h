@@ -196,6 +196,11 @@ public:
   LogicalResult unsupported(const Twine &what) {
     return error("unsupported: " + what);
   }
+  /// Fails, naming `what`, unless every value is a size a tensor can have
+  /// on one axis, negative or not: below 2^31 in magnitude (the ceiling of
+  /// dims read from a model, so that arithmetic on them cannot overflow).
+  LogicalResult checkSizes(ArrayRef<int64_t> values, StringRef what);
+
   /// Normalizes a possibly negative axis against `rank`.
   FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
   /// Normalizes each axis against `rank`, in order; with `sortedUnique`,

@@ -611,40 +611,11 @@ LogicalResult resolveInputFacts(ArrayRef<std::string> texts,
   return success();
 }
 
-} // namespace
-
-OwningOpRef<ModuleOp>
-mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
-                                  const ImportOptions &options) {
-  context->loadDialect<TractDialect, func::FuncDialect>();
+/// Imports a parsed model; `path` names it and locates its external data.
+OwningOpRef<ModuleOp> importModelProto(const ::onnx::ModelProto &proto,
+                                       StringRef path, MLIRContext *context,
+                                       const ImportOptions &options) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
-  uint64_t size = 0;
-  if (std::error_code ec = llvm::sys::fs::file_size(path, size)) {
-    emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
-    return {};
-  }
-  if (size >= (uint64_t(2) << 30)) {
-    emitError(fileLoc) << "'" << path << "' is " << (size >> 20)
-                       << " MiB; ONNX protobuf files over 2 GiB are refused "
-                          "(store weights as external data)";
-    return {};
-  }
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    emitError(fileLoc) << "cannot read '" << path
-                       << "': " << buffer.getError().message();
-    return {};
-  }
-  ::onnx::ModelProto proto;
-  if (!proto.ParseFromArray((*buffer)->getBufferStart(),
-                            static_cast<int>((*buffer)->getBufferSize()))) {
-    emitError(fileLoc) << "'" << path << "' is not a valid ONNX model";
-    return {};
-  }
-  // The proto holds its own copy of the weights: the file's bytes can go
-  // before the weights are copied once more into attributes.
-  buffer->reset();
   if (!proto.has_graph()) {
     emitError(fileLoc) << "'" << path << "' is not an ONNX model: it has no "
                        << "graph";
@@ -756,6 +727,58 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
   if (failed(verify(*module)))
     return {};
   return module;
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp>
+mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
+                                  const ImportOptions &options) {
+  context->loadDialect<TractDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
+  uint64_t size = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, size)) {
+    emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
+    return {};
+  }
+  if (size >= (uint64_t(2) << 30)) {
+    emitError(fileLoc) << "'" << path << "' is " << (size >> 20)
+                       << " MiB; ONNX protobuf files over 2 GiB are refused "
+                          "(store weights as external data)";
+    return {};
+  }
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    emitError(fileLoc) << "cannot read '" << path
+                       << "': " << buffer.getError().message();
+    return {};
+  }
+  ::onnx::ModelProto proto;
+  if (!proto.ParseFromArray((*buffer)->getBufferStart(),
+                            static_cast<int>((*buffer)->getBufferSize()))) {
+    emitError(fileLoc) << "'" << path << "' is not a valid ONNX model";
+    return {};
+  }
+  // The proto holds its own copy of the weights: the file's bytes can go
+  // before the weights are copied once more into attributes.
+  buffer->reset();
+  return importModelProto(proto, path, context, options);
+}
+
+OwningOpRef<ModuleOp>
+mlir::tract::onnx::importOnnxBytes(StringRef bytes, StringRef path,
+                                   MLIRContext *context,
+                                   const ImportOptions &options) {
+  context->loadDialect<TractDialect, func::FuncDialect>();
+  ::onnx::ModelProto proto;
+  if (bytes.size() >= (uint64_t(2) << 30) ||
+      !proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    emitError(FileLineColLoc::get(context, path, 0, 0))
+        << "'" << path << "' is not a valid ONNX model";
+    return {};
+  }
+  return importModelProto(proto, path, context, options);
 }
 
 std::vector<std::pair<std::string, int>>

@@ -32,6 +32,13 @@ struct ImportOptions {
 OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext *context,
                                      const ImportOptions &options = {});
 
+/// The same from the bytes of a model file (what the fuzzer feeds); `path`
+/// names the model in diagnostics and locates its external data.
+OwningOpRef<ModuleOp> importOnnxBytes(llvm::StringRef bytes,
+                                      llvm::StringRef path,
+                                      MLIRContext *context,
+                                      const ImportOptions &options = {});
+
 /// The operators the importer translates, as `(op, since_version)` pairs in
 /// name order; for the supported-operator table.
 std::vector<std::pair<std::string, int>> listSupportedOnnxOps();

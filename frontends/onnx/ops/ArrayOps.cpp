@@ -1554,6 +1554,8 @@ LogicalResult padHandler(NodeContext &ctx, Outputs &outputs) {
   if (static_cast<int64_t>(pads->size()) != 2 * count)
     return ctx.error(Twine(pads->size()) + " pads for " + Twine(count) +
                      " axes");
+  if (failed(ctx.checkSizes(*pads, "pad")))
+    return failure();
   if (mode != PadMode::Constant)
     value = {};
   SmallVector<int64_t> before(rank, 0), after(rank, 0);

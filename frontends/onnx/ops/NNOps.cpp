@@ -1134,13 +1134,17 @@ FailureOr<Interpolator> readInterpolator(NodeContext &ctx,
   return *interpolator;
 }
 
-/// `floor(dim * factor)`. A symbolic dim takes an integral factor, or one
-/// with a small power of two as denominator (0.5, 0.25, 1.5...), so that
-/// the size stays an exact expression.
+/// `floor(dim * factor)`: a size from 0 to 2^31 for a constant dim. A
+/// symbolic dim takes an integral factor, or one with a small power of two
+/// as denominator (0.5, 0.25, 1.5...), so that the size stays an exact
+/// expression.
 std::optional<TDim> floorScaled(const TDim &dim, double factor) {
-  if (std::optional<int64_t> x = dim.getConstant())
-    return TDim(
-        static_cast<int64_t>(std::floor(static_cast<double>(*x) * factor)));
+  if (std::optional<int64_t> x = dim.getConstant()) {
+    double scaled = std::floor(static_cast<double>(*x) * factor);
+    if (!(scaled >= 0 && scaled < static_cast<double>(int64_t(1) << 31)))
+      return std::nullopt;
+    return TDim(static_cast<int64_t>(scaled));
+  }
   for (int64_t denominator = 1; denominator <= (1 << 16); denominator *= 2) {
     double numerator = factor * static_cast<double>(denominator);
     if (numerator == std::floor(numerator) && std::fabs(numerator) < 1e9) {
@@ -1379,7 +1383,7 @@ LogicalResult resizeHandler(NodeContext &ctx, Outputs &outputs) {
         factor = (mode.roi[rank + axis] - mode.roi[axis]) * scale;
       std::optional<TDim> size = floorScaled(input[axis], factor);
       if (!size)
-        return ctx.unsupported("scale " + num(scale) + " of the symbolic dim " +
+        return ctx.unsupported("scale " + num(scale) + " of the dim " +
                                input[axis].toString());
       scales[axis] = scale;
       sizes[axis] = *size;
@@ -1497,7 +1501,7 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
                        " is not positive");
     std::optional<TDim> size = floorScaled(sizes[axis], scale);
     if (!size)
-      return ctx.unsupported("scale " + num(scale) + " of the symbolic dim " +
+      return ctx.unsupported("scale " + num(scale) + " of the dim " +
                              sizes[axis].toString());
     sizes[axis] = *size;
   }
