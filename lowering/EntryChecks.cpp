@@ -12,6 +12,8 @@
 
 #include "lowering/LoweringUtils.h"
 
+#include "dialects/tract/TractDialect.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -124,9 +126,30 @@ void CheckSequence::check(Value holds, const std::string &format,
 
 } // namespace
 
+SmallVector<GuardedDim> mlir::tract::findGuardedDims(func::FuncOp func) {
+  SmallVector<GuardedDim> guarded;
+  FailureOr<SymbolScope> scope =
+      getSymbolScope(func->getParentOfType<ModuleOp>());
+  if (failed(scope))
+    return guarded;
+  std::set<TDim> seen;
+  func.walk([&](Operation *op) {
+    for (Type type : op->getResultTypes()) {
+      if (!isa<RankedTensorType>(type) || !isTractTensorType(type))
+        continue;
+      for (const TDim &dim : getShape(type))
+        if (!dim.isConstant() && seen.insert(dim).second &&
+            !scope->proveNonNegative(dim))
+          guarded.push_back({dim, nodeName(op)});
+    }
+  });
+  return guarded;
+}
+
 LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
                                           ArrayRef<Shape> inputShapes,
-                                          ArrayRef<std::string> assertions) {
+                                          ArrayRef<std::string> assertions,
+                                          ArrayRef<GuardedDim> guarded) {
   MLIRContext *context = func.getContext();
   auto module = func->getParentOfType<ModuleOp>();
   Location loc = func.getLoc();
@@ -205,6 +228,18 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
     bound[source.form.symbol] = readSymbol(
         builder, loc, sizes[source.argument][source.axis], source.form);
   auto isBound = [&](const std::string &symbol) { return bound.count(symbol); };
+  // ` (S=%lld, P=%lld)` for the values of `names`, which go to `values`.
+  auto symbolValues = [&](const std::set<std::string> &names,
+                          SmallVectorImpl<Value> &values) -> std::string {
+    if (names.empty())
+      return "";
+    SmallVector<std::string> parts;
+    for (const std::string &symbol : names) {
+      parts.push_back(symbol + "=%lld");
+      values.push_back(bound.lookup(symbol));
+    }
+    return " (" + llvm::join(parts, ", ") + ")";
+  };
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
 
   CheckSequence checks(builder, loc, entry);
@@ -284,14 +319,23 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
     std::string format =
         "the inputs violate the model's assertion " + escapeFormat(text);
     SmallVector<Value> values;
-    if (!names.empty()) {
-      SmallVector<std::string> parts;
-      for (const std::string &symbol : names) {
-        parts.push_back(symbol + "=%lld");
-        values.push_back(bound.lookup(symbol));
-      }
-      format += " (" + llvm::join(parts, ", ") + ")";
-    }
+    format += symbolValues(names, values);
+    checks.check(holds, format, values);
+  }
+  // The intermediate dims nothing proves non-negative.
+  for (const GuardedDim &guard : guarded) {
+    std::set<std::string> names;
+    guard.dim.collectSymbols(names);
+    if (!llvm::all_of(names, isBound))
+      continue;
+    Value value = materializeDim(builder, loc, bound, guard.dim);
+    Value holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge,
+                                        value, zero);
+    std::string format =
+        "'" + escapeFormat(guard.node) + "' would have the dim " +
+        escapeFormat(guard.dim.toString()) + " = %lld, which is negative";
+    SmallVector<Value> values = {value};
+    format += symbolValues(names, values);
     checks.check(holds, format, values);
   }
 

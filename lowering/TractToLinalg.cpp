@@ -184,7 +184,12 @@ struct TractLowerToLinalgPass
     MLIRContext *context = &getContext();
     // Public functions get their entry checks once lowered, from the tract
     // shapes of their inputs.
-    SmallVector<std::pair<func::FuncOp, SmallVector<Shape>>> entries;
+    struct Entry {
+      func::FuncOp func;
+      SmallVector<Shape> inputShapes;
+      SmallVector<GuardedDim> guarded;
+    };
+    SmallVector<Entry> entries;
     // A scan still skipping iterations is a batch model's: the skip counts
     // iterations across calls, which only a streaming model's state keeps.
     WalkResult skipping = module.walk([](ScanOp scan) {
@@ -205,7 +210,7 @@ struct TractLowerToLinalgPass
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (entryChecks && func.isPublic() && !func.isExternal())
-        entries.push_back({func, getInputShapes(func)});
+        entries.push_back({func, getInputShapes(func), findGuardedDims(func)});
       if (failed(prepareFunction(func)))
         return signalPassFailure();
     }
@@ -238,8 +243,9 @@ struct TractLowerToLinalgPass
     if (auto texts = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
       for (StringRef text : texts.getAsValueRange<StringAttr>())
         assertions.push_back(text.str());
-    for (auto &[func, shapes] : entries)
-      if (failed(addEntryChecks(func, shapes, assertions)))
+    for (Entry &entry : entries)
+      if (failed(addEntryChecks(entry.func, entry.inputShapes, assertions,
+                                entry.guarded)))
         return signalPassFailure();
   }
 };
