@@ -441,9 +441,13 @@ std::optional<int64_t> TDim::eval(const SymbolValues &values) const {
       std::optional<int64_t> value = evalAtom(*atom, values);
       if (!value)
         return std::nullopt;
-      product = wrapMul(product, *value);
+      // A value beyond int64 is no value: the caller reports it rather
+      // than compute with a wrapped one.
+      if (llvm::MulOverflow(product, *value, product))
+        return std::nullopt;
     }
-    sum = wrapAdd(sum, product);
+    if (llvm::AddOverflow(sum, product, sum))
+      return std::nullopt;
   }
   return sum;
 }

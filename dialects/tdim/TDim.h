@@ -79,8 +79,8 @@ public:
   /// Adds the names of the symbols that occur in the expression to `names`.
   void collectSymbols(std::set<std::string> &names) const;
 
-  /// The value under `values`, or nullopt if a symbol has no value or a
-  /// broadcast of the given values is invalid.
+  /// The value under `values`, or nullopt if a symbol has no value, a
+  /// broadcast of the given values is invalid or the value overflows int64.
   std::optional<int64_t> eval(const SymbolValues &values) const;
   /// Replaces `symbol` by `replacement` everywhere and re-simplifies.
   TDim substitute(llvm::StringRef symbol, const TDim &replacement) const;

@@ -196,6 +196,15 @@ TEST(SymbolScope, Scenarios) {
   EXPECT_EQ(error, "expected 'scenario: relation' in 'S==1'");
 }
 
+TEST(TDim, EvalRefusesOverflow) {
+  SymbolValues values{{"S", int64_t(1) << 40}, {"P", INT64_MAX}};
+  EXPECT_EQ(dim("S*S").eval(values), std::nullopt);
+  EXPECT_EQ(dim("P+1").eval(values), std::nullopt);
+  EXPECT_EQ(dim("2*P").eval(values), std::nullopt);
+  EXPECT_EQ(dim("P-1").eval(values), INT64_MAX - 1);
+  EXPECT_EQ(dim("S*4").eval(values), int64_t(1) << 42);
+}
+
 TEST(SymbolScope, ParsesAssertionsIntoConstraints) {
   std::vector<TDim> constraints;
   ASSERT_TRUE(SymbolScope::parseAssertion("S+P < 4096", constraints));
