@@ -21,6 +21,10 @@
 // backwards) is an error naming the op and the reason. The output delays
 // and axes are recorded in the module's `tract.properties`.
 //
+// The rules are the ops' own (PulsifyOpInterface, implemented in
+// dialects/tract/TractPulse.cpp over a PulseContext); this file sets up the
+// input streams, visits the ops and records the result.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dialects/tract/TractDialect.h"
