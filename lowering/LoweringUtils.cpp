@@ -144,14 +144,12 @@ LogicalResult mlir::tract::bindInputSymbols(Operation *funcOp) {
       if (isa<RankedTensorType>(type) && isTractTensorType(type))
         for (const TDim &dim : getShape(type))
           dim.collectSymbols(used);
+    for (const std::string &computed : getComputedSymbols(op))
+      bound.insert(computed);
   });
   for (const Shape &shape : shapes)
     for (const TDim &dim : shape)
       dim.collectSymbols(used);
-  func.walk([&](Operation *op) {
-    for (const std::string &computed : getComputedSymbols(op))
-      bound.insert(computed);
-  });
   for (const std::string &name : used)
     if (!bound.count(name))
       return func.emitError() << "symbol " << name

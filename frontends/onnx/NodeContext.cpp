@@ -365,6 +365,10 @@ FailureOr<int64_t> NodeContext::normalizeAxis(int64_t axis, int64_t rank) {
   return normalized;
 }
 
+std::string mlir::tract::onnx::dimsToString(ArrayRef<TDim> dims) {
+  return "[" + shapeToString(dims) + "]";
+}
+
 FailureOr<SmallVector<int64_t>>
 NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
                            bool sortedUnique) {
@@ -379,8 +383,8 @@ NodeContext::normalizeAxes(ArrayRef<int64_t> axes, int64_t rank,
     return result;
   llvm::sort(result);
   if (std::adjacent_find(result.begin(), result.end()) != result.end()) {
-    (void)error("repeated axis in [" +
-                shapeToString(llvm::to_vector_of<TDim>(axes)) + "]");
+    (void)error("repeated axis in " +
+                dimsToString(llvm::to_vector_of<TDim>(axes)));
     return LogicalResult::failure();
   }
   return result;

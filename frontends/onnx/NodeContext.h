@@ -234,6 +234,9 @@ private:
   std::map<unsigned, SmallVector<Value>> sequenceOutputs;
 };
 
+/// `dims` in brackets, for messages: `[S,4]`.
+std::string dimsToString(ArrayRef<TDim> dims);
+
 /// `value` as the node's next output; failure when it is null (building it
 /// failed, with an error reported).
 inline LogicalResult pushOutput(SmallVectorImpl<Value> &outputs, Value value) {

@@ -92,10 +92,6 @@ ShapeAttr shapeAttr(NodeContext &ctx, ArrayRef<TDim> dims) {
   return ShapeAttr::get(ctx.getContext(), dims);
 }
 
-std::string dimsToString(ArrayRef<TDim> dims) {
-  return "[" + shapeToString(dims) + "]";
-}
-
 Shape shapeOf(Value value) { return value ? getShape(value) : Shape(); }
 
 /// The symbolic value of input `i`, a shape tensor: constant, computed from
