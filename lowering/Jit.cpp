@@ -115,34 +115,21 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
   // The runtime functions compiled code calls.
   model->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
     llvm::orc::SymbolMap symbols;
-    symbols[interner("memrefCopy")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&memrefCopy),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("tract_buffer_aligned_alloc")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tract_buffer_aligned_alloc),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("tract_buffer_free")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tract_buffer_free),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("tract_set_error")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tract_set_error),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("tract_fail")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tract_fail),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("tract_take_failure")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tract_take_failure),
-        llvm::JITSymbolFlags::Exported};
-    // Called by models instrumented with tract-instrument-profile.
-    symbols[interner("tract_profile_enter")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tract_profile_enter),
-        llvm::JITSymbolFlags::Exported};
-    symbols[interner("tract_profile_exit")] = {
-        llvm::orc::ExecutorAddr::fromPtr(&tract_profile_exit),
-        llvm::JITSymbolFlags::Exported};
-    for (const auto &[name, data] : weights)
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(data),
+    auto add = [&](StringRef name, auto *address) {
+      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
                                  llvm::JITSymbolFlags::Exported};
+    };
+    add("memrefCopy", &memrefCopy);
+    add("tract_buffer_aligned_alloc", &tract_buffer_aligned_alloc);
+    add("tract_buffer_free", &tract_buffer_free);
+    add("tract_set_error", &tract_set_error);
+    add("tract_fail", &tract_fail);
+    add("tract_take_failure", &tract_take_failure);
+    // Called by models instrumented with tract-instrument-profile.
+    add("tract_profile_enter", &tract_profile_enter);
+    add("tract_profile_exit", &tract_profile_exit);
+    for (const auto &[name, data] : weights)
+      add(name, data);
     return symbols;
   });
   // Code generation happens at the first lookup: do it here, timed.

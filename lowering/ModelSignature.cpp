@@ -28,23 +28,17 @@ bool mlir::tract::getRuntimeDtype(Type type, tract_dtype &dtype) {
     return true;
   }
   if (auto integer = dyn_cast<IntegerType>(type)) {
-    bool isUnsigned = integer.isUnsigned();
-    switch (integer.getWidth()) {
-    case 8:
-      dtype = isUnsigned ? TRACT_DT_U8 : TRACT_DT_I8;
-      return true;
-    case 16:
-      dtype = isUnsigned ? TRACT_DT_U16 : TRACT_DT_I16;
-      return true;
-    case 32:
-      dtype = isUnsigned ? TRACT_DT_U32 : TRACT_DT_I32;
-      return true;
-    case 64:
-      dtype = isUnsigned ? TRACT_DT_U64 : TRACT_DT_I64;
-      return true;
-    default:
+    // 8, 16, 32 and 64 bits, signed or not.
+    static constexpr tract_dtype kSigned[] = {TRACT_DT_I8, TRACT_DT_I16,
+                                              TRACT_DT_I32, TRACT_DT_I64};
+    static constexpr tract_dtype kUnsigned[] = {TRACT_DT_U8, TRACT_DT_U16,
+                                                TRACT_DT_U32, TRACT_DT_U64};
+    unsigned width = integer.getWidth();
+    if (width < 8 || width > 64 || !llvm::isPowerOf2_32(width))
       return false;
-    }
+    unsigned index = llvm::Log2_32(width) - 3;
+    dtype = integer.isUnsigned() ? kUnsigned[index] : kSigned[index];
+    return true;
   }
   if (type.isF16())
     dtype = TRACT_DT_F16;

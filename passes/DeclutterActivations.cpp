@@ -39,24 +39,19 @@ bool eitherOrder(Operation *op, function_ref<bool(Value, Value)> fn) {
 }
 
 /// x * sigmoid(x) -> silu(x).
-struct RecognizeSilu : OpRewritePattern<MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MulOp op,
-                                PatternRewriter &rewriter) const override {
-    Value x;
-    eitherOrder(op, [&](Value a, Value b) {
-      auto sigmoid = b.getDefiningOp<SigmoidOp>();
-      if (sigmoid && sigmoid.getInput() == a)
-        x = a;
-      return static_cast<bool>(x);
-    });
-    if (!x || x.getType() != op.getType())
-      return rewriter.notifyMatchFailure(op, "not x * sigmoid(x)");
-    rewriter.replaceOpWithNewOp<SiluOp>(op, x);
-    return success();
-  }
-};
+LogicalResult recognizeSilu(MulOp op, PatternRewriter &rewriter) {
+  Value x;
+  eitherOrder(op, [&](Value a, Value b) {
+    auto sigmoid = b.getDefiningOp<SigmoidOp>();
+    if (sigmoid && sigmoid.getInput() == a)
+      x = a;
+    return static_cast<bool>(x);
+  });
+  if (!x || x.getType() != op.getType())
+    return rewriter.notifyMatchFailure(op, "not x * sigmoid(x)");
+  rewriter.replaceOpWithNewOp<SiluOp>(op, x);
+  return success();
+}
 
 /// x * x * x, x ** 3.
 bool isCube(Value value, Value x) {
@@ -108,38 +103,33 @@ Value geluTanhArgument(Value value) {
 
 /// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), the three
 /// factors in any order and grouping -> gelu_approx(x).
-struct RecognizeGeluApprox : OpRewritePattern<MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MulOp op,
-                                PatternRewriter &rewriter) const override {
-    // The three factors of a product of two nested muls.
-    SmallVector<Value, 3> factors;
-    eitherOrder(op, [&](Value a, Value b) {
-      auto inner = b.getDefiningOp<MulOp>();
-      if (!inner || !inner->hasOneUse())
-        return false;
-      factors = {a, inner.getLhs(), inner.getRhs()};
-      for (unsigned i = 0; i < 3; ++i) {
-        Value x = geluTanhArgument(factors[i]);
-        if (!x)
-          continue;
-        Value p = factors[(i + 1) % 3], q = factors[(i + 2) % 3];
-        if ((p == x && isSplatNear(q, 0.5, 0)) ||
-            (q == x && isSplatNear(p, 0.5, 0))) {
-          factors = {x};
-          return true;
-        }
-      }
-      factors.clear();
+LogicalResult recognizeGeluApprox(MulOp op, PatternRewriter &rewriter) {
+  // The three factors of a product of two nested muls.
+  SmallVector<Value, 3> factors;
+  eitherOrder(op, [&](Value a, Value b) {
+    auto inner = b.getDefiningOp<MulOp>();
+    if (!inner || !inner->hasOneUse())
       return false;
-    });
-    if (factors.size() != 1 || factors[0].getType() != op.getType())
-      return rewriter.notifyMatchFailure(op, "not an expanded gelu_approx");
-    rewriter.replaceOpWithNewOp<GeluApproxOp>(op, factors[0]);
-    return success();
-  }
-};
+    factors = {a, inner.getLhs(), inner.getRhs()};
+    for (unsigned i = 0; i < 3; ++i) {
+      Value x = geluTanhArgument(factors[i]);
+      if (!x)
+        continue;
+      Value p = factors[(i + 1) % 3], q = factors[(i + 2) % 3];
+      if ((p == x && isSplatNear(q, 0.5, 0)) ||
+          (q == x && isSplatNear(p, 0.5, 0))) {
+        factors = {x};
+        return true;
+      }
+    }
+    factors.clear();
+    return false;
+  });
+  if (factors.size() != 1 || factors[0].getType() != op.getType())
+    return rewriter.notifyMatchFailure(op, "not an expanded gelu_approx");
+  rewriter.replaceOpWithNewOp<GeluApproxOp>(op, factors[0]);
+  return success();
+}
 
 /// min(max(v, lo), hi) or max(min(v, hi), lo): v, or null.
 Value clampedOperand(Value value, double lo, double hi) {
@@ -199,40 +189,35 @@ Value sixth(Value value) {
 /// follows (perhaps already merged with a later scale) folds into the
 /// constant; x * hard_sigmoid(x) with alpha 1/6 and beta 1/2, that is
 /// x * clip(x / 6 + 1/2, 0, 1) -> hard_swish(x).
-struct RecognizeHardSwish : OpRewritePattern<MulOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MulOp op,
-                                PatternRewriter &rewriter) const override {
-    Value x;
-    bool scaled = false;
-    eitherOrder(op, [&](Value a, Value b) {
-      if (plusConstant(clampedOperand(b, 0.0, 6.0), 3.0) == a) {
-        x = a;
-        scaled = true;
-      } else if (Value v = plusConstant(clampedOperand(b, 0.0, 1.0), 0.5);
-                 v && sixth(v) == a) {
-        x = a;
-      }
-      return static_cast<bool>(x);
-    });
-    auto type = dyn_cast<RankedTensorType>(op.getType());
-    if (!x || x.getType() != type || !isa<FloatType>(type.getElementType()))
-      return rewriter.notifyMatchFailure(op, "not an expanded hard_swish");
-    Value result = HardSwishOp::create(rewriter, op.getLoc(), x);
-    if (scaled) {
-      auto sixType = RankedTensorType::get(
-          SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
-      Value six = ConstOp::create(
-          rewriter, op.getLoc(), sixType,
-          DenseElementsAttr::get(sixType,
-                                 FloatAttr::get(type.getElementType(), 6.0)));
-      result = MulOp::create(rewriter, op.getLoc(), type, result, six);
+LogicalResult recognizeHardSwish(MulOp op, PatternRewriter &rewriter) {
+  Value x;
+  bool scaled = false;
+  eitherOrder(op, [&](Value a, Value b) {
+    if (plusConstant(clampedOperand(b, 0.0, 6.0), 3.0) == a) {
+      x = a;
+      scaled = true;
+    } else if (Value v = plusConstant(clampedOperand(b, 0.0, 1.0), 0.5);
+               v && sixth(v) == a) {
+      x = a;
     }
-    rewriter.replaceOp(op, result);
-    return success();
+    return static_cast<bool>(x);
+  });
+  auto type = dyn_cast<RankedTensorType>(op.getType());
+  if (!x || x.getType() != type || !isa<FloatType>(type.getElementType()))
+    return rewriter.notifyMatchFailure(op, "not an expanded hard_swish");
+  Value result = HardSwishOp::create(rewriter, op.getLoc(), x);
+  if (scaled) {
+    auto sixType = RankedTensorType::get(
+        SmallVector<int64_t>(type.getRank(), 1), type.getElementType());
+    Value six = ConstOp::create(
+        rewriter, op.getLoc(), sixType,
+        DenseElementsAttr::get(sixType,
+                               FloatAttr::get(type.getElementType(), 6.0)));
+    result = MulOp::create(rewriter, op.getLoc(), type, result, six);
   }
-};
+  rewriter.replaceOp(op, result);
+  return success();
+}
 
 /// x * x, square(x), x ** 2: x, or null.
 Value squared(Value value) {
@@ -314,57 +299,50 @@ struct RecognizeRmsNorm : OpRewritePattern<MulOp> {
   }
 };
 
-struct RecognizeRmsNormDiv : OpRewritePattern<DivOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(DivOp op,
-                                PatternRewriter &rewriter) const override {
-    auto sqrt = op.getRhs().getDefiningOp<SqrtOp>();
-    Value x;
-    int64_t axis = 0;
-    double eps = 0;
-    if (!sqrt ||
-        !RecognizeRmsNorm::matchDenominator(sqrt.getInput(), op.getLhs(), x,
-                                            axis, eps) ||
-        x.getType() != op.getType())
-      return rewriter.notifyMatchFailure(op, "not an expanded rms_norm");
-    rewriter.replaceOpWithNewOp<RmsNormOp>(
-        op, x, rewriter.getI64IntegerAttr(axis), rewriter.getF64FloatAttr(eps));
-    return success();
-  }
-};
+LogicalResult recognizeRmsNormDiv(DivOp op, PatternRewriter &rewriter) {
+  auto sqrt = op.getRhs().getDefiningOp<SqrtOp>();
+  Value x;
+  int64_t axis = 0;
+  double eps = 0;
+  if (!sqrt ||
+      !RecognizeRmsNorm::matchDenominator(sqrt.getInput(), op.getLhs(), x, axis,
+                                          eps) ||
+      x.getType() != op.getType())
+    return rewriter.notifyMatchFailure(op, "not an expanded rms_norm");
+  rewriter.replaceOpWithNewOp<RmsNormOp>(
+      op, x, rewriter.getI64IntegerAttr(axis), rewriter.getF64FloatAttr(eps));
+  return success();
+}
 
 /// exp(x - max(x)) / sum(exp(x - max(x))) over the same axes (or without
 /// the max) -> softmax(x).
-struct RecognizeSoftmax : OpRewritePattern<DivOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(DivOp op,
-                                PatternRewriter &rewriter) const override {
-    auto exp = op.getLhs().getDefiningOp<ExpOp>();
-    auto sum = op.getRhs().getDefiningOp<ReduceOp>();
-    if (!exp || !sum || sum.getReducer() != Reducer::Sum ||
-        sum.getInput() != exp.getResult())
-      return rewriter.notifyMatchFailure(op, "not exp(x) / sum(exp(x))");
-    Value x = exp.getInput();
-    if (auto sub = x.getDefiningOp<SubOp>()) {
-      auto max = sub.getRhs().getDefiningOp<ReduceOp>();
-      if (max && max.getReducer() == Reducer::Max &&
-          max.getInput() == sub.getLhs() && max.getAxes() == sum.getAxes())
-        x = sub.getLhs();
-    }
-    if (x.getType() != op.getType())
-      return rewriter.notifyMatchFailure(op, "broadcasting softmax");
-    rewriter.replaceOpWithNewOp<SoftmaxOp>(op, x, sum.getAxesAttr());
-    return success();
+LogicalResult recognizeSoftmax(DivOp op, PatternRewriter &rewriter) {
+  auto exp = op.getLhs().getDefiningOp<ExpOp>();
+  auto sum = op.getRhs().getDefiningOp<ReduceOp>();
+  if (!exp || !sum || sum.getReducer() != Reducer::Sum ||
+      sum.getInput() != exp.getResult())
+    return rewriter.notifyMatchFailure(op, "not exp(x) / sum(exp(x))");
+  Value x = exp.getInput();
+  if (auto sub = x.getDefiningOp<SubOp>()) {
+    auto max = sub.getRhs().getDefiningOp<ReduceOp>();
+    if (max && max.getReducer() == Reducer::Max &&
+        max.getInput() == sub.getLhs() && max.getAxes() == sum.getAxes())
+      x = sub.getLhs();
   }
-};
+  if (x.getType() != op.getType())
+    return rewriter.notifyMatchFailure(op, "broadcasting softmax");
+  rewriter.replaceOpWithNewOp<SoftmaxOp>(op, x, sum.getAxesAttr());
+  return success();
+}
 
 } // namespace
 
 void mlir::tract::populateDeclutterActivationPatterns(
     RewritePatternSet &patterns) {
-  patterns.add<RecognizeSilu, RecognizeGeluApprox, RecognizeHardSwish,
-               RecognizeRmsNorm, RecognizeRmsNormDiv, RecognizeSoftmax>(
-      patterns.getContext());
+  patterns.add(recognizeSilu)
+      .add(recognizeGeluApprox)
+      .add(recognizeHardSwish)
+      .add<RecognizeRmsNorm>(patterns.getContext())
+      .add(recognizeRmsNormDiv)
+      .add(recognizeSoftmax);
 }

@@ -70,69 +70,58 @@ SmallVector<std::pair<int64_t, int64_t>> movesFor(ArrayRef<int64_t> perm) {
 /// A chain of move_axis ops ending at `op` becomes the fewest moves of the
 /// permutation it applies: the identity (no move) when a transpose meets
 /// its inverse.
-struct ComposeMoveAxisChain : OpRewritePattern<MoveAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MoveAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    SmallVector<MoveAxisOp> chain{op};
-    Value root = op.getInput();
-    while (auto previous = root.getDefiningOp<MoveAxisOp>()) {
-      chain.push_back(previous);
-      root = previous.getInput();
-    }
-    if (chain.size() < 2)
-      return rewriter.notifyMatchFailure(op, "a single move");
-    int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
-    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    for (MoveAxisOp move : llvm::reverse(chain))
-      applyMove(perm, move.getFrom(), move.getTo());
-    SmallVector<std::pair<int64_t, int64_t>> moves = movesFor(perm);
-    if (moves.size() >= chain.size())
-      return rewriter.notifyMatchFailure(op, "already the fewest moves");
-    Value result = root;
-    for (auto [from, to] : moves)
-      result = MoveAxisOp::create(rewriter, op.getLoc(), result,
-                                  static_cast<uint64_t>(from),
-                                  static_cast<uint64_t>(to));
-    rewriter.replaceOp(op, result);
-    return success();
+LogicalResult composeMoveAxisChain(MoveAxisOp op, PatternRewriter &rewriter) {
+  SmallVector<MoveAxisOp> chain{op};
+  Value root = op.getInput();
+  while (auto previous = root.getDefiningOp<MoveAxisOp>()) {
+    chain.push_back(previous);
+    root = previous.getInput();
   }
-};
+  if (chain.size() < 2)
+    return rewriter.notifyMatchFailure(op, "a single move");
+  int64_t rank = cast<RankedTensorType>(root.getType()).getRank();
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  for (MoveAxisOp move : llvm::reverse(chain))
+    applyMove(perm, move.getFrom(), move.getTo());
+  SmallVector<std::pair<int64_t, int64_t>> moves = movesFor(perm);
+  if (moves.size() >= chain.size())
+    return rewriter.notifyMatchFailure(op, "already the fewest moves");
+  Value result = root;
+  for (auto [from, to] : moves)
+    result = MoveAxisOp::create(rewriter, op.getLoc(), result,
+                                static_cast<uint64_t>(from),
+                                static_cast<uint64_t>(to));
+  rewriter.replaceOp(op, result);
+  return success();
+}
 
 /// rm_axis(add_axis(x, a), a) -> x.
-struct CancelAddThenRmAxis : OpRewritePattern<RmAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(RmAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    auto add = op.getInput().getDefiningOp<AddAxisOp>();
-    if (!add || add.getAxis() != op.getAxis())
-      return rewriter.notifyMatchFailure(op, "not after add_axis of its axis");
-    rewriter.replaceOp(op, add.getInput());
-    return success();
-  }
-};
+LogicalResult cancelAddThenRmAxis(RmAxisOp op, PatternRewriter &rewriter) {
+  auto add = op.getInput().getDefiningOp<AddAxisOp>();
+  if (!add || add.getAxis() != op.getAxis())
+    return rewriter.notifyMatchFailure(op, "not after add_axis of its axis");
+  rewriter.replaceOp(op, add.getInput());
+  return success();
+}
 
 /// add_axis(rm_axis(x, a), a) -> x.
-struct CancelRmThenAddAxis : OpRewritePattern<AddAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
+LogicalResult cancelRmThenAddAxis(AddAxisOp op, PatternRewriter &rewriter) {
+  auto rm = op.getInput().getDefiningOp<RmAxisOp>();
+  if (!rm || rm.getAxis() != op.getAxis() ||
+      rm.getInput().getType() != op.getType())
+    return rewriter.notifyMatchFailure(op, "not after rm_axis of its axis");
+  rewriter.replaceOp(op, rm.getInput());
+  return success();
+}
 
-  LogicalResult matchAndRewrite(AddAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    auto rm = op.getInput().getDefiningOp<RmAxisOp>();
-    if (!rm || rm.getAxis() != op.getAxis() ||
-        rm.getInput().getType() != op.getType())
-      return rewriter.notifyMatchFailure(op, "not after rm_axis of its axis");
-    rewriter.replaceOp(op, rm.getInput());
-    return success();
-  }
-};
-
-/// A copy of the element-wise `op` on `operands`, its result type inferred.
-Value cloneOn(PatternRewriter &rewriter, Operation *op, ValueRange operands) {
+/// A copy of `op` on `operands`, changed by `adjust`, its result type
+/// inferred.
+Value cloneOn(PatternRewriter &rewriter, Operation *op, ValueRange operands,
+              function_ref<void(Operation *copy)> adjust = {}) {
   Operation *copy = rewriter.clone(*op);
   copy->setOperands(operands);
+  if (adjust)
+    adjust(copy);
   SmallVector<Type> types;
   if (auto infer = dyn_cast<InferTypeOpInterface>(copy);
       infer && succeeded(infer.inferReturnTypes(
@@ -175,26 +164,21 @@ bool absorbable(Value value, int depth) {
 /// when x is absorbable: an einsum's result (the move becomes its output
 /// letters), perhaps through more element-wise ops. The bias add between a
 /// 1x1 convolution and a transpose to channels-last is the usual case.
-struct PullMoveAxisUp : OpRewritePattern<MoveAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MoveAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    Value input = op.getInput();
-    Operation *producer = input.getDefiningOp();
-    if (!producer || isa<EinsumOp>(producer) || !absorbable(input, 0))
-      return rewriter.notifyMatchFailure(op, "nothing above absorbs it");
-    SmallVector<Value> operands;
-    for (Value operand : producer->getOperands())
-      operands.push_back(MoveAxisOp::create(rewriter, operand.getLoc(), operand,
-                                            op.getFrom(), op.getTo()));
-    rewriter.replaceOp(op, cloneOn(rewriter, producer, operands));
-    // Its only reader gone, the producer goes now: the einsum above must
-    // be seen read once.
-    rewriter.eraseOp(producer);
-    return success();
-  }
-};
+LogicalResult pullMoveAxisUp(MoveAxisOp op, PatternRewriter &rewriter) {
+  Value input = op.getInput();
+  Operation *producer = input.getDefiningOp();
+  if (!producer || isa<EinsumOp>(producer) || !absorbable(input, 0))
+    return rewriter.notifyMatchFailure(op, "nothing above absorbs it");
+  SmallVector<Value> operands;
+  for (Value operand : producer->getOperands())
+    operands.push_back(MoveAxisOp::create(rewriter, operand.getLoc(), operand,
+                                          op.getFrom(), op.getTo()));
+  rewriter.replaceOp(op, cloneOn(rewriter, producer, operands));
+  // Its only reader gone, the producer goes now: the einsum above must
+  // be seen read once.
+  rewriter.eraseOp(producer);
+  return success();
+}
 
 /// The permutation a move_axis applies: output axis i is input axis
 /// perm[i].
@@ -220,34 +204,29 @@ Value permute(PatternRewriter &rewriter, Location loc, Value value,
 /// log_softmax, rms_norm) over other axes, which are renumbered: the unit
 /// axis a model adds around one op (an exporter's unsqueeze/squeeze pair)
 /// goes away.
-struct CancelAxisAroundNormalization : OpRewritePattern<RmAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(RmAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    Operation *norm = op.getInput().getDefiningOp();
-    if (!norm || !isa<SoftmaxOp, LogSoftmaxOp, RmsNormOp>(norm) ||
-        !norm->hasOneUse())
-      return rewriter.notifyMatchFailure(op, "not after a normalization");
-    auto add = norm->getOperand(0).getDefiningOp<AddAxisOp>();
-    int64_t axis = op.getAxis();
-    if (!add || add.getAxis() != op.getAxis() || !add->hasOneUse())
-      return rewriter.notifyMatchFailure(op, "no add_axis of its axis");
-    // The normalized axes, without the added one.
-    SmallVector<int64_t> axes;
-    for (int64_t a : cast<WorkAxesOpInterface>(norm).getWorkAxes()) {
-      if (a == axis)
-        return rewriter.notifyMatchFailure(op, "normalizes the added axis");
-      axes.push_back(a > axis ? a - 1 : a);
-    }
-    Operation *copy = rewriter.clone(*norm);
-    cast<WorkAxesOpInterface>(copy).setWorkAxes(axes);
-    Value result = cloneOn(rewriter, copy, add.getInput());
-    rewriter.eraseOp(copy);
-    rewriter.replaceOp(op, result);
-    return success();
+LogicalResult cancelAxisAroundNormalization(RmAxisOp op,
+                                            PatternRewriter &rewriter) {
+  Operation *norm = op.getInput().getDefiningOp();
+  if (!norm || !isa<SoftmaxOp, LogSoftmaxOp, RmsNormOp>(norm) ||
+      !norm->hasOneUse())
+    return rewriter.notifyMatchFailure(op, "not after a normalization");
+  auto add = norm->getOperand(0).getDefiningOp<AddAxisOp>();
+  int64_t axis = op.getAxis();
+  if (!add || add.getAxis() != op.getAxis() || !add->hasOneUse())
+    return rewriter.notifyMatchFailure(op, "no add_axis of its axis");
+  // The normalized axes, without the added one.
+  SmallVector<int64_t> axes;
+  for (int64_t a : cast<WorkAxesOpInterface>(norm).getWorkAxes()) {
+    if (a == axis)
+      return rewriter.notifyMatchFailure(op, "normalizes the added axis");
+    axes.push_back(a > axis ? a - 1 : a);
   }
-};
+  Value result = cloneOn(rewriter, norm, add.getInput(), [&](Operation *copy) {
+    cast<WorkAxesOpInterface>(copy).setWorkAxes(axes);
+  });
+  rewriter.replaceOp(op, result);
+  return success();
+}
 
 /// op(move_axis(x)) -> move_axis'(op'(x)) for an op that tracks axes
 /// (slices, add_axis, rm_axis, reductions, normalizations): op' reads x with
@@ -255,15 +234,12 @@ struct CancelAxisAroundNormalization : OpRewritePattern<RmAxisOp> {
 /// (none when the identity). Every reader of the move must track axes (the
 /// q, k, v slices of an attention): each gets its own move, which travels
 /// on to meet an einsum.
-struct PushMoveAxisThroughAxisTracking : RewritePattern {
-  PushMoveAxisThroughAxisTracking(MLIRContext *context)
-      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+struct PushMoveAxisThroughAxisTracking
+    : OpInterfaceRewritePattern<AxisTrackingOpInterface> {
+  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
 
-  LogicalResult matchAndRewrite(Operation *op,
+  LogicalResult matchAndRewrite(AxisTrackingOpInterface op,
                                 PatternRewriter &rewriter) const override {
-    auto tracking = dyn_cast<AxisTrackingOpInterface>(op);
-    if (!tracking)
-      return failure();
     auto move = op->getOperand(0).getDefiningOp<MoveAxisOp>();
     if (!move || !llvm::all_of(move->getUsers(), [](Operation *user) {
           return isa<AxisTrackingOpInterface>(user);
@@ -271,13 +247,12 @@ struct PushMoveAxisThroughAxisTracking : RewritePattern {
       return rewriter.notifyMatchFailure(op, "not after a move it can take");
     SmallVector<int64_t> perm = permutationOf(move);
     std::optional<SmallVector<int64_t>> resultPerm =
-        tracking.getResultPermutation(perm);
+        op.getResultPermutation(perm);
     if (!resultPerm)
       return rewriter.notifyMatchFailure(op, "cannot take the permutation");
-    auto copy = cast<AxisTrackingOpInterface>(rewriter.clone(*op));
-    copy.readUnpermuted(perm);
-    Value result = cloneOn(rewriter, copy, move.getInput());
-    rewriter.eraseOp(copy);
+    Value result = cloneOn(rewriter, op, move.getInput(), [&](Operation *copy) {
+      cast<AxisTrackingOpInterface>(copy).readUnpermuted(perm);
+    });
     // The move's own (from, to) when the permutation passes through.
     if (*resultPerm == perm)
       result = MoveAxisOp::create(rewriter, op->getLoc(), result,
@@ -376,29 +351,24 @@ bool takesMove(Operation *user, Value moved) {
 /// reader, so that each travels on (and they meet again, or vanish into
 /// einsums): the transpose into a transformer's sequence layout that the
 /// residual stream and the layer norms both read.
-struct SplitSharedMoveAxis : OpRewritePattern<MoveAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MoveAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    if (op->hasOneUse() || op->use_empty())
-      return rewriter.notifyMatchFailure(op, "a single reader");
-    if (!llvm::all_of(op->getUsers(), [&](Operation *user) {
-          return takesMove(user, op.getResult());
-        }))
-      return rewriter.notifyMatchFailure(op, "a reader stops the move");
-    SmallVector<OpOperand *> uses;
-    for (OpOperand &use : op->getUses())
-      uses.push_back(&use);
-    for (OpOperand *use : llvm::drop_begin(uses)) {
-      rewriter.setInsertionPoint(use->getOwner());
-      Value copy = MoveAxisOp::create(rewriter, op.getLoc(), op.getInput(),
-                                      op.getFrom(), op.getTo());
-      rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(copy); });
-    }
-    return success();
+LogicalResult splitSharedMoveAxis(MoveAxisOp op, PatternRewriter &rewriter) {
+  if (op->hasOneUse() || op->use_empty())
+    return rewriter.notifyMatchFailure(op, "a single reader");
+  if (!llvm::all_of(op->getUsers(), [&](Operation *user) {
+        return takesMove(user, op.getResult());
+      }))
+    return rewriter.notifyMatchFailure(op, "a reader stops the move");
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : op->getUses())
+    uses.push_back(&use);
+  for (OpOperand *use : llvm::drop_begin(uses)) {
+    rewriter.setInsertionPoint(use->getOwner());
+    Value copy = MoveAxisOp::create(rewriter, op.getLoc(), op.getInput(),
+                                    op.getFrom(), op.getTo());
+    rewriter.modifyOpInPlace(use->getOwner(), [&] { use->set(copy); });
   }
-};
+  return success();
+}
 
 /// The einsum letters of `spec` after moving the one at `from` to `to`.
 std::string moveLetter(StringRef spec, int64_t from, int64_t to) {
@@ -411,256 +381,228 @@ std::string moveLetter(StringRef spec, int64_t from, int64_t to) {
 
 /// einsum(…, move_axis(x), …) -> einsum(…, x, …) with that operand's
 /// letters moved back: the contraction reads the axes where they are.
-struct AbsorbMoveAxisIntoEinsumInput : OpRewritePattern<EinsumOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(EinsumOp op,
-                                PatternRewriter &rewriter) const override {
-    auto [inputsPart, outputPart] = op.getExpr().split("->");
-    if (!op.getExpr().contains("->"))
-      return rewriter.notifyMatchFailure(op, "implicit output");
-    SmallVector<StringRef> specs;
-    inputsPart.split(specs, ',');
-    SmallVector<std::string> newSpecs(specs.begin(), specs.end());
-    SmallVector<Value> operands(op.getInputs());
-    bool changed = false;
-    for (auto [i, operand] : llvm::enumerate(operands)) {
-      auto move = operand.getDefiningOp<MoveAxisOp>();
-      if (!move || newSpecs[i].size() !=
-                       static_cast<size_t>(
-                           cast<RankedTensorType>(operand.getType()).getRank()))
-        continue;
-      newSpecs[i] = moveLetter(newSpecs[i], move.getTo(), move.getFrom());
-      operand = move.getInput();
-      changed = true;
-    }
-    if (!changed)
-      return rewriter.notifyMatchFailure(op, "no moved operand");
-    std::string expr = llvm::join(newSpecs, ",") + "->" + outputPart.str();
-    rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), operands,
-                                          rewriter.getStringAttr(expr));
-    return success();
+LogicalResult absorbMoveAxisIntoEinsumInput(EinsumOp op,
+                                            PatternRewriter &rewriter) {
+  auto [inputsPart, outputPart] = op.getExpr().split("->");
+  if (!op.getExpr().contains("->"))
+    return rewriter.notifyMatchFailure(op, "implicit output");
+  SmallVector<StringRef> specs;
+  inputsPart.split(specs, ',');
+  SmallVector<std::string> newSpecs(specs.begin(), specs.end());
+  SmallVector<Value> operands(op.getInputs());
+  bool changed = false;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    auto move = operand.getDefiningOp<MoveAxisOp>();
+    if (!move || newSpecs[i].size() !=
+                     static_cast<size_t>(
+                         cast<RankedTensorType>(operand.getType()).getRank()))
+      continue;
+    newSpecs[i] = moveLetter(newSpecs[i], move.getTo(), move.getFrom());
+    operand = move.getInput();
+    changed = true;
   }
-};
+  if (!changed)
+    return rewriter.notifyMatchFailure(op, "no moved operand");
+  std::string expr = llvm::join(newSpecs, ",") + "->" + outputPart.str();
+  rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), operands,
+                                        rewriter.getStringAttr(expr));
+  return success();
+}
 
 /// move_axis(einsum(…)) -> einsum(…) with the output letters moved.
-struct AbsorbMoveAxisIntoEinsumOutput : OpRewritePattern<MoveAxisOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(MoveAxisOp op,
-                                PatternRewriter &rewriter) const override {
-    auto einsum = op.getInput().getDefiningOp<EinsumOp>();
-    if (!einsum || !einsum->hasOneUse() || !einsum.getExpr().contains("->"))
-      return rewriter.notifyMatchFailure(op, "not the only user of an einsum");
-    auto [inputsPart, outputPart] = einsum.getExpr().split("->");
-    if (outputPart.size() != static_cast<size_t>(op.getType().getRank()))
-      return rewriter.notifyMatchFailure(op, "output letters do not match");
-    std::string expr = inputsPart.str() + "->" +
-                       moveLetter(outputPart, op.getFrom(), op.getTo());
-    rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), einsum.getInputs(),
-                                          rewriter.getStringAttr(expr));
-    return success();
-  }
-};
+LogicalResult absorbMoveAxisIntoEinsumOutput(MoveAxisOp op,
+                                             PatternRewriter &rewriter) {
+  auto einsum = op.getInput().getDefiningOp<EinsumOp>();
+  if (!einsum || !einsum->hasOneUse() || !einsum.getExpr().contains("->"))
+    return rewriter.notifyMatchFailure(op, "not the only user of an einsum");
+  auto [inputsPart, outputPart] = einsum.getExpr().split("->");
+  if (outputPart.size() != static_cast<size_t>(op.getType().getRank()))
+    return rewriter.notifyMatchFailure(op, "output letters do not match");
+  std::string expr = inputsPart.str() + "->" +
+                     moveLetter(outputPart, op.getFrom(), op.getTo());
+  rewriter.replaceOpWithNewOp<EinsumOp>(op, op.getType(), einsum.getInputs(),
+                                        rewriter.getStringAttr(expr));
+  return success();
+}
 
 /// slice(slice(x, a, s1, e1), a, s2, e2) -> slice(x, a, s1 + s2, s1 + e2).
-struct ComposeSlices : OpRewritePattern<SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(SliceOp op,
-                                PatternRewriter &rewriter) const override {
-    auto inner = op.getInput().getDefiningOp<SliceOp>();
-    if (!inner || inner.getAxis() != op.getAxis())
-      return rewriter.notifyMatchFailure(op, "not a slice of a slice");
-    MLIRContext *context = op.getContext();
-    TDim offset = inner.getStart().getValue();
-    rewriter.replaceOpWithNewOp<SliceOp>(
-        op, op.getType(), inner.getInput(), op.getAxis(),
-        DimAttr::get(context, offset + op.getStart().getValue()),
-        DimAttr::get(context, offset + op.getEnd().getValue()));
-    return success();
-  }
-};
+LogicalResult composeSlices(SliceOp op, PatternRewriter &rewriter) {
+  auto inner = op.getInput().getDefiningOp<SliceOp>();
+  if (!inner || inner.getAxis() != op.getAxis())
+    return rewriter.notifyMatchFailure(op, "not a slice of a slice");
+  MLIRContext *context = op.getContext();
+  TDim offset = inner.getStart().getValue();
+  rewriter.replaceOpWithNewOp<SliceOp>(
+      op, op.getType(), inner.getInput(), op.getAxis(),
+      DimAttr::get(context, offset + op.getStart().getValue()),
+      DimAttr::get(context, offset + op.getEnd().getValue()));
+  return success();
+}
 
 /// A scatter_nd of constant indices that writes one block (the updates,
 /// in order, over a run of one axis and the whole of the others) is the
 /// data before the block, the updates and the data after, concatenated:
 /// no scatter, no index tensor.
-struct ScatterNdBlockToConcat : OpRewritePattern<ScatterNdOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ScatterNdOp op,
-                                PatternRewriter &rewriter) const override {
-    if (op.getReduction() != ScatterReduction::None)
-      return rewriter.notifyMatchFailure(op, "a reduction");
-    DenseElementsAttr indices = getConstantValue(op.getIndices());
-    if (!indices || !isa<IntegerType>(indices.getElementType()))
-      return rewriter.notifyMatchFailure(op, "indices not constant");
-    ArrayRef<int64_t> indexShape = indices.getType().getShape();
-    Shape dataShape = getShape(op.getData()),
-          updateShape = getShape(op.getUpdates());
-    int64_t depth = indexShape.empty() ? 0 : indexShape.back();
-    int64_t grid = int64_t(indexShape.size()) - 1;
-    // One index row per element of the first `depth` data axes written.
-    if (grid != depth || depth == 0 ||
-        int64_t(dataShape.size()) < depth ||
-        int64_t(updateShape.size()) != int64_t(dataShape.size()))
-      return rewriter.notifyMatchFailure(op, "not a block of whole rows");
-    SmallVector<int64_t> data, block(indexShape.begin(), indexShape.end() - 1);
+LogicalResult scatterNdBlockToConcat(ScatterNdOp op,
+                                     PatternRewriter &rewriter) {
+  if (op.getReduction() != ScatterReduction::None)
+    return rewriter.notifyMatchFailure(op, "a reduction");
+  DenseElementsAttr indices = getConstantValue(op.getIndices());
+  if (!indices || !isa<IntegerType>(indices.getElementType()))
+    return rewriter.notifyMatchFailure(op, "indices not constant");
+  ArrayRef<int64_t> indexShape = indices.getType().getShape();
+  Shape dataShape = getShape(op.getData()),
+        updateShape = getShape(op.getUpdates());
+  int64_t depth = indexShape.empty() ? 0 : indexShape.back();
+  int64_t grid = int64_t(indexShape.size()) - 1;
+  // One index row per element of the first `depth` data axes written.
+  if (grid != depth || depth == 0 || int64_t(dataShape.size()) < depth ||
+      int64_t(updateShape.size()) != int64_t(dataShape.size()))
+    return rewriter.notifyMatchFailure(op, "not a block of whole rows");
+  SmallVector<int64_t> data, block(indexShape.begin(), indexShape.end() - 1);
+  for (int64_t axis = 0; axis < depth; ++axis) {
+    std::optional<int64_t> size = dataShape[axis].getConstant();
+    if (!size || updateShape[axis] != TDim(block[axis]))
+      return rewriter.notifyMatchFailure(op, "dynamic or mismatched");
+    data.push_back(*size);
+  }
+  // Each row must be its position in the block plus one offset.
+  SmallVector<int64_t> offset(depth, -1);
+  SmallVector<int64_t> position(depth, 0);
+  auto values = indices.getValues<APInt>();
+  for (int64_t row = 0, rows = indices.getNumElements() / depth; row < rows;
+       ++row) {
     for (int64_t axis = 0; axis < depth; ++axis) {
-      std::optional<int64_t> size = dataShape[axis].getConstant();
-      if (!size || updateShape[axis] != TDim(block[axis]))
-        return rewriter.notifyMatchFailure(op, "dynamic or mismatched");
-      data.push_back(*size);
+      int64_t index = values[row * depth + axis].getSExtValue();
+      if (index < 0)
+        index += data[axis];
+      int64_t shift = index - position[axis];
+      if (offset[axis] < 0)
+        offset[axis] = shift;
+      if (shift != offset[axis] || shift < 0)
+        return rewriter.notifyMatchFailure(op, "not one block");
     }
-    // Each row must be its position in the block plus one offset.
-    SmallVector<int64_t> offset(depth, -1);
-    SmallVector<int64_t> position(depth, 0);
-    auto values = indices.getValues<APInt>();
-    for (int64_t row = 0, rows = indices.getNumElements() / depth; row < rows;
-         ++row) {
-      for (int64_t axis = 0; axis < depth; ++axis) {
-        int64_t index = values[row * depth + axis].getSExtValue();
-        if (index < 0)
-          index += data[axis];
-        int64_t shift = index - position[axis];
-        if (offset[axis] < 0)
-          offset[axis] = shift;
-        if (shift != offset[axis] || shift < 0)
-          return rewriter.notifyMatchFailure(op, "not one block");
-      }
-      for (int64_t axis = depth - 1; axis >= 0; --axis)
-        if (++position[axis] < block[axis])
-          break;
-        else
-          position[axis] = 0;
+    for (int64_t axis = depth - 1; axis >= 0; --axis)
+      if (++position[axis] < block[axis])
+        break;
+      else
+        position[axis] = 0;
+  }
+  // The block spans every axis but at most one.
+  std::optional<int64_t> along;
+  for (int64_t axis = 0; axis < depth; ++axis)
+    if (block[axis] != data[axis]) {
+      if (along)
+        return rewriter.notifyMatchFailure(op, "a block along two axes");
+      along = axis;
     }
-    // The block spans every axis but at most one.
-    std::optional<int64_t> along;
-    for (int64_t axis = 0; axis < depth; ++axis)
-      if (block[axis] != data[axis]) {
-        if (along)
-          return rewriter.notifyMatchFailure(op, "a block along two axes");
-        along = axis;
-      }
-    if (!along) {
-      rewriter.replaceOp(op, op.getUpdates());
-      return success();
-    }
-    int64_t axis = *along, begin = offset[axis], end = begin + block[axis];
-    if (end > data[axis])
-      return rewriter.notifyMatchFailure(op, "out of bounds");
-    Location loc = op.getLoc();
-    auto dim = [&](int64_t value) {
-      return DimAttr::get(rewriter.getContext(), TDim(value));
-    };
-    SmallVector<Value> parts;
-    if (begin > 0)
-      parts.push_back(SliceOp::create(rewriter, loc, op.getData(),
-                                      uint64_t(axis), dim(0), dim(begin)));
-    parts.push_back(op.getUpdates());
-    if (end < data[axis])
-      parts.push_back(SliceOp::create(rewriter, loc, op.getData(),
-                                      uint64_t(axis), dim(end),
-                                      dim(data[axis])));
-    rewriter.replaceOpWithNewOp<ConcatOp>(op, parts, uint64_t(axis));
+  if (!along) {
+    rewriter.replaceOp(op, op.getUpdates());
     return success();
   }
-};
+  int64_t axis = *along, begin = offset[axis], end = begin + block[axis];
+  if (end > data[axis])
+    return rewriter.notifyMatchFailure(op, "out of bounds");
+  Location loc = op.getLoc();
+  auto dim = [&](int64_t value) {
+    return DimAttr::get(rewriter.getContext(), TDim(value));
+  };
+  SmallVector<Value> parts;
+  if (begin > 0)
+    parts.push_back(SliceOp::create(rewriter, loc, op.getData(), uint64_t(axis),
+                                    dim(0), dim(begin)));
+  parts.push_back(op.getUpdates());
+  if (end < data[axis])
+    parts.push_back(SliceOp::create(rewriter, loc, op.getData(), uint64_t(axis),
+                                    dim(end), dim(data[axis])));
+  rewriter.replaceOpWithNewOp<ConcatOp>(op, parts, uint64_t(axis));
+  return success();
+}
 
 /// A slice of a concat along its axis that falls within one of the
 /// concatenated inputs is a slice of that input (or the input itself).
-struct SliceOfConcat : OpRewritePattern<SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(SliceOp op,
-                                PatternRewriter &rewriter) const override {
-    auto concat = op.getInput().getDefiningOp<ConcatOp>();
-    std::optional<int64_t> start = op.getStart().getValue().getConstant();
-    std::optional<int64_t> end = op.getEnd().getValue().getConstant();
-    if (!concat || concat.getAxis() != op.getAxis() || !start || !end)
-      return rewriter.notifyMatchFailure(op, "not a static slice of a concat");
-    int64_t axis = op.getAxis(), offset = 0;
-    for (Value input : concat.getInputs()) {
-      std::optional<int64_t> length = getShape(input)[axis].getConstant();
-      if (!length)
-        return rewriter.notifyMatchFailure(op, "symbolic concat input");
-      if (*start >= offset && *end <= offset + *length) {
-        MLIRContext *context = op.getContext();
-        rewriter.replaceOpWithNewOp<SliceOp>(
-            op, op.getType(), input, op.getAxis(),
-            DimAttr::get(context, *start - offset),
-            DimAttr::get(context, *end - offset));
-        return success();
-      }
-      offset += *length;
+LogicalResult sliceOfConcat(SliceOp op, PatternRewriter &rewriter) {
+  auto concat = op.getInput().getDefiningOp<ConcatOp>();
+  std::optional<int64_t> start = op.getStart().getValue().getConstant();
+  std::optional<int64_t> end = op.getEnd().getValue().getConstant();
+  if (!concat || concat.getAxis() != op.getAxis() || !start || !end)
+    return rewriter.notifyMatchFailure(op, "not a static slice of a concat");
+  int64_t axis = op.getAxis(), offset = 0;
+  for (Value input : concat.getInputs()) {
+    std::optional<int64_t> length = getShape(input)[axis].getConstant();
+    if (!length)
+      return rewriter.notifyMatchFailure(op, "symbolic concat input");
+    if (*start >= offset && *end <= offset + *length) {
+      MLIRContext *context = op.getContext();
+      rewriter.replaceOpWithNewOp<SliceOp>(
+          op, op.getType(), input, op.getAxis(),
+          DimAttr::get(context, *start - offset),
+          DimAttr::get(context, *end - offset));
+      return success();
     }
-    return rewriter.notifyMatchFailure(op, "the slice spans several inputs");
+    offset += *length;
   }
-};
+  return rewriter.notifyMatchFailure(op, "the slice spans several inputs");
+}
 
 /// reshape(reshape(x)) -> one reshape of the axes that change between x and
 /// the result (the common leading and trailing dims stay out of it).
-struct ComposeReshapes : OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ReshapeOp op,
-                                PatternRewriter &rewriter) const override {
-    auto inner = op.getInput().getDefiningOp<ReshapeOp>();
-    if (!inner)
-      return rewriter.notifyMatchFailure(op, "not a reshape of a reshape");
-    Value x = inner.getInput();
-    Shape from = getShape(x), to = getShape(op.getType());
-    size_t prefix = 0, suffix = 0;
-    while (prefix < from.size() && prefix < to.size() &&
-           from[prefix] == to[prefix])
-      ++prefix;
-    while (suffix + prefix < from.size() && suffix + prefix < to.size() &&
-           from[from.size() - 1 - suffix] == to[to.size() - 1 - suffix])
-      ++suffix;
-    SmallVector<TDim> dims(to.begin() + prefix, to.end() - suffix);
-    rewriter.replaceOpWithNewOp<ReshapeOp>(
-        op, op.getType(), x, static_cast<uint64_t>(prefix),
-        static_cast<uint64_t>(from.size() - prefix - suffix),
-        ShapeAttr::get(op.getContext(), dims));
-    return success();
-  }
-};
+LogicalResult composeReshapes(ReshapeOp op, PatternRewriter &rewriter) {
+  auto inner = op.getInput().getDefiningOp<ReshapeOp>();
+  if (!inner)
+    return rewriter.notifyMatchFailure(op, "not a reshape of a reshape");
+  Value x = inner.getInput();
+  Shape from = getShape(x), to = getShape(op.getType());
+  size_t prefix = 0, suffix = 0;
+  while (prefix < from.size() && prefix < to.size() &&
+         from[prefix] == to[prefix])
+    ++prefix;
+  while (suffix + prefix < from.size() && suffix + prefix < to.size() &&
+         from[from.size() - 1 - suffix] == to[to.size() - 1 - suffix])
+    ++suffix;
+  SmallVector<TDim> dims(to.begin() + prefix, to.end() - suffix);
+  rewriter.replaceOpWithNewOp<ReshapeOp>(
+      op, op.getType(), x, static_cast<uint64_t>(prefix),
+      static_cast<uint64_t>(from.size() - prefix - suffix),
+      ShapeAttr::get(op.getContext(), dims));
+  return success();
+}
 
 /// A reshape that only removes or inserts one axis of 1 is that axis op,
 /// which the other axis rewrites know.
-struct ReshapeToAxisOp : OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ReshapeOp op,
-                                PatternRewriter &rewriter) const override {
-    ArrayRef<TDim> to = op.getTo().getDims();
-    uint64_t at = op.getAt();
-    if (op.getCount() == 1 && to.empty() &&
-        getShape(op.getInput())[at] == TDim(1)) {
-      rewriter.replaceOpWithNewOp<RmAxisOp>(op, op.getType(), op.getInput(),
-                                            at);
-      return success();
-    }
-    if (op.getCount() == 0 && to.size() == 1 && to[0] == TDim(1)) {
-      rewriter.replaceOpWithNewOp<AddAxisOp>(op, op.getType(), op.getInput(),
-                                             at);
-      return success();
-    }
-    return rewriter.notifyMatchFailure(op, "not one axis of 1");
+LogicalResult reshapeToAxisOp(ReshapeOp op, PatternRewriter &rewriter) {
+  ArrayRef<TDim> to = op.getTo().getDims();
+  uint64_t at = op.getAt();
+  if (op.getCount() == 1 && to.empty() &&
+      getShape(op.getInput())[at] == TDim(1)) {
+    rewriter.replaceOpWithNewOp<RmAxisOp>(op, op.getType(), op.getInput(), at);
+    return success();
   }
-};
+  if (op.getCount() == 0 && to.size() == 1 && to[0] == TDim(1)) {
+    rewriter.replaceOpWithNewOp<AddAxisOp>(op, op.getType(), op.getInput(), at);
+    return success();
+  }
+  return rewriter.notifyMatchFailure(op, "not one axis of 1");
+}
 
 } // namespace
 
 void mlir::tract::populateDeclutterAxisPatterns(RewritePatternSet &patterns) {
-  patterns.add<ComposeMoveAxisChain, CancelAddThenRmAxis, CancelRmThenAddAxis,
-               PushMoveAxisDown, PullMoveAxisUp,
-               PushMoveAxisThroughAxisTracking, AbsorbMoveAxisIntoEinsumInput,
-               AbsorbMoveAxisIntoEinsumOutput, ComposeSlices, SliceOfConcat,
-               ComposeReshapes, ReshapeToAxisOp, SplitSharedMoveAxis,
-               ScatterNdBlockToConcat, CancelAxisAroundNormalization>(
-      patterns.getContext());
+  patterns.add(composeMoveAxisChain)
+      .add(cancelAddThenRmAxis)
+      .add(cancelRmThenAddAxis)
+      .add<PushMoveAxisDown>(patterns.getContext())
+      .add(pullMoveAxisUp)
+      .add<PushMoveAxisThroughAxisTracking>(patterns.getContext())
+      .add(absorbMoveAxisIntoEinsumInput)
+      .add(absorbMoveAxisIntoEinsumOutput)
+      .add(composeSlices)
+      .add(sliceOfConcat)
+      .add(composeReshapes)
+      .add(reshapeToAxisOp)
+      .add(splitSharedMoveAxis)
+      .add(scatterNdBlockToConcat)
+      .add(cancelAxisAroundNormalization);
 }
 
 bool mlir::tract::isElementwiseUnary(Operation *op) {

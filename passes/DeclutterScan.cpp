@@ -68,183 +68,168 @@ void replaceScan(PatternRewriter &rewriter, ScanOp op, const ScanParts &parts) {
 
 /// Full inputs become values the body captures: the scan lowers to a loop
 /// that sees them anyway, and the body's rewrites see constants as such.
-struct CaptureScanFullInputs : OpRewritePattern<ScanOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ScanOp op,
-                                PatternRewriter &rewriter) const override {
-    size_t firstFull = op.getNumStates() + op.getScanAxes().size();
-    if (op.getInputs().size() == firstFull)
-      return rewriter.notifyMatchFailure(op, "no full input");
-    Block &body = op.getBody().front();
-    for (size_t i = firstFull; i < op.getInputs().size(); ++i)
-      rewriter.replaceAllUsesWith(body.getArgument(i), op.getInputs()[i]);
-    body.eraseArguments(firstFull, body.getNumArguments() - firstFull);
-    ScanParts parts = ScanParts::of(op);
-    parts.inputs.resize(firstFull);
-    replaceScan(rewriter, op, parts);
-    return success();
-  }
-};
+LogicalResult captureScanFullInputs(ScanOp op, PatternRewriter &rewriter) {
+  size_t firstFull = op.getNumStates() + op.getScanAxes().size();
+  if (op.getInputs().size() == firstFull)
+    return rewriter.notifyMatchFailure(op, "no full input");
+  Block &body = op.getBody().front();
+  for (size_t i = firstFull; i < op.getInputs().size(); ++i)
+    rewriter.replaceAllUsesWith(body.getArgument(i), op.getInputs()[i]);
+  body.eraseArguments(firstFull, body.getNumArguments() - firstFull);
+  ScanParts parts = ScanParts::of(op);
+  parts.inputs.resize(firstFull);
+  replaceScan(rewriter, op, parts);
+  return success();
+}
 
 /// States, scanned outputs and scanned inputs that nothing reads are
 /// dropped, with the body ops that only computed them. A state is read when
 /// the scan's result is, or when an op computing something read reads it; a
 /// state the body yields unchanged is its initial value throughout. The
 /// last scanned input stays: it gives the iteration count.
-struct RemoveDeadScanValues : OpRewritePattern<ScanOp> {
-  using OpRewritePattern::OpRewritePattern;
+LogicalResult removeDeadScanValues(ScanOp op, PatternRewriter &rewriter) {
+  Block &body = op.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  int64_t numStates = op.getNumStates();
+  int64_t numScans = op.getScanAxes().size();
+  int64_t numOutputs = op.getOutputAxes().size();
 
-  LogicalResult matchAndRewrite(ScanOp op,
-                                PatternRewriter &rewriter) const override {
-    Block &body = op.getBody().front();
-    auto yield = cast<YieldOp>(body.getTerminator());
-    int64_t numStates = op.getNumStates();
-    int64_t numScans = op.getScanAxes().size();
-    int64_t numOutputs = op.getOutputAxes().size();
+  // A state yielded unchanged keeps its initial value: it goes too.
+  SmallVector<bool> passThrough(numStates);
+  for (int64_t i = 0; i < numStates; ++i)
+    passThrough[i] = yield.getValues()[i] == body.getArgument(i);
 
-    // A state yielded unchanged keeps its initial value: it goes too.
-    SmallVector<bool> passThrough(numStates);
-    for (int64_t i = 0; i < numStates; ++i)
-      passThrough[i] = yield.getValues()[i] == body.getArgument(i);
-
-    // Live body ops: those the read results depend on, through the states.
-    SmallVector<bool> liveState(numStates);
-    SmallVector<Value> worklist;
-    for (int64_t i = 0; i < numStates; ++i)
-      if ((liveState[i] = !passThrough[i] && !op.getResult(i).use_empty()))
-        worklist.push_back(yield.getValues()[i]);
-    for (int64_t i = 0; i < numOutputs; ++i)
-      if (!op.getResult(numStates + i).use_empty())
-        worklist.push_back(yield.getValues()[numStates + i]);
-    DenseSet<Operation *> live;
-    while (!worklist.empty()) {
-      Value value = worklist.pop_back_val();
-      if (auto argument = dyn_cast<BlockArgument>(value)) {
-        int64_t index = argument.getArgNumber();
-        if (argument.getOwner() == &body && index < numStates &&
-            !liveState[index] && !passThrough[index]) {
-          liveState[index] = true;
-          worklist.push_back(yield.getValues()[index]);
-        }
-        continue;
+  // Live body ops: those the read results depend on, through the states.
+  SmallVector<bool> liveState(numStates);
+  SmallVector<Value> worklist;
+  for (int64_t i = 0; i < numStates; ++i)
+    if ((liveState[i] = !passThrough[i] && !op.getResult(i).use_empty()))
+      worklist.push_back(yield.getValues()[i]);
+  for (int64_t i = 0; i < numOutputs; ++i)
+    if (!op.getResult(numStates + i).use_empty())
+      worklist.push_back(yield.getValues()[numStates + i]);
+  DenseSet<Operation *> live;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      int64_t index = argument.getArgNumber();
+      if (argument.getOwner() == &body && index < numStates &&
+          !liveState[index] && !passThrough[index]) {
+        liveState[index] = true;
+        worklist.push_back(yield.getValues()[index]);
       }
-      Operation *owner = body.findAncestorOpInBlock(*value.getDefiningOp());
-      if (!owner || !live.insert(owner).second)
-        continue;
-      owner->walk([&](Operation *nested) {
-        llvm::append_range(worklist, nested->getOperands());
-      });
+      continue;
     }
-
-    // What goes: dead states and outputs, then inputs only dead ops read.
-    auto readByLive = [&](Value argument) {
-      return llvm::any_of(argument.getUsers(), [&](Operation *user) {
-        Operation *owner = body.findAncestorOpInBlock(*user);
-        return owner && live.contains(owner);
-      });
-    };
-    SmallVector<bool> dropState(numStates), dropScan(numScans),
-        dropOutput(numOutputs);
-    bool any = false;
-    for (int64_t i = 0; i < numStates; ++i)
-      any |= dropState[i] = !liveState[i] || passThrough[i];
-    for (int64_t i = 0; i < numOutputs; ++i)
-      any |= dropOutput[i] = op.getResult(numStates + i).use_empty();
-    int64_t scansLeft = numScans;
-    for (int64_t i = 0; i < numScans; ++i)
-      if (scansLeft > 1 && !readByLive(body.getArgument(numStates + i))) {
-        any = dropScan[i] = true;
-        --scansLeft;
-      }
-    if (!any)
-      return rewriter.notifyMatchFailure(op, "every value is read");
-
-    // The body forgets them: yields first, then the dead ops from the last.
-    SmallVector<Value> yielded;
-    for (int64_t i = 0; i < numStates; ++i)
-      if (!dropState[i])
-        yielded.push_back(yield.getValues()[i]);
-    for (int64_t i = 0; i < numOutputs; ++i)
-      if (!dropOutput[i])
-        yielded.push_back(yield.getValues()[numStates + i]);
-    rewriter.modifyOpInPlace(yield,
-                             [&] { yield.getValuesMutable().assign(yielded); });
-    SmallVector<Operation *> dead;
-    for (Operation &inner : body.without_terminator())
-      if (!live.contains(&inner))
-        dead.push_back(&inner);
-    for (Operation *inner : llvm::reverse(dead))
-      rewriter.eraseOp(inner);
-
-    ScanParts parts;
-    parts.kept.clear();
-    llvm::BitVector dropArguments(body.getNumArguments());
-    for (int64_t i = 0; i < numStates; ++i) {
-      if (dropState[i]) {
-        dropArguments.set(i);
-        continue;
-      }
-      parts.inputs.push_back(op.getInputs()[i]);
-      parts.kept.push_back(i);
-    }
-    parts.numStates = parts.inputs.size();
-    for (int64_t i = 0; i < numScans; ++i) {
-      if (dropScan[i]) {
-        dropArguments.set(numStates + i);
-        continue;
-      }
-      parts.inputs.push_back(op.getInputs()[numStates + i]);
-      parts.scanAxes.push_back(op.getScanAxes()[i]);
-      parts.chunks.push_back(op.getScanChunks()[i]);
-    }
-    for (Value full : op.getInputs().drop_front(numStates + numScans))
-      parts.inputs.push_back(full);
-    for (int64_t i = 0; i < numOutputs; ++i) {
-      if (dropOutput[i])
-        continue;
-      parts.outputAxes.push_back(op.getOutputAxes()[i]);
-      parts.kept.push_back(numStates + i);
-    }
-    for (int64_t i = 0; i < numStates; ++i)
-      if (dropState[i]) {
-        rewriter.replaceAllUsesWith(op.getResult(i), op.getInputs()[i]);
-        rewriter.replaceAllUsesWith(body.getArgument(i), op.getInputs()[i]);
-      }
-    body.eraseArguments(dropArguments);
-    replaceScan(rewriter, op, parts);
-    return success();
+    Operation *owner = body.findAncestorOpInBlock(*value.getDefiningOp());
+    if (!owner || !live.insert(owner).second)
+      continue;
+    owner->walk([&](Operation *nested) {
+      llvm::append_range(worklist, nested->getOperands());
+    });
   }
-};
+
+  // What goes: dead states and outputs, then inputs only dead ops read.
+  auto readByLive = [&](Value argument) {
+    return llvm::any_of(argument.getUsers(), [&](Operation *user) {
+      Operation *owner = body.findAncestorOpInBlock(*user);
+      return owner && live.contains(owner);
+    });
+  };
+  SmallVector<bool> dropState(numStates), dropScan(numScans),
+      dropOutput(numOutputs);
+  bool any = false;
+  for (int64_t i = 0; i < numStates; ++i)
+    any |= dropState[i] = !liveState[i] || passThrough[i];
+  for (int64_t i = 0; i < numOutputs; ++i)
+    any |= dropOutput[i] = op.getResult(numStates + i).use_empty();
+  int64_t scansLeft = numScans;
+  for (int64_t i = 0; i < numScans; ++i)
+    if (scansLeft > 1 && !readByLive(body.getArgument(numStates + i))) {
+      any = dropScan[i] = true;
+      --scansLeft;
+    }
+  if (!any)
+    return rewriter.notifyMatchFailure(op, "every value is read");
+
+  // The body forgets them: yields first, then the dead ops from the last.
+  SmallVector<Value> yielded;
+  for (int64_t i = 0; i < numStates; ++i)
+    if (!dropState[i])
+      yielded.push_back(yield.getValues()[i]);
+  for (int64_t i = 0; i < numOutputs; ++i)
+    if (!dropOutput[i])
+      yielded.push_back(yield.getValues()[numStates + i]);
+  rewriter.modifyOpInPlace(yield,
+                           [&] { yield.getValuesMutable().assign(yielded); });
+  SmallVector<Operation *> dead;
+  for (Operation &inner : body.without_terminator())
+    if (!live.contains(&inner))
+      dead.push_back(&inner);
+  for (Operation *inner : llvm::reverse(dead))
+    rewriter.eraseOp(inner);
+
+  ScanParts parts;
+  parts.kept.clear();
+  llvm::BitVector dropArguments(body.getNumArguments());
+  for (int64_t i = 0; i < numStates; ++i) {
+    if (dropState[i]) {
+      dropArguments.set(i);
+      continue;
+    }
+    parts.inputs.push_back(op.getInputs()[i]);
+    parts.kept.push_back(i);
+  }
+  parts.numStates = parts.inputs.size();
+  for (int64_t i = 0; i < numScans; ++i) {
+    if (dropScan[i]) {
+      dropArguments.set(numStates + i);
+      continue;
+    }
+    parts.inputs.push_back(op.getInputs()[numStates + i]);
+    parts.scanAxes.push_back(op.getScanAxes()[i]);
+    parts.chunks.push_back(op.getScanChunks()[i]);
+  }
+  for (Value full : op.getInputs().drop_front(numStates + numScans))
+    parts.inputs.push_back(full);
+  for (int64_t i = 0; i < numOutputs; ++i) {
+    if (dropOutput[i])
+      continue;
+    parts.outputAxes.push_back(op.getOutputAxes()[i]);
+    parts.kept.push_back(numStates + i);
+  }
+  for (int64_t i = 0; i < numStates; ++i)
+    if (dropState[i]) {
+      rewriter.replaceAllUsesWith(op.getResult(i), op.getInputs()[i]);
+      rewriter.replaceAllUsesWith(body.getArgument(i), op.getInputs()[i]);
+    }
+  body.eraseArguments(dropArguments);
+  replaceScan(rewriter, op, parts);
+  return success();
+}
 
 /// A scan whose scanned inputs are each a single chunk runs its body once:
 /// the body is inlined on the initial states and the whole inputs.
-struct InlineSingleIterationScan : OpRewritePattern<ScanOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(ScanOp op,
-                                PatternRewriter &rewriter) const override {
-    Block &body = op.getBody().front();
-    if (!op.runsOnce())
-      return rewriter.notifyMatchFailure(op, "not a single iteration");
-    // A pulsified scan's one iteration may be one it skips.
-    if (op->hasAttr("pulse.skip"))
-      return rewriter.notifyMatchFailure(op, "skips its first iterations");
-    // tract keeps a scan that carries its state from call to call.
-    if (op->hasAttr(kStatefulScanAttrName))
-      return rewriter.notifyMatchFailure(op, "carries its state across calls");
-    // Scanned outputs are their single chunk.
-    auto yield = cast<YieldOp>(body.getTerminator());
-    for (auto [value, result] : llvm::zip(yield.getValues(), op.getResults()))
-      if (value.getType() != result.getType())
-        return rewriter.notifyMatchFailure(op, "output type changes");
-    SmallVector<Value> results(yield.getValues());
-    rewriter.inlineBlockBefore(&body, op, op.getInputs());
-    rewriter.eraseOp(yield);
-    rewriter.replaceOp(op, results);
-    return success();
-  }
-};
+LogicalResult inlineSingleIterationScan(ScanOp op, PatternRewriter &rewriter) {
+  Block &body = op.getBody().front();
+  if (!op.runsOnce())
+    return rewriter.notifyMatchFailure(op, "not a single iteration");
+  // A pulsified scan's one iteration may be one it skips.
+  if (op->hasAttr("pulse.skip"))
+    return rewriter.notifyMatchFailure(op, "skips its first iterations");
+  // tract keeps a scan that carries its state from call to call.
+  if (op->hasAttr(kStatefulScanAttrName))
+    return rewriter.notifyMatchFailure(op, "carries its state across calls");
+  // Scanned outputs are their single chunk.
+  auto yield = cast<YieldOp>(body.getTerminator());
+  for (auto [value, result] : llvm::zip(yield.getValues(), op.getResults()))
+    if (value.getType() != result.getType())
+      return rewriter.notifyMatchFailure(op, "output type changes");
+  SmallVector<Value> results(yield.getValues());
+  rewriter.inlineBlockBefore(&body, op, op.getInputs());
+  rewriter.eraseOp(yield);
+  rewriter.replaceOp(op, results);
+  return success();
+}
 
 bool isStaticOne(Value value, int64_t axis) {
   return cast<RankedTensorType>(value.getType()).getDimSize(axis) == 1;
@@ -490,7 +475,8 @@ struct HoistScannedInputOp : OpRewritePattern<ScanOp> {
 } // namespace
 
 void mlir::tract::populateDeclutterScanPatterns(RewritePatternSet &patterns) {
-  patterns.add<CaptureScanFullInputs, RemoveDeadScanValues,
-               InlineSingleIterationScan, HoistScannedInputOp>(
-      patterns.getContext());
+  patterns.add(captureScanFullInputs)
+      .add(removeDeadScanValues)
+      .add(inlineSingleIterationScan)
+      .add<HoistScannedInputOp>(patterns.getContext());
 }

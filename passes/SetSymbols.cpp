@@ -65,6 +65,33 @@ Outcome decide(const DimRelation &relation) {
   return holds ? Outcome::Holds : Outcome::Open;
 }
 
+/// The relation `text` with `dims` substituted, and what it then decides;
+/// nullopt when the text is not a relation.
+std::optional<std::pair<DimRelation, Outcome>>
+substituteRelation(StringRef text, const SymbolDims &dims) {
+  std::optional<DimRelation> relation = DimRelation::parse(text);
+  if (!relation)
+    return std::nullopt;
+  DimRelation substituted = relation->substitute(dims);
+  Outcome outcome = decide(substituted);
+  return std::make_pair(std::move(substituted), outcome);
+}
+
+/// Sets the attribute `name` of `op` to the list (or dictionary) `items`,
+/// or removes it when nothing is left.
+template <typename Item>
+void setOrRemoveList(Operation *op, StringRef name, ArrayRef<Item> items) {
+  if (items.empty()) {
+    op->removeAttr(name);
+    return;
+  }
+  Builder builder(op->getContext());
+  if constexpr (std::is_same_v<Item, NamedAttribute>)
+    op->setAttr(name, builder.getDictionaryAttr(items));
+  else
+    op->setAttr(name, builder.getArrayAttr(items));
+}
+
 struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
   using TractSetBase::TractSetBase;
 
@@ -126,30 +153,21 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
     auto assertions = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName);
     if (!assertions)
       return success();
-    Builder builder(module.getContext());
     SmallVector<Attribute> kept;
     for (auto text : assertions.getAsValueRange<StringAttr>()) {
-      std::optional<DimRelation> relation = DimRelation::parse(text);
-      if (!relation)
+      auto substituted = substituteRelation(text, dims);
+      if (!substituted)
         return module.emitError() << "invalid assertion '" << text << "'";
-      DimRelation substituted = relation->substitute(dims);
-      switch (decide(substituted)) {
-      case Outcome::Fails:
+      auto &[relation, outcome] = *substituted;
+      if (outcome == Outcome::Fails)
         return module.emitError()
                << "the model's assertion " << text << " does not hold with "
-               << description << " (it becomes " << substituted.toString()
-               << ")";
-      case Outcome::Holds:
-        break;
-      case Outcome::Open:
-        kept.push_back(builder.getStringAttr(substituted.toString()));
-        break;
-      }
+               << description << " (it becomes " << relation.toString() << ")";
+      if (outcome == Outcome::Open)
+        kept.push_back(
+            StringAttr::get(module.getContext(), relation.toString()));
     }
-    if (kept.empty())
-      module->removeAttr(kAssertionsAttrName);
-    else
-      module->setAttr(kAssertionsAttrName, builder.getArrayAttr(kept));
+    setOrRemoveList<Attribute>(module, kAssertionsAttrName, kept);
     return success();
   }
 
@@ -165,19 +183,14 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
           continue;
         SmallVector<Attribute> kept;
         for (auto text : texts.getAsValueRange<StringAttr>()) {
-          std::optional<DimRelation> relation = DimRelation::parse(text);
-          if (!relation) {
+          auto substituted = substituteRelation(text, dims);
+          if (!substituted)
             kept.push_back(builder.getStringAttr(text));
-            continue;
-          }
-          DimRelation substituted = relation->substitute(dims);
-          if (decide(substituted) != Outcome::Holds)
-            kept.push_back(builder.getStringAttr(substituted.toString()));
+          else if (substituted->second != Outcome::Holds)
+            kept.push_back(
+                builder.getStringAttr(substituted->first.toString()));
         }
-        if (kept.empty())
-          op->removeAttr(name);
-        else
-          op->setAttr(name, builder.getArrayAttr(kept));
+        setOrRemoveList<Attribute>(op, name, kept);
       }
     });
   }
@@ -196,12 +209,11 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
       bool possible = true;
       for (auto text :
            cast<ArrayAttr>(scenario.getValue()).getAsValueRange<StringAttr>()) {
-        std::optional<DimRelation> relation = DimRelation::parse(text);
-        if (!relation)
+        auto substituted = substituteRelation(text, dims);
+        if (!substituted)
           return module.emitError()
                  << "invalid scenario assertion '" << text << "'";
-        DimRelation substituted = relation->substitute(dims);
-        Outcome outcome = decide(substituted);
+        auto &[relation, outcome] = *substituted;
         if (outcome == Outcome::Fails) {
           module.emitWarning() << "scenario '" << scenario.getName().getValue()
                                << "' cannot happen with " << description << " ("
@@ -210,15 +222,12 @@ struct SetPass : mlir::tract::impl::TractSetBase<SetPass> {
           break;
         }
         if (outcome == Outcome::Open)
-          relations.push_back(builder.getStringAttr(substituted.toString()));
+          relations.push_back(builder.getStringAttr(relation.toString()));
       }
       if (possible)
         kept.emplace_back(scenario.getName(), builder.getArrayAttr(relations));
     }
-    if (kept.empty())
-      module->removeAttr(kScenariosAttrName);
-    else
-      module->setAttr(kScenariosAttrName, builder.getDictionaryAttr(kept));
+    setOrRemoveList<NamedAttribute>(module, kScenariosAttrName, kept);
     return success();
   }
 

@@ -35,39 +35,31 @@ struct NValue {
   std::vector<NValue> items;
 
   static NValue ofTensor(Value v) {
-    NValue n;
-    n.kind = Kind::Tensor;
-    n.tensor = v;
-    return n;
+    return with(Kind::Tensor, &NValue::tensor, v);
   }
   static NValue ofInteger(TDim d) {
-    NValue n;
-    n.kind = Kind::Integer;
-    n.integer = d;
-    return n;
+    return with(Kind::Integer, &NValue::integer, std::move(d));
   }
   static NValue ofScalar(double d) {
-    NValue n;
-    n.kind = Kind::Scalar;
-    n.scalar = d;
-    return n;
+    return with(Kind::Scalar, &NValue::scalar, d);
   }
   static NValue ofLogical(bool b) {
-    NValue n;
-    n.kind = Kind::Logical;
-    n.logical = b;
-    return n;
+    return with(Kind::Logical, &NValue::logical, b);
   }
   static NValue ofString(std::string s) {
-    NValue n;
-    n.kind = Kind::String;
-    n.string = std::move(s);
-    return n;
+    return with(Kind::String, &NValue::string, std::move(s));
   }
   static NValue ofArray(std::vector<NValue> items, Kind kind = Kind::Array) {
+    return with(kind, &NValue::items, std::move(items));
+  }
+
+private:
+  /// A value of `kind` whose `field` holds `value`.
+  template <typename T>
+  static NValue with(Kind kind, T NValue::*field, T value) {
     NValue n;
     n.kind = kind;
-    n.items = std::move(items);
+    n.*field = std::move(value);
     return n;
   }
 };
@@ -121,7 +113,9 @@ public:
     return op ? op->getResult(0) : Value();
   }
   /// The same for ops of several results; `build`'s result types are given
-  /// by the caller (as null types) and inferred.
+  /// by the caller (as null types, one per result) and inferred. Without
+  /// them, the generated `build` infers the types itself and aborts the
+  /// process when it cannot.
   template <typename OpTy, typename... Args>
   Operation *createOp(Args &&...args) {
     OpBuilder &builder = getBuilder();

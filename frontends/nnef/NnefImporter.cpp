@@ -18,6 +18,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <functional>
@@ -106,6 +107,37 @@ OpBuilder &Invocation::getBuilder() { return model.builder; }
 std::nullopt_t Invocation::error(const Twine &message) {
   emitError(loc) << "'" << getName() << "': " << message;
   return std::nullopt;
+}
+
+/// `a op b` for NNEF's comparison operators; nullopt for another operator.
+template <typename T>
+static std::optional<bool> compare(StringRef op, T a, T b) {
+  if (op == "<")
+    return a < b;
+  if (op == ">")
+    return a > b;
+  if (op == "<=")
+    return a <= b;
+  if (op == ">=")
+    return a >= b;
+  if (op == "==")
+    return a == b;
+  if (op == "!=")
+    return a != b;
+  return std::nullopt;
+}
+
+/// base^exponent for a non-negative exponent, or nullopt when it overflows
+/// 64-bit integers.
+static std::optional<int64_t> integerPower(int64_t base, int64_t exponent) {
+  if (base == 0 || base == 1 || base == -1)
+    return exponent == 0 || (base == -1 && exponent % 2 == 0) ? 1 : base;
+  // |base| >= 2: an overflow comes within 63 steps.
+  int64_t power = 1;
+  for (int64_t i = 0; i < exponent; ++i)
+    if (llvm::MulOverflow(power, base, power))
+      return std::nullopt;
+  return power;
 }
 
 static const char *kindName(NValue::Kind kind) {
@@ -592,10 +624,8 @@ const OpRegistry::Entry *OpRegistry::lookup(StringRef name) const {
 }
 
 std::vector<std::string> OpRegistry::names() const {
-  std::vector<std::string> out;
-  for (const auto &entry : entries)
-    out.push_back(entry.first);
-  return out;
+  auto names = llvm::make_first_range(entries);
+  return {names.begin(), names.end()};
 }
 
 const OpRegistry &OpRegistry::get() {
@@ -681,23 +711,16 @@ std::optional<NValue> ModelBuilder::arithmetic(const Expr &expr, NValue lhs,
     if (!ca || !cb)
       return error(expr.pos, "operator '" + op + "' on symbolic integers " +
                                  a.toString() + " and " + b.toString());
-    if (op == "<")
-      return NValue::ofLogical(*ca < *cb);
-    if (op == ">")
-      return NValue::ofLogical(*ca > *cb);
-    if (op == "<=")
-      return NValue::ofLogical(*ca <= *cb);
-    if (op == ">=")
-      return NValue::ofLogical(*ca >= *cb);
-    if (op == "==")
-      return NValue::ofLogical(*ca == *cb);
-    if (op == "!=")
-      return NValue::ofLogical(*ca != *cb);
+    if (std::optional<bool> holds = compare(op, *ca, *cb))
+      return NValue::ofLogical(*holds);
     if (op == "^") {
-      int64_t r = 1;
-      for (int64_t i = 0; i < *cb; ++i)
-        r *= *ca;
-      return NValue::ofInteger(TDim(r));
+      if (*cb < 0)
+        return error(expr.pos,
+                     "negative integer exponent " + std::to_string(*cb));
+      if (std::optional<int64_t> power = integerPower(*ca, *cb))
+        return NValue::ofInteger(TDim(*power));
+      return error(expr.pos, std::to_string(*ca) + " ^ " + std::to_string(*cb) +
+                                 " overflows 64-bit integers");
     }
   }
   auto number = [](const NValue &v) -> std::optional<double> {
@@ -720,18 +743,8 @@ std::optional<NValue> ModelBuilder::arithmetic(const Expr &expr, NValue lhs,
         return NValue::ofScalar(*a / *b);
       if (op == "^")
         return NValue::ofScalar(std::pow(*a, *b));
-      if (op == "<")
-        return NValue::ofLogical(*a < *b);
-      if (op == ">")
-        return NValue::ofLogical(*a > *b);
-      if (op == "<=")
-        return NValue::ofLogical(*a <= *b);
-      if (op == ">=")
-        return NValue::ofLogical(*a >= *b);
-      if (op == "==")
-        return NValue::ofLogical(*a == *b);
-      if (op == "!=")
-        return NValue::ofLogical(*a != *b);
+      if (std::optional<bool> holds = compare(op, *a, *b))
+        return NValue::ofLogical(*holds);
     }
   }
   if (lhs.kind == K::Logical && rhs.kind == K::Logical) {

@@ -30,10 +30,21 @@ static void registerTractDialects(DialectRegistry &registry) {
       .insert<tract::TractDialect, quant::QuantDialect, func::FuncDialect>();
 }
 
-/// The file the translation driver opened.
-static StringRef mainFilePath(llvm::SourceMgr &sourceMgr) {
-  return sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
-      ->getBufferIdentifier();
+/// Registers the importer `name`, which reads the file the translation
+/// driver opened.
+static void registerImport(
+    StringRef name, StringRef description,
+    std::function<OwningOpRef<Operation *>(StringRef path, MLIRContext *)>
+        import) {
+  TranslateToMLIRRegistration registration(
+      name, description,
+      [import](llvm::SourceMgr &sourceMgr,
+               MLIRContext *context) -> OwningOpRef<Operation *> {
+        StringRef path = sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+                             ->getBufferIdentifier();
+        return import(path, context);
+      },
+      registerTractDialects);
 }
 
 static void registerMlirToLlvmIr() {
@@ -63,26 +74,21 @@ static llvm::cl::list<std::string> inputFacts(
                    "input a constant"));
 
 static void registerImportOnnx() {
-  TranslateToMLIRRegistration registration(
-      "import-onnx", "Import an ONNX model into the tract dialect",
-      [](llvm::SourceMgr &sourceMgr,
-         MLIRContext *context) -> OwningOpRef<Operation *> {
-        StringRef path = mainFilePath(sourceMgr);
-        tract::onnx::ImportOptions options;
-        options.inputFacts.assign(inputFacts.begin(), inputFacts.end());
-        return tract::onnx::importOnnxFile(path, context, options);
-      },
-      registerTractDialects);
+  registerImport("import-onnx", "Import an ONNX model into the tract dialect",
+                 [](StringRef path, MLIRContext *context) {
+                   tract::onnx::ImportOptions options;
+                   options.inputFacts.assign(inputFacts.begin(),
+                                             inputFacts.end());
+                   return tract::onnx::importOnnxFile(path, context, options);
+                 });
 }
 
 static void registerImportNnef() {
-  TranslateToMLIRRegistration registration(
+  registerImport(
       "import-nnef",
       "Import an NNEF model (FOLDER/graph.nnef, or a .tgz, .tar.gz or .tar "
       "archive) into the tract dialect",
-      [](llvm::SourceMgr &sourceMgr,
-         MLIRContext *context) -> OwningOpRef<Operation *> {
-        StringRef path = mainFilePath(sourceMgr);
+      [](StringRef path, MLIRContext *context) {
         // The translation driver opens a file: a folder model is named by
         // its graph.nnef.
         if (llvm::sys::path::filename(path) == "graph.nnef") {
@@ -91,8 +97,7 @@ static void registerImportNnef() {
                                          context);
         }
         return tract::nnef::importNnef(path, context);
-      },
-      registerTractDialects);
+      });
 }
 
 static llvm::cl::opt<std::string> nnefOutput(

@@ -367,6 +367,15 @@ Value treeScores(NodeContext &ctx, Value x, StringRef weightPrefix,
   return scores;
 }
 
+/// A classifier's samples and class labels.
+std::pair<Value, std::optional<SmallVector<int64_t>>>
+classifierInputs(NodeContext &ctx) {
+  Value x = samples(ctx);
+  if (!x)
+    return {};
+  return {x, classLabels(ctx)};
+}
+
 /// A model's outputs from its raw scores: the base values (tree ensembles
 /// have them), the post transform and, for a classifier, the labels first.
 LogicalResult emitOutputs(NodeContext &ctx, Value scores, bool baseValues,
@@ -397,8 +406,7 @@ LogicalResult treeEnsembleRegressor(NodeContext &ctx, Outputs &outputs) {
 }
 
 LogicalResult treeEnsembleClassifier(NodeContext &ctx, Outputs &outputs) {
-  Value x = samples(ctx);
-  auto labels = classLabels(ctx);
+  auto [x, labels] = classifierInputs(ctx);
   if (!x || !labels)
     return failure();
   // One score column for two classes: the score of the second.
@@ -447,8 +455,7 @@ LogicalResult linearRegressor(NodeContext &ctx, Outputs &outputs) {
 }
 
 LogicalResult linearClassifier(NodeContext &ctx, Outputs &outputs) {
-  Value x = samples(ctx);
-  auto labels = classLabels(ctx);
+  auto [x, labels] = classifierInputs(ctx);
   if (!x || !labels)
     return failure();
   auto coefficients = ctx.getFloats("coefficients");
