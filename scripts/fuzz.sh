@@ -8,13 +8,18 @@
 #                                        fixed number of inputs (about a
 #                                        minute each on two cores): what CI
 #                                        runs, the same on every machine
+#   scripts/fuzz.sh --runs N [TARGET]    a campaign: N inputs per target,
+#                                        continuing the corpus found so far
+#                                        (docs/security.md records one)
 #   scripts/fuzz.sh --replay BINDIR      run the replay builds in BINDIR over
 #                                        every seed and past crash (the
 #                                        fuzz-regressions test)
 #
-# Targets: tdim (dims and relations), nnef_text (graph.nnef), bundle (.npy,
-# .npz, TensorProto), cli (the command line), onnx (.onnx models through
-# the importer and the verifier). Each starts from its seeds in
+# Targets: tdim (dims and relations), nnef_text (graph.nnef), nnef (.tar
+# and .tgz models through the container reader, the tensor files, the
+# importer and the verifier), bundle (.npy, .npz, TensorProto), cli (the
+# command line), facts (-i input facts on an ONNX model), onnx (.onnx models
+# through the importer and the verifier). Each starts from its seeds in
 # test/fuzz/corpus/TARGET (what it finds stays in build-fuzz/corpus) with
 # test/fuzz/TARGET.dict where there is one. An allocation over 512 MiB or a
 # run over 10 s per input counts as a failure. A crash's input is written
@@ -24,7 +29,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz_dir=$root/test/fuzz
-targets=(tdim nnef_text bundle cli onnx)
+targets=(tdim nnef_text nnef bundle cli facts onnx)
 
 if [[ ${1:-} == --replay ]]; then
   bin=$2
@@ -40,12 +45,16 @@ if [[ ${1:-} == --replay ]]; then
 fi
 
 # Inputs per target for --ci: about a minute each here.
-declare -A ci_runs=([tdim]=350000 [nnef_text]=700000 [bundle]=2000000
-                    [cli]=1500000 [onnx]=80000)
+declare -A ci_runs=([tdim]=350000 [nnef_text]=700000 [nnef]=200000 [bundle]=2000000
+                    [cli]=1500000 [facts]=90000 [onnx]=80000)
 ci=0
+runs=0
 if [[ ${1:-} == --ci ]]; then
   ci=1
   shift
+elif [[ ${1:-} == --runs ]]; then
+  runs=$2
+  shift 2
 fi
 
 selected=("${targets[@]}")
@@ -74,12 +83,16 @@ for target in "${selected[@]}"; do
     # From the seeds alone, so that a fresh clone explores the same inputs.
     rm -rf "$corpus" && mkdir -p "$corpus"
     options+=(-seed=1 -runs="${ci_runs[$target]}")
+  elif ((runs)); then
+    options+=(-runs="$runs")
   else
     options+=(-max_total_time="$seconds")
   fi
   [[ -f $fuzz_dir/$target.dict ]] && options+=(-dict="$fuzz_dir/$target.dict")
   if ((ci)); then
     echo "fuzz: $target, ${ci_runs[$target]} inputs from seed 1"
+  elif ((runs)); then
+    echo "fuzz: $target, $runs inputs"
   else
     echo "fuzz: $target for ${seconds}s"
   fi
@@ -91,6 +104,8 @@ for target in "${selected[@]}"; do
   else
     grep -E "stat::number_of_executed_units|stat::new_units_added" \
       "$build/$target.log" | sed "s/^/fuzz: $target /"
+    # The last status line: edges covered (cov), features (ft), corpus size.
+    grep -E "^#[0-9]+" "$build/$target.log" | tail -n 1 | sed "s/^/fuzz: $target /"
   fi
 done
 exit $status

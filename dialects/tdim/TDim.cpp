@@ -17,6 +17,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -711,7 +712,7 @@ private:
   /// TDim arithmetic wraps at 64 bits: a dim read from text keeps its
   /// constants below 2^31, so that no product or sum of them wraps. (A
   /// model's dims are far smaller.)
-  static constexpr int64_t kMaxConstant = (int64_t(1) << 31) - 1;
+  static constexpr int64_t kMaxConstant = kDimCeiling - 1;
   bool bounded(const TDim &dim) {
     std::string printed = dim.toString(); // linear in its (bounded) size
     if (printed.size() > kMaxText) {
@@ -1235,4 +1236,23 @@ TDim SymbolScope::simplify(const TDim &dim, llvm::StringRef scenario) const {
     }
     return isMin ? TDim::min(kept) : TDim::max(kept);
   });
+}
+
+std::optional<TDim> mlir::tract::floorScaled(const TDim &dim, double factor) {
+  if (!(factor >= 0)) // NaN too
+    return std::nullopt;
+  if (std::optional<int64_t> x = dim.getConstant()) {
+    double scaled = std::floor(static_cast<double>(*x) * factor);
+    if (!(scaled >= 0 && scaled < static_cast<double>(kDimCeiling)))
+      return std::nullopt;
+    return TDim(static_cast<int64_t>(scaled));
+  }
+  for (int64_t denominator = 1; denominator <= (1 << 16); denominator *= 2) {
+    double numerator = factor * static_cast<double>(denominator);
+    if (numerator == std::floor(numerator) && std::fabs(numerator) < 1e9) {
+      TDim scaled = dim * TDim(static_cast<int64_t>(numerator));
+      return denominator == 1 ? scaled : scaled.floorDiv(denominator);
+    }
+  }
+  return std::nullopt;
 }

@@ -32,6 +32,11 @@ namespace mlir::tract {
 /// Values of symbols, for evaluation.
 using SymbolValues = std::map<std::string, int64_t, std::less<>>;
 
+/// The ceiling (exclusive) on a dim a model gives or scales: 2^31. Constants
+/// stay below it, so that sums and products of a few of them never wrap 64
+/// bits; a model's real dims are far smaller.
+inline constexpr int64_t kDimCeiling = int64_t(1) << 31;
+
 class TDim;
 /// Expressions to put in place of symbols (`S` -> `2*T+1`).
 using SymbolDims = std::map<std::string, TDim, std::less<>>;
@@ -267,6 +272,12 @@ private:
   std::vector<std::string> assertionTexts;
   std::vector<std::string> scenarioTexts;
 };
+
+/// `floor(dim * factor)`: for a constant dim, a size in [0, kDimCeiling). A
+/// symbolic dim takes an integral factor, or one with a power of two up to
+/// 2^16 as denominator (0.5, 0.25, 1.5...), so that the size stays an exact
+/// expression. nullopt otherwise (resize scales from a model).
+std::optional<TDim> floorScaled(const TDim &dim, double factor);
 
 } // namespace mlir::tract
 

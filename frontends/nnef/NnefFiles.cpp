@@ -38,6 +38,9 @@ std::string archiveMessage(archive *handle) {
 // gzip cannot expand data more than about 1032 times: an entry claiming
 // more than that of the whole archive is hostile.
 constexpr uint64_t kMaxDeflateRatio = 1032;
+// A model has a file per variable: tens of thousands at the most. Millions
+// of empty entries (a few bytes each once gzipped) are hostile.
+constexpr uint64_t kMaxArchiveEntries = 1 << 16;
 
 constexpr size_t kHeaderSize = 128;
 
@@ -77,14 +80,20 @@ bool mlir::tract::nnef::readModelFolder(llvm::StringRef path, ModelFiles &files,
 bool mlir::tract::nnef::readModelArchive(llvm::StringRef path,
                                          ModelFiles &files,
                                          std::string &error) {
-  files.origin = path.str();
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/false);
   if (!buffer) {
     error = "cannot read '" + path.str() + "': " + buffer.getError().message();
     return false;
   }
-  llvm::StringRef bytes = (*buffer)->getBuffer();
+  return readModelArchiveBytes((*buffer)->getBuffer(), path, files, error);
+}
+
+bool mlir::tract::nnef::readModelArchiveBytes(llvm::StringRef bytes,
+                                              llvm::StringRef path,
+                                              ModelFiles &files,
+                                              std::string &error) {
+  files.origin = path.str();
   std::unique_ptr<archive, ArchiveFree> reader(archive_read_new());
   archive_read_support_format_tar(reader.get());
   archive_read_support_format_gnutar(reader.get());
@@ -100,8 +109,14 @@ bool mlir::tract::nnef::readModelArchive(llvm::StringRef path,
   uint64_t total = 0;
   archive_entry *entry;
   int status;
+  uint64_t entries = 0;
   while ((status = archive_read_next_header(reader.get(), &entry)) ==
          ARCHIVE_OK) {
+    if (++entries > kMaxArchiveEntries) {
+      error = "'" + path.str() + "' has more than " +
+              std::to_string(kMaxArchiveEntries) + " entries";
+      return false;
+    }
     const char *rawName = archive_entry_pathname(entry);
     llvm::StringRef name = rawName ? rawName : "";
     std::string what = "'" + path.str() + "' entry '" + name.str() + "'";

@@ -42,6 +42,11 @@ bool readModelFolder(llvm::StringRef path, ModelFiles &files,
 bool readModelArchive(llvm::StringRef path, ModelFiles &files,
                       std::string &error);
 
+/// Reads an archive already in memory; `path` names it in messages. At most
+/// 65536 entries, and no more data than gzip can expand the bytes to.
+bool readModelArchiveBytes(llvm::StringRef bytes, llvm::StringRef path,
+                           ModelFiles &files, std::string &error);
+
 /// Writes the files under a folder, created if needed.
 bool writeModelFolder(const ModelFiles &files, llvm::StringRef path,
                       std::string &error);

@@ -1607,13 +1607,12 @@ Result resize(Invocation &call) {
     if (scales->size() != shape.size())
       return call.error("scales must give every axis");
     for (auto [dim, scale] : llvm::zip(shape, *scales)) {
-      if (auto c = dim.getConstant())
-        sizes.push_back(TDim(int64_t(std::floor(double(*c) * scale))));
-      else if (scale == std::floor(scale) && scale >= 1)
-        sizes.push_back(dim * TDim(int64_t(scale)));
-      else
-        return call.error("cannot scale the symbolic dim " + dim.toString() +
-                          " by " + std::to_string(scale));
+      std::optional<TDim> size = floorScaled(dim, scale);
+      if (!size)
+        return call.error("cannot scale the dim " + dim.toString() + " by " +
+                          std::to_string(scale) +
+                          ": a size is an integer from 0 to 2^31");
+      sizes.push_back(*size);
     }
   }
   call.declareSymbols(sizes);
@@ -1833,8 +1832,8 @@ Result gdnRecurrent(Invocation &call) {
     operands.push_back(*tensor);
   }
   Operation *op = call.createOp<GdnRecurrentOp>(
-      operands[0], operands[1], operands[2], operands[3], operands[4],
-      operands[5]);
+      Type(), Type(), operands[0], operands[1], operands[2], operands[3],
+      operands[4], operands[5]);
   if (!op)
     return call.error("invalid operands");
   return NValue::ofArray({NValue::ofTensor(op->getResult(0)),

@@ -124,11 +124,25 @@ const ::onnx::AttributeProto *NodeContext::getAttr(StringRef name) const {
   return nullptr;
 }
 
+/// What `read` takes from the attribute `name` of `node`, or nullopt when
+/// the node has no such attribute.
+template <typename Read>
+static auto readAttr(const NodeContext &node, StringRef name, Read read)
+    -> std::optional<
+        decltype(read(std::declval<const ::onnx::AttributeProto &>()))> {
+  if (const auto *attribute = node.getAttr(name))
+    return read(*attribute);
+  return std::nullopt;
+}
+
+/// The elements of a repeated attribute field.
+template <typename T, typename Repeated>
+static SmallVector<T> toVector(const Repeated &values) {
+  return SmallVector<T>(values.begin(), values.end());
+}
+
 std::optional<int64_t> NodeContext::getOptInt(StringRef name) const {
-  const auto *attribute = getAttr(name);
-  if (!attribute)
-    return std::nullopt;
-  return attribute->i();
+  return readAttr(*this, name, [](const auto &a) { return a.i(); });
 }
 
 int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
@@ -136,10 +150,7 @@ int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
 }
 
 std::optional<float> NodeContext::getOptFloat(StringRef name) const {
-  const auto *attribute = getAttr(name);
-  if (!attribute)
-    return std::nullopt;
-  return attribute->f();
+  return readAttr(*this, name, [](const auto &a) { return a.f(); });
 }
 
 float NodeContext::getFloat(StringRef name, float defaultValue) const {
@@ -147,10 +158,7 @@ float NodeContext::getFloat(StringRef name, float defaultValue) const {
 }
 
 std::optional<std::string> NodeContext::getOptString(StringRef name) const {
-  const auto *attribute = getAttr(name);
-  if (!attribute)
-    return std::nullopt;
-  return attribute->s();
+  return readAttr(*this, name, [](const auto &a) { return a.s(); });
 }
 
 std::string NodeContext::getString(StringRef name,
@@ -159,28 +167,20 @@ std::string NodeContext::getString(StringRef name,
 }
 
 std::optional<SmallVector<int64_t>> NodeContext::getInts(StringRef name) const {
-  const auto *attribute = getAttr(name);
-  if (!attribute)
-    return std::nullopt;
-  return SmallVector<int64_t>(attribute->ints().begin(),
-                              attribute->ints().end());
+  return readAttr(*this, name,
+                  [](const auto &a) { return toVector<int64_t>(a.ints()); });
 }
 
 std::optional<SmallVector<float>> NodeContext::getFloats(StringRef name) const {
-  const auto *attribute = getAttr(name);
-  if (!attribute)
-    return std::nullopt;
-  return SmallVector<float>(attribute->floats().begin(),
-                            attribute->floats().end());
+  return readAttr(*this, name,
+                  [](const auto &a) { return toVector<float>(a.floats()); });
 }
 
 std::optional<SmallVector<std::string>>
 NodeContext::getStrings(StringRef name) const {
-  const auto *attribute = getAttr(name);
-  if (!attribute)
-    return std::nullopt;
-  return SmallVector<std::string>(attribute->strings().begin(),
-                                  attribute->strings().end());
+  return readAttr(*this, name, [](const auto &a) {
+    return toVector<std::string>(a.strings());
+  });
 }
 
 const ::onnx::TensorProto *NodeContext::getTensor(StringRef name) const {
@@ -347,9 +347,8 @@ LogicalResult NodeContext::error(const Twine &message) {
 
 LogicalResult NodeContext::checkSizes(ArrayRef<int64_t> values,
                                       StringRef what) {
-  constexpr int64_t kCeiling = int64_t(1) << 31;
   for (int64_t value : values)
-    if (value <= -kCeiling || value >= kCeiling)
+    if (value <= -kDimCeiling || value >= kDimCeiling)
       return error(Twine(what) + " " + Twine(value) +
                    " is beyond the ceiling of 2^31 on one axis");
   return success();

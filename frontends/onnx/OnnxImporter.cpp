@@ -246,8 +246,7 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
     }
     // Within 2^31 per dim and 2^48 in all, so the byte count cannot
     // overflow either; the data present is checked against it below.
-    if (dim >= (int64_t(1) << 31) ||
-        (dim != 0 && count > (int64_t(1) << 48) / dim)) {
+    if (dim >= kDimCeiling || (dim != 0 && count > (int64_t(1) << 48) / dim)) {
       error = "tensor '" + tensor.name() +
               "' has more elements than a tensor can (2^31 per dim, 2^48 "
               "in all)";

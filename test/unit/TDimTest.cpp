@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -203,6 +204,19 @@ TEST(TDim, EvalRefusesOverflow) {
   EXPECT_EQ(dim("2*P").eval(values), std::nullopt);
   EXPECT_EQ(dim("P-1").eval(values), INT64_MAX - 1);
   EXPECT_EQ(dim("S*4").eval(values), int64_t(1) << 42);
+}
+
+TEST(TDim, FloorScaledStaysBelowTheCeiling) {
+  EXPECT_EQ(floorScaled(dim("10"), 0.55), dim("5"));
+  EXPECT_EQ(floorScaled(dim("10"), 0.0), dim("0"));
+  EXPECT_EQ(floorScaled(dim("S"), 2.0), dim("2*S"));
+  EXPECT_EQ(floorScaled(dim("S"), 1.5), dim("(3*S)/2"));
+  EXPECT_EQ(floorScaled(dim("1024"), double(kDimCeiling) / 1024), std::nullopt);
+  EXPECT_EQ(floorScaled(dim("3"), 1e300), std::nullopt);
+  EXPECT_EQ(floorScaled(dim("3"), -1.0), std::nullopt);
+  EXPECT_EQ(floorScaled(dim("S"), -2.0), std::nullopt);
+  EXPECT_EQ(floorScaled(dim("S"), 0.3), std::nullopt);
+  EXPECT_EQ(floorScaled(dim("3"), std::nan("")), std::nullopt);
 }
 
 TEST(SymbolScope, ParsesAssertionsIntoConstraints) {

@@ -1134,27 +1134,6 @@ FailureOr<Interpolator> readInterpolator(NodeContext &ctx,
   return *interpolator;
 }
 
-/// `floor(dim * factor)`: a size from 0 to 2^31 for a constant dim. A
-/// symbolic dim takes an integral factor, or one with a small power of two
-/// as denominator (0.5, 0.25, 1.5...), so that the size stays an exact
-/// expression.
-std::optional<TDim> floorScaled(const TDim &dim, double factor) {
-  if (std::optional<int64_t> x = dim.getConstant()) {
-    double scaled = std::floor(static_cast<double>(*x) * factor);
-    if (!(scaled >= 0 && scaled < static_cast<double>(int64_t(1) << 31)))
-      return std::nullopt;
-    return TDim(static_cast<int64_t>(scaled));
-  }
-  for (int64_t denominator = 1; denominator <= (1 << 16); denominator *= 2) {
-    double numerator = factor * static_cast<double>(denominator);
-    if (numerator == std::floor(numerator) && std::fabs(numerator) < 1e9) {
-      TDim scaled = dim * TDim(static_cast<int64_t>(numerator));
-      return denominator == 1 ? scaled : scaled.floorDiv(denominator);
-    }
-  }
-  return std::nullopt;
-}
-
 /// Whether `scale` is exactly `size / dim`, so that tract.resize can derive
 /// it from the shapes.
 bool scaleIsImplied(const TDim &dim, const TDim &size, double scale) {

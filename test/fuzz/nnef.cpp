@@ -1,0 +1,41 @@
+//===- nnef.cpp - fuzz the NNEF model loader ------------------------------===//
+//
+// Any bytes as an NNEF archive (`.tar`, `.tgz`): the container is read in
+// memory (entry paths, entry count and expansion checked), `graph.nnef` is
+// parsed, the `.dat` and `.quant` files decoded and the model imported and
+// verified; or an error names what is wrong, never a crash, a hang or an
+// allocation out of proportion to the input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/nnef/NnefFiles.h"
+#include "frontends/nnef/NnefImporter.h"
+
+#include "dialects/tract/TractDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+
+#include <cstdint>
+#include <cstdlib>
+
+using namespace mlir::tract::nnef;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
+  ModelFiles files;
+  std::string error;
+  if (!readModelArchiveBytes(bytes, "fuzz.nnef.tgz", files, error)) {
+    if (error.empty())
+      std::abort();
+    return 0;
+  }
+  // A context per input: what one model interns does not pile up.
+  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
+  context.loadDialect<mlir::tract::TractDialect, mlir::func::FuncDialect>();
+  mlir::ScopedDiagnosticHandler quiet(
+      &context, [](mlir::Diagnostic &) { return mlir::success(); });
+  (void)importNnefFiles(files, &context);
+  return 0;
+}
