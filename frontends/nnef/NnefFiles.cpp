@@ -131,6 +131,16 @@ bool mlir::tract::nnef::readModelArchiveBytes(llvm::StringRef bytes,
         error = what + ": paths leaving the archive ('..') are refused";
         return false;
       }
+    // A link would name a file outside the archive, or one it holds under
+    // another name: a model has no use for either.
+    if (archive_entry_filetype(entry) == AE_IFLNK) {
+      error = what + ": symbolic links are refused";
+      return false;
+    }
+    if (archive_entry_hardlink(entry)) {
+      error = what + ": hard links are refused";
+      return false;
+    }
     if (archive_entry_filetype(entry) != AE_IFREG)
       continue;
     while (name.starts_with("./"))

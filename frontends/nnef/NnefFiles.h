@@ -38,7 +38,7 @@ bool readModelFolder(llvm::StringRef path, ModelFiles &files,
                      std::string &error);
 
 /// Reads a tar archive, gzipped or not, in memory. Entries with an absolute
-/// path or a `..` component are refused.
+/// path or a `..` component, and links, are refused.
 bool readModelArchive(llvm::StringRef path, ModelFiles &files,
                       std::string &error);
 

@@ -86,6 +86,10 @@ public:
   /// The quantized type of the tensor the graph assignment being evaluated
   /// names; taken by the invocation it evaluates first.
   Type assignmentQuant;
+  /// Bodies being run, one inside the other (fragments invoking fragments,
+  /// scans running theirs), and whether that went past the limit.
+  unsigned bodyNesting = 0;
+  bool nestedTooDeep = false;
   /// Makes the invocation `call` of `op` compute on real values: its
   /// quantized tensor arguments are dequantized to f32, unless the op
   /// computes on quantized values itself.
@@ -1106,8 +1110,12 @@ std::optional<NValue>
 ModelBuilder::inlineFragment(const Fragment &fragment, const Expr &expr,
                              std::map<std::string, NValue, std::less<>> &args) {
   Scope inner(args.begin(), args.end());
-  if (!runBody(*fragment.body, inner, /*namesTensors=*/false))
+  if (!runBody(*fragment.body, inner, /*namesTensors=*/false)) {
+    // Past the nesting limit, one message says it all.
+    if (nestedTooDeep)
+      return std::nullopt;
     return error(expr.pos, "in fragment '" + fragment.name + "' invoked here");
+  }
   std::vector<NValue> results;
   for (const Parameter &result : fragment.results) {
     auto it = inner.find(result.name);
@@ -1175,6 +1183,18 @@ bool ModelBuilder::applyQuantization(const Expr &rhs, Value &tensor,
 
 bool ModelBuilder::runBody(const std::vector<Assignment> &body, Scope &scope,
                            bool namesTensors) {
+  // A fragment that invokes itself, directly or not, would nest without
+  // end; models nest a few levels.
+  static constexpr unsigned kMaxBodyNesting = 64;
+  if (bodyNesting >= kMaxBodyNesting && !body.empty()) {
+    error(body.front().pos,
+          "fragments nest deeper than " + std::to_string(kMaxBodyNesting) +
+              " invocations (does a fragment invoke itself?)");
+    nestedTooDeep = true;
+    return false;
+  }
+  ++bodyNesting;
+  llvm::scope_exit leave([&] { --bodyNesting; });
   for (const Assignment &assignment : body) {
     Type quantized;
     if (namesTensors && assignment.lhs->kind == Expr::Kind::Identifier)

@@ -125,14 +125,31 @@ const ::onnx::AttributeProto *NodeContext::getAttr(StringRef name) const {
 }
 
 /// What `read` takes from the attribute `name` of `node`, or nullopt when
-/// the node has no such attribute.
+/// the node has no such attribute or one of another type than `type`.
 template <typename Read>
-static auto readAttr(const NodeContext &node, StringRef name, Read read)
+static auto readAttr(const NodeContext &node, StringRef name,
+                     ::onnx::AttributeProto::AttributeType type, Read read)
     -> std::optional<
         decltype(read(std::declval<const ::onnx::AttributeProto &>()))> {
-  if (const auto *attribute = node.getAttr(name))
+  const auto *attribute = node.getAttr(name);
+  if (attribute && node.hasAttrType(*attribute, type))
     return read(*attribute);
   return std::nullopt;
+}
+
+bool NodeContext::hasAttrType(const ::onnx::AttributeProto &attribute,
+                              int expected) const {
+  if (attribute.type() == expected ||
+      attribute.type() == ::onnx::AttributeProto::UNDEFINED)
+    return true;
+  if (failure.empty())
+    failure = "attribute '" + attribute.name() + "' is " +
+              ::onnx::AttributeProto::AttributeType_Name(attribute.type()) +
+              ", not " +
+              ::onnx::AttributeProto::AttributeType_Name(
+                  static_cast<::onnx::AttributeProto::AttributeType>(expected));
+  poisoned = true;
+  return false;
 }
 
 /// The elements of a repeated attribute field.
@@ -142,7 +159,8 @@ static SmallVector<T> toVector(const Repeated &values) {
 }
 
 std::optional<int64_t> NodeContext::getOptInt(StringRef name) const {
-  return readAttr(*this, name, [](const auto &a) { return a.i(); });
+  return readAttr(*this, name, ::onnx::AttributeProto::INT,
+                  [](const auto &a) { return a.i(); });
 }
 
 int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
@@ -150,7 +168,8 @@ int64_t NodeContext::getInt(StringRef name, int64_t defaultValue) const {
 }
 
 std::optional<float> NodeContext::getOptFloat(StringRef name) const {
-  return readAttr(*this, name, [](const auto &a) { return a.f(); });
+  return readAttr(*this, name, ::onnx::AttributeProto::FLOAT,
+                  [](const auto &a) { return a.f(); });
 }
 
 float NodeContext::getFloat(StringRef name, float defaultValue) const {
@@ -158,7 +177,8 @@ float NodeContext::getFloat(StringRef name, float defaultValue) const {
 }
 
 std::optional<std::string> NodeContext::getOptString(StringRef name) const {
-  return readAttr(*this, name, [](const auto &a) { return a.s(); });
+  return readAttr(*this, name, ::onnx::AttributeProto::STRING,
+                  [](const auto &a) { return a.s(); });
 }
 
 std::string NodeContext::getString(StringRef name,
@@ -167,20 +187,20 @@ std::string NodeContext::getString(StringRef name,
 }
 
 std::optional<SmallVector<int64_t>> NodeContext::getInts(StringRef name) const {
-  return readAttr(*this, name,
+  return readAttr(*this, name, ::onnx::AttributeProto::INTS,
                   [](const auto &a) { return toVector<int64_t>(a.ints()); });
 }
 
 std::optional<SmallVector<float>> NodeContext::getFloats(StringRef name) const {
-  return readAttr(*this, name,
+  return readAttr(*this, name, ::onnx::AttributeProto::FLOATS,
                   [](const auto &a) { return toVector<float>(a.floats()); });
 }
 
 std::optional<SmallVector<std::string>>
 NodeContext::getStrings(StringRef name) const {
-  return readAttr(*this, name, [](const auto &a) {
-    return toVector<std::string>(a.strings());
-  });
+  return readAttr(
+      *this, name, ::onnx::AttributeProto::STRINGS,
+      [](const auto &a) { return toVector<std::string>(a.strings()); });
 }
 
 const ::onnx::TensorProto *NodeContext::getTensor(StringRef name) const {

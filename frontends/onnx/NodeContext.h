@@ -215,6 +215,12 @@ public:
   /// A type as the IR prints it, for messages.
   static std::string typeName(Type type);
 
+  /// Whether `attribute` has the type `expected` (or none, as some old
+  /// models write); if not, the node fails naming both, and the getter
+  /// that asked returns no value.
+  /// (`expected` is an `AttributeProto::AttributeType`.)
+  bool hasAttrType(const ::onnx::AttributeProto &attribute, int expected) const;
+
   /// Whether building or a handler failed, and the reason if one was given
   /// (otherwise the dialect's diagnostic is the reason).
   bool hasFailed() const { return poisoned; }
@@ -229,8 +235,10 @@ private:
   int64_t opset;
   OpBuilder &builder;
   Location loc;
-  std::string failure;
-  bool poisoned = false;
+  // Reporting does not change what the node means: const getters may fail
+  // it (an attribute of the wrong type).
+  mutable std::string failure;
+  mutable bool poisoned = false;
   std::map<unsigned, SmallVector<Value>> sequenceOutputs;
 };
 

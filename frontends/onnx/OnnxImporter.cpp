@@ -149,6 +149,12 @@ GraphImporter::convertType(const ::onnx::TypeProto &type, StringRef what,
   Shape shape;
   for (const auto &dim : tensor.shape().dim()) {
     if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0 || dim.dim_value() >= kDimCeiling) {
+        error = (what + " has the dim " + Twine(dim.dim_value()) +
+                 ", outside 0 to 2^31")
+                    .str();
+        return failure();
+      }
       shape.push_back(TDim(dim.dim_value()));
     } else if (dim.has_dim_param() && !dim.dim_param().empty()) {
       std::string symbol = sanitizeSymbol(dim.dim_param());

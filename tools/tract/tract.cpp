@@ -476,8 +476,14 @@ int run(ModuleOp module, const cli::Invocation &invocation,
     made = std::move(inputs.made);
 
     auto results = (*model)->run(inputs.arguments);
-    if (!results)
-      return fail(results.takeError());
+    if (!results) {
+      // The model's checks name the input; say where it came from.
+      if (!inputBundle)
+        return fail(results.takeError());
+      return fail(cli::makeError(llvm::toString(results.takeError()) +
+                                 " (inputs from " +
+                                 inputBundle->getPath().str() + ")"));
+    }
     auto returned = outputsOf(**model, *results);
     if (!returned)
       return fail(returned.takeError());

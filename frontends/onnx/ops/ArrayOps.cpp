@@ -1682,12 +1682,18 @@ LogicalResult oneHotHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
-/// The seed of a random op: its `seed` attribute (a float in ONNX, taken
-/// by value), or a hash of the node's name, distinct per node and the same
-/// on every import.
+/// The seed of a random op: its `seed` attribute (a float for the random
+/// ops, taken by value, an int for Dropout), or a hash of the node's name,
+/// distinct per node and the same on every import.
 int64_t randomSeed(NodeContext &ctx) {
-  if (std::optional<float> seed = ctx.getOptFloat("seed"))
-    return static_cast<int64_t>(*seed);
+  if (const auto *attribute = ctx.getAttr("seed")) {
+    if (attribute->type() == ::onnx::AttributeProto::INT)
+      return attribute->i();
+    // Within int64, NaN aside.
+    if (std::optional<float> seed = ctx.getOptFloat("seed");
+        seed && std::fabs(*seed) < 0x1p62f)
+      return static_cast<int64_t>(*seed);
+  }
   std::string name = ctx.getName().str();
   if (name.empty() && ctx.getNode().output_size())
     name = ctx.getNode().output(0);
