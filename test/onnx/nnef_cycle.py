@@ -107,6 +107,9 @@ def main():
     tests = sorted(name for name in os.listdir(args.data)
                    if args.filter in name and os.path.isfile(
                        os.path.join(args.data, name, "model.onnx")))
+    tests = tests[::args.sample]
+    if args.sample > 1:
+        args.min = 0
     direct = True
     if args.passing_from and os.path.isfile(args.passing_from):
         passing = passing_from_report(args.passing_from)

@@ -531,10 +531,12 @@ Expected<std::vector<HostTensor>> mlir::tract::cli::decodeNpz(StringRef bytes,
 
 Expected<std::string>
 mlir::tract::cli::encodeNpz(ArrayRef<HostTensor> tensors) {
+  // Declared first, destroyed last: freeing the writer on an early return
+  // flushes what it holds into `out`.
+  std::string out;
   std::unique_ptr<archive, ArchiveWriteFree> writer(archive_write_new());
   if (!writer)
     return makeError("cannot create a zip writer");
-  std::string out;
   auto append = [](archive *, void *client, const void *buffer,
                    size_t length) -> la_ssize_t {
     static_cast<std::string *>(client)->append(
