@@ -362,7 +362,8 @@ std::optional<SmallVector<TDim>> Invocation::knownDims(Value value) {
     if (!a || !b ||
         (a->size() != b->size() && a->size() != 1 && b->size() != 1))
       return std::nullopt;
-    size_t n = std::max(a->size(), b->size());
+    // An empty operand broadcasts the other's single value to nothing.
+    size_t n = a->empty() || b->empty() ? 0 : std::max(a->size(), b->size());
     SmallVector<TDim> out;
     for (size_t i = 0; i < n; ++i) {
       const TDim &x = (*a)[a->size() == 1 ? 0 : i];
