@@ -11,9 +11,6 @@
 #include "frontends/nnef/NnefFiles.h"
 #include "frontends/nnef/NnefImporter.h"
 
-#include "dialects/tract/TractDialect.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
@@ -33,7 +30,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   // A context per input: what one model interns does not pile up.
   mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  context.loadDialect<mlir::tract::TractDialect, mlir::func::FuncDialect>();
   mlir::ScopedDiagnosticHandler quiet(
       &context, [](mlir::Diagnostic &) { return mlir::success(); });
   (void)importNnefFiles(files, &context);
