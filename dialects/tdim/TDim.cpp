@@ -306,35 +306,43 @@ TDim TDim::max(llvm::ArrayRef<TDim> operands) {
 }
 
 std::optional<TDim> TDim::broadcast(const TDim &lhs, const TDim &rhs) {
-  std::vector<TDim> operands;
-  for (const TDim &side : {lhs, rhs}) {
-    if (const Atom *atom = B::singleAtom(side);
-        atom && atom->kind == AtomKind::Broadcast)
-      llvm::append_range(operands, atom->args);
-    else
-      operands.push_back(side);
-  }
+  return broadcast({lhs, rhs});
+}
+
+std::optional<TDim> TDim::broadcast(llvm::ArrayRef<TDim> operands) {
   std::vector<TDim> kept;
   std::optional<int64_t> constant;
-  for (const TDim &operand : operands) {
-    if (operand == TDim(1) || llvm::is_contained(kept, operand))
-      continue;
+  auto add = [&](const TDim &operand) {
     if (std::optional<int64_t> value = operand.getConstant()) {
+      if (*value == 1)
+        return true;
       if (constant && *constant != *value)
-        return std::nullopt;
+        return false;
       constant = value;
     }
     kept.push_back(operand);
+    return true;
+  };
+  for (const TDim &operand : operands) {
+    if (const Atom *atom = B::singleAtom(operand);
+        atom && atom->kind == AtomKind::Broadcast) {
+      for (const TDim &arg : atom->args)
+        if (!add(arg))
+          return std::nullopt;
+    } else if (!add(operand)) {
+      return std::nullopt;
+    }
   }
-  if (kept.empty())
-    return TDim(1);
   // A constant other than 1 decides the broadcast: the symbolic operands
   // must equal it or be 1.
   if (constant)
     return TDim(*constant);
+  if (kept.empty())
+    return TDim(1);
+  llvm::sort(kept);
+  kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
   if (kept.size() == 1)
     return kept.front();
-  llvm::sort(kept);
   Atom atom{AtomKind::Broadcast, "", std::move(kept), 1};
   return B::fromAtom(std::move(atom));
 }
@@ -480,10 +488,7 @@ template <typename Fn> static TDim rebuildAtom(const Atom &atom, Fn rewrite) {
   case AtomKind::Max:
     return TDim::max(args);
   case AtomKind::Broadcast: {
-    std::optional<TDim> result = args[0];
-    for (size_t i = 1; i < args.size() && result; ++i)
-      result = TDim::broadcast(*result, args[i]);
-    if (result)
+    if (std::optional<TDim> result = TDim::broadcast(args))
       return *result;
     // Substitution made the broadcast invalid: keep it, eval will fail.
     Atom copy{AtomKind::Broadcast, "", std::move(args), 1};
@@ -742,18 +747,25 @@ private:
   }
 
   std::optional<TDim> parseBroadcast() {
-    std::optional<TDim> result = parseSum();
-    while (result && consume('#')) {
-      std::optional<TDim> rhs = parseSum();
-      if (!rhs)
+    std::optional<TDim> first = parseSum();
+    if (!first || !consume('#'))
+      return first;
+    std::vector<TDim> operands = {*first};
+    do {
+      std::optional<TDim> next = parseSum();
+      if (!next)
         return std::nullopt;
-      std::optional<TDim> combined = TDim::broadcast(*result, *rhs);
-      if (!combined)
-        return fail("dims " + result->toString() + " and " + rhs->toString() +
-                    " do not broadcast");
-      result = combined;
-    }
-    return result;
+      operands.push_back(std::move(*next));
+    } while (consume('#'));
+    std::optional<TDim> combined = TDim::broadcast(operands);
+    if (!combined)
+      return fail("dims " + llvm::join(llvm::map_range(operands,
+                                                       [](const TDim &dim) {
+                                                         return dim.toString();
+                                                       }),
+                                       ", ") +
+                  " do not broadcast");
+    return combined;
   }
 
   std::optional<TDim> parseSum() {

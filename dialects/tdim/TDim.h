@@ -76,6 +76,9 @@ public:
   /// Returns nullopt when the dims are known not to broadcast (two distinct
   /// constants, neither of them 1).
   static std::optional<TDim> broadcast(const TDim &lhs, const TDim &rhs);
+  /// The broadcast of all of `operands` (1 if there is none), in
+  /// O(n log n) comparisons.
+  static std::optional<TDim> broadcast(llvm::ArrayRef<TDim> operands);
 
   bool isConstant() const;
   std::optional<int64_t> getConstant() const;

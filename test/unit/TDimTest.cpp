@@ -66,6 +66,18 @@ TEST(TDim, MinMaxAndBroadcast) {
   EXPECT_EQ(TDim::broadcast(S, TDim(4)), TDim(4));
   EXPECT_EQ(TDim::broadcast(TDim(3), TDim(4)), std::nullopt);
   EXPECT_EQ(TDim::broadcast(S, P), TDim::broadcast(P, S));
+  // The n-ary form flattens, drops 1s and repeats, and is order-free.
+  EXPECT_EQ(TDim::broadcast({S, P, TDim(1), S, P}), TDim::broadcast(P, S));
+  EXPECT_EQ(TDim::broadcast({TDim::broadcast(S, P).value(), S}),
+            TDim::broadcast(S, P));
+  EXPECT_EQ(TDim::broadcast({S, TDim(4), P, TDim(4)}), TDim(4));
+  EXPECT_EQ(TDim::broadcast({S, TDim(4), TDim(1), TDim(3)}), std::nullopt);
+  EXPECT_EQ(TDim::broadcast(llvm::ArrayRef<TDim>{}), TDim(1));
+  EXPECT_EQ(TDim::parse("S#P#S#1"), TDim::broadcast(S, P));
+  std::string error;
+  EXPECT_EQ(TDim::parse("S#3#P#4", &error), std::nullopt);
+  EXPECT_NE(error.find("dims S, 3, P, 4 do not broadcast"), std::string::npos)
+      << error;
 }
 
 TEST(TDim, PrintsTractSyntax) {
