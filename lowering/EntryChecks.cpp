@@ -2,9 +2,11 @@
 //
 // The public function reads every dim of its inputs, binds the symbols as
 // the body does, then evaluates one condition per check. The checks run in
-// order (each input's dims, then the assertions) and only the first that
-// fails reports (`ok` before it, not after), so a message names the first
-// problem, never a consequence of it.
+// order (the symbols under the ceiling on a dim, each input's dims, the
+// assertions, the scenarios, then the intermediate dims and sizes) and only
+// the first that fails reports (`ok` before it, not after), so a message
+// names the first problem, never a consequence of it. The body runs only
+// when all hold.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +15,7 @@
 #include "lowering/LoweringUtils.h"
 
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractQuant.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -21,6 +24,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SmallVectorExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -34,6 +39,9 @@ constexpr llvm::StringLiteral kSetErrorName = "tract_set_error";
 /// `int32_t tract_take_failure(void)`, which tells whether it did.
 constexpr llvm::StringLiteral kFailName = "tract_fail";
 constexpr llvm::StringLiteral kTakeFailureName = "tract_take_failure";
+/// The runtime's `int64_t tract_memory_limit(void)`: the most bytes one
+/// tensor may take.
+constexpr llvm::StringLiteral kMemoryLimitName = "tract_memory_limit";
 /// tract_status values.
 constexpr int32_t kStatusOk = 0;
 constexpr int32_t kStatusError = 1;
@@ -47,6 +55,23 @@ Type withDynamicDims(Type type) {
   return RankedTensorType::get(
       SmallVector<int64_t>(tensorType.getRank(), ShapedType::kDynamic),
       tensorType.getElementType());
+}
+
+/// The runtime's `int64_t tract_memory_limit(void)`, declared in `module`.
+LLVM::LLVMFuncOp getMemoryLimit(ModuleOp module, Location loc) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kMemoryLimitName))
+    return existing;
+  OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
+  return LLVM::LLVMFuncOp::create(
+      moduleBuilder, loc, kMemoryLimitName,
+      LLVM::LLVMFunctionType::get(moduleBuilder.getI64Type(), {}));
+}
+
+/// `!value` for an i1.
+Value negate(OpBuilder &builder, Location loc, Value value) {
+  return arith::XOrIOp::create(
+      builder, loc, value,
+      arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
 }
 
 /// Emits checks one after the other at the builder's point; the first that
@@ -102,9 +127,7 @@ void CheckSequence::check(Value holds, const std::string &format,
                           ValueRange values) {
   Value failsFirst;
   if (!ok) {
-    failsFirst = arith::XOrIOp::create(
-        builder, loc, holds,
-        arith::ConstantIntOp::create(builder, loc, builder.getI1Type(), 1));
+    failsFirst = negate(builder, loc, holds);
     ok = holds;
   } else {
     Value stillOk = arith::AndIOp::create(builder, loc, ok, holds);
@@ -124,32 +147,125 @@ void CheckSequence::check(Value holds, const std::string &format,
   LLVM::CallOp::create(reportBuilder, loc, setError, arguments);
 }
 
+/// The range of a dim's value, and of every sum and product on the way,
+/// when each symbol is within the ceiling: invalid if one could leave int64.
+struct DimRange {
+  int64_t low = 0, high = 0;
+  bool valid = false;
+  explicit operator bool() const { return valid; }
+};
+
+struct RangeAlgebra : DimAlgebra<DimRange> {
+  static DimRange of(std::optional<int64_t> low, std::optional<int64_t> high) {
+    if (!low || !high)
+      return {};
+    return {*low, *high, true};
+  }
+  DimRange constant(int64_t value) override { return {value, value, true}; }
+  DimRange symbol(StringRef) override {
+    return {-kDimCeiling, kDimCeiling, true};
+  }
+  DimRange add(DimRange lhs, DimRange rhs) override {
+    return of(llvm::checkedAdd(lhs.low, rhs.low),
+              llvm::checkedAdd(lhs.high, rhs.high));
+  }
+  DimRange mul(DimRange lhs, DimRange rhs) override {
+    DimRange result;
+    for (int64_t a : {lhs.low, lhs.high})
+      for (int64_t b : {rhs.low, rhs.high}) {
+        std::optional<int64_t> product = llvm::checkedMul(a, b);
+        if (!product)
+          return {};
+        result = !result ? DimRange{*product, *product, true}
+                         : DimRange{std::min(result.low, *product),
+                                    std::max(result.high, *product), true};
+      }
+    return result;
+  }
+  DimRange floorDiv(DimRange value, int64_t divisor) override {
+    return {llvm::divideFloorSigned(value.low, divisor),
+            llvm::divideFloorSigned(value.high, divisor), true};
+  }
+  DimRange min(DimRange lhs, DimRange rhs) override {
+    return {std::min(lhs.low, rhs.low), std::min(lhs.high, rhs.high), true};
+  }
+  DimRange max(DimRange lhs, DimRange rhs) override {
+    return {std::max(lhs.low, rhs.low), std::max(lhs.high, rhs.high), true};
+  }
+  DimRange broadcast(DimRange lhs, DimRange rhs) override {
+    return {std::min(lhs.low, rhs.low), std::max(lhs.high, rhs.high), true};
+  }
+};
+
+/// The range of `dim` for symbols within the ceiling; invalid if its
+/// arithmetic could overflow.
+DimRange rangeOf(const TDim &dim) {
+  RangeAlgebra algebra;
+  return buildDim(dim, algebra);
+}
+
+/// Bytes per element of a tract element type as the lowering stores it
+/// (booleans as bytes; 16 for what has no bit width, an upper bound).
+int64_t elementBytes(Type element) {
+  element = getStorageType(element);
+  if (!element.isIntOrFloat())
+    return 16;
+  return std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8);
+}
+
 } // namespace
 
-SmallVector<GuardedDim> mlir::tract::findGuardedDims(func::FuncOp func) {
-  SmallVector<GuardedDim> guarded;
+BodyGuards mlir::tract::findBodyGuards(func::FuncOp func) {
+  BodyGuards guards;
   FailureOr<SymbolScope> scope =
       getSymbolScope(func->getParentOfType<ModuleOp>());
   if (failed(scope))
-    return guarded;
-  std::set<TDim> seen;
+    return guards;
+  auto bytesOf = [](Type type) -> std::optional<TDim> {
+    if (!isa<RankedTensorType>(type) || !isTractTensorType(type))
+      return std::nullopt;
+    TDim bytes(elementBytes(cast<RankedTensorType>(type).getElementType()));
+    for (const TDim &dim : getShape(type))
+      bytes = bytes * dim;
+    return bytes;
+  };
+  // A result no larger than an input fits in memory: the input does.
+  std::vector<TDim> inputBytes;
+  for (Type type : func.getArgumentTypes())
+    if (std::optional<TDim> bytes = bytesOf(type);
+        bytes && !bytes->isConstant())
+      inputBytes.push_back(*bytes);
+  std::set<TDim> seen, sized;
   func.walk([&](Operation *op) {
     for (Type type : op->getResultTypes()) {
-      if (!isa<RankedTensorType>(type) || !isTractTensorType(type))
+      std::optional<TDim> bytes = bytesOf(type);
+      if (!bytes)
         continue;
-      for (const TDim &dim : getShape(type))
+      Shape shape = getShape(type);
+      for (const TDim &dim : shape)
         if (!dim.isConstant() && seen.insert(dim).second &&
             !scope->proveNonNegative(dim))
-          guarded.push_back({dim, nodeName(op)});
+          guards.dims.push_back({dim, nodeName(op)});
+      if (bytes->isConstant() || !sized.insert(*bytes).second ||
+          llvm::any_of(inputBytes, [&](const TDim &input) {
+            return scope->proveGreaterOrEqual(input, *bytes);
+          }))
+        continue;
+      std::string element;
+      llvm::raw_string_ostream os(element);
+      os << cast<RankedTensorType>(type).getElementType();
+      guards.sizes.push_back(
+          {*bytes, nodeName(op), shapeToString(shape) + " of " + element});
     }
   });
-  return guarded;
+  return guards;
 }
 
 LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
                                           ArrayRef<Shape> inputShapes,
                                           ArrayRef<std::string> assertions,
-                                          ArrayRef<GuardedDim> guarded) {
+                                          ArrayRef<Scenario> scenarios,
+                                          const BodyGuards &guards) {
   MLIRContext *context = func.getContext();
   auto module = func->getParentOfType<ModuleOp>();
   Location loc = func.getLoc();
@@ -243,6 +359,66 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
 
   CheckSequence checks(builder, loc, entry);
+  // The value of `dim` from the bound symbols. Under the ceiling checked
+  // first, most dims cannot overflow; where one could (a product of
+  // symbols, a large coefficient), a check that it did not comes first,
+  // naming `what`.
+  auto materialize = [&](const TDim &dim, const std::string &what) -> Value {
+    if (rangeOf(dim))
+      return materializeDim(builder, loc, bound, dim);
+    Value overflow;
+    Value value = materializeDim(builder, loc, bound, dim, &overflow);
+    if (value && overflow) {
+      std::set<std::string> names;
+      dim.collectSymbols(names);
+      SmallVector<Value> values;
+      std::string format = what + " overflows 64-bit integers";
+      format += symbolValues(names, values);
+      checks.check(negate(builder, loc, overflow), format, values);
+    }
+    return value;
+  };
+  // `expr >= 0` for each of the constraints of the relation `text`.
+  auto relationHolds = [&](ArrayRef<TDim> constraints,
+                           const std::string &what) -> Value {
+    Value holds;
+    for (const TDim &constraint : constraints) {
+      Value value = materialize(constraint, what);
+      Value nonNegative = arith::CmpIOp::create(
+          builder, loc, arith::CmpIPredicate::sge, value, zero);
+      holds = holds ? arith::AndIOp::create(builder, loc, holds, nonNegative)
+                          .getResult()
+                    : nonNegative;
+    }
+    return holds;
+  };
+  // A relation's constraints, if every symbol in it is bound; `names` gets
+  // its symbols.
+  auto boundConstraints = [&](const std::string &text,
+                              std::vector<TDim> &constraints,
+                              std::set<std::string> &names) -> FailureOr<bool> {
+    std::string error;
+    if (!SymbolScope::parseAssertion(text, constraints, &error))
+      return module.emitError() << "invalid assertion: " << error;
+    for (const TDim &constraint : constraints)
+      constraint.collectSymbols(names);
+    return llvm::all_of(names, isBound);
+  };
+
+  // The symbols within the ceiling on a dim, which bounds the arithmetic
+  // on them.
+  Value ceiling = arith::ConstantIndexOp::create(builder, loc, kDimCeiling);
+  for (const SymbolSource &source : sources) {
+    const std::string &symbol = source.form.symbol;
+    Value value = bound.lookup(symbol);
+    checks.check(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle,
+                                       value, ceiling),
+                 "input '" + escapeFormat(inputName(source.argument)) +
+                     "' gives " + symbol + " = %lld (axis " +
+                     std::to_string(source.axis) +
+                     "), over the limit of 2^31 on a dim",
+                 value);
+  }
   // Each dim against its expression; a dim that is exactly its symbol is
   // its value.
   for (auto [argument, shape] : llvm::enumerate(inputShapes)) {
@@ -260,6 +436,9 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
       Value size = sizes[argument][axis];
       std::string format =
           prefix + std::to_string(axis) + " should be " + dim.toString();
+      std::string what = "input '" + escapeFormat(inputName(argument)) +
+                         "' axis " + std::to_string(axis) + " (" +
+                         escapeFormat(dim.toString()) + ")";
       SmallVector<Value> values(sizes[argument]);
       Value holds;
       if (source) {
@@ -268,7 +447,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
         holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge,
                                       symbol, zero);
         if (source->form.coefficient != 1) {
-          Value expected = materializeDim(builder, loc, bound, dim);
+          Value expected = materialize(dim, what);
           holds = arith::AndIOp::create(
               builder, loc,
               arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
@@ -277,12 +456,14 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
         }
         format += " for some " + source->form.symbol + " >= 0)";
       } else {
-        Value expected = materializeDim(builder, loc, bound, dim);
-        if (!expected)
+        std::set<std::string> names;
+        dim.collectSymbols(names);
+        if (!llvm::all_of(names, isBound))
           return func.emitError()
                  << "input '" << inputName(argument) << "' axis " << axis
                  << " is " << dim.toString()
                  << ", which the inputs do not determine";
+        Value expected = materialize(dim, what);
         holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::eq,
                                       size, expected);
         if (dim.isConstant()) {
@@ -299,42 +480,99 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   // computes later).
   for (const std::string &text : assertions) {
     std::vector<TDim> constraints;
-    std::string error;
-    if (!SymbolScope::parseAssertion(text, constraints, &error))
-      return module.emitError() << "invalid assertion: " << error;
     std::set<std::string> names;
-    for (const TDim &constraint : constraints)
-      constraint.collectSymbols(names);
-    if (!llvm::all_of(names, isBound))
+    FailureOr<bool> decidable = boundConstraints(text, constraints, names);
+    if (failed(decidable))
+      return failure();
+    if (!*decidable)
       continue;
-    Value holds;
-    for (const TDim &constraint : constraints) {
-      Value value = materializeDim(builder, loc, bound, constraint);
-      Value nonNegative = arith::CmpIOp::create(
-          builder, loc, arith::CmpIPredicate::sge, value, zero);
-      holds = holds ? arith::AndIOp::create(builder, loc, holds, nonNegative)
-                          .getResult()
-                    : nonNegative;
-    }
-    std::string format =
-        "the inputs violate the model's assertion " + escapeFormat(text);
+    std::string what = "the model's assertion " + escapeFormat(text);
+    Value holds = relationHolds(constraints, what);
     SmallVector<Value> values;
+    std::string format = "the inputs violate " + what;
     format += symbolValues(names, values);
     checks.check(holds, format, values);
   }
+  // The inputs fit one of the scenarios, when the model has some and the
+  // inputs decide each (a scenario without assertions, or one over a
+  // symbol an op computes, might always fit).
+  bool scenariosDecidable = !scenarios.empty();
+  std::vector<std::vector<TDim>> scenarioConstraints;
+  std::set<std::string> scenarioNames;
+  for (const Scenario &scenario : scenarios) {
+    std::vector<TDim> constraints;
+    for (const std::string &text : scenario.assertions) {
+      FailureOr<bool> decidable =
+          boundConstraints(text, constraints, scenarioNames);
+      if (failed(decidable))
+        return failure();
+      scenariosDecidable &= *decidable;
+    }
+    scenariosDecidable &= !constraints.empty();
+    scenarioConstraints.push_back(std::move(constraints));
+  }
+  if (scenariosDecidable) {
+    Value fitsOne;
+    SmallVector<std::string> described;
+    for (auto [scenario, constraints] :
+         llvm::zip(scenarios, scenarioConstraints)) {
+      Value fits = relationHolds(constraints,
+                                 "the scenario " + escapeFormat(scenario.name));
+      fitsOne =
+          fitsOne
+              ? arith::OrIOp::create(builder, loc, fitsOne, fits).getResult()
+              : fits;
+      described.push_back(escapeFormat(
+          scenario.name + " (" + llvm::join(scenario.assertions, ", ") + ")"));
+    }
+    SmallVector<Value> values;
+    std::string format = "the inputs fit none of the model's scenarios " +
+                         llvm::join(described, ", ");
+    format += symbolValues(scenarioNames, values);
+    checks.check(fitsOne, format, values);
+  }
   // The intermediate dims nothing proves non-negative.
-  for (const GuardedDim &guard : guarded) {
+  for (const GuardedDim &guard : guards.dims) {
     std::set<std::string> names;
     guard.dim.collectSymbols(names);
     if (!llvm::all_of(names, isBound))
       continue;
-    Value value = materializeDim(builder, loc, bound, guard.dim);
+    std::string dimText = escapeFormat(guard.dim.toString());
+    Value value = materialize(guard.dim, "'" + escapeFormat(guard.node) +
+                                             "''s dim " + dimText);
     Value holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sge,
                                         value, zero);
-    std::string format =
-        "'" + escapeFormat(guard.node) + "' would have the dim " +
-        escapeFormat(guard.dim.toString()) + " = %lld, which is negative";
+    std::string format = "'" + escapeFormat(guard.node) +
+                         "' would have the dim " + dimText +
+                         " = %lld, which is negative";
     SmallVector<Value> values = {value};
+    format += symbolValues(names, values);
+    checks.check(holds, format, values);
+  }
+  // The results that could be larger than any input: within what a tensor
+  // may take on this machine (the runtime says how much).
+  Value memoryLimit;
+  for (const GuardedSize &guard : guards.sizes) {
+    std::set<std::string> names;
+    guard.bytes.collectSymbols(names);
+    if (!llvm::all_of(names, isBound))
+      continue;
+    std::string node = escapeFormat(guard.node);
+    std::string bytesText = escapeFormat(guard.bytes.toString());
+    Value bytes =
+        materialize(guard.bytes, "the size of '" + node + "''s result");
+    if (!memoryLimit)
+      memoryLimit = arith::IndexCastOp::create(
+          builder, loc, builder.getIndexType(),
+          LLVM::CallOp::create(builder, loc, getMemoryLimit(module, loc),
+                               ValueRange{})
+              .getResult());
+    Value holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle,
+                                        bytes, memoryLimit);
+    std::string format = "'" + node + "' would have a result of " + bytesText +
+                         " = %lld bytes (" + escapeFormat(guard.type) +
+                         "), more than the %lld a tensor may take here";
+    SmallVector<Value> values = {bytes, memoryLimit};
     format += symbolValues(names, values);
     checks.check(holds, format, values);
   }

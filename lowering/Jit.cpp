@@ -125,6 +125,7 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     add("tract_set_error", &tract_set_error);
     add("tract_fail", &tract_fail);
     add("tract_take_failure", &tract_take_failure);
+    add("tract_memory_limit", &tract_memory_limit);
     // Called by models instrumented with tract-instrument-profile.
     add("tract_profile_enter", &tract_profile_enter);
     add("tract_profile_exit", &tract_profile_exit);

@@ -286,8 +286,8 @@ namespace {
 /// else their bindings before the builder's insertion point.
 struct IndexAlgebra : DimAlgebra<Value> {
   IndexAlgebra(OpBuilder &builder, Location loc,
-               const llvm::StringMap<Value> *bound)
-      : builder(builder), loc(loc), bound(bound) {}
+               const llvm::StringMap<Value> *bound, Value *overflow = nullptr)
+      : builder(builder), loc(loc), bound(bound), overflow(overflow) {}
   Value constant(int64_t value) override {
     return arith::ConstantIndexOp::create(builder, loc, value);
   }
@@ -298,10 +298,34 @@ struct IndexAlgebra : DimAlgebra<Value> {
                         builder.getInsertionPoint(), name);
   }
   Value add(Value lhs, Value rhs) override {
-    return arith::AddIOp::create(builder, loc, lhs, rhs);
+    Value sum = arith::AddIOp::create(builder, loc, lhs, rhs);
+    if (overflow) {
+      // Two's complement: the sum wrapped if its sign differs from both
+      // operands' signs.
+      Value both = arith::AndIOp::create(
+          builder, loc, arith::XOrIOp::create(builder, loc, lhs, sum),
+          arith::XOrIOp::create(builder, loc, rhs, sum));
+      record(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::slt,
+                                   both, constant(0)));
+    }
+    return sum;
   }
   Value mul(Value lhs, Value rhs) override {
-    return arith::MulIOp::create(builder, loc, lhs, rhs);
+    if (!overflow)
+      return arith::MulIOp::create(builder, loc, lhs, rhs);
+    // The full 128-bit product: it fits when its high half is the sign
+    // extension of the low half.
+    Type i64 = builder.getI64Type();
+    auto wide = arith::MulSIExtendedOp::create(
+        builder, loc, arith::IndexCastOp::create(builder, loc, i64, lhs),
+        arith::IndexCastOp::create(builder, loc, i64, rhs));
+    Value sign = arith::ShRSIOp::create(
+        builder, loc, wide.getLow(),
+        arith::ConstantIntOp::create(builder, loc, i64, 63));
+    record(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
+                                 wide.getHigh(), sign));
+    return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
+                                      wide.getLow());
   }
   Value floorDiv(Value value, int64_t divisor) override {
     return arith::FloorDivSIOp::create(builder, loc, value, constant(divisor));
@@ -317,9 +341,16 @@ struct IndexAlgebra : DimAlgebra<Value> {
                                         lhs, constant(1));
     return arith::SelectOp::create(builder, loc, isOne, rhs, lhs);
   }
+  void record(Value wrapped) {
+    *overflow =
+        *overflow
+            ? arith::OrIOp::create(builder, loc, *overflow, wrapped).getResult()
+            : wrapped;
+  }
   OpBuilder &builder;
   Location loc;
   const llvm::StringMap<Value> *bound;
+  Value *overflow;
 };
 
 } // namespace
@@ -332,8 +363,8 @@ Value mlir::tract::materializeDim(OpBuilder &builder, Location loc,
 
 Value mlir::tract::materializeDim(OpBuilder &builder, Location loc,
                                   const llvm::StringMap<Value> &bound,
-                                  const TDim &dim) {
-  IndexAlgebra algebra(builder, loc, &bound);
+                                  const TDim &dim, Value *overflow) {
+  IndexAlgebra algebra(builder, loc, &bound, overflow);
   return buildDim(dim, algebra);
 }
 

@@ -93,9 +93,12 @@ void eraseSymbolBindings(Operation *root);
 /// The index value of `dim` at the builder's insertion point (constants
 /// fold; symbols come from their bindings); null when a symbol is unbound.
 Value materializeDim(OpBuilder &builder, Location loc, const TDim &dim);
-/// The same with the symbols' values given by `bound`.
+/// The same with the symbols' values given by `bound`. With `overflow`,
+/// every sum and product also tells whether it wrapped: `*overflow` becomes
+/// an i1 that is true if one did (null when nothing can).
 Value materializeDim(OpBuilder &builder, Location loc,
-                     const llvm::StringMap<Value> &bound, const TDim &dim);
+                     const llvm::StringMap<Value> &bound, const TDim &dim,
+                     Value *overflow = nullptr);
 
 /// The dynamic sizes of `type` (a tract tensor type), in order, for
 /// `tensor.empty`.

@@ -187,9 +187,9 @@ struct TractLowerToLinalgPass
     struct Entry {
       func::FuncOp func;
       SmallVector<Shape> inputShapes;
-      SmallVector<GuardedDim> guarded;
+      BodyGuards guards;
     };
-    SmallVector<Entry> entries;
+    std::vector<Entry> entries;
     // A scan still skipping iterations is a batch model's: the skip counts
     // iterations across calls, which only a streaming model's state keeps.
     WalkResult skipping = module.walk([](ScanOp scan) {
@@ -210,7 +210,7 @@ struct TractLowerToLinalgPass
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
       if (entryChecks && func.isPublic() && !func.isExternal())
-        entries.push_back({func, getInputShapes(func), findGuardedDims(func)});
+        entries.push_back({func, getInputShapes(func), findBodyGuards(func)});
       if (failed(prepareFunction(func)))
         return signalPassFailure();
     }
@@ -243,9 +243,18 @@ struct TractLowerToLinalgPass
     if (auto texts = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
       for (StringRef text : texts.getAsValueRange<StringAttr>())
         assertions.push_back(text.str());
+    std::vector<Scenario> scenarios;
+    if (auto dict = module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
+      for (NamedAttribute named : dict) {
+        Scenario &scenario = scenarios.emplace_back();
+        scenario.name = named.getName().str();
+        if (auto texts = dyn_cast<ArrayAttr>(named.getValue()))
+          for (StringRef text : texts.getAsValueRange<StringAttr>())
+            scenario.assertions.push_back(text.str());
+      }
     for (Entry &entry : entries)
       if (failed(addEntryChecks(entry.func, entry.inputShapes, assertions,
-                                entry.guarded)))
+                                scenarios, entry.guards)))
         return signalPassFailure();
   }
 };

@@ -19,6 +19,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
 
 enum {
   /* The alignment every buffer has, whatever was asked: that of tensors. */
@@ -179,4 +182,22 @@ size_t tract_buffers_kept(void) {
   size_t kept = pool.kept;
   unlock();
   return kept;
+}
+
+int64_t tract_memory_limit(void) {
+  /* Models ask at every run: the machine's memory does not change. */
+  static _Atomic int64_t known;
+  int64_t cached = atomic_load_explicit(&known, memory_order_relaxed);
+  if (cached)
+    return cached;
+  int64_t limit = (int64_t)1 << 48;
+  if ((uint64_t)(SIZE_MAX / 2) < (uint64_t)limit)
+    limit = (int64_t)(SIZE_MAX / 2);
+#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && pages <= limit / page)
+    limit = (int64_t)pages * page;
+#endif
+  atomic_store_explicit(&known, limit, memory_order_relaxed);
+  return limit;
 }

@@ -87,6 +87,12 @@ void tract_buffer_cache_limit(size_t bytes);
 void tract_release_buffers(void);
 /* Bytes of freed buffers kept now. */
 size_t tract_buffers_kept(void);
+/* The most bytes one tensor of a compiled model may take: this machine's
+ * physical memory, at most half the address space and at most 2^48.
+ * Compiled models check the sizes their inputs imply against it before
+ * allocating, so that an input too large for the machine is an error, not
+ * a failed allocation. */
+int64_t tract_memory_limit(void);
 
 /* The last error of this thread, or "" if none. */
 const char *tract_last_error(void);

@@ -156,6 +156,7 @@ template <typename T> T buildDim(const TDim &dim, DimAlgebra<T> &algebra) {
   if (std::optional<int64_t> value = dim.getConstant())
     return algebra.constant(*value);
   T sum{};
+  bool first = true;
   for (const TDim::TermView &term : dim.getTerms()) {
     T product{};
     for (const TDim::AtomView &atom : term.atoms) {
@@ -188,15 +189,22 @@ template <typename T> T buildDim(const TDim &dim, DimAlgebra<T> &algebra) {
       if (!value)
         return T{};
       product = product ? algebra.mul(product, value) : value;
+      if (!product)
+        return T{};
     }
     T termValue =
-        !product ? algebra.constant(term.coefficient)
+        term.atoms.empty() ? algebra.constant(term.coefficient)
         : term.coefficient == 1
             ? product
             : algebra.mul(product, algebra.constant(term.coefficient));
-    sum = sum ? algebra.add(sum, termValue) : termValue;
+    if (!termValue)
+      return T{};
+    sum = first ? termValue : algebra.add(sum, termValue);
+    if (!sum)
+      return T{};
+    first = false;
   }
-  return sum ? sum : algebra.constant(0);
+  return sum;
 }
 
 /// A relation between two dims, `A op B`, as written in an assertion.

@@ -9,15 +9,17 @@
 // The body runs if every check holds; otherwise empty results come back
 // with status 1.
 
-// A symbol read twice: S binds from a's axis 0, b's axis 0 must equal it;
-// a's static axis 1 is checked too (the caller passes any size).
+// A symbol read twice: S binds from a's axis 0, within the ceiling on a dim
+// (2^31, under which most dim arithmetic cannot overflow), b's axis 0 must
+// equal it; a's static axis 1 is checked too (the caller passes any size).
 // CHECK:       llvm.func @tract_set_error(!llvm.ptr, ...) -> i32
 // CHECK-LABEL: func.func private @symbol_twice.body(
 // CHECK-SAME:    %{{.*}}: tensor<?x4xf32> {bufferization.writable = false}, %{{.*}}: tensor<?xf32> {bufferization.writable = false}) -> tensor<?x4xf32>
 // CHECK-SAME:    attributes {llvm.linkage = #llvm.linkage<internal>}
 // CHECK:         math.exp
-// CHECK:       llvm.mlir.global internal constant @symbol_twice.check0("input 'a' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
-// CHECK:       llvm.mlir.global internal constant @symbol_twice.check1("input 'b' is %lld, the model expects S (axis 0 should be S = %lld)\00")
+// CHECK:       llvm.mlir.global internal constant @symbol_twice.check0("input 'a' gives S = %lld (axis 0), over the limit of 2^31 on a dim\00")
+// CHECK:       llvm.mlir.global internal constant @symbol_twice.check1("input 'a' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
+// CHECK:       llvm.mlir.global internal constant @symbol_twice.check2("input 'b' is %lld, the model expects S (axis 0 should be S = %lld)\00")
 // CHECK-LABEL: func.func @symbol_twice(
 // CHECK-SAME:    %[[A:.*]]: tensor<?x?xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?x?xf32>, i32)
 // CHECK-SAME:    attributes {tract.input_names = ["a", "b"], tract.output_names = ["y"]}
@@ -26,12 +28,21 @@
 // CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[A1:.*]] = tensor.dim %[[A]], %[[C1]] : tensor<?x?xf32>
 // CHECK-NEXT:    %[[B0:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[C4:.*]] = arith.constant 4 : index
-// CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi eq, %[[A1]], %[[C4]] : index
+// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : index
+// CHECK-NEXT:    %[[OKS:.*]] = arith.cmpi sle, %[[S]], %[[CEILING]] : index
 // CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
-// CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OK0]], %[[TRUE]] : i1
+// CHECK-NEXT:    %[[FAILS:.*]] = arith.xori %[[OKS]], %[[TRUE]] : i1
+// CHECK-NEXT:    scf.if %[[FAILS]] {
+// CHECK-NEXT:      %[[MSGS:.*]] = llvm.mlir.addressof @symbol_twice.check0 : !llvm.ptr
+// CHECK-NEXT:      %[[VS:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSGS]], %[[VS]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64) -> i32
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %[[C4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    %[[HOLDS0:.*]] = arith.cmpi eq, %[[A1]], %[[C4]] : index
+// CHECK-NEXT:    %[[OK0:.*]] = arith.andi %[[OKS]], %[[HOLDS0]] : i1
+// CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OKS]], %[[OK0]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL0]] {
-// CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @symbol_twice.check0 : !llvm.ptr
+// CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @symbol_twice.check1 : !llvm.ptr
 // CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[S]] : index to i64
 // CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[A1]] : index to i64
 // CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[V0]], %[[V1]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64, i64) -> i32
@@ -40,7 +51,7 @@
 // CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
 // CHECK-NEXT:    %[[FAIL1:.*]] = arith.xori %[[OK0]], %[[OK1]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL1]] {
-// CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @symbol_twice.check1 : !llvm.ptr
+// CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @symbol_twice.check2 : !llvm.ptr
 // CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[B0]] : index to i64
 // CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[S]] : index to i64
 // CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[V0]], %[[V1]])
@@ -73,19 +84,22 @@ module attributes {tract.symbols = ["S"]} {
 
 // A dim that is an expression of a bound symbol; the message gives its
 // expected value.
-// CHECK:       llvm.mlir.global internal constant @offset.check0("input 'b' is %lld, the model expects S+1 (axis 0 should be S+1 = %lld)\00")
+// CHECK:       llvm.mlir.global internal constant @offset.check1("input 'b' is %lld, the model expects S+1 (axis 0 should be S+1 = %lld)\00")
 // CHECK-LABEL: func.func @offset(
 // CHECK-SAME:    %[[A:.*]]: tensor<?xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
 // CHECK:         %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<?xf32>
 // CHECK-NEXT:    %[[B0:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : index
+// CHECK-NEXT:    %[[OKS:.*]] = arith.cmpi sle, %[[S]], %[[CEILING]] : index
+// CHECK:         scf.if
+// CHECK:         %[[C1:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[S]], %[[C1]] : index
-// CHECK-NEXT:    %[[OK:.*]] = arith.cmpi eq, %[[B0]], %[[EXPECTED]] : index
-// CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
-// CHECK-NEXT:    %[[FAIL:.*]] = arith.xori %[[OK]], %[[TRUE]] : i1
+// CHECK-NEXT:    %[[HOLDS:.*]] = arith.cmpi eq, %[[B0]], %[[EXPECTED]] : index
+// CHECK-NEXT:    %[[OK:.*]] = arith.andi %[[OKS]], %[[HOLDS]] : i1
+// CHECK-NEXT:    %[[FAIL:.*]] = arith.xori %[[OKS]], %[[OK]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL]] {
-// CHECK-NEXT:      %[[MSG:.*]] = llvm.mlir.addressof @offset.check0 : !llvm.ptr
+// CHECK-NEXT:      %[[MSG:.*]] = llvm.mlir.addressof @offset.check1 : !llvm.ptr
 // CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[B0]] : index to i64
 // CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[EXPECTED]] : index to i64
 // CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG]], %[[V0]], %[[V1]])
@@ -130,7 +144,8 @@ module {
 
 // A symbol read from `2*P+1`: the dim must have that form with P >= 0 (an
 // even size, or 0, would give a wrong or negative P).
-// CHECK:       llvm.mlir.global internal constant @linear_source.check0("input 'input_0' is %lld, the model expects 2*P+1 (axis 0 should be 2*P+1 for some P >= 0)\00")
+// CHECK:       llvm.mlir.global internal constant @linear_source.check0("input 'input_0' gives P = %lld (axis 0), over the limit of 2^31 on a dim\00")
+// CHECK:       llvm.mlir.global internal constant @linear_source.check1("input 'input_0' is %lld, the model expects 2*P+1 (axis 0 should be 2*P+1 for some P >= 0)\00")
 // CHECK-LABEL: func.func @linear_source(
 // CHECK-SAME:    %[[X:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
 // CHECK:         %[[C0:.*]] = arith.constant 0 : index
@@ -139,11 +154,15 @@ module {
 // CHECK-NEXT:    %[[D1:.*]] = arith.subi %[[D]], %[[C1]] : index
 // CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    %[[P:.*]] = arith.floordivsi %[[D1]], %[[C2]] : index
-// CHECK-NEXT:    %[[NONNEG:.*]] = arith.cmpi sge, %[[P]], %[[C0]] : index
+// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : index
+// CHECK-NEXT:    %[[OKP:.*]] = arith.cmpi sle, %[[P]], %[[CEILING]] : index
+// CHECK:         scf.if
+// CHECK:         %[[NONNEG:.*]] = arith.cmpi sge, %[[P]], %[[C0]] : index
 // CHECK-NEXT:    %[[TWICE:.*]] = arith.muli %[[P]], %[[C2]] : index
 // CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[TWICE]], %[[C1]] : index
 // CHECK-NEXT:    %[[EQ:.*]] = arith.cmpi eq, %[[D]], %[[EXPECTED]] : index
-// CHECK-NEXT:    %[[OK:.*]] = arith.andi %[[EQ]], %[[NONNEG]] : i1
+// CHECK-NEXT:    %[[HOLDS:.*]] = arith.andi %[[EQ]], %[[NONNEG]] : i1
+// CHECK-NEXT:    %[[OK:.*]] = arith.andi %[[OKP]], %[[HOLDS]] : i1
 // CHECK:         scf.if
 // CHECK:         cf.cond_br %[[OK]]
 // LLVM-LABEL: llvm.func @linear_source(
@@ -159,21 +178,27 @@ module attributes {tract.symbols = ["P"]} {
 // Assertions are `expr >= 0` constraints over the bound symbols, with
 // TDim's floor division; one over a symbol no input binds (T) is left to
 // the code that computes it.
-// CHECK:       llvm.mlir.global internal constant @assertions.check0("the inputs violate the model's assertion S >= 1 (S=%lld)\00")
-// CHECK:       llvm.mlir.global internal constant @assertions.check1("the inputs violate the model's assertion (S+1)/2 + P <= 8 (P=%lld, S=%lld)\00")
+// CHECK:       llvm.mlir.global internal constant @assertions.check0("input 's' gives S = %lld (axis 0), over the limit of 2^31 on a dim\00")
+// CHECK:       llvm.mlir.global internal constant @assertions.check1("input 'p' gives P = %lld (axis 0), over the limit of 2^31 on a dim\00")
+// CHECK:       llvm.mlir.global internal constant @assertions.check2("the inputs violate the model's assertion S >= 1 (S=%lld)\00")
+// CHECK:       llvm.mlir.global internal constant @assertions.check3("the inputs violate the model's assertion (S+1)/2 + P <= 8 (P=%lld, S=%lld)\00")
 // CHECK-NOT:   llvm.mlir.global
 // CHECK-LABEL: func.func @assertions(
 // CHECK-SAME:    %[[SIN:.*]]: tensor<?xf32> {bufferization.writable = false}, %[[PIN:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
 // CHECK:         %[[C0:.*]] = arith.constant 0 : index
 // CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[SIN]], %[[C0]] : tensor<?xf32>
 // CHECK-NEXT:    %[[P:.*]] = tensor.dim %[[PIN]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[CM1:.*]] = arith.constant -1 : index
+// CHECK:         %[[OKS:.*]] = arith.cmpi sle, %[[S]], %{{.*}} : index
+// CHECK:         %[[OKP:.*]] = arith.cmpi sle, %[[P]], %{{.*}} : index
+// CHECK-NEXT:    %[[OKC:.*]] = arith.andi %[[OKS]], %[[OKP]] : i1
+// CHECK:         scf.if
+// CHECK:         %[[CM1:.*]] = arith.constant -1 : index
 // CHECK-NEXT:    %[[SM1:.*]] = arith.addi %[[S]], %[[CM1]] : index
-// CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi sge, %[[SM1]], %[[C0]] : index
-// CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
-// CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OK0]], %[[TRUE]] : i1
+// CHECK-NEXT:    %[[HOLDS0:.*]] = arith.cmpi sge, %[[SM1]], %[[C0]] : index
+// CHECK-NEXT:    %[[OK0:.*]] = arith.andi %[[OKC]], %[[HOLDS0]] : i1
+// CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OKC]], %[[OK0]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL0]] {
-// CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @assertions.check0 : !llvm.ptr
+// CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @assertions.check2 : !llvm.ptr
 // CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[S]] : index to i64
 // CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[V0]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64) -> i32
 // CHECK-NEXT:    }
@@ -190,7 +215,7 @@ module attributes {tract.symbols = ["P"]} {
 // CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
 // CHECK-NEXT:    %[[FAIL1:.*]] = arith.xori %[[OK0]], %[[OK1]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL1]] {
-// CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @assertions.check1 : !llvm.ptr
+// CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @assertions.check3 : !llvm.ptr
 // CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[P]] : index to i64
 // CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[S]] : index to i64
 // CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[V0]], %[[V1]])
@@ -242,5 +267,72 @@ module attributes {tract.symbols = ["S"]} {
       tract.yield %z : tensor<1xf32>
     } {else_assertions = ["S >= 2"]}
     return %r : tensor<1xf32>
+  }
+}
+
+// -----
+
+// With scenarios, the inputs must fit one of them (the assertions of each
+// hold): a disjunction, checked after the model's assertions.
+// CHECK:       llvm.mlir.global internal constant @scenarios.check1("the inputs fit none of the model's scenarios pp (S >= 2, S <= 512), tg (S == 1) (S=%lld)\00")
+// CHECK-LABEL: func.func @scenarios(
+// CHECK:         %[[S:.*]] = tensor.dim
+// CHECK:         %[[OKS:.*]] = arith.cmpi sle, %[[S]], %{{.*}} : index
+// CHECK:         scf.if
+// CHECK:         %[[CM2:.*]] = arith.constant -2 : index
+// CHECK-NEXT:    %[[SM2:.*]] = arith.addi %[[S]], %[[CM2]] : index
+// CHECK-NEXT:    %[[GE2:.*]] = arith.cmpi sge, %[[SM2]], %{{.*}} : index
+// CHECK:         %[[LE512:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:    %[[PP:.*]] = arith.andi %[[GE2]], %[[LE512]] : i1
+// CHECK:         %[[TG:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
+// CHECK-NEXT:    %[[ONE:.*]] = arith.ori %[[PP]], %[[TG]] : i1
+// CHECK-NEXT:    %[[OK:.*]] = arith.andi %[[OKS]], %[[ONE]] : i1
+// CHECK:         llvm.mlir.addressof @scenarios.check1
+// CHECK:         cf.cond_br %[[OK]]
+module attributes {tract.symbols = ["S"], tract.scenarios = {tg = ["S == 1"], pp = ["S >= 2", "S <= 512"]}} {
+  func.func @scenarios(%x: tensor<?xf32, #tract.dims<[S]>> {tract.name = "x"}) -> tensor<?xf32, #tract.dims<[S]>> {
+    return %x : tensor<?xf32, #tract.dims<[S]>>
+  }
+}
+
+// -----
+
+// A result that could be larger than every input ('outer', S,S from inputs
+// of S) has its size checked against the runtime's tract_memory_limit;
+// 'small' is no larger than input a, so it is not. 4*S*S could wrap for S
+// under the ceiling: it is computed with 128-bit products, and a wrap is
+// its own message, before the size's.
+// CHECK:       llvm.mlir.global internal constant @sizes.check4("the size of 'outer''s result overflows 64-bit integers (S=%lld)\00")
+// CHECK:       llvm.mlir.global internal constant @sizes.check5("'outer' would have a result of 4*S*S = %lld bytes (S,S of f32), more than the %lld a tensor may take here (S=%lld)\00")
+// CHECK-NOT:   llvm.mlir.global
+// CHECK-LABEL: func.func @sizes(
+// CHECK:         %[[S:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x?xf32>
+// CHECK:         llvm.mlir.addressof @sizes.check3
+// CHECK:         }
+// CHECK-NEXT:    %[[S64:.*]] = arith.index_cast %[[S]] : index to i64
+// CHECK-NEXT:    %[[LOW:.*]], %[[HIGH:.*]] = arith.mulsi_extended %[[S64]], %[[S64]] : i64
+// CHECK-NEXT:    %[[C63:.*]] = arith.constant 63 : i64
+// CHECK-NEXT:    %[[SIGN:.*]] = arith.shrsi %[[LOW]], %[[C63]] : i64
+// CHECK-NEXT:    %[[WRAP0:.*]] = arith.cmpi ne, %[[HIGH]], %[[SIGN]] : i64
+// CHECK:         %[[LOW1:.*]], %[[HIGH1:.*]] = arith.mulsi_extended
+// CHECK-NEXT:    %[[SIGN1:.*]] = arith.shrsi %[[LOW1]], %[[C63]] : i64
+// CHECK-NEXT:    %[[WRAP1:.*]] = arith.cmpi ne, %[[HIGH1]], %[[SIGN1]] : i64
+// CHECK-NEXT:    %[[WRAP:.*]] = arith.ori %[[WRAP0]], %[[WRAP1]] : i1
+// CHECK-NEXT:    %[[BYTES:.*]] = arith.index_cast %[[LOW1]] : i64 to index
+// CHECK-NEXT:    %[[NOWRAP:.*]] = arith.xori %[[WRAP]], %{{.*}} : i1
+// CHECK:         llvm.mlir.addressof @sizes.check4
+// CHECK:         %[[LIMIT64:.*]] = llvm.call @tract_memory_limit() : () -> i64
+// CHECK-NEXT:    %[[LIMIT:.*]] = arith.index_cast %[[LIMIT64]] : i64 to index
+// CHECK-NEXT:    %[[FITS:.*]] = arith.cmpi sle, %[[BYTES]], %[[LIMIT]] : index
+// CHECK:         llvm.mlir.addressof @sizes.check5
+// CHECK:         cf.cond_br
+// LLVM-LABEL: llvm.func @sizes(
+// LLVM:         llvm.call @tract_memory_limit()
+// LLVM-NOT: {{= tract\.|linalg\.|tensor\.|memref\.|scf\.|unrealized|memrefCopy}}
+module attributes {tract.symbols = ["S"]} {
+  func.func @sizes(%a: tensor<?x1xf32, #tract.dims<[S]>> {tract.name = "a"}, %b: tensor<1x?xf32, #tract.dims<[S]>> {tract.name = "b"}) -> tensor<?x?xf32, #tract.dims<[S,S]>> {
+    %0 = tract.exp %a : tensor<?x1xf32, #tract.dims<[S]>> loc("small")
+    %1 = tract.add %0, %b : (tensor<?x1xf32, #tract.dims<[S]>>, tensor<1x?xf32, #tract.dims<[S]>>) -> tensor<?x?xf32, #tract.dims<[S,S]>> loc("outer")
+    return %1 : tensor<?x?xf32, #tract.dims<[S,S]>>
   }
 }

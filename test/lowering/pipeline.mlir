@@ -15,7 +15,8 @@
 // CHECK:       llvm.call @tract_buffer_aligned_alloc(
 // CHECK:       llvm.intr.floor{{.*}}vector<4xf32>
 // CHECK:       llvm.intr.fma{{.*}}vector<4xf32>
-// CHECK:     llvm.mlir.global internal constant @main.check0("input 'input_0' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
+// CHECK:     llvm.mlir.global internal constant @main.check0("input 'input_0' gives S = %lld (axis 0), over the limit of 2^31 on a dim\00")
+// CHECK:     llvm.mlir.global internal constant @main.check1("input 'input_0' is %lld,%lld, the model expects S,4 (axis 1 should be 4)\00")
 // CHECK:     llvm.func @main(
 // CHECK-SAME:  -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, i32)>
 // CHECK:       llvm.call @tract_set_error

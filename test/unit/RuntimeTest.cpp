@@ -3,10 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <thread>
+
+#include <unistd.h>
 
 namespace {
 
@@ -191,3 +194,13 @@ TEST(RuntimeProfile, AccumulatesTimeBetweenEnterAndExit) {
 }
 
 } // namespace
+
+TEST(RuntimeBuffers, MemoryLimitIsThePhysicalMemoryWithinTheCaps) {
+  int64_t limit = tract_memory_limit();
+  EXPECT_GT(limit, int64_t{1} << 20);
+  EXPECT_LE(limit, int64_t{1} << 48);
+  EXPECT_LE(static_cast<uint64_t>(limit), SIZE_MAX / 2);
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  EXPECT_EQ(limit, std::min<int64_t>(int64_t{pages} * page, int64_t{1} << 48));
+  EXPECT_EQ(tract_memory_limit(), limit); // cached, the same
+}
