@@ -336,9 +336,19 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
       return emitError(loc) << describe() << ": operators of domain '"
                             << node.domain() << "' are unsupported";
     for (const std::string &input : node.input())
-      if (!input.empty() && !lookup(input) && !lookupSequence(input))
-        return emitError(loc)
-               << describe() << ": input '" << input << "' is not defined";
+      if (!input.empty() && !lookup(input) && !lookupSequence(input)) {
+        InFlightDiagnostic diagnostic = emitError(loc)
+                                        << describe() << ": input '" << input
+                                        << "' is not defined";
+        // ONNX lists nodes in topological order: a later producer means a
+        // cycle or nodes out of order, which the message should say.
+        for (const ::onnx::NodeProto &later : graph.node())
+          if (llvm::is_contained(later.output(), input))
+            return diagnostic << " before it (a later node produces it: the "
+                                 "graph has a cycle or is not in topological "
+                                 "order)";
+        return diagnostic;
+      }
     int64_t opset = ml ? model.mlOpset : model.opset;
     const OpHandler *handler = registry.lookup(
         ml ? "ai.onnx.ml." + node.op_type() : node.op_type(), opset);

@@ -150,7 +150,7 @@ def cases(out):
          helper.make_node("Relu", ["a"], ["b"]),
          helper.make_node("Add", ["x", "b"], ["y"])],
         [value("x", [1, 4])], [value("y", [1, 4])])), [], \
-        "input 'b' is not defined"
+        "input 'b' is not defined before it (a later node produces it"
     yield write(out, "missing_input.onnx", onnx_model(
         [helper.make_node("Add", ["x", "nowhere"], ["y"])],
         [value("x", [1, 4])], [value("y", [1, 4])])), [], \
