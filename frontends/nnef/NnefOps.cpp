@@ -1319,6 +1319,11 @@ Result range(Invocation &call) {
       if (by->front() == 0)
         return call.error("step is 0");
       double count = std::ceil((to->front() - from->front()) / by->front());
+      if (!(count < double(kDimCeiling))) // NaN and infinities too
+        return call.error("the range from " + std::to_string(from->front()) +
+                          " to " + std::to_string(to->front()) + " by " +
+                          std::to_string(by->front()) +
+                          " has more than 2^31 elements");
       length = TDim(std::max<int64_t>(0, int64_t(count)));
     }
     call.declareSymbols({length});

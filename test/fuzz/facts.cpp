@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/fuzz/FuzzContext.h"
+
 #include "frontends/onnx/OnnxImporter.h"
 #include "frontends/onnx/onnx.pb.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 
 #include <cstdint>
 
@@ -65,10 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (llvm::StringRef line : lines)
     if (!line.contains('@'))
       options.inputFacts.push_back(line.str());
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  mlir::ScopedDiagnosticHandler quiet(
-      &context, [](mlir::Diagnostic &) { return mlir::success(); });
   (void)mlir::tract::onnx::importOnnxBytes(
-      model, "/nonexistent-fuzz-folder/facts.onnx", &context, options);
+      model, "/nonexistent-fuzz-folder/facts.onnx",
+      &tract_fuzz::contextForNextInput(), options);
   return 0;
 }

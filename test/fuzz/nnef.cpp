@@ -8,11 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "test/fuzz/FuzzContext.h"
+
 #include "frontends/nnef/NnefFiles.h"
 #include "frontends/nnef/NnefImporter.h"
-
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 
 #include <cstdint>
 #include <cstdlib>
@@ -28,10 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       std::abort();
     return 0;
   }
-  // A context per input: what one model interns does not pile up.
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  mlir::ScopedDiagnosticHandler quiet(
-      &context, [](mlir::Diagnostic &) { return mlir::success(); });
-  (void)importNnefFiles(files, &context);
+  (void)importNnefFiles(files, &tract_fuzz::contextForNextInput());
   return 0;
 }

@@ -7,20 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/onnx/OnnxImporter.h"
+#include "test/fuzz/FuzzContext.h"
 
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
+#include "frontends/onnx/OnnxImporter.h"
 
 #include <cstdint>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  // A context per input: what one model interns does not pile up.
-  mlir::MLIRContext context(mlir::MLIRContext::Threading::DISABLED);
-  mlir::ScopedDiagnosticHandler quiet(
-      &context, [](mlir::Diagnostic &) { return mlir::success(); });
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);
   (void)mlir::tract::onnx::importOnnxBytes(
-      bytes, "/nonexistent-fuzz-folder/model.onnx", &context);
+      bytes, "/nonexistent-fuzz-folder/model.onnx",
+      &tract_fuzz::contextForNextInput());
   return 0;
 }
