@@ -45,8 +45,8 @@ if [[ ${1:-} == --replay ]]; then
 fi
 
 # Inputs per target for --ci: about a minute each here.
-declare -A ci_runs=([tdim]=350000 [nnef_text]=700000 [nnef]=200000 [bundle]=2000000
-                    [cli]=1500000 [facts]=90000 [onnx]=80000)
+declare -A ci_runs=([tdim]=350000 [nnef_text]=700000 [nnef]=240000 [bundle]=2000000
+                    [cli]=1500000 [facts]=200000 [onnx]=400000)
 ci=0
 runs=0
 if [[ ${1:-} == --ci ]]; then

@@ -69,8 +69,11 @@ Attribute
 broadcastFold(DenseElementsAttr lhs, DenseElementsAttr rhs,
               RankedTensorType resultType,
               function_ref<std::optional<Out>(const In &, const In &)> fn) {
+  // Folding may run before the op is verified (importers fold as they
+  // build): operands of another type than the op reads are not folded.
   if (lhs.getType().getRank() != resultType.getRank() ||
-      rhs.getType().getRank() != resultType.getRank())
+      rhs.getType().getRank() != resultType.getRank() ||
+      lhs.getElementType() != rhs.getElementType())
     return {};
   if (lhs.isSplat() && rhs.isSplat()) {
     std::optional<Out> value =
@@ -124,7 +127,7 @@ Attribute mlir::tract::foldUnary(Attribute input, Type resultType,
                                  FloatUnaryFn floatFn, IntUnaryFn intFn) {
   DenseElementsAttr dense = foldable(input);
   RankedTensorType type = staticResult(resultType);
-  if (!dense || !type)
+  if (!dense || !type || dense.getElementType() != type.getElementType())
     return {};
   Type elementType = type.getElementType();
   if (isa<FloatType>(elementType) && floatFn)
@@ -167,7 +170,7 @@ Attribute mlir::tract::foldBinary(Attribute lhs, Attribute rhs, Type resultType,
                                   FloatBinaryFn floatFn, IntBinaryFn intFn) {
   DenseElementsAttr l = foldable(lhs), r = foldable(rhs);
   RankedTensorType type = staticResult(resultType);
-  if (!l || !r || !type)
+  if (!l || !r || !type || l.getElementType() != type.getElementType())
     return {};
   Type elementType = type.getElementType();
   if (isa<FloatType>(elementType) && floatFn)
