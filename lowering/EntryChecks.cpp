@@ -57,14 +57,14 @@ Type withDynamicDims(Type type) {
       tensorType.getElementType());
 }
 
-/// The runtime's `int64_t tract_memory_limit(void)`, declared in `module`.
-LLVM::LLVMFuncOp getMemoryLimit(ModuleOp module, Location loc) {
-  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kMemoryLimitName))
+/// The runtime function `name` of `type`, declared in `module` once.
+LLVM::LLVMFuncOp getRuntimeFunction(ModuleOp module, Location loc,
+                                    StringRef name,
+                                    LLVM::LLVMFunctionType type) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
     return existing;
   OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
-  return LLVM::LLVMFuncOp::create(
-      moduleBuilder, loc, kMemoryLimitName,
-      LLVM::LLVMFunctionType::get(moduleBuilder.getI64Type(), {}));
+  return LLVM::LLVMFuncOp::create(moduleBuilder, loc, name, type);
 }
 
 /// `!value` for an i1.
@@ -100,15 +100,12 @@ private:
 };
 
 LLVM::LLVMFuncOp CheckSequence::getSetError() {
-  auto module = entry->getParentOfType<ModuleOp>();
-  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(kSetErrorName))
-    return existing;
-  OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
   MLIRContext *context = builder.getContext();
-  auto type = LLVM::LLVMFunctionType::get(IntegerType::get(context, 32),
-                                          {LLVM::LLVMPointerType::get(context)},
-                                          /*isVarArg=*/true);
-  return LLVM::LLVMFuncOp::create(moduleBuilder, loc, kSetErrorName, type);
+  return getRuntimeFunction(
+      entry->getParentOfType<ModuleOp>(), loc, kSetErrorName,
+      LLVM::LLVMFunctionType::get(IntegerType::get(context, 32),
+                                  {LLVM::LLVMPointerType::get(context)},
+                                  /*isVarArg=*/true));
 }
 
 LLVM::GlobalOp CheckSequence::addMessage(const std::string &format) {
@@ -378,7 +375,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
     }
     return value;
   };
-  // `expr >= 0` for each of the constraints of the relation `text`.
+  // Whether `expr >= 0` holds for each of `constraints` (a relation's).
   auto relationHolds = [&](ArrayRef<TDim> constraints,
                            const std::string &what) -> Value {
     Value holds;
@@ -564,8 +561,12 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
     if (!memoryLimit)
       memoryLimit = arith::IndexCastOp::create(
           builder, loc, builder.getIndexType(),
-          LLVM::CallOp::create(builder, loc, getMemoryLimit(module, loc),
-                               ValueRange{})
+          LLVM::CallOp::create(
+              builder, loc,
+              getRuntimeFunction(
+                  module, loc, kMemoryLimitName,
+                  LLVM::LLVMFunctionType::get(builder.getI64Type(), {})),
+              ValueRange{})
               .getResult());
     Value holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle,
                                         bytes, memoryLimit);
@@ -593,13 +594,9 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   auto bodyStatus = [&](OpBuilder &b) -> Value {
     if (!module.lookupSymbol(kFailName))
       return statusConstant(b, kStatusOk);
-    auto takeFailure = module.lookupSymbol<LLVM::LLVMFuncOp>(kTakeFailureName);
-    if (!takeFailure) {
-      OpBuilder moduleBuilder = OpBuilder::atBlockBegin(module.getBody());
-      takeFailure = LLVM::LLVMFuncOp::create(
-          moduleBuilder, loc, kTakeFailureName,
-          LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
-    }
+    LLVM::LLVMFuncOp takeFailure =
+        getRuntimeFunction(module, loc, kTakeFailureName,
+                           LLVM::LLVMFunctionType::get(b.getI32Type(), {}));
     return LLVM::CallOp::create(b, loc, takeFailure, ValueRange{}).getResult();
   };
   auto callBody = [&](OpBuilder &b) {
