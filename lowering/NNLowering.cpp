@@ -162,6 +162,58 @@ bool isPlainMatmul(ArrayRef<std::string> specs, StringRef output, bool batch) {
          std::unique(letters.begin(), letters.end()) == letters.end();
 }
 
+/// The CPU kernels vectorize a product along the output's last axis, and
+/// read the one operand that has that axis along it. When that operand
+/// holds it elsewhere, with a summed axis last (the keys of attention's
+/// `q . k^T`), each vector would be gathered lane by lane: a computed
+/// operand is transposed first, its output axis last, in one pass that the
+/// product's reuse of it repays. Constants are left to
+/// tract-cpu-pack-weights, which lays them out at compile time, and block
+/// arguments (a scan body's weights) alone.
+void transposeStridedOperand(const Builder &builder, EinsumOp op,
+                             SmallVectorImpl<std::string> &specs,
+                             StringRef output, SmallVectorImpl<Value> &inputs,
+                             SmallVectorImpl<Shape> &shapes) {
+  if (specs.size() != 2 || output.empty())
+    return;
+  char lanes = output.back();
+  for (size_t i = 0; i < 2; ++i) {
+    std::string &spec = specs[i];
+    StringRef other = specs[1 - i];
+    if (!StringRef(spec).contains(lanes) || other.contains(lanes) ||
+        spec.back() == lanes || output.contains(spec.back()))
+      continue;
+    // Only values computed here: an argument may be a weight that a loop
+    // body receives, transposed at each iteration.
+    Value source = op.getInputs()[i];
+    while (auto cast = source.getDefiningOp<UnrealizedConversionCastOp>())
+      source = cast.getInputs().front();
+    Operation *producer = source.getDefiningOp();
+    if (!producer || isa<ConstOp, arith::ConstantOp>(producer))
+      continue;
+    SmallVector<int64_t> permutation;
+    std::string permuted;
+    Shape shape;
+    for (size_t axis = 0; axis <= spec.size(); ++axis) {
+      size_t from = axis == spec.size() ? spec.find(lanes) : axis;
+      if (axis < spec.size() && spec[axis] == lanes)
+        continue;
+      permutation.push_back(from);
+      permuted.push_back(spec[from]);
+      shape.push_back(shapes[i][from]);
+    }
+    Type element = getElementTypeOrSelf(op.getInputs()[i]);
+    Value init = builder.empty(shape, element);
+    if (!init)
+      return;
+    inputs[i] = linalg::TransposeOp::create(builder.b, builder.loc, inputs[i],
+                                            init, permutation)
+                    .getResult()[0];
+    spec = permuted;
+    shapes[i] = shape;
+  }
+}
+
 struct EinsumLowering : public TractLoweringPattern<EinsumOp> {
   using TractLoweringPattern::TractLoweringPattern;
 
@@ -174,19 +226,25 @@ struct EinsumLowering : public TractLoweringPattern<EinsumOp> {
                             << ": it multiplies and adds numbers";
     StringRef expr = op.getExpr();
     EinsumExpr parsed = EinsumExpr::parse(expr);
-    const SmallVector<std::string> &specs = parsed.inputs;
+    SmallVector<std::string> specs = parsed.inputs;
     // The size of each letter is the broadcast of its dims.
     std::map<char, TDim> sizes = op.getLetterSizes();
     const std::string &output = parsed.output;
     // One loop per letter: the result's, then the summed ones.
     std::string loops = parsed.loopLetters();
 
+    Builder builder(rewriter, op);
+    SmallVector<Value> inputs(adaptor.getInputs());
+    SmallVector<Shape> shapes = llvm::map_to_vector(
+        op.getInputs(), [](Value input) { return getShape(input); });
+    transposeStridedOperand(builder, op, specs, output, inputs, shapes);
+
     MLIRContext *context = rewriter.getContext();
     SmallVector<AffineMap> maps;
     bool broadcasts = false;
-    for (auto [spec, input] : llvm::zip(specs, op.getInputs())) {
+    for (auto [spec, shape] : llvm::zip(specs, shapes)) {
       SmallVector<AffineExpr> exprs;
-      for (auto [letter, dim] : llvm::zip(spec, getShape(input))) {
+      for (auto [letter, dim] : llvm::zip(spec, shape)) {
         const TDim &size = sizes.at(letter);
         if (dim == size) {
           exprs.push_back(getAffineDimExpr(loops.find(letter), context));
@@ -207,10 +265,8 @@ struct EinsumLowering : public TractLoweringPattern<EinsumOp> {
       resultExprs.push_back(getAffineDimExpr(i, context));
     maps.push_back(AffineMap::get(loops.size(), 0, resultExprs, context));
 
-    Builder builder(rewriter, op);
     Value init = builder.filled(getShape(op.getType()), element,
                                 scalar(rewriter, op.getLoc(), element, 0));
-    ValueRange inputs = adaptor.getInputs();
     Value result;
     if (!broadcasts && isPlainMatmul(specs, output, /*batch=*/false))
       result = linalg::MatmulOp::create(rewriter, op.getLoc(), inputs, init)

@@ -504,18 +504,69 @@ private:
   /// Column tiles outside, row tiles inside: the vector operand's panel
   /// of one column tile (k × cols) is reused by every row tile while it is
   /// in L1, and the scalar operand (weights, usually smaller) is what
-  /// streams.
+  /// streams. The rows that do not fill a row tile of the full column
+  /// tiles (all of them in a matrix-vector product, the last ones of a
+  /// dynamic count) come after, in wider column tiles (emitShortRows).
   void emitColumns(OpBuilder &b, Location loc) {
     SmallVector<tract::Piece> pieces = tract::cutIntoTiles(
         b, loc, size(plan.vectorDim), tile.cols, tile.lanes);
+    bool shortRowsApart = plan.rowDim && rowsFor(tile, tile.cols) > 1 &&
+                          !pieces.empty() && pieces.front().tile == tile.cols;
     for (auto [index, piece] : llvm::enumerate(pieces)) {
       int64_t cols = piece.tile;
+      bool fullRowsOnly = shortRowsApart && index == 0;
       auto body = [&](OpBuilder &nested, Location l, Value column) {
-        emitRows(nested, l, column, cols);
+        emitRows(nested, l, column, cols, fullRowsOnly);
       };
       emitPiece(b, loc, piece, body,
                 split.kind == Split::Columns && index == 0 &&
                     cols == tile.cols);
+    }
+    if (shortRowsApart)
+      emitShortRows(b, loc, pieces.front());
+  }
+
+  /// The rows left out of the row tiles over the columns of `columns` (the
+  /// full column tiles), a few rows at a time: the register budget of a
+  /// tile goes to columns, so that a single row still has enough
+  /// independent accumulators to hide the FMA latency and reads long runs
+  /// of the vector operand.
+  void emitShortRows(OpBuilder &b, Location loc, const tract::Piece &columns) {
+    int64_t rows = rowsFor(tile, tile.cols);
+    int64_t registers = tile.rows * (tile.cols / tile.lanes);
+    SmallVector<tract::Piece> rowPieces =
+        tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows);
+    for (const tract::Piece &rowPiece : rowPieces) {
+      int64_t height = rowPiece.tile;
+      if (height == rows)
+        continue;
+      int64_t wide = std::max<int64_t>(
+          tile.cols, registers / height * tile.lanes / tile.cols * tile.cols);
+      // [begin, end) in tiles of `wide`, then of the usual width: the range
+      // is whole tiles of that width.
+      AffineExpr s = getAffineSymbolExpr(0, b.getContext());
+      OpFoldResult wideEnd = affine::makeComposedFoldedAffineApply(
+          b, loc, s.floorDiv(wide) * wide, {columns.end});
+      SmallVector<tract::Piece> columnPieces = {
+          {columns.begin, wideEnd, wide}, {wideEnd, columns.end, tile.cols}};
+      inRows = true;
+      emitPiece(
+          b, loc, rowPiece,
+          [&](OpBuilder &nested, Location l, Value row) {
+            inRows = false;
+            for (const tract::Piece &piece : columnPieces) {
+              int64_t cols = piece.tile;
+              emitPiece(
+                  nested, l, piece,
+                  [&](OpBuilder &inner, Location il, Value column) {
+                    emitTile(inner, il, row, height, column, cols);
+                  },
+                  split.kind == Split::Columns && cols == wide);
+            }
+            inRows = true;
+          },
+          /*chunked=*/false);
+      inRows = false;
     }
   }
 
@@ -531,7 +582,10 @@ private:
         .forEachTile(b, loc, piece, body, chunked);
   }
 
-  void emitRows(OpBuilder &b, Location loc, Value column, int64_t cols) {
+  /// The row tiles at `column`; with `fullRowsOnly`, only those of the
+  /// full height.
+  void emitRows(OpBuilder &b, Location loc, Value column, int64_t cols,
+                bool fullRowsOnly) {
     if (!plan.rowDim)
       return emitTile(b, loc, nullptr, 1, column, cols);
     int64_t rows = rowsFor(tile, cols);
@@ -540,6 +594,8 @@ private:
     inRows = true;
     for (auto [index, piece] : llvm::enumerate(pieces)) {
       int64_t height = piece.tile;
+      if (fullRowsOnly && height != rows)
+        continue;
       emitPiece(
           b, loc, piece,
           [&](OpBuilder &nested, Location l, Value row) {

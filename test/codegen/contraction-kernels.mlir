@@ -313,3 +313,41 @@ func.func @epilogue_into_padded_rows(%x: memref<2x30xf32>, %w: memref<4x2xf32>, 
   memref.dealloc %acc : memref<4x3x10xf32>
   return %padded : memref<4x5x12xf32>
 }
+
+// -----
+
+// A matrix-vector product: the one row fills no row tile of 2, so it goes
+// after the row tiles, in column tiles as wide as the register budget
+// (4 accumulators of 4 lanes: 16 columns), then the usual 8 for what the
+// wide tiles leave of the full column tiles (40 = 2 x 16 + 8).
+// CHECK-LABEL: func.func @one_row(
+// CHECK-NOT:     vector<8xf32>
+// CHECK:         scf.for %{{.*}} -> (vector<16xf32>)
+// CHECK:           vector.fma {{.*}} : vector<16xf32>
+// CHECK:         vector.transfer_write {{.*}} : vector<16xf32>, memref<1x40xf32>
+// CHECK:         scf.for %{{.*}} -> (vector<8xf32>)
+// CHECK:           vector.fma {{.*}} : vector<8xf32>
+// CHECK:         vector.transfer_write {{.*}} : vector<8xf32>, memref<1x40xf32>
+func.func @one_row(%a: memref<1x3xf32>, %b: memref<3x40xf32>, %c: memref<1x40xf32>) {
+  linalg.matmul ins(%a, %b : memref<1x3xf32>, memref<3x40xf32>) outs(%c : memref<1x40xf32>)
+  return
+}
+
+// -----
+
+// Rows known only at run time: row tiles of 2 over the column tiles of 8,
+// then the rows left, one by one, over column tiles of 16.
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK:         %[[M:.*]] = memref.dim %{{.*}}, %{{.*}} : memref<?x3xf32>
+// CHECK:         scf.for
+// CHECK:           %[[FULL:.*]] = affine.apply #{{.*}}()[%[[M]]]
+// CHECK:           scf.for %{{.*}} = %{{.*}} to %[[FULL]] step %{{.*}} {
+// CHECK:             scf.for %{{.*}} -> (vector<8xf32>, vector<8xf32>)
+// CHECK:         %[[REST:.*]] = affine.apply #{{.*}}()[%[[M]]]
+// CHECK:         scf.for %{{.*}} = %[[REST]] to %[[M]] step %{{.*}} {
+// CHECK:           scf.for %{{.*}} -> (vector<16xf32>)
+// CHECK:           scf.for %{{.*}} -> (vector<8xf32>)
+func.func @dynamic_rows(%a: memref<?x3xf32>, %b: memref<3x40xf32>, %c: memref<?x40xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x3xf32>, memref<3x40xf32>) outs(%c : memref<?x40xf32>)
+  return
+}

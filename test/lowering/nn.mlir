@@ -63,6 +63,31 @@ module {
 
 // -----
 
+// Attention's q . k^T: the keys hold the output's last axis (n) ahead of
+// the summed one (k), which the kernels would gather lane by lane; computed
+// keys are transposed first (n last), and the product reads them so. A
+// block argument is left as it is (it may be a loop body's weight).
+// CHECK-DAG: #[[Q:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[K:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[S:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @keys_transposed(
+// CHECK-SAME:    %[[QV:[^:]*]]: tensor<2x?x8xf32> {{.*}}, %[[KV:[^:]*]]: tensor<2x?x8xf32>
+// CHECK:         %[[NEG:.*]] = linalg.generic {{.*}} ins(%[[KV]] : tensor<2x?x8xf32>)
+// CHECK:         %[[T:.*]] = linalg.transpose ins(%[[NEG]] : tensor<2x?x8xf32>) outs(%{{.*}} : tensor<2x8x?xf32>) permutation = [0, 2, 1]
+// CHECK:         linalg.batch_matmul ins(%[[QV]], %[[T]] : tensor<2x?x8xf32>, tensor<2x8x?xf32>)
+// CHECK-NOT:     linalg.transpose
+// CHECK:         linalg.generic {indexing_maps = [#[[Q]], #[[K]], #[[S]]], {{.*}} ins(%[[QV]], %[[KV]] : tensor<2x?x8xf32>, tensor<2x?x8xf32>)
+module {
+  func.func @keys_transposed(%q: tensor<2x?x8xf32, #tract.dims<[S]>>, %k: tensor<2x?x8xf32, #tract.dims<[T]>>) -> (tensor<2x?x?xf32, #tract.dims<[S, T]>>, tensor<2x?x?xf32, #tract.dims<[S, T]>>) {
+    %n = tract.neg %k : tensor<2x?x8xf32, #tract.dims<[T]>>
+    %0 = tract.einsum %q, %n {expr = "bmk,bnk->bmn"} : (tensor<2x?x8xf32, #tract.dims<[S]>>, tensor<2x?x8xf32, #tract.dims<[T]>>) -> tensor<2x?x?xf32, #tract.dims<[S, T]>>
+    %1 = tract.einsum %q, %k {expr = "bmk,bnk->bmn"} : (tensor<2x?x8xf32, #tract.dims<[S]>>, tensor<2x?x8xf32, #tract.dims<[T]>>) -> tensor<2x?x?xf32, #tract.dims<[S, T]>>
+    return %0, %1 : tensor<2x?x?xf32, #tract.dims<[S, T]>>, tensor<2x?x?xf32, #tract.dims<[S, T]>>
+  }
+}
+
+// -----
+
 // A repeated letter reads a diagonal; the implicit output keeps the letters
 // seen once (none for a trace); integers wrap in their own type.
 // CHECK-DAG: #[[DIAG:.*]] = affine_map<(d0) -> (d0, d0)>

@@ -93,7 +93,7 @@ TEST(TractCommandLine, ReportsMisuse) {
   EXPECT_FALSE(parse({"model", "frob"}, error));
   EXPECT_EQ(error,
             "unknown subcommand 'frob'; expected one of dump, run, bench, "
-            "compare, compile");
+            "compare, compile, llm-bench");
   EXPECT_FALSE(parse({"model", "run", "--mlir"}, error));
   EXPECT_EQ(error, "option '--mlir' does not apply to 'run'");
   EXPECT_FALSE(parse({"-O=1", "model"}, error));

@@ -185,8 +185,8 @@ const Flag kFlags[] = {
      "prefix of the C symbols (default: the output's file name)"},
 };
 
-const StringRef kSubcommands[] = {"dump", "run", "bench", "compare",
-                                   "compile"};
+const StringRef kSubcommands[] = {"dump",    "run",     "bench",
+                                  "compare", "compile", "llm-bench"};
 
 const Flag *findFlag(Scope scope, StringRef name) {
   for (const Flag &flag : kFlags)
@@ -248,7 +248,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       } else if (!haveSubcommand) {
         return makeError(
             "unknown subcommand '" + arg.str() +
-            "'; expected one of dump, run, bench, compare, compile");
+            "'; expected one of dump, run, bench, compare, compile, "
+            "llm-bench");
       } else {
         return makeError("unexpected argument '" + arg.str() + "'");
       }
@@ -266,12 +267,13 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
     // model is; after it, they belong to the subcommand. After the model
     // and without a subcommand, dump's options mean dump, the default.
     auto [name, inlineValue] = arg.split('=');
-    Scope scope = !haveSubcommand                      ? Scope::Global
-                  : invocation.subcommand == "run"     ? Scope::Run
-                  : invocation.subcommand == "bench"   ? Scope::Bench
-                  : invocation.subcommand == "compare" ? Scope::Compare
-                  : invocation.subcommand == "compile" ? Scope::Compile
-                                                       : Scope::Dump;
+    Scope scope = !haveSubcommand                        ? Scope::Global
+                  : invocation.subcommand == "run"       ? Scope::Run
+                  : invocation.subcommand == "bench"     ? Scope::Bench
+                  : invocation.subcommand == "llm-bench" ? Scope::Bench
+                  : invocation.subcommand == "compare"   ? Scope::Compare
+                  : invocation.subcommand == "compile"   ? Scope::Compile
+                                                         : Scope::Dump;
     if (scope == Scope::Global && haveModel && !findFlag(Scope::Global, name) &&
         findFlag(Scope::Dump, name))
       scope = Scope::Dump;
@@ -473,6 +475,9 @@ std::string mlir::tract::cli::usage() {
       "  compare  run the model after the passes (-O, --pulse) and as\n"
       "           loaded on the same inputs, and compare their outputs\n"
       "  compile  compile the model to an object file\n"
+      "  llm-bench  time a causal language model as tract does: prompt\n"
+      "           processing (PP512) and generation (TG128) in tokens/sec;\n"
+      "           takes bench's options\n"
       "\n"
       "OPTIONS:\n";
   auto describe = [&](Scope scope) {
@@ -501,7 +506,7 @@ std::string mlir::tract::cli::usage() {
   describe(Scope::Dump);
   text += "\nRUN OPTIONS:\n";
   describe(Scope::Run);
-  text += "\nBENCH OPTIONS:\n";
+  text += "\nBENCH AND LLM-BENCH OPTIONS:\n";
   describe(Scope::Bench);
   text += "\nCOMPARE OPTIONS:\n";
   describe(Scope::Compare);

@@ -741,6 +741,133 @@ int bench(ModuleOp module, const cli::Invocation &invocation,
   return 0;
 }
 
+/// The symbols of a causal language model, found as tract's llm-bench
+/// finds them: the first integer input holds the tokens and the first float
+/// input is a key/value cache; the batch is the symbol both have, the new
+/// tokens the one only the tokens have, the past the one only the cache has.
+struct LlmSymbols {
+  std::optional<std::string> batch;
+  std::string tokens, past;
+};
+
+llvm::Expected<LlmSymbols> findLlmSymbols(const CompiledModel &model) {
+  const TensorSignature *tokens = nullptr, *cache = nullptr;
+  for (const TensorSignature &signature : model.getInputs()) {
+    bool isFloat =
+        signature.dtype == TRACT_DT_F16 || signature.dtype == TRACT_DT_BF16 ||
+        signature.dtype == TRACT_DT_F32 || signature.dtype == TRACT_DT_F64;
+    bool isInteger = !isFloat && signature.dtype != TRACT_DT_BOOL;
+    if (!tokens && isInteger)
+      tokens = &signature;
+    if (!cache && isFloat)
+      cache = &signature;
+  }
+  if (!tokens)
+    return cli::makeError("llm-bench: the model has no integer input to "
+                          "take the tokens");
+  if (!cache)
+    return cli::makeError(
+        "llm-bench: the model has no float input to be its key/value cache "
+        "(a cache kept inside the model is not supported yet)");
+  auto symbolsOf = [](const TensorSignature &signature) {
+    std::set<std::string> names;
+    for (const TDim &dim : signature.shape)
+      dim.collectSymbols(names);
+    return names;
+  };
+  std::set<std::string> tokenSymbols = symbolsOf(*tokens);
+  std::set<std::string> cacheSymbols = symbolsOf(*cache);
+  LlmSymbols symbols;
+  std::vector<std::string> tokensOnly, cacheOnly;
+  for (const std::string &name : tokenSymbols)
+    if (cacheSymbols.count(name))
+      symbols.batch = name;
+    else
+      tokensOnly.push_back(name);
+  for (const std::string &name : cacheSymbols)
+    if (!tokenSymbols.count(name))
+      cacheOnly.push_back(name);
+  if (tokensOnly.size() != 1 || cacheOnly.size() != 1)
+    return cli::makeError(
+        "llm-bench: cannot tell the new tokens and the past apart: input '" +
+        tokens->name + "' is " + tokens->shapeString() + " and input '" +
+        cache->name + "' is " + cache->shapeString() +
+        " (expected one symbol each has alone)");
+  symbols.tokens = tokensOnly.front();
+  symbols.past = cacheOnly.front();
+  return symbols;
+}
+
+/// tract's llm-bench: prompt processing of 512 tokens (S = 512, P = 0,
+/// timed as bench times a run) and generation of 128 tokens (S = 1, P from
+/// 0 to 127, one run each, their times summed), in tokens per second, with
+/// made-up inputs and B = 1.
+int llmBench(ModuleOp module, const cli::Invocation &invocation,
+             TimingScope &timing) {
+  constexpr int64_t kPrompt = 512, kGenerated = 128;
+  if (invocation.inputBundle)
+    return fail("llm-bench makes up its inputs at each length; "
+                "--input-from-bundle does not apply");
+  auto model = CompiledModel::compile(module, jitOptions(invocation), &timing);
+  if (!model)
+    return fail(model.takeError());
+  auto symbols = findLlmSymbols(**model);
+  if (!symbols)
+    return fail(symbols.takeError());
+  cli::keepFreedBuffers();
+  auto inputsAt = [&](int64_t tokens, int64_t past,
+                      ModelInputs &inputs) -> llvm::Error {
+    SymbolValues values = runSymbols(invocation);
+    if (symbols->batch)
+      values[*symbols->batch] = 1;
+    values[symbols->tokens] = tokens;
+    values[symbols->past] = past;
+    return prepareInputs(**model, std::nullopt, /*allowRandom=*/true, inputs,
+                         /*allowFloatCasts=*/false, values);
+  };
+
+  ModelInputs prompt;
+  if (llvm::Error error = inputsAt(kPrompt, 0, prompt))
+    return fail(std::move(error));
+  if (llvm::Error error = warmUp(**model, prompt, invocation))
+    return fail(std::move(error));
+  int64_t loops = 0;
+  double elapsed = 0;
+  if (llvm::Error error = timeRuns(**model, prompt, invocation.maxLoops,
+                                   invocation.maxTimeMs, loops, elapsed))
+    return fail(std::move(error));
+  llvm::outs() << "PP" << kPrompt << ": "
+               << llvm::format("%.1f", kPrompt * loops / (elapsed / 1e3))
+               << " tokens/sec\n";
+  llvm::outs().flush();
+
+  // The generation's inputs are made before its clock starts, and so are
+  // the warm-up's: one pass over the 128 steps per warm-up loop.
+  std::vector<ModelInputs> steps(kGenerated);
+  for (int64_t past = 0; past < kGenerated; ++past)
+    if (llvm::Error error = inputsAt(1, past, steps[past]))
+      return fail(std::move(error));
+  Clock::time_point warmUpStart = Clock::now();
+  for (int64_t loop = 0;
+       loop < invocation.warmupLoops ||
+       millisecondsSince(warmUpStart) < invocation.warmupTimeMs;
+       ++loop)
+    for (const ModelInputs &step : steps)
+      if (llvm::Error error = runOnce(**model, step))
+        return fail(std::move(error));
+  double generation = 0;
+  for (const ModelInputs &step : steps) {
+    Clock::time_point start = Clock::now();
+    if (llvm::Error error = runOnce(**model, step))
+      return fail(std::move(error));
+    generation += millisecondsSince(start);
+  }
+  llvm::outs() << "TG" << kGenerated << ": "
+               << llvm::format("%.1f", kGenerated / (generation / 1e3))
+               << " tokens/sec\n";
+  return 0;
+}
+
 /// The symbols' values for these inputs, read from their dims as the
 /// compiled model's entry reads them.
 SymbolValues bindSymbols(const CompiledModel &model,
@@ -1381,6 +1508,7 @@ int main(int argc, char **argv) {
   // that dump prints.
   bool runs = invocation->subcommand == "run" ||
               invocation->subcommand == "bench" ||
+              invocation->subcommand == "llm-bench" ||
               invocation->subcommand == "compare" ||
               (invocation->subcommand == "dump" && invocation->dumpProfile);
   if (!invocation->threads)
@@ -1530,6 +1658,8 @@ int main(int argc, char **argv) {
     return run(*module, *invocation, timing);
   if (invocation->subcommand == "bench")
     return bench(*module, *invocation, timing);
+  if (invocation->subcommand == "llm-bench")
+    return llmBench(*module, *invocation, timing);
   if (invocation->subcommand == "compile")
     return compile(*module, *invocation, argv[0], timing);
   if (invocation->subcommand == "compare")

@@ -67,6 +67,76 @@ OpHandler shapeArithmetic(std::optional<TDim> (*combine)(const TDim &,
   };
 }
 
+/// Equal on shape values: decided element by element when the dims say
+/// (equal dims, two different constants, or a negative constant against a
+/// symbolic dim, which is never negative), it is a constant. Exporters
+/// compare shapes with -1 this way (torch's expand), and the Where that
+/// follows then keeps the shape's symbolic value.
+LogicalResult equalHandler(NodeContext &ctx, Outputs &outputs) {
+  Value lhs = ctx.input(0), rhs = ctx.input(1);
+  std::optional<SmallVector<TDim>> a = ctx.getDims(lhs);
+  std::optional<SmallVector<TDim>> b = ctx.getDims(rhs);
+  auto decide = [](const TDim &x, const TDim &y) -> std::optional<bool> {
+    if (x == y)
+      return true;
+    std::optional<int64_t> cx = x.getConstant(), cy = y.getConstant();
+    if (cx && cy)
+      return false;
+    if ((cx && *cx < 0) || (cy && *cy < 0))
+      return false;
+    return std::nullopt;
+  };
+  if (a && b && NodeContext::rank(lhs) == 1 && NodeContext::rank(rhs) == 1 &&
+      (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
+    size_t count = a->size() == 1 ? b->size() : a->size();
+    SmallVector<bool> values;
+    for (size_t i = 0; i < count; ++i) {
+      std::optional<bool> equal =
+          decide((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+      if (!equal)
+        break;
+      values.push_back(*equal);
+    }
+    if (values.size() == count) {
+      auto type = RankedTensorType::get({static_cast<int64_t>(count)},
+                                        IntegerType::get(ctx.getContext(), 1));
+      outputs.push_back(ctx.constant(DenseElementsAttr::get(type, values)));
+      return success();
+    }
+  }
+  outputs.push_back(ctx.binary<EqOp>(lhs, rhs));
+  return success();
+}
+
+/// Where: on shape values with a constant condition, the result's symbolic
+/// value is picked from the operands'.
+LogicalResult whereHandler(NodeContext &ctx, Outputs &outputs) {
+  Value cond = ctx.input(0), a = ctx.input(1), b = ctx.input(2);
+  int64_t rank = std::max(
+      {NodeContext::rank(cond), NodeContext::rank(a), NodeContext::rank(b)});
+  Value result =
+      ctx.create<SelectOp>(ctx.unsqueezeTo(cond, rank),
+                           ctx.unsqueezeTo(a, rank), ctx.unsqueezeTo(b, rank));
+  outputs.push_back(result);
+  std::optional<SmallVector<int64_t>> flags = ctx.getConstInts(0);
+  std::optional<SmallVector<TDim>> x = ctx.getDims(a);
+  std::optional<SmallVector<TDim>> y = ctx.getDims(b);
+  if (!result || rank != 1 || !flags || !x || !y)
+    return success();
+  size_t count = std::max({flags->size(), x->size(), y->size()});
+  auto at = [](const auto &values, size_t i) {
+    return values[values.size() == 1 ? 0 : i];
+  };
+  for (size_t size : {flags->size(), x->size(), y->size()})
+    if (size != count && size != 1)
+      return success();
+  SmallVector<TDim> dims;
+  for (size_t i = 0; i < count; ++i)
+    dims.push_back(at(*flags, i) != 0 ? at(*x, i) : at(*y, i));
+  ctx.setDims(result, dims);
+  return success();
+}
+
 /// Integer division of dims, truncating like ONNX; symbolic dims are
 /// non-negative, so that floor division is the same.
 std::optional<TDim> divideDims(const TDim &a, const TDim &b) {
@@ -371,7 +441,7 @@ void mlir::tract::onnx::registerElementwiseOps(OpRegistry &registry) {
   });
 
   // Comparisons and logic.
-  registry.add("Equal", {1, 7, 11, 13, 19}, binary<EqOp>());
+  registry.add("Equal", {1, 7, 11, 13, 19}, equalHandler);
   registry.add("Less", {1, 7, 9, 13}, binary<LtOp>());
   registry.add("LessOrEqual", {12, 16}, binary<LeOp>());
   registry.add("Greater", {1, 7, 9, 13}, binary<GtOp>());
@@ -392,15 +462,7 @@ void mlir::tract::onnx::registerElementwiseOps(OpRegistry &registry) {
       return ctx.unsupported("direction '" + direction + "'");
     return success();
   });
-  registry.add("Where", {9, 16}, [](NodeContext &ctx, Outputs &outputs) {
-    Value cond = ctx.input(0), a = ctx.input(1), b = ctx.input(2);
-    int64_t rank = std::max(
-        {NodeContext::rank(cond), NodeContext::rank(a), NodeContext::rank(b)});
-    outputs.push_back(ctx.create<SelectOp>(ctx.unsqueezeTo(cond, rank),
-                                           ctx.unsqueezeTo(a, rank),
-                                           ctx.unsqueezeTo(b, rank)));
-    return success();
-  });
+  registry.add("Where", {9, 16}, whereHandler);
 
   // Types.
   registry.add("Cast", {1, 6, 9, 13, 19}, castHandler);

@@ -166,6 +166,35 @@ def add_symbolic():
                     [("c", F32, None)])
 
 
+def expand_where_shape():
+    """Expand of x (N, 1, K) to the shape torch's expand(N, 3, K) exports:
+    the shape's -1 entries (none here) replaced by 1 through Equal, Where
+    and ConstantOfShape."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["n"], axis=0),
+        helper.make_node("Gather", ["shape", "two"], ["k"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+        helper.make_node("Unsqueeze", ["k", "axes"], ["k1"]),
+        helper.make_node("Concat", ["n1", "three", "k1"], ["target"], axis=0),
+        helper.make_node("ConstantOfShape", ["rank"], ["ones"],
+                         value=helper.make_tensor("one", I64, [1], [1])),
+        helper.make_node("Mul", ["ones", "minus_one"], ["minus_ones"]),
+        helper.make_node("Equal", ["target", "minus_ones"], ["unknown"]),
+        helper.make_node("Where", ["unknown", "ones", "target"], ["sizes"]),
+        helper.make_node("Expand", ["x", "sizes"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "expand_where_shape",
+        [helper.make_tensor_value_info("x", F32, ["N", 1, "K"])],
+        [helper.make_tensor_value_info("y", F32, None)],
+        [const("zero", 0, np.int64), const("two", 2, np.int64),
+         const("axes", [0], np.int64), const("three", [3], np.int64),
+         const("rank", [3], np.int64), const("minus_one", -1, np.int64)])
+    return helper.make_model(graph, ir_version=8,
+                             opset_imports=[helper.make_opsetid("", 17)])
+
+
 def if_dim_equal():
     """If dim 1 of x is 1, squeeze it, else keep x: branches of different
     ranks on a comparison of dims."""
@@ -256,6 +285,7 @@ def lstm_state_batch():
 
 
 MODELS["if_dim_equal"] = if_dim_equal
+MODELS["expand_where_shape"] = expand_where_shape
 MODELS["if_branch_squeeze"] = if_branch_squeeze
 MODELS["random_normal"] = random_normal
 MODELS["sequence_at_input"] = sequence_at_input

@@ -1,0 +1,230 @@
+#!/usr/bin/python3
+"""Exports the small Llama-style language model of the LLM tests.
+
+A decoder as Llama writes it: a byte embedding (256 tokens), LAYERS layers
+of rms_norm -> grouped-query attention with rotary embeddings -> rms_norm ->
+SwiGLU MLP (each with its residual), a final rms_norm and the LM head. The
+weights are random, seeded, and at PyTorch's default scales, so that the
+logits spread.
+
+The ONNX export has the form HuggingFace exporters give decoders:
+
+  inputs   input_ids                  B, S       (i64)
+           past_key_values.L.key      B, KV, P, D
+           past_key_values.L.value    B, KV, P, D
+  outputs  logits                     B, S, 256
+           present.L.key              B, KV, P+S, D
+           present.L.value            B, KV, P+S, D
+
+with symbols B (batch), S (new tokens) and P (past tokens). Positions are
+P..P+S-1, read from the past's length; the attention mask is causal over
+the past and the new tokens.
+
+Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
+                                  [--steps N] [--layers N] [--hidden N]
+                                  [--heads N] [--kv-heads N] [--ffn N]
+
+The default size (4 layers of width 384, 6 query and 2 key/value heads of
+64, an MLP of 1024: 6.5 million parameters) is the benchmark's; the tests
+take a smaller one, which compiles faster.
+
+--bundles writes PREFIX.0.npz for the prompt (P = 0) and PREFIX.1.npz ...
+PREFIX.N.npz for N greedy decode steps (S = 1): each holds the inputs and
+torch's outputs under the model's names, as `tract run --input-from-bundle`
+and `--assert-output-bundle` read them; the token of each step is the
+argmax of the previous step's last logits.
+"""
+import argparse
+import math
+
+import numpy as np
+import torch
+
+VOCAB = 256
+HIDDEN = 384
+LAYERS = 4
+HEADS = 6
+KV_HEADS = 2
+HEAD_DIM = HIDDEN // HEADS
+FFN = 1024
+EPS = 1e-5
+ROPE_THETA = 10000.0
+MAX_POSITIONS = 4096
+
+
+class RmsNorm(torch.nn.Module):
+    def __init__(self, width):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.empty(width).uniform_(0.8, 1.2))
+
+    def forward(self, x):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return x * torch.rsqrt(variance + EPS) * self.weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class Attention(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.q_proj = torch.nn.Linear(HIDDEN, HEADS * HEAD_DIM, bias=False)
+        self.k_proj = torch.nn.Linear(HIDDEN, KV_HEADS * HEAD_DIM, bias=False)
+        self.v_proj = torch.nn.Linear(HIDDEN, KV_HEADS * HEAD_DIM, bias=False)
+        self.o_proj = torch.nn.Linear(HEADS * HEAD_DIM, HIDDEN, bias=False)
+
+    def forward(self, x, cos, sin, mask, past_key, past_value):
+        batch, seq = x.shape[0], x.shape[1]
+        q = self.q_proj(x).view(batch, seq, HEADS, HEAD_DIM).transpose(1, 2)
+        k = self.k_proj(x).view(batch, seq, KV_HEADS, HEAD_DIM).transpose(1, 2)
+        v = self.v_proj(x).view(batch, seq, KV_HEADS, HEAD_DIM).transpose(1, 2)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        key = torch.cat((past_key, k), dim=2)
+        value = torch.cat((past_value, v), dim=2)
+        # Grouped-query attention: each key/value head serves HEADS/KV_HEADS
+        # query heads (HuggingFace's repeat_kv).
+        total = key.shape[2]
+        groups = HEADS // KV_HEADS
+        k_rep = key[:, :, None].expand(batch, KV_HEADS, groups, total,
+                                       HEAD_DIM).reshape(batch, HEADS, total,
+                                                         HEAD_DIM)
+        v_rep = value[:, :, None].expand(batch, KV_HEADS, groups, total,
+                                         HEAD_DIM).reshape(batch, HEADS,
+                                                           total, HEAD_DIM)
+        scores = q @ k_rep.transpose(2, 3) / math.sqrt(HEAD_DIM) + mask
+        probs = torch.softmax(scores, dim=-1)
+        out = (probs @ v_rep).transpose(1, 2).reshape(batch, seq,
+                                                      HEADS * HEAD_DIM)
+        return self.o_proj(out), key, value
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate_proj = torch.nn.Linear(HIDDEN, FFN, bias=False)
+        self.up_proj = torch.nn.Linear(HIDDEN, FFN, bias=False)
+        self.down_proj = torch.nn.Linear(FFN, HIDDEN, bias=False)
+
+    def forward(self, x):
+        gate = self.gate_proj(x)
+        return self.down_proj(gate * torch.sigmoid(gate) * self.up_proj(x))
+
+
+class Layer(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.input_layernorm = RmsNorm(HIDDEN)
+        self.self_attn = Attention()
+        self.post_attention_layernorm = RmsNorm(HIDDEN)
+        self.mlp = Mlp()
+
+    def forward(self, x, cos, sin, mask, past_key, past_value):
+        attended, key, value = self.self_attn(self.input_layernorm(x), cos,
+                                              sin, mask, past_key, past_value)
+        x = x + attended
+        return x + self.mlp(self.post_attention_layernorm(x)), key, value
+
+
+class Decoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed_tokens = torch.nn.Embedding(VOCAB, HIDDEN)
+        self.layers = torch.nn.ModuleList(Layer() for _ in range(LAYERS))
+        self.norm = RmsNorm(HIDDEN)
+        self.lm_head = torch.nn.Linear(HIDDEN, VOCAB, bias=False)
+        inv_freq = 1.0 / ROPE_THETA ** (
+            torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM)
+        angles = torch.outer(torch.arange(MAX_POSITIONS, dtype=torch.float32),
+                             inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos_cached", angles.cos(), persistent=False)
+        self.register_buffer("sin_cached", angles.sin(), persistent=False)
+
+    def forward(self, input_ids, *past):
+        seq = input_ids.shape[1]
+        past_len = past[0].shape[2]
+        positions = torch.arange(past_len, past_len + seq)
+        cos = self.cos_cached[positions][None, None]
+        sin = self.sin_cached[positions][None, None]
+        # Query i (at position past_len + i) sees keys 0..past_len + i.
+        rows = torch.arange(seq)[:, None] + past_len
+        cols = torch.arange(past_len + seq)[None, :]
+        mask = torch.zeros(seq, past_len + seq).masked_fill(
+            cols > rows, torch.finfo(torch.float32).min)
+        x = self.embed_tokens(input_ids)
+        presents = []
+        for index, layer in enumerate(self.layers):
+            x, key, value = layer(x, cos, sin, mask, past[2 * index],
+                                  past[2 * index + 1])
+            presents += [key, value]
+        return (self.lm_head(self.norm(x)), *presents)
+
+
+def names():
+    inputs, outputs = ["input_ids"], ["logits"]
+    for layer in range(LAYERS):
+        for kind in ("key", "value"):
+            inputs.append(f"past_key_values.{layer}.{kind}")
+            outputs.append(f"present.{layer}.{kind}")
+    return inputs, outputs
+
+
+def empty_past(batch):
+    return [torch.zeros(batch, KV_HEADS, 0, HEAD_DIM)
+            for _ in range(2 * LAYERS)]
+
+
+def main():
+    global LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--bundles", metavar="PREFIX")
+    parser.add_argument("--prompt", default="The tract compiler says: ")
+    parser.add_argument("--steps", type=int, default=8)
+    parser.add_argument("--layers", type=int, default=LAYERS)
+    parser.add_argument("--hidden", type=int, default=HIDDEN)
+    parser.add_argument("--heads", type=int, default=HEADS)
+    parser.add_argument("--kv-heads", type=int, default=KV_HEADS)
+    parser.add_argument("--ffn", type=int, default=FFN)
+    args = parser.parse_args()
+    LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = (args.layers, args.hidden,
+                                            args.heads, args.kv_heads,
+                                            args.ffn)
+    HEAD_DIM = HIDDEN // HEADS
+
+    torch.manual_seed(0)
+    model = Decoder().eval()
+    inputs, outputs = names()
+    dynamic = {"input_ids": {0: "B", 1: "S"}, "logits": {0: "B", 1: "S"}}
+    for name in inputs[1:]:
+        dynamic[name] = {0: "B", 2: "P"}
+    for name in outputs[1:]:
+        dynamic[name] = {0: "B", 2: "P+S"}
+    example_ids = torch.zeros(1, 3, dtype=torch.int64)
+    example_past = [torch.randn(1, KV_HEADS, 2, HEAD_DIM)
+                    for _ in range(2 * LAYERS)]
+    with torch.no_grad():
+        torch.onnx.export(model, (example_ids, *example_past), args.out,
+                          input_names=inputs, output_names=outputs,
+                          dynamic_axes=dynamic, opset_version=17)
+    if not args.bundles:
+        return
+    ids = torch.tensor([list(args.prompt.encode())], dtype=torch.int64)
+    past = empty_past(1)
+    with torch.no_grad():
+        for step in range(args.steps + 1):
+            results = model(ids, *past)
+            arrays = {name: tensor.numpy()
+                      for name, tensor in zip(inputs, (ids, *past))}
+            arrays.update((name, tensor.numpy())
+                          for name, tensor in zip(outputs, results))
+            np.savez(f"{args.bundles}.{step}.npz", **arrays)
+            past = list(results[1:])
+            ids = results[0][:, -1].argmax(-1, keepdim=True)
+
+
+if __name__ == "__main__":
+    main()

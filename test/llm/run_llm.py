@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""The Llama-style language model of scripts/make-llm-model.py, against torch.
+
+The model is made small here (2 layers of width 128, 4 query heads and 2
+key/value heads, an MLP of 256), so that each of the ten compilations
+takes a few seconds. Checks:
+
+* the prompt (S = 25 tokens, P = 0) and 8 greedy decode steps (S = 1,
+  P = 25..32, the past being the previous step's present tensors): the
+  logits and the present keys and values match torch's at --approx
+  approximate, each step through `tract -O run`;
+* `tract --set B=1 --set S=1 --set P=127 MODEL run` on made-up inputs gives
+  logits of 1,1,256 and a present cache of 128 positions;
+* `tract MODEL llm-bench` prints tract's two lines, PP512 and TG128 in
+  tokens/sec;
+* llm-bench on a model without a key/value input says so.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+SMALL = ["--layers", "2", "--hidden", "128", "--heads", "4", "--kv-heads",
+         "2", "--ffn", "256"]
+STEPS = 8
+
+
+def run(command):
+    return subprocess.run(command, capture_output=True, text=True)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tract", required=True)
+    parser.add_argument("--script", required=True,
+                        help="scripts/make-llm-model.py")
+    args = parser.parse_args()
+    failures = []
+    with tempfile.TemporaryDirectory() as work:
+        model = os.path.join(work, "llm.onnx")
+        prefix = os.path.join(work, "step")
+        made = run([sys.executable, args.script, model, "--bundles", prefix,
+                    "--steps", str(STEPS)] + SMALL)
+        if made.returncode != 0:
+            print(made.stderr)
+            return 1
+
+        for step in range(STEPS + 1):
+            bundle = f"{prefix}.{step}.npz"
+            checked = run([args.tract, model, "-O", "run",
+                           "--input-from-bundle", bundle,
+                           "--assert-output-bundle", bundle,
+                           "--approx", "approximate"])
+            what = "prompt" if step == 0 else f"decode step {step}"
+            if checked.returncode != 0:
+                failures.append(f"{what}: {checked.stderr.strip()}")
+            else:
+                print(f"ok    {what} matches torch")
+
+        made_up = run([args.tract, "--set", "B=1", "--set", "S=1", "--set",
+                       "P=127", model, "run", "--allow-random-input"])
+        if made_up.returncode != 0:
+            failures.append("run --set S=1 --set P=127: " +
+                            made_up.stderr.strip())
+        elif ("logits" not in made_up.stdout or
+              not re.search(r"present\.0\.key.*1,2,128,32", made_up.stdout)):
+            failures.append("run --set S=1 --set P=127: unexpected outputs\n"
+                            + made_up.stdout)
+        else:
+            print("ok    run at S=1, P=127")
+
+        bench = run([args.tract, model, "llm-bench", "--max-time", "200"])
+        lines = bench.stdout.splitlines()
+        if (bench.returncode != 0 or len(lines) != 2 or
+                not re.fullmatch(r"PP512: [0-9.]+ tokens/sec", lines[0]) or
+                not re.fullmatch(r"TG128: [0-9.]+ tokens/sec", lines[1])):
+            failures.append("llm-bench: " + bench.stdout + bench.stderr)
+        else:
+            print("ok    llm-bench: " + ", ".join(lines))
+
+        # A model without a float input has no key/value cache to find.
+        tokens_only = os.path.join(work, "tokens.mlir")
+        with open(tokens_only, "w") as f:
+            f.write("func.func @main(%arg0: tensor<?x?xi64, "
+                    "#tract.dims<[B, S]>>) -> tensor<?x?xi64, "
+                    "#tract.dims<[B, S]>> {\n"
+                    "  return %arg0 : tensor<?x?xi64, #tract.dims<[B, S]>>\n"
+                    "}\n")
+        refused = run([args.tract, tokens_only, "llm-bench"])
+        if refused.returncode == 0 or \
+                "no float input to be its key/value cache" not in refused.stderr:
+            failures.append("llm-bench without a cache: " + refused.stderr)
+        else:
+            print("ok    llm-bench refuses a model without a cache")
+
+    for failure in failures:
+        print("FAIL  " + failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
