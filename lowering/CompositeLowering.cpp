@@ -1,11 +1,13 @@
-//===- CompositeLowering.cpp - composite tract ops as simpler ones ---------===//
+//===- CompositeLowering.cpp - composite tract ops as simpler ones
+//---------===//
 //
 // Ops that stand for a pattern of simpler ones (so that the model says what
 // tract says, and round-trips through NNEF) are rewritten into those ops
 // before the conversion to linalg.
 //
-// Scaled dot-product attention is rewritten, before the conversion to linalg,
-// into the tract ops whose lowerings exist: an einsum of q and k, a scale, the
+// Scaled dot-product attention that AttentionLowering does not fuse is
+// rewritten, before the conversion to linalg, into the tract ops whose
+// lowerings exist: an einsum of q and k, a scale, the
 // mask (added when it is a float tensor, selected when it is boolean; a causal
 // one is a constant of -inf above the diagonal), a softmax over the keys and
 // an einsum with v. Grouped-query attention (more query heads than key/value
@@ -19,6 +21,9 @@
 //
 // A nearest upsampling by whole factors is a broadcast (each input element
 // repeated) and reshapes.
+//
+// Rotary position embedding is its products with the cos and sin tables,
+// the sin one over the input's halves swapped and the first negated.
 //
 // A GRU step's epilogue is its gates: slices of the products, sigmoids, a
 // tanh and the state update, element-wise ops that fuse into one loop nest.
@@ -44,6 +49,8 @@ namespace {
 /// The attention of `op` from tract ops, at `op`; failure when a shape rules
 /// it out (reported on `op`).
 FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
+  if (isFusedAttention(op))
+    return Value();
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   Shape q = getShape(op.getQ()), k = getShape(op.getK());
@@ -143,6 +150,32 @@ FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
   if (elementType != f32)
     output = CastOp::create(b, loc, output, elementType);
   return output;
+}
+
+/// x * cos + rotate_half(x) * sin, rotate_half(x) = [-x[h:], x[:h]] on the
+/// last axis: slices, a negation and a concatenation that fuse with the
+/// products into one loop nest.
+FailureOr<Value> decompose(ApplyRopeOp op, OpBuilder &b) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Value x = op.getInput();
+  Shape shape = getShape(x);
+  uint64_t axis = shape.size() - 1;
+  std::optional<int64_t> width = shape.back().getConstant();
+  if (!width || *width % 2)
+    return op.emitError("apply_rope needs an even, known last dim; it is ")
+           << shape.back().toString();
+  TDim half(*width / 2);
+  Value first = SliceOp::create(b, loc, x, axis, DimAttr::get(context, TDim(0)),
+                                DimAttr::get(context, half));
+  Value second = SliceOp::create(b, loc, x, axis, DimAttr::get(context, half),
+                                 DimAttr::get(context, TDim(*width)));
+  Value rotated = ConcatOp::create(
+      b, loc, ValueRange{NegOp::create(b, loc, second).getResult(), first},
+      axis);
+  Value cos = MulOp::create(b, loc, x, op.getCos());
+  Value sin = MulOp::create(b, loc, rotated, op.getSin());
+  return Value(AddOp::create(b, loc, cos, sin));
 }
 
 /// z = sigmoid(x_z + r_z), r = sigmoid(x_r + r_r), n = tanh(x_n + r * r_n),
@@ -446,6 +479,7 @@ LogicalResult mlir::tract::decomposeCompositeOps(ModuleOp module) {
     op.erase();
   }
   return success(succeeded(decomposeAll<SdpaOp>(module)) &&
+                 succeeded(decomposeAll<ApplyRopeOp>(module)) &&
                  succeeded(decomposeAll<GruEpilogueOp>(module)) &&
                  succeeded(decomposeAll<DeconvOp>(module)) &&
                  succeeded(decomposeAll<ResizeOp>(module)));

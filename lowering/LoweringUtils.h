@@ -21,6 +21,8 @@
 
 namespace mlir::tract {
 
+class SdpaOp;
+
 /// tract tensors to plain ones: the dims encoding is dropped and unsigned
 /// integers become signless (their semantics are chosen per op from the
 /// original type).
@@ -231,6 +233,13 @@ Value splat(OpBuilder &b, Location loc, Type type, double value, size_t rank);
 /// quantized value the integer type holding it; an error on an op that
 /// computes on quantized values otherwise.
 LogicalResult lowerQuantizedTypes(ModuleOp module);
+
+/// Attention on f32 rank-4 tensors with a known head size (and at most an
+/// f32 mask): one fused loop nest (AttentionLowering) rather than the
+/// decomposition into einsums and a softmax.
+bool isFusedAttention(SdpaOp op);
+void populateAttentionLoweringPatterns(const TypeConverter &converter,
+                                       RewritePatternSet &patterns);
 
 /// Rewrites the composite ops of `module` (tract.sdpa, tract.gru_epilogue)
 /// into the tract ops that compute them (einsums, softmax, element-wise

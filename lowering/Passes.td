@@ -60,7 +60,7 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
     "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
   ];
 }
 

@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTBINDSYMBOLS
@@ -221,6 +222,7 @@ struct TractLowerToLinalgPass
     populateElementwiseLoweringPatterns(converter, patterns);
     populateArrayLoweringPatterns(converter, patterns);
     populateNNLoweringPatterns(converter, patterns);
+    populateAttentionLoweringPatterns(converter, patterns);
     populateControlLoweringPatterns(converter, patterns);
     populateReturnOpTypeConversionPattern(patterns, converter);
 
@@ -228,7 +230,7 @@ struct TractLowerToLinalgPass
     target.addIllegalDialect<TractDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
-                           tensor::TensorDialect>();
+                           tensor::TensorDialect, vector::VectorDialect>();
     target.addLegalOp<ModuleOp, UnrealizedConversionCastOp, BindSymbolOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
       return converter.isSignatureLegal(func.getFunctionType());

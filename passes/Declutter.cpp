@@ -36,9 +36,12 @@ struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
     RewritePatternSet first(context), second(context);
     populateDeclutterPatterns(context, first);
     // Rewrites that would hide a match from the others (a 1x1 conv turned
-    // into an einsum no longer absorbs its batch norm) wait for a fixpoint.
+    // into an einsum no longer absorbs its batch norm; attention turned
+    // into sdpa no longer absorbs the moves of its heads into the einsums'
+    // letters) wait for a fixpoint.
     populateDeclutterPatterns(context, second);
     populateDeclutterConvToEinsumPatterns(second);
+    populateDeclutterTransformerPatterns(second);
     patterns = std::make_shared<FrozenRewritePatternSet>(std::move(first));
     latePatterns = std::make_shared<FrozenRewritePatternSet>(std::move(second));
     return success();

@@ -265,7 +265,20 @@ bool isMeanOfSquares(Value value, Value &x, int64_t &axis) {
   return isSplatNear(factor, expected);
 }
 
-/// x * rsqrt(mean(x * x, axis) + eps), or x / sqrt(...) -> rms_norm.
+/// What `value` is the reciprocal square root of: rsqrt(v), or 1 / sqrt(v)
+/// (torch's rsqrt as exported by some versions); null otherwise.
+Value reciprocalSqrtOf(Value value) {
+  if (auto rsqrt = value.getDefiningOp<RsqrtOp>())
+    return rsqrt.getInput();
+  auto div = value.getDefiningOp<DivOp>();
+  if (!div || !isSplatNear(div.getLhs(), 1.0, 0))
+    return {};
+  auto sqrt = div.getRhs().getDefiningOp<SqrtOp>();
+  return sqrt ? sqrt.getInput() : Value();
+}
+
+/// x * rsqrt(mean(x * x, axis) + eps), x * (1 / sqrt(...)), or
+/// x / sqrt(...) -> rms_norm.
 struct RecognizeRmsNorm : OpRewritePattern<MulOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -275,8 +288,8 @@ struct RecognizeRmsNorm : OpRewritePattern<MulOp> {
     int64_t axis = 0;
     double eps = 0;
     bool found = eitherOrder(op, [&](Value a, Value b) {
-      auto rsqrt = b.getDefiningOp<RsqrtOp>();
-      return rsqrt && matchDenominator(rsqrt.getInput(), a, x, axis, eps);
+      Value denominator = reciprocalSqrtOf(b);
+      return denominator && matchDenominator(denominator, a, x, axis, eps);
     });
     if (!found || x.getType() != op.getType())
       return rewriter.notifyMatchFailure(op, "not an expanded rms_norm");

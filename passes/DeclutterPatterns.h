@@ -29,6 +29,11 @@ void populateDeclutterConvToEinsumPatterns(RewritePatternSet &patterns);
 /// forms: silu, gelu_approx, rms_norm, softmax.
 void populateDeclutterActivationPatterns(RewritePatternSet &patterns);
 
+/// Transformer blocks from their ONNX expansions: rotary embeddings
+/// (apply_rope) and scaled dot-product attention (sdpa), grouped-query
+/// repetitions of keys and values undone.
+void populateDeclutterTransformerPatterns(RewritePatternSet &patterns);
+
 /// Axis changes: chains of move_axis composed (and cancelled), add/rm_axis
 /// pairs cancelled, move_axis pushed down through element-wise, slice, axis,
 /// reduction and normalization ops or pulled up, and absorbed into the

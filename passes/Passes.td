@@ -45,7 +45,15 @@ def TractDeclutter : Pass<"tract-declutter", "ModuleOp"> {
       values only (an einsum, an element-wise, slice or axis op) runs
       before the loop on the whole scanned input, and its result is
       scanned instead: the input half `x_t·Wᵀ + b` of a recurrent layer
-      becomes one matrix product.
+      becomes one matrix product;
+    * transformer blocks, once the rest has converged (so that attention's
+      head moves become einsum letters first): `x * cos +
+      rotate_half(x) * sin` is apply_rope; the einsums, scale, additive
+      mask and softmax of attention are sdpa (keys and values taken before
+      a grouped-query repetition; a mask built from position ranges, `j >
+      i + past`, is the causal flag), followed by the moves to the second
+      einsum's output order; rms_norm is also found as `x * (1 /
+      sqrt(mean(x²) + eps))`.
 
     Identical ops are merged by the CSE pass that
     `tract-declutter-pipeline` runs between two rounds of this pass.

@@ -542,13 +542,19 @@ private:
         continue;
       int64_t wide = std::max<int64_t>(
           tile.cols, registers / height * tile.lanes / tile.cols * tile.cols);
-      // [begin, end) in tiles of `wide`, then of the usual width: the range
-      // is whole tiles of that width.
+      // [begin, end) in tiles of `wide`, then what is left (whole tiles of
+      // the usual width): in one tile when its width is known, so that the
+      // operand is read in two passes at most.
       AffineExpr s = getAffineSymbolExpr(0, b.getContext());
       OpFoldResult wideEnd = affine::makeComposedFoldedAffineApply(
           b, loc, s.floorDiv(wide) * wide, {columns.end});
+      std::optional<int64_t> restBegin = getConstantIntValue(wideEnd);
+      std::optional<int64_t> restEnd = getConstantIntValue(columns.end);
+      int64_t restTile = tile.cols;
+      if (restBegin && restEnd && *restEnd > *restBegin)
+        restTile = *restEnd - *restBegin;
       SmallVector<tract::Piece> columnPieces = {
-          {columns.begin, wideEnd, wide}, {wideEnd, columns.end, tile.cols}};
+          {columns.begin, wideEnd, wide}, {wideEnd, columns.end, restTile}};
       inRows = true;
       emitPiece(
           b, loc, rowPiece,

@@ -791,6 +791,9 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
       args += (args.empty() ? "" : ", ") + ref(operand);
     return "tract_transformers_gdn_recurrent(" + args + ")";
   }
+  if (auto rope = dyn_cast<ApplyRopeOp>(op))
+    return "tract_transformers_apply_rope(" + ref(rope.getInput()) + ", " +
+           ref(rope.getCos()) + ", " + ref(rope.getSin()) + ")";
   if (auto rms = dyn_cast<RmsNormOp>(op))
     return "tract_core_rms_norm(" + ref(rms.getInput()) +
            ", axis = " + std::to_string(rms.getAxis()) +

@@ -1714,6 +1714,17 @@ Result rmsNorm(Invocation &call) {
                       call.create<RmsNormOp>(*input, *axis, APFloat(*eps)));
 }
 
+/// `tract_transformers_apply_rope(input, cos, sin)`: input * cos +
+/// rotate_half(input) * sin.
+Result applyRope(Invocation &call) {
+  auto input = call.tensor("input");
+  auto cos = call.tensor("cos");
+  auto sin = call.tensor("sin");
+  if (!input || !cos || !sin)
+    return std::nullopt;
+  return tensorResult(call, call.create<ApplyRopeOp>(*input, *cos, *sin));
+}
+
 /// `tract_core_stft(input, axis, frame, stride, window)`: the short-time
 /// Fourier transform of a complex signal `[..., T, 2]` (real and imaginary
 /// parts on the last axis) along `axis` (the T axis), in frames of `frame`
@@ -2736,6 +2747,16 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
   registry.add(R"(
     fragment tract_core_rms_norm(input: tensor<scalar>, axis: integer,
                                  eps: scalar = 1e-6) -> (output: tensor<scalar>);
+    fragment tract_transformers_rms_norm(input: tensor<scalar>, axis: integer,
+                                         eps: scalar = 1e-6)
+      -> (output: tensor<scalar>);
   )",
                rmsNorm);
+  registry.add(R"(
+    fragment tract_transformers_apply_rope(input: tensor<scalar>,
+                                           cos: tensor<scalar>,
+                                           sin: tensor<scalar>)
+      -> (output: tensor<scalar>);
+  )",
+               applyRope);
 }

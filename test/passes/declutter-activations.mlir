@@ -138,6 +138,29 @@ func.func @rms_norm_expanded(%x: tensor<1x3x8xf32>) -> tensor<1x3x8xf32> {
 
 // -----
 
+// As torch exports its rsqrt (Llama's RMSNorm): the mean of pow 2 as a sum
+// times 1/n, then x * (1 / sqrt(...)).
+// CHECK-LABEL: func.func @rms_norm_reciprocal
+// CHECK-SAME: (%[[X:.*]]: tensor<1x?x8xf32, #tract.dims<[S]>>)
+// CHECK-NEXT: %[[Y:.*]] = tract.rms_norm %[[X]] {axis = 2 : i64, eps = 9.9999997473787516E-6 : f64} : tensor<1x?x8xf32, #tract.dims<[S]>> -> tensor<1x?x8xf32, #tract.dims<[S]>>
+// CHECK-NEXT: return %[[Y]]
+func.func @rms_norm_reciprocal(%x: tensor<1x?x8xf32, #tract.dims<[S]>>) -> tensor<1x?x8xf32, #tract.dims<[S]>> {
+  %two = tract.const dense<2.0> : tensor<1x1x1xf32>
+  %inv = tract.const dense<0.125> : tensor<1x1x1xf32>
+  %eps = tract.const dense<1.0e-5> : tensor<1x1x1xf32>
+  %one = tract.const dense<1.0> : tensor<1x1x1xf32>
+  %sq = tract.pow %x, %two : (tensor<1x?x8xf32, #tract.dims<[S]>>, tensor<1x1x1xf32>) -> tensor<1x?x8xf32, #tract.dims<[S]>>
+  %s = tract.reduce sum %sq {axes = array<i64: 2>} : tensor<1x?x8xf32, #tract.dims<[S]>> -> tensor<1x?x1xf32, #tract.dims<[S]>>
+  %m = tract.mul %s, %inv : (tensor<1x?x1xf32, #tract.dims<[S]>>, tensor<1x1x1xf32>) -> tensor<1x?x1xf32, #tract.dims<[S]>>
+  %d = tract.add %m, %eps : (tensor<1x?x1xf32, #tract.dims<[S]>>, tensor<1x1x1xf32>) -> tensor<1x?x1xf32, #tract.dims<[S]>>
+  %r = tract.sqrt %d : tensor<1x?x1xf32, #tract.dims<[S]>>
+  %q = tract.div %one, %r : (tensor<1x1x1xf32>, tensor<1x?x1xf32, #tract.dims<[S]>>) -> tensor<1x?x1xf32, #tract.dims<[S]>>
+  %y = tract.mul %x, %q : (tensor<1x?x8xf32, #tract.dims<[S]>>, tensor<1x?x1xf32, #tract.dims<[S]>>) -> tensor<1x?x8xf32, #tract.dims<[S]>>
+  return %y : tensor<1x?x8xf32, #tract.dims<[S]>>
+}
+
+// -----
+
 // Normalizing another tensor, or dividing the sum by the wrong length, is
 // not an rms_norm.
 // CHECK-LABEL: func.func @not_rms_norm

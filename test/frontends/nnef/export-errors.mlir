@@ -1,8 +1,8 @@
 // RUN: not tract-translate --export-nnef %s 2>&1 | FileCheck %s
 
 // An op the exporter cannot write is one error naming the op and its node.
-// CHECK: error: {{.*}}cannot export 'tract.apply_rope' (node 'rope') to NNEF: no NNEF operation or tract extension for it
-func.func @main(%x: tensor<2x4xf32>, %cos: tensor<2x4xf32>, %sin: tensor<2x4xf32>) -> tensor<2x4xf32> {
-  %0 = tract.apply_rope %x, %cos, %sin : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> loc("rope")
-  return %0 : tensor<2x4xf32>
+// CHECK: error: {{.*}}cannot export 'tract.dyn_kv_cache' (node 'cache') to NNEF: no NNEF operation or tract extension for it
+func.func @main(%x: tensor<1x2x?x4xf32, #tract.dims<[S]>>) -> tensor<1x2x?x4xf32, #tract.dims<[P+S]>> {
+  %0 = tract.dyn_kv_cache %x {name = "k", axis = 2 : i64, past = #tract.dim<P>} : tensor<1x2x?x4xf32, #tract.dims<[S]>> -> tensor<1x2x?x4xf32, #tract.dims<[P+S]>> loc("cache")
+  return %0 : tensor<1x2x?x4xf32, #tract.dims<[P+S]>>
 }

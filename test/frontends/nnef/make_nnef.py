@@ -327,6 +327,28 @@ def sdpa(out):
              .astype(np.float32))
 
 
+def sdpa_fused(out):
+    """Attentions of the fused kernel: an additive mask with grouped
+    queries, and causal attention over a longer past, with row and key
+    counts that leave partial blocks."""
+    fixture("sdpa_fused", out)
+    rng = np.random.default_rng(10)
+    t = {n: rng.standard_normal(shape).astype(np.float32) for n, shape in (
+        ("q", (1, 4, 7, 8)), ("k", (1, 2, 21, 8)), ("v", (1, 2, 21, 6)),
+        ("qc", (2, 3, 6, 16)), ("kc", (2, 3, 37, 16)), ("vc", (2, 3, 37, 16)))}
+    # Additive: 0 or a large negative value, with every row keeping some.
+    t["m"] = np.where(rng.random((1, 1, 7, 21)) < 0.3, -1e9,
+                      rng.standard_normal((1, 1, 7, 21))).astype(np.float32)
+    k, v = np.repeat(t["k"], 2, axis=1), np.repeat(t["v"], 2, axis=1)
+    s = (t["q"] @ np.swapaxes(k, -1, -2)) * 0.3 + t["m"]
+    e = np.exp(s - s.max(-1, keepdims=True))
+    masked = (e / e.sum(-1, keepdims=True)) @ v
+    causal = attention(t["qc"], t["kc"], t["vc"], 16 ** -0.5, causal=True)
+    np.savez(os.path.join(out, "io.npz"), **t,
+             masked=masked.astype(np.float32),
+             causal=causal.astype(np.float32))
+
+
 def tract_gru(out):
     fixture("tract_gru", out)
     rng = np.random.default_rng(7)
@@ -439,6 +461,7 @@ if __name__ == "__main__":
      "hostile": hostile, "absolute": absolute,
      "short_dat": short_dat, "stdops": stdops,
      "tract_style": tract_style, "torch_style": torch_style,
-     "tract_files": tract_files, "sdpa": sdpa, "tract_gru": tract_gru,
+     "tract_files": tract_files, "sdpa": sdpa, "sdpa_fused": sdpa_fused,
+     "tract_gru": tract_gru,
      "tract_stft": tract_stft, "gdn": gdn,
      "stream_table": stream_table, "quantized": quantized}[sys.argv[1]](sys.argv[2])
