@@ -66,23 +66,41 @@ public:
   KernelEmitter(OpBuilder &b, Location loc, const Attention &a)
       : b(b), loc(loc), a(a) {}
 
-  /// The result tensor (b, h, s, d_v), written into `init`.
+  /// The result tensor (b, h, s, d_v), written into `init`: an scf.forall
+  /// over batches and query heads (threads share the heads), each writing
+  /// its (s, d_v) slice.
   Value emit(Value init, Value batch, Value heads) {
+    auto forall =
+        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{batch, heads},
+                              ValueRange{init}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value n = forall.getInductionVar(0), h = forall.getInductionVar(1);
     Value zero = index(0), one = index(1);
-    return loop(zero, batch, one, init, [&](Value n, Value out) {
-      return loop(zero, heads, one, out, [&](Value h, Value out) {
-        Value keyHead = arith::DivUIOp::create(b, loc, h, a.groups);
-        Value rows = index(kRows);
-        Value full = arith::MulIOp::create(
-            b, loc, arith::DivUIOp::create(b, loc, a.queries, rows), rows);
-        out = loop(zero, full, rows, out, [&](Value r, Value out) {
-          return block(n, h, keyHead, r, kRows, out);
-        });
-        return loop(full, a.queries, one, out, [&](Value r, Value out) {
-          return block(n, h, keyHead, r, 1, out);
-        });
-      });
+    SmallVector<OpFoldResult> offsets = {n, h, b.getIndexAttr(0),
+                                         b.getIndexAttr(0)};
+    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
+                                       a.queries, b.getIndexAttr(a.valueDepth)};
+    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, forall.getRegionIterArgs().front(), offsets, sizes, strides);
+
+    Value keyHead = arith::DivUIOp::create(b, loc, h, a.groups);
+    Value rows = index(kRows);
+    Value full = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, a.queries, rows), rows);
+    slice = loop(zero, full, rows, slice, [&](Value r, Value out) {
+      return block(n, h, keyHead, r, kRows, out);
     });
+    slice = loop(full, a.queries, one, slice, [&](Value r, Value out) {
+      return block(n, h, keyHead, r, 1, out);
+    });
+
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, slice,
+                                          forall.getRegionIterArgs().front(),
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
   }
 
 private:
@@ -115,7 +133,8 @@ private:
     return forOp.getResult(0);
   }
 
-  /// Rows [r, r + rows) of query head h of batch n, written into `out`.
+  /// Rows [r, r + rows) of query head h of batch n, written into `out`,
+  /// the head's (1, 1, s, d_v) slice.
   Value block(Value n, Value h, Value keyHead, Value r, int64_t rows,
               Value out) {
     Value lowest = f32(std::numeric_limits<float>::lowest());
@@ -159,9 +178,9 @@ private:
           arith::ConstantOp::create(
               b, loc, DenseElementsAttr::get(vectorOf(a.valueDepth), 0.0f)));
       Value at = arith::AddIOp::create(b, loc, r, index(i));
-      out = vector::TransferWriteOp::create(b, loc, row, out,
-                                            ValueRange{n, h, at, index(0)},
-                                            ArrayRef<bool>{true})
+      out = vector::TransferWriteOp::create(
+                b, loc, row, out, ValueRange{index(0), index(0), at, index(0)},
+                ArrayRef<bool>{true})
                 .getResult();
     }
     return out;

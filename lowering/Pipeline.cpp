@@ -44,6 +44,7 @@
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -120,6 +121,12 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   // Deallocation may return clones of buffers it cannot give away.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  // The heads of attention are an scf.forall: parallel loops on threads
+  // (OpenMP below), a serial loop on one.
+  if (target.threads > 1)
+    pm.addPass(createForallToParallelLoopPass());
+  else
+    pm.addPass(createForallToForLoopPass());
 
   TractCpuContractionKernelsOptions kernels;
   kernels.lanes = target.f32Lanes;

@@ -55,11 +55,17 @@ tract::chooseParallelLoop(llvm::ArrayRef<ParallelCandidate> candidates,
   }
   if (thresholdSet ? best == kUnusable : best > 1.0 / cost.minSpeedUp)
     return std::nullopt;
+  // Among the nearly best, a loop of known trip count first: one known
+  // only at run time is taken as long, but is often a batch of 1 (or a
+  // decoding step's single token) at run time, which would leave every
+  // thread but one idle. Then the outermost output axis.
+  auto rank = [&](unsigned index) {
+    return std::make_pair(!candidates[index].iterations.has_value(),
+                          candidates[index].preference);
+  };
   std::optional<unsigned> chosen;
   for (auto [index, time] : llvm::enumerate(times))
-    if (time <= best * 1.05 &&
-        (!chosen ||
-         candidates[index].preference < candidates[*chosen].preference))
+    if (time <= best * 1.05 && (!chosen || rank(index) < rank(*chosen)))
       chosen = static_cast<unsigned>(index);
   return chosen;
 }
