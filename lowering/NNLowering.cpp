@@ -168,8 +168,9 @@ bool isPlainMatmul(ArrayRef<std::string> specs, StringRef output, bool batch) {
 /// `q . k^T`), each vector would be gathered lane by lane: a computed
 /// operand is transposed first, its output axis last, in one pass that the
 /// product's reuse of it repays. Constants are left to
-/// tract-cpu-pack-weights, which lays them out at compile time, and block
-/// arguments (a scan body's weights) alone.
+/// tract-cpu-pack-weights, which lays them out at compile time; block
+/// arguments and values from outside a loop body (a scan's weights), which
+/// would be transposed at each iteration, are left alone.
 void transposeStridedOperand(const Builder &builder, EinsumOp op,
                              SmallVectorImpl<std::string> &specs,
                              StringRef output, SmallVectorImpl<Value> &inputs,
@@ -189,7 +190,8 @@ void transposeStridedOperand(const Builder &builder, EinsumOp op,
     while (auto cast = source.getDefiningOp<UnrealizedConversionCastOp>())
       source = cast.getInputs().front();
     Operation *producer = source.getDefiningOp();
-    if (!producer || isa<ConstOp, arith::ConstantOp>(producer))
+    if (!producer || isa<ConstOp, arith::ConstantOp>(producer) ||
+        producer->getParentRegion() != op->getParentRegion())
       continue;
     SmallVector<int64_t> permutation;
     std::string permuted;

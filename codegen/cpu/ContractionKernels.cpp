@@ -504,14 +504,22 @@ private:
   /// Column tiles outside, row tiles inside: the vector operand's panel
   /// of one column tile (k × cols) is reused by every row tile while it is
   /// in L1, and the scalar operand (weights, usually smaller) is what
-  /// streams. The rows that do not fill a row tile of the full column
-  /// tiles (all of them in a matrix-vector product, the last ones of a
-  /// dynamic count) come after, in wider column tiles (emitShortRows).
+  /// streams. When the rows are fewer than a row tile (a matrix-vector
+  /// product) or known only at run time (a decoding step's one token), those
+  /// that fill no row tile of the full column tiles come after, in wider
+  /// column tiles (emitShortRows).
   void emitColumns(OpBuilder &b, Location loc) {
     SmallVector<tract::Piece> pieces = tract::cutIntoTiles(
         b, loc, size(plan.vectorDim), tile.cols, tile.lanes);
-    bool shortRowsApart = plan.rowDim && rowsFor(tile, tile.cols) > 1 &&
-                          !pieces.empty() && pieces.front().tile == tile.cols;
+    // Only when no row tile reads the panels anyway: otherwise the rows
+    // left (the last channels of a convolution) would read the whole
+    // vector operand a second time.
+    int64_t rows = plan.rowDim ? rowsFor(tile, tile.cols) : 1;
+    int64_t rowCount =
+        plan.rowDim ? plan.op.getStaticLoopRanges()[*plan.rowDim] : 0;
+    bool shortRowsApart = rows > 1 && !pieces.empty() &&
+                          pieces.front().tile == tile.cols &&
+                          (ShapedType::isDynamic(rowCount) || rowCount < rows);
     for (auto [index, piece] : llvm::enumerate(pieces)) {
       int64_t cols = piece.tile;
       bool fullRowsOnly = shortRowsApart && index == 0;

@@ -36,6 +36,30 @@ module attributes {tract.symbols = ["S"]} {
 
 // -----
 
+// A body that captures a value computed outside (declutter makes full
+// inputs captures) reads it as it is, although the product would rather
+// have it transposed: the transpose would run at every iteration.
+// CHECK-LABEL: func.func @scan_captured_weight(
+// CHECK:         %[[WN:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<4x4xf32>)
+// CHECK:         scf.for
+// CHECK-NOT:       linalg.transpose
+// CHECK:           linalg.generic {{.*}} ins(%{{.*}}, %[[WN]] : tensor<1x4xf32>, tensor<4x4xf32>)
+// LLVM-LABEL: llvm.func @scan_captured_weight(
+module attributes {tract.symbols = ["S"]} {
+  func.func @scan_captured_weight(%h0: tensor<1x4xf32>, %xs: tensor<?x4xf32, #tract.dims<[S]>>, %w: tensor<4x4xf32>) -> (tensor<1x4xf32>, tensor<?x4xf32, #tract.dims<[S]>>) {
+    %wn = tract.neg %w : tensor<4x4xf32>
+    %h, %ys = tract.scan %h0, %xs attributes {num_states = 1 : i64, scan_axes = array<i64: 0>, scan_chunks = array<i64: 1>, output_axes = array<i64: 0>} {
+    ^bb0(%a: tensor<1x4xf32>, %x: tensor<1x4xf32>):
+      %p = tract.einsum %a, %wn {expr = "bh,gh->bg"} : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+      %n = tract.add %p, %x : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+      tract.yield %n, %n : tensor<1x4xf32>, tensor<1x4xf32>
+    } : (tensor<1x4xf32>, tensor<?x4xf32, #tract.dims<[S]>>) -> (tensor<1x4xf32>, tensor<?x4xf32, #tract.dims<[S]>>)
+    return %h, %ys : tensor<1x4xf32>, tensor<?x4xf32, #tract.dims<[S]>>
+  }
+}
+
+// -----
+
 // A negative chunk reads the input from its end; chunks of 2 step by 2 and
 // the outputs stack on axis 1.
 // CHECK-LABEL: func.func @scan_reverse_chunks(
