@@ -18,16 +18,8 @@ using namespace mlir::tract;
 
 namespace {
 
-/// The value of a float splat constant, if `value` is one.
-std::optional<double> splatValue(Value value) {
-  DenseElementsAttr dense = getConstantValue(value);
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 bool isSplatNear(Value value, double expected, double tolerance = 1e-6) {
-  std::optional<double> v = splatValue(value);
+  std::optional<double> v = getSplatFloat(value);
   return v && std::abs(*v - expected) <= tolerance * std::abs(expected);
 }
 
@@ -303,7 +295,7 @@ struct RecognizeRmsNorm : OpRewritePattern<MulOp> {
                                int64_t &axis, double &eps) {
     auto add = value.getDefiningOp<AddOp>();
     return add && eitherOrder(add, [&](Value mean, Value epsilon) {
-             std::optional<double> e = splatValue(epsilon);
+             std::optional<double> e = getSplatFloat(epsilon);
              if (!e || !isMeanOfSquares(mean, x, axis) || x != input)
                return false;
              eps = *e;

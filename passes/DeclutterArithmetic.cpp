@@ -24,6 +24,13 @@ DenseElementsAttr mlir::tract::getConstantValue(Value value) {
   return dyn_cast<DenseElementsAttr>(attr);
 }
 
+std::optional<double> mlir::tract::getSplatFloat(Value value) {
+  DenseElementsAttr dense = getConstantValue(value);
+  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
 namespace {
 
 /// x * 0 is 0 for integers only: for floats, NaN * 0 and Inf * 0 are NaN and

@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <optional>
+
 namespace mlir::tract {
 
 /// Absorbing elements (integer x * 0) and float division by a constant
@@ -54,6 +56,9 @@ bool isElementwiseBinary(Operation *op);
 
 /// The dense value of `value` when a tract.const defines it.
 DenseElementsAttr getConstantValue(Value value);
+
+/// The value of a float splat constant, if `value` is one.
+std::optional<double> getSplatFloat(Value value);
 
 } // namespace mlir::tract
 

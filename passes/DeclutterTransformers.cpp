@@ -34,14 +34,6 @@ using namespace mlir::tract;
 
 namespace {
 
-/// The value of a float splat constant, if `value` is one.
-std::optional<double> splatValue(Value value) {
-  DenseElementsAttr dense = getConstantValue(value);
-  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-    return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
-}
-
 /// The x of `value` = concat(-x[h:], x[:h]) on the last axis of x, whose
 /// last dim is 2h; null otherwise.
 Value rotateHalfOf(Value value) {
@@ -196,11 +188,11 @@ bool isCausalMask(Value mask, const TDim &queries, const TDim &keys) {
   auto select = mask.getDefiningOp<SelectOp>();
   if (!select || getShape(mask).size() != 2)
     return false;
-  std::optional<double> masked = splatValue(select.getOnTrue());
+  std::optional<double> masked = getSplatFloat(select.getOnTrue());
   Value zeros = select.getOnFalse();
   if (auto broadcast = zeros.getDefiningOp<BroadcastOp>())
     zeros = broadcast.getInput();
-  if (!masked || *masked > -1e30 || splatValue(zeros) != 0.0)
+  if (!masked || *masked > -1e30 || getSplatFloat(zeros) != 0.0)
     return false;
   // j > i + offset, or i + offset < j.
   Value keyPositions, queryPositions;
@@ -278,7 +270,7 @@ LogicalResult recognizeSdpa(EinsumOp op, PatternRewriter &rewriter) {
   double scale = 1.0;
   if (auto mul = scores.getDefiningOp<MulOp>(); mul && scores.hasOneUse()) {
     for (unsigned i = 0; i < 2; ++i) {
-      std::optional<double> factor = splatValue(mul->getOperand(i));
+      std::optional<double> factor = getSplatFloat(mul->getOperand(i));
       if (factor && mul->getOperand(1 - i).getDefiningOp<EinsumOp>()) {
         scale = *factor;
         scores = mul->getOperand(1 - i);
