@@ -120,6 +120,10 @@ private:
   Value splat(Value scalar, int64_t lanes) {
     return vector::BroadcastOp::create(b, loc, vectorOf(lanes), scalar);
   }
+  Value zeros(int64_t lanes) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vectorOf(lanes), 0.0f));
+  }
 
   /// scf.for [lb, ub) step `step` carrying one tensor.
   Value loop(Value lb, Value ub, Value step, Value init,
@@ -144,8 +148,7 @@ private:
     for (int64_t i = 0; i < rows; ++i)
       init.push_back(f32(0)); // running sums
     for (int64_t i = 0; i < rows; ++i)
-      init.push_back(arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(vectorOf(a.valueDepth), 0.0f)));
+      init.push_back(zeros(a.valueDepth));
 
     // The keys the rows see: all of them, or up to the last row's last.
     Value end = a.keys;
@@ -173,10 +176,7 @@ private:
       Value row = arith::DivFOp::create(b, loc, results[2 * rows + i], sum);
       Value some = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
                                          results[rows + i], f32(0));
-      row = arith::SelectOp::create(
-          b, loc, some, row,
-          arith::ConstantOp::create(
-              b, loc, DenseElementsAttr::get(vectorOf(a.valueDepth), 0.0f)));
+      row = arith::SelectOp::create(b, loc, some, row, zeros(a.valueDepth));
       Value at = arith::AddIOp::create(b, loc, r, index(i));
       out = vector::TransferWriteOp::create(
                 b, loc, row, out, ValueRange{index(0), index(0), at, index(0)},
@@ -192,11 +192,9 @@ private:
                               int64_t rows, Value c, ValueRange maxima,
                               ValueRange sums, ValueRange accumulators) {
     // Scores: sum over d of q[row, d] * k[d, c .. c + kKeys).
-    SmallVector<Value> zeros(
-        rows, arith::ConstantOp::create(
-                  b, loc, DenseElementsAttr::get(vectorOf(kKeys), 0.0f)));
+    SmallVector<Value> init(rows, zeros(kKeys));
     auto depthLoop =
-        scf::ForOp::create(b, loc, index(0), index(a.depth), index(1), zeros);
+        scf::ForOp::create(b, loc, index(0), index(a.depth), index(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(depthLoop.getBody());

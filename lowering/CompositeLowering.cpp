@@ -1,5 +1,4 @@
-//===- CompositeLowering.cpp - composite tract ops as simpler ones
-//---------===//
+//===- CompositeLowering.cpp - composite tract ops as simpler ones --------===//
 //
 // Ops that stand for a pattern of simpler ones (so that the model says what
 // tract says, and round-trips through NNEF) are rewritten into those ops
@@ -7,13 +6,12 @@
 //
 // Scaled dot-product attention that AttentionLowering does not fuse is
 // rewritten, before the conversion to linalg, into the tract ops whose
-// lowerings exist: an einsum of q and k, a scale, the
-// mask (added when it is a float tensor, selected when it is boolean; a causal
-// one is a constant of -inf above the diagonal), a softmax over the keys and
-// an einsum with v. Grouped-query attention (more query heads than key/value
-// heads) splits the query heads into groups of each key/value head, so that
-// nothing is repeated in memory. f16 operands are accumulated in f32 and the
-// result cast back.
+// lowerings exist: an einsum of q and k, a scale, the mask (added when it is a
+// float tensor, selected when it is boolean; a causal one is a constant of -inf
+// above the diagonal), a softmax over the keys and an einsum with v.
+// Grouped-query attention (more query heads than key/value heads) splits the
+// query heads into groups of each key/value head, so that nothing is repeated
+// in memory. f16 operands are accumulated in f32 and the result cast back.
 //
 // A transposed convolution whose kernel equals its stride is an einsum
 // whose output a reshape interleaves (the general one stays a convolution

@@ -23,13 +23,6 @@ bool isSplatNear(Value value, double expected, double tolerance = 1e-6) {
   return v && std::abs(*v - expected) <= tolerance * std::abs(expected);
 }
 
-/// Calls `fn(a, b)` with the operands of a binary `op` in both orders, until
-/// it returns true.
-bool eitherOrder(Operation *op, function_ref<bool(Value, Value)> fn) {
-  return fn(op->getOperand(0), op->getOperand(1)) ||
-         fn(op->getOperand(1), op->getOperand(0));
-}
-
 /// x * sigmoid(x) -> silu(x).
 LogicalResult recognizeSilu(MulOp op, PatternRewriter &rewriter) {
   Value x;

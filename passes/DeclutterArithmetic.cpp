@@ -24,6 +24,12 @@ DenseElementsAttr mlir::tract::getConstantValue(Value value) {
   return dyn_cast<DenseElementsAttr>(attr);
 }
 
+bool mlir::tract::eitherOrder(Operation *op,
+                              function_ref<bool(Value, Value)> fn) {
+  return fn(op->getOperand(0), op->getOperand(1)) ||
+         fn(op->getOperand(1), op->getOperand(0));
+}
+
 std::optional<double> mlir::tract::getSplatFloat(Value value) {
   DenseElementsAttr dense = getConstantValue(value);
   if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))

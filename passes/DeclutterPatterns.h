@@ -60,6 +60,10 @@ DenseElementsAttr getConstantValue(Value value);
 /// The value of a float splat constant, if `value` is one.
 std::optional<double> getSplatFloat(Value value);
 
+/// Calls `fn(a, b)` with the operands of a binary `op` in both orders, until
+/// it returns true.
+bool eitherOrder(Operation *op, function_ref<bool(Value, Value)> fn);
+
 } // namespace mlir::tract
 
 #endif // PASSES_DECLUTTERPATTERNS_H

@@ -68,25 +68,17 @@ LogicalResult recognizeApplyRope(AddOp op, PatternRewriter &rewriter) {
   auto rhs = op.getRhs().getDefiningOp<MulOp>();
   if (!lhs || !rhs)
     return rewriter.notifyMatchFailure(op, "not a sum of two products");
-  // Finds, in `product`, the operand `wanted` or, with a null `wanted`,
-  // one that is a rotated half; returns the other operand.
-  auto factorWith = [](MulOp product, function_ref<bool(Value)> wanted,
-                       Value &other) {
-    for (unsigned i = 0; i < 2; ++i)
-      if (wanted(product->getOperand(i))) {
-        other = product->getOperand(1 - i);
-        return true;
-      }
-    return false;
-  };
   for (auto [cosProduct, sinProduct] : {std::pair(lhs, rhs), {rhs, lhs}}) {
     Value x, sin, cos;
-    if (!factorWith(
-            sinProduct,
-            [&](Value v) { return static_cast<bool>(x = rotateHalfOf(v)); },
-            sin) ||
-        !factorWith(
-            cosProduct, [&](Value v) { return v == x; }, cos))
+    bool rotated = eitherOrder(sinProduct, [&](Value a, Value b) {
+      x = rotateHalfOf(a);
+      sin = b;
+      return static_cast<bool>(x);
+    });
+    if (!rotated || !eitherOrder(cosProduct, [&](Value a, Value b) {
+          cos = b;
+          return a == x;
+        }))
       continue;
     size_t rank = getShape(x).size();
     if (x.getType() != op.getType() || getShape(cos).size() != rank ||
@@ -167,8 +159,8 @@ std::optional<TDim> scalarDim(Value value) {
   return std::nullopt;
 }
 
-/// `value` = range(0, n) with `axes` unit axes added before (or after) it,
-/// of length `length`: the positions 0..length-1 along one axis.
+/// `value` = range(0, n) of length `length`, with unit axes added: the
+/// positions 0..length-1 along one axis.
 bool isPositions(Value value, const TDim &length) {
   while (auto addAxis = value.getDefiningOp<AddAxisOp>())
     value = addAxis.getInput();
@@ -214,11 +206,10 @@ bool isCausalMask(Value mask, const TDim &queries, const TDim &keys) {
   auto shifted = queryPositions.getDefiningOp<AddOp>();
   if (!shifted)
     return false;
-  for (unsigned i = 0; i < 2; ++i)
-    if (isPositions(shifted->getOperand(i), queries) &&
-        scalarDim(shifted->getOperand(1 - i)) == keys - queries)
-      return true;
-  return false;
+  return eitherOrder(shifted, [&](Value positions, Value offset) {
+    return isPositions(positions, queries) &&
+           scalarDim(offset) == keys - queries;
+  });
 }
 
 /// einsum(softmax(einsum(q, k) [* scale] [+ mask]), v) -> sdpa, then the
@@ -258,26 +249,24 @@ LogicalResult recognizeSdpa(EinsumOp op, PatternRewriter &rewriter) {
   // The scores: [mask +] [scale *] q . k^T.
   Value scores = softmax.getInput();
   Value mask;
-  if (auto add = scores.getDefiningOp<AddOp>(); add && scores.hasOneUse()) {
-    for (unsigned i = 0; i < 2 && !mask; ++i) {
-      Operation *producer = add->getOperand(i).getDefiningOp();
-      if (isa_and_present<MulOp, EinsumOp>(producer)) {
-        mask = add->getOperand(1 - i);
-        scores = add->getOperand(i);
-      }
-    }
-  }
+  if (auto add = scores.getDefiningOp<AddOp>(); add && scores.hasOneUse())
+    eitherOrder(add, [&](Value product, Value addend) {
+      if (!isa_and_present<MulOp, EinsumOp>(product.getDefiningOp()))
+        return false;
+      mask = addend;
+      scores = product;
+      return true;
+    });
   double scale = 1.0;
-  if (auto mul = scores.getDefiningOp<MulOp>(); mul && scores.hasOneUse()) {
-    for (unsigned i = 0; i < 2; ++i) {
-      std::optional<double> factor = getSplatFloat(mul->getOperand(i));
-      if (factor && mul->getOperand(1 - i).getDefiningOp<EinsumOp>()) {
-        scale = *factor;
-        scores = mul->getOperand(1 - i);
-        break;
-      }
-    }
-  }
+  if (auto mul = scores.getDefiningOp<MulOp>(); mul && scores.hasOneUse())
+    eitherOrder(mul, [&](Value product, Value factor) {
+      std::optional<double> splat = getSplatFloat(factor);
+      if (!splat || !product.getDefiningOp<EinsumOp>())
+        return false;
+      scale = *splat;
+      scores = product;
+      return true;
+    });
   auto inner = scores.getDefiningOp<EinsumOp>();
   if (!inner || inner.getInputs().size() != 2 || !scores.hasOneUse())
     return fail("the softmax does not read q . k^T");
@@ -304,10 +293,9 @@ LogicalResult recognizeSdpa(EinsumOp op, PatternRewriter &rewriter) {
   for (Value operand : {q, k, value})
     if (!isa<FloatType>(getElementTypeOrSelf(operand)))
       return fail("attention over non-float operands");
-  if (getShape(k) != getShape(value) &&
-      (k == inner.getInputs()[1]) != (value == v)) {
+  if ((k == inner.getInputs()[1]) != (value == v)) {
     // One of keys and values repeated and not the other: keep both as the
-    // product reads them.
+    // products read them.
     k = inner.getInputs()[1];
     value = v;
   }

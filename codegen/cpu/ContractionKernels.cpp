@@ -531,16 +531,16 @@ private:
                     cols == tile.cols);
     }
     if (shortRowsApart)
-      emitShortRows(b, loc, pieces.front());
+      emitShortRows(b, loc, pieces.front(), rows);
   }
 
-  /// The rows left out of the row tiles over the columns of `columns` (the
-  /// full column tiles), a few rows at a time: the register budget of a
-  /// tile goes to columns, so that a single row still has enough
-  /// independent accumulators to hide the FMA latency and reads long runs
-  /// of the vector operand.
-  void emitShortRows(OpBuilder &b, Location loc, const tract::Piece &columns) {
-    int64_t rows = rowsFor(tile, tile.cols);
+  /// The rows left out of the row tiles (of `rows` rows) over the columns of
+  /// `columns` (the full column tiles), a few rows at a time: the register
+  /// budget of a tile goes to columns, so that a single row still has
+  /// enough independent accumulators to hide the FMA latency and reads long
+  /// runs of the vector operand.
+  void emitShortRows(OpBuilder &b, Location loc, const tract::Piece &columns,
+                     int64_t rows) {
     int64_t registers = tile.rows * (tile.cols / tile.lanes);
     SmallVector<tract::Piece> rowPieces =
         tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows);

@@ -796,11 +796,6 @@ const struct {
     {Approximation::UltraApproximate, "ultra"},
 };
 
-bool isFloat(tract_dtype dtype) {
-  return dtype == TRACT_DT_F16 || dtype == TRACT_DT_BF16 ||
-         dtype == TRACT_DT_F32 || dtype == TRACT_DT_F64;
-}
-
 float halfToFloat(uint16_t bits) {
   uint32_t sign = uint32_t(bits & 0x8000) << 16;
   uint32_t exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
@@ -861,6 +856,11 @@ std::string formatDouble(double value) {
 }
 
 } // namespace
+
+bool mlir::tract::cli::isFloat(tract_dtype dtype) {
+  return dtype == TRACT_DT_F16 || dtype == TRACT_DT_BF16 ||
+         dtype == TRACT_DT_F32 || dtype == TRACT_DT_F64;
+}
 
 std::string mlir::tract::cli::elementText(const HostTensor &tensor,
                                           int64_t i) {

@@ -215,6 +215,9 @@ Tolerance getTolerance(Approximation approximation, tract_dtype dtype);
 /// their shortest form, booleans as true or false.
 std::string elementText(const HostTensor &tensor, int64_t i);
 
+/// Whether `dtype` is a float type (f16, bf16, f32, f64).
+bool isFloat(tract_dtype dtype);
+
 /// `tensor` converted to the float type `dtype` (f16, bf16, f32, f64):
 /// run --allow-float-casts.
 llvm::Expected<HostTensor> castFloats(const HostTensor &tensor,

@@ -673,15 +673,17 @@ llvm::Error runOnce(const CompiledModel &model, const ModelInputs &inputs) {
   return llvm::Error::success();
 }
 
-/// bench's warm-up: --warmup-loops runs, and more until --warmup-time.
-llvm::Error warmUp(const CompiledModel &model, const ModelInputs &inputs,
+/// bench's warm-up: --warmup-loops runs, and more until --warmup-time; a
+/// run is one on each of `runs` (llm-bench's generation steps), in order.
+llvm::Error warmUp(const CompiledModel &model, llvm::ArrayRef<ModelInputs> runs,
                    const cli::Invocation &invocation) {
   Clock::time_point start = Clock::now();
   for (int64_t loop = 0; loop < invocation.warmupLoops ||
                          millisecondsSince(start) < invocation.warmupTimeMs;
        ++loop)
-    if (llvm::Error error = runOnce(model, inputs))
-      return error;
+    for (const ModelInputs &inputs : runs)
+      if (llvm::Error error = runOnce(model, inputs))
+        return error;
   return llvm::Error::success();
 }
 
@@ -700,6 +702,19 @@ llvm::Error timeRuns(const CompiledModel &model, const ModelInputs &inputs,
   }
   elapsedMs += millisecondsSince(start);
   return llvm::Error::success();
+}
+
+/// bench's measure of `inputs`: the warm-up, then runs until --max-loops
+/// or --max-time; their count and total time.
+llvm::Error benchRuns(const CompiledModel &model, const ModelInputs &inputs,
+                      const cli::Invocation &invocation, int64_t &loops,
+                      double &elapsedMs) {
+  loops = 0;
+  elapsedMs = 0;
+  if (llvm::Error error = warmUp(model, inputs, invocation))
+    return error;
+  return timeRuns(model, inputs, invocation.maxLoops, invocation.maxTimeMs,
+                  loops, elapsedMs);
 }
 
 llvm::Expected<std::optional<cli::Bundle>>
@@ -728,12 +743,10 @@ int bench(ModuleOp module, const cli::Invocation &invocation,
           prepareInputs(**model, *inputBundle, /*allowRandom=*/true, inputs,
                         /*allowFloatCasts=*/false, runSymbols(invocation)))
     return fail(std::move(error));
-  if (llvm::Error error = warmUp(**model, inputs, invocation))
-    return fail(std::move(error));
-  int64_t loops = 0;
-  double elapsed = 0;
-  if (llvm::Error error = timeRuns(**model, inputs, invocation.maxLoops,
-                                   invocation.maxTimeMs, loops, elapsed))
+  int64_t loops;
+  double elapsed;
+  if (llvm::Error error =
+          benchRuns(**model, inputs, invocation, loops, elapsed))
     return fail(std::move(error));
   llvm::outs() << "Bench ran " << loops << " times, "
                << llvm::format("%.3f", loops ? elapsed / loops : 0.0)
@@ -753,9 +766,7 @@ struct LlmSymbols {
 llvm::Expected<LlmSymbols> findLlmSymbols(const CompiledModel &model) {
   const TensorSignature *tokens = nullptr, *cache = nullptr;
   for (const TensorSignature &signature : model.getInputs()) {
-    bool isFloat =
-        signature.dtype == TRACT_DT_F16 || signature.dtype == TRACT_DT_BF16 ||
-        signature.dtype == TRACT_DT_F32 || signature.dtype == TRACT_DT_F64;
+    bool isFloat = cli::isFloat(signature.dtype);
     bool isInteger = !isFloat && signature.dtype != TRACT_DT_BOOL;
     if (!tokens && isInteger)
       tokens = &signature;
@@ -829,12 +840,10 @@ int llmBench(ModuleOp module, const cli::Invocation &invocation,
   ModelInputs prompt;
   if (llvm::Error error = inputsAt(kPrompt, 0, prompt))
     return fail(std::move(error));
-  if (llvm::Error error = warmUp(**model, prompt, invocation))
-    return fail(std::move(error));
-  int64_t loops = 0;
-  double elapsed = 0;
-  if (llvm::Error error = timeRuns(**model, prompt, invocation.maxLoops,
-                                   invocation.maxTimeMs, loops, elapsed))
+  int64_t loops;
+  double elapsed;
+  if (llvm::Error error =
+          benchRuns(**model, prompt, invocation, loops, elapsed))
     return fail(std::move(error));
   llvm::outs() << "PP" << kPrompt << ": "
                << llvm::format("%.1f", kPrompt * loops / (elapsed / 1e3))
@@ -847,14 +856,8 @@ int llmBench(ModuleOp module, const cli::Invocation &invocation,
   for (int64_t past = 0; past < kGenerated; ++past)
     if (llvm::Error error = inputsAt(1, past, steps[past]))
       return fail(std::move(error));
-  Clock::time_point warmUpStart = Clock::now();
-  for (int64_t loop = 0;
-       loop < invocation.warmupLoops ||
-       millisecondsSince(warmUpStart) < invocation.warmupTimeMs;
-       ++loop)
-    for (const ModelInputs &step : steps)
-      if (llvm::Error error = runOnce(**model, step))
-        return fail(std::move(error));
+  if (llvm::Error error = warmUp(**model, steps, invocation))
+    return fail(std::move(error));
   double generation = 0;
   for (const ModelInputs &step : steps) {
     Clock::time_point start = Clock::now();

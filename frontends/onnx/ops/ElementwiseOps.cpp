@@ -35,6 +35,25 @@ template <typename OpTy> OpHandler binary() {
   };
 }
 
+/// The length shape values of `lengths` broadcast to (a length of 1
+/// repeats), or nullopt when they do not broadcast.
+std::optional<size_t> broadcastLength(std::initializer_list<size_t> lengths) {
+  size_t result = 1;
+  for (size_t length : lengths) {
+    if (length == 1)
+      continue;
+    if (result != 1 && result != length)
+      return std::nullopt;
+    result = length;
+  }
+  return result;
+}
+
+/// Element `i` of shape values broadcast from `values`.
+template <typename T> const T &broadcastAt(ArrayRef<T> values, size_t i) {
+  return values[values.size() == 1 ? 0 : i];
+}
+
 /// Add, Sub, Mul, Div: on shape values (integer vectors computed from
 /// dims), the symbolic value of the result follows from the operands'.
 template <typename OpTy>
@@ -50,14 +69,14 @@ OpHandler shapeArithmetic(std::optional<TDim> (*combine)(const TDim &,
       return success();
     std::optional<SmallVector<TDim>> a = ctx.getDims(lhs);
     std::optional<SmallVector<TDim>> b = ctx.getDims(rhs);
-    if (!a || !b ||
-        (a->size() != b->size() && a->size() != 1 && b->size() != 1))
+    std::optional<size_t> count =
+        a && b ? broadcastLength({a->size(), b->size()}) : std::nullopt;
+    if (!count)
       return success();
-    size_t count = a->size() == 1 ? b->size() : a->size();
     SmallVector<TDim> dims;
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < *count; ++i) {
       std::optional<TDim> dim =
-          combine((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+          combine(broadcastAt<TDim>(*a, i), broadcastAt<TDim>(*b, i));
       if (!dim)
         return success();
       dims.push_back(*dim);
@@ -86,19 +105,21 @@ LogicalResult equalHandler(NodeContext &ctx, Outputs &outputs) {
       return false;
     return std::nullopt;
   };
-  if (a && b && NodeContext::rank(lhs) == 1 && NodeContext::rank(rhs) == 1 &&
-      (a->size() == b->size() || a->size() == 1 || b->size() == 1)) {
-    size_t count = a->size() == 1 ? b->size() : a->size();
+  std::optional<size_t> count =
+      a && b && NodeContext::rank(lhs) == 1 && NodeContext::rank(rhs) == 1
+          ? broadcastLength({a->size(), b->size()})
+          : std::nullopt;
+  if (count) {
     SmallVector<bool> values;
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < *count; ++i) {
       std::optional<bool> equal =
-          decide((*a)[a->size() == 1 ? 0 : i], (*b)[b->size() == 1 ? 0 : i]);
+          decide(broadcastAt<TDim>(*a, i), broadcastAt<TDim>(*b, i));
       if (!equal)
         break;
       values.push_back(*equal);
     }
-    if (values.size() == count) {
-      auto type = RankedTensorType::get({static_cast<int64_t>(count)},
+    if (values.size() == *count) {
+      auto type = RankedTensorType::get({static_cast<int64_t>(*count)},
                                         IntegerType::get(ctx.getContext(), 1));
       outputs.push_back(ctx.constant(DenseElementsAttr::get(type, values)));
       return success();
@@ -123,16 +144,15 @@ LogicalResult whereHandler(NodeContext &ctx, Outputs &outputs) {
   std::optional<SmallVector<TDim>> y = ctx.getDims(b);
   if (!result || rank != 1 || !flags || !x || !y)
     return success();
-  size_t count = std::max({flags->size(), x->size(), y->size()});
-  auto at = [](const auto &values, size_t i) {
-    return values[values.size() == 1 ? 0 : i];
-  };
-  for (size_t size : {flags->size(), x->size(), y->size()})
-    if (size != count && size != 1)
-      return success();
+  std::optional<size_t> count =
+      broadcastLength({flags->size(), x->size(), y->size()});
+  if (!count)
+    return success();
   SmallVector<TDim> dims;
-  for (size_t i = 0; i < count; ++i)
-    dims.push_back(at(*flags, i) != 0 ? at(*x, i) : at(*y, i));
+  for (size_t i = 0; i < *count; ++i)
+    dims.push_back(broadcastAt<int64_t>(*flags, i) != 0
+                       ? broadcastAt<TDim>(*x, i)
+                       : broadcastAt<TDim>(*y, i));
   ctx.setDims(result, dims);
   return success();
 }
