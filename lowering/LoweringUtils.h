@@ -241,6 +241,11 @@ bool isFusedAttention(SdpaOp op);
 void populateAttentionLoweringPatterns(const TypeConverter &converter,
                                        RewritePatternSet &patterns);
 
+/// tract.block_quant_matmul: one loop nest decoding the Q4_0 codes in its
+/// inner loop (BlockQuantLowering).
+void populateBlockQuantLoweringPatterns(const TypeConverter &converter,
+                                        RewritePatternSet &patterns);
+
 /// Rewrites the composite ops of `module` (tract.sdpa, tract.gru_epilogue)
 /// into the tract ops that compute them (einsums, softmax, element-wise
 /// ops), before the conversion to linalg; an error on the op when its

@@ -223,6 +223,7 @@ struct TractLowerToLinalgPass
     populateArrayLoweringPatterns(converter, patterns);
     populateNNLoweringPatterns(converter, patterns);
     populateAttentionLoweringPatterns(converter, patterns);
+    populateBlockQuantLoweringPatterns(converter, patterns);
     populateControlLoweringPatterns(converter, patterns);
     populateReturnOpTypeConversionPattern(patterns, converter);
 

@@ -200,4 +200,22 @@ def TractExportScanState : Pass<"tract-export-scan-state", "ModuleOp"> {
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
 
+def TractBlockQuant : Pass<"tract-block-quant", "ModuleOp"> {
+  let summary = "Quantize the constant weights of products to Q4_0";
+  let description = [{
+    tract's `block-quant` transform. An einsum of rows by a constant f32
+    matrix (`...k,kn->...n` or `...k,nk->...n`) becomes
+    `tract.block_quant_matmul` with the matrix as Q4_0 blocks along k. As
+    in tract, weights under 2^14 values and those whose name (or the
+    product's) says they are an embedding, a normalization, a pooler, a
+    classifier or the output head (`embed`, `norm`, `pooler`,
+    `classifier`, `lm_head`, `logits`, any case of the first letter) stay
+    f32. So do products whose k is not a multiple of 32 (the block) or
+    whose n is not a multiple of 16 (the kernels' lanes), and weights that
+    are not all finite. Weights read from Q4_0 files (dequantized at load)
+    get their blocks back exactly.
+  }];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
 #endif // TRACT_PASSES_TD

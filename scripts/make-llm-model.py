@@ -23,6 +23,7 @@ the past and the new tokens.
 Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
                                   [--steps N] [--layers N] [--hidden N]
                                   [--heads N] [--kv-heads N] [--ffn N]
+                                  [--q4-0]
 
 The default size (4 layers of width 384, 6 query and 2 key/value heads of
 64, an MLP of 1024: 6.5 million parameters) is the benchmark's; the tests
@@ -33,6 +34,12 @@ PREFIX.N.npz for N greedy decode steps (S = 1): each holds the inputs and
 torch's outputs under the model's names, as `tract run --input-from-bundle`
 and `--assert-output-bundle` read them; the token of each step is the
 argmax of the previous step's last logits.
+
+--q4-0 computes the bundles with the weights that tract's `block-quant`
+transform quantizes replaced by their Q4_0 values (blocks of 32 along the
+input axis, each value (q - 8) * d with an f16 scale d and a code q of 4
+bits), so that `tract -t block-quant` can be checked against them; the ONNX
+export keeps the f32 weights.
 """
 import argparse
 import math
@@ -163,6 +170,35 @@ class Decoder(torch.nn.Module):
         return (self.lm_head(self.norm(x)), *presents)
 
 
+def q4_0(weight):
+    """`weight` (out, in) with each run of 32 inputs through Q4_0: the value
+    of largest magnitude maps to code 0, its scale d = value / -8 in f16,
+    the others to the code floor(x / d + 8.5) clamped to 0..15."""
+    w = weight.detach().numpy().astype(np.float32)
+    blocks = w.reshape(-1, 32)
+    extreme = blocks[np.arange(len(blocks)), np.abs(blocks).argmax(axis=1)]
+    scale = (extreme / np.float32(-8)).astype(np.float16).astype(np.float32)
+    inverse = np.divide(np.float32(1), scale, out=np.zeros_like(scale),
+                        where=scale != 0)
+    scaled = blocks * inverse[:, None]
+    codes = np.clip(np.floor(scaled + np.float32(8.5)), 0, 15)
+    values = (codes - np.float32(8)) * scale[:, None]
+    return torch.from_numpy(values.astype(np.float32).reshape(w.shape))
+
+
+def quantize_as_tract(model):
+    """The weights tract's block-quant quantizes, as Q4_0 values: those of
+    the products with at least 2^14 weights, an input axis in blocks of 32
+    and outputs in groups of 16, but the output head."""
+    for name, module in model.named_modules():
+        if not isinstance(module, torch.nn.Linear) or "lm_head" in name:
+            continue
+        out_features, in_features = module.weight.shape
+        if (in_features * out_features >= 1 << 14 and in_features % 32 == 0
+                and out_features % 16 == 0):
+            module.weight.data = q4_0(module.weight)
+
+
 def names():
     inputs, outputs = ["input_ids"], ["logits"]
     for layer in range(LAYERS):
@@ -189,6 +225,7 @@ def main():
     parser.add_argument("--heads", type=int, default=HEADS)
     parser.add_argument("--kv-heads", type=int, default=KV_HEADS)
     parser.add_argument("--ffn", type=int, default=FFN)
+    parser.add_argument("--q4-0", action="store_true")
     args = parser.parse_args()
     LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = (args.layers, args.hidden,
                                             args.heads, args.kv_heads,
@@ -212,6 +249,8 @@ def main():
                           dynamic_axes=dynamic, opset_version=17)
     if not args.bundles:
         return
+    if args.q4_0:
+        quantize_as_tract(model)
     ids = torch.tensor([list(args.prompt.encode())], dtype=torch.int64)
     past = empty_past(1)
     with torch.no_grad():

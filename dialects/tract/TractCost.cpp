@@ -245,6 +245,12 @@ OpCost RmsNormOp::getCost() {
   return {TDim(3) * elementCount(getInput()), operandAndResultBytes(*this)};
 }
 
+// A multiply-add per input row and weight, and the weights' bytes once.
+OpCost BlockQuantMatmulOp::getCost() {
+  return {TDim(2) * elementCount(getInput()) * getShape(getWeights())[0],
+          operandAndResultBytes(*this)};
+}
+
 // Per state value: three adds and a mul for the gates, two sigmoids and a
 // tanh, and the update's sub, two muls and an add.
 OpCost GruEpilogueOp::getCost() {

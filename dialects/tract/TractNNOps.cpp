@@ -1,5 +1,6 @@
 //===- TractNNOps.cpp - contractions, convolutions, pools, reductions -----===//
 
+#include "dialects/tract/BlockQuant.h"
 #include "dialects/tract/EinsumExpr.h"
 #include "dialects/tract/TractOps.h"
 
@@ -462,6 +463,29 @@ LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
   if (failed(checkAxes(location, {axis}, getShape(adaptor.getInput()).size())))
     return failure();
   results.push_back(adaptor.getInput().getType());
+  return success();
+}
+
+LogicalResult BlockQuantMatmulOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Shape input = getShape(adaptor.getInput());
+  Shape weights = getShape(adaptor.getWeights());
+  if (input.empty())
+    return emitOptionalError(location, "the input needs an axis to sum");
+  if (!getElementTypeOrSelf(adaptor.getWeights()).isInteger(8) ||
+      weights.size() != 3 || weights[2] != TDim(kQ4_0BlockBytes))
+    return emitOptionalError(location,
+                             "the weights must be n x k/32 x 18 bytes (i8) "
+                             "of Q4_0 blocks");
+  if (input.back() != weights[1] * TDim(kQ4_0BlockValues))
+    return emitOptionalError(location, "the input sums ",
+                             input.back().toString(),
+                             " values but the weights hold ",
+                             (weights[1] * TDim(kQ4_0BlockValues)).toString());
+  Shape output = input;
+  output.back() = weights[0];
+  results.push_back(getTensorTypeLike(adaptor.getInput(), output));
   return success();
 }
 

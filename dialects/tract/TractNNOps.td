@@ -139,6 +139,26 @@ def Tract_RmsNormOp : Tract_InferredOp<"rms_norm",
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
+def Tract_BlockQuantMatmulOp : Tract_InferredOp<"block_quant_matmul",
+    [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+  let summary = "rows times a block-quantized (q4_0) matrix, transposed";
+  let description = [{
+    `output[..., n] = sum over k of input[..., k] * w[n, k]`, where `w` is
+    an `n x k` matrix stored in `weights` as tract's Q4_0 blocks: each run
+    of 32 values along k is 18 bytes, an f16 scale `d` then 16 bytes of
+    4-bit codes `q`, two per byte in order (the low nibble first), each
+    value `(q - 8) * d`. `weights` is `n x k/32 x 18` bytes, a constant.
+    It is what tract's `block-quant` transform makes of an einsum with
+    constant weights: the lowering reads the codes in its inner loop
+    instead of a dequantized copy.
+  }];
+  let arguments = (ins Tract_FloatTensor:$input, Tract_IntTensor:$weights);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $weights attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the gates of a GRU step, from its input and recurrent products";
   let description = [{

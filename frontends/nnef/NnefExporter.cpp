@@ -9,6 +9,7 @@
 
 #include "frontends/nnef/NnefExporter.h"
 
+#include "dialects/tract/BlockQuant.h"
 #include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
@@ -490,6 +491,20 @@ LogicalResult GraphWriter::writeConstant(ConstOp op, StringRef name) {
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
     return unsupported(op) << "only dense constants are written";
+  // The weights of block-quantized products: a Q4_0 variable of n x k.
+  if (!op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
+        return isa<BlockQuantMatmulOp>(use.getOwner()) &&
+               use.getOperandNumber() == 1;
+      })) {
+    ArrayRef<int64_t> blocks = dense.getType().getShape();
+    SmallVector<int64_t> shape = {blocks[0], blocks[1] * kQ4_0BlockValues};
+    std::string bytes;
+    writeQ4_0DatTensor(shape, blockBytes(dense), bytes);
+    files.files[name.str() + ".dat"] = std::move(bytes);
+    assign(name, "variable<scalar>(label = " + quoted(name) +
+                     ", shape = " + listText(ArrayRef<int64_t>(shape)) + ")");
+    return success();
+  }
   if (!isQuantized(dense.getElementType()))
     if (auto literal = inlineConstant(dense, options.tractCore)) {
       assign(name, *literal);
@@ -765,6 +780,16 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   if (auto einsum = dyn_cast<EinsumOp>(op))
     return "tract_core_einsum(" + refs(einsum.getInputs()) +
            ", expr = " + quoted(einsum.getExpr()) + ")";
+  if (auto product = dyn_cast<BlockQuantMatmulOp>(op)) {
+    // Rows ...k by the n x k weights, which read back as f32 (that
+    // -t block-quant quantizes to the same blocks).
+    std::string rows;
+    for (size_t axis = 0; axis + 1 < getShape(product.getInput()).size();
+         ++axis)
+      rows.push_back(char('a' + axis));
+    return "tract_core_einsum(" + refs(product->getOperands()) +
+           ", expr = " + quoted(rows + "k," + "nk->" + rows + "n") + ")";
+  }
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
     return "softmax(" + ref(softmax.getInput()) +
            ", axes = " + listText(softmax.getAxes()) + ")";

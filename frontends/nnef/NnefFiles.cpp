@@ -2,6 +2,8 @@
 
 #include "frontends/nnef/NnefFiles.h"
 
+#include "dialects/tract/BlockQuant.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -182,24 +184,12 @@ namespace {
 /// The vendor code tract writes in the item type of its own tensor
 /// formats: the bytes 'R', 'T' read as a little-endian u16.
 constexpr uint16_t kTractVendor = 0x5452;
-/// tract's code for Q4_0 blocks: 32 values in 18 bytes, an f16 scale then
-/// 16 bytes of 4-bit values in order, two per byte (the low nibble first,
-/// unlike ggml's Q4_0 whose low nibbles are the first 16 values), each
-/// value (q - 8) * scale. Blocks run over the tensor in row-major order.
+/// tract's code for Q4_0 blocks (dialects/tract/BlockQuant.h).
 constexpr uint16_t kTractQ4_0 = 0x2040;
-constexpr uint64_t kQ4_0BlockValues = 32;
-constexpr uint64_t kQ4_0BlockBytes = 18;
 
-float halfToFloat(uint16_t bits) {
-  llvm::APFloat value(llvm::APFloat::IEEEhalf(), llvm::APInt(16, bits));
-  bool losesInfo;
-  value.convert(llvm::APFloat::IEEEsingle(),
-                llvm::APFloat::rmNearestTiesToEven, &losesInfo);
-  return value.convertToFloat();
-}
-
-/// Block-quantized tensors are dequantized to f32 at load: the model runs
-/// on the dequantized weights (the quantized kernels are not written yet).
+/// Block-quantized tensors are dequantized to f32 at load; `-t block-quant`
+/// (tract-block-quant) quantizes the weights of products again, which gives
+/// back the same blocks when they were along the product's sum.
 template <typename Fail>
 bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
                          uint64_t count, uint64_t dataSize,
@@ -208,11 +198,11 @@ bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
   if (itemType != kTractQ4_0)
     return fail("tract item type code 0x" + llvm::utohexstr(itemType) +
                 " is not supported (Q4_0, 0x2040, is)");
-  if (count % kQ4_0BlockValues != 0)
+  if (count % uint64_t(tract::kQ4_0BlockValues) != 0)
     return fail("Q4_0 tensor of " + llvm::Twine(count) +
                 " values is not made of whole 32-value blocks");
-  uint64_t blocks = count / kQ4_0BlockValues;
-  uint64_t expected = blocks * kQ4_0BlockBytes;
+  uint64_t blocks = count / uint64_t(tract::kQ4_0BlockValues);
+  uint64_t expected = blocks * uint64_t(tract::kQ4_0BlockBytes);
   if (dataSize != expected)
     return fail("header declares " + llvm::Twine(dataSize) +
                 " data bytes, but " + llvm::Twine(blocks) +
@@ -222,17 +212,8 @@ bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
                 " data bytes declared, " + llvm::Twine(payload.size()) +
                 " present");
   const auto *data = reinterpret_cast<const uint8_t *>(payload.data());
-  SmallVector<float> values(count);
-  for (uint64_t block = 0; block < blocks; ++block) {
-    const uint8_t *bytes = data + block * kQ4_0BlockBytes;
-    float scale = halfToFloat(llvm::support::endian::read16le(bytes));
-    float *out = values.data() + block * kQ4_0BlockValues;
-    for (unsigned i = 0; i < kQ4_0BlockValues / 2; ++i) {
-      uint8_t pair = bytes[2 + i];
-      out[2 * i] = float(int(pair & 0x0f) - 8) * scale;
-      out[2 * i + 1] = float(int(pair >> 4) - 8) * scale;
-    }
-  }
+  std::vector<float> values =
+      tract::dequantizeQ4_0(ArrayRef<uint8_t>(data, expected));
   auto type = RankedTensorType::get(shape, Float32Type::get(context));
   tensor = DenseElementsAttr::get(type, ArrayRef<float>(values));
   return true;
@@ -392,6 +373,25 @@ bool mlir::tract::nnef::writeDatTensor(DenseElementsAttr tensor,
     bytes.append(raw.data(), raw.size());
   }
   return true;
+}
+
+void mlir::tract::nnef::writeQ4_0DatTensor(ArrayRef<int64_t> shape,
+                                           ArrayRef<char> blocks,
+                                           std::string &bytes) {
+  using namespace llvm::support;
+  bytes.assign(kHeaderSize, '\0');
+  auto *header = reinterpret_cast<uint8_t *>(bytes.data());
+  header[0] = 0x4e;
+  header[1] = 0xef;
+  header[2] = 1;
+  endian::write32le(header + 4, uint32_t(blocks.size()));
+  endian::write32le(header + 8, uint32_t(shape.size()));
+  for (auto [i, dim] : llvm::enumerate(shape))
+    endian::write32le(header + 12 + 4 * i, uint32_t(dim));
+  endian::write32le(header + 44, 0xffffffff);
+  endian::write16le(header + 48, kTractQ4_0);
+  endian::write16le(header + 50, kTractVendor);
+  bytes.append(blocks.data(), blocks.size());
 }
 
 bool mlir::tract::nnef::writeModelFolder(const ModelFiles &files,

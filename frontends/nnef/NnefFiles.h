@@ -69,6 +69,12 @@ bool readDatTensor(llvm::StringRef bytes, llvm::StringRef what,
 bool writeDatTensor(DenseElementsAttr tensor, std::string &bytes,
                     std::string &error);
 
+/// Encodes Q4_0 `blocks` (dialects/tract/BlockQuant.h) holding a tensor of
+/// `shape` as tract writes it: vendor 'TR', item type 0x2040, and all bits
+/// of bits-per-item set (the bits are not per item).
+void writeQ4_0DatTensor(ArrayRef<int64_t> shape, ArrayRef<char> blocks,
+                        std::string &bytes);
+
 } // namespace mlir::tract::nnef
 
 #endif // FRONTENDS_NNEF_NNEFFILES_H

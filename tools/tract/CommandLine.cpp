@@ -43,7 +43,8 @@ const Flag kFlags[] = {
     {Scope::Global, "--transform", "-t", true,
      "transform the loaded model: set_symbols(values:{\"S\":1}) "
      "concretizes symbols as --set does; export_scan_state makes the state "
-     "of a one-iteration stateful scan an input and an output (repeatable)"},
+     "of a one-iteration stateful scan an input and an output; block-quant "
+     "stores the constant weights of products as Q4_0 blocks (repeatable)"},
     {Scope::Global, "--output-node", "", true,
      "make this node (an op's name, an output or an input) an output of "
      "the model; repeatable, in order, replacing the model's outputs"},

@@ -1423,24 +1423,34 @@ llvm::Error setsFromBundle(ModuleOp module, llvm::StringRef path,
   return llvm::Error::success();
 }
 
+/// The transforms of -t that are passes.
+struct ModelTransforms {
+  bool exportScanState = false; ///< tract-export-scan-state after the sets
+  bool blockQuant = false;      ///< tract-block-quant after declutter
+};
+
 /// -t / --transform: tract's model transforms, as far as they are
 /// implemented here: set_symbols(values:{"S":1, ...}) becomes --set S=1;
-/// export_scan_state runs tract-export-scan-state after the sets.
+/// export_scan_state and block-quant are passes (ModelTransforms).
 llvm::Error setsFromTransform(llvm::StringRef transform,
                               std::vector<std::string> &sets,
-                              bool &exportScanState) {
+                              ModelTransforms &passes) {
   llvm::StringRef text = transform.trim();
   auto unsupported = [&](const llvm::Twine &why) {
     return cli::makeError(("transform '" + transform + "': " + why).str());
   };
   if (text == "export_scan_state") {
-    exportScanState = true;
+    passes.exportScanState = true;
+    return llvm::Error::success();
+  }
+  if (text == "block-quant") {
+    passes.blockQuant = true;
     return llvm::Error::success();
   }
   if (!text.consume_front("set_symbols"))
     return unsupported("not supported; the transforms are "
-                       "set_symbols(values:{\"S\":1}) and "
-                       "export_scan_state");
+                       "set_symbols(values:{\"S\":1}), export_scan_state "
+                       "and block-quant");
   text = text.trim();
   if (!text.consume_front("(") || !text.consume_back(")"))
     return unsupported("expected set_symbols(values:{...})");
@@ -1551,10 +1561,10 @@ int main(int argc, char **argv) {
   // checks them.
   if (llvm::Error e = addAssertions(*module, *invocation))
     return fail(std::move(e));
-  bool exportScanState = false;
+  ModelTransforms transforms;
   for (const std::string &transform : invocation->transforms)
     if (llvm::Error e =
-            setsFromTransform(transform, invocation->sets, exportScanState))
+            setsFromTransform(transform, invocation->sets, transforms))
       return fail(std::move(e));
   if (invocation->inputFactsBundle)
     if (llvm::Error e = setsFromBundle(*module, *invocation->inputFactsBundle,
@@ -1576,7 +1586,7 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return 1;
   }
-  if (exportScanState) {
+  if (transforms.exportScanState) {
     PassManager pm(&context);
     pm.addPass(createTractExportScanState());
     if (failed(pm.run(*module)))
@@ -1625,6 +1635,8 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     TimingScope passTiming = timing.nest("declutter");
     buildDeclutterPipeline(pm);
+    if (transforms.blockQuant)
+      pm.addPass(createTractBlockQuant());
     if (pulseOptions)
       pm.addPass(createTractPulsify(*pulseOptions));
     if (lowered && pulseOptions)

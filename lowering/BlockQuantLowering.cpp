@@ -1,0 +1,339 @@
+//===- BlockQuantLowering.cpp - products with Q4_0 weights ----------------===//
+//
+// tract.block_quant_matmul becomes one loop nest that decodes the weights'
+// 4-bit codes in its inner loop: the weights stay 4.5 bits each in memory,
+// which is what a token of a language model's decoding reads.
+//
+// At compile time the blocks are laid out for vectors along n: groups of
+// `kLanes` columns, and in each group, per block of 32 k, the f32 scales of
+// its columns, then per pair of k one byte per column holding both codes
+// (k in the low nibble, k + 1 in the high one; they are one byte of tract's
+// block already). A step of the inner loop reads those bytes as one vector,
+// widens them, splits the nibbles, and multiply-adds the two decoded
+// vectors with each row's two inputs. Tiles of `kRows` rows by `kGroups`
+// groups keep their sums in registers; the groups of the tiles are shared
+// among threads (an scf.forall).
+//
+//===----------------------------------------------------------------------===//
+
+#include "lowering/LoweringUtils.h"
+
+#include "dialects/tract/BlockQuant.h"
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// Columns per group: one vector.
+constexpr int64_t kLanes = 16;
+/// Rows of a tile (the rows left over go one by one).
+constexpr int64_t kRows = 4;
+/// Most groups per tile: kRows x kGroups sums in registers.
+constexpr int64_t kMaxGroups = 4;
+constexpr int64_t kPairs = kQ4_0BlockValues / 2;
+
+/// The weights as the kernel reads them: codes (groups, blocks, pairs,
+/// lanes) as bytes and scales (groups, blocks, lanes) as f32.
+struct KernelWeights {
+  DenseElementsAttr codes, scales;
+};
+
+KernelWeights layOut(MLIRContext *context, ArrayRef<char> raw, int64_t n,
+                     int64_t blocks) {
+  int64_t groups = n / kLanes;
+  std::vector<uint8_t> codes(groups * blocks * kPairs * kLanes);
+  std::vector<float> scales(groups * blocks * kLanes);
+  const auto *data = reinterpret_cast<const uint8_t *>(raw.data());
+  for (int64_t column = 0; column < n; ++column) {
+    int64_t group = column / kLanes, lane = column % kLanes;
+    for (int64_t block = 0; block < blocks; ++block) {
+      const uint8_t *in = data + (column * blocks + block) * kQ4_0BlockBytes;
+      int64_t at = group * blocks + block;
+      scales[at * kLanes + lane] = q4_0Scale(in);
+      for (int64_t pair = 0; pair < kPairs; ++pair)
+        codes[(at * kPairs + pair) * kLanes + lane] = in[2 + pair];
+    }
+  }
+  auto codeType = RankedTensorType::get({groups, blocks, kPairs, kLanes},
+                                        IntegerType::get(context, 8));
+  auto scaleType = RankedTensorType::get({groups, blocks, kLanes},
+                                         Float32Type::get(context));
+  return {
+      DenseElementsAttr::getFromRawBuffer(
+          codeType, ArrayRef<char>(reinterpret_cast<const char *>(codes.data()),
+                                   codes.size())),
+      DenseElementsAttr::get(scaleType, ArrayRef<float>(scales))};
+}
+
+class KernelEmitter {
+public:
+  /// `input` is (rows, k); the result has the input's original leading
+  /// dims, `leading`, then n.
+  KernelEmitter(OpBuilder &b, Location loc, Value input, Value codes,
+                Value scales, int64_t blocks, int64_t groups,
+                ArrayRef<OpFoldResult> leading)
+      : b(b), loc(loc), input(input), codes(codes), scales(scales),
+        blocks(blocks), groups(groups), leading(leading) {}
+
+  /// The product written into `init`: an scf.forall over tiles of groups,
+  /// each walking all rows. (It is written with the input's leading dims
+  /// rather than as rows then reshaped: expanding a dynamic dim into
+  /// several dynamic ones breaks expand-strided-metadata in MLIR 22.)
+  Value emit(Value init, Value rows) {
+    int64_t perTile = kMaxGroups;
+    while (groups % perTile)
+      --perTile;
+    int64_t width = perTile * kLanes;
+    auto forall = scf::ForallOp::create(
+        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(groups / perTile)},
+        ValueRange{init}, std::nullopt);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forall.getBody());
+    Value tile = forall.getInductionVar(0);
+    Value group = arith::MulIOp::create(b, loc, tile, index(perTile));
+    Value column = arith::MulIOp::create(b, loc, tile, index(width));
+    SmallVector<OpFoldResult> offsets(leading.size(), b.getIndexAttr(0));
+    offsets.push_back(column);
+    SmallVector<OpFoldResult> sizes(leading);
+    sizes.push_back(b.getIndexAttr(width));
+    SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
+    Value slice = tensor::ExtractSliceOp::create(
+        b, loc, forall.getRegionIterArgs().front(), offsets, sizes, strides);
+
+    Value step = index(kRows);
+    Value full = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, rows, step), step);
+    slice = loop(index(0), full, step, slice, [&](Value r, Value out) {
+      return tileAt(r, kRows, group, perTile, out);
+    });
+    slice = loop(full, rows, index(1), slice, [&](Value r, Value out) {
+      return tileAt(r, 1, group, perTile, out);
+    });
+
+    b.setInsertionPointToStart(forall.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(b, loc, slice,
+                                          forall.getRegionIterArgs().front(),
+                                          offsets, sizes, strides);
+    return forall.getResult(0);
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  Value input, codes, scales;
+  int64_t blocks, groups;
+  SmallVector<OpFoldResult> leading;
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  VectorType vectorOf(Type element) {
+    return VectorType::get({kLanes}, element);
+  }
+  Value vectorConstant(Type element, Attribute value) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vectorOf(element), value));
+  }
+
+  /// scf.for [lb, ub) step `step` carrying one tensor.
+  Value loop(Value lb, Value ub, Value step, Value init,
+             function_ref<Value(Value, Value)> body) {
+    auto forOp = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{init});
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    Value result =
+        body(forOp.getInductionVar(), forOp.getRegionIterArgs().front());
+    scf::YieldOp::create(b, loc, result);
+    return forOp.getResult(0);
+  }
+
+  /// Rows [r, r + rows) by groups [group, group + count) of the tile's
+  /// slice `out` (its columns start at the first group's).
+  Value tileAt(Value r, int64_t rows, Value group, int64_t count, Value out) {
+    Type f32 = b.getF32Type();
+    SmallVector<Value> init(rows * count,
+                            vectorConstant(f32, b.getF32FloatAttr(0)));
+    auto blockLoop =
+        scf::ForOp::create(b, loc, index(0), index(blocks), index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(blockLoop.getBody());
+      Value block = blockLoop.getInductionVar();
+      SmallVector<Value> scale, at;
+      for (int64_t g = 0; g < count; ++g) {
+        at.push_back(arith::AddIOp::create(b, loc, group, index(g)));
+        scale.push_back(vector::TransferReadOp::create(
+            b, loc, vectorOf(f32), scales, ValueRange{at[g], block, index(0)},
+            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+            ArrayRef<bool>{true}));
+      }
+      auto pairLoop =
+          scf::ForOp::create(b, loc, index(0), index(kPairs), index(1),
+                             blockLoop.getRegionIterArgs());
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(pairLoop.getBody());
+        Value pair = pairLoop.getInductionVar();
+        SmallVector<Value> sums = pairStep(r, rows, at, block, pair, scale,
+                                           pairLoop.getRegionIterArgs());
+        scf::YieldOp::create(b, loc, sums);
+      }
+      scf::YieldOp::create(b, loc, pairLoop.getResults());
+    }
+    ValueRange sums = blockLoop.getResults();
+    for (int64_t i = 0; i < rows; ++i) {
+      SmallVector<Value> at =
+          leadingIndices(arith::AddIOp::create(b, loc, r, index(i)));
+      at.push_back(nullptr);
+      for (int64_t g = 0; g < count; ++g) {
+        at.back() = index(g * kLanes);
+        out = vector::TransferWriteOp::create(b, loc, sums[i * count + g], out,
+                                              at, ArrayRef<bool>{true})
+                  .getResult();
+      }
+    }
+    return out;
+  }
+
+  /// The indices along the leading dims of row `row` (row-major).
+  SmallVector<Value> leadingIndices(Value row) {
+    SmallVector<Value> indices(leading.size());
+    for (int64_t axis = leading.size() - 1; axis >= 0; --axis) {
+      if (axis == 0) {
+        indices[axis] = row;
+        break;
+      }
+      Value dim = getValueOrCreateConstantIndexOp(b, loc, leading[axis]);
+      indices[axis] = arith::RemUIOp::create(b, loc, row, dim);
+      row = arith::DivUIOp::create(b, loc, row, dim);
+    }
+    return indices;
+  }
+
+  /// One pair of k (2 * pair within `block`): the decoded weights of each
+  /// group times each row's two inputs, added to `sums` (row-major, rows
+  /// by groups).
+  SmallVector<Value> pairStep(Value r, int64_t rows, ArrayRef<Value> at,
+                              Value block, Value pair, ArrayRef<Value> scale,
+                              ValueRange sums) {
+    Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
+    Value k = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, block, index(kQ4_0BlockValues)),
+        arith::MulIOp::create(b, loc, pair, index(2)));
+    Value kNext = arith::AddIOp::create(b, loc, k, index(1));
+    SmallVector<Value> low, high;
+    for (int64_t i = 0; i < rows; ++i) {
+      Value row = arith::AddIOp::create(b, loc, r, index(i));
+      auto splat = [&](Value position) -> Value {
+        Value x =
+            tensor::ExtractOp::create(b, loc, input, ValueRange{row, position});
+        return vector::BroadcastOp::create(b, loc, vectorOf(f32), x);
+      };
+      low.push_back(splat(k));
+      high.push_back(splat(kNext));
+    }
+    Value mask = vectorConstant(i32, b.getI32IntegerAttr(0x0f));
+    Value four = vectorConstant(i32, b.getI32IntegerAttr(4));
+    Value eight = vectorConstant(i32, b.getI32IntegerAttr(8));
+    auto decode = [&](Value code, Value groupScale) -> Value {
+      Value centered = arith::SubIOp::create(b, loc, code, eight);
+      Value value = arith::SIToFPOp::create(b, loc, vectorOf(f32), centered);
+      return arith::MulFOp::create(b, loc, value, groupScale);
+    };
+    SmallVector<Value> next(sums.begin(), sums.end());
+    int64_t count = at.size();
+    for (int64_t g = 0; g < count; ++g) {
+      Value bytes = vector::TransferReadOp::create(
+          b, loc, vectorOf(i8), codes, ValueRange{at[g], block, pair, index(0)},
+          arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+          ArrayRef<bool>{true});
+      Value wide = arith::ExtUIOp::create(b, loc, vectorOf(i32), bytes);
+      Value first = decode(arith::AndIOp::create(b, loc, wide, mask), scale[g]);
+      Value second =
+          decode(arith::ShRUIOp::create(b, loc, wide, four), scale[g]);
+      for (int64_t i = 0; i < rows; ++i) {
+        Value &sum = next[i * count + g];
+        sum = vector::FMAOp::create(b, loc, low[i], first, sum);
+        sum = vector::FMAOp::create(b, loc, high[i], second, sum);
+      }
+    }
+    return next;
+  }
+};
+
+struct BlockQuantMatmulLowering
+    : public TractLoweringPattern<BlockQuantMatmulOp> {
+  using TractLoweringPattern::TractLoweringPattern;
+
+  LogicalResult lower(BlockQuantMatmulOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    DenseElementsAttr weights;
+    if (!matchPattern(adaptor.getWeights(), m_Constant(&weights)))
+      return rewriter.notifyMatchFailure(op, "weights are not a constant");
+    auto weightsType = cast<RankedTensorType>(weights.getType());
+    int64_t n = weightsType.getDimSize(0), blocks = weightsType.getDimSize(1);
+    if (n % kLanes)
+      return op.emitOpError("has ")
+             << n << " columns, not a multiple of " << kLanes;
+    MLIRContext *context = op.getContext();
+    KernelWeights laidOut = layOut(context, blockBytes(weights), n, blocks);
+    Value codes = arith::ConstantOp::create(rewriter, loc, laidOut.codes);
+    Value scales = arith::ConstantOp::create(rewriter, loc, laidOut.scales);
+
+    // The rows: every axis of the input but the last, as one.
+    Shape inputShape = getShape(op.getInput());
+    int64_t rank = inputShape.size();
+    TDim rowCount(1);
+    SmallVector<OpFoldResult> leading;
+    for (const TDim &dim : ArrayRef<TDim>(inputShape).drop_back()) {
+      rowCount = rowCount * dim;
+      FailureOr<OpFoldResult> value = size(rewriter, loc, dim);
+      if (failed(value))
+        return failure();
+      leading.push_back(*value);
+    }
+    FailureOr<OpFoldResult> rows = size(rewriter, loc, rowCount);
+    if (failed(rows))
+      return failure();
+    Value input = adaptor.getInput();
+    if (rank == 1) {
+      input = tensor::ExpandShapeOp::create(
+          rewriter, loc,
+          RankedTensorType::get({1, blocks * kQ4_0BlockValues},
+                                rewriter.getF32Type()),
+          input, ArrayRef<ReassociationIndices>{{0, 1}});
+    } else if (rank > 2) {
+      ReassociationIndices first;
+      for (int64_t axis = 0; axis + 1 < rank; ++axis)
+        first.push_back(axis);
+      input = tensor::CollapseShapeOp::create(
+          rewriter, loc, input,
+          ArrayRef<ReassociationIndices>{first, {rank - 1}});
+    }
+    Value init = emptyTensor(rewriter, loc, op.getType());
+    if (!init)
+      return failure();
+    KernelEmitter emitter(rewriter, loc, input, codes, scales, blocks,
+                          n / kLanes, leading);
+    rewriter.replaceOp(op, emitter.emit(init, getValueOrCreateConstantIndexOp(
+                                                  rewriter, loc, *rows)));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::tract::populateBlockQuantLoweringPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<BlockQuantMatmulLowering>(converter, patterns.getContext());
+}
