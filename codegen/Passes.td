@@ -65,10 +65,20 @@ def TractCpuPackWeights : Pass<"tract-cpu-pack-weights", "func::FuncOp"> {
     indexing map follows (a named convolution becomes a `linalg.generic`).
     A constant slice of a constant that such an op reads (the gates of a
     recurrent layer, cut from one weight) is folded into a constant first.
+
+    With `panel` P, a constant matrix `(k, n)` read along n (a product's
+    weights) whose n is a multiple of P greater than P is laid out in
+    panels `(n / P, k, P)`, read through `(n floordiv P, k, n mod P)`: a
+    column tile of the kernels (never wider than a panel, and never
+    crossing one) then reads one contiguous run of memory over all k,
+    instead of a slice of every row. A product of few rows (a decoding
+    step) streams the weights at the memory's speed that way.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
-           "f32 lanes in one vector register">
+           "f32 lanes in one vector register">,
+    Option<"panel", "panel", "int64_t", /*default=*/"0",
+           "columns per panel of a constant matrix (0: no panels)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

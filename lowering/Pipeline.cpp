@@ -106,6 +106,11 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTractCollapseDims());
   TractCpuPackWeightsOptions packing;
   packing.lanes = target.f32Lanes;
+  // Panels as wide as the kernels' widest tile of a single row, when their
+  // column tiles divide it (ContractionKernels caps its tiles at a panel).
+  constexpr int64_t kPanel = 128;
+  if (kPanel % (target.f32Lanes * target.vectorsPerRow()) == 0)
+    packing.panel = kPanel;
   pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());

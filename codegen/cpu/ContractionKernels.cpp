@@ -51,6 +51,10 @@ struct OuterProduct {
   bool rowsShareVector = true;
   unsigned vectorAxis = 0; ///< the axis of `vectors` that the vector dim walks
   int64_t vectorStride = 1;
+  /// When `vectors` is laid out in panels (tract-cpu-pack-weights), read at
+  /// (dim floordiv panel, ..., dim mod panel): their width. Column tiles
+  /// then divide it, so that none crosses a panel.
+  std::optional<int64_t> panel;
   SmallVector<unsigned> outerDims;     ///< other parallel dims, one by one
   SmallVector<unsigned> reductionDims; ///< loops inside the tile
   /// A lane-wise op that fills the output before the product (a bias
@@ -299,6 +303,28 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
   return nullptr;
 }
 
+/// The width P of the panels `map` reads: its results are
+/// (dim floordiv P, ..., dim mod P) and no other uses `dim`.
+std::optional<int64_t> panelWidth(AffineMap map, unsigned dim) {
+  ArrayRef<AffineExpr> results = map.getResults();
+  if (results.size() < 2)
+    return std::nullopt;
+  auto first = dyn_cast<AffineBinaryOpExpr>(results.front());
+  auto last = dyn_cast<AffineBinaryOpExpr>(results.back());
+  if (!first || !last || first.getKind() != AffineExprKind::FloorDiv ||
+      last.getKind() != AffineExprKind::Mod ||
+      first.getLHS() != getAffineDimExpr(dim, map.getContext()) ||
+      last.getLHS() != first.getLHS() || first.getRHS() != last.getRHS())
+    return std::nullopt;
+  auto width = dyn_cast<AffineConstantExpr>(first.getRHS());
+  if (!width || width.getValue() <= 0)
+    return std::nullopt;
+  for (AffineExpr expr : results.drop_front().drop_back())
+    if (expr.isFunctionOfDim(dim))
+      return std::nullopt;
+  return width.getValue();
+}
+
 FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
                                           int64_t lanes) {
   if (!op.hasPureBufferSemantics() || !tract::isMultiplyAccumulate(op))
@@ -325,13 +351,20 @@ FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
   plan.vectors = op.getDpsInputOperand(choice->vectorInput);
   plan.scalars = op.getDpsInputOperand(1 - choice->vectorInput);
 
-  // The vector dim walks one axis of `vectors`, with a constant stride.
+  // The vector dim walks one axis of `vectors`, with a constant stride, or
+  // the last axis of its panels.
   AffineMap vectorMap = op.getMatchingIndexingMap(plan.vectors);
   auto axis = tract::vectorAxisOf(vectorMap, plan.vectorDim);
-  if (failed(axis) || !axis->first)
+  if (succeeded(axis) && axis->first) {
+    plan.vectorAxis = *axis->first;
+    plan.vectorStride = axis->second;
+  } else if (std::optional<int64_t> width =
+                 panelWidth(vectorMap, plan.vectorDim)) {
+    plan.vectorAxis = vectorMap.getNumResults() - 1;
+    plan.panel = width;
+  } else {
     return failure();
-  plan.vectorAxis = *axis->first;
-  plan.vectorStride = axis->second;
+  }
 
   // Rows: a parallel output dim that the scalar operand walks, preferably
   // one the vector operand does not (all rows share one vector), then the
@@ -550,6 +583,12 @@ private:
         continue;
       int64_t wide = std::max<int64_t>(
           tile.cols, registers / height * tile.lanes / tile.cols * tile.cols);
+      // No wider than a panel of the weights, and dividing it.
+      if (plan.panel) {
+        wide = std::min(wide, *plan.panel);
+        while (*plan.panel % wide)
+          wide -= tile.cols;
+      }
       // [begin, end) in tiles of `wide`, then what is left (whole tiles of
       // the usual width): in one tile when its width is known, so that the
       // operand is read in two passes at most.
@@ -848,6 +887,14 @@ struct TractCpuContractionKernels
       TileShape shape{plan.rowsShareVector ? rows
                                            : std::max<int64_t>(rows / 2, 1),
                       lanes * vectorsPerRow, lanes};
+      // Panels are cut for these tiles (tract-cpu-pack-weights): a tile
+      // that does not divide them would cross from one to the next.
+      if (plan.panel && *plan.panel % shape.cols) {
+        op.emitOpError("reads panels of ")
+            << *plan.panel << " columns, which tiles of " << shape.cols
+            << " do not divide";
+        return signalPassFailure();
+      }
       // Partial sums of k blocks go through the output buffer: no fusion.
       // (The same tile rows decide here and in the emitter.)
       if (!blocksReduction(plan, shape.rows, kBlock)) {

@@ -74,9 +74,53 @@ DenseElementsAttr transpose(DenseElementsAttr value,
   return DenseElementsAttr::getFromRawBuffer(resultType, result);
 }
 
+/// `value`, a (k, n) matrix, as (n / width, k, width) panels.
+DenseElementsAttr intoPanels(DenseElementsAttr value, int64_t width) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+  auto resultType =
+      RankedTensorType::get({n / width, k, width}, type.getElementType());
+  if (value.isSplat())
+    return value.resizeSplat(resultType);
+  size_t element = type.getElementTypeBitWidth() / 8;
+  ArrayRef<char> source = value.getRawData();
+  std::vector<char> result(source.size());
+  for (int64_t row = 0; row < k; ++row)
+    for (int64_t column = 0; column < n; column += width)
+      std::memcpy(
+          result.data() + ((column / width) * k + row) * width * element,
+          source.data() + (row * n + column) * element, width * element);
+  return DenseElementsAttr::getFromRawBuffer(resultType, result);
+}
+
 struct TractCpuPackWeights
     : public tract::impl::TractCpuPackWeightsBase<TractCpuPackWeights> {
   using Base::Base;
+
+  /// Whether the constant operand of `op` that `choice` vectorizes, read
+  /// through `map`, is a matrix (k, n) to lay out in panels: n the lane
+  /// dim, k a reduction dim, n a multiple of `panel` wider than one.
+  bool inPanels(linalg::LinalgOp op, const tract::LaneChoice &choice,
+                AffineMap map) {
+    if (panel <= 0 || map.getNumResults() != 2 || !map.isProjectedPermutation())
+      return false;
+    auto type = dyn_cast<RankedTensorType>(
+        op.getDpsInputOperand(choice.vectorInput)->get().getType());
+    if (!type || !type.hasStaticShape())
+      return false;
+    unsigned other = 0;
+    int64_t width = 0;
+    for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
+      unsigned dim = cast<AffineDimExpr>(expr).getPosition();
+      if (dim == choice.dim)
+        width = type.getDimSize(axis);
+      else
+        other = dim;
+    }
+    return op.getIteratorTypesArray()[other] ==
+               utils::IteratorType::reduction &&
+           width > panel && width % panel == 0;
+  }
 
   void runOnOperation() override {
     // A weight that is a slice of a constant (the gates of a recurrent
@@ -111,10 +155,13 @@ struct TractCpuPackWeights
     };
     std::optional<tract::LaneChoice> choice =
         tract::chooseLaneDim(op, lanes, packable);
-    if (!choice || !choice->needsPacking)
+    if (!choice)
       return;
     OpOperand *operand = op.getDpsInputOperand(choice->vectorInput);
     AffineMap map = op.getMatchingIndexingMap(operand);
+    bool paneled = inPanels(op, *choice, map);
+    if (!choice->needsPacking && !paneled)
+      return;
     // The axis of the lane dim moves last; the others keep their order.
     SmallVector<int64_t> permutation;
     int64_t laneAxis = -1;
@@ -127,6 +174,15 @@ struct TractCpuPackWeights
     permutation.push_back(laneAxis);
     DenseElementsAttr packed =
         transpose(constantOf(operand->get()), permutation);
+    SmallVector<AffineExpr> results;
+    for (int64_t axis : permutation)
+      results.push_back(map.getResult(axis));
+    if (paneled) {
+      // (k, n) as (n / P, k, P), read at (n floordiv P, k, n mod P).
+      AffineExpr n = results[1];
+      packed = intoPanels(packed, panel);
+      results = {n.floorDiv(panel), results[0], n % panel};
+    }
     Operation *constant = operand->get().getDefiningOp();
     unsigned input = choice->vectorInput;
 
@@ -142,9 +198,6 @@ struct TractCpuPackWeights
     rewriter.setInsertionPointAfter(constant);
     Value weights = arith::ConstantOp::create(rewriter, constant->getLoc(),
                                               packed.getType(), packed);
-    SmallVector<AffineExpr> results;
-    for (int64_t axis : permutation)
-      results.push_back(map.getResult(axis));
     SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
     maps[input] = AffineMap::get(map.getNumDims(), 0, results,
                                  rewriter.getContext());

@@ -351,3 +351,32 @@ func.func @dynamic_rows(%a: memref<?x3xf32>, %b: memref<3x40xf32>, %c: memref<?x
   linalg.matmul ins(%a, %b : memref<?x3xf32>, memref<3x40xf32>) outs(%c : memref<?x40xf32>)
   return
 }
+
+// -----
+
+// Weights in panels of 8 columns (tract-cpu-pack-weights), read at
+// (n floordiv 8, k, n mod 8): the one row goes in column tiles no wider
+// than a panel (8, not the 16 of the register budget), each reading its
+// panel's row k in one contiguous vector.
+// CHECK-LABEL: func.func @panels(
+// CHECK-NOT:     vector<16xf32>
+// CHECK:         scf.for %[[N:.*]] = %c0 to %c32 step %c8
+// CHECK:           scf.for %[[K:.*]] = %c0 to %c3 step %c1 iter_args(%{{.*}}) -> (vector<8xf32>)
+// CHECK:             %[[P:.*]] = affine.apply #{{.*}}(%[[N]])
+// CHECK:             %[[O:.*]] = affine.apply #{{.*}}(%[[N]])
+// CHECK:             vector.transfer_read %{{.*}}[%[[P]], %[[K]], %[[O]]]{{.*}} : memref<4x3x8xf32>, vector<8xf32>
+// CHECK:             vector.fma {{.*}} : vector<8xf32>
+// CHECK:           vector.transfer_write {{.*}} : vector<8xf32>, memref<1x32xf32>
+#x = affine_map<(m, n, k) -> (m, k)>
+#w = affine_map<(m, n, k) -> (n floordiv 8, k, n mod 8)>
+#y = affine_map<(m, n, k) -> (m, n)>
+func.func @panels(%a: memref<1x3xf32>, %b: memref<4x3x8xf32>, %c: memref<1x32xf32>) {
+  linalg.generic {indexing_maps = [#x, #w, #y], iterator_types = ["parallel", "parallel", "reduction"]}
+    ins(%a, %b : memref<1x3xf32>, memref<4x3x8xf32>) outs(%c : memref<1x32xf32>) {
+  ^bb0(%x: f32, %w: f32, %o: f32):
+    %p = arith.mulf %x, %w : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}

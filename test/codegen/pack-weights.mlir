@@ -1,4 +1,5 @@
 // RUN: tract-opt --tract-cpu-pack-weights="lanes=16" --split-input-file %s | FileCheck %s
+// RUN: tract-opt --tract-cpu-pack-weights="lanes=16 panel=16" --split-input-file %s | FileCheck %s --check-prefix=PANEL
 
 // A Linear layer, x · Wᵀ: the lanes walk the 32 outputs, which the weight
 // holds on its first axis. The weight is transposed to (in, out) and the
@@ -74,4 +75,23 @@ func.func @sliced_gate(%h: tensor<1x2xf32>, %init: tensor<1x2xf32>) -> tensor<1x
     linalg.yield %s : f32
   } -> tensor<1x2xf32>
   return %r : tensor<1x2xf32>
+}
+
+// -----
+
+// With panels of 16 columns: the (k, n) = (2, 32) weights of x · W, already
+// n-last, become two panels (2, 2, 16), columns 0-15 then 16-31 of every
+// row, read at (n floordiv 16, k, n mod 16).
+// PANEL-DAG:   #[[P:.*]] = affine_map<(d0, d1, d2) -> (d1 floordiv 16, d2, d1 mod 16)>
+// PANEL-LABEL: func.func @panels(
+// PANEL:         %[[W:.*]] = arith.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00, {{.*}}, 1.500000e+01], [3.200000e+01, {{.*}}]], {{\[\[}}1.600000e+01, {{.*}}, 3.100000e+01], [4.800000e+01, {{.*}}, 6.300000e+01]]]> : tensor<2x2x16xf32>
+// PANEL:         linalg.generic {indexing_maps = [#{{.*}}, #[[P]], #{{.*}}]
+// PANEL-SAME:      ins(%{{.*}}, %[[W]] : tensor<?x2xf32>, tensor<2x2x16xf32>)
+// Without the option, the weights stay as they are.
+// CHECK-LABEL: func.func @panels(
+// CHECK:         linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<?x2xf32>, tensor<2x32xf32>)
+func.func @panels(%x: tensor<?x2xf32>, %init: tensor<?x32xf32>) -> tensor<?x32xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0], [32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0, 40.0, 41.0, 42.0, 43.0, 44.0, 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0, 54.0, 55.0, 56.0, 57.0, 58.0, 59.0, 60.0, 61.0, 62.0, 63.0]]> : tensor<2x32xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<?x2xf32>, tensor<2x32xf32>) outs(%init : tensor<?x32xf32>) -> tensor<?x32xf32>
+  return %r : tensor<?x32xf32>
 }
