@@ -97,12 +97,14 @@ struct TractCpuPackWeights
     : public tract::impl::TractCpuPackWeightsBase<TractCpuPackWeights> {
   using Base::Base;
 
-  /// Whether the constant operand of `op` that `choice` vectorizes, read
+  /// Whether the operand of `op` that `choice` vectorizes, a constant read
   /// through `map`, is a matrix (k, n) to lay out in panels: n the lane
   /// dim, k a reduction dim, n a multiple of `panel` wider than one.
   bool inPanels(linalg::LinalgOp op, const tract::LaneChoice &choice,
                 AffineMap map) {
-    if (panel <= 0 || map.getNumResults() != 2 || !map.isProjectedPermutation())
+    if (panel <= 0 || map.getNumResults() != 2 ||
+        !map.isProjectedPermutation() ||
+        !constantOf(op.getDpsInputOperand(choice.vectorInput)->get()))
       return false;
     auto type = dyn_cast<RankedTensorType>(
         op.getDpsInputOperand(choice.vectorInput)->get().getType());
