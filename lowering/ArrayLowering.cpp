@@ -1127,14 +1127,21 @@ struct RangeLowering : public ArrayLoweringPattern<RangeOp> {
   }
 };
 
-/// The dims' run-time values, as i64, in a tensor.from_elements.
-struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
-  using ArrayLoweringPattern::ArrayLoweringPattern;
-  LogicalResult lower(ShapeOfOp op, OpAdaptor,
+/// The dims' run-time values, as i64, in a tensor.from_elements: of the
+/// input's type for shape_of, of the attribute for shape_value.
+template <typename OpTy>
+struct ShapeValuesLowering : public ArrayLoweringPattern<OpTy> {
+  using ArrayLoweringPattern<OpTy>::ArrayLoweringPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+  LogicalResult lower(OpTy op, OpAdaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType resultType = plainType(op.getType());
-    Shape shape = getShape(op.getInput());
+    Shape shape;
+    if constexpr (std::is_same_v<OpTy, ShapeOfOp>)
+      shape = getShape(op.getInput());
+    else
+      shape = Shape(op.getDims().getDims());
     if (shape.empty()) {
       rewriter.replaceOpWithNewOp<arith::ConstantOp>(
           op, resultType,
@@ -1145,7 +1152,7 @@ struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
     for (const TDim &dim : shape) {
       Value value = materializeDim(rewriter, loc, dim);
       if (!value)
-        return unboundSize(rewriter, op);
+        return this->unboundSize(rewriter, op);
       dims.push_back(arith::IndexCastOp::create(rewriter, loc,
                                                 rewriter.getI64Type(), value));
     }
@@ -1153,6 +1160,8 @@ struct ShapeOfLowering : public ArrayLoweringPattern<ShapeOfOp> {
     return success();
   }
 };
+using ShapeOfLowering = ShapeValuesLowering<ShapeOfOp>;
+using ShapeValueLowering = ShapeValuesLowering<ShapeValueOp>;
 
 /// Each lone symbol of `dims` not bound yet takes its element of `values`.
 /// The elements must make dims the model can take: non-negative, and
@@ -2021,7 +2030,7 @@ void mlir::tract::populateArrayLoweringPatterns(const TypeConverter &converter,
            PadLowering, ConcatLowering, GatherLowering, GatherElementsLowering,
            GatherNdLowering, DynSliceLowering, ScatterElementsLowering,
            ScatterNdLowering, OneHotLowering, TriluLowering, RangeLowering,
-           ShapeOfLowering, BindDimsLowering, TopKLowering, NonZeroLowering,
-           NonMaxSuppressionLowering, UniqueLowering>(converter,
-                                                      patterns.getContext());
+           ShapeOfLowering, ShapeValueLowering, BindDimsLowering, TopKLowering,
+           NonZeroLowering, NonMaxSuppressionLowering, UniqueLowering>(
+          converter, patterns.getContext());
 }

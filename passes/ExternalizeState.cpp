@@ -17,7 +17,10 @@
 //   `step * pulse + i`;
 // * a scan carried across pulses starts from its initial states on the
 //   first call and from the previous call's final states after; the
-//   iterations over frames before its `pulse.skip` keep the states.
+//   iterations over frames before its `pulse.skip` keep the states;
+// * a key/value cache (dyn_kv_cache) is a state of its past's length, named
+//   after the cache: the output is the past and the input concatenated,
+//   which is also the next past. (A model with caches only needs no step.)
 //
 // The caller starts every state at zero (the step too). State arguments and
 // results carry `tract.state`, symbol arguments `tract.symbol`.
@@ -73,6 +76,7 @@ private:
                             int64_t begin, const TDim &end, TypedAttr value);
   LogicalResult externalize(ScanOp op);
   LogicalResult externalize(StreamSliceOp op);
+  LogicalResult externalize(DynKvCacheOp op);
 
   func::FuncOp func;
   OpBuilder builder;
@@ -277,6 +281,23 @@ LogicalResult Externalizer::externalize(StreamSliceOp op) {
   return success();
 }
 
+/// The cache is a state of the past's length: the output is the past and
+/// the input concatenated, and the next past.
+LogicalResult Externalizer::externalize(DynKvCacheOp op) {
+  int64_t axis = op.getAxis();
+  Shape shape = getShape(op.getInput());
+  shape[axis] = op.getPast().getValue();
+  Value past = addArgument(getTensorTypeLike(op.getInput(), shape),
+                           op.getName(), /*isState=*/true);
+  builder.setInsertionPoint(op);
+  Value all = ConcatOp::create(builder, op.getLoc(),
+                               ValueRange{past, op.getInput()}, axis);
+  op.getOutput().replaceAllUsesWith(all);
+  op.erase();
+  stateResults.push_back(all);
+  return success();
+}
+
 LogicalResult Externalizer::externalize(ScanOp op) {
   auto skipAttr = op->getAttrOfType<IntegerAttr>("pulse.skip");
   op->removeAttr("pulse.skip");
@@ -370,10 +391,13 @@ LogicalResult Externalizer::run() {
   auto scalar = RankedTensorType::get({}, builder.getI64Type());
   for (const std::string &name : needed)
     symbols[name] = addArgument(scalar, name, /*isState=*/false);
-  step = addArgument(scalar, "pulse_step", /*isState=*/true);
-  builder.setInsertionPointToStart(&entry);
-  Value one = i64Scalar(func.getLoc(), 1, 0);
-  stateResults.push_back(AddOp::create(builder, func.getLoc(), step, one));
+  // Key/value caches alone need no step.
+  if (!llvm::all_of(stateful, llvm::IsaPred<DynKvCacheOp>)) {
+    step = addArgument(scalar, "pulse_step", /*isState=*/true);
+    builder.setInsertionPointToStart(&entry);
+    Value one = i64Scalar(func.getLoc(), 1, 0);
+    stateResults.push_back(AddOp::create(builder, func.getLoc(), step, one));
+  }
 
   for (Operation *op : stateful) {
     LogicalResult result = success();
@@ -393,6 +417,8 @@ LogicalResult Externalizer::run() {
       result = externalize(window);
     else if (auto scan = dyn_cast<ScanOp>(op))
       result = externalize(scan);
+    else if (auto cache = dyn_cast<DynKvCacheOp>(op))
+      result = externalize(cache);
     else
       return op->emitOpError("keeps a state that cannot be externalized yet");
     if (failed(result))

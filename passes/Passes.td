@@ -178,10 +178,15 @@ def TractExternalizeState : Pass<"tract-externalize-state", "ModuleOp"> {
       the positions `step * pulse + i` of the frames;
     * a scan marked `pulse.skip` starts from its initial states when the
       step is 0 and from the states of the previous call after, and its
-      iterations over frames before the skip keep the states.
+      iterations over frames before the skip keep the states;
+    * a `tract.dyn_kv_cache` is a state named after the cache, of the
+      input's shape with the past's length on its axis: the output is
+      `concat(past, input)`, which is also the next past. A model whose
+      only states are such caches has no `pulse_step`.
 
     States are marked `tract.state` (arguments and results); every state
-    starts at zero. A state inside a region is not supported.
+    starts at zero (a cache empty). A state inside a region is not
+    supported.
   }];
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
@@ -214,6 +219,21 @@ def TractBlockQuant : Pass<"tract-block-quant", "ModuleOp"> {
     whose n is not a multiple of 16 (the kernels' lanes), and weights that
     are not all finite. Weights read from Q4_0 files (dequantized at load)
     get their blocks back exactly.
+  }];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
+def TractDetectKvCache : Pass<"tract-detect-kv-cache", "ModuleOp"> {
+  let summary = "Keep key/value caches inside the model (tract.dyn_kv_cache)";
+  let description = [{
+    A decoder exported with its cache as inputs and outputs (HuggingFace's
+    `past_key_values.*` and `present.*`) concatenates each past input with
+    the new keys or values along an axis whose dim is a symbol (`P`) and
+    returns the result. Each such input, used by that concat only, and the
+    output become one `tract.dyn_kv_cache` named after the input: the
+    model keeps the cache from one call to the next, as tract's
+    `DynamicKeyValueCache`. Run and compiled, the cache is a state
+    (tract-externalize-state) that starts empty.
   }];
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }

@@ -789,6 +789,27 @@ LogicalResult ShapeOfOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+LogicalResult ShapeValueOp::inferReturnTypes(MLIRContext *context,
+                                             std::optional<Location>,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  int64_t rank = adaptor.getDims().getDims().size();
+  results.push_back(
+      RankedTensorType::get({rank}, IntegerType::get(context, 64)));
+  return success();
+}
+
+OpFoldResult ShapeValueOp::fold(FoldAdaptor) {
+  SmallVector<APInt> dims;
+  for (const TDim &dim : getDims().getDims()) {
+    std::optional<int64_t> value = dim.getConstant();
+    if (!value)
+      return {};
+    dims.push_back(APInt(64, *value));
+  }
+  return DenseElementsAttr::get(cast<ShapedType>(getType()), dims);
+}
+
 LogicalResult RandomOp::verify() {
   if (getShape(getLike()) != getShape(getOutput()))
     return emitOpError("result shape [")

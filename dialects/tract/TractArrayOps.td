@@ -414,6 +414,24 @@ def Tract_BindSymbolOp : Tract_Op<"bind_symbol", [MemoryEffects<[MemWrite]>]> {
   let assemblyFormat = "$symbol `=` $value attr-dict";
 }
 
+def Tract_ShapeValueOp : Tract_InferredOp<"shape_value"> {
+  let summary = "dims, symbolic or not, as a 1-D i64 tensor";
+  let description = [{
+    The values of `dims` when the model runs: what `shape_of` gives of a
+    tensor of that shape, without the tensor. tract-detect-kv-cache makes
+    it of a cache's past, which the model no longer takes as an input.
+    Folds to a constant when every dim is known.
+
+    ```mlir
+    %p = tract.shape_value {dims = #tract.shape<[B, 2, P, 64]>} : tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins Tract_ShapeAttr:$dims);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = "attr-dict `:` type($output)";
+  let hasFolder = 1;
+}
+
 def Tract_ShapeOfOp : Tract_InferredOp<"shape_of"> {
   let summary = "the shape of a tensor, as a 1-D i64 tensor";
   let description = [{ Folds to a constant when the shape is static. }];

@@ -780,6 +780,20 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   if (auto einsum = dyn_cast<EinsumOp>(op))
     return "tract_core_einsum(" + refs(einsum.getInputs()) +
            ", expr = " + quoted(einsum.getExpr()) + ")";
+  if (auto dims = dyn_cast<ShapeValueOp>(op))
+    return "tract_core_cast(" + listText(dims.getDims().getDims()) +
+           ", to = 'i64')";
+  if (auto cache = dyn_cast<DynKvCacheOp>(op)) {
+    Shape input = getShape(cache.getInput());
+    Shape past = input;
+    past[cache.getAxis()] = cache.getPast().getValue();
+    return "tract_transformers_dyn_kv_cache(" + ref(cache.getInput()) +
+           ", name = " + quoted(cache.getName()) +
+           ", axis = " + std::to_string(cache.getAxis()) + ", datum_type = " +
+           quoted(datumTypeName(getElementTypeOrSelf(cache.getInput()))) +
+           ", past_sequence_shape = " + listText(ArrayRef<TDim>(past)) +
+           ", input_sequence_shape = " + listText(ArrayRef<TDim>(input)) + ")";
+  }
   if (auto product = dyn_cast<BlockQuantMatmulOp>(op)) {
     // Rows ...k by the n x k weights, which read back as f32 (that
     // -t block-quant quantizes to the same blocks).

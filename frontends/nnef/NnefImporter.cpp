@@ -186,6 +186,21 @@ Value Invocation::arrayConstant(const NValue &array, Type like,
   // A named literal is already a constant (see runBody).
   if (array.tensor && (!like || elementType(array.tensor) == like))
     return array.tensor;
+  // A flat array of integers, some of them symbolic ([B, 2, P, 64]): their
+  // values when the model runs.
+  if (!array.items.empty() &&
+      llvm::all_of(array.items,
+                   [](const NValue &item) {
+                     return item.kind == NValue::Kind::Integer;
+                   }) &&
+      llvm::any_of(array.items, [](const NValue &item) {
+        return !item.integer.getConstant();
+      })) {
+    SmallVector<TDim> dims;
+    for (const NValue &item : array.items)
+      dims.push_back(item.integer);
+    return create<ShapeValueOp>(ShapeAttr::get(getContext(), dims));
+  }
   // The shape is the item counts along the first items; every item must
   // have that shape.
   SmallVector<int64_t> shape;

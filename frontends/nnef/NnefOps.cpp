@@ -1725,6 +1725,25 @@ Result applyRope(Invocation &call) {
   return tensorResult(call, call.create<ApplyRopeOp>(*input, *cos, *sin));
 }
 
+/// `tract_transformers_dyn_kv_cache(input, name, axis, datum_type,
+/// past_sequence_shape, input_sequence_shape)`: tract's
+/// DynamicKeyValueCache, the past's length on `axis` of the past's shape.
+Result dynKvCache(Invocation &call) {
+  auto input = call.tensor("input");
+  auto name = call.string("name");
+  auto axis = call.integer("axis");
+  auto past = call.dims("past_sequence_shape");
+  if (!input || !name || !axis || !past)
+    return std::nullopt;
+  if (*axis < 0 || *axis >= static_cast<int64_t>(past->size()))
+    return call.error("axis " + std::to_string(*axis) +
+                      " is not an axis of the past's shape");
+  return tensorResult(call,
+                      call.create<DynKvCacheOp>(
+                          *input, call.getBuilder().getStringAttr(*name), *axis,
+                          DimAttr::get(call.getContext(), (*past)[*axis])));
+}
+
 /// `tract_core_stft(input, axis, frame, stride, window)`: the short-time
 /// Fourier transform of a complex signal `[..., T, 2]` (real and imaginary
 /// parts on the last axis) along `axis` (the T axis), in frames of `frame`
@@ -2759,4 +2778,13 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<scalar>);
   )",
                applyRope);
+  registry.add(R"(
+    fragment tract_transformers_dyn_kv_cache(input: tensor<scalar>,
+                                             name: string, axis: integer,
+                                             datum_type: string,
+                                             past_sequence_shape: integer[],
+                                             input_sequence_shape: integer[])
+      -> (output: tensor<scalar>);
+  )",
+               dynKvCache);
 }

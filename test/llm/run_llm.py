@@ -9,6 +9,11 @@ takes a few seconds. Checks:
   P = 25..32, the past being the previous step's present tensors): the
   logits and the present keys and values match torch's at --approx
   approximate, each step through `tract -O run`;
+* with `-t detect-kv-cache` (the caches kept inside the model, tract's
+  DynamicKeyValueCache), the prompt and the decode steps match torch's
+  logits, each call starting from the bundle's past, and the prompt from
+  empty caches; the model goes through NNEF and back, and llm-bench runs
+  it;
 * with `-t block-quant` (weights of the products as Q4_0 blocks), the
   prompt and decode steps 1 and 8 match torch's with the same weights
   quantized (make-llm-model.py --q4-0) at --approx approximate, and the
@@ -67,6 +72,54 @@ def main():
                 failures.append(f"{what}: {checked.stderr.strip()}")
             else:
                 print(f"ok    {what} matches torch")
+
+        internal = ["-t", "detect-kv-cache"]
+        dumped = run([args.tract, model] + internal + ["dump"])
+        caches = dumped.stdout.count(" dyn_kv_cache ")
+        sources = dumped.stdout.count(" Source ")
+        if dumped.returncode != 0 or caches != 4 or sources != 1:
+            failures.append(f"detect-kv-cache: {caches} caches and {sources} "
+                            "inputs, expected 4 and 1\n" + dumped.stdout +
+                            dumped.stderr)
+        else:
+            print("ok    detect-kv-cache: 4 caches inside, one input left")
+        for step in range(STEPS + 1):
+            bundle = f"{prefix}.{step}.npz"
+            checked = run([args.tract, model] + internal +
+                          ["-O", "run", "--input-from-bundle", bundle,
+                           "--assert-output-bundle", bundle,
+                           "--approx", "approximate"])
+            what = "prompt" if step == 0 else f"decode step {step}"
+            if checked.returncode != 0 or "present" in checked.stdout:
+                failures.append(f"internal cache, {what}: "
+                                f"{checked.stdout}{checked.stderr.strip()}")
+            else:
+                print(f"ok    internal cache, {what} matches torch")
+        # The prompt alone: the caches start empty.
+        prompt = os.path.join(work, "prompt.npz")
+        np.savez(prompt, input_ids=np.load(f"{prefix}.0.npz")["input_ids"])
+        nnef = os.path.join(work, "internal.nnef.tgz")
+        exported = run([args.tract, model] + internal +
+                       ["dump", "--nnef", nnef])
+        for source in (model, nnef):
+            extra = internal if source == model else []
+            checked = run([args.tract, source] + extra +
+                          ["-O", "run", "--input-from-bundle", prompt,
+                           "--assert-output-bundle", f"{prefix}.0.npz",
+                           "--approx", "approximate"])
+            if exported.returncode != 0 or checked.returncode != 0:
+                failures.append(f"internal cache from empty ({source}): "
+                                + exported.stderr + checked.stderr)
+            else:
+                print(f"ok    internal cache from empty caches "
+                      f"({os.path.basename(source)}) matches torch")
+        bench = run([args.tract, model] + internal +
+                    ["llm-bench", "--max-time", "200"])
+        if bench.returncode != 0 or "TG128:" not in bench.stdout:
+            failures.append("llm-bench, internal cache: " + bench.stdout +
+                            bench.stderr)
+        else:
+            print("ok    llm-bench with the internal cache")
 
         quantized = os.path.join(work, "q4_0")
         made = run([sys.executable, args.script,

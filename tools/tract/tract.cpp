@@ -187,11 +187,41 @@ llvm::Error prepareInputs(const CompiledModel &model,
       made.push_back(std::move(*cast));
       tensor = &made.back();
     }
-    if (!tensor && !allowRandom)
+    if (!tensor && !allowRandom && signature.role != TRACT_IO_STATE)
       return cli::makeError(
           "no value for input '" + signature.name +
           "'; give --input-from-bundle, or --allow-random-input");
     given.push_back(tensor);
+  }
+  // A state nothing gives starts empty: zeros, its symbols that no input
+  // sets at 0 (a key/value cache of no past).
+  SymbolValues known = bound;
+  for (auto [signature, tensor] : llvm::zip(signatures, given))
+    if (tensor)
+      for (auto [axis, dim] : llvm::enumerate(signature.shape))
+        if (std::optional<std::string> symbol = dim.getSymbolName())
+          known[*symbol] = tensor->getShape()[axis];
+  for (auto [signature, tensor] : llvm::zip(signatures, given)) {
+    if (tensor || signature.role != TRACT_IO_STATE)
+      continue;
+    SmallVector<int64_t> shape;
+    for (const TDim &dim : signature.shape) {
+      std::set<std::string> symbols;
+      dim.collectSymbols(symbols);
+      SymbolValues values = known;
+      for (const std::string &symbol : symbols)
+        values.try_emplace(symbol, 0);
+      std::optional<int64_t> size = dim.eval(values);
+      if (!size || *size < 0)
+        return cli::makeError("state '" + signature.name + "' has no size");
+      shape.push_back(*size);
+    }
+    auto state =
+        cli::HostTensor::create(signature.name, signature.dtype, shape);
+    if (!state)
+      return state.takeError();
+    made.push_back(std::move(*state));
+    tensor = &made.back();
   }
   if (allowRandom) {
     // Symbols bound by --set after the subcommand and by the given inputs
@@ -497,6 +527,10 @@ int run(ModuleOp module, const cli::Invocation &invocation,
                      << (values.empty() ? "" : " ") << values << "\n";
       }
     outputs.erase(outputs.begin() + numOutputs, outputs.end());
+    // The caches a model keeps are states, not outputs (as in tract).
+    for (size_t index = numOutputs; index-- > 0;)
+      if ((*model)->getOutputs()[index].role == TRACT_IO_STATE)
+        outputs.erase(outputs.begin() + index);
   }
 
   if (!invocation.quiet)
@@ -778,8 +812,7 @@ llvm::Expected<LlmSymbols> findLlmSymbols(const CompiledModel &model) {
                           "take the tokens");
   if (!cache)
     return cli::makeError(
-        "llm-bench: the model has no float input to be its key/value cache "
-        "(a cache kept inside the model is not supported yet)");
+        "llm-bench: the model has no float input to be its key/value cache");
   auto symbolsOf = [](const TensorSignature &signature) {
     std::set<std::string> names;
     for (const TDim &dim : signature.shape)
@@ -1427,11 +1460,13 @@ llvm::Error setsFromBundle(ModuleOp module, llvm::StringRef path,
 struct ModelTransforms {
   bool exportScanState = false; ///< tract-export-scan-state after the sets
   bool blockQuant = false;      ///< tract-block-quant after declutter
+  bool detectKvCache = false;   ///< tract-detect-kv-cache after declutter
 };
 
 /// -t / --transform: tract's model transforms, as far as they are
 /// implemented here: set_symbols(values:{"S":1, ...}) becomes --set S=1;
-/// export_scan_state and block-quant are passes (ModelTransforms).
+/// export_scan_state, block-quant and detect-kv-cache are passes
+/// (ModelTransforms).
 llvm::Error setsFromTransform(llvm::StringRef transform,
                               std::vector<std::string> &sets,
                               ModelTransforms &passes) {
@@ -1447,10 +1482,14 @@ llvm::Error setsFromTransform(llvm::StringRef transform,
     passes.blockQuant = true;
     return llvm::Error::success();
   }
+  if (text == "detect-kv-cache") {
+    passes.detectKvCache = true;
+    return llvm::Error::success();
+  }
   if (!text.consume_front("set_symbols"))
     return unsupported("not supported; the transforms are "
-                       "set_symbols(values:{\"S\":1}), export_scan_state "
-                       "and block-quant");
+                       "set_symbols(values:{\"S\":1}), export_scan_state, "
+                       "block-quant and detect-kv-cache");
   text = text.trim();
   if (!text.consume_front("(") || !text.consume_back(")"))
     return unsupported("expected set_symbols(values:{...})");
@@ -1637,6 +1676,8 @@ int main(int argc, char **argv) {
     buildDeclutterPipeline(pm);
     if (transforms.blockQuant)
       pm.addPass(createTractBlockQuant());
+    if (transforms.detectKvCache)
+      pm.addPass(createTractDetectKvCache());
     if (pulseOptions)
       pm.addPass(createTractPulsify(*pulseOptions));
     if (lowered && pulseOptions)
@@ -1655,10 +1696,16 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return 1;
   }
-  // Compiled code and benchmarks take the state as inputs and outputs.
-  if (!lowered && cli::isPulsified(*module) &&
-      (invocation->subcommand == "compile" ||
-       invocation->subcommand == "bench")) {
+  // Compiled code and benchmarks take the state as inputs and outputs; so
+  // does a run of a model that keeps key/value caches (one call, from the
+  // caches the bundle gives or empty ones).
+  bool keepsCaches = false;
+  module->walk([&](DynKvCacheOp) { keepsCaches = true; });
+  bool pulsified = cli::isPulsified(*module);
+  if (!lowered &&
+      ((pulsified && (invocation->subcommand == "compile" ||
+                      invocation->subcommand == "bench")) ||
+       (keepsCaches && !pulsified && invocation->subcommand != "dump"))) {
     PassManager pm(&context);
     buildStepFunctionPipeline(pm);
     if (failed(pm.run(*module)))
