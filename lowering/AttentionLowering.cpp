@@ -70,37 +70,21 @@ public:
   /// over batches and query heads (threads share the heads), each writing
   /// its (s, d_v) slice.
   Value emit(Value init, Value batch, Value heads) {
-    auto forall =
-        scf::ForallOp::create(b, loc, ArrayRef<OpFoldResult>{batch, heads},
-                              ValueRange{init}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value n = forall.getInductionVar(0), h = forall.getInductionVar(1);
-    Value zero = index(0), one = index(1);
-    SmallVector<OpFoldResult> offsets = {n, h, b.getIndexAttr(0),
-                                         b.getIndexAttr(0)};
-    SmallVector<OpFoldResult> sizes = {b.getIndexAttr(1), b.getIndexAttr(1),
-                                       a.queries, b.getIndexAttr(a.valueDepth)};
-    SmallVector<OpFoldResult> strides(4, b.getIndexAttr(1));
-    Value slice = tensor::ExtractSliceOp::create(
-        b, loc, forall.getRegionIterArgs().front(), offsets, sizes, strides);
-
-    Value keyHead = arith::DivUIOp::create(b, loc, h, a.groups);
-    Value rows = index(kRows);
-    Value full = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, a.queries, rows), rows);
-    slice = loop(zero, full, rows, slice, [&](Value r, Value out) {
-      return block(n, h, keyHead, r, kRows, out);
-    });
-    slice = loop(full, a.queries, one, slice, [&](Value r, Value out) {
-      return block(n, h, keyHead, r, 1, out);
-    });
-
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, loc, slice,
-                                          forall.getRegionIterArgs().front(),
-                                          offsets, sizes, strides);
-    return forall.getResult(0);
+    auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes) {
+      offsets.assign({ivs[0], ivs[1], b.getIndexAttr(0), b.getIndexAttr(0)});
+      sizes.assign({b.getIndexAttr(1), b.getIndexAttr(1), a.queries,
+                    b.getIndexAttr(a.valueDepth)});
+    };
+    return forallOverSlices(
+        b, loc, {batch, heads}, init, where, [&](ValueRange ivs, Value slice) {
+          Value n = ivs[0], h = ivs[1];
+          Value keyHead = arith::DivUIOp::create(b, loc, h, a.groups);
+          return forRowBlocks(b, loc, a.queries, kRows, slice,
+                              [&](Value r, int64_t rows, Value out) {
+                                return block(n, h, keyHead, r, rows, out);
+                              });
+        });
   }
 
 private:
@@ -123,18 +107,6 @@ private:
   Value zeros(int64_t lanes) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vectorOf(lanes), 0.0f));
-  }
-
-  /// scf.for [lb, ub) step `step` carrying one tensor.
-  Value loop(Value lb, Value ub, Value step, Value init,
-             function_ref<Value(Value, Value)> body) {
-    auto forOp = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{init});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forOp.getBody());
-    Value result =
-        body(forOp.getInductionVar(), forOp.getRegionIterArgs().front());
-    scf::YieldOp::create(b, loc, result);
-    return forOp.getResult(0);
   }
 
   /// Rows [r, r + rows) of query head h of batch n, written into `out`,

@@ -93,37 +93,23 @@ public:
     while (groups % perTile)
       --perTile;
     int64_t width = perTile * kLanes;
-    auto forall = scf::ForallOp::create(
-        b, loc, ArrayRef<OpFoldResult>{b.getIndexAttr(groups / perTile)},
-        ValueRange{init}, std::nullopt);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forall.getBody());
-    Value tile = forall.getInductionVar(0);
-    Value group = arith::MulIOp::create(b, loc, tile, index(perTile));
-    Value column = arith::MulIOp::create(b, loc, tile, index(width));
-    SmallVector<OpFoldResult> offsets(leading.size(), b.getIndexAttr(0));
-    offsets.push_back(column);
-    SmallVector<OpFoldResult> sizes(leading);
-    sizes.push_back(b.getIndexAttr(width));
-    SmallVector<OpFoldResult> strides(sizes.size(), b.getIndexAttr(1));
-    Value slice = tensor::ExtractSliceOp::create(
-        b, loc, forall.getRegionIterArgs().front(), offsets, sizes, strides);
-
-    Value step = index(kRows);
-    Value full = arith::MulIOp::create(
-        b, loc, arith::DivUIOp::create(b, loc, rows, step), step);
-    slice = loop(index(0), full, step, slice, [&](Value r, Value out) {
-      return tileAt(r, kRows, group, perTile, out);
-    });
-    slice = loop(full, rows, index(1), slice, [&](Value r, Value out) {
-      return tileAt(r, 1, group, perTile, out);
-    });
-
-    b.setInsertionPointToStart(forall.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(b, loc, slice,
-                                          forall.getRegionIterArgs().front(),
-                                          offsets, sizes, strides);
-    return forall.getResult(0);
+    auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes) {
+      offsets.assign(leading.size(), b.getIndexAttr(0));
+      offsets.push_back(
+          arith::MulIOp::create(b, loc, ivs[0], index(width)).getResult());
+      sizes.assign(leading.begin(), leading.end());
+      sizes.push_back(b.getIndexAttr(width));
+    };
+    return forallOverSlices(
+        b, loc, {b.getIndexAttr(groups / perTile)}, init, where,
+        [&](ValueRange ivs, Value slice) {
+          Value group = arith::MulIOp::create(b, loc, ivs[0], index(perTile));
+          return forRowBlocks(b, loc, rows, kRows, slice,
+                              [&](Value r, int64_t height, Value out) {
+                                return tileAt(r, height, group, perTile, out);
+                              });
+        });
   }
 
 private:
@@ -142,18 +128,6 @@ private:
   Value vectorConstant(Type element, Attribute value) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vectorOf(element), value));
-  }
-
-  /// scf.for [lb, ub) step `step` carrying one tensor.
-  Value loop(Value lb, Value ub, Value step, Value init,
-             function_ref<Value(Value, Value)> body) {
-    auto forOp = scf::ForOp::create(b, loc, lb, ub, step, ValueRange{init});
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(forOp.getBody());
-    Value result =
-        body(forOp.getInductionVar(), forOp.getRegionIterArgs().front());
-    scf::YieldOp::create(b, loc, result);
-    return forOp.getResult(0);
   }
 
   /// Rows [r, r + rows) by groups [group, group + count) of the tile's

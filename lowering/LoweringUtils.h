@@ -241,6 +241,21 @@ bool isFusedAttention(SdpaOp op);
 void populateAttentionLoweringPatterns(const TypeConverter &converter,
                                        RewritePatternSet &patterns);
 
+/// The loops of the fused kernels (attention, block-quantized products):
+/// an scf.forall over `counts` whose iterations each write one slice of
+/// `init`, at `offsets` and of `sizes` (given the induction variables by
+/// `where`), which `body` computes from the slice as it was.
+Value forallOverSlices(
+    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> counts, Value init,
+    function_ref<void(ValueRange, SmallVectorImpl<OpFoldResult> &offsets,
+                      SmallVectorImpl<OpFoldResult> &sizes)>
+        where,
+    function_ref<Value(ValueRange, Value)> body);
+/// `body(row, rows, out)` over rows [0, count) of `init`, `block` rows at a
+/// time and then the rows left one by one, carrying the tensor it writes.
+Value forRowBlocks(OpBuilder &b, Location loc, Value count, int64_t block,
+                   Value init, function_ref<Value(Value, int64_t, Value)> body);
+
 /// tract.block_quant_matmul: one loop nest decoding the Q4_0 codes in its
 /// inner loop (BlockQuantLowering).
 void populateBlockQuantLoweringPatterns(const TypeConverter &converter,

@@ -161,8 +161,21 @@ struct ModelInputs {
   std::vector<const tract_tensor *> arguments;
 };
 
+/// `bound` and the symbols that the dims of the `given` inputs set.
+SymbolValues symbolsOfInputs(llvm::ArrayRef<TensorSignature> signatures,
+                             llvm::ArrayRef<const cli::HostTensor *> given,
+                             const SymbolValues &bound) {
+  SymbolValues values = bound;
+  for (auto [signature, tensor] : llvm::zip(signatures, given))
+    if (tensor)
+      for (auto [axis, dim] : llvm::enumerate(signature.shape))
+        if (std::optional<std::string> symbol = dim.getSymbolName())
+          values[*symbol] = tensor->getShape()[axis];
+  return values;
+}
+
 /// Inputs from the bundle by name (or position), else made up when
-/// `allowRandom`.
+/// `allowRandom`; states that no bundle gives start empty.
 llvm::Error prepareInputs(const CompiledModel &model,
                           const std::optional<cli::Bundle> &bundle,
                           bool allowRandom, ModelInputs &inputs,
@@ -195,12 +208,7 @@ llvm::Error prepareInputs(const CompiledModel &model,
   }
   // A state nothing gives starts empty: zeros, its symbols that no input
   // sets at 0 (a key/value cache of no past).
-  SymbolValues known = bound;
-  for (auto [signature, tensor] : llvm::zip(signatures, given))
-    if (tensor)
-      for (auto [axis, dim] : llvm::enumerate(signature.shape))
-        if (std::optional<std::string> symbol = dim.getSymbolName())
-          known[*symbol] = tensor->getShape()[axis];
+  SymbolValues known = symbolsOfInputs(signatures, given, bound);
   for (auto [signature, tensor] : llvm::zip(signatures, given)) {
     if (tensor || signature.role != TRACT_IO_STATE)
       continue;
@@ -226,12 +234,7 @@ llvm::Error prepareInputs(const CompiledModel &model,
   if (allowRandom) {
     // Symbols bound by --set after the subcommand and by the given inputs
     // size the made-up ones.
-    SymbolValues values = bound;
-    for (auto [signature, tensor] : llvm::zip(signatures, given))
-      if (tensor)
-        for (auto [axis, dim] : llvm::enumerate(signature.shape))
-          if (std::optional<std::string> symbol = dim.getSymbolName())
-            values[*symbol] = tensor->getShape()[axis];
+    SymbolValues values = symbolsOfInputs(signatures, given, bound);
     for (auto [signature, tensor] : llvm::zip(signatures, given))
       if (!tensor) {
         auto random = randomTensor(signature, values);
