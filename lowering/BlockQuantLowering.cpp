@@ -39,6 +39,10 @@ constexpr int64_t kLanes = 16;
 constexpr int64_t kRows = 4;
 /// Most groups per tile: kRows x kGroups sums in registers.
 constexpr int64_t kMaxGroups = 4;
+/// From this many rows on (a prompt), a tile's weights are decoded once
+/// into an f32 panel, which tiles of kPanelRows rows then read.
+constexpr int64_t kDecodedRows = 16;
+constexpr int64_t kPanelRows = 6;
 constexpr int64_t kPairs = kQ4_0BlockValues / 2;
 
 /// The weights as the kernel reads them: codes (groups, blocks, pairs,
@@ -105,10 +109,30 @@ public:
         b, loc, {b.getIndexAttr(groups / perTile)}, init, where,
         [&](ValueRange ivs, Value slice) {
           Value group = arith::MulIOp::create(b, loc, ivs[0], index(perTile));
-          return forRowBlocks(b, loc, rows, kRows, slice,
-                              [&](Value r, int64_t height, Value out) {
-                                return tileAt(r, height, group, perTile, out);
-                              });
+          // Many rows (a prompt): the tile's columns decoded once, then
+          // multiplied as f32; few (a decoding step): decoded on the way.
+          Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                             rows, index(kDecodedRows));
+          auto choice = scf::IfOp::create(
+              b, loc, many,
+              [&](OpBuilder &, Location) {
+                Value panel = decodePanel(group, perTile);
+                Value result = forRowBlocks(
+                    b, loc, rows, kPanelRows, slice,
+                    [&](Value r, int64_t height, Value out) {
+                      return panelTileAt(r, height, panel, perTile, out);
+                    });
+                scf::YieldOp::create(b, loc, result);
+              },
+              [&](OpBuilder &, Location) {
+                Value result = forRowBlocks(
+                    b, loc, rows, kRows, slice,
+                    [&](Value r, int64_t height, Value out) {
+                      return tileAt(r, height, group, perTile, out);
+                    });
+                scf::YieldOp::create(b, loc, result);
+              });
+          return choice.getResult(0);
         });
   }
 
@@ -128,6 +152,119 @@ private:
   Value vectorConstant(Type element, Attribute value) {
     return arith::ConstantOp::create(
         b, loc, DenseElementsAttr::get(vectorOf(element), value));
+  }
+
+  /// The weights of groups [group, group + count), decoded: a (k, count *
+  /// kLanes) f32 tensor.
+  Value decodePanel(Value group, int64_t count) {
+    Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
+    int64_t k = blocks * kQ4_0BlockValues;
+    Value panel = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{k, count * kLanes}, f32);
+    Value mask = vectorConstant(i32, b.getI32IntegerAttr(0x0f));
+    Value four = vectorConstant(i32, b.getI32IntegerAttr(4));
+    Value eight = vectorConstant(i32, b.getI32IntegerAttr(8));
+    auto loop = [&](int64_t count, Value init,
+                    function_ref<Value(Value, Value)> body) {
+      auto forOp = scf::ForOp::create(b, loc, index(0), index(count), index(1),
+                                      ValueRange{init});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(forOp.getBody());
+      scf::YieldOp::create(
+          b, loc,
+          body(forOp.getInductionVar(), forOp.getRegionIterArgs().front()));
+      return forOp.getResult(0);
+    };
+    return loop(blocks, panel, [&](Value block, Value out) {
+      return loop(kPairs, out, [&](Value pair, Value out) {
+        Value k = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(b, loc, block, index(kQ4_0BlockValues)),
+            arith::MulIOp::create(b, loc, pair, index(2)));
+        Value kNext = arith::AddIOp::create(b, loc, k, index(1));
+        for (int64_t g = 0; g < count; ++g) {
+          Value at = arith::AddIOp::create(b, loc, group, index(g));
+          Value scale = vector::TransferReadOp::create(
+              b, loc, vectorOf(f32), scales, ValueRange{at, block, index(0)},
+              arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+              ArrayRef<bool>{true});
+          Value bytes = vector::TransferReadOp::create(
+              b, loc, vectorOf(i8), codes,
+              ValueRange{at, block, pair, index(0)},
+              arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+              ArrayRef<bool>{true});
+          Value wide = arith::ExtUIOp::create(b, loc, vectorOf(i32), bytes);
+          auto decode = [&](Value code) -> Value {
+            Value centered = arith::SubIOp::create(b, loc, code, eight);
+            Value value =
+                arith::SIToFPOp::create(b, loc, vectorOf(f32), centered);
+            return arith::MulFOp::create(b, loc, value, scale);
+          };
+          Value column = index(g * kLanes);
+          out = vector::TransferWriteOp::create(
+                    b, loc, decode(arith::AndIOp::create(b, loc, wide, mask)),
+                    out, ValueRange{k, column}, ArrayRef<bool>{true})
+                    .getResult();
+          out = vector::TransferWriteOp::create(
+                    b, loc, decode(arith::ShRUIOp::create(b, loc, wide, four)),
+                    out, ValueRange{kNext, column}, ArrayRef<bool>{true})
+                    .getResult();
+        }
+        return out;
+      });
+    });
+  }
+
+  /// Rows [r, r + rows) of the tile's slice `out` from its decoded
+  /// `panel` of `count` groups: per k, the panel's row times each row's
+  /// input.
+  Value panelTileAt(Value r, int64_t rows, Value panel, int64_t count,
+                    Value out) {
+    Type f32 = b.getF32Type();
+    SmallVector<Value> init(rows * count,
+                            vectorConstant(f32, b.getF32FloatAttr(0)));
+    auto kLoop = scf::ForOp::create(
+        b, loc, index(0), index(blocks * kQ4_0BlockValues), index(1), init);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value k = kLoop.getInductionVar();
+      SmallVector<Value> weights;
+      for (int64_t g = 0; g < count; ++g)
+        weights.push_back(vector::TransferReadOp::create(
+            b, loc, vectorOf(f32), panel, ValueRange{k, index(g * kLanes)},
+            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+            ArrayRef<bool>{true}));
+      SmallVector<Value> next(kLoop.getRegionIterArgs());
+      for (int64_t i = 0; i < rows; ++i) {
+        Value row = arith::AddIOp::create(b, loc, r, index(i));
+        Value x = vector::BroadcastOp::create(
+            b, loc, vectorOf(f32),
+            tensor::ExtractOp::create(b, loc, input, ValueRange{row, k}));
+        for (int64_t g = 0; g < count; ++g)
+          next[i * count + g] =
+              vector::FMAOp::create(b, loc, x, weights[g], next[i * count + g]);
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    return writeRows(r, rows, count, kLoop.getResults(), out);
+  }
+
+  /// The sums of rows [r, r + rows) by `count` groups into `out`.
+  Value writeRows(Value r, int64_t rows, int64_t count, ValueRange sums,
+                  Value out) {
+    for (int64_t i = 0; i < rows; ++i) {
+      SmallVector<Value> at =
+          leadingIndices(arith::AddIOp::create(b, loc, r, index(i)));
+      at.push_back(nullptr);
+      for (int64_t g = 0; g < count; ++g) {
+        at.back() = index(g * kLanes);
+        out = vector::TransferWriteOp::create(b, loc, sums[i * count + g], out,
+                                              at, ArrayRef<bool>{true})
+                  .getResult();
+      }
+    }
+    return out;
   }
 
   /// Rows [r, r + rows) by groups [group, group + count) of the tile's
@@ -163,19 +300,7 @@ private:
       }
       scf::YieldOp::create(b, loc, pairLoop.getResults());
     }
-    ValueRange sums = blockLoop.getResults();
-    for (int64_t i = 0; i < rows; ++i) {
-      SmallVector<Value> at =
-          leadingIndices(arith::AddIOp::create(b, loc, r, index(i)));
-      at.push_back(nullptr);
-      for (int64_t g = 0; g < count; ++g) {
-        at.back() = index(g * kLanes);
-        out = vector::TransferWriteOp::create(b, loc, sums[i * count + g], out,
-                                              at, ArrayRef<bool>{true})
-                  .getResult();
-      }
-    }
-    return out;
+    return writeRows(r, rows, count, blockLoop.getResults(), out);
   }
 
   /// The indices along the leading dims of row `row` (row-major).

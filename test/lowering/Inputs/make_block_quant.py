@@ -5,7 +5,8 @@ OUT/graph.nnef multiplies an input of 1 x S x 256 by an 80 x 256 matrix
 stored as Q4_0 (OUT/weight.dat: vendor 'TR', item type 0x2040, blocks of
 32 values along the 256, each an f16 scale then 16 bytes of 4-bit codes,
 the low nibble first); OUT/io.npz holds an input at S = 5 and the product
-numpy computes from the blocks decoded here.
+numpy computes from the blocks decoded here; OUT/io_prompt.npz the same
+at S = 40 (enough rows for the kernel to decode the weights first).
 """
 import os
 import struct
@@ -13,7 +14,7 @@ import sys
 
 import numpy as np
 
-N, K, S = 80, 256, 5
+N, K, S, PROMPT = 80, 256, 5, 40
 
 
 def main():
@@ -48,9 +49,10 @@ graph network(input) -> (output)
 """)
     weights = ((codes.astype(np.float32) - 8) *
                scales.astype(np.float32)[:, None]).reshape(N, K)
-    x = rng.standard_normal((1, S, K)).astype(np.float32)
-    np.savez(os.path.join(out, "io.npz"), input=x,
-             output=(x @ weights.T).astype(np.float32))
+    for name, rows in (("io.npz", S), ("io_prompt.npz", PROMPT)):
+        x = rng.standard_normal((1, rows, K)).astype(np.float32)
+        np.savez(os.path.join(out, name), input=x,
+                 output=(x @ weights.T).astype(np.float32))
 
 
 if __name__ == "__main__":
