@@ -271,34 +271,52 @@ private:
   /// slice `out` (its columns start at the first group's).
   Value tileAt(Value r, int64_t rows, Value group, int64_t count, Value out) {
     Type f32 = b.getF32Type();
-    SmallVector<Value> init(rows * count,
-                            vectorConstant(f32, b.getF32FloatAttr(0)));
+    Value zeros = vectorConstant(f32, b.getF32FloatAttr(0));
+    SmallVector<Value> init(rows * count, zeros);
     auto blockLoop =
         scf::ForOp::create(b, loc, index(0), index(blocks), index(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(blockLoop.getBody());
       Value block = blockLoop.getInductionVar();
-      SmallVector<Value> scale, at;
-      for (int64_t g = 0; g < count; ++g) {
+      SmallVector<Value> at;
+      for (int64_t g = 0; g < count; ++g)
         at.push_back(arith::AddIOp::create(b, loc, group, index(g)));
-        scale.push_back(vector::TransferReadOp::create(
-            b, loc, vectorOf(f32), scales, ValueRange{at[g], block, index(0)},
-            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
-            ArrayRef<bool>{true}));
-      }
-      auto pairLoop =
-          scf::ForOp::create(b, loc, index(0), index(kPairs), index(1),
-                             blockLoop.getRegionIterArgs());
+      // The block's codes times the inputs (rows x groups vectors), then
+      // each row's sum of its inputs (scalars).
+      SmallVector<Value> blockInit(rows * count, zeros);
+      blockInit.append(rows,
+                       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
+      auto pairLoop = scf::ForOp::create(b, loc, index(0), index(kPairs),
+                                         index(1), blockInit);
       {
         OpBuilder::InsertionGuard inner(b);
         b.setInsertionPointToStart(pairLoop.getBody());
         Value pair = pairLoop.getInductionVar();
-        SmallVector<Value> sums = pairStep(r, rows, at, block, pair, scale,
-                                           pairLoop.getRegionIterArgs());
+        SmallVector<Value> sums =
+            pairStep(r, rows, at, block, pair, pairLoop.getRegionIterArgs());
         scf::YieldOp::create(b, loc, sums);
       }
-      scf::YieldOp::create(b, loc, pairLoop.getResults());
+      // sum of (q - 8) * d * x = d * (sum of q * x - 8 * sum of x).
+      ValueRange blockSums = pairLoop.getResults();
+      SmallVector<Value> next(blockLoop.getRegionIterArgs());
+      Value eight = vectorConstant(f32, b.getF32FloatAttr(8));
+      for (int64_t g = 0; g < count; ++g) {
+        Value scale = vector::TransferReadOp::create(
+            b, loc, vectorOf(f32), scales, ValueRange{at[g], block, index(0)},
+            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+            ArrayRef<bool>{true});
+        for (int64_t i = 0; i < rows; ++i) {
+          Value inputs = vector::BroadcastOp::create(
+              b, loc, vectorOf(f32), blockSums[rows * count + i]);
+          Value centered = arith::SubFOp::create(
+              b, loc, blockSums[i * count + g],
+              arith::MulFOp::create(b, loc, eight, inputs));
+          next[i * count + g] = vector::FMAOp::create(b, loc, scale, centered,
+                                                      next[i * count + g]);
+        }
+      }
+      scf::YieldOp::create(b, loc, next);
     }
     return writeRows(r, rows, count, blockLoop.getResults(), out);
   }
@@ -318,47 +336,45 @@ private:
     return indices;
   }
 
-  /// One pair of k (2 * pair within `block`): the decoded weights of each
-  /// group times each row's two inputs, added to `sums` (row-major, rows
-  /// by groups).
+  /// One pair of k (2 * pair within `block`): the codes of each group
+  /// times each row's two inputs, added to `sums` (rows by groups, then
+  /// each row's sum of its inputs); the block's scale and centering come
+  /// after its last pair.
   SmallVector<Value> pairStep(Value r, int64_t rows, ArrayRef<Value> at,
-                              Value block, Value pair, ArrayRef<Value> scale,
-                              ValueRange sums) {
+                              Value block, Value pair, ValueRange sums) {
     Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
     Value k = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, block, index(kQ4_0BlockValues)),
         arith::MulIOp::create(b, loc, pair, index(2)));
     Value kNext = arith::AddIOp::create(b, loc, k, index(1));
+    int64_t count = at.size();
+    SmallVector<Value> next(sums.begin(), sums.end());
     SmallVector<Value> low, high;
     for (int64_t i = 0; i < rows; ++i) {
       Value row = arith::AddIOp::create(b, loc, r, index(i));
-      auto splat = [&](Value position) -> Value {
-        Value x =
-            tensor::ExtractOp::create(b, loc, input, ValueRange{row, position});
-        return vector::BroadcastOp::create(b, loc, vectorOf(f32), x);
-      };
-      low.push_back(splat(k));
-      high.push_back(splat(kNext));
+      Value first =
+          tensor::ExtractOp::create(b, loc, input, ValueRange{row, k});
+      Value second =
+          tensor::ExtractOp::create(b, loc, input, ValueRange{row, kNext});
+      low.push_back(vector::BroadcastOp::create(b, loc, vectorOf(f32), first));
+      high.push_back(
+          vector::BroadcastOp::create(b, loc, vectorOf(f32), second));
+      Value &inputs = next[rows * count + i];
+      inputs = arith::AddFOp::create(
+          b, loc, inputs, arith::AddFOp::create(b, loc, first, second));
     }
     Value mask = vectorConstant(i32, b.getI32IntegerAttr(0x0f));
     Value four = vectorConstant(i32, b.getI32IntegerAttr(4));
-    Value eight = vectorConstant(i32, b.getI32IntegerAttr(8));
-    auto decode = [&](Value code, Value groupScale) -> Value {
-      Value centered = arith::SubIOp::create(b, loc, code, eight);
-      Value value = arith::SIToFPOp::create(b, loc, vectorOf(f32), centered);
-      return arith::MulFOp::create(b, loc, value, groupScale);
-    };
-    SmallVector<Value> next(sums.begin(), sums.end());
-    int64_t count = at.size();
     for (int64_t g = 0; g < count; ++g) {
       Value bytes = vector::TransferReadOp::create(
           b, loc, vectorOf(i8), codes, ValueRange{at[g], block, pair, index(0)},
           arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
           ArrayRef<bool>{true});
       Value wide = arith::ExtUIOp::create(b, loc, vectorOf(i32), bytes);
-      Value first = decode(arith::AndIOp::create(b, loc, wide, mask), scale[g]);
-      Value second =
-          decode(arith::ShRUIOp::create(b, loc, wide, four), scale[g]);
+      Value first = arith::UIToFPOp::create(
+          b, loc, vectorOf(f32), arith::AndIOp::create(b, loc, wide, mask));
+      Value second = arith::UIToFPOp::create(
+          b, loc, vectorOf(f32), arith::ShRUIOp::create(b, loc, wide, four));
       for (int64_t i = 0; i < rows; ++i) {
         Value &sum = next[i * count + g];
         sum = vector::FMAOp::create(b, loc, low[i], first, sum);
