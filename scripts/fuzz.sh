@@ -14,6 +14,11 @@
 #   scripts/fuzz.sh --replay BINDIR      run the replay builds in BINDIR over
 #                                        every seed and past crash (the
 #                                        fuzz-regressions test)
+#   scripts/fuzz.sh --mutants            the onnx target over the mutants of
+#                                        the ONNX node tests
+#                                        (test/fuzz/make_onnx_mutants.py:
+#                                        about 63,000 models, the same on
+#                                        every run; --ci runs them too)
 #
 # Targets: tdim (dims and relations), nnef_text (graph.nnef), nnef (.tar
 # and .tgz models through the container reader, the tensor files, the
@@ -49,7 +54,12 @@ declare -A ci_runs=([tdim]=350000 [nnef_text]=700000 [nnef]=240000 [bundle]=2000
                     [cli]=1500000 [facts]=200000 [onnx]=400000)
 ci=0
 runs=0
-if [[ ${1:-} == --ci ]]; then
+mutants=0
+if [[ ${1:-} == --mutants ]]; then
+  mutants=1
+  shift
+  set -- onnx
+elif [[ ${1:-} == --ci ]]; then
   ci=1
   shift
 elif [[ ${1:-} == --runs ]]; then
@@ -71,6 +81,27 @@ seconds=${2:-60}
 build=$root/build-fuzz
 TRACT_BUILD_DIR=$build TRACT_CMAKE_ARGS=-DTRACT_FUZZ=ON \
   "$root/scripts/build.sh" "${selected[@]/#/fuzz-}" >/dev/null
+
+# The mutants of the node tests through the onnx target: each file once.
+run_mutants() {
+  local dir=$build/mutants/onnx crashes=$fuzz_dir/crashes/onnx
+  rm -rf "$dir" && mkdir -p "$crashes"
+  /usr/bin/python3 "$fuzz_dir/make_onnx_mutants.py" \
+    /usr/share/libonnx-testdata/data/node "$dir" | sed "s/^/fuzz: onnx /"
+  if ! "$build/bin/fuzz-onnx" -runs=0 -malloc_limit_mb=512 -rss_limit_mb=2048 \
+      -timeout=10 -artifact_prefix="$crashes/" "$dir" \
+      >"$build/onnx-mutants.log" 2>&1; then
+    echo "fuzz: onnx mutants FAILED; the input is in ${crashes#"$root"/}:" >&2
+    grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/onnx-mutants.log" | head -5 >&2
+    return 1
+  fi
+  echo "fuzz: onnx mutants imported or refused, none crashed"
+}
+
+if ((mutants)); then
+  run_mutants
+  exit
+fi
 
 status=0
 for target in "${selected[@]}"; do
@@ -108,4 +139,7 @@ for target in "${selected[@]}"; do
     grep -E "^#[0-9]+" "$build/$target.log" | tail -n 1 | sed "s/^/fuzz: $target /"
   fi
 done
+if ((ci)) && [[ " ${selected[*]} " == *" onnx "* ]]; then
+  run_mutants || status=1
+fi
 exit $status

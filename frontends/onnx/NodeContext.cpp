@@ -222,8 +222,30 @@ Value NodeContext::fail() {
   return {};
 }
 
+/// A result type with a negative dim (a size computed from the model's
+/// values, say) is no type at all: no fold or verifier may see it.
+static bool hasNegativeDim(Operation *op) {
+  return llvm::any_of(op->getResultTypes(), [](Type type) {
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    return shaped && llvm::any_of(shaped.getShape(), [](int64_t dim) {
+             return dim < 0 && !ShapedType::isDynamic(dim);
+           });
+  });
+}
+
+bool NodeContext::erasedForNegativeDims(Operation *op) {
+  if (!hasNegativeDim(op))
+    return false;
+  (void)error("'" + op->getName().getStringRef() +
+              "' would have a negative dim");
+  op->erase();
+  return true;
+}
+
 Value NodeContext::finish(OperationState &state) {
   Operation *op = builder.create(state);
+  if (erasedForNegativeDims(op))
+    return {};
   SmallVector<Value, 1> folded;
   if (succeeded(builder.tryFold(op, folded)) && !folded.empty()) {
     op->erase();
@@ -238,6 +260,8 @@ Operation *NodeContext::createWithTypes(OperationState &state) {
     return nullptr;
   }
   Operation *op = builder.create(state);
+  if (erasedForNegativeDims(op))
+    return nullptr;
   if (mlir::failed(mlir::verify(op))) {
     op->erase();
     fail();
@@ -290,6 +314,9 @@ Value NodeContext::axesVolume(Value x, ArrayRef<int64_t> axes) {
 Value NodeContext::castTo(Value value, Type elementType) {
   if (!value || elementType == NodeContext::elementType(value))
     return value;
+  // The element type comes from another input, which may be missing.
+  if (!elementType)
+    return fail();
   OperationState state(loc, CastOp::getOperationName());
   Type type = getTensorType(getContext(), getShape(value), elementType);
   CastOp::build(builder, state, type, value);

@@ -229,6 +229,8 @@ public:
 private:
   Value fail();
   Value finish(OperationState &state);
+  /// Erases `op`, recording why, when a result type has a negative dim.
+  bool erasedForNegativeDims(Operation *op);
 
   GraphImporter &graph;
   const ::onnx::NodeProto &node;

@@ -371,6 +371,12 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
       std::string reason = !context.getFailure().empty() ? context.getFailure()
                            : !diagnostic.empty()         ? diagnostic
                                                          : "translation failed";
+      // A handler that finds no value for an input says no more than that:
+      // name the empty input names, the likely cause.
+      if (context.getFailure().empty() && diagnostic.empty())
+        for (auto [i, input] : llvm::enumerate(node.input()))
+          if (input.empty())
+            reason += " (input " + std::to_string(i) + " is missing)";
       return emitError(loc) << describe() << ": " << reason;
     }
     for (auto [i, output] : llvm::enumerate(node.output())) {

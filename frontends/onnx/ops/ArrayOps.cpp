@@ -2003,13 +2003,18 @@ FailureOr<TDim> divideDim(NodeContext &ctx, const TDim &dim, int64_t divisor) {
   return quotient;
 }
 
+/// DepthToSpace and SpaceToDepth multiply blocksize by itself and by dims:
+/// a bound keeps those products in range.
+constexpr int64_t kMaxBlockSize = int64_t(1) << 16;
+
 LogicalResult depthToSpaceHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   Shape shape = shapeOf(input);
   int64_t block = ctx.getInt("blocksize", 0);
-  if (shape.size() != 4 || block < 1)
-    return ctx.error("DepthToSpace needs a 4-D input and a positive "
-                     "blocksize");
+  if (shape.size() != 4 || block < 1 || block > kMaxBlockSize)
+    return ctx.error("DepthToSpace needs a 4-D input and a blocksize from 1 "
+                     "to " +
+                     Twine(kMaxBlockSize));
   std::string mode = ctx.getOpset() < 11 ? "DCR" : ctx.getString("mode", "DCR");
   if (mode != "DCR" && mode != "CRD")
     return ctx.unsupported("mode '" + mode + "'");
@@ -2038,9 +2043,10 @@ LogicalResult spaceToDepthHandler(NodeContext &ctx, Outputs &outputs) {
   Value input = ctx.input(0);
   Shape shape = shapeOf(input);
   int64_t block = ctx.getInt("blocksize", 0);
-  if (shape.size() != 4 || block < 1)
-    return ctx.error("SpaceToDepth needs a 4-D input and a positive "
-                     "blocksize");
+  if (shape.size() != 4 || block < 1 || block > kMaxBlockSize)
+    return ctx.error("SpaceToDepth needs a 4-D input and a blocksize from 1 "
+                     "to " +
+                     Twine(kMaxBlockSize));
   FailureOr<TDim> height = divideDim(ctx, shape[2], block);
   FailureOr<TDim> width = divideDim(ctx, shape[3], block);
   if (failed(height) || failed(width))

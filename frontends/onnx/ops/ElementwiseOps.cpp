@@ -302,6 +302,9 @@ void mlir::tract::onnx::registerElementwiseOps(OpRegistry &registry) {
                });
   registry.add("IsInf", {10}, [](NodeContext &ctx, Outputs &outputs) {
     Value x = ctx.input(0);
+    if (x && !isa<FloatType>(NodeContext::elementType(x)))
+      return ctx.error("IsInf takes floats, got " +
+                       NodeContext::typeName(NodeContext::elementType(x)));
     bool negative = ctx.getInt("detect_negative", 1);
     bool positive = ctx.getInt("detect_positive", 1);
     Value result;

@@ -314,6 +314,9 @@ Value columnMajorIndices(NodeContext &ctx, Value indices,
                          ArrayRef<int64_t> spatial) {
   if (!indices)
     return {};
+  // An empty window has no index to rewrite.
+  if (llvm::is_contained(spatial, 0))
+    return indices;
   Type type = NodeContext::elementType(indices);
   int64_t rank = NodeContext::rank(indices);
   auto constant = [&](int64_t value) {
@@ -1459,6 +1462,8 @@ LogicalResult upsampleHandler(NodeContext &ctx, Outputs &outputs) {
   } else {
     scales = ctx.getConstFloats(1);
     if (!scales) {
+      if (!ctx.input(1))
+        return ctx.error("missing scales");
       int64_t rank = NodeContext::rank(x);
       Shape sizes = getShape(x);
       Value scaleValues =

@@ -326,6 +326,8 @@ LogicalResult cumSumHandler(NodeContext &ctx, Outputs &outputs) {
   Type elementType = NodeContext::elementType(x);
   if (!elementType.isIntOrFloat() || elementType.isInteger(1))
     return ctx.unsupported("cumulative sum of booleans");
+  if (rank < 1)
+    return ctx.error("CumSum needs an input of rank 1 or more, got a scalar");
   if (rank > 25)
     return ctx.unsupported("cumulative sum of rank " + llvm::Twine(rank));
   if (std::optional<SmallVector<int64_t>> axisValues = ctx.getConstInts(1)) {

@@ -20,6 +20,8 @@
 
 #include "frontends/onnx/GraphImporter.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -100,8 +102,20 @@ Value floatConstant(NodeContext &ctx, Type elementType, ArrayRef<int64_t> shape,
       RankedTensorType::get(shape, elementType), converted));
 }
 
-/// The largest DFT matrix built at import, in elements.
-constexpr int64_t kMaxDftElements = int64_t(1) << 24;
+/// The largest constant table built at import (a DFT matrix, a TfIdf
+/// routing), in elements.
+constexpr int64_t kMaxTableElements = int64_t(1) << 24;
+
+/// Whether a table of the product of `factors` (non-negative) elements
+/// exceeds kMaxTableElements, the product computed without overflow.
+bool exceedsTableBudget(std::initializer_list<int64_t> factors) {
+  int64_t product = 1;
+  for (int64_t factor : factors)
+    if (llvm::MulOverflow(product, factor, product) ||
+        product > kMaxTableElements)
+      return true;
+  return false;
+}
 
 /// The DFT as a linear map of length `length` (the signal is truncated or
 /// zero-padded to it) over `samples` input samples of `components` (1: real,
@@ -232,7 +246,7 @@ LogicalResult dftHandler(NodeContext &ctx, Outputs &outputs) {
                 length,
                 inverse,
                 {}};
-  if (dft.frequencies * dft.samples * dft.components * 2 > kMaxDftElements)
+  if (exceedsTableBudget({dft.frequencies, dft.samples, dft.components, 2}))
     return ctx.unsupported("a DFT matrix of " + Twine(dft.frequencies) + "x" +
                            Twine(dft.samples) + " (too large to build)");
   // matrix[k, n, c, o]
@@ -322,7 +336,7 @@ LogicalResult stftHandler(NodeContext &ctx, Outputs &outputs) {
                 false,
                 windowValues ? ArrayRef<double>(*windowValues)
                              : ArrayRef<double>()};
-  if (dft.frequencies * dft.samples * dft.components * 2 > kMaxDftElements)
+  if (exceedsTableBudget({dft.frequencies, dft.samples, dft.components, 2}))
     return ctx.unsupported("a DFT matrix of " + Twine(dft.frequencies) + "x" +
                            Twine(dft.samples) + " (too large to build)");
   // The convolution kernel [2K, C, n]: output channel 2k + o.
@@ -433,10 +447,19 @@ LogicalResult tfIdfVectorizerHandler(NodeContext &ctx, Outputs &outputs) {
   for (int64_t index : *indexes) {
     if (index < 0)
       return ctx.error("negative ngram index");
+    if (index >= kMaxTableElements)
+      return ctx.unsupported("ngram index " + Twine(index) + " (at most " +
+                             Twine(kMaxTableElements - 1) + ")");
     width = std::max(width, index + 1);
   }
   if (weights && weights->size() != indexes->size())
     return ctx.error("weights must match ngram_indexes");
+  // Each gram length routes its grams through a dense [grams, width] table.
+  if (exceedsTableBudget({width, static_cast<int64_t>(pool->size())}))
+    return ctx.unsupported("a TfIdfVectorizer with " + Twine(width) +
+                           " outputs and " + Twine(pool->size()) +
+                           " pool values (at most " + Twine(kMaxTableElements) +
+                           " entries in its tables)");
 
   OpBuilder &b = ctx.getBuilder();
   Type f32 = b.getF32Type(), i64 = b.getI64Type();
@@ -558,7 +581,7 @@ LogicalResult melWeightMatrixHandler(NodeContext &ctx, Outputs &outputs) {
   if (failed(type))
     return failure();
   int64_t spectrogramBins = *dftLength / 2 + 1;
-  if (spectrogramBins * *melBins > kMaxDftElements)
+  if (exceedsTableBudget({spectrogramBins, *melBins}))
     return ctx.unsupported("a mel weight matrix of " + Twine(spectrogramBins) +
                            "x" + Twine(*melBins) + " (too large to build)");
   double lowMel = hertzToMel(lower->front());
