@@ -167,7 +167,10 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(arith::createArithExpandOpsPass());
+  // bf16 conversions as integer arithmetic: otherwise LLVM calls
+  // __truncsfbf2 on CPUs without bf16 instructions, which neither the JIT
+  // nor every C runtime provides.
+  pm.addPass(arith::createArithExpandOpsPass({/*includeBf16=*/true}));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createConvertVectorToLLVMPass());
