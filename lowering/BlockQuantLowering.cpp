@@ -1,8 +1,8 @@
-//===- BlockQuantLowering.cpp - products with Q4_0 weights ----------------===//
+//===- BlockQuantLowering.cpp - products with Q4_0 or f16 weights ---------===//
 //
-// tract.block_quant_matmul becomes one loop nest that decodes the weights'
-// 4-bit codes in its inner loop: the weights stay 4.5 bits each in memory,
-// which is what a token of a language model's decoding reads.
+// tract.block_quant_matmul becomes one loop nest that decodes the weights
+// in its inner loop: they stay 4.5 bits (Q4_0) or 16 bits (f16) each in
+// memory, which is what a token of a language model's decoding reads.
 //
 // At compile time the blocks are laid out for vectors along n: groups of
 // `kLanes` columns, and in each group, per block of 32 k, the f32 scales of
@@ -13,6 +13,10 @@
 // vectors with each row's two inputs. Tiles of `kRows` rows by `kGroups`
 // groups keep their sums in registers; the groups of the tiles are shared
 // among threads (an scf.forall).
+//
+// f16 weights are laid out the same way, (groups, k, lanes): a step reads
+// one vector of halves per group and widens it to f32 for the
+// multiply-adds, for a prompt as for a decoding step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +31,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -78,15 +83,37 @@ KernelWeights layOut(MLIRContext *context, ArrayRef<char> raw, int64_t n,
       DenseElementsAttr::get(scaleType, ArrayRef<float>(scales))};
 }
 
+/// f16 weights n x k as the kernel reads them: (groups, k, lanes).
+DenseElementsAttr layOutHalves(DenseElementsAttr weights) {
+  auto type = cast<RankedTensorType>(weights.getType());
+  int64_t n = type.getDimSize(0), k = type.getDimSize(1);
+  std::vector<uint16_t> halves(n * k);
+  int64_t column = 0, at = 0;
+  for (const APFloat &value : weights.getValues<APFloat>()) {
+    uint16_t bits = uint16_t(value.bitcastToAPInt().getZExtValue());
+    halves[((column / kLanes) * k + at) * kLanes + column % kLanes] = bits;
+    if (++at == k) {
+      at = 0;
+      ++column;
+    }
+  }
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get({n / kLanes, k, kLanes}, type.getElementType()),
+      ArrayRef<char>(reinterpret_cast<const char *>(halves.data()),
+                     halves.size() * sizeof(uint16_t)));
+}
+
 class KernelEmitter {
 public:
   /// `input` is (rows, k); the result has the input's original leading
-  /// dims, `leading`, then n.
+  /// dims, `leading`, then n. The weights are Q4_0 `codes` and `scales`
+  /// (layOut) or f16 `halves` (layOutHalves), the others null.
   KernelEmitter(OpBuilder &b, Location loc, Value input, Value codes,
-                Value scales, int64_t blocks, int64_t groups,
+                Value scales, Value halves, int64_t k, int64_t groups,
                 ArrayRef<OpFoldResult> leading)
       : b(b), loc(loc), input(input), codes(codes), scales(scales),
-        blocks(blocks), groups(groups), leading(leading) {}
+        halves(halves), kValues(k), blocks(k / kQ4_0BlockValues),
+        groups(groups), leading(leading) {}
 
   /// The product written into `init`: an scf.forall over tiles of groups,
   /// each walking all rows. (It is written with the input's leading dims
@@ -109,6 +136,23 @@ public:
         b, loc, {b.getIndexAttr(groups / perTile)}, init, where,
         [&](ValueRange ivs, Value slice) {
           Value group = arith::MulIOp::create(b, loc, ivs[0], index(perTile));
+          if (halves) {
+            auto widened = [&](Value k, int64_t g) -> Value {
+              Value at = arith::AddIOp::create(b, loc, group, index(g));
+              Value read = vector::TransferReadOp::create(
+                  b, loc, vectorOf(b.getF16Type()), halves,
+                  ValueRange{at, k, index(0)},
+                  arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0)),
+                  ArrayRef<bool>{true});
+              return arith::ExtFOp::create(b, loc, vectorOf(b.getF32Type()),
+                                           read);
+            };
+            return forRowBlocks(b, loc, rows, kPanelRows, slice,
+                                [&](Value r, int64_t height, Value out) {
+                                  return panelTileAt(r, height, widened,
+                                                     perTile, out);
+                                });
+          }
           // Many rows (a prompt): the tile's columns decoded once, then
           // multiplied as f32; few (a decoding step): decoded on the way.
           Value many = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
@@ -117,10 +161,17 @@ public:
               b, loc, many,
               [&](OpBuilder &, Location) {
                 Value panel = decodePanel(group, perTile);
+                auto decoded = [&](Value k, int64_t g) -> Value {
+                  return vector::TransferReadOp::create(
+                      b, loc, vectorOf(b.getF32Type()), panel,
+                      ValueRange{k, index(g * kLanes)},
+                      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+                      ArrayRef<bool>{true});
+                };
                 Value result = forRowBlocks(
                     b, loc, rows, kPanelRows, slice,
                     [&](Value r, int64_t height, Value out) {
-                      return panelTileAt(r, height, panel, perTile, out);
+                      return panelTileAt(r, height, decoded, perTile, out);
                     });
                 scf::YieldOp::create(b, loc, result);
               },
@@ -139,8 +190,8 @@ public:
 private:
   OpBuilder &b;
   Location loc;
-  Value input, codes, scales;
-  int64_t blocks, groups;
+  Value input, codes, scales, halves;
+  int64_t kValues, blocks, groups;
   SmallVector<OpFoldResult> leading;
 
   Value index(int64_t value) {
@@ -158,9 +209,8 @@ private:
   /// kLanes) f32 tensor.
   Value decodePanel(Value group, int64_t count) {
     Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
-    int64_t k = blocks * kQ4_0BlockValues;
     Value panel = tensor::EmptyOp::create(
-        b, loc, ArrayRef<int64_t>{k, count * kLanes}, f32);
+        b, loc, ArrayRef<int64_t>{kValues, count * kLanes}, f32);
     Value mask = vectorConstant(i32, b.getI32IntegerAttr(0x0f));
     Value four = vectorConstant(i32, b.getI32IntegerAttr(4));
     Value eight = vectorConstant(i32, b.getI32IntegerAttr(8));
@@ -215,26 +265,24 @@ private:
     });
   }
 
-  /// Rows [r, r + rows) of the tile's slice `out` from its decoded
-  /// `panel` of `count` groups: per k, the panel's row times each row's
-  /// input.
-  Value panelTileAt(Value r, int64_t rows, Value panel, int64_t count,
-                    Value out) {
+  /// Rows [r, r + rows) of the tile's slice `out` from weights already
+  /// in f32, `weightsAt(k, g)` the vector of group g at k (of `count`):
+  /// per k, those vectors times each row's input.
+  Value panelTileAt(Value r, int64_t rows,
+                    function_ref<Value(Value, int64_t)> weightsAt,
+                    int64_t count, Value out) {
     Type f32 = b.getF32Type();
     SmallVector<Value> init(rows * count,
                             vectorConstant(f32, b.getF32FloatAttr(0)));
-    auto kLoop = scf::ForOp::create(
-        b, loc, index(0), index(blocks * kQ4_0BlockValues), index(1), init);
+    auto kLoop =
+        scf::ForOp::create(b, loc, index(0), index(kValues), index(1), init);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(kLoop.getBody());
       Value k = kLoop.getInductionVar();
       SmallVector<Value> weights;
       for (int64_t g = 0; g < count; ++g)
-        weights.push_back(vector::TransferReadOp::create(
-            b, loc, vectorOf(f32), panel, ValueRange{k, index(g * kLanes)},
-            arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
-            ArrayRef<bool>{true}));
+        weights.push_back(weightsAt(k, g));
       SmallVector<Value> next(kLoop.getRegionIterArgs());
       for (int64_t i = 0; i < rows; ++i) {
         Value row = arith::AddIOp::create(b, loc, r, index(i));
@@ -396,14 +444,26 @@ struct BlockQuantMatmulLowering
     if (!matchPattern(adaptor.getWeights(), m_Constant(&weights)))
       return rewriter.notifyMatchFailure(op, "weights are not a constant");
     auto weightsType = cast<RankedTensorType>(weights.getType());
-    int64_t n = weightsType.getDimSize(0), blocks = weightsType.getDimSize(1);
+    bool halves = weightsType.getElementType().isF16();
+    int64_t n = weightsType.getDimSize(0);
+    int64_t k = halves ? weightsType.getDimSize(1)
+                       : weightsType.getDimSize(1) * kQ4_0BlockValues;
     if (n % kLanes)
       return op.emitOpError("has ")
              << n << " columns, not a multiple of " << kLanes;
-    MLIRContext *context = op.getContext();
-    KernelWeights laidOut = layOut(context, blockBytes(weights), n, blocks);
-    Value codes = arith::ConstantOp::create(rewriter, loc, laidOut.codes);
-    Value scales = arith::ConstantOp::create(rewriter, loc, laidOut.scales);
+    if (!getElementTypeOrSelf(op.getInput()).isF32())
+      return op.emitOpError("is lowered for f32 inputs only, not ")
+             << getElementTypeOrSelf(op.getInput());
+    Value codes, scales, halfWeights;
+    if (halves) {
+      halfWeights =
+          arith::ConstantOp::create(rewriter, loc, layOutHalves(weights));
+    } else {
+      KernelWeights laidOut =
+          layOut(op.getContext(), blockBytes(weights), n, k / kQ4_0BlockValues);
+      codes = arith::ConstantOp::create(rewriter, loc, laidOut.codes);
+      scales = arith::ConstantOp::create(rewriter, loc, laidOut.scales);
+    }
 
     // The rows: every axis of the input but the last, as one.
     Shape inputShape = getShape(op.getInput());
@@ -423,9 +483,7 @@ struct BlockQuantMatmulLowering
     Value input = adaptor.getInput();
     if (rank == 1) {
       input = tensor::ExpandShapeOp::create(
-          rewriter, loc,
-          RankedTensorType::get({1, blocks * kQ4_0BlockValues},
-                                rewriter.getF32Type()),
+          rewriter, loc, RankedTensorType::get({1, k}, rewriter.getF32Type()),
           input, ArrayRef<ReassociationIndices>{{0, 1}});
     } else if (rank > 2) {
       ReassociationIndices first;
@@ -438,7 +496,7 @@ struct BlockQuantMatmulLowering
     Value init = emptyTensor(rewriter, loc, op.getType());
     if (!init)
       return failure();
-    KernelEmitter emitter(rewriter, loc, input, codes, scales, blocks,
+    KernelEmitter emitter(rewriter, loc, input, codes, scales, halfWeights, k,
                           n / kLanes, leading);
     rewriter.replaceOp(op, emitter.emit(init, getValueOrCreateConstantIndexOp(
                                                   rewriter, loc, *rows)));

@@ -256,8 +256,8 @@ Value forallOverSlices(
 Value forRowBlocks(OpBuilder &b, Location loc, Value count, int64_t block,
                    Value init, function_ref<Value(Value, int64_t, Value)> body);
 
-/// tract.block_quant_matmul: one loop nest decoding the Q4_0 codes in its
-/// inner loop (BlockQuantLowering).
+/// tract.block_quant_matmul: one loop nest decoding the Q4_0 codes or
+/// widening the f16 weights in its inner loop (BlockQuantLowering).
 void populateBlockQuantLoweringPatterns(const TypeConverter &converter,
                                         RewritePatternSet &patterns);
 

@@ -1,10 +1,12 @@
-//===- BlockQuant.cpp - constant weights of products as Q4_0 blocks -------===//
+//===- BlockQuant.cpp - constant weights of products as Q4_0 or f16 -------===//
 //
 // tract's `block-quant` transform: the weights of a product of rows by a
 // constant matrix are stored as Q4_0 blocks along the summed axis, and the
 // product becomes tract.block_quant_matmul, whose lowering decodes the
 // blocks in its inner loop. A quarter of a byte and a bit per weight
 // instead of four: decoding a token reads about 7 times fewer bytes.
+// With format=f16 (`-t f16-weights`) the weights are stored as halves
+// instead, summed in f32: half the bytes, 11 bits of precision.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,22 +51,56 @@ constexpr int64_t kColumnGroup = 16;
 /// Smaller weights are not worth it (tract's threshold).
 constexpr int64_t kMinimumWeights = 1 << 14;
 
-/// `einsum` as a block-quantized product, when it is one of rows by a
-/// constant matrix that may be quantized.
-void quantize(OpBuilder &b, EinsumOp einsum) {
+/// The largest finite f16.
+constexpr float kMaxHalf = 65504.0f;
+
+/// The n x k matrix `nk` as f16 values.
+DenseElementsAttr toHalves(OpBuilder &b, ArrayRef<float> nk, int64_t n,
+                           int64_t k) {
+  std::vector<uint16_t> halves(nk.size());
+  for (auto [half, value] : llvm::zip_equal(halves, nk))
+    half = floatToHalf(value);
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get({n, k}, b.getF16Type()),
+      ArrayRef<char>(reinterpret_cast<const char *>(halves.data()),
+                     halves.size() * sizeof(uint16_t)));
+}
+
+/// The n x k matrix `nk` as Q4_0 blocks along k.
+DenseElementsAttr toQ4_0(OpBuilder &b, ArrayRef<float> nk, int64_t n,
+                         int64_t k) {
+  std::vector<uint8_t> blocks = quantizeQ4_0(nk);
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get({n, k / kQ4_0BlockValues, kQ4_0BlockBytes},
+                            b.getI8Type()),
+      ArrayRef<char>(reinterpret_cast<const char *>(blocks.data()),
+                     blocks.size()));
+}
+
+/// `einsum` as a product with compactly stored weights (`halves`: f16,
+/// else Q4_0), when it is one of rows by a constant matrix that may be
+/// stored so.
+void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
   if (einsum.getInputs().size() != 2 ||
       !getElementTypeOrSelf(einsum.getType()).isF32())
     return;
   EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
   for (unsigned slot = 0; slot < 2; ++slot) {
-    auto constant = einsum.getInputs()[slot].getDefiningOp<ConstOp>();
+    // f32 weights, or f16 ones cast to f32 (a model stored with f16
+    // weights, too large for the cast to have been folded).
+    Value operand = einsum.getInputs()[slot];
+    auto widening = operand.getDefiningOp<CastOp>();
+    if (widening && getElementTypeOrSelf(widening.getInput()).isF16())
+      operand = widening.getInput();
+    auto constant = operand.getDefiningOp<ConstOp>();
     Value rows = einsum.getInputs()[1 - slot];
     if (!constant || isProtected(constant) || isProtected(einsum))
       continue;
     auto weights = dyn_cast<DenseElementsAttr>(constant.getValue());
     const std::string &spec = expr.inputs[slot];
     const std::string &rowSpec = expr.inputs[1 - slot];
-    if (!weights || !weights.getElementType().isF32() || rowSpec.empty())
+    if (!weights || !isa<Float32Type, Float16Type>(weights.getElementType()) ||
+        rowSpec.empty())
       continue;
     // rows ...k, weights with k and n (and axes of 1 that broadcast),
     // output ...n.
@@ -90,13 +126,19 @@ void quantize(OpBuilder &b, EinsumOp einsum) {
       continue;
     int64_t kSize = type.getDimSize(kAxis), nSize = type.getDimSize(nAxis);
     Shape rowShape = getShape(rows);
-    if (rowShape.back() != TDim(kSize) || kSize % kQ4_0BlockValues != 0 ||
+    if (rowShape.back() != TDim(kSize) ||
+        (!halves && kSize % kQ4_0BlockValues != 0) ||
         nSize % kColumnGroup != 0 || kSize * nSize < kMinimumWeights)
       continue;
 
     // The matrix n x k, quantized row by row (the other axes are 1).
-    SmallVector<float> values(weights.getValues<float>());
-    if (!llvm::all_of(values, [](float value) { return std::isfinite(value); }))
+    SmallVector<float> values;
+    for (const APFloat &value : weights.getValues<APFloat>())
+      values.push_back(value.convertToFloat());
+    if (!llvm::all_of(values, [&](float value) {
+          return std::isfinite(value) &&
+                 (!halves || std::abs(value) <= kMaxHalf);
+        }))
       continue;
     int64_t kStride = 1, nStride = 1;
     for (int64_t axis = type.getRank() - 1; axis >= 0; --axis) {
@@ -109,23 +151,21 @@ void quantize(OpBuilder &b, EinsumOp einsum) {
     for (int64_t i = 0; i < nSize; ++i)
       for (int64_t j = 0; j < kSize; ++j)
         nk[i * kSize + j] = values[i * nStride + j * kStride];
-    std::vector<uint8_t> blocks = quantizeQ4_0(nk);
-    auto blockType = RankedTensorType::get(
-        {nSize, kSize / kQ4_0BlockValues, kQ4_0BlockBytes}, b.getI8Type());
-    auto blockValues = DenseElementsAttr::getFromRawBuffer(
-        blockType, ArrayRef<char>(reinterpret_cast<const char *>(blocks.data()),
-                                  blocks.size()));
+    DenseElementsAttr stored =
+        halves ? toHalves(b, nk, nSize, kSize) : toQ4_0(b, nk, nSize, kSize);
     b.setInsertionPoint(einsum);
     Location weightsLoc = constant.getLoc();
     if (auto name = dyn_cast<NameLoc>(weightsLoc))
-      weightsLoc =
-          NameLoc::get(b.getStringAttr(name.getName().strref() + ".q4_0"),
-                       name.getChildLoc());
-    Value packed = ConstOp::create(b, weightsLoc, blockType, blockValues);
+      weightsLoc = NameLoc::get(b.getStringAttr(name.getName().strref() +
+                                                (halves ? ".f16" : ".q4_0")),
+                                name.getChildLoc());
+    Value packed = ConstOp::create(b, weightsLoc, stored.getType(), stored);
     auto product = BlockQuantMatmulOp::create(b, einsum.getLoc(),
                                               einsum.getType(), rows, packed);
     einsum.replaceAllUsesWith(product.getOutput());
     einsum.erase();
+    if (widening && widening->use_empty())
+      widening.erase();
     if (constant->use_empty())
       constant.erase();
     return;
@@ -134,12 +174,19 @@ void quantize(OpBuilder &b, EinsumOp einsum) {
 
 struct TractBlockQuant
     : public tract::impl::TractBlockQuantBase<TractBlockQuant> {
+  using TractBlockQuantBase::TractBlockQuantBase;
+
   void runOnOperation() override {
+    if (format != "q4_0" && format != "f16") {
+      getOperation().emitError("tract-block-quant: unknown format '")
+          << format << "' (q4_0 or f16)";
+      return signalPassFailure();
+    }
     SmallVector<EinsumOp> einsums;
     getOperation().walk([&](EinsumOp op) { einsums.push_back(op); });
     OpBuilder b(&getContext());
     for (EinsumOp einsum : einsums)
-      quantize(b, einsum);
+      quantize(b, einsum, format == "f16");
   }
 };
 

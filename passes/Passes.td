@@ -206,7 +206,7 @@ def TractExportScanState : Pass<"tract-export-scan-state", "ModuleOp"> {
 }
 
 def TractBlockQuant : Pass<"tract-block-quant", "ModuleOp"> {
-  let summary = "Quantize the constant weights of products to Q4_0";
+  let summary = "Store the constant weights of products as Q4_0 or f16";
   let description = [{
     tract's `block-quant` transform. An einsum of rows by a constant f32
     matrix (`...k,kn->...n` or `...k,nk->...n`) becomes
@@ -219,7 +219,17 @@ def TractBlockQuant : Pass<"tract-block-quant", "ModuleOp"> {
     whose n is not a multiple of 16 (the kernels' lanes), and weights that
     are not all finite. Weights read from Q4_0 files (dequantized at load)
     get their blocks back exactly.
+
+    With `format=f16` (`-t f16-weights`, ours: tract's `f32-to-f16` makes
+    the whole model f16) the same products keep their weights as f16
+    values, n x k, and sum in f32: the same rules, but any k and weights
+    of magnitude at most 65504. Weights read from f16 files get their
+    values back exactly.
   }];
+  let options = [
+    Option<"format", "format", "std::string", /*default=*/"\"q4_0\"",
+           "How the weights are stored: q4_0 (tract's blocks) or f16">,
+  ];
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
 

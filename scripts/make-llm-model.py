@@ -23,7 +23,7 @@ the past and the new tokens.
 Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
                                   [--steps N] [--layers N] [--hidden N]
                                   [--heads N] [--kv-heads N] [--ffn N]
-                                  [--q4-0]
+                                  [--q4-0 | --f16]
 
 The default size (4 layers of width 384, 6 query and 2 key/value heads of
 64, an MLP of 1024: 6.5 million parameters) is the benchmark's; the tests
@@ -39,7 +39,8 @@ argmax of the previous step's last logits.
 transform quantizes replaced by their Q4_0 values (blocks of 32 along the
 input axis, each value (q - 8) * d with an f16 scale d and a code q of 4
 bits), so that `tract -t block-quant` can be checked against them; the ONNX
-export keeps the f32 weights.
+export keeps the f32 weights. --f16 does the same for `-t f16-weights`:
+the same weights rounded to f16, the products still summed in f32.
 """
 import argparse
 import math
@@ -186,17 +187,20 @@ def q4_0(weight):
     return torch.from_numpy(values.astype(np.float32).reshape(w.shape))
 
 
-def quantize_as_tract(model):
-    """The weights tract's block-quant quantizes, as Q4_0 values: those of
-    the products with at least 2^14 weights, an input axis in blocks of 32
-    and outputs in groups of 16, but the output head."""
+def quantize_as_tract(model, halves):
+    """The weights tract's block-quant quantizes, as Q4_0 values (or, with
+    `halves`, those -t f16-weights stores, rounded to f16): those of the
+    products with at least 2^14 weights, an input axis in blocks of 32 (any
+    for f16) and outputs in groups of 16, but the output head."""
     for name, module in model.named_modules():
         if not isinstance(module, torch.nn.Linear) or "lm_head" in name:
             continue
         out_features, in_features = module.weight.shape
-        if (in_features * out_features >= 1 << 14 and in_features % 32 == 0
-                and out_features % 16 == 0):
-            module.weight.data = q4_0(module.weight)
+        if (in_features * out_features >= 1 << 14 and
+                (halves or in_features % 32 == 0) and out_features % 16 == 0):
+            weight = module.weight.data
+            module.weight.data = (weight.half().float() if halves
+                                  else q4_0(weight))
 
 
 def names():
@@ -225,7 +229,9 @@ def main():
     parser.add_argument("--heads", type=int, default=HEADS)
     parser.add_argument("--kv-heads", type=int, default=KV_HEADS)
     parser.add_argument("--ffn", type=int, default=FFN)
-    parser.add_argument("--q4-0", action="store_true")
+    stored = parser.add_mutually_exclusive_group()
+    stored.add_argument("--q4-0", action="store_true")
+    stored.add_argument("--f16", action="store_true")
     args = parser.parse_args()
     LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = (args.layers, args.hidden,
                                             args.heads, args.kv_heads,
@@ -249,8 +255,8 @@ def main():
                           dynamic_axes=dynamic, opset_version=17)
     if not args.bundles:
         return
-    if args.q4_0:
-        quantize_as_tract(model)
+    if args.q4_0 or args.f16:
+        quantize_as_tract(model, halves=args.f16)
     ids = torch.tensor([list(args.prompt.encode())], dtype=torch.int64)
     past = empty_past(1)
     with torch.no_grad():

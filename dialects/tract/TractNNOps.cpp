@@ -473,6 +473,16 @@ LogicalResult BlockQuantMatmulOp::inferReturnTypes(
   Shape weights = getShape(adaptor.getWeights());
   if (input.empty())
     return emitOptionalError(location, "the input needs an axis to sum");
+  if (getElementTypeOrSelf(adaptor.getWeights()).isF16()) {
+    if (weights.size() != 2 || input.back() != weights[1])
+      return emitOptionalError(
+          location, "f16 weights must be n x k with k the input's last dim (",
+          input.back().toString(), ")");
+    Shape output = input;
+    output.back() = weights[0];
+    results.push_back(getTensorTypeLike(adaptor.getInput(), output));
+    return success();
+  }
   if (!getElementTypeOrSelf(adaptor.getWeights()).isInteger(8) ||
       weights.size() != 3 || weights[2] != TDim(kQ4_0BlockBytes))
     return emitOptionalError(location,

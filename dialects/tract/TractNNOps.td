@@ -141,18 +141,22 @@ def Tract_RmsNormOp : Tract_InferredOp<"rms_norm",
 
 def Tract_BlockQuantMatmulOp : Tract_InferredOp<"block_quant_matmul",
     [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
-  let summary = "rows times a block-quantized (q4_0) matrix, transposed";
+  let summary = "rows times a compactly stored (q4_0 or f16) matrix, transposed";
   let description = [{
     `output[..., n] = sum over k of input[..., k] * w[n, k]`, where `w` is
-    an `n x k` matrix stored in `weights` as tract's Q4_0 blocks: each run
-    of 32 values along k is 18 bytes, an f16 scale `d` then 16 bytes of
-    4-bit codes `q`, two per byte in order (the low nibble first), each
-    value `(q - 8) * d`. `weights` is `n x k/32 x 18` bytes, a constant.
-    It is what tract's `block-quant` transform makes of an einsum with
-    constant weights: the lowering reads the codes in its inner loop
-    instead of a dequantized copy.
+    an `n x k` matrix stored in `weights`, a constant, in one of two forms:
+    - tract's Q4_0 blocks, `n x k/32 x 18` bytes (i8): each run of 32
+      values along k is 18 bytes, an f16 scale `d` then 16 bytes of 4-bit
+      codes `q`, two per byte in order (the low nibble first), each value
+      `(q - 8) * d`. It is what tract's `block-quant` transform makes of an
+      einsum with constant weights.
+    - f16 values, `n x k`, summed in the input's type (`-t f16-weights`).
+    The lowering reads the stored form in its inner loop instead of a
+    decoded copy: a decoding step of a language model reads the weights'
+    bytes once per token.
   }];
-  let arguments = (ins Tract_FloatTensor:$input, Tract_IntTensor:$weights);
+  let arguments = (ins Tract_FloatTensor:$input,
+                   Tract_TensorOf<[AnyInteger, F16], "integers or f16">:$weights);
   let results = (outs Tract_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weights attr-dict `:` functional-type(operands, results)

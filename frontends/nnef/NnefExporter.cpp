@@ -491,8 +491,10 @@ LogicalResult GraphWriter::writeConstant(ConstOp op, StringRef name) {
   auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
   if (!dense)
     return unsupported(op) << "only dense constants are written";
-  // The weights of block-quantized products: a Q4_0 variable of n x k.
-  if (!op->use_empty() && llvm::all_of(op->getUses(), [](OpOperand &use) {
+  // The weights of block-quantized products: a Q4_0 variable of n x k (f16
+  // ones are written as they are).
+  if (dense.getElementType().isInteger(8) && !op->use_empty() &&
+      llvm::all_of(op->getUses(), [](OpOperand &use) {
         return isa<BlockQuantMatmulOp>(use.getOwner()) &&
                use.getOperandNumber() == 1;
       })) {
@@ -796,13 +798,20 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   }
   if (auto product = dyn_cast<BlockQuantMatmulOp>(op)) {
     // Rows ...k by the n x k weights, which read back as f32 (that
-    // -t block-quant quantizes to the same blocks).
+    // -t block-quant quantizes to the same blocks); f16 weights are cast
+    // to f32 (which -t f16-weights takes back as they are).
     std::string rows;
     for (size_t axis = 0; axis + 1 < getShape(product.getInput()).size();
          ++axis)
       rows.push_back(char('a' + axis));
-    return "tract_core_einsum(" + refs(product->getOperands()) +
-           ", expr = " + quoted(rows + "k," + "nk->" + rows + "n") + ")";
+    std::string weights = ref(product.getWeights());
+    if (getElementTypeOrSelf(product.getWeights()).isF16()) {
+      std::string widened = fresh(weights + "_f32");
+      assign(widened, "tract_core_cast(" + weights + ", to = 'f32')");
+      weights = widened;
+    }
+    return "tract_core_einsum([" + ref(product.getInput()) + ", " + weights +
+           "], expr = " + quoted(rows + "k," + "nk->" + rows + "n") + ")";
   }
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
     return "softmax(" + ref(softmax.getInput()) +

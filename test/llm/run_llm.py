@@ -18,6 +18,9 @@ takes a few seconds. Checks:
   prompt and decode steps 1 and 8 match torch's with the same weights
   quantized (make-llm-model.py --q4-0) at --approx approximate, and the
   prompt's logits stay within Q4_TOLERANCE of the f32 model's;
+* the same with `-t f16-weights` (the same weights as f16, summed in f32),
+  against torch with those weights rounded to f16 (make-llm-model.py
+  --f16), and within F16_TOLERANCE of the f32 model;
 * `tract --set B=1 --set S=1 --set P=127 MODEL run` on made-up inputs gives
   logits of 1,1,256 and a present cache of 128 positions;
 * `tract MODEL llm-bench` prints tract's two lines, PP512 and TG128 in
@@ -39,10 +42,52 @@ STEPS = 8
 # The largest difference Q4_0 weights may make to a logit of the small
 # model's prompt, against the f32 model (measured: 0.08).
 Q4_TOLERANCE = 0.15
+# The same for f16 weights (measured: 0.0002).
+F16_TOLERANCE = 0.002
 
 
 def run(command):
     return subprocess.run(command, capture_output=True, text=True)
+
+
+def check_stored_weights(args, work, model, prefix, flag, transform,
+                         tolerance, failures):
+    """`-t transform` against torch with the weights it stores rounded the
+    same way (make-llm-model.py `flag`), for the prompt and decode steps 1
+    and STEPS, and the prompt's logits against the f32 model's."""
+    label = flag[2:].replace("-", "_")
+    rounded = os.path.join(work, label)
+    made = run([sys.executable, args.script, os.path.join(work, "same.onnx"),
+                "--bundles", rounded, "--steps", str(STEPS), flag] + SMALL)
+    if made.returncode != 0:
+        print(made.stderr)
+        return False
+    for step in (0, 1, STEPS):
+        bundle = f"{rounded}.{step}.npz"
+        checked = run([args.tract, model, "-t", transform, "-O", "run",
+                       "--input-from-bundle", bundle,
+                       "--assert-output-bundle", bundle,
+                       "--approx", "approximate"])
+        what = "prompt" if step == 0 else f"decode step {step}"
+        if checked.returncode != 0:
+            failures.append(f"{label} {what}: {checked.stderr.strip()}")
+        else:
+            print(f"ok    {label} {what} matches torch's rounded weights")
+    outputs = os.path.join(work, f"{label}-outputs.npz")
+    saved = run([args.tract, model, "-t", transform, "-O", "run",
+                 "--input-from-bundle", f"{prefix}.0.npz",
+                 "--save-outputs-npz", outputs])
+    if saved.returncode != 0:
+        failures.append(f"{label} against f32: " + saved.stderr.strip())
+        return True
+    reference = np.load(f"{prefix}.0.npz")["logits"]
+    difference = np.abs(np.load(outputs)["logits"] - reference).max()
+    if difference > tolerance:
+        failures.append(f"{label} logits differ from f32's by "
+                        f"{difference:.4f} (> {tolerance})")
+    else:
+        print(f"ok    {label} logits within {difference:.4f} of f32's")
+    return True
 
 
 def main():
@@ -121,38 +166,12 @@ def main():
         else:
             print("ok    llm-bench with the internal cache")
 
-        quantized = os.path.join(work, "q4_0")
-        made = run([sys.executable, args.script,
-                    os.path.join(work, "same.onnx"), "--bundles", quantized,
-                    "--steps", str(STEPS), "--q4-0"] + SMALL)
-        if made.returncode != 0:
-            print(made.stderr)
-            return 1
-        for step in (0, 1, STEPS):
-            bundle = f"{quantized}.{step}.npz"
-            checked = run([args.tract, model, "-t", "block-quant", "-O", "run",
-                           "--input-from-bundle", bundle,
-                           "--assert-output-bundle", bundle,
-                           "--approx", "approximate"])
-            what = "prompt" if step == 0 else f"decode step {step}"
-            if checked.returncode != 0:
-                failures.append(f"q4_0 {what}: {checked.stderr.strip()}")
-            else:
-                print(f"ok    q4_0 {what} matches torch's quantized weights")
-        outputs = os.path.join(work, "q4_0-outputs.npz")
-        saved = run([args.tract, model, "-t", "block-quant", "-O", "run",
-                     "--input-from-bundle", f"{prefix}.0.npz",
-                     "--save-outputs-npz", outputs])
-        if saved.returncode != 0:
-            failures.append("q4_0 against f32: " + saved.stderr.strip())
-        else:
-            reference = np.load(f"{prefix}.0.npz")["logits"]
-            difference = np.abs(np.load(outputs)["logits"] - reference).max()
-            if difference > Q4_TOLERANCE:
-                failures.append(f"q4_0 logits differ from f32's by "
-                                f"{difference:.3f} (> {Q4_TOLERANCE})")
-            else:
-                print(f"ok    q4_0 logits within {difference:.3f} of f32's")
+        for flag, transform, tolerance in (
+                ("--q4-0", "block-quant", Q4_TOLERANCE),
+                ("--f16", "f16-weights", F16_TOLERANCE)):
+            if not check_stored_weights(args, work, model, prefix, flag,
+                                        transform, tolerance, failures):
+                return 1
 
         made_up = run([args.tract, "--set", "B=1", "--set", "S=1", "--set",
                        "P=127", model, "run", "--allow-random-input"])

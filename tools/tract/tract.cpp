@@ -1462,13 +1462,15 @@ llvm::Error setsFromBundle(ModuleOp module, llvm::StringRef path,
 /// The transforms of -t that are passes.
 struct ModelTransforms {
   bool exportScanState = false; ///< tract-export-scan-state after the sets
-  bool blockQuant = false;      ///< tract-block-quant after declutter
+  /// tract-block-quant after declutter, in this format (q4_0, f16).
+  std::string blockQuant;
   bool detectKvCache = false;   ///< tract-detect-kv-cache after declutter
 };
 
 /// -t / --transform: tract's model transforms, as far as they are
 /// implemented here: set_symbols(values:{"S":1, ...}) becomes --set S=1;
-/// export_scan_state, block-quant and detect-kv-cache are passes
+/// export_scan_state, block-quant, f16-weights and detect-kv-cache are
+/// passes
 /// (ModelTransforms).
 llvm::Error setsFromTransform(llvm::StringRef transform,
                               std::vector<std::string> &sets,
@@ -1481,8 +1483,8 @@ llvm::Error setsFromTransform(llvm::StringRef transform,
     passes.exportScanState = true;
     return llvm::Error::success();
   }
-  if (text == "block-quant") {
-    passes.blockQuant = true;
+  if (text == "block-quant" || text == "f16-weights") {
+    passes.blockQuant = text == "block-quant" ? "q4_0" : "f16";
     return llvm::Error::success();
   }
   if (text == "detect-kv-cache") {
@@ -1492,7 +1494,7 @@ llvm::Error setsFromTransform(llvm::StringRef transform,
   if (!text.consume_front("set_symbols"))
     return unsupported("not supported; the transforms are "
                        "set_symbols(values:{\"S\":1}), export_scan_state, "
-                       "block-quant and detect-kv-cache");
+                       "block-quant, f16-weights and detect-kv-cache");
   text = text.trim();
   if (!text.consume_front("(") || !text.consume_back(")"))
     return unsupported("expected set_symbols(values:{...})");
@@ -1677,8 +1679,8 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     TimingScope passTiming = timing.nest("declutter");
     buildDeclutterPipeline(pm);
-    if (transforms.blockQuant)
-      pm.addPass(createTractBlockQuant());
+    if (!transforms.blockQuant.empty())
+      pm.addPass(createTractBlockQuant({transforms.blockQuant}));
     if (transforms.detectKvCache)
       pm.addPass(createTractDetectKvCache());
     if (pulseOptions)
