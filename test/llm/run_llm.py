@@ -50,6 +50,26 @@ def run(command):
     return subprocess.run(command, capture_output=True, text=True)
 
 
+def check_steps(args, model, options, steps, bundle_of, label, reference,
+                failures):
+    """`tract MODEL OPTIONS -O run` on the bundle of each step (0 the
+    prompt), its outputs against the bundle's at --approx approximate. With
+    the caches inside the model (-t detect-kv-cache), the presents must not
+    be printed."""
+    inside = "detect-kv-cache" in options
+    for step in steps:
+        bundle = bundle_of(step)
+        checked = run([args.tract, model] + options +
+                      ["-O", "run", "--input-from-bundle", bundle,
+                       "--assert-output-bundle", bundle,
+                       "--approx", "approximate"])
+        what = label + ("prompt" if step == 0 else f"decode step {step}")
+        if checked.returncode != 0 or (inside and "present" in checked.stdout):
+            failures.append(f"{what}: {checked.stdout}{checked.stderr.strip()}")
+        else:
+            print(f"ok    {what} matches {reference}")
+
+
 def check_stored_weights(args, work, model, prefix, flag, transform,
                          tolerance, failures):
     """`-t transform` against torch with the weights it stores rounded the
@@ -62,17 +82,9 @@ def check_stored_weights(args, work, model, prefix, flag, transform,
     if made.returncode != 0:
         print(made.stderr)
         return False
-    for step in (0, 1, STEPS):
-        bundle = f"{rounded}.{step}.npz"
-        checked = run([args.tract, model, "-t", transform, "-O", "run",
-                       "--input-from-bundle", bundle,
-                       "--assert-output-bundle", bundle,
-                       "--approx", "approximate"])
-        what = "prompt" if step == 0 else f"decode step {step}"
-        if checked.returncode != 0:
-            failures.append(f"{label} {what}: {checked.stderr.strip()}")
-        else:
-            print(f"ok    {label} {what} matches torch's rounded weights")
+    check_steps(args, model, ["-t", transform], (0, 1, STEPS),
+                lambda step: f"{rounded}.{step}.npz", f"{label} ",
+                "torch's rounded weights", failures)
     outputs = os.path.join(work, f"{label}-outputs.npz")
     saved = run([args.tract, model, "-t", transform, "-O", "run",
                  "--input-from-bundle", f"{prefix}.0.npz",
@@ -106,17 +118,11 @@ def main():
             print(made.stderr)
             return 1
 
-        for step in range(STEPS + 1):
-            bundle = f"{prefix}.{step}.npz"
-            checked = run([args.tract, model, "-O", "run",
-                           "--input-from-bundle", bundle,
-                           "--assert-output-bundle", bundle,
-                           "--approx", "approximate"])
-            what = "prompt" if step == 0 else f"decode step {step}"
-            if checked.returncode != 0:
-                failures.append(f"{what}: {checked.stderr.strip()}")
-            else:
-                print(f"ok    {what} matches torch")
+        steps = range(STEPS + 1)
+
+        def bundle_of(step):
+            return f"{prefix}.{step}.npz"
+        check_steps(args, model, [], steps, bundle_of, "", "torch", failures)
 
         internal = ["-t", "detect-kv-cache"]
         dumped = run([args.tract, model] + internal + ["dump"])
@@ -128,18 +134,8 @@ def main():
                             dumped.stderr)
         else:
             print("ok    detect-kv-cache: 4 caches inside, one input left")
-        for step in range(STEPS + 1):
-            bundle = f"{prefix}.{step}.npz"
-            checked = run([args.tract, model] + internal +
-                          ["-O", "run", "--input-from-bundle", bundle,
-                           "--assert-output-bundle", bundle,
-                           "--approx", "approximate"])
-            what = "prompt" if step == 0 else f"decode step {step}"
-            if checked.returncode != 0 or "present" in checked.stdout:
-                failures.append(f"internal cache, {what}: "
-                                f"{checked.stdout}{checked.stderr.strip()}")
-            else:
-                print(f"ok    internal cache, {what} matches torch")
+        check_steps(args, model, internal, steps, bundle_of,
+                    "internal cache, ", "torch", failures)
         # The prompt alone: the caches start empty.
         prompt = os.path.join(work, "prompt.npz")
         np.savez(prompt, input_ids=np.load(f"{prefix}.0.npz")["input_ids"])
