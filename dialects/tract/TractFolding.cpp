@@ -449,6 +449,11 @@ Attribute mlir::tract::foldReduce(Attribute input, Type resultType,
   if (!dense || !type)
     return {};
   auto inputType = cast<RankedTensorType>(dense.getType());
+  // An empty group has no first value to start from: left to the run.
+  for (int64_t axis : axes)
+    if (axis < 0 || axis >= inputType.getRank() ||
+        inputType.getDimSize(axis) == 0)
+      return {};
   Type elementType = inputType.getElementType();
   Type outType = type.getElementType();
   // argmax and argmin give an index whatever the element type.
