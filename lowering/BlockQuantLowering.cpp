@@ -33,6 +33,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::tract;
 
@@ -108,12 +110,14 @@ public:
   /// `input` is (rows, k); the result has the input's original leading
   /// dims, `leading`, then n. The weights are Q4_0 `codes` and `scales`
   /// (layOut) or f16 `halves` (layOutHalves), the others null.
+  /// `registerFile` is the f32 values the target's vector registers hold.
   KernelEmitter(OpBuilder &b, Location loc, Value input, Value codes,
                 Value scales, Value halves, int64_t k, int64_t groups,
-                ArrayRef<OpFoldResult> leading)
+                ArrayRef<OpFoldResult> leading, int64_t registerFile)
       : b(b), loc(loc), input(input), codes(codes), scales(scales),
         halves(halves), kValues(k), blocks(k / kQ4_0BlockValues),
-        groups(groups), leading(leading) {}
+        groups(groups), leading(leading),
+        vectors(std::max<int64_t>(1, registerFile / kLanes)) {}
 
   /// The product written into `init`: an scf.forall over tiles of groups,
   /// each walking all rows. (It is written with the input's leading dims
@@ -147,11 +151,7 @@ public:
               return arith::ExtFOp::create(b, loc, vectorOf(b.getF32Type()),
                                            read);
             };
-            return forRowBlocks(b, loc, rows, kPanelRows, slice,
-                                [&](Value r, int64_t height, Value out) {
-                                  return panelTileAt(r, height, widened,
-                                                     perTile, out);
-                                });
+            return panelTiles(rows, slice, widened, perTile);
           }
           // Many rows (a prompt): the tile's columns decoded once, then
           // multiplied as f32; few (a decoding step): decoded on the way.
@@ -168,12 +168,8 @@ public:
                       arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
                       ArrayRef<bool>{true});
                 };
-                Value result = forRowBlocks(
-                    b, loc, rows, kPanelRows, slice,
-                    [&](Value r, int64_t height, Value out) {
-                      return panelTileAt(r, height, decoded, perTile, out);
-                    });
-                scf::YieldOp::create(b, loc, result);
+                scf::YieldOp::create(b, loc,
+                                     panelTiles(rows, slice, decoded, perTile));
               },
               [&](OpBuilder &, Location) {
                 Value result = forRowBlocks(
@@ -193,6 +189,32 @@ private:
   Value input, codes, scales, halves;
   int64_t kValues, blocks, groups;
   SmallVector<OpFoldResult> leading;
+  /// The vectors of kLanes f32 the registers hold.
+  int64_t vectors;
+
+  /// All rows of the tile's slice by its `count` groups, from weights
+  /// already in f32 (`weightsAt(k, g)`): blocks of kPanelRows rows (then
+  /// rows one by one), each by as many groups at a time as the registers
+  /// hold the sums of.
+  Value panelTiles(Value rows, Value slice,
+                   function_ref<Value(Value, int64_t)> weightsAt,
+                   int64_t count) {
+    return forRowBlocks(
+        b, loc, rows, kPanelRows, slice,
+        [&](Value r, int64_t height, Value tile) {
+          // height sums per group, plus a weight and an input in flight.
+          int64_t step = std::clamp<int64_t>((vectors - 2) / height, 1, count);
+          while (count % step)
+            --step;
+          for (int64_t first = 0; first < count; first += step) {
+            auto shifted = [&](Value k, int64_t g) {
+              return weightsAt(k, first + g);
+            };
+            tile = panelTileAt(r, height, shifted, first, step, tile);
+          }
+          return tile;
+        });
+  }
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -270,7 +292,7 @@ private:
   /// per k, those vectors times each row's input.
   Value panelTileAt(Value r, int64_t rows,
                     function_ref<Value(Value, int64_t)> weightsAt,
-                    int64_t count, Value out) {
+                    int64_t first, int64_t count, Value out) {
     Type f32 = b.getF32Type();
     SmallVector<Value> init(rows * count,
                             vectorConstant(f32, b.getF32FloatAttr(0)));
@@ -295,18 +317,19 @@ private:
       }
       scf::YieldOp::create(b, loc, next);
     }
-    return writeRows(r, rows, count, kLoop.getResults(), out);
+    return writeRows(r, rows, first, count, kLoop.getResults(), out);
   }
 
-  /// The sums of rows [r, r + rows) by `count` groups into `out`.
-  Value writeRows(Value r, int64_t rows, int64_t count, ValueRange sums,
-                  Value out) {
+  /// The sums of rows [r, r + rows) by groups [first, first + count) of
+  /// the slice into `out`.
+  Value writeRows(Value r, int64_t rows, int64_t first, int64_t count,
+                  ValueRange sums, Value out) {
     for (int64_t i = 0; i < rows; ++i) {
       SmallVector<Value> at =
           leadingIndices(arith::AddIOp::create(b, loc, r, index(i)));
       at.push_back(nullptr);
       for (int64_t g = 0; g < count; ++g) {
-        at.back() = index(g * kLanes);
+        at.back() = index((first + g) * kLanes);
         out = vector::TransferWriteOp::create(b, loc, sums[i * count + g], out,
                                               at, ArrayRef<bool>{true})
                   .getResult();
@@ -366,7 +389,7 @@ private:
       }
       scf::YieldOp::create(b, loc, next);
     }
-    return writeRows(r, rows, count, blockLoop.getResults(), out);
+    return writeRows(r, rows, 0, count, blockLoop.getResults(), out);
   }
 
   /// The indices along the leading dims of row `row` (row-major).
@@ -435,7 +458,11 @@ private:
 
 struct BlockQuantMatmulLowering
     : public TractLoweringPattern<BlockQuantMatmulOp> {
-  using TractLoweringPattern::TractLoweringPattern;
+  BlockQuantMatmulLowering(const TypeConverter &converter, MLIRContext *context,
+                           int64_t registerFile)
+      : TractLoweringPattern(converter, context), registerFile(registerFile) {}
+
+  int64_t registerFile;
 
   LogicalResult lower(BlockQuantMatmulOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -497,7 +524,7 @@ struct BlockQuantMatmulLowering
     if (!init)
       return failure();
     KernelEmitter emitter(rewriter, loc, input, codes, scales, halfWeights, k,
-                          n / kLanes, leading);
+                          n / kLanes, leading, registerFile);
     rewriter.replaceOp(op, emitter.emit(init, getValueOrCreateConstantIndexOp(
                                                   rewriter, loc, *rows)));
     return success();
@@ -507,6 +534,8 @@ struct BlockQuantMatmulLowering
 } // namespace
 
 void mlir::tract::populateBlockQuantLoweringPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<BlockQuantMatmulLowering>(converter, patterns.getContext());
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    int64_t registerFile) {
+  patterns.add<BlockQuantMatmulLowering>(converter, patterns.getContext(),
+                                         registerFile);
 }

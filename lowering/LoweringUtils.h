@@ -257,9 +257,11 @@ Value forRowBlocks(OpBuilder &b, Location loc, Value count, int64_t block,
                    Value init, function_ref<Value(Value, int64_t, Value)> body);
 
 /// tract.block_quant_matmul: one loop nest decoding the Q4_0 codes or
-/// widening the f16 weights in its inner loop (BlockQuantLowering).
+/// widening the f16 weights in its inner loop (BlockQuantLowering), its
+/// register tiles sized for `registerFile` f32 values in vector registers.
 void populateBlockQuantLoweringPatterns(const TypeConverter &converter,
-                                        RewritePatternSet &patterns);
+                                        RewritePatternSet &patterns,
+                                        int64_t registerFile);
 
 /// Rewrites the composite ops of `module` (tract.sdpa, tract.gru_epilogue)
 /// into the tract ops that compute them (einsums, softmax, element-wise

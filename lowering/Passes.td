@@ -52,7 +52,10 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
   }];
   let options = [
     Option<"entryChecks", "entry-checks", "bool", /*default=*/"false",
-           "Put input and assertion checks in front of each public function">
+           "Put input and assertion checks in front of each public function">,
+    Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
+           "The f32 values the target's vector registers hold (512: 32 "
+           "registers of 16, AVX-512), for the kernels written here">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -96,6 +96,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            const TargetInfo &target) {
   TractLowerToLinalgOptions lowering;
   lowering.entryChecks = true;
+  lowering.registerFile = target.vectorRegisters * target.f32Lanes;
   pm.addPass(createTractBindSymbols());
   pm.addPass(createTractLowerToLinalg(lowering));
   pm.addPass(createCanonicalizerPass());

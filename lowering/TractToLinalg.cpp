@@ -223,7 +223,7 @@ struct TractLowerToLinalgPass
     populateArrayLoweringPatterns(converter, patterns);
     populateNNLoweringPatterns(converter, patterns);
     populateAttentionLoweringPatterns(converter, patterns);
-    populateBlockQuantLoweringPatterns(converter, patterns);
+    populateBlockQuantLoweringPatterns(converter, patterns, registerFile);
     populateControlLoweringPatterns(converter, patterns);
     populateReturnOpTypeConversionPattern(patterns, converter);
 
