@@ -236,55 +236,62 @@ private:
     Value mask = vectorConstant(i32, b.getI32IntegerAttr(0x0f));
     Value four = vectorConstant(i32, b.getI32IntegerAttr(4));
     Value eight = vectorConstant(i32, b.getI32IntegerAttr(8));
-    auto loop = [&](int64_t count, Value init,
-                    function_ref<Value(Value, Value)> body) {
-      auto forOp = scf::ForOp::create(b, loc, index(0), index(count), index(1),
-                                      ValueRange{init});
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(forOp.getBody());
-      scf::YieldOp::create(
-          b, loc,
-          body(forOp.getInductionVar(), forOp.getRegionIterArgs().front()));
-      return forOp.getResult(0);
-    };
-    return loop(blocks, panel, [&](Value block, Value out) {
-      return loop(kPairs, out, [&](Value pair, Value out) {
-        Value k = arith::AddIOp::create(
-            b, loc,
-            arith::MulIOp::create(b, loc, block, index(kQ4_0BlockValues)),
-            arith::MulIOp::create(b, loc, pair, index(2)));
-        Value kNext = arith::AddIOp::create(b, loc, k, index(1));
-        for (int64_t g = 0; g < count; ++g) {
-          Value at = arith::AddIOp::create(b, loc, group, index(g));
-          Value scale = vector::TransferReadOp::create(
-              b, loc, vectorOf(f32), scales, ValueRange{at, block, index(0)},
-              arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
-              ArrayRef<bool>{true});
-          Value bytes = vector::TransferReadOp::create(
-              b, loc, vectorOf(i8), codes,
-              ValueRange{at, block, pair, index(0)},
-              arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
-              ArrayRef<bool>{true});
-          Value wide = arith::ExtUIOp::create(b, loc, vectorOf(i32), bytes);
-          auto decode = [&](Value code) -> Value {
-            Value centered = arith::SubIOp::create(b, loc, code, eight);
-            Value value =
-                arith::SIToFPOp::create(b, loc, vectorOf(f32), centered);
-            return arith::MulFOp::create(b, loc, value, scale);
-          };
-          Value column = index(g * kLanes);
-          out = vector::TransferWriteOp::create(
-                    b, loc, decode(arith::AndIOp::create(b, loc, wide, mask)),
-                    out, ValueRange{k, column}, ArrayRef<bool>{true})
-                    .getResult();
-          out = vector::TransferWriteOp::create(
-                    b, loc, decode(arith::ShRUIOp::create(b, loc, wide, four)),
-                    out, ValueRange{kNext, column}, ArrayRef<bool>{true})
-                    .getResult();
-        }
-        return out;
-      });
-    });
+    return loop(blocks, panel, [&](Value block, ValueRange carried) {
+      return llvm::to_vector(
+          loop(kPairs, carried, [&](Value pair, ValueRange carried) {
+            Value out = carried.front();
+            Value k = arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, block, index(kQ4_0BlockValues)),
+                arith::MulIOp::create(b, loc, pair, index(2)));
+            Value kNext = arith::AddIOp::create(b, loc, k, index(1));
+            for (int64_t g = 0; g < count; ++g) {
+              Value at = arith::AddIOp::create(b, loc, group, index(g));
+              Value scale = vector::TransferReadOp::create(
+                  b, loc, vectorOf(f32), scales,
+                  ValueRange{at, block, index(0)},
+                  arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+                  ArrayRef<bool>{true});
+              Value bytes = vector::TransferReadOp::create(
+                  b, loc, vectorOf(i8), codes,
+                  ValueRange{at, block, pair, index(0)},
+                  arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+                  ArrayRef<bool>{true});
+              Value wide = arith::ExtUIOp::create(b, loc, vectorOf(i32), bytes);
+              auto decode = [&](Value code) -> Value {
+                Value centered = arith::SubIOp::create(b, loc, code, eight);
+                Value value =
+                    arith::SIToFPOp::create(b, loc, vectorOf(f32), centered);
+                return arith::MulFOp::create(b, loc, value, scale);
+              };
+              Value column = index(g * kLanes);
+              out =
+                  vector::TransferWriteOp::create(
+                      b, loc, decode(arith::AndIOp::create(b, loc, wide, mask)),
+                      out, ValueRange{k, column}, ArrayRef<bool>{true})
+                      .getResult();
+              out = vector::TransferWriteOp::create(
+                        b, loc,
+                        decode(arith::ShRUIOp::create(b, loc, wide, four)), out,
+                        ValueRange{kNext, column}, ArrayRef<bool>{true})
+                        .getResult();
+            }
+            return SmallVector<Value>{out};
+          }));
+    })[0];
+  }
+
+  /// An scf.for over [0, count) carrying `inits`: `body(iv, carried)`
+  /// builds an iteration and returns what it yields.
+  ValueRange loop(int64_t count, ValueRange inits,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp =
+        scf::ForOp::create(b, loc, index(0), index(count), index(1), inits);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    scf::YieldOp::create(
+        b, loc, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
+    return forOp.getResults();
   }
 
   /// Rows [r, r + rows) of the tile's slice `out` from weights already
@@ -296,16 +303,11 @@ private:
     Type f32 = b.getF32Type();
     SmallVector<Value> init(rows * count,
                             vectorConstant(f32, b.getF32FloatAttr(0)));
-    auto kLoop =
-        scf::ForOp::create(b, loc, index(0), index(kValues), index(1), init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(kLoop.getBody());
-      Value k = kLoop.getInductionVar();
+    ValueRange sums = loop(kValues, init, [&](Value k, ValueRange carried) {
       SmallVector<Value> weights;
       for (int64_t g = 0; g < count; ++g)
         weights.push_back(weightsAt(k, g));
-      SmallVector<Value> next(kLoop.getRegionIterArgs());
+      SmallVector<Value> next(carried);
       for (int64_t i = 0; i < rows; ++i) {
         Value row = arith::AddIOp::create(b, loc, r, index(i));
         Value x = vector::BroadcastOp::create(
@@ -315,9 +317,9 @@ private:
           next[i * count + g] =
               vector::FMAOp::create(b, loc, x, weights[g], next[i * count + g]);
       }
-      scf::YieldOp::create(b, loc, next);
-    }
-    return writeRows(r, rows, first, count, kLoop.getResults(), out);
+      return next;
+    });
+    return writeRows(r, rows, first, count, sums, out);
   }
 
   /// The sums of rows [r, r + rows) by groups [first, first + count) of
@@ -344,12 +346,7 @@ private:
     Type f32 = b.getF32Type();
     Value zeros = vectorConstant(f32, b.getF32FloatAttr(0));
     SmallVector<Value> init(rows * count, zeros);
-    auto blockLoop =
-        scf::ForOp::create(b, loc, index(0), index(blocks), index(1), init);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(blockLoop.getBody());
-      Value block = blockLoop.getInductionVar();
+    ValueRange sums = loop(blocks, init, [&](Value block, ValueRange carried) {
       SmallVector<Value> at;
       for (int64_t g = 0; g < count; ++g)
         at.push_back(arith::AddIOp::create(b, loc, group, index(g)));
@@ -358,19 +355,12 @@ private:
       SmallVector<Value> blockInit(rows * count, zeros);
       blockInit.append(rows,
                        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
-      auto pairLoop = scf::ForOp::create(b, loc, index(0), index(kPairs),
-                                         index(1), blockInit);
-      {
-        OpBuilder::InsertionGuard inner(b);
-        b.setInsertionPointToStart(pairLoop.getBody());
-        Value pair = pairLoop.getInductionVar();
-        SmallVector<Value> sums =
-            pairStep(r, rows, at, block, pair, pairLoop.getRegionIterArgs());
-        scf::YieldOp::create(b, loc, sums);
-      }
+      ValueRange blockSums =
+          loop(kPairs, blockInit, [&](Value pair, ValueRange sums) {
+            return pairStep(r, rows, at, block, pair, sums);
+          });
       // sum of (q - 8) * d * x = d * (sum of q * x - 8 * sum of x).
-      ValueRange blockSums = pairLoop.getResults();
-      SmallVector<Value> next(blockLoop.getRegionIterArgs());
+      SmallVector<Value> next(carried);
       Value eight = vectorConstant(f32, b.getF32FloatAttr(8));
       for (int64_t g = 0; g < count; ++g) {
         Value scale = vector::TransferReadOp::create(
@@ -387,9 +377,9 @@ private:
                                                       next[i * count + g]);
         }
       }
-      scf::YieldOp::create(b, loc, next);
-    }
-    return writeRows(r, rows, 0, count, blockLoop.getResults(), out);
+      return next;
+    });
+    return writeRows(r, rows, 0, count, sums, out);
   }
 
   /// The indices along the leading dims of row `row` (row-major).
