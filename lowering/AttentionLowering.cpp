@@ -10,7 +10,17 @@
 //
 // * The scores of a block are outer products over d of the query rows (one
 //   scalar each) and a vector of keys: the keys are transposed first,
-//   (b, h, d, t), so that a vector of them is contiguous.
+//   (b, h, d, t), so that a vector of them is contiguous, and padded with
+//   zeros to whole blocks, so that no read of them is masked.
+// * The rows of a block are as many as the registers hold: a vector of
+//   scores each, plus the vector of keys and a broadcast query.
+// * The running sums are kept lane by lane and added up at the end; the
+//   running maxima ignore NaNs (a NaN score makes NaN weights anyway), so
+//   that neither takes more than plain vector instructions.
+// * The accumulators live in the result's rows, and a block of keys updates
+//   them one chunk of d_v at a time: a chunk of every row in registers
+//   across the block's keys, each key's values read once per chunk, its
+//   weights broadcast from a small tensor rather than from registers.
 // * Grouped-query attention reads key/value head h / (query heads / key
 //   heads) for query head h: nothing is repeated.
 // * Causal attention stops each row block at the last key its last row sees
@@ -36,8 +46,10 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -46,9 +58,12 @@ namespace {
 
 /// Keys per block: one vector of scores per query row.
 constexpr int64_t kKeys = 16;
-/// Query rows per block: they share each vector of keys and each row of
-/// values that the block loads.
-constexpr int64_t kRows = 4;
+/// Most query rows per block: they share each vector of keys and each
+/// chunk of values that the block loads.
+constexpr int64_t kMaxRows = 6;
+/// Lanes of the chunks of the rows' accumulators that a block of keys
+/// updates at a time: a chunk of each row in registers, not the whole row.
+constexpr int64_t kChunk = 16;
 
 /// The operands of one attention, lowered, and the loop values the blocks
 /// read.
@@ -59,6 +74,7 @@ struct Attention {
   double scale;
   bool causal;
   Value queries, keys, offset, groups; ///< s, t, t - s, heads per key head
+  int64_t rows;                        ///< query rows per block
 };
 
 class KernelEmitter {
@@ -80,7 +96,9 @@ public:
         b, loc, {batch, heads}, init, where, [&](ValueRange ivs, Value slice) {
           Value n = ivs[0], h = ivs[1];
           Value keyHead = arith::DivUIOp::create(b, loc, h, a.groups);
-          return forRowBlocks(b, loc, a.queries, kRows, slice,
+          weightRows = tensor::EmptyOp::create(
+              b, loc, ArrayRef<int64_t>{a.rows, kKeys}, b.getF32Type());
+          return forRowBlocks(b, loc, a.queries, a.rows, slice,
                               [&](Value r, int64_t rows, Value out) {
                                 return block(n, h, keyHead, r, rows, out);
                               });
@@ -91,6 +109,10 @@ private:
   OpBuilder &b;
   Location loc;
   const Attention &a;
+  /// A (rows, kKeys) tensor for the weights of a block: the products with
+  /// the values broadcast them from memory, which is cheaper than from
+  /// registers.
+  Value weightRows;
 
   Value index(int64_t value) {
     return arith::ConstantIndexOp::create(b, loc, value);
@@ -110,17 +132,24 @@ private:
   }
 
   /// Rows [r, r + rows) of query head h of batch n, written into `out`,
-  /// the head's (1, 1, s, d_v) slice.
+  /// the head's (1, 1, s, d_v) slice, which holds their accumulators
+  /// meanwhile.
   Value block(Value n, Value h, Value keyHead, Value r, int64_t rows,
               Value out) {
-    Value lowest = f32(std::numeric_limits<float>::lowest());
-    SmallVector<Value> init;
+    SmallVector<Value> at;
     for (int64_t i = 0; i < rows; ++i)
-      init.push_back(lowest); // running maxima
-    for (int64_t i = 0; i < rows; ++i)
-      init.push_back(f32(0)); // running sums
-    for (int64_t i = 0; i < rows; ++i)
-      init.push_back(zeros(a.valueDepth));
+      at.push_back(arith::AddIOp::create(b, loc, r, index(i)));
+    out = forChunks(out, [&](Value start, int64_t width, Value out) {
+      for (Value row : at)
+        out = write(zeros(width), out, row, start);
+      return out;
+    });
+    SmallVector<Value> init(rows, f32(std::numeric_limits<float>::lowest()));
+    // The running maxima, then the running sums, lane by lane: they are
+    // added up once, at the end.
+    init.append(rows, zeros(kKeys));
+    init.push_back(weightRows);
+    init.push_back(out);
 
     // The keys the rows see: all of them, or up to the last row's last.
     Value end = a.keys;
@@ -134,35 +163,75 @@ private:
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(keyLoop.getBody());
-      Value c = keyLoop.getInductionVar();
       ValueRange carried = keyLoop.getRegionIterArgs();
       SmallVector<Value> next =
-          keyBlock(n, h, keyHead, r, rows, c, carried.take_front(rows),
-                   carried.slice(rows, rows), carried.take_back(rows));
+          keyBlock(n, h, keyHead, at, keyLoop.getInductionVar(),
+                   carried.take_front(rows), carried.slice(rows, rows),
+                   carried[2 * rows], carried.back());
       scf::YieldOp::create(b, loc, next);
     }
-    ValueRange results = keyLoop.getResults();
-    for (int64_t i = 0; i < rows; ++i) {
-      // A row that saw no key (no keys at all) sums nothing: 0.
-      Value sum = splat(results[rows + i], a.valueDepth);
-      Value row = arith::DivFOp::create(b, loc, results[2 * rows + i], sum);
-      Value some = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
-                                         results[rows + i], f32(0));
-      row = arith::SelectOp::create(b, loc, some, row, zeros(a.valueDepth));
-      Value at = arith::AddIOp::create(b, loc, r, index(i));
-      out = vector::TransferWriteOp::create(
-                b, loc, row, out, ValueRange{index(0), index(0), at, index(0)},
-                ArrayRef<bool>{true})
-                .getResult();
+    SmallVector<Value> sums;
+    for (Value lanes : keyLoop.getResults().slice(rows, rows))
+      sums.push_back(vector::ReductionOp::create(
+          b, loc, vector::CombiningKind::ADD, lanes));
+    // Each row divided by its sum; a row that saw no key (no keys at all)
+    // sums nothing: 0.
+    return forChunks(keyLoop.getResults().back(), [&](Value start,
+                                                      int64_t width,
+                                                      Value out) {
+      for (auto [row, sum] : llvm::zip(at, sums)) {
+        Value some = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                           sum, f32(0));
+        Value chunk = arith::DivFOp::create(
+            b, loc, read(out, row, start, width), splat(sum, width));
+        chunk = arith::SelectOp::create(b, loc, some, chunk, zeros(width));
+        out = write(chunk, out, row, start);
+      }
+      return out;
+    });
+  }
+
+  /// `body(start, width, out)` over the chunks [start, start + width) of
+  /// the d_v values of a row, carrying `out`: a loop over the chunks of
+  /// kChunk values, then the rest.
+  Value forChunks(Value out, function_ref<Value(Value, int64_t, Value)> body) {
+    int64_t whole = a.valueDepth / kChunk * kChunk;
+    if (whole) {
+      auto loop = scf::ForOp::create(b, loc, index(0), index(whole),
+                                     index(kChunk), ValueRange{out});
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      scf::YieldOp::create(b, loc,
+                           body(loop.getInductionVar(), kChunk,
+                                loop.getRegionIterArgs().front()));
+      b.setInsertionPointAfter(loop);
+      out = loop.getResult(0);
     }
+    if (a.valueDepth > whole)
+      out = body(index(whole), a.valueDepth - whole, out);
     return out;
   }
 
-  /// One block of keys [c, c + kKeys) for the rows: the carried maxima,
-  /// sums and accumulators, updated.
-  SmallVector<Value> keyBlock(Value n, Value h, Value keyHead, Value r,
-                              int64_t rows, Value c, ValueRange maxima,
-                              ValueRange sums, ValueRange accumulators) {
+  /// Values [start, start + width) of row `at` of the (1, 1, s, d_v) `out`.
+  Value read(Value out, Value at, Value start, int64_t width) {
+    return vector::TransferReadOp::create(
+        b, loc, vectorOf(width), out, ValueRange{index(0), index(0), at, start},
+        f32(0), ArrayRef<bool>{true});
+  }
+  Value write(Value chunk, Value out, Value at, Value start) {
+    return vector::TransferWriteOp::create(
+               b, loc, chunk, out, ValueRange{index(0), index(0), at, start},
+               ArrayRef<bool>{true})
+        .getResult();
+  }
+
+  /// One block of keys [c, c + kKeys) for the rows `at`: the carried
+  /// maxima and sums, updated, then `out` with the rows' accumulators
+  /// updated.
+  SmallVector<Value> keyBlock(Value n, Value h, Value keyHead,
+                              ArrayRef<Value> at, Value c, ValueRange maxima,
+                              ValueRange sums, Value scratch, Value out) {
+    int64_t rows = at.size();
     // Scores: sum over d of q[row, d] * k[d, c .. c + kKeys).
     SmallVector<Value> init(rows, zeros(kKeys));
     auto depthLoop =
@@ -171,89 +240,112 @@ private:
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(depthLoop.getBody());
       Value d = depthLoop.getInductionVar();
-      Value keys = vector::TransferReadOp::create(
-          b, loc, vectorOf(kKeys), a.kt, ValueRange{n, keyHead, d, c}, f32(0),
-          ArrayRef<bool>{false});
+      Value keys = vector::TransferReadOp::create(b, loc, vectorOf(kKeys), a.kt,
+                                                  ValueRange{n, keyHead, d, c},
+                                                  f32(0), ArrayRef<bool>{true});
       SmallVector<Value> next;
       for (int64_t i = 0; i < rows; ++i) {
-        Value at = arith::AddIOp::create(b, loc, r, index(i));
         Value query =
-            tensor::ExtractOp::create(b, loc, a.q, ValueRange{n, h, at, d});
+            tensor::ExtractOp::create(b, loc, a.q, ValueRange{n, h, at[i], d});
         next.push_back(vector::FMAOp::create(b, loc, splat(query, kKeys), keys,
                                              depthLoop.getRegionIterArgs()[i]));
       }
       scf::YieldOp::create(b, loc, next);
     }
 
-    // Lanes past the keys, or after a row's last key, do not count.
-    auto indexVector = VectorType::get({kKeys}, b.getIndexType());
-    Value lanes = arith::AddIOp::create(
-        b, loc, vector::StepOp::create(b, loc, indexVector),
-        vector::BroadcastOp::create(b, loc, indexVector, c));
-    Value inKeys = arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::slt, lanes,
-        vector::BroadcastOp::create(b, loc, indexVector, a.keys));
+    // Lanes past the keys, or after a row's last key, do not count: a row
+    // sees the lanes below min(t, at + t - s + 1) - c, compared as i32.
+    auto laneVector = VectorType::get({kKeys}, b.getI32Type());
+    SmallVector<int32_t> laneNumbers(kKeys);
+    std::iota(laneNumbers.begin(), laneNumbers.end(), 0);
+    Value steps = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(laneVector, ArrayRef(laneNumbers)));
+    auto seenLanes = [&](Value end) -> Value {
+      Value count = arith::IndexCastOp::create(
+          b, loc, b.getI32Type(), arith::SubIOp::create(b, loc, end, c));
+      return arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::slt, steps,
+          vector::BroadcastOp::create(b, loc, laneVector, count));
+    };
+    Value inKeys = seenLanes(a.keys);
     Value lowest = splat(f32(std::numeric_limits<float>::lowest()), kKeys);
     Value scale = splat(f32(a.scale), kKeys);
 
-    SmallVector<Value> nextMaxima, nextSums, nextAccumulators, weights;
+    SmallVector<Value> next, weights, drops;
     for (int64_t i = 0; i < rows; ++i) {
-      Value at = arith::AddIOp::create(b, loc, r, index(i));
       Value scores =
           arith::MulFOp::create(b, loc, depthLoop.getResult(i), scale);
       if (a.mask)
-        scores = arith::AddFOp::create(b, loc, scores, maskLanes(n, h, at, c));
+        scores =
+            arith::AddFOp::create(b, loc, scores, maskLanes(n, h, at[i], c));
       Value valid = inKeys;
       if (a.causal) {
-        Value last = arith::AddIOp::create(b, loc, at, a.offset);
-        Value seen = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::sle, lanes,
-            vector::BroadcastOp::create(b, loc, indexVector, last));
-        valid = arith::AndIOp::create(b, loc, valid, seen);
+        Value end = arith::AddIOp::create(
+            b, loc, arith::AddIOp::create(b, loc, at[i], a.offset), index(1));
+        valid = seenLanes(arith::MinSIOp::create(b, loc, a.keys, end));
       }
       scores = arith::SelectOp::create(b, loc, valid, scores, lowest);
+      // Maxima that ignore NaNs (a NaN score makes NaN weights anyway): the
+      // plain instructions, not the NaN-propagating sequences.
+      auto noNaNs = arith::FastMathFlags::nnan;
       Value blockMax = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::MAXIMUMF, scores);
-      Value maximum = arith::MaximumFOp::create(b, loc, maxima[i], blockMax);
-      // exp(old - new) for the rescale, as a vector: the vector exponential
-      // is the fast one.
-      Value rescale = vector::ExtractOp::create(
+          b, loc, vector::CombiningKind::MAXNUMF, scores, noNaNs);
+      Value maximum =
+          arith::MaxNumFOp::create(b, loc, maxima[i], blockMax, noNaNs);
+      weights.push_back(math::ExpOp::create(
           b, loc,
-          math::ExpOp::create(
-              b, loc,
-              splat(arith::SubFOp::create(b, loc, maxima[i], maximum), kKeys)),
-          ArrayRef<int64_t>{0});
-      Value weight = math::ExpOp::create(
-          b, loc, arith::SubFOp::create(b, loc, scores, splat(maximum, kKeys)));
-      Value total = vector::ReductionOp::create(
-          b, loc, vector::CombiningKind::ADD, weight);
-      nextMaxima.push_back(maximum);
-      nextSums.push_back(arith::AddFOp::create(
-          b, loc, arith::MulFOp::create(b, loc, sums[i], rescale), total));
-      nextAccumulators.push_back(arith::MulFOp::create(
-          b, loc, accumulators[i], splat(rescale, a.valueDepth)));
-      weights.push_back(weight);
+          arith::SubFOp::create(b, loc, scores, splat(maximum, kKeys))));
+      drops.push_back(arith::SubFOp::create(b, loc, maxima[i], maximum));
+      next.push_back(maximum);
+    }
+    // exp(old - new) of all the rows in one vector exponential: the rescale
+    // of their sums and accumulators.
+    Value rescales = math::ExpOp::create(
+        b, loc, vector::FromElementsOp::create(b, loc, vectorOf(rows), drops));
+    SmallVector<Value> rescale;
+    for (int64_t i = 0; i < rows; ++i) {
+      rescale.push_back(
+          vector::ExtractOp::create(b, loc, rescales, ArrayRef<int64_t>{i}));
+      next.push_back(vector::FMAOp::create(
+          b, loc, sums[i], splat(rescale[i], kKeys), weights[i]));
     }
 
-    // The values of the block's keys, weighted; a key past the end has a
-    // weight of 0 and reads the last row instead.
+    // The values of the block's keys, weighted, added to the rows'
+    // accumulators a chunk at a time: the chunk of each row stays in a
+    // register across the keys. A key past the end has a weight of 0 and
+    // reads the last row instead.
+    for (int64_t i = 0; i < rows; ++i)
+      scratch = vector::TransferWriteOp::create(b, loc, weights[i], scratch,
+                                                ValueRange{index(i), index(0)},
+                                                ArrayRef<bool>{true})
+                    .getResult();
+    next.push_back(scratch);
     Value lastKey = arith::SubIOp::create(b, loc, a.keys, index(1));
-    for (int64_t lane = 0; lane < kKeys; ++lane) {
-      Value key = arith::MinSIOp::create(
-          b, loc, arith::AddIOp::create(b, loc, c, index(lane)), lastKey);
-      Value values = vector::TransferReadOp::create(
-          b, loc, vectorOf(a.valueDepth), a.v,
-          ValueRange{n, keyHead, key, index(0)}, f32(0), ArrayRef<bool>{true});
-      for (int64_t i = 0; i < rows; ++i) {
-        Value w = vector::ExtractOp::create(b, loc, weights[i],
-                                            ArrayRef<int64_t>{lane});
-        nextAccumulators[i] = vector::FMAOp::create(
-            b, loc, splat(w, a.valueDepth), values, nextAccumulators[i]);
+    SmallVector<Value> keys;
+    for (int64_t lane = 0; lane < kKeys; ++lane)
+      keys.push_back(arith::MinSIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, c, index(lane)), lastKey));
+    next.push_back(forChunks(out, [&](Value start, int64_t width, Value out) {
+      SmallVector<Value> chunks;
+      for (int64_t i = 0; i < rows; ++i)
+        chunks.push_back(arith::MulFOp::create(
+            b, loc, read(out, at[i], start, width), splat(rescale[i], width)));
+      for (int64_t lane = 0; lane < kKeys; ++lane) {
+        Value values = vector::TransferReadOp::create(
+            b, loc, vectorOf(width), a.v,
+            ValueRange{n, keyHead, keys[lane], start}, f32(0),
+            ArrayRef<bool>{true});
+        for (int64_t i = 0; i < rows; ++i) {
+          Value w = tensor::ExtractOp::create(
+              b, loc, scratch, ValueRange{index(i), index(lane)});
+          chunks[i] =
+              vector::FMAOp::create(b, loc, splat(w, width), values, chunks[i]);
+        }
       }
-    }
-    SmallVector<Value> next = nextMaxima;
-    llvm::append_range(next, nextSums);
-    llvm::append_range(next, nextAccumulators);
+      for (int64_t i = 0; i < rows; ++i)
+        out = write(chunks[i], out, at[i], start);
+      return out;
+    }));
     return next;
   }
 
@@ -273,7 +365,12 @@ private:
 };
 
 struct SdpaLowering : public TractLoweringPattern<SdpaOp> {
-  using TractLoweringPattern::TractLoweringPattern;
+  SdpaLowering(const TypeConverter &converter, MLIRContext *context,
+               int64_t registerFile)
+      : TractLoweringPattern(converter, context), registerFile(registerFile) {}
+
+  /// The f32 values the target's vector registers hold.
+  int64_t registerFile;
 
   LogicalResult lower(SdpaOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -291,6 +388,9 @@ struct SdpaLowering : public TractLoweringPattern<SdpaOp> {
     a.depth = *q[3].getConstant();
     a.valueDepth = *v[3].getConstant();
     a.causal = op.getCausal();
+    // Each row takes a vector of scores, then a chunk of accumulator; the
+    // vector of keys (of values) and a broadcast query (weight) take two.
+    a.rows = std::clamp<int64_t>(registerFile / kKeys - 2, 1, kMaxRows);
     a.scale = op.getScaleAttr() ? op.getScaleAttr().getValueAsDouble()
                                 : 1.0 / std::sqrt(double(a.depth));
 
@@ -314,17 +414,41 @@ struct SdpaLowering : public TractLoweringPattern<SdpaOp> {
     a.groups = *groups;
     a.offset = arith::SubIOp::create(rewriter, loc, *keys, *queries);
 
-    // The keys transposed, (b, h, d, t).
-    Shape transposed = {k[0], k[1], k[3], k[2]};
-    Value ktInit = emptyTensor(rewriter, loc,
-                               getTensorType(op.getContext(), transposed,
-                                             getElementTypeOrSelf(op.getK())));
+    // The keys transposed, (b, h, d, t), their last dim padded with zeros
+    // to whole blocks: the blocks read whole vectors, not masked ones.
+    Value paddedKeys = arith::MulIOp::create(
+        rewriter, loc,
+        arith::CeilDivUIOp::create(
+            rewriter, loc, a.keys,
+            arith::ConstantIndexOp::create(rewriter, loc, kKeys)),
+        arith::ConstantIndexOp::create(rewriter, loc, kKeys));
+    FailureOr<OpFoldResult> keyBatch = size(rewriter, loc, k[0]),
+                            keyHeads = size(rewriter, loc, k[1]);
     Value init = emptyTensor(rewriter, loc, op.getType());
-    if (!ktInit || !init)
+    if (failed(keyBatch) || failed(keyHeads) || !init)
       return failure();
-    a.kt = linalg::TransposeOp::create(rewriter, loc, adaptor.getK(), ktInit,
-                                       ArrayRef<int64_t>{0, 1, 3, 2})
-               ->getResult(0);
+    Type f32 = rewriter.getF32Type();
+    SmallVector<OpFoldResult> ktSizes = {*keyBatch, *keyHeads,
+                                         rewriter.getIndexAttr(a.depth),
+                                         getAsOpFoldResult(paddedKeys)};
+    Value kt =
+        linalg::FillOp::create(
+            rewriter, loc,
+            ValueRange{arith::ConstantOp::create(rewriter, loc,
+                                                 rewriter.getF32FloatAttr(0))},
+            ValueRange{tensor::EmptyOp::create(rewriter, loc, ktSizes, f32)})
+            .getResult(0);
+    SmallVector<OpFoldResult> zeros(4, rewriter.getIndexAttr(0)),
+        ones(4, rewriter.getIndexAttr(1)), keySizes = ktSizes;
+    keySizes[3] = getAsOpFoldResult(a.keys);
+    Value transposed = linalg::TransposeOp::create(
+                           rewriter, loc, adaptor.getK(),
+                           tensor::ExtractSliceOp::create(
+                               rewriter, loc, kt, zeros, keySizes, ones),
+                           ArrayRef<int64_t>{0, 1, 3, 2})
+                           ->getResult(0);
+    a.kt = tensor::InsertSliceOp::create(rewriter, loc, transposed, kt, zeros,
+                                         keySizes, ones);
     KernelEmitter emitter(rewriter, loc, a);
     rewriter.replaceOp(op, emitter.emit(init, *batch, *heads));
     return success();
@@ -363,6 +487,7 @@ bool mlir::tract::isFusedAttention(SdpaOp op) {
 }
 
 void mlir::tract::populateAttentionLoweringPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<SdpaLowering>(converter, patterns.getContext());
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    int64_t registerFile) {
+  patterns.add<SdpaLowering>(converter, patterns.getContext(), registerFile);
 }

@@ -236,10 +236,12 @@ LogicalResult lowerQuantizedTypes(ModuleOp module);
 
 /// Attention on f32 rank-4 tensors with a known head size (and at most an
 /// f32 mask): one fused loop nest (AttentionLowering) rather than the
-/// decomposition into einsums and a softmax.
+/// decomposition into einsums and a softmax. Its blocks of query rows are
+/// sized for `registerFile` f32 values in vector registers.
 bool isFusedAttention(SdpaOp op);
 void populateAttentionLoweringPatterns(const TypeConverter &converter,
-                                       RewritePatternSet &patterns);
+                                       RewritePatternSet &patterns,
+                                       int64_t registerFile);
 
 /// The loops of the fused kernels (attention, block-quantized products):
 /// an scf.forall over `counts` whose iterations each write one slice of

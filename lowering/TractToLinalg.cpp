@@ -222,7 +222,7 @@ struct TractLowerToLinalgPass
     populateElementwiseLoweringPatterns(converter, patterns);
     populateArrayLoweringPatterns(converter, patterns);
     populateNNLoweringPatterns(converter, patterns);
-    populateAttentionLoweringPatterns(converter, patterns);
+    populateAttentionLoweringPatterns(converter, patterns, registerFile);
     populateBlockQuantLoweringPatterns(converter, patterns, registerFile);
     populateControlLoweringPatterns(converter, patterns);
     populateReturnOpTypeConversionPattern(patterns, converter);
