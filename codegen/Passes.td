@@ -108,7 +108,12 @@ def TractCpuContractionKernels
       in registers across it (`scf.for` iter_args) and the output tile is
       read once and written once;
     * a long single reduction dim (a matmul's k) is cut into blocks of
-      `k-block` so that the panel of the vector operand stays in cache.
+      `k-block` so that the panel of the vector operand stays in cache;
+    * when the rows of the broadcast operand that the column tiles all
+      read (its rows by the block of k) exceed `row-block-bytes`, the row
+      tiles go in blocks that fit, each walking all the column tiles, so
+      that those rows come from L2 rather than from memory once per column
+      tile.
 
     Sizes that a tile does not divide end with a smaller tile of the exact
     remainder when static, or with single-row and single-column tiles when
@@ -143,6 +148,11 @@ def TractCpuContractionKernels
            "vector registers per row of the register tile">,
     Option<"kBlock", "k-block", "int64_t", /*default=*/"256",
            "block of a single reduction dim kept in cache">,
+    Option<"rowBlockBytes", "row-block-bytes", "int64_t",
+           /*default=*/"262144",
+           "bytes of the broadcast operand's rows (over one block of k) that "
+           "a block of row tiles reads while it walks all the column tiles "
+           "(0: no row blocks)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "threads the code is made for: one loop of a large enough op "
            "becomes an scf.parallel">,

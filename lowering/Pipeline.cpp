@@ -107,11 +107,11 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTractCollapseDims());
   TractCpuPackWeightsOptions packing;
   packing.lanes = target.f32Lanes;
-  // Panels as wide as the kernels' widest tile of a single row, when their
-  // column tiles divide it (ContractionKernels caps its tiles at a panel).
-  constexpr int64_t kPanel = 128;
-  if (kPanel % (target.f32Lanes * target.vectorsPerRow()) == 0)
-    packing.panel = kPanel;
+  // Panels as wide as the kernels' column tiles: a tile then reads one
+  // contiguous run over all k. (Wider panels, for the wider tiles of a
+  // single row, made a prompt's tiles stride across them: on AVX2 both the
+  // prompt and the decoding steps of the LLM ran slower.)
+  packing.panel = target.f32Lanes * target.vectorsPerRow();
   pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
@@ -139,6 +139,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   kernels.rows = target.tileRows();
   kernels.vectorsPerRow = target.vectorsPerRow();
   kernels.kBlock = target.kBlock();
+  // Half of L2 for the rows the column tiles share, the rest for panels.
+  kernels.rowBlockBytes = target.l2Bytes / 2;
   setThreading(kernels, target);
   pm.addNestedPass<func::FuncOp>(createTractCpuContractionKernels(kernels));
   TractCpuVectorLoopsOptions loops;

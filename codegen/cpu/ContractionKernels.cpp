@@ -467,8 +467,10 @@ Split chooseSplit(const OuterProduct &plan, const TileShape &tile,
 
 class KernelEmitter {
 public:
-  KernelEmitter(OuterProduct plan, TileShape tile, int64_t kBlock, Split split)
-      : plan(plan), tile(tile), kBlock(kBlock), split(split) {}
+  KernelEmitter(OuterProduct plan, TileShape tile, int64_t kBlock,
+                int64_t rowBlockBytes, Split split)
+      : plan(plan), tile(tile), kBlock(kBlock), rowBlockBytes(rowBlockBytes),
+        split(split) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
@@ -495,11 +497,14 @@ private:
   OuterProduct plan;
   TileShape tile;
   int64_t kBlock;
+  int64_t rowBlockBytes;
   Split split;
   tract::Chunks chunks; ///< this thread's, when split
   std::optional<tract::LoopDims> loops;
   /// The block of the single reduction dim: [begin, end).
   Value blockBegin, blockEnd;
+  /// The block of rows being emitted, [begin, end), when rows go in blocks.
+  Value rowBlockBegin, rowBlockEnd;
   /// Whether the pieces being emitted are row tiles (else column tiles).
   bool inRows = false;
 
@@ -553,15 +558,40 @@ private:
     bool shortRowsApart = rows > 1 && !pieces.empty() &&
                           pieces.front().tile == tile.cols &&
                           (ShapedType::isDynamic(rowCount) || rowCount < rows);
-    for (auto [index, piece] : llvm::enumerate(pieces)) {
-      int64_t cols = piece.tile;
-      bool fullRowsOnly = shortRowsApart && index == 0;
-      auto body = [&](OpBuilder &nested, Location l, Value column) {
-        emitRows(nested, l, column, cols, fullRowsOnly);
-      };
-      emitPiece(b, loc, piece, body,
-                split.kind == Split::Columns && index == 0 &&
-                    cols == tile.cols);
+    auto columns = [&](OpBuilder &b, Location loc) {
+      for (auto [index, piece] : llvm::enumerate(pieces)) {
+        int64_t cols = piece.tile;
+        bool fullRowsOnly = shortRowsApart && index == 0;
+        auto body = [&](OpBuilder &nested, Location l, Value column) {
+          emitRows(nested, l, column, cols, fullRowsOnly);
+        };
+        emitPiece(b, loc, piece, body,
+                  split.kind == Split::Columns && index == 0 &&
+                      cols == tile.cols);
+      }
+    };
+    // Blocks of whole row tiles from row 0: the rows left out of the full
+    // tiles are those of the whole dim, as without blocks.
+    if (std::optional<int64_t> block = rowsPerBlock()) {
+      Value count = getValueOrCreateConstantIndexOp(b, loc, size(*plan.rowDim));
+      MLIRContext *context = b.getContext();
+      AffineMap end = AffineMap::get(1, 1,
+                                     {getAffineDimExpr(0, context) + *block,
+                                      getAffineSymbolExpr(0, context)},
+                                     context);
+      scf::ForOp::create(
+          b, loc, arith::ConstantIndexOp::create(b, loc, 0), count,
+          arith::ConstantIndexOp::create(b, loc, *block), ValueRange{},
+          [&](OpBuilder &nested, Location l, Value iv, ValueRange) {
+            rowBlockBegin = iv;
+            rowBlockEnd = affine::AffineMinOp::create(nested, l, end,
+                                                      ValueRange{iv, count});
+            columns(nested, l);
+            scf::YieldOp::create(nested, l);
+          });
+      rowBlockBegin = rowBlockEnd = nullptr;
+    } else {
+      columns(b, loc);
     }
     if (shortRowsApart)
       emitShortRows(b, loc, pieces.front(), rows);
@@ -635,6 +665,52 @@ private:
         .forEachTile(b, loc, piece, body, chunked);
   }
 
+  /// The rows of a block, in whole row tiles, when the rows of the
+  /// broadcast operand that every column tile reads (each row its block of
+  /// k, in f32) exceed rowBlockBytes: they then come from L2 rather than
+  /// from memory once per column tile. Not when threads share the rows.
+  std::optional<int64_t> rowsPerBlock() {
+    if (!rowBlockBytes || !plan.rowDim || !plan.rowsShareVector ||
+        split.kind == Split::Rows)
+      return std::nullopt;
+    SmallVector<int64_t> sizes = plan.op.getStaticLoopRanges();
+    int64_t reduction = 1;
+    if (blockBegin) {
+      reduction = kBlock;
+    } else {
+      for (unsigned dim : plan.reductionDims) {
+        if (ShapedType::isDynamic(sizes[dim]))
+          return std::nullopt;
+        reduction *= sizes[dim];
+      }
+    }
+    int64_t tileRows = rowsFor(tile, tile.cols);
+    int64_t rows = std::max<int64_t>(tileRows, rowBlockBytes / (reduction * 4) /
+                                                   tileRows * tileRows);
+    int64_t count = sizes[*plan.rowDim];
+    if (!ShapedType::isDynamic(count) && count <= rows)
+      return std::nullopt;
+    return rows;
+  }
+
+  /// The row dim cut into tiles of `rows`: all of it, or the current block.
+  SmallVector<tract::Piece> rowPieces(OpBuilder &b, Location loc,
+                                      int64_t rows) {
+    if (!rowBlockBegin)
+      return tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows);
+    AffineExpr begin, end;
+    bindDims(b.getContext(), begin, end);
+    OpFoldResult length = affine::makeComposedFoldedAffineApply(
+        b, loc, end - begin, {rowBlockBegin, rowBlockEnd});
+    SmallVector<tract::Piece> pieces =
+        tract::cutIntoTiles(b, loc, length, rows, rows);
+    for (tract::Piece &piece : pieces)
+      for (OpFoldResult *bound : {&piece.begin, &piece.end})
+        *bound = affine::makeComposedFoldedAffineApply(b, loc, begin + end,
+                                                       {rowBlockBegin, *bound});
+    return pieces;
+  }
+
   /// The row tiles at `column`; with `fullRowsOnly`, only those of the
   /// full height.
   void emitRows(OpBuilder &b, Location loc, Value column, int64_t cols,
@@ -642,8 +718,7 @@ private:
     if (!plan.rowDim)
       return emitTile(b, loc, nullptr, 1, column, cols);
     int64_t rows = rowsFor(tile, cols);
-    SmallVector<tract::Piece> pieces =
-        tract::cutIntoTiles(b, loc, size(*plan.rowDim), rows, rows);
+    SmallVector<tract::Piece> pieces = rowPieces(b, loc, rows);
     inRows = true;
     for (auto [index, piece] : llvm::enumerate(pieces)) {
       int64_t height = piece.tile;
@@ -902,7 +977,7 @@ struct TractCpuContractionKernels
         plan.epilogue = findEpilogue(plan, plan.prologue, plan.rowWidth);
       }
       Split split = chooseSplit(plan, shape, threads, threadingThreshold);
-      KernelEmitter(plan, shape, kBlock, split).emit(rewriter);
+      KernelEmitter(plan, shape, kBlock, rowBlockBytes, split).emit(rewriter);
     }
   }
 };
