@@ -2,8 +2,10 @@
  * stdout). Built by scripts/bench.sh with `cc -O2 -march=native`, so that the
  * widest vector unit the CPU has is used: AVX-512, else AVX2/FMA, else NEON.
  *
- * 16 independent accumulators: enough to cover the FMA latency (4 cycles) on
- * 2 FMA pipes with room to spare, and still within 16 registers on AVX2.
+ * Independent accumulators enough to cover the FMA latency (4 cycles) on 2
+ * FMA pipes with room to spare: 16 where there are 32 vector registers, 12
+ * on AVX2, whose 16 registers also hold the two operands (16 accumulators
+ * there spill two of them on every step, and the figure halves).
  * Each round runs for about 50 ms; the best round is the peak, so that an
  * interrupt or a frequency ramp does not count. */
 #define _POSIX_C_SOURCE 199309L
@@ -18,6 +20,7 @@ typedef __m512 vec;
 #define FMA(acc, a, b) acc = _mm512_fmadd_ps(acc, a, b)
 #define SUM(v) _mm512_reduce_add_ps(v)
 #define ISA "avx512"
+#define ACCUMULATORS 16
 #elif defined(__FMA__) && defined(__AVX2__)
 #include <immintrin.h>
 typedef __m256 vec;
@@ -32,6 +35,7 @@ static float SUM(__m256 v) {
   return s;
 }
 #define ISA "avx2"
+#define ACCUMULATORS 12
 #elif defined(__ARM_NEON)
 #include <arm_neon.h>
 typedef float32x4_t vec;
@@ -40,6 +44,7 @@ typedef float32x4_t vec;
 #define FMA(acc, a, b) acc = vfmaq_f32(b, acc, a) /* b + acc * a */
 #define SUM(v) vaddvq_f32(v)
 #define ISA "neon"
+#define ACCUMULATORS 16
 #else
 typedef float vec; /* no vector unit known: scalar FMAs */
 #define LANES 1
@@ -47,9 +52,9 @@ typedef float vec; /* no vector unit known: scalar FMAs */
 #define FMA(acc, a, b) acc = __builtin_fmaf(acc, a, b)
 #define SUM(v) (v)
 #define ISA "scalar"
+#define ACCUMULATORS 12
 #endif
 
-#define ACCUMULATORS 16
 
 static double now(void) {
   struct timespec t;
@@ -69,8 +74,10 @@ static float kernel(long iterations, float seed) {
     FMA(acc[3], a, b);  FMA(acc[4], a, b);  FMA(acc[5], a, b);
     FMA(acc[6], a, b);  FMA(acc[7], a, b);  FMA(acc[8], a, b);
     FMA(acc[9], a, b);  FMA(acc[10], a, b); FMA(acc[11], a, b);
+#if ACCUMULATORS > 12
     FMA(acc[12], a, b); FMA(acc[13], a, b); FMA(acc[14], a, b);
     FMA(acc[15], a, b);
+#endif
   }
   float sum = 0;
   for (int i = 0; i < ACCUMULATORS; ++i) sum += SUM(acc[i]);
