@@ -31,3 +31,24 @@ func.func @few_rows(%a: memref<4x6xf32>, %b: memref<6x16xf32>, %c: memref<4x16xf
   linalg.matmul ins(%a, %b : memref<4x6xf32>, memref<6x16xf32>) outs(%c : memref<4x16xf32>)
   return
 }
+
+// -----
+
+// Two reduction dims (a convolution's window): no blocks, however large
+// the rows (10 rows of 2 x 3 f32).
+// CHECK-LABEL: func.func @two_reductions(
+// CHECK-NOT:     affine.min
+// CHECK:         scf.for %{{.*}} = %c0 to %c16 step %c8 {
+#a = affine_map<(m, n, k, l) -> (m, k, l)>
+#b = affine_map<(m, n, k, l) -> (k, l, n)>
+#c = affine_map<(m, n, k, l) -> (m, n)>
+func.func @two_reductions(%a: memref<10x2x3xf32>, %b: memref<2x3x16xf32>, %c: memref<10x16xf32>) {
+  linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+    ins(%a, %b : memref<10x2x3xf32>, memref<2x3x16xf32>) outs(%c : memref<10x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %z: f32):
+    %p = arith.mulf %x, %y : f32
+    %s = arith.addf %z, %p : f32
+    linalg.yield %s : f32
+  }
+  return
+}
