@@ -267,7 +267,8 @@ private:
           b, loc, arith::CmpIPredicate::slt, steps,
           vector::BroadcastOp::create(b, loc, laneVector, count));
     };
-    Value inKeys = seenLanes(a.keys);
+    // Without causality every row sees the same lanes.
+    Value inKeys = a.causal ? Value() : seenLanes(a.keys);
     Value lowest = splat(f32(std::numeric_limits<float>::lowest()), kKeys);
     Value scale = splat(f32(a.scale), kKeys);
 
