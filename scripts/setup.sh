@@ -10,6 +10,11 @@ packages=(
   libomp-22-dev libclang-rt-22-dev
   libonnx-testdata python3-onnx python3-torch python3-torchvision
   python3-numpy espeak-ng
+  # Other targets: cross compilers and C libraries, qemu-user to run ARM
+  # programs, wasi-libc and clang's WebAssembly builtins (Node runs WASI).
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+  gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user-static
+  wasi-libc libclang-rt-22-dev-wasm32
 )
 
 # npm fetches the real models; it may come with a Node.js installed outside

@@ -43,3 +43,26 @@ config.substitutions.append(
     ("%onnx_node", "/usr/share/libonnx-testdata/data/node"))
 config.substitutions.append(
     ("%onnx_simple", "/usr/share/libonnx-testdata/data/simple"))
+
+# Programs for the other targets (test/targets/cross.py): %cc-<target>
+# builds one with that target's runtime (%runtime-<target>) and %run-<target>
+# runs it (qemu-user, Node's WASI). A test that needs them REQUIRES
+# run-<target>; where the tools are missing it is reported unsupported, and
+# the note below says why.
+import sys
+sys.path.insert(0, os.path.join(config.tract_src_root, "test", "targets"))
+import cross  # noqa: E402
+
+for target, spec in cross.TARGETS.items():
+    reason = cross.missing(config.tract_targets_dir, target)
+    if reason is None:
+        config.available_features.add("run-" + target)
+    else:
+        lit_config.note("programs for %s are not run: %s" % (target, reason))
+    config.substitutions.append(
+        ("%cc-" + target,
+         " ".join(spec["cc"] + ["-I" + cross.RUNTIME_INCLUDE])))
+    config.substitutions.append(
+        ("%runtime-" + target,
+         cross.runtime_library(config.tract_targets_dir, target)))
+    config.substitutions.append(("%run-" + target, " ".join(spec["run"])))
