@@ -26,6 +26,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -53,7 +54,9 @@ createTargetMachine(const AotOptions &options) {
                      error);
   std::string cpu =
       options.cpu.empty() ? options.target->defaultCpu.str() : options.cpu;
-  std::string features;
+  // Without --cpu, the target's baseline features (its vector unit).
+  std::string features =
+      options.cpu.empty() ? options.target->defaultFeatures.str() : "";
   if (cpu == "native") {
     if (options.target != hostCpuTarget())
       return makeError("--cpu native needs the host's target, not " +
@@ -208,7 +211,17 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
      << " * is among its inputs and outputs; tract_stream_new and\n"
      << " * tract_stream_run keep it for you. */\n"
      << "#ifndef " << guard << "\n#define " << guard << "\n\n"
-     << "#include \"tract_runtime.h\"\n\n"
+     << "#include \"tract_runtime.h\"\n\n";
+  // The object's calling convention and structs are its target's: a
+  // program for another one must not build.
+  unsigned pointerBytes =
+      llvm::Triple(options.target->triple).isArch32Bit() ? 4 : 8;
+  std::string mismatch = "\"the model " + name + " is compiled for " +
+                         options.target->triple.str() + "\"";
+  os << "#ifdef __cplusplus\nstatic_assert(sizeof(void *) == " << pointerBytes
+     << ", " << mismatch
+     << ");\n#else\n_Static_assert(sizeof(void *) == " << pointerBytes << ", "
+     << mismatch << ");\n#endif\n\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "#define " << macro << "_NUM_INPUTS " << signature.inputs.size()
      << "\n#define " << macro << "_NUM_OUTPUTS " << signature.outputs.size()

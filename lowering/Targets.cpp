@@ -9,9 +9,13 @@ using namespace mlir::tract;
 
 static const CpuTarget kCpuTargets[] = {
     {"x86_64", "x86_64-unknown-linux-gnu", "x86-64-v2"},
+    // armv8-a: NEON is part of it.
     {"aarch64", "aarch64-unknown-linux-gnu", "generic"},
-    {"armv7", "armv7-unknown-linux-gnueabihf", "cortex-a7"},
-    {"wasm32", "wasm32-unknown-wasi", "generic"},
+    // ARMv7-A with NEON and VFPv4 (not a core's extras, such as the
+    // integer division Cortex-A9 lacks).
+    {"armv7", "armv7-unknown-linux-gnueabihf", "generic", "+neon,+vfp4"},
+    // SIMD128, which every current browser and WASI runtime has.
+    {"wasm32", "wasm32-unknown-wasi", "generic", "+simd128"},
 };
 
 llvm::ArrayRef<CpuTarget> mlir::tract::cpuTargets() { return kCpuTargets; }

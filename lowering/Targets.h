@@ -13,6 +13,9 @@ struct CpuTarget {
   llvm::StringRef name;       ///< short name on the command line
   llvm::StringRef triple;     ///< LLVM target triple
   llvm::StringRef defaultCpu; ///< CPU used when `--cpu` is not given
+  /// Features added to defaultCpu's when `--cpu` is not given: the common
+  /// baseline of the target's devices, vector unit included.
+  llvm::StringRef defaultFeatures = "";
 };
 
 /// The targets the project compiles for: x86_64, aarch64, armv7, wasm32.

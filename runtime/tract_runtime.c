@@ -179,6 +179,14 @@ void tract_tensor_free(tract_tensor *t) {
   free(t);
 }
 
+/* The head of a memref descriptor as the LLVM lowering lays it out; sizes
+ * then strides follow, one int64_t per axis each. */
+typedef struct memref_head {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+} memref_head;
+
 /* The ranked memref descriptor behind an unranked one. */
 typedef struct memref_view {
   char *aligned;
@@ -188,12 +196,14 @@ typedef struct memref_view {
 } memref_view;
 
 static memref_view memref_view_of(const tract_unranked_memref *memref) {
-  const int64_t *words = (const int64_t *)memref->descriptor;
+  /* Through the head's struct, not as int64_t words: on 32-bit targets
+   * the two pointers take one word. */
+  const memref_head *head = (const memref_head *)memref->descriptor;
   memref_view view;
-  view.aligned = (char *)(intptr_t)words[1];
-  view.offset = words[2];
-  view.sizes = words + 3;
-  view.strides = words + 3 + memref->rank;
+  view.aligned = (char *)head->aligned;
+  view.offset = head->offset;
+  view.sizes = (const int64_t *)(head + 1);
+  view.strides = view.sizes + memref->rank;
   return view;
 }
 
@@ -227,14 +237,6 @@ void memrefCopy(int64_t element_size, tract_unranked_memref *source,
     }
   }
 }
-
-/* The head of a memref descriptor as the LLVM lowering lays it out; sizes
- * then strides follow, one int64_t per axis each. */
-typedef struct memref_head {
-  void *allocated;
-  void *aligned;
-  int64_t offset;
-} memref_head;
 
 static size_t descriptor_size(int32_t rank) {
   return sizeof(memref_head) + 2 * (size_t)rank * sizeof(int64_t);
