@@ -14,6 +14,9 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/Instructions.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/IR/Verifier.h"
@@ -97,6 +100,120 @@ std::string quoted(llvm::StringRef text) {
   return result + "\"";
 }
 
+/// f16 the way LLVM 22's WebAssembly back end compiles it: compares of f16
+/// vectors as compares of f32 vectors (it never returns from legalizing
+/// those with SIMD128), and f16 extended to f64 through f32 (exact; it
+/// passed the half to its conversion as an i64, which the engine refuses).
+/// After the optimizer, which would narrow both back.
+void rewriteHalvesForWasm(llvm::Module &module) {
+  llvm::SmallVector<llvm::Instruction *> found;
+  auto isHalf = [](llvm::Value *value) {
+    return value->getType()->getScalarType()->isHalfTy();
+  };
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &instruction : llvm::instructions(function)) {
+      if (auto *compare = llvm::dyn_cast<llvm::FCmpInst>(&instruction))
+        if (compare->getOperand(0)->getType()->isVectorTy() &&
+            isHalf(compare->getOperand(0)))
+          found.push_back(compare);
+      if (auto *extend = llvm::dyn_cast<llvm::FPExtInst>(&instruction))
+        if (isHalf(extend->getOperand(0)) &&
+            extend->getType()->getScalarType()->isDoubleTy())
+          found.push_back(extend);
+    }
+  for (llvm::Instruction *instruction : found) {
+    llvm::IRBuilder<> builder(instruction);
+    llvm::Type *single = builder.getFloatTy();
+    if (auto *vector = llvm::dyn_cast<llvm::VectorType>(
+            instruction->getOperand(0)->getType()))
+      single = llvm::VectorType::get(single, vector);
+    llvm::Value *replacement;
+    if (auto *compare = llvm::dyn_cast<llvm::FCmpInst>(instruction))
+      replacement = builder.CreateFCmp(
+          compare->getPredicate(),
+          builder.CreateFPExt(compare->getOperand(0), single),
+          builder.CreateFPExt(compare->getOperand(1), single));
+    else
+      replacement = builder.CreateFPExt(
+          builder.CreateFPExt(instruction->getOperand(0), single),
+          instruction->getType());
+    instruction->replaceAllUsesWith(replacement);
+    instruction->eraseFromParent();
+  }
+}
+
+/// maximum or minimum (NaN-propagating, -0 below +0) of two doubles, with
+/// compares and selects.
+llvm::Value *expandMinMax(llvm::IRBuilder<> &builder, bool isMax,
+                          llvm::Value *a, llvm::Value *b) {
+  llvm::Value *unordered = builder.CreateFCmpUNO(a, b);
+  llvm::Value *aFirst =
+      isMax ? builder.CreateFCmpOGT(a, b) : builder.CreateFCmpOLT(a, b);
+  llvm::Value *equal = builder.CreateFCmpOEQ(a, b);
+  // Equal: zeros of either sign, or the same value.
+  llvm::Value *aNegative = builder.CreateICmpSLT(
+      builder.CreateBitCast(a, builder.getInt64Ty()), builder.getInt64(0));
+  llvm::Value *tie = isMax ? builder.CreateSelect(aNegative, b, a)
+                           : builder.CreateSelect(aNegative, a, b);
+  llvm::Value *result = builder.CreateSelect(aFirst, a, b);
+  result = builder.CreateSelect(equal, tie, result);
+  return builder.CreateSelect(unordered, builder.CreateFAdd(a, b), result);
+}
+
+/// llvm.maximum and llvm.minimum of doubles, and their vector reductions,
+/// as compares and selects, lane by lane. LLVM 22's 32-bit ARM back end
+/// cannot select its own expansion of them (a 64-bit compare of the bits of
+/// a double it makes after legalization).
+void expandDoubleMinMax(llvm::Module &module) {
+  llvm::SmallVector<llvm::IntrinsicInst *> calls;
+  for (llvm::Function &function : module)
+    for (llvm::Instruction &instruction : llvm::instructions(function))
+      if (auto *call = llvm::dyn_cast<llvm::IntrinsicInst>(&instruction)) {
+        switch (call->getIntrinsicID()) {
+        case llvm::Intrinsic::maximum:
+        case llvm::Intrinsic::minimum:
+        case llvm::Intrinsic::vector_reduce_fmaximum:
+        case llvm::Intrinsic::vector_reduce_fminimum:
+          if (call->getArgOperand(0)->getType()->getScalarType()->isDoubleTy())
+            calls.push_back(call);
+          break;
+        default:
+          break;
+        }
+      }
+  for (llvm::IntrinsicInst *call : calls) {
+    llvm::IRBuilder<> builder(call);
+    llvm::Intrinsic::ID id = call->getIntrinsicID();
+    bool isMax = id == llvm::Intrinsic::maximum ||
+                 id == llvm::Intrinsic::vector_reduce_fmaximum;
+    llvm::Value *operand = call->getArgOperand(0);
+    llvm::Value *result;
+    if (id == llvm::Intrinsic::vector_reduce_fmaximum ||
+        id == llvm::Intrinsic::vector_reduce_fminimum) {
+      unsigned lanes = llvm::cast<llvm::FixedVectorType>(operand->getType())
+                           ->getNumElements();
+      result = builder.CreateExtractElement(operand, uint64_t(0));
+      for (unsigned lane = 1; lane < lanes; ++lane)
+        result = expandMinMax(builder, isMax, result,
+                              builder.CreateExtractElement(operand, lane));
+    } else if (auto *vector =
+                   llvm::dyn_cast<llvm::FixedVectorType>(operand->getType())) {
+      result = llvm::PoisonValue::get(vector);
+      for (unsigned lane = 0; lane < vector->getNumElements(); ++lane)
+        result = builder.CreateInsertElement(
+            result,
+            expandMinMax(
+                builder, isMax, builder.CreateExtractElement(operand, lane),
+                builder.CreateExtractElement(call->getArgOperand(1), lane)),
+            lane);
+    } else {
+      result = expandMinMax(builder, isMax, operand, call->getArgOperand(1));
+    }
+    call->replaceAllUsesWith(result);
+    call->eraseFromParent();
+  }
+}
+
 } // namespace
 
 bool mlir::tract::isValidModelName(llvm::StringRef name) {
@@ -168,6 +285,12 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
           options.optLevel, 0, machine->get())(llvmModule.get()))
     return std::move(error);
   optimization.stop();
+  // Around what LLVM 22's back ends cannot compile.
+  const llvm::Triple &triple = (*machine)->getTargetTriple();
+  if (triple.isWasm())
+    rewriteHalvesForWasm(*llvmModule);
+  if (triple.isARM())
+    expandDoubleMinMax(*llvmModule);
   TimingScope generation = timing.nest("code generation");
   llvm::legacy::PassManager codegen;
   if ((*machine)->addPassesToEmitFile(codegen, os, nullptr,

@@ -179,6 +179,48 @@ void tract_tensor_free(tract_tensor *t) {
   free(t);
 }
 
+uint16_t tract_f16_from_f64(double value) {
+  uint64_t bits;
+  memcpy(&bits, &value, sizeof(bits));
+  uint16_t sign = (uint16_t)((bits >> 48) & 0x8000);
+  int exponent = (int)((bits >> 52) & 0x7ff);
+  uint64_t mantissa = bits & ((UINT64_C(1) << 52) - 1);
+  if (exponent == 0x7ff) /* infinities; NaNs keep their top payload bits */
+    return (uint16_t)(sign | 0x7c00 |
+                      (mantissa ? 0x200 | (uint16_t)(mantissa >> 42) : 0));
+  /* The half's biased exponent; from 31 up the value is past the largest
+   * half (65504), even before rounding. */
+  int biased = exponent - 1023 + 15;
+  if (biased >= 31)
+    return (uint16_t)(sign | 0x7c00);
+  /* The significand, 53 bits with the implicit one, shifted down to the
+   * half's 11 bits (normal) or fewer (subnormal: units of 2^-24). */
+  uint64_t significand = mantissa | (exponent ? UINT64_C(1) << 52 : 0);
+  int shift = biased >= 1 ? 42 : 43 - biased;
+  if (shift >= 64)
+    return sign;
+  uint64_t kept = significand >> shift;
+  uint64_t rest = significand & ((UINT64_C(1) << shift) - 1);
+  uint64_t halfway = UINT64_C(1) << (shift - 1);
+  if (rest > halfway || (rest == halfway && (kept & 1)))
+    ++kept;
+  /* A carry out of the significand moves to the next exponent (or from
+   * the subnormals to the smallest normal, or to infinity). */
+  uint64_t magnitude =
+      biased >= 1 ? ((uint64_t)(biased - 1) << 10) + kept : kept;
+  return (uint16_t)(sign | magnitude);
+}
+
+#if defined(__arm__)
+/* A run-time helper of the ARM EABI: called with the base procedure call
+ * standard (the double in r0 and r1), hard-float code included. */
+#define TRACT_AEABI __attribute__((weak, pcs("aapcs")))
+TRACT_AEABI uint16_t __aeabi_d2h(double value);
+TRACT_AEABI uint16_t __aeabi_d2h(double value) {
+  return tract_f16_from_f64(value);
+}
+#endif
+
 /* The head of a memref descriptor as the LLVM lowering lays it out; sizes
  * then strides follow, one int64_t per axis each. */
 typedef struct memref_head {

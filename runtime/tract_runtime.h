@@ -132,6 +132,12 @@ typedef struct tract_unranked_memref {
 void memrefCopy(int64_t element_size, tract_unranked_memref *source,
                 tract_unranked_memref *destination);
 
+/* The bits of the IEEE half nearest `value` (ties to even; NaNs stay
+ * quiet NaNs). On 32-bit ARM, compiled code converts doubles to halves
+ * with __aeabi_d2h, which GCC's libgcc lacks: the runtime defines it
+ * (weak, so that a C library's own wins) with this. */
+uint16_t tract_f16_from_f64(double value);
+
 /* The part an input or output plays. A streaming (pulsified) model takes
  * and returns its state besides its data, and may take the value of a
  * symbol its state needs (the stream length). */

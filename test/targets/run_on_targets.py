@@ -16,13 +16,15 @@ given). A case is:
 
 Node tests that do not pass on the host (unsupported, or a mismatch with
 the test's reference) and those drawing random numbers are left out: the
-conformance suite reports them. Writes a markdown report and fails on any
+conformance suite reports them; so are those with strings or bf16 among
+their inputs and outputs, which .npy files do not hold. Writes a markdown report and fails on any
 failure, or when fewer than --min node tests were compared on a target;
 exits with 77 (skipped) when a target's compiler or runner is missing.
 """
 import argparse
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -70,6 +72,10 @@ def node_case(tract, translate, test_dir, work, approx, timeout):
     if status != "pass" or message:
         return None
     graph = onnx.load(model, load_external_data=False).graph
+    # bf16 has no .npy form.
+    if any(value.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+           for value in list(graph.input) + list(graph.output)):
+        return None
     constants = {init.name for init in graph.initializer}
     names = [i.name for i in graph.input if i.name not in constants]
     files = sorted((f for f in os.listdir(data) if f.startswith("input_")),
@@ -85,6 +91,58 @@ def node_case(tract, translate, test_dir, work, approx, timeout):
         numpy.save(path, numpy.array(array, order="C"))
         inputs[input_name] = path
     return Case(name, model, command[1:], inputs, data)
+
+
+DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16",
+          "I8": "int8", "I16": "int16", "I32": "int32", "I64": "int64",
+          "U8": "uint8", "U16": "uint16", "U32": "uint32", "U64": "uint64",
+          "Bool": "bool"}
+
+
+def model_case(tract, spec, work, seed):
+    """The model of `spec` (PATH[@FACT...], each FACT given to `-i`) as a
+    Case, on random inputs of the shapes its header lists."""
+    import numpy
+    path, *facts = spec.split("@")
+    name = os.path.basename(path)
+    here = os.path.join(work, name)
+    os.makedirs(here, exist_ok=True)
+    command = sum((["-i", fact] for fact in facts), [])
+    header = os.path.join(here, "host.h")
+    proc = subprocess.run([tract] + command + [
+        path, "compile", "-o", os.path.join(here, "host.o"), "--header",
+        header], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise SystemExit("%s: %s" % (spec, first_line(
+            proc.stderr.decode(errors="replace"))))
+    rng = numpy.random.default_rng(seed)
+    inputs, arrays = {}, {}
+    with open(header) as f:
+        lines = f.read().split(" * Outputs:")[0].splitlines()
+    for line in lines:
+        match = re.match(r" \*   (\d+) '(.*)': (.*)$", line)
+        if not match:
+            continue
+        position, input_name, fact = match.groups()
+        *dims, dtype = fact.split(" (")[0].split(",")
+        if not all(d.isdigit() for d in dims):
+            raise SystemExit("%s: input '%s' is %s: give its dims" %
+                             (spec, input_name, fact))
+        shape = [int(d) for d in dims]
+        kind = numpy.dtype(DTYPES[dtype])
+        if kind.kind == "f":
+            array = (0.5 * rng.standard_normal(shape)).astype(kind)
+        elif kind.kind == "b":
+            array = rng.integers(0, 2, shape).astype(kind)
+        else:
+            array = rng.integers(0, 4, shape).astype(kind)
+        file = os.path.join(here, "input_%s.npy" % position)
+        numpy.save(file, array)
+        inputs[input_name] = file
+        arrays[input_name] = array
+    bundle = os.path.join(here, "inputs.npz")
+    numpy.savez(bundle, **arrays)
+    return Case(name, path, command, inputs, bundle)
 
 
 def run_case(tract, targets_dir, target, case, work, approx, timeout):
@@ -148,6 +206,10 @@ def main():
     parser.add_argument("--sample", type=int, default=8, metavar="N",
                         help="every Nth node test")
     parser.add_argument("--filter", default="", help="only tests containing this")
+    parser.add_argument("--model", action="append", default=[],
+                        metavar="PATH[@FACT...]",
+                        help="a model to run on random inputs, with the "
+                        "facts (-i) its inputs need")
     parser.add_argument("--min", type=int, default=0,
                         help="node tests each target must have compared")
     parser.add_argument("--approx", default="approximate")
@@ -174,6 +236,9 @@ def main():
             lambda t: node_case(args.tract, args.translate,
                                 os.path.join(node, t), work, args.approx,
                                 args.timeout), tests) if c]
+        node_cases = len(cases)
+        cases += [model_case(args.tract, spec, work, seed)
+                  for seed, spec in enumerate(args.model)]
         jobs = [(target, case) for target in runnable for case in cases]
         results = list(pool.map(
             lambda job: run_case(args.tract, args.targets_dir, job[0], job[1],
@@ -187,8 +252,9 @@ def main():
     for target in runnable:
         passed = sum(1 for (t, _), r in zip(jobs, results)
                      if t == target and r[0] == "pass")
-        print("%s: %d of %d node tests match the host" %
-              (target, passed, len(cases)))
+        print("%s: %d of %d cases match the host (%d node tests, %d "
+              "models)" % (target, passed, len(cases), node_cases,
+                           len(cases) - node_cases))
     for target, name, message in failed:
         print("FAIL %s on %s: %s" % (name, target, message))
     if args.report:
@@ -208,7 +274,7 @@ def main():
                     cells.append(status + (": " + message.replace("|", "\\|")
                                            if message else ""))
                 out.write("| %s | %s |\n" % (name, " | ".join(cells)))
-    short = [t for t in runnable if len(cases) < args.min]
+    short = [t for t in runnable if node_cases < args.min]
     if short:
         print("fewer than %d node tests compared on %s" %
               (args.min, ", ".join(short)))

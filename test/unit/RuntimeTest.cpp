@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include <unistd.h>
@@ -203,4 +205,57 @@ TEST(RuntimeBuffers, MemoryLimitIsThePhysicalMemoryWithinTheCaps) {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   EXPECT_EQ(limit, std::min<int64_t>(int64_t{pages} * page, int64_t{1} << 48));
   EXPECT_EQ(tract_memory_limit(), limit); // cached, the same
+}
+
+// tract_f16_from_f64 (what 32-bit ARM code calls as __aeabi_d2h) rounds as
+// the host's own conversion does: every half, the midpoints between
+// neighbours (ties to even), their neighbours, and random doubles around
+// the half range.
+TEST(RuntimeHalf, FromDoubleRoundsAsTheHost) {
+  auto expected = [](double value) {
+    _Float16 half = static_cast<_Float16>(value);
+    uint16_t bits;
+    std::memcpy(&bits, &half, sizeof(bits));
+    return bits;
+  };
+  auto check = [&](double value) {
+    uint16_t want = expected(value), got = tract_f16_from_f64(value);
+    if (std::isnan(value))
+      EXPECT_EQ(got & 0x7e00, 0x7e00) << value;
+    else
+      EXPECT_EQ(got, want) << std::hexfloat << value;
+    return got == want || std::isnan(value);
+  };
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    _Float16 half, next;
+    uint16_t lower = static_cast<uint16_t>(bits);
+    uint16_t upper = static_cast<uint16_t>(bits + 1);
+    std::memcpy(&half, &lower, sizeof(half));
+    std::memcpy(&next, &upper, sizeof(next));
+    double value = static_cast<double>(half);
+    if (!check(value))
+      return;
+    if ((bits & 0x7fff) < 0x7bff) { // a finite neighbour above
+      double middle = (value + static_cast<double>(next)) / 2;
+      if (!check(middle) || !check(std::nextafter(middle, 0.0)) ||
+          !check(std::nextafter(middle, 1e300)))
+        return;
+    }
+  }
+  for (double special :
+       {0.0, -0.0, 65504.0, 65519.99, 65520.0, 1e300, -1e300, 1e-300,
+        5.9604644775390625e-08, 2.98023223876953125e-08, 2.9802322387695314e-08,
+        HUGE_VAL, -HUGE_VAL, std::nan("")})
+    check(special);
+  std::mt19937_64 random(7);
+  for (int i = 0; i < 200000; ++i) {
+    uint64_t bits = random();
+    // Exponents from 2^-40 to 2^20, both signs.
+    uint64_t exponent = 1023 - 40 + random() % 61;
+    bits = (bits & 0x800fffffffffffffULL) | exponent << 52;
+    double value;
+    std::memcpy(&value, &bits, sizeof(value));
+    if (!check(value))
+      return;
+  }
 }
