@@ -6,10 +6,11 @@
  * Build (see README.md):
  *   tract -i input:1,576,f32 -i state:2,1,128,f32 -i sr:i64=16000 \
  *       silero_vad_v5.onnx compile -o silero.o --header silero.h --name silero
- *   cc -O2 -I<repo>/runtime main.c silero.o libtract_runtime.a -lm */
+ *   cc -O2 -I<repo>/runtime -I. main.c vad.c silero.o libtract_runtime.a -lm
+ * (vad.c runs the model and finds the segments; this file reads the WAV
+ * file and the options and prints). */
 #include "tract_runtime.h"
-
-#include "silero.h"
+#include "vad.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,29 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#define SAMPLE_RATE 16000
-/* Silero v5 at 16 kHz takes 512 new samples per call, preceded by the last
- * 64 samples of the previous window as context. */
-#define WINDOW 512
-#define CONTEXT 64
-
-/* Compiled with the facts above: `sr` is a constant, not an input. */
-_Static_assert(SILERO_NUM_INPUTS == 2,
-               "compile Silero with -i sr:i64=16000 (see README.md)");
-_Static_assert(SILERO_NUM_OUTPUTS == 2, "Silero returns output and stateN");
-
-typedef struct vad_options {
-  double threshold;     /* a window is speech at or above this probability */
-  double neg_threshold; /* ... and stays speech until it drops below this */
-  int min_speech_ms;    /* shorter segments are dropped */
-  int min_silence_ms;   /* silence needed to end a segment */
-  int speech_pad_ms;    /* padding added to each side of a segment */
-  int print_probs;
-} vad_options;
-
-typedef struct segment {
-  int64_t start, end; /* in samples */
-} segment;
+#define SAMPLE_RATE VAD_SAMPLE_RATE
 
 static const char *program = "silero-vad";
 
@@ -196,106 +175,31 @@ static double seconds_now(void) {
  * last window is padded with zeros. Returns NULL on a model error. */
 static float *speech_probabilities(const float *audio, int64_t num_samples,
                                    int64_t *num_windows) {
-  *num_windows = (num_samples + WINDOW - 1) / WINDOW;
+  *num_windows = (num_samples + VAD_WINDOW - 1) / VAD_WINDOW;
   float *probs = malloc((size_t)(*num_windows + 1) * sizeof(float));
-  int64_t input_dims[] = {1, CONTEXT + WINDOW};
-  int64_t state_dims[] = {2, 1, 128};
-  tract_tensor *input = tract_tensor_new(TRACT_DT_F32, 2, input_dims);
-  tract_tensor *state = tract_tensor_new(TRACT_DT_F32, 3, state_dims);
-  if (!probs || !input || !state) {
+  vad_stream *stream = vad_stream_new();
+  if (!probs || !stream) {
     fprintf(stderr, "%s: cannot allocate the model's inputs: %s\n", program,
             tract_last_error());
     goto fail;
   }
-
-  float *x = input->data; /* context, then the window; zeros at first */
   for (int64_t w = 0; w < *num_windows; ++w) {
-    memmove(x, x + WINDOW, CONTEXT * sizeof(float));
-    int64_t start = w * WINDOW;
-    int64_t n = num_samples - start < WINDOW ? num_samples - start : WINDOW;
-    memcpy(x + CONTEXT, audio + start, (size_t)n * sizeof(float));
-    memset(x + CONTEXT + n, 0, (size_t)(WINDOW - n) * sizeof(float));
-
-    const tract_tensor *inputs[] = {input, state};
-    tract_tensor *outputs[2] = {NULL, NULL};
-    if (silero_run(inputs, outputs) != TRACT_OK) {
+    int64_t start = w * VAD_WINDOW;
+    int64_t n =
+        num_samples - start < VAD_WINDOW ? num_samples - start : VAD_WINDOW;
+    if (vad_stream_window(stream, audio + start, n, &probs[w])) {
       fprintf(stderr, "%s: the model failed on window %lld: %s\n", program,
               (long long)w, tract_last_error());
       goto fail;
     }
-    probs[w] = *(const float *)outputs[0]->data;
-    tract_tensor_free(outputs[0]);
-    /* The next window starts from the state this one left. */
-    tract_tensor_free(state);
-    state = outputs[1];
   }
-  tract_tensor_free(input);
-  tract_tensor_free(state);
+  vad_stream_free(stream);
   return probs;
 
 fail:
   free(probs);
-  tract_tensor_free(input);
-  tract_tensor_free(state);
+  vad_stream_free(stream);
   return NULL;
-}
-
-/* ---- segmentation, as silero's get_speech_timestamps ---- */
-
-/* Returns the number of segments written to `segments` (room for one per
- * window is enough: each segment starts in a distinct window). */
-static int64_t speech_segments(const float *probs, int64_t num_windows,
-                               int64_t num_samples, const vad_options *opt,
-                               segment *segments) {
-  const int64_t ms = SAMPLE_RATE / 1000;
-  const int64_t min_speech = opt->min_speech_ms * ms;
-  const int64_t min_silence = opt->min_silence_ms * ms;
-  const int64_t pad = opt->speech_pad_ms * ms;
-  int64_t count = 0, start = 0, temp_end = 0;
-  int triggered = 0;
-
-  for (int64_t i = 0; i < num_windows; ++i) {
-    int64_t here = i * WINDOW;
-    if (probs[i] >= opt->threshold && temp_end)
-      temp_end = 0;
-    if (probs[i] >= opt->threshold && !triggered) {
-      triggered = 1;
-      start = here;
-      continue;
-    }
-    if (probs[i] < opt->neg_threshold && triggered) {
-      /* Speech ends where the silence began, once it has lasted long
-       * enough. */
-      if (!temp_end)
-        temp_end = here;
-      if (here - temp_end < min_silence)
-        continue;
-      if (temp_end - start > min_speech)
-        segments[count++] = (segment){start, temp_end};
-      triggered = 0;
-      temp_end = 0;
-    }
-  }
-  if (triggered && num_samples - start > min_speech)
-    segments[count++] = (segment){start, num_samples};
-
-  /* Pad each segment, splitting the silence between two segments closer
-   * than twice the padding. */
-  for (int64_t i = 0; i < count; ++i) {
-    segment *s = &segments[i];
-    if (i == 0)
-      s->start = s->start > pad ? s->start - pad : 0;
-    if (i + 1 < count) {
-      segment *next = &segments[i + 1];
-      int64_t silence = next->start - s->end;
-      int64_t shift = silence < 2 * pad ? silence / 2 : pad;
-      s->end += shift;
-      next->start = next->start > shift ? next->start - shift : 0;
-    } else {
-      s->end = s->end + pad < num_samples ? s->end + pad : num_samples;
-    }
-  }
-  return count;
 }
 
 /* ---- command line ---- */
@@ -325,7 +229,9 @@ static const char *value_of(int argc, char **argv, int *i) {
 }
 
 int main(int argc, char **argv) {
-  vad_options opt = {0.5, -1, 250, 100, 30, 0};
+  vad_options opt = vad_default_options();
+  opt.neg_threshold = -1; /* unless given: threshold - 0.15 */
+  int print_probs = 0;
   const char *path = NULL;
   for (int i = 1; i < argc; ++i) {
     const char *arg = argv[i];
@@ -335,7 +241,7 @@ int main(int argc, char **argv) {
       usage(stdout);
       return 0;
     } else if (!strcmp(arg, "--print-probs")) {
-      opt.print_probs = 1;
+      print_probs = 1;
     } else if (!strcmp(arg, "--threshold")) {
       ok = parse_number(arg, value_of(argc, argv, &i), 0, 1, &opt.threshold);
     } else if (!strcmp(arg, "--neg-threshold")) {
@@ -385,19 +291,19 @@ int main(int argc, char **argv) {
   if (!probs)
     return 1;
 
-  if (opt.print_probs)
+  if (print_probs)
     for (int64_t w = 0; w < num_windows; ++w)
       printf("window %5lld at %6.2f s: %.6f\n", (long long)w,
-             (double)(w * WINDOW) / SAMPLE_RATE, probs[w]);
+             (double)(w * VAD_WINDOW) / SAMPLE_RATE, probs[w]);
 
-  segment *segments = malloc((size_t)(num_windows + 1) * sizeof(segment));
+  vad_segment *segments =
+      malloc((size_t)(num_windows + 1) * sizeof(vad_segment));
   if (!segments) {
     fprintf(stderr, "%s: out of memory\n", program);
     free(probs);
     return 1;
   }
-  int64_t count =
-      speech_segments(probs, num_windows, num_samples, &opt, segments);
+  int64_t count = vad_segments(probs, num_windows, num_samples, &opt, segments);
   int64_t speech = 0;
   for (int64_t i = 0; i < count; ++i) {
     printf("speech %.2f s - %.2f s\n", (double)segments[i].start / SAMPLE_RATE,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The Silero VAD example end to end: synthesizes the speech clip, compiles
-# Silero VAD v5 to an object file with `tract compile`, links it with main.c
+# Silero VAD v5 to an object file with `tract compile`, links it with main.c and vad.c
 # and the runtime by the system's C compiler, runs it over the clip and
 # checks the printed segments against the clip's expected speech spans.
 #
@@ -42,9 +42,10 @@ step "synthesize the speech clip" \
 step "tract compile: Silero VAD v5 to silero.o and silero.h" \
   "$tract" -i input:1,576,f32 -i state:2,1,128,f32 -i sr:i64=16000 "$model" \
   compile -o "$work/silero.o" --header "$work/silero.h" --name silero
-step "${CC:-cc}: link main.c, silero.o and the runtime" \
+step "${CC:-cc}: link main.c, vad.c, silero.o and the runtime" \
   "${CC:-cc}" -std=c11 -O2 -Wall -Wextra -I"$root/runtime" -I"$work" \
-  "$example/main.c" "$work/silero.o" "$runtime" -lm -o "$work/silero-vad"
+  "$example/main.c" "$example/vad.c" "$work/silero.o" "$runtime" -lm \
+  -o "$work/silero-vad"
 detect() { # the program's output goes to segments.txt too, for the check
   local status=0
   "$work/silero-vad" "$work/speech.wav" >"$work/segments.txt" || status=$?

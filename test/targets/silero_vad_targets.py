@@ -68,7 +68,8 @@ def main():
     host = os.path.join(args.work, "host")
     compile_for(None, host)
     run(["cc", "-std=c11", "-O2", "-I" + cross.RUNTIME_INCLUDE, "-I" + host,
-         os.path.join(EXAMPLE, "main.c"), os.path.join(host, "silero.o"),
+         os.path.join(EXAMPLE, "main.c"), os.path.join(EXAMPLE, "vad.c"),
+         os.path.join(host, "silero.o"),
          args.runtime, "-lm", "-o", os.path.join(host, "silero-vad")])
     expected = run([os.path.join(host, "silero-vad"), clip])
     with open(os.path.join(host, "segments.txt"), "w") as f:
@@ -93,6 +94,7 @@ def main():
                                cross.TARGETS[target]["exe"])
         run(cross.cc_command(args.targets_dir, target,
                              [os.path.join(EXAMPLE, "main.c"),
+                              os.path.join(EXAMPLE, "vad.c"),
                               os.path.join(here, "silero.o")],
                              program, includes=[here]))
         output = run(cross.run_command(target, program, [clip]))
