@@ -12,32 +12,13 @@ Exits 77 (skipped) when a target's compiler or runner is missing.
 """
 import argparse
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import cross  # noqa: E402
-
-EXAMPLE = os.path.join(ROOT, "examples", "silero-vad")
-FACTS = ["-i", "input:1,576,f32", "-i", "state:2,1,128,f32",
-         "-i", "sr:i64=16000"]
-
-
-def run(command, **kwargs):
-    proc = subprocess.run(command, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, **kwargs)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout.decode(errors="replace") +
-                         proc.stderr.decode(errors="replace"))
-        raise SystemExit("failed (%d): %s" % (proc.returncode,
-                                              " ".join(command)))
-    return proc.stdout.decode()
-
-
-def segments(output):
-    return [line for line in output.splitlines() if line.startswith("speech ")]
+import silero  # noqa: E402
+from silero import run, segments  # noqa: E402
 
 
 def summary(output):
@@ -56,25 +37,14 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     clip = os.path.join(args.work, "speech.wav")
-    run([os.path.join(ROOT, "scripts", "make-speech-clip.sh"), clip])
-
-    def compile_for(target, here):
-        os.makedirs(here, exist_ok=True)
-        run([args.tract] + FACTS + [args.model, "compile",
-            "-o", os.path.join(here, "silero.o"),
-            "--header", os.path.join(here, "silero.h"), "--name", "silero"] +
-            (["--target", target] if target else []))
-
+    silero.make_clip(clip)
     host = os.path.join(args.work, "host")
-    compile_for(None, host)
-    run(["cc", "-std=c11", "-O2", "-I" + cross.RUNTIME_INCLUDE, "-I" + host,
-         os.path.join(EXAMPLE, "main.c"), os.path.join(EXAMPLE, "vad.c"),
-         os.path.join(host, "silero.o"),
-         args.runtime, "-lm", "-o", os.path.join(host, "silero-vad")])
-    expected = run([os.path.join(host, "silero-vad"), clip])
+    program = silero.native_example(args.tract, args.runtime, args.model,
+                                    host, cross.RUNTIME_INCLUDE)
+    expected = run([program, clip])
     with open(os.path.join(host, "segments.txt"), "w") as f:
         f.write(expected)
-    run([sys.executable, os.path.join(EXAMPLE, "check_segments.py"),
+    run([sys.executable, os.path.join(silero.EXAMPLE, "check_segments.py"),
          os.path.splitext(clip)[0] + ".spans",
          os.path.join(host, "segments.txt")])
     print("host: %s" % summary(expected))
@@ -89,13 +59,11 @@ def main():
             skipped = True
             continue
         here = os.path.join(args.work, target)
-        compile_for(target, here)
+        silero.compile_model(args.tract, args.model, here, target)
         program = os.path.join(here, "silero-vad" +
                                cross.TARGETS[target]["exe"])
         run(cross.cc_command(args.targets_dir, target,
-                             [os.path.join(EXAMPLE, "main.c"),
-                              os.path.join(EXAMPLE, "vad.c"),
-                              os.path.join(here, "silero.o")],
+                             silero.SOURCES + [os.path.join(here, "silero.o")],
                              program, includes=[here]))
         output = run(cross.run_command(target, program, [clip]))
         same = segments(output) == segments(expected)

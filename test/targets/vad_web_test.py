@@ -14,29 +14,14 @@ import http.server
 import json
 import os
 import shutil
-import subprocess
 import sys
 import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import cross  # noqa: E402
-
-EXAMPLE = os.path.join(ROOT, "examples", "silero-vad")
-FACTS = ["-i", "input:1,576,f32", "-i", "state:2,1,128,f32",
-         "-i", "sr:i64=16000"]
-
-
-def run(command):
-    proc = subprocess.run(command, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE)
-    if proc.returncode != 0:
-        sys.stderr.write(proc.stdout.decode(errors="replace") +
-                         proc.stderr.decode(errors="replace"))
-        raise SystemExit("failed (%d): %s" % (proc.returncode,
-                                              " ".join(command)))
-    return proc.stdout.decode()
+import silero  # noqa: E402
+from silero import run  # noqa: E402
 
 
 class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -69,23 +54,13 @@ def main():
     site = os.path.join(args.work, "site")
     os.makedirs(site, exist_ok=True)
     clip = os.path.join(site, "speech.wav")
-    run([os.path.join(ROOT, "scripts", "make-speech-clip.sh"), clip])
-    print(run([os.path.join(ROOT, "examples", "vad-web", "build.sh"),
+    silero.make_clip(clip)
+    print(run([os.path.join(silero.ROOT, "examples", "vad-web", "build.sh"),
                args.tract, args.targets_dir, args.model, site]).strip())
-
-    # The native example's spans.
-    native = os.path.join(args.work, "native")
-    os.makedirs(native, exist_ok=True)
-    run([args.tract] + FACTS + [args.model, "compile", "-o",
-        os.path.join(native, "silero.o"), "--header",
-        os.path.join(native, "silero.h"), "--name", "silero"])
-    program = os.path.join(native, "silero-vad")
-    run(["cc", "-std=c11", "-O2", "-I" + cross.RUNTIME_INCLUDE,
-         "-I" + native, os.path.join(EXAMPLE, "main.c"),
-         os.path.join(EXAMPLE, "vad.c"), os.path.join(native, "silero.o"),
-         args.runtime, "-lm", "-o", program])
-    expected = [line for line in run([program, clip]).splitlines()
-                if line.startswith("speech ")]
+    program = silero.native_example(args.tract, args.runtime, args.model,
+                                    os.path.join(args.work, "native"),
+                                    cross.RUNTIME_INCLUDE)
+    expected = silero.segments(run([program, clip]))
 
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(Quiet, directory=site))
