@@ -205,6 +205,8 @@ def main():
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
     parser.add_argument("--sample", type=int, default=8, metavar="N",
                         help="every Nth node test")
+    parser.add_argument("--first", type=int, default=0, metavar="K",
+                        help="start the sample at the Kth node test")
     parser.add_argument("--filter", default="", help="only tests containing this")
     parser.add_argument("--model", action="append", default=[],
                         metavar="PATH[@FACT...]",
@@ -229,7 +231,7 @@ def main():
 
     node = os.path.join(args.data, "node")
     tests = sorted(d for d in os.listdir(node) if args.filter in d)
-    tests = tests[::args.sample]
+    tests = tests[args.first::args.sample]
     with tempfile.TemporaryDirectory() as work, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         cases = [c for c in pool.map(
