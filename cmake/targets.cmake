@@ -7,7 +7,6 @@
 include(ExternalProject)
 
 set(TRACT_TARGETS_DIR ${CMAKE_BINARY_DIR}/targets)
-set(TRACT_CROSS_TARGETS)
 add_custom_target(tract-runtimes)
 
 function(tract_cross_runtime target toolchain compiler)
@@ -27,7 +26,6 @@ function(tract_cross_runtime target toolchain compiler)
     BUILD_ALWAYS ON
     USES_TERMINAL_BUILD OFF)
   add_dependencies(tract-runtimes tract-runtime-${target})
-  set(TRACT_CROSS_TARGETS ${TRACT_CROSS_TARGETS} ${target} PARENT_SCOPE)
 endfunction()
 
 tract_cross_runtime(aarch64 aarch64-linux-gnu aarch64-linux-gnu-gcc)

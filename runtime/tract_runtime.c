@@ -229,6 +229,14 @@ typedef struct memref_head {
   int64_t offset;
 } memref_head;
 
+static size_t descriptor_size(int32_t rank) {
+  return sizeof(memref_head) + 2 * (size_t)rank * sizeof(int64_t);
+}
+
+static int64_t *descriptor_sizes(void *descriptor) {
+  return (int64_t *)((char *)descriptor + sizeof(memref_head));
+}
+
 /* The ranked memref descriptor behind an unranked one. */
 typedef struct memref_view {
   char *aligned;
@@ -244,7 +252,7 @@ static memref_view memref_view_of(const tract_unranked_memref *memref) {
   memref_view view;
   view.aligned = (char *)head->aligned;
   view.offset = head->offset;
-  view.sizes = (const int64_t *)(head + 1);
+  view.sizes = descriptor_sizes(memref->descriptor);
   view.strides = view.sizes + memref->rank;
   return view;
 }
@@ -278,14 +286,6 @@ void memrefCopy(int64_t element_size, tract_unranked_memref *source,
       index[axis] = 0;
     }
   }
-}
-
-static size_t descriptor_size(int32_t rank) {
-  return sizeof(memref_head) + 2 * (size_t)rank * sizeof(int64_t);
-}
-
-static int64_t *descriptor_sizes(void *descriptor) {
-  return (int64_t *)((char *)descriptor + sizeof(memref_head));
 }
 
 /* Whether a result descriptor is dense and row-major from its start. */

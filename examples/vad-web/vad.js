@@ -230,23 +230,23 @@ async function main() {
     const context = new AudioContext({ sampleRate: RATE });
     const source = context.createMediaStreamSource(media);
     const node = context.createScriptProcessor(4096, 1, 1);
-    const heard = [], probs = [];
-    let pending = new Float32Array(0);
+    // Everything heard, in a buffer that doubles when full; the windows
+    // run up to the last whole one.
+    let heard = new Float32Array(RATE * 8), length = 0;
+    const probs = [];
     vad.reset();
     node.onaudioprocess = (event) => {
       const input = event.inputBuffer.getChannelData(0);
-      const joined = new Float32Array(pending.length + input.length);
-      joined.set(pending);
-      joined.set(input, pending.length);
-      let at = 0;
-      for (; at + WINDOW <= joined.length; at += WINDOW) {
-        const window = joined.slice(at, at + WINDOW);
-        heard.push(window);
-        probs.push(vad.window(window));
+      if (length + input.length > heard.length) {
+        const larger = new Float32Array(2 * (length + input.length));
+        larger.set(heard.subarray(0, length));
+        heard = larger;
       }
-      pending = joined.slice(at);
-      const samples = new Float32Array(heard.length * WINDOW);
-      heard.forEach((w, i) => samples.set(w, i * WINDOW));
+      heard.set(input, length);
+      length += input.length;
+      for (let at = probs.length * WINDOW; at + WINDOW <= length; at += WINDOW)
+        probs.push(vad.window(heard.subarray(at, at + WINDOW)));
+      const samples = heard.subarray(0, probs.length * WINDOW);
       show(samples, probs, vad.segments(probs, samples.length), 0);
     };
     source.connect(node);

@@ -39,12 +39,6 @@ import run_node_tests  # noqa: E402
 RUNNER = os.path.join(HERE, "Inputs", "run-model.c")
 
 
-def first_line(text):
-    lines = [line for line in text.splitlines() if line.strip()]
-    error = [line for line in lines if "error" in line]
-    return (error or lines or ["no message"])[0].strip()[:300]
-
-
 class Case:
     """A model, the facts that make it compile (`-i ...`), its inputs by
     name as .npy files, and the same as a bundle for `tract run`."""
@@ -66,9 +60,9 @@ def node_case(tract, translate, test_dir, work, approx, timeout):
     data = os.path.join(test_dir, "test_data_set_0")
     if not os.path.isdir(data):
         return None
-    command = [tract] + sum((["-i", fact] for fact in facts), [])
-    status, message = run_node_tests.run_data_set(command, model, model, data,
-                                                  approx, timeout)
+    given = sum((["-i", fact] for fact in facts), [])
+    status, message = run_node_tests.run_data_set([tract] + given, model,
+                                                  model, data, approx, timeout)
     if status != "pass" or message:
         return None
     graph = onnx.load(model, load_external_data=False).graph
@@ -90,7 +84,7 @@ def node_case(tract, translate, test_dir, work, approx, timeout):
             return None
         numpy.save(path, numpy.array(array, order="C"))
         inputs[input_name] = path
-    return Case(name, model, command[1:], inputs, data)
+    return Case(name, model, given, inputs, data)
 
 
 DTYPES = {"F32": "float32", "F64": "float64", "F16": "float16",
@@ -113,7 +107,7 @@ def model_case(tract, spec, work, seed):
         path, "compile", "-o", os.path.join(here, "host.o"), "--header",
         header], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if proc.returncode != 0:
-        raise SystemExit("%s: %s" % (spec, first_line(
+        raise SystemExit("%s: %s" % (spec, run_node_tests.first_error(
             proc.stderr.decode(errors="replace"))))
     rng = numpy.random.default_rng(seed)
     inputs, arrays = {}, {}
@@ -160,7 +154,7 @@ def run_case(tract, targets_dir, target, case, work, approx, timeout):
         except subprocess.TimeoutExpired:
             return None, "%s: timed out after %d s" % (what, timeout)
         if proc.returncode != 0:
-            return None, "%s: %s" % (what, first_line(
+            return None, "%s: %s" % (what, run_node_tests.first_error(
                 proc.stderr.decode(errors="replace") or
                 proc.stdout.decode(errors="replace")))
         return proc.stdout.decode(errors="replace"), None
