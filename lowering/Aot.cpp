@@ -260,6 +260,7 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
       });
   target.threads = options.threads;
   target.threadingThreshold = options.threadingThreshold;
+  target.indexBitwidth = (*machine)->createDataLayout().getPointerSizeInBits();
   if (failed(lowerModelToLLVM(module, main, target, &timing)))
     return makeError("the model could not be lowered");
 
@@ -341,10 +342,15 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
       llvm::Triple(options.target->triple).isArch32Bit() ? 4 : 8;
   std::string mismatch = "\"the model " + name + " is compiled for " +
                          options.target->triple.str() + "\"";
-  os << "#ifdef __cplusplus\nstatic_assert(sizeof(void *) == " << pointerBytes
-     << ", " << mismatch
-     << ");\n#else\n_Static_assert(sizeof(void *) == " << pointerBytes << ", "
-     << mismatch << ");\n#endif\n\n"
+  // Its index, the type of its descriptors' offsets, sizes and strides, is
+  // as wide as its pointers: the runtime's tract_index.
+  os << "#ifdef __cplusplus\n#define " << macro
+     << "_STATIC_ASSERT static_assert\n#else\n#define " << macro
+     << "_STATIC_ASSERT _Static_assert\n#endif\n";
+  for (llvm::StringRef type : {"void *", "tract_index"})
+    os << macro << "_STATIC_ASSERT(sizeof(" << type << ") == " << pointerBytes
+       << ", " << mismatch << ");\n";
+  os << "\n"
      << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
      << "#define " << macro << "_NUM_INPUTS " << signature.inputs.size()
      << "\n#define " << macro << "_NUM_OUTPUTS " << signature.outputs.size()

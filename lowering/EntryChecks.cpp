@@ -6,7 +6,8 @@
 // assertions, the scenarios, then the intermediate dims and sizes) and only
 // the first that fails reports (`ok` before it, not after), so a message
 // names the first problem, never a consequence of it. The body runs only
-// when all hold.
+// when all hold. The checks compute in i64 whatever the width of index (32
+// bits on 32-bit targets): their ranges and overflow checks are int64's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,8 +140,12 @@ void CheckSequence::check(Value holds, const std::string &format,
   SmallVector<Value> arguments = {
       LLVM::AddressOfOp::create(reportBuilder, loc, message)};
   for (Value value : values)
-    arguments.push_back(arith::IndexCastOp::create(
-        reportBuilder, loc, reportBuilder.getI64Type(), value));
+    arguments.push_back(
+        value.getType().isIndex()
+            ? arith::IndexCastOp::create(reportBuilder, loc,
+                                         reportBuilder.getI64Type(), value)
+                  .getResult()
+            : value);
   LLVM::CallOp::create(reportBuilder, loc, setError, arguments);
 }
 
@@ -318,7 +323,8 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
 
   Block *block = entry.addEntryBlock();
   builder.setInsertionPointToStart(block);
-  // Every dim of every input, as the caller gave it.
+  // Every dim of every input, as the caller gave it, in i64.
+  Type i64 = builder.getI64Type();
   SmallVector<SmallVector<Value>> sizes(block->getNumArguments());
   for (BlockArgument argument : block->getArguments()) {
     auto type = dyn_cast<RankedTensorType>(argument.getType());
@@ -331,8 +337,9 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
              << type.getRank() << ", its tract shape rank "
              << inputShapes[argument.getArgNumber()].size();
     for (int64_t axis = 0; axis < type.getRank(); ++axis)
-      sizes[argument.getArgNumber()].push_back(
-          tensor::DimOp::create(builder, loc, argument, axis));
+      sizes[argument.getArgNumber()].push_back(arith::IndexCastOp::create(
+          builder, loc, i64,
+          tensor::DimOp::create(builder, loc, argument, axis)));
   }
   // The symbols, as the body binds them.
   llvm::StringMap<Value> bound;
@@ -353,7 +360,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
     }
     return " (" + llvm::join(parts, ", ") + ")";
   };
-  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value zero = arith::ConstantIntOp::create(builder, loc, i64, 0);
 
   CheckSequence checks(builder, loc, entry);
   // The value of `dim` from the bound symbols. Under the ceiling checked
@@ -362,9 +369,9 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   // naming `what`.
   auto materialize = [&](const TDim &dim, const std::string &what) -> Value {
     if (rangeOf(dim))
-      return materializeDim(builder, loc, bound, dim);
+      return materializeDim(builder, loc, bound, dim, nullptr, i64);
     Value overflow;
-    Value value = materializeDim(builder, loc, bound, dim, &overflow);
+    Value value = materializeDim(builder, loc, bound, dim, &overflow, i64);
     if (value && overflow) {
       std::set<std::string> names;
       dim.collectSymbols(names);
@@ -404,7 +411,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
 
   // The symbols within the ceiling on a dim, which bounds the arithmetic
   // on them.
-  Value ceiling = arith::ConstantIndexOp::create(builder, loc, kDimCeiling);
+  Value ceiling = arith::ConstantIntOp::create(builder, loc, i64, kDimCeiling);
   for (const SymbolSource &source : sources) {
     const std::string &symbol = source.form.symbol;
     Value value = bound.lookup(symbol);
@@ -559,15 +566,13 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
     Value bytes =
         materialize(guard.bytes, "the size of '" + node + "''s result");
     if (!memoryLimit)
-      memoryLimit = arith::IndexCastOp::create(
-          builder, loc, builder.getIndexType(),
+      memoryLimit =
           LLVM::CallOp::create(
               builder, loc,
-              getRuntimeFunction(
-                  module, loc, kMemoryLimitName,
-                  LLVM::LLVMFunctionType::get(builder.getI64Type(), {})),
+              getRuntimeFunction(module, loc, kMemoryLimitName,
+                                 LLVM::LLVMFunctionType::get(i64, {})),
               ValueRange{})
-              .getResult());
+              .getResult();
     Value holds = arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::sle,
                                         bytes, memoryLimit);
     std::string format = "'" + node + "' would have a result of " + bytesText +
@@ -632,11 +637,12 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   // Empty results, which the caller frees as any other.
   builder.setInsertionPointToStart(fail);
   SmallVector<Value> empties;
+  Value none = arith::ConstantIndexOp::create(builder, loc, 0);
   for (Type type : resultTypes) {
     auto tensorType = cast<RankedTensorType>(type);
     empties.push_back(tensor::EmptyOp::create(
         builder, loc, tensorType,
-        SmallVector<Value>(tensorType.getRank(), zero)));
+        SmallVector<Value>(tensorType.getRank(), none)));
   }
   returnWithStatus(builder, empties, statusConstant(builder, kStatusError));
   return success();

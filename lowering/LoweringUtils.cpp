@@ -94,14 +94,15 @@ mlir::tract::findSymbolSources(ArrayRef<Shape> inputShapes) {
 
 Value mlir::tract::readSymbol(OpBuilder &builder, Location loc, Value size,
                               const LinearForm &form) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(
+        builder, loc, builder.getIntegerAttr(size.getType(), value));
+  };
   if (form.offset != 0)
-    size = arith::SubIOp::create(
-        builder, loc, size,
-        arith::ConstantIndexOp::create(builder, loc, form.offset));
+    size = arith::SubIOp::create(builder, loc, size, constant(form.offset));
   if (form.coefficient != 1)
-    size = arith::FloorDivSIOp::create(
-        builder, loc, size,
-        arith::ConstantIndexOp::create(builder, loc, form.coefficient));
+    size = arith::FloorDivSIOp::create(builder, loc, size,
+                                       constant(form.coefficient));
   return size;
 }
 
@@ -287,10 +288,13 @@ namespace {
 /// else their bindings before the builder's insertion point.
 struct IndexAlgebra : DimAlgebra<Value> {
   IndexAlgebra(OpBuilder &builder, Location loc,
-               const llvm::StringMap<Value> *bound, Value *overflow = nullptr)
-      : builder(builder), loc(loc), bound(bound), overflow(overflow) {}
+               const llvm::StringMap<Value> *bound, Value *overflow = nullptr,
+               Type type = {})
+      : builder(builder), loc(loc), bound(bound), overflow(overflow),
+        type(type ? type : builder.getIndexType()) {}
   Value constant(int64_t value) override {
-    return arith::ConstantIndexOp::create(builder, loc, value);
+    return arith::ConstantOp::create(builder, loc,
+                                     builder.getIntegerAttr(type, value));
   }
   Value symbol(StringRef name) override {
     if (bound)
@@ -317,16 +321,21 @@ struct IndexAlgebra : DimAlgebra<Value> {
     // The full 128-bit product: it fits when its high half is the sign
     // extension of the low half.
     Type i64 = builder.getI64Type();
-    auto wide = arith::MulSIExtendedOp::create(
-        builder, loc, arith::IndexCastOp::create(builder, loc, i64, lhs),
-        arith::IndexCastOp::create(builder, loc, i64, rhs));
+    auto toI64 = [&](Value value) -> Value {
+      return value.getType() == i64
+                 ? value
+                 : arith::IndexCastOp::create(builder, loc, i64, value);
+    };
+    auto wide =
+        arith::MulSIExtendedOp::create(builder, loc, toI64(lhs), toI64(rhs));
     Value sign = arith::ShRSIOp::create(
         builder, loc, wide.getLow(),
         arith::ConstantIntOp::create(builder, loc, i64, 63));
     record(arith::CmpIOp::create(builder, loc, arith::CmpIPredicate::ne,
                                  wide.getHigh(), sign));
-    return arith::IndexCastOp::create(builder, loc, builder.getIndexType(),
-                                      wide.getLow());
+    if (type == i64)
+      return wide.getLow();
+    return arith::IndexCastOp::create(builder, loc, type, wide.getLow());
   }
   Value floorDiv(Value value, int64_t divisor) override {
     return arith::FloorDivSIOp::create(builder, loc, value, constant(divisor));
@@ -352,6 +361,7 @@ struct IndexAlgebra : DimAlgebra<Value> {
   Location loc;
   const llvm::StringMap<Value> *bound;
   Value *overflow;
+  Type type;
 };
 
 } // namespace
@@ -364,8 +374,8 @@ Value mlir::tract::materializeDim(OpBuilder &builder, Location loc,
 
 Value mlir::tract::materializeDim(OpBuilder &builder, Location loc,
                                   const llvm::StringMap<Value> &bound,
-                                  const TDim &dim, Value *overflow) {
-  IndexAlgebra algebra(builder, loc, &bound, overflow);
+                                  const TDim &dim, Value *overflow, Type type) {
+  IndexAlgebra algebra(builder, loc, &bound, overflow, type);
   return buildDim(dim, algebra);
 }
 

@@ -97,10 +97,11 @@ void eraseSymbolBindings(Operation *root);
 Value materializeDim(OpBuilder &builder, Location loc, const TDim &dim);
 /// The same with the symbols' values given by `bound`. With `overflow`,
 /// every sum and product also tells whether it wrapped: `*overflow` becomes
-/// an i1 that is true if one did (null when nothing can).
+/// an i1 that is true if one did (null when nothing can). The values are
+/// of `type`, index if null (the bound values must be of it too).
 Value materializeDim(OpBuilder &builder, Location loc,
                      const llvm::StringMap<Value> &bound, const TDim &dim,
-                     Value *overflow = nullptr);
+                     Value *overflow = nullptr, Type type = {});
 
 /// The dynamic sizes of `type` (a tract tensor type), in order, for
 /// `tensor.empty`.

@@ -82,6 +82,27 @@ def TractUseRuntimeBuffers : Pass<"tract-use-runtime-buffers", "ModuleOp"> {
   }];
 }
 
+def TractConvertVectorToLLVM : Pass<"tract-convert-vector-to-llvm", "ModuleOp"> {
+  let summary = "Lower the vector dialect to LLVM with the target's index";
+  let description = [{
+    What `convert-vector-to-llvm` does with its default options (the
+    progressive lowering of transfers, masks, broadcasts, shape casts and
+    contractions, then the conversion to the LLVM dialect), with `index` as
+    wide as the module's data layout says (or `index-bitwidth`):
+    upstream's pass always converts it to i64, so on a 32-bit target the
+    memref descriptors it makes would not match those of the other
+    conversions.
+  }];
+  let options = [
+    Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"0",
+           "Bits of index; 0 takes them from the data layout">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def TractInstrumentProfile : Pass<"tract-instrument-profile", "ModuleOp"> {
   let summary = "Time each op of the entry function with runtime calls";
   let description = [{

@@ -20,7 +20,6 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
-#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -33,6 +32,7 @@
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
+#include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -68,10 +68,10 @@ using namespace mlir;
 void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, linalg::LinalgDialect, LLVM::LLVMDialect,
-                  math::MathDialect, memref::MemRefDialect, omp::OpenMPDialect,
-                  scf::SCFDialect, tensor::TensorDialect, ub::UBDialect,
-                  vector::VectorDialect>();
+                  DLTIDialect, func::FuncDialect, linalg::LinalgDialect,
+                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
+                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
+                  ub::UBDialect, vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   // Deallocation follows buffers through the entry checks' branches, the
   // selects between buffers, and the loops: without scf's models the
@@ -183,21 +183,34 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass({/*includeBf16=*/true}));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  TractConvertVectorToLLVMOptions vectors;
+  vectors.indexBitwidth = target.indexBitwidth;
+  pm.addPass(createTractConvertVectorToLLVM(vectors));
   // Transfers lowered lane by lane start from a poison vector.
-  pm.addPass(createUBToLLVMConversionPass());
+  UBToLLVMConversionPassOptions poison;
+  poison.indexBitwidth = target.indexBitwidth;
+  pm.addPass(createUBToLLVMConversionPass(poison));
   // Buffers come from the runtime's pool, aligned as tensors: they are
   // kept between runs, and a dense result's buffer can become the caller's
   // tensor as it is (tract_model_run), without a copy.
   FinalizeMemRefToLLVMConversionPassOptions memrefs;
   memrefs.useAlignedAlloc = true;
   memrefs.useGenericFunctions = true;
+  memrefs.indexBitwidth = target.indexBitwidth;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefs));
   pm.addPass(createTractUseRuntimeBuffers());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
-  pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createConvertFuncToLLVMPass());
+  ArithToLLVMConversionPassOptions arith;
+  arith.indexBitwidth = target.indexBitwidth;
+  pm.addPass(createArithToLLVMConversionPass(arith));
+  ConvertIndexToLLVMPassOptions index;
+  index.indexBitwidth = target.indexBitwidth;
+  pm.addPass(createConvertIndexToLLVMPass(index));
+  ConvertControlFlowToLLVMPassOptions branches;
+  branches.indexBitwidth = target.indexBitwidth;
+  pm.addPass(createConvertControlFlowToLLVMPass(branches));
+  ConvertFuncToLLVMPassOptions functions;
+  functions.indexBitwidth = target.indexBitwidth;
+  pm.addPass(createConvertFuncToLLVMPass(functions));
   if (target.threads > 1)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -207,10 +220,23 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
 LogicalResult mlir::tract::lowerModelToLLVM(ModuleOp module, func::FuncOp main,
                                             const TargetInfo &target,
                                             TimingScope *timing) {
-  main->setAttr("llvm.emit_c_interface", UnitAttr::get(module.getContext()));
+  MLIRContext *context = module.getContext();
+  main->setAttr("llvm.emit_c_interface", UnitAttr::get(context));
+  // The conversions without an index-bitwidth option (vector's, OpenMP's)
+  // take the width of index from the module's data layout.
+  if (target.indexBitwidth != 64) {
+    context->getOrLoadDialect<DLTIDialect>();
+    module->setAttr(
+        DLTIDialect::kDataLayoutAttrName,
+        DataLayoutSpecAttr::get(
+            context, {DataLayoutEntryAttr::get(
+                         IndexType::get(context),
+                         IntegerAttr::get(IntegerType::get(context, 64),
+                                          target.indexBitwidth))}));
+  }
   TimingScope lowering =
       timing ? timing->nest("lowering to the LLVM dialect") : TimingScope();
-  PassManager pm(module.getContext());
+  PassManager pm(context);
   buildLowerToLLVMPipeline(pm, target);
   if (lowering)
     pm.enableTiming(lowering);
@@ -233,6 +259,11 @@ struct LowerToLLVMPipelineOptions
                      "(as `tract --threading-threshold`; below 0, the cost "
                      "model decides)"),
       llvm::cl::init(-1)};
+  Option<unsigned> indexBitwidth{
+      *this, "index-bitwidth",
+      llvm::cl::desc("Bits of index, as wide as the target's pointers (the "
+                     "module's data layout must say the same)"),
+      llvm::cl::init(64)};
 };
 } // namespace
 
@@ -247,6 +278,7 @@ void mlir::tract::registerTractLoweringPassesAndPipelines() {
         TargetInfo target = TargetInfo::host();
         target.threads = options.threads;
         target.threadingThreshold = options.threadingThreshold;
+        target.indexBitwidth = options.indexBitwidth;
         buildLowerToLLVMPipeline(pm, target);
       });
 }

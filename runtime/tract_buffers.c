@@ -118,7 +118,7 @@ static int keep(header *h) {
   return kept;
 }
 
-void *tract_buffer_aligned_alloc(uint64_t alignment, uint64_t size) {
+void *tract_buffer_aligned_alloc(size_t alignment, size_t size) {
   if (alignment < BASE_ALIGN)
     alignment = BASE_ALIGN;
   if ((alignment & (alignment - 1)) || size > SIZE_MAX / 2)

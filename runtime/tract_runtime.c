@@ -222,32 +222,30 @@ TRACT_AEABI uint16_t __aeabi_d2h(double value) {
 #endif
 
 /* The head of a memref descriptor as the LLVM lowering lays it out; sizes
- * then strides follow, one int64_t per axis each. */
+ * then strides follow, one tract_index per axis each. */
 typedef struct memref_head {
   void *allocated;
   void *aligned;
-  int64_t offset;
+  tract_index offset;
 } memref_head;
 
 static size_t descriptor_size(int32_t rank) {
-  return sizeof(memref_head) + 2 * (size_t)rank * sizeof(int64_t);
+  return sizeof(memref_head) + 2 * (size_t)rank * sizeof(tract_index);
 }
 
-static int64_t *descriptor_sizes(void *descriptor) {
-  return (int64_t *)((char *)descriptor + sizeof(memref_head));
+static tract_index *descriptor_sizes(void *descriptor) {
+  return (tract_index *)((char *)descriptor + sizeof(memref_head));
 }
 
 /* The ranked memref descriptor behind an unranked one. */
 typedef struct memref_view {
   char *aligned;
-  int64_t offset;
-  const int64_t *sizes;
-  const int64_t *strides;
+  tract_index offset;
+  const tract_index *sizes;
+  const tract_index *strides;
 } memref_view;
 
 static memref_view memref_view_of(const tract_unranked_memref *memref) {
-  /* Through the head's struct, not as int64_t words: on 32-bit targets
-   * the two pointers take one word. */
   const memref_head *head = (const memref_head *)memref->descriptor;
   memref_view view;
   view.aligned = (char *)head->aligned;
@@ -257,25 +255,25 @@ static memref_view memref_view_of(const tract_unranked_memref *memref) {
   return view;
 }
 
-void memrefCopy(int64_t element_size, tract_unranked_memref *source,
+void memrefCopy(tract_index element_size, tract_unranked_memref *source,
                 tract_unranked_memref *destination) {
-  int64_t rank = source->rank;
+  tract_index rank = source->rank;
   memref_view from = memref_view_of(source);
   memref_view to = memref_view_of(destination);
-  int64_t count = 1;
-  for (int64_t axis = 0; axis < rank; ++axis)
+  tract_index count = 1;
+  for (tract_index axis = 0; axis < rank; ++axis)
     count *= from.sizes[axis];
   if (count == 0)
     return;
   /* Walk the elements in row-major order with an index per axis. */
-  int64_t index[TRACT_MAX_RANK] = {0};
+  tract_index index[TRACT_MAX_RANK] = {0};
   if (rank > TRACT_MAX_RANK)
     return;
-  int64_t from_offset = from.offset, to_offset = to.offset;
-  for (int64_t done = 0; done < count; ++done) {
+  tract_index from_offset = from.offset, to_offset = to.offset;
+  for (tract_index done = 0; done < count; ++done) {
     memcpy(to.aligned + to_offset * element_size,
            from.aligned + from_offset * element_size, (size_t)element_size);
-    for (int64_t axis = rank - 1; axis >= 0; --axis) {
+    for (tract_index axis = rank - 1; axis >= 0; --axis) {
       index[axis]++;
       from_offset += from.strides[axis];
       to_offset += to.strides[axis];
@@ -290,8 +288,8 @@ void memrefCopy(int64_t element_size, tract_unranked_memref *source,
 
 /* Whether a result descriptor is dense and row-major from its start. */
 static int is_row_major(const tract_io_info *info, const memref_head *head,
-                        const int64_t *sizes, const int64_t *strides) {
-  int64_t expected = 1;
+                        const tract_index *sizes, const tract_index *strides) {
+  tract_index expected = 1;
   for (int32_t axis = info->rank - 1; axis >= 0; --axis) {
     if (sizes[axis] != 1 && strides[axis] != expected)
       return 0;
@@ -307,9 +305,12 @@ static tract_tensor *tensor_from_descriptor(const tract_io_info *info,
                                             void *descriptor, int own_buffer,
                                             int *adopted) {
   const memref_head *head = (const memref_head *)descriptor;
-  const int64_t *sizes = descriptor_sizes(descriptor);
-  const int64_t *strides = sizes + info->rank;
+  const tract_index *sizes = descriptor_sizes(descriptor);
+  const tract_index *strides = sizes + info->rank;
   size_t element = tract_dtype_size(info->dtype);
+  int64_t dims[TRACT_MAX_RANK];
+  for (int32_t axis = 0; axis < info->rank; ++axis)
+    dims[axis] = sizes[axis];
   *adopted = 0;
   int dense = is_row_major(info, head, sizes, strides);
   if (dense && own_buffer && head->allocated == head->aligned &&
@@ -322,12 +323,12 @@ static tract_tensor *tensor_from_descriptor(const tract_io_info *info,
     tensor->dtype = info->dtype;
     tensor->rank = info->rank;
     if (info->rank)
-      memcpy(tensor->dims, sizes, sizeof(int64_t) * (size_t)info->rank);
+      memcpy(tensor->dims, dims, sizeof(int64_t) * (size_t)info->rank);
     tensor->data = head->aligned;
     *adopted = 1;
     return tensor;
   }
-  tract_tensor *tensor = tract_tensor_new(info->dtype, info->rank, sizes);
+  tract_tensor *tensor = tract_tensor_new(info->dtype, info->rank, dims);
   if (!tensor)
     return NULL;
   int64_t count = tract_tensor_len(tensor);
@@ -338,8 +339,8 @@ static tract_tensor *tensor_from_descriptor(const tract_io_info *info,
     return tensor;
   }
   /* Rows along the last axis, each contiguous when its stride is 1. */
-  int64_t row = info->rank ? sizes[info->rank - 1] : 1;
-  int64_t step = info->rank ? strides[info->rank - 1] : 1;
+  tract_index row = info->rank ? sizes[info->rank - 1] : 1;
+  tract_index step = info->rank ? strides[info->rank - 1] : 1;
   for (int64_t first = 0; row > 0 && first < count; first += row) {
     int64_t rest = first / row, at = head->offset;
     for (int32_t axis = info->rank - 2; axis >= 0; --axis) {
@@ -382,6 +383,21 @@ tract_status tract_model_run(const tract_model *model,
           "%s%sinput '%s' has rank %d, the model expects %d (%s)",
           MODEL_PREFIX(model), info->name, (int)input->rank, (int)info->rank,
           info->shape);
+#if INTPTR_MAX < INT64_MAX
+    /* Compiled code indexes with pointer-sized integers: every dim and the
+     * number of elements must fit one. */
+    int64_t elements = 1;
+    for (int32_t axis = 0; axis < input->rank; ++axis) {
+      int64_t dim = input->dims[axis];
+      if (dim > INTPTR_MAX || (dim && elements > INTPTR_MAX / dim))
+        return tract_set_error(
+            "%s%sinput '%s' has more elements than a %d-bit target "
+            "indexes (axis %d is %lld)",
+            MODEL_PREFIX(model), info->name, (int)(8 * sizeof(tract_index)),
+            (int)axis, (long long)dim);
+      elements *= dim;
+    }
+#endif
   }
 
   /* One block: input descriptors, the pointers to them, the results'
@@ -412,12 +428,12 @@ tract_status tract_model_run(const tract_model *model,
     head->allocated = input->data;
     head->aligned = input->data;
     head->offset = 0;
-    int64_t *sizes = descriptor_sizes(at);
-    int64_t stride = 1;
+    tract_index *sizes = descriptor_sizes(at);
+    tract_index stride = 1;
     for (int32_t axis = input->rank - 1; axis >= 0; --axis) {
-      sizes[axis] = input->dims[axis];
+      sizes[axis] = (tract_index)input->dims[axis];
       sizes[input->rank + axis] = stride;
-      stride *= input->dims[axis];
+      stride *= (tract_index)input->dims[axis];
     }
     descriptors[1 + i] = at;
     args[arg++] = &descriptors[1 + i];

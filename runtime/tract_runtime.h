@@ -78,7 +78,7 @@ void tract_tensor_free(tract_tensor *t);
  *
  * tract_buffer_aligned_alloc returns `size` bytes (at least) aligned to
  * `alignment` (a power of two; TRACT_TENSOR_ALIGN at least), or NULL. */
-void *tract_buffer_aligned_alloc(uint64_t alignment, uint64_t size);
+void *tract_buffer_aligned_alloc(size_t alignment, size_t size);
 void tract_buffer_free(void *buffer);
 /* Sets how many bytes of freed buffers may be kept, and releases those
  * kept now. */
@@ -120,16 +120,21 @@ tract_status tract_fail(const char *fmt, ...)
  * clears it. */
 int32_t tract_take_failure(void);
 
+/* The index type of compiled code: as wide as a pointer (32 bits on armv7
+ * and wasm32). Offsets, sizes and strides in memref descriptors are
+ * tract_index; tensors' dims stay int64_t. */
+typedef intptr_t tract_index;
+
 /* Called by compiled code: copies between two strided buffers of the same
  * shape, given as unranked memref descriptors (a rank and a pointer to the
  * ranked descriptor: allocated, aligned, offset, sizes[rank],
  * strides[rank]). The name and signature are those MLIR's memref lowering
  * calls for copies it cannot turn into one memcpy. */
 typedef struct tract_unranked_memref {
-  int64_t rank;
+  tract_index rank;
   void *descriptor;
 } tract_unranked_memref;
-void memrefCopy(int64_t element_size, tract_unranked_memref *source,
+void memrefCopy(tract_index element_size, tract_unranked_memref *source,
                 tract_unranked_memref *destination);
 
 /* The bits of the IEEE half nearest `value` (ties to even; NaNs stay

@@ -26,6 +26,10 @@ struct TargetInfo {
   /// runs on threads; below zero, the cost model decides
   /// (ParallelCost::threshold).
   double threadingThreshold = -1;
+  /// Bits of `index`, as wide as the target's pointers: the memref
+  /// descriptors, the sizes passed to the runtime's allocator and the loop
+  /// counters are C's intptr_t and size_t.
+  unsigned indexBitwidth = 64;
 
   /// Rows of the register tile: accumulators plus one vector operand and
   /// a broadcast must fit the register file.

@@ -6,6 +6,7 @@
 // all, binds the symbols as the body does, and evaluates the checks in
 // order. Only the first failing check reports (ok before it, not after):
 // it calls the runtime's tract_set_error with its message and the values.
+// The checks compute in i64, whatever the width of index.
 // The body runs if every check holds; otherwise empty results come back
 // with status 1.
 
@@ -24,37 +25,35 @@
 // CHECK-SAME:    %[[A:.*]]: tensor<?x?xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?x?xf32>, i32)
 // CHECK-SAME:    attributes {tract.input_names = ["a", "b"], tract.output_names = ["y"]}
 // CHECK:         %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<?x?xf32>
+// CHECK-NEXT:    %[[SI:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<?x?xf32>
+// CHECK-NEXT:    %[[S:.*]] = arith.index_cast %[[SI]] : index to i64
 // CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    %[[A1:.*]] = tensor.dim %[[A]], %[[C1]] : tensor<?x?xf32>
-// CHECK-NEXT:    %[[B0:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : index
-// CHECK-NEXT:    %[[OKS:.*]] = arith.cmpi sle, %[[S]], %[[CEILING]] : index
+// CHECK-NEXT:    %[[A1I:.*]] = tensor.dim %[[A]], %[[C1]] : tensor<?x?xf32>
+// CHECK-NEXT:    %[[A1:.*]] = arith.index_cast %[[A1I]] : index to i64
+// CHECK-NEXT:    %[[B0I:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[B0:.*]] = arith.index_cast %[[B0I]] : index to i64
+// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : i64
+// CHECK-NEXT:    %[[OKS:.*]] = arith.cmpi sle, %[[S]], %[[CEILING]] : i64
 // CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
 // CHECK-NEXT:    %[[FAILS:.*]] = arith.xori %[[OKS]], %[[TRUE]] : i1
 // CHECK-NEXT:    scf.if %[[FAILS]] {
 // CHECK-NEXT:      %[[MSGS:.*]] = llvm.mlir.addressof @symbol_twice.check0 : !llvm.ptr
-// CHECK-NEXT:      %[[VS:.*]] = arith.index_cast %[[S]] : index to i64
-// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSGS]], %[[VS]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64) -> i32
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSGS]], %[[S]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64) -> i32
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[C4:.*]] = arith.constant 4 : index
-// CHECK-NEXT:    %[[HOLDS0:.*]] = arith.cmpi eq, %[[A1]], %[[C4]] : index
+// CHECK-NEXT:    %[[C4:.*]] = arith.constant 4 : i64
+// CHECK-NEXT:    %[[HOLDS0:.*]] = arith.cmpi eq, %[[A1]], %[[C4]] : i64
 // CHECK-NEXT:    %[[OK0:.*]] = arith.andi %[[OKS]], %[[HOLDS0]] : i1
 // CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OKS]], %[[OK0]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL0]] {
 // CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @symbol_twice.check1 : !llvm.ptr
-// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[S]] : index to i64
-// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[A1]] : index to i64
-// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[V0]], %[[V1]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64, i64) -> i32
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[S]], %[[A1]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64, i64) -> i32
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi eq, %[[B0]], %[[S]] : index
+// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi eq, %[[B0]], %[[S]] : i64
 // CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
 // CHECK-NEXT:    %[[FAIL1:.*]] = arith.xori %[[OK0]], %[[OK1]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL1]] {
 // CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @symbol_twice.check2 : !llvm.ptr
-// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[B0]] : index to i64
-// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[S]] : index to i64
-// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[V0]], %[[V1]])
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[B0]], %[[S]])
 // CHECK-NEXT:    }
 // CHECK-NEXT:    cf.cond_br %[[OK1]], ^[[CALL:bb[0-9]+]], ^[[FAIL:bb[0-9]+]]
 // CHECK-NEXT:  ^[[CALL]]:
@@ -88,21 +87,21 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK-LABEL: func.func @offset(
 // CHECK-SAME:    %[[A:.*]]: tensor<?xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
 // CHECK:         %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[B0:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : index
-// CHECK-NEXT:    %[[OKS:.*]] = arith.cmpi sle, %[[S]], %[[CEILING]] : index
+// CHECK-NEXT:    %[[SI:.*]] = tensor.dim %[[A]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[S:.*]] = arith.index_cast %[[SI]] : index to i64
+// CHECK-NEXT:    %[[B0I:.*]] = tensor.dim %[[B]], %[[C0]] : tensor<?xf32>
+// CHECK-NEXT:    %[[B0:.*]] = arith.index_cast %[[B0I]] : index to i64
+// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : i64
+// CHECK-NEXT:    %[[OKS:.*]] = arith.cmpi sle, %[[S]], %[[CEILING]] : i64
 // CHECK:         scf.if
-// CHECK:         %[[C1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[S]], %[[C1]] : index
-// CHECK-NEXT:    %[[HOLDS:.*]] = arith.cmpi eq, %[[B0]], %[[EXPECTED]] : index
+// CHECK:         %[[C1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[S]], %[[C1]] : i64
+// CHECK-NEXT:    %[[HOLDS:.*]] = arith.cmpi eq, %[[B0]], %[[EXPECTED]] : i64
 // CHECK-NEXT:    %[[OK:.*]] = arith.andi %[[OKS]], %[[HOLDS]] : i1
 // CHECK-NEXT:    %[[FAIL:.*]] = arith.xori %[[OKS]], %[[OK]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL]] {
 // CHECK-NEXT:      %[[MSG:.*]] = llvm.mlir.addressof @offset.check1 : !llvm.ptr
-// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[B0]] : index to i64
-// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[EXPECTED]] : index to i64
-// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG]], %[[V0]], %[[V1]])
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG]], %[[B0]], %[[EXPECTED]])
 // CHECK-NEXT:    }
 // CHECK-NEXT:    cf.cond_br %[[OK]]
 // LLVM-LABEL: llvm.func @offset(
@@ -121,13 +120,15 @@ module attributes {tract.symbols = ["S"]} {
 // CHECK:       llvm.mlir.global internal constant @static_dims.check1("input 'x%%' is %lld,%lld, the model expects 2,3 (axis 1 should be 3)\00")
 // CHECK-LABEL: func.func @static_dims(
 // CHECK-SAME:    %[[X:.*]]: tensor<?x?xf32> {bufferization.writable = false}) -> (tensor<?x?xf32>, i32)
-// CHECK:         %[[X0:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
-// CHECK:         %[[X1:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
-// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi eq, %[[X0]], %[[C2]] : index
+// CHECK:         %[[X0I:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+// CHECK-NEXT:    %[[X0:.*]] = arith.index_cast %[[X0I]] : index to i64
+// CHECK:         %[[X1I:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x?xf32>
+// CHECK-NEXT:    %[[X1:.*]] = arith.index_cast %[[X1I]] : index to i64
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT:    %[[OK0:.*]] = arith.cmpi eq, %[[X0]], %[[C2]] : i64
 // CHECK:         scf.if
-// CHECK:         %[[C3:.*]] = arith.constant 3 : index
-// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi eq, %[[X1]], %[[C3]] : index
+// CHECK:         %[[C3:.*]] = arith.constant 3 : i64
+// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi eq, %[[X1]], %[[C3]] : i64
 // CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
 // CHECK:         cf.cond_br %[[OK1]]
 // CHECK:         %[[CAST:.*]] = tensor.cast %[[X]] : tensor<?x?xf32> to tensor<2x3xf32>
@@ -148,19 +149,21 @@ module {
 // CHECK:       llvm.mlir.global internal constant @linear_source.check1("input 'input_0' is %lld, the model expects 2*P+1 (axis 0 should be 2*P+1 for some P >= 0)\00")
 // CHECK-LABEL: func.func @linear_source(
 // CHECK-SAME:    %[[X:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
-// CHECK:         %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[D:.*]] = tensor.dim %[[X]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    %[[D1:.*]] = arith.subi %[[D]], %[[C1]] : index
-// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:    %[[P:.*]] = arith.floordivsi %[[D1]], %[[C2]] : index
-// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : index
-// CHECK-NEXT:    %[[OKP:.*]] = arith.cmpi sle, %[[P]], %[[CEILING]] : index
+// CHECK:         %[[C0I:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[DI:.*]] = tensor.dim %[[X]], %[[C0I]] : tensor<?xf32>
+// CHECK-NEXT:    %[[D:.*]] = arith.index_cast %[[DI]] : index to i64
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:    %[[D1:.*]] = arith.subi %[[D]], %[[C1]] : i64
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT:    %[[P:.*]] = arith.floordivsi %[[D1]], %[[C2]] : i64
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[CEILING:.*]] = arith.constant 2147483648 : i64
+// CHECK-NEXT:    %[[OKP:.*]] = arith.cmpi sle, %[[P]], %[[CEILING]] : i64
 // CHECK:         scf.if
-// CHECK:         %[[NONNEG:.*]] = arith.cmpi sge, %[[P]], %[[C0]] : index
-// CHECK-NEXT:    %[[TWICE:.*]] = arith.muli %[[P]], %[[C2]] : index
-// CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[TWICE]], %[[C1]] : index
-// CHECK-NEXT:    %[[EQ:.*]] = arith.cmpi eq, %[[D]], %[[EXPECTED]] : index
+// CHECK:         %[[NONNEG:.*]] = arith.cmpi sge, %[[P]], %[[C0]] : i64
+// CHECK-NEXT:    %[[TWICE:.*]] = arith.muli %[[P]], %[[C2]] : i64
+// CHECK-NEXT:    %[[EXPECTED:.*]] = arith.addi %[[TWICE]], %[[C1]] : i64
+// CHECK-NEXT:    %[[EQ:.*]] = arith.cmpi eq, %[[D]], %[[EXPECTED]] : i64
 // CHECK-NEXT:    %[[HOLDS:.*]] = arith.andi %[[EQ]], %[[NONNEG]] : i1
 // CHECK-NEXT:    %[[OK:.*]] = arith.andi %[[OKP]], %[[HOLDS]] : i1
 // CHECK:         scf.if
@@ -185,40 +188,40 @@ module attributes {tract.symbols = ["P"]} {
 // CHECK-NOT:   llvm.mlir.global
 // CHECK-LABEL: func.func @assertions(
 // CHECK-SAME:    %[[SIN:.*]]: tensor<?xf32> {bufferization.writable = false}, %[[PIN:.*]]: tensor<?xf32> {bufferization.writable = false}) -> (tensor<?xf32>, i32)
-// CHECK:         %[[C0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[S:.*]] = tensor.dim %[[SIN]], %[[C0]] : tensor<?xf32>
-// CHECK-NEXT:    %[[P:.*]] = tensor.dim %[[PIN]], %[[C0]] : tensor<?xf32>
-// CHECK:         %[[OKS:.*]] = arith.cmpi sle, %[[S]], %{{.*}} : index
-// CHECK:         %[[OKP:.*]] = arith.cmpi sle, %[[P]], %{{.*}} : index
+// CHECK:         %[[C0I:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[SI:.*]] = tensor.dim %[[SIN]], %[[C0I]] : tensor<?xf32>
+// CHECK-NEXT:    %[[S:.*]] = arith.index_cast %[[SI]] : index to i64
+// CHECK-NEXT:    %[[PI:.*]] = tensor.dim %[[PIN]], %[[C0I]] : tensor<?xf32>
+// CHECK-NEXT:    %[[P:.*]] = arith.index_cast %[[PI]] : index to i64
+// CHECK-NEXT:    %[[C0:.*]] = arith.constant 0 : i64
+// CHECK:         %[[OKS:.*]] = arith.cmpi sle, %[[S]], %{{.*}} : i64
+// CHECK:         %[[OKP:.*]] = arith.cmpi sle, %[[P]], %{{.*}} : i64
 // CHECK-NEXT:    %[[OKC:.*]] = arith.andi %[[OKS]], %[[OKP]] : i1
 // CHECK:         scf.if
-// CHECK:         %[[CM1:.*]] = arith.constant -1 : index
-// CHECK-NEXT:    %[[SM1:.*]] = arith.addi %[[S]], %[[CM1]] : index
-// CHECK-NEXT:    %[[HOLDS0:.*]] = arith.cmpi sge, %[[SM1]], %[[C0]] : index
+// CHECK:         %[[CM1:.*]] = arith.constant -1 : i64
+// CHECK-NEXT:    %[[SM1:.*]] = arith.addi %[[S]], %[[CM1]] : i64
+// CHECK-NEXT:    %[[HOLDS0:.*]] = arith.cmpi sge, %[[SM1]], %[[C0]] : i64
 // CHECK-NEXT:    %[[OK0:.*]] = arith.andi %[[OKC]], %[[HOLDS0]] : i1
 // CHECK-NEXT:    %[[FAIL0:.*]] = arith.xori %[[OKC]], %[[OK0]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL0]] {
 // CHECK-NEXT:      %[[MSG0:.*]] = llvm.mlir.addressof @assertions.check2 : !llvm.ptr
-// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[S]] : index to i64
-// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[V0]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64) -> i32
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG0]], %[[S]]) vararg(!llvm.func<i32 (ptr, ...)>) : (!llvm.ptr, i64) -> i32
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[MP:.*]] = arith.muli %[[P]], %[[CM1]] : index
-// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:    %[[SP1:.*]] = arith.addi %[[S]], %[[C1]] : index
-// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:    %[[HALF:.*]] = arith.floordivsi %[[SP1]], %[[C2]] : index
-// CHECK-NEXT:    %[[MHALF:.*]] = arith.muli %[[HALF]], %[[CM1]] : index
-// CHECK-NEXT:    %[[SUM:.*]] = arith.addi %[[MP]], %[[MHALF]] : index
-// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : index
-// CHECK-NEXT:    %[[SLACK:.*]] = arith.addi %[[SUM]], %[[C8]] : index
-// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi sge, %[[SLACK]], %[[C0]] : index
+// CHECK-NEXT:    %[[MP:.*]] = arith.muli %[[P]], %[[CM1]] : i64
+// CHECK-NEXT:    %[[C1:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:    %[[SP1:.*]] = arith.addi %[[S]], %[[C1]] : i64
+// CHECK-NEXT:    %[[C2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT:    %[[HALF:.*]] = arith.floordivsi %[[SP1]], %[[C2]] : i64
+// CHECK-NEXT:    %[[MHALF:.*]] = arith.muli %[[HALF]], %[[CM1]] : i64
+// CHECK-NEXT:    %[[SUM:.*]] = arith.addi %[[MP]], %[[MHALF]] : i64
+// CHECK-NEXT:    %[[C8:.*]] = arith.constant 8 : i64
+// CHECK-NEXT:    %[[SLACK:.*]] = arith.addi %[[SUM]], %[[C8]] : i64
+// CHECK-NEXT:    %[[HOLDS1:.*]] = arith.cmpi sge, %[[SLACK]], %[[C0]] : i64
 // CHECK-NEXT:    %[[OK1:.*]] = arith.andi %[[OK0]], %[[HOLDS1]] : i1
 // CHECK-NEXT:    %[[FAIL1:.*]] = arith.xori %[[OK0]], %[[OK1]] : i1
 // CHECK-NEXT:    scf.if %[[FAIL1]] {
 // CHECK-NEXT:      %[[MSG1:.*]] = llvm.mlir.addressof @assertions.check3 : !llvm.ptr
-// CHECK-NEXT:      %[[V0:.*]] = arith.index_cast %[[P]] : index to i64
-// CHECK-NEXT:      %[[V1:.*]] = arith.index_cast %[[S]] : index to i64
-// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[V0]], %[[V1]])
+// CHECK-NEXT:      llvm.call @tract_set_error(%[[MSG1]], %[[P]], %[[S]])
 // CHECK-NEXT:    }
 // CHECK-NEXT:    cf.cond_br %[[OK1]]
 // LLVM-LABEL: llvm.func @assertions(
@@ -276,13 +279,14 @@ module attributes {tract.symbols = ["S"]} {
 // hold): a disjunction, checked after the model's assertions.
 // CHECK:       llvm.mlir.global internal constant @scenarios.check1("the inputs fit none of the model's scenarios pp (S >= 2, S <= 512), tg (S == 1) (S=%lld)\00")
 // CHECK-LABEL: func.func @scenarios(
-// CHECK:         %[[S:.*]] = tensor.dim
-// CHECK:         %[[OKS:.*]] = arith.cmpi sle, %[[S]], %{{.*}} : index
+// CHECK:         %[[SI:.*]] = tensor.dim
+// CHECK-NEXT:    %[[S:.*]] = arith.index_cast %[[SI]] : index to i64
+// CHECK:         %[[OKS:.*]] = arith.cmpi sle, %[[S]], %{{.*}} : i64
 // CHECK:         scf.if
-// CHECK:         %[[CM2:.*]] = arith.constant -2 : index
-// CHECK-NEXT:    %[[SM2:.*]] = arith.addi %[[S]], %[[CM2]] : index
-// CHECK-NEXT:    %[[GE2:.*]] = arith.cmpi sge, %[[SM2]], %{{.*}} : index
-// CHECK:         %[[LE512:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : index
+// CHECK:         %[[CM2:.*]] = arith.constant -2 : i64
+// CHECK-NEXT:    %[[SM2:.*]] = arith.addi %[[S]], %[[CM2]] : i64
+// CHECK-NEXT:    %[[GE2:.*]] = arith.cmpi sge, %[[SM2]], %{{.*}} : i64
+// CHECK:         %[[LE512:.*]] = arith.cmpi sge, %{{.*}}, %{{.*}} : i64
 // CHECK-NEXT:    %[[PP:.*]] = arith.andi %[[GE2]], %[[LE512]] : i1
 // CHECK:         %[[TG:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
 // CHECK-NEXT:    %[[ONE:.*]] = arith.ori %[[PP]], %[[TG]] : i1
@@ -306,11 +310,11 @@ module attributes {tract.symbols = ["S"], tract.scenarios = {tg = ["S == 1"], pp
 // CHECK:       llvm.mlir.global internal constant @sizes.check5("'outer' would have a result of 4*S*S = %lld bytes (S,S of f32), more than the %lld a tensor may take here (S=%lld)\00")
 // CHECK-NOT:   llvm.mlir.global
 // CHECK-LABEL: func.func @sizes(
-// CHECK:         %[[S:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x?xf32>
+// CHECK:         %[[SI:.*]] = tensor.dim %{{.*}}, %{{.*}} : tensor<?x?xf32>
+// CHECK-NEXT:    %[[S:.*]] = arith.index_cast %[[SI]] : index to i64
 // CHECK:         llvm.mlir.addressof @sizes.check3
 // CHECK:         }
-// CHECK-NEXT:    %[[S64:.*]] = arith.index_cast %[[S]] : index to i64
-// CHECK-NEXT:    %[[LOW:.*]], %[[HIGH:.*]] = arith.mulsi_extended %[[S64]], %[[S64]] : i64
+// CHECK-NEXT:    %[[LOW:.*]], %[[HIGH:.*]] = arith.mulsi_extended %[[S]], %[[S]] : i64
 // CHECK-NEXT:    %[[C63:.*]] = arith.constant 63 : i64
 // CHECK-NEXT:    %[[SIGN:.*]] = arith.shrsi %[[LOW]], %[[C63]] : i64
 // CHECK-NEXT:    %[[WRAP0:.*]] = arith.cmpi ne, %[[HIGH]], %[[SIGN]] : i64
@@ -318,12 +322,10 @@ module attributes {tract.symbols = ["S"], tract.scenarios = {tg = ["S == 1"], pp
 // CHECK-NEXT:    %[[SIGN1:.*]] = arith.shrsi %[[LOW1]], %[[C63]] : i64
 // CHECK-NEXT:    %[[WRAP1:.*]] = arith.cmpi ne, %[[HIGH1]], %[[SIGN1]] : i64
 // CHECK-NEXT:    %[[WRAP:.*]] = arith.ori %[[WRAP0]], %[[WRAP1]] : i1
-// CHECK-NEXT:    %[[BYTES:.*]] = arith.index_cast %[[LOW1]] : i64 to index
 // CHECK-NEXT:    %[[NOWRAP:.*]] = arith.xori %[[WRAP]], %{{.*}} : i1
 // CHECK:         llvm.mlir.addressof @sizes.check4
-// CHECK:         %[[LIMIT64:.*]] = llvm.call @tract_memory_limit() : () -> i64
-// CHECK-NEXT:    %[[LIMIT:.*]] = arith.index_cast %[[LIMIT64]] : i64 to index
-// CHECK-NEXT:    %[[FITS:.*]] = arith.cmpi sle, %[[BYTES]], %[[LIMIT]] : index
+// CHECK:         %[[LIMIT:.*]] = llvm.call @tract_memory_limit() : () -> i64
+// CHECK-NEXT:    %[[FITS:.*]] = arith.cmpi sle, %[[LOW1]], %[[LIMIT]] : i64
 // CHECK:         llvm.mlir.addressof @sizes.check5
 // CHECK:         cf.cond_br
 // LLVM-LABEL: llvm.func @sizes(

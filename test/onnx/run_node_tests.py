@@ -20,6 +20,7 @@ when anything crashes.
 import argparse
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,9 @@ def first_error(stderr):
     if not lines:
         lines = stderr.splitlines() or ["no message"]
     line = lines[0]
-    return line.split("error:", 1)[1].strip() if "error:" in line else line
+    message = line.split("error:", 1)[1].strip() if "error:" in line else line
+    # The inputs are the test's own: the report names no folder.
+    return re.sub(r" \(inputs from [^()]*\)$", "", message)
 
 
 # Ops whose outputs are draws: a test's data holds one draw, which no other

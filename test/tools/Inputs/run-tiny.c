@@ -52,6 +52,17 @@ int main(int argc, char **argv) {
     return 1;
   printf("refused: %s\n", tract_last_error());
   tract_tensor_free(batch);
+
+  /* A dim of 2^32 (and no element): a wrong dim for the compiled checks;
+   * on a 32-bit target, past what its index holds, which the runtime
+   * refuses first. */
+  int64_t huge[3] = {1, 0, INT64_C(1) << 32};
+  tract_tensor *empty = tract_tensor_new(TRACT_DT_F32, 3, huge);
+  const tract_tensor *long_input[TINY_NUM_INPUTS] = {empty};
+  if (!empty || tiny_run(long_input, outputs) != TRACT_ERROR || outputs[0])
+    return 1;
+  printf("refused: %s\n", tract_last_error());
+  tract_tensor_free(empty);
   tract_tensor_free(frames);
   return 0;
 }
