@@ -267,7 +267,8 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
                                           ArrayRef<Shape> inputShapes,
                                           ArrayRef<std::string> assertions,
                                           ArrayRef<Scenario> scenarios,
-                                          const BodyGuards &guards) {
+                                          const BodyGuards &guards,
+                                          bool bodyMayFail) {
   MLIRContext *context = func.getContext();
   auto module = func->getParentOfType<ModuleOp>();
   Location loc = func.getLoc();
@@ -597,7 +598,7 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   // A body that checks what it does (the assertions of an If branch) calls
   // tract_fail; the runtime then says whether it did.
   auto bodyStatus = [&](OpBuilder &b) -> Value {
-    if (!module.lookupSymbol(kFailName))
+    if (!bodyMayFail && !module.lookupSymbol(kFailName))
       return statusConstant(b, kStatusOk);
     LLVM::LLVMFuncOp takeFailure =
         getRuntimeFunction(module, loc, kTakeFailureName,

@@ -64,11 +64,14 @@ struct Scenario {
 /// under the ceiling is checked for overflow. It returns the body's results
 /// (every dim dynamic; empty tensors if a check failed) followed by an i32
 /// status: 0 (TRACT_OK), or 1 (TRACT_ERROR) with the message of the first
-/// failed check in the runtime's `tract_last_error()`.
+/// failed check in the runtime's `tract_last_error()`. The status of a
+/// body that checks what it does (it calls `tract_fail`), or that
+/// `bodyMayFail` says will (GPU launches), comes from `tract_take_failure`.
 LogicalResult addEntryChecks(func::FuncOp func, ArrayRef<Shape> inputShapes,
                              ArrayRef<std::string> assertions,
                              ArrayRef<Scenario> scenarios = {},
-                             const BodyGuards &guards = {});
+                             const BodyGuards &guards = {},
+                             bool bodyMayFail = false);
 
 } // namespace mlir::tract
 

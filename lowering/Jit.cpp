@@ -6,6 +6,7 @@
 
 #include "lowering/PackedEntry.h"
 #include "lowering/Passes.h"
+#include "runtime/tract_gpu.h"
 #include "runtime/tract_profile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -60,6 +61,39 @@ referenceLargeConstants(ModuleOp module) {
   return references;
 }
 
+/// The GPU facts of `target` for `api`, from the device the runtime
+/// opens: the element types its kernels may use and their SPIR-V
+/// capabilities. `forMetal`: kernels Metal can run too, so no doubles.
+llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
+                        TargetInfo &target) {
+  if (api != "vulkan")
+    return makeError("unknown GPU API '" + api + "' (vulkan is known)");
+  char why[256] = "";
+  if (!tract_gpu_available(why, sizeof(why)))
+    return makeError("--gpu vulkan: " + llvm::Twine(why));
+  tract_gpu_features features;
+  tract_gpu_get_features(&features);
+  target.gpu = api.str();
+  target.gpuTypes = "f32,i32";
+  target.gpuCapabilities.clear();
+  auto add = [&](bool has, llvm::StringRef types,
+                 std::initializer_list<const char *> capabilities) {
+    if (!has)
+      return;
+    target.gpuTypes += ("," + types).str();
+    for (const char *capability : capabilities)
+      if (!llvm::is_contained(target.gpuCapabilities, capability))
+        target.gpuCapabilities.push_back(capability);
+  };
+  // Booleans are stored as bytes, as on the CPU.
+  add(features.int8, "i8,i1", {"Int8", "StorageBuffer8BitAccess"});
+  add(features.int16, "i16", {"Int16", "StorageBuffer16BitAccess"});
+  add(features.float16, "f16", {"Float16", "StorageBuffer16BitAccess"});
+  add(features.int64, "i64", {"Int64"});
+  add(features.float64 && !forMetal, "f64", {"Float64"});
+  return llvm::Error::success();
+}
+
 } // namespace
 
 CompiledModel::~CompiledModel() = default;
@@ -78,6 +112,12 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
   TargetInfo target = TargetInfo::host();
   target.threads = jitOptions.threads;
   target.threadingThreshold = jitOptions.threadingThreshold;
+  if (!jitOptions.gpu.empty())
+    if (llvm::Error error =
+            describeGpu(jitOptions.gpu, !jitOptions.mslDir.empty(), target))
+      return std::move(error);
+  target.spirvDir = jitOptions.spirvDir;
+  target.mslDir = jitOptions.mslDir;
   if (failed(lowerModelToLLVM(module, main, target, &compileTiming)))
     return makeError("the model could not be lowered");
   std::vector<std::pair<std::string, const void *>> weights =
@@ -125,6 +165,8 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     add("tract_set_error", &tract_set_error);
     add("tract_fail", &tract_fail);
     add("tract_take_failure", &tract_take_failure);
+    add("tract_last_error", &tract_last_error);
+    add("tract_gpu_launch", &tract_gpu_launch);
     add("tract_memory_limit", &tract_memory_limit);
     // Called by models instrumented with tract-instrument-profile.
     add("tract_profile_enter", &tract_profile_enter);

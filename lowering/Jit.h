@@ -38,6 +38,12 @@ struct JitOptions {
   int64_t threads = 1;
   /// TargetInfo::threadingThreshold (tract's --threading-threshold).
   double threadingThreshold = -1;
+  /// The GPU API the linalg ops run through ("vulkan"), or "" (the CPU).
+  std::string gpu;
+  /// With a GPU: folders to write the kernels' SPIR-V modules and their
+  /// MSL to.
+  std::string spirvDir;
+  std::string mslDir;
 };
 
 class CompiledModel {

@@ -53,6 +53,10 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
   let options = [
     Option<"entryChecks", "entry-checks", "bool", /*default=*/"false",
            "Put input and assertion checks in front of each public function">,
+    Option<"bodyMayFail", "body-may-fail", "bool", /*default=*/"false",
+           "With entry checks: the body's status comes from the runtime's "
+           "tract_take_failure even if nothing in it calls tract_fail yet "
+           "(the GPU launches, added later, do)">,
     Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
            "The f32 values the target's vector registers hold (512: 32 "
            "registers of 16, AVX-512), for the kernels written here">

@@ -4,6 +4,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/cpu/TargetInfo.h"
+#include "codegen/gpu/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -34,6 +35,7 @@
 #include "mlir/Dialect/ControlFlow/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -47,6 +49,9 @@
 #include "mlir/Dialect/SCF/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Dialect/SPIRV/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Dialect/UB/IR/UBOps.h"
@@ -68,10 +73,11 @@ using namespace mlir;
 void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
-                  DLTIDialect, func::FuncDialect, linalg::LinalgDialect,
-                  LLVM::LLVMDialect, math::MathDialect, memref::MemRefDialect,
-                  omp::OpenMPDialect, scf::SCFDialect, tensor::TensorDialect,
-                  ub::UBDialect, vector::VectorDialect>();
+                  DLTIDialect, func::FuncDialect, gpu::GPUDialect,
+                  linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
+                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
+                  spirv::SPIRVDialect, tensor::TensorDialect, ub::UBDialect,
+                  vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   // Deallocation follows buffers through the entry checks' branches, the
   // selects between buffers, and the loops: without scf's models the
@@ -99,10 +105,19 @@ static void setThreading(Options &options, const tract::TargetInfo &target) {
   options.threadingThreshold = target.threadingThreshold;
 }
 
+/// The options of a conversion to LLVM with the target's index width.
+template <typename Options>
+static Options withIndexBitwidth(const tract::TargetInfo &target) {
+  Options options;
+  options.indexBitwidth = target.indexBitwidth;
+  return options;
+}
+
 void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            const TargetInfo &target) {
   TractLowerToLinalgOptions lowering;
   lowering.entryChecks = true;
+  lowering.bodyMayFail = !target.gpu.empty();
   lowering.registerFile = target.vectorRegisters * target.f32Lanes;
   pm.addPass(createTractBindSymbols());
   pm.addPass(createTractLowerToLinalg(lowering));
@@ -119,7 +134,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   // single row, made a prompt's tiles stride across them: on AVX2 both the
   // prompt and the decoding steps of the LLM ran slower.)
   packing.panel = target.f32Lanes * target.vectorsPerRow();
-  pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
+  if (target.gpu.empty())
+    pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
 
@@ -140,6 +156,25 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createForallToParallelLoopPass());
   else
     pm.addPass(createForallToForLoopPass());
+  // The linalg ops a GPU can run become kernels; the rest, and the
+  // launches, are the host's.
+  if (!target.gpu.empty()) {
+    TractGpuKernelsFromLinalgOptions kernels;
+    kernels.allowedTypes = target.gpuTypes;
+    pm.addPass(createTractGpuKernelsFromLinalg(kernels));
+    pm.addPass(createCanonicalizerPass());
+    TractGpuToSpirvOptions spirv;
+    spirv.capabilities.assign(target.gpuCapabilities.begin(),
+                              target.gpuCapabilities.end());
+    pm.addPass(createTractGpuToSpirv(spirv));
+    pm.addNestedPass<spirv::ModuleOp>(
+        spirv::createSPIRVLowerABIAttributesPass());
+    pm.addNestedPass<spirv::ModuleOp>(spirv::createSPIRVUpdateVCEPass());
+    TractGpuLaunchWithRuntimeOptions launches;
+    launches.spirvDir = target.spirvDir;
+    launches.mslDir = target.mslDir;
+    pm.addPass(createTractGpuLaunchWithRuntime(launches));
+  }
 
   TractCpuContractionKernelsOptions kernels;
   kernels.lanes = target.f32Lanes;
@@ -183,34 +218,28 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass({/*includeBf16=*/true}));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  TractConvertVectorToLLVMOptions vectors;
-  vectors.indexBitwidth = target.indexBitwidth;
-  pm.addPass(createTractConvertVectorToLLVM(vectors));
+  pm.addPass(createTractConvertVectorToLLVM(
+      withIndexBitwidth<TractConvertVectorToLLVMOptions>(target)));
   // Transfers lowered lane by lane start from a poison vector.
-  UBToLLVMConversionPassOptions poison;
-  poison.indexBitwidth = target.indexBitwidth;
-  pm.addPass(createUBToLLVMConversionPass(poison));
+  pm.addPass(createUBToLLVMConversionPass(
+      withIndexBitwidth<UBToLLVMConversionPassOptions>(target)));
   // Buffers come from the runtime's pool, aligned as tensors: they are
   // kept between runs, and a dense result's buffer can become the caller's
   // tensor as it is (tract_model_run), without a copy.
-  FinalizeMemRefToLLVMConversionPassOptions memrefs;
+  auto memrefs =
+      withIndexBitwidth<FinalizeMemRefToLLVMConversionPassOptions>(target);
   memrefs.useAlignedAlloc = true;
   memrefs.useGenericFunctions = true;
-  memrefs.indexBitwidth = target.indexBitwidth;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefs));
   pm.addPass(createTractUseRuntimeBuffers());
-  ArithToLLVMConversionPassOptions arith;
-  arith.indexBitwidth = target.indexBitwidth;
-  pm.addPass(createArithToLLVMConversionPass(arith));
-  ConvertIndexToLLVMPassOptions index;
-  index.indexBitwidth = target.indexBitwidth;
-  pm.addPass(createConvertIndexToLLVMPass(index));
-  ConvertControlFlowToLLVMPassOptions branches;
-  branches.indexBitwidth = target.indexBitwidth;
-  pm.addPass(createConvertControlFlowToLLVMPass(branches));
-  ConvertFuncToLLVMPassOptions functions;
-  functions.indexBitwidth = target.indexBitwidth;
-  pm.addPass(createConvertFuncToLLVMPass(functions));
+  pm.addPass(createArithToLLVMConversionPass(
+      withIndexBitwidth<ArithToLLVMConversionPassOptions>(target)));
+  pm.addPass(createConvertIndexToLLVMPass(
+      withIndexBitwidth<ConvertIndexToLLVMPassOptions>(target)));
+  pm.addPass(createConvertControlFlowToLLVMPass(
+      withIndexBitwidth<ConvertControlFlowToLLVMPassOptions>(target)));
+  pm.addPass(createConvertFuncToLLVMPass(
+      withIndexBitwidth<ConvertFuncToLLVMPassOptions>(target)));
   if (target.threads > 1)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
@@ -270,6 +299,10 @@ struct LowerToLLVMPipelineOptions
 void mlir::tract::registerTractLoweringPassesAndPipelines() {
   registerTractLoweringPasses();
   registerTractCodegenPasses();
+  registerTractGpuCodegenPasses();
+  // What the GPU pipeline runs on its spirv.modules.
+  spirv::registerSPIRVLowerABIAttributesPass();
+  spirv::registerSPIRVUpdateVCEPass();
   PassPipelineRegistration<LowerToLLVMPipelineOptions>(
       "tract-lower-to-llvm",
       "Lower a tract model to the LLVM dialect for the host CPU, as `tract "

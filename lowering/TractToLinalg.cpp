@@ -257,7 +257,7 @@ struct TractLowerToLinalgPass
       }
     for (Entry &entry : entries)
       if (failed(addEntryChecks(entry.func, entry.inputShapes, assertions,
-                                scenarios, entry.guards)))
+                                scenarios, entry.guards, bodyMayFail)))
         return signalPassFailure();
   }
 };

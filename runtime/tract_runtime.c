@@ -18,10 +18,17 @@ const char *tract_last_error(void) { return last_error; }
 
 void tract_clear_error(void) { last_error[0] = '\0'; }
 
+/* Formats into a copy first: the arguments may quote the last error. */
+static void record_error(const char *fmt, va_list args) {
+  char message[sizeof(last_error)];
+  vsnprintf(message, sizeof(message), fmt, args);
+  memcpy(last_error, message, sizeof(message));
+}
+
 tract_status tract_set_error(const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  vsnprintf(last_error, sizeof(last_error), fmt, args);
+  record_error(fmt, args);
   va_end(args);
   return TRACT_ERROR;
 }
@@ -31,7 +38,7 @@ static _Thread_local int failed_in_model;
 tract_status tract_fail(const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  vsnprintf(last_error, sizeof(last_error), fmt, args);
+  record_error(fmt, args);
   va_end(args);
   failed_in_model = 1;
   return TRACT_ERROR;

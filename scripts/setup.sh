@@ -17,6 +17,9 @@ packages=(
   wasi-libc libclang-rt-22-dev-wasm32
   # The VAD web page's test runs it in headless Chromium.
   chromium
+  # The GPU path: Vulkan's loader and headers, Mesa's lavapipe (a Vulkan
+  # device on the CPU), spirv-val, and SPIRV-Cross for Metal's MSL.
+  libvulkan-dev mesa-vulkan-drivers spirv-tools libspirv-cross-c-shared-dev
 )
 
 # npm fetches the real models; it may come with a Node.js installed outside

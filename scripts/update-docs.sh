@@ -10,6 +10,7 @@ cp "$build/docs/dialects/TractOps.md" "$root/docs/reference/dialect.md"
 cp "$build/docs/passes/TractPasses.md" "$root/docs/reference/passes.md"
 cp "$build/docs/passes/TractLoweringPasses.md" "$root/docs/reference/lowering-passes.md"
 cp "$build/docs/passes/TractCodegenPasses.md" "$root/docs/reference/codegen-passes.md"
+cp "$build/docs/passes/TractGpuCodegenPasses.md" "$root/docs/reference/gpu-passes.md"
 echo "updated docs/reference/dialect.md and docs/reference/passes.md"
 
 # The ONNX supported-operator table and the node-test import report.
@@ -24,6 +25,7 @@ echo "updated docs/onnx-ops.md and docs/onnx-import.md"
 # (scripts/onnxruntime-node-tests.sh writes them).
 /usr/bin/python3 "$root/test/onnx/run_node_tests.py" \
   --tract "$build/bin/tract" --translate "$build/bin/tract-translate" \
-  --without-constants --report "$root/docs/onnx-conformance.md" \
+  --without-constants --gpu-column vulkan \
+  --report "$root/docs/onnx-conformance.md" \
   --onnxruntime "$root/test/onnx/reference/onnxruntime-node-tests.txt"
 echo "updated docs/onnx-conformance.md"

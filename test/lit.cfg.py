@@ -66,3 +66,19 @@ for target, spec in cross.TARGETS.items():
         ("%runtime-" + target,
          cross.runtime_library(config.tract_targets_dir, target)))
     config.substitutions.append(("%run-" + target, " ".join(spec["run"])))
+
+# A Vulkan device (Mesa's lavapipe on machines without a GPU) for the tests
+# that run kernels: REQUIRES: vulkan. Asked of tract itself, on the tiny
+# model; without one, the note says why.
+import subprocess  # noqa: E402
+
+probe = subprocess.run(
+    [os.path.join(config.tract_tools_dir, "tract"),
+     os.path.join(config.tract_src_root, "examples", "tiny", "model.mlir"),
+     "--set", "S=1", "--gpu", "vulkan", "run", "-q", "--allow-random-input"],
+    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if probe.returncode == 0:
+    config.available_features.add("vulkan")
+else:
+    lit_config.note("GPU kernels are not run: " +
+                    probe.stderr.decode(errors="replace").strip())

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace mlir::tract {
 
@@ -30,6 +31,17 @@ struct TargetInfo {
   /// descriptors, the sizes passed to the runtime's allocator and the loop
   /// counters are C's intptr_t and size_t.
   unsigned indexBitwidth = 64;
+  /// The GPU API the linalg ops run through ("vulkan"), or "" for the CPU
+  /// alone; with one, the element types its kernels may use (as
+  /// tract-gpu-kernels-from-linalg's `types`) and the SPIR-V capabilities
+  /// beyond Shader.
+  std::string gpu = "";
+  std::string gpuTypes = "f32,i32,i1";
+  std::vector<std::string> gpuCapabilities = {};
+  /// With a GPU: folders to write the kernels' SPIR-V and their Metal
+  /// Shading Language to, or "".
+  std::string spirvDir = "";
+  std::string mslDir = "";
 
   /// Rows of the register tile: accumulators plus one vector operand and
   /// a broadcast must fit the register file.

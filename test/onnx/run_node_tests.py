@@ -119,7 +119,7 @@ def random_statistics(kind, data, saved):
 
 
 def run_one(tract, translate, test_dir, approx, timeout, optimize=False,
-            threads=1, constants=True):
+            threads=1, constants=True, gpu=None):
     model = os.path.join(test_dir, "model.onnx")
     if constants:
         status, message, facts = import_node_tests.import_one(translate, model)
@@ -127,12 +127,12 @@ def run_one(tract, translate, test_dir, approx, timeout, optimize=False,
         status, message = import_node_tests.run_import(translate, model, [])
         facts = []
     result = run_imported(tract, model, test_dir, status, message, facts,
-                          approx, timeout, optimize, threads)
+                          approx, timeout, optimize, threads, gpu)
     return result + (bool(facts),)
 
 
 def run_imported(tract, model, test_dir, status, message, facts, approx,
-                 timeout, optimize, threads):
+                 timeout, optimize, threads, gpu=None):
     if status == "crash":
         return "crash", "import: " + message
     if status != "ok":
@@ -144,6 +144,36 @@ def run_imported(tract, model, test_dir, status, message, facts, approx,
     command = [tract, "--threads", str(threads)] + (["-O"] if optimize else [])
     for fact in facts:
         command += ["-i", fact]
+    if not gpu:
+        return run_data_sets(command, model, test_dir, sets, approx, timeout)
+    # On the GPU, the kernels' SPIR-V must also pass spirv-val, and each
+    # kernel convert to Metal's MSL (tract fails otherwise).
+    with tempfile.TemporaryDirectory() as spirv, \
+            tempfile.TemporaryDirectory() as msl:
+        command += ["--gpu", gpu, "--spirv-dir", spirv, "--msl-dir", msl]
+        status, message = run_data_sets(command, model, test_dir, sets,
+                                        approx, timeout)
+        problem = status == "pass" and invalid_spirv(spirv)
+        if problem:
+            return "fail", problem
+        return status, message
+
+
+def invalid_spirv(folder):
+    """spirv-val's first complaint about a SPIR-V module in `folder` (as
+    `tract --spirv-dir` writes them), or None when all are valid."""
+    for name in sorted(os.listdir(folder)):
+        proc = subprocess.run(
+            ["spirv-val", "--target-env", "vulkan1.1",
+             os.path.join(folder, name)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            return "spirv-val: %s: %s" % (name, first_error(
+                proc.stdout.decode(errors="replace")))
+    return None
+
+
+def run_data_sets(command, model, test_dir, sets, approx, timeout):
     random_checked = False
     for data_set in sets:
         status, message = run_data_set(command, model, model,
@@ -241,6 +271,13 @@ def main():
                         help="fail unless at least this many node tests pass")
     parser.add_argument("--threads", type=int, default=1,
                         help="tract --threads for every run")
+    parser.add_argument("--gpu", help="tract --gpu for every run (vulkan)")
+    parser.add_argument("--gpu-column", metavar="API",
+                        help="also run each test with tract --gpu API "
+                             "(vulkan), in a column of its own")
+    parser.add_argument("--min-gpu", type=int, default=0,
+                        help="fail unless at least this many node tests pass "
+                             "on the GPU column's API")
     parser.add_argument("--optimize", action="store_true",
                         help="run the decluttered models (tract -O)")
     parser.add_argument("--without-constants", action="store_true",
@@ -277,16 +314,20 @@ def main():
                 tests.append((group, name))
     tests = tests[::args.sample]
     if args.sample > 1:
-        args.min = args.min_without_constants = 0
-    modes = [True] + ([False] if args.without_constants else [])
+        args.min = args.min_without_constants = args.min_gpu = 0
+    # True: the tests as such; False: without constants; "gpu": on the GPU
+    # column's API.
+    modes = [True] + ([False] if args.without_constants else []) + (
+        ["gpu"] if args.gpu_column else [])
     results = {mode: {} for mode in modes}
 
     def run_all(mode, jobs):
+        gpu = args.gpu_column if mode == "gpu" else args.gpu
         with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
             futures = {pool.submit(run_one, args.tract, args.translate,
                                    os.path.join(args.data, g, t), args.approx,
                                    args.timeout, args.optimize,
-                                   args.threads, mode): (g, t)
+                                   args.threads, mode is not False, gpu): (g, t)
                        for g, t in jobs}
             for done, future in enumerate(
                     concurrent.futures.as_completed(futures), 1):
@@ -296,8 +337,13 @@ def main():
                     needed_constants.append(futures[future])
                 if done % 50 == 0 or done == len(jobs):
                     print("conformance%s: %d/%d (%.0f s)" % (
-                        "" if mode else " without constants", done,
+                        mode_suffix(mode), done,
                         len(jobs), time.time() - start), file=sys.stderr)
+
+    def mode_suffix(mode):
+        if mode == "gpu":
+            return " on " + args.gpu_column
+        return "" if mode else " without constants"
 
     needed_constants = []
     run_all(True, tests)
@@ -305,6 +351,8 @@ def main():
         # Only the tests that needed constants can differ.
         results[False] = dict(results[True])
         run_all(False, sorted(needed_constants))
+    if args.gpu_column:
+        run_all("gpu", tests)
 
     kinds = ["pass", "fail", "unsupported", "crash"]
 
@@ -330,6 +378,11 @@ def main():
         bare_totals, bare_lines = summary(results[False],
                                           " without constants")
     lines += bare_lines
+    gpu_totals = {}
+    if args.gpu_column:
+        gpu_totals, gpu_lines = summary(results["gpu"],
+                                        mode_suffix("gpu"))
+        lines += gpu_lines
     for line in lines:
         print(line)
     if args.report:
@@ -355,6 +408,12 @@ def main():
                           "input, as onnxruntime runs the tests (no retry "
                           "with parameter inputs made constants).\n")
                 columns.append("without constants")
+            if args.gpu_column:
+                out.write("\n*%s*: each test again with `tract --gpu %s`: "
+                          "its tensor ops as SPIR-V kernels on the device, "
+                          "each kernel module checked by `spirv-val`.\n" % (
+                              args.gpu_column, args.gpu_column))
+                columns.append(args.gpu_column)
             if onnxruntime:
                 columns.append("onnxruntime")
             out.write("\n| %s |\n|%s\n" % (" | ".join(columns),
@@ -365,22 +424,30 @@ def main():
                     bare = results[False][(group, name)]
                     row.append("same" if bare == results[True][(group, name)]
                                else report_cell(*bare))
+                if args.gpu_column:
+                    on_gpu = results["gpu"][(group, name)]
+                    row.append("same" if on_gpu == results[True][(group, name)]
+                               else report_cell(*on_gpu))
                 if onnxruntime:
                     known = onnxruntime.get(name) if group == "node" else None
+                    # Its messages name the model files: under the data
+                    # folder, which the report does not name.
                     row.append("" if known is None
-                               else known.replace("|", "\\|"))
+                               else known.replace(args.data + "/", "")
+                               .replace("|", "\\|"))
                 out.write("| %s | %s | %s |\n" % (group, name,
                                                   " | ".join(row)))
     crashes = [((mode, k), v) for mode in modes
                for k, v in results[mode].items() if v[0] == "crash"]
     for (mode, (group, name)), (_, message) in crashes:
-        print("crash: %s/%s%s: %s" % (group, name,
-                                      "" if mode else " (without constants)",
+        print("crash: %s/%s%s: %s" % (group, name, mode_suffix(mode),
                                       message), file=sys.stderr)
     node_pass = totals.get("node", {}).get("pass", 0)
     bare_pass = bare_totals.get("node", {}).get("pass", 0)
+    gpu_pass = gpu_totals.get("node", {}).get("pass", 0)
     if crashes or node_pass < args.min or (
-            args.without_constants and bare_pass < args.min_without_constants):
+            args.without_constants and bare_pass < args.min_without_constants
+    ) or (args.gpu_column and gpu_pass < args.min_gpu):
         sys.exit(1)
 
 

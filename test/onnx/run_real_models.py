@@ -33,6 +33,8 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "scripts", "reference-outputs"))
 from make_references import read_hashes, sha256  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import run_node_tests  # noqa: E402
 
 # tract's `approximate` tolerances (docs/development.md), per float width.
 TOLERANCES = {2: (1e-3, 5e-3), 4: (1e-4, 5e-4), 8: (1e-4, 5e-4)}
@@ -87,6 +89,10 @@ def run_one(args, spec, expected_failure, hashes, work):
     saved = os.path.join(work, stem + ".npz")
     command = [args.tract, "--threads", str(args.threads)]
     command += ["-O"] if args.optimize else []
+    spirv = os.path.join(work, stem + ".spirv")
+    if args.gpu:
+        command += ["--gpu", args.gpu, "--spirv-dir", spirv,
+                    "--msl-dir", os.path.join(work, stem + ".msl")]
     for fact in facts:
         command += ["-i", fact]
     command += [path, "run", "-q", "--input-from-bundle", reference,
@@ -111,6 +117,9 @@ def run_one(args, spec, expected_failure, hashes, work):
         return "FAIL", ("%s (listed as expected to fail with '%s', fails "
                         "otherwise)" % (reason, expected_failure))
     worst_abs, worst_share = differences(reference, saved)
+    problem = args.gpu and run_node_tests.invalid_spirv(spirv)
+    if problem:
+        return "FAIL", problem
     if expected_failure is not None:
         return "FAIL", ("passes now (max |diff| %.2g): remove it from the "
                         "expected failures in test/CMakeLists.txt" % worst_abs)
@@ -128,6 +137,8 @@ def main():
     parser.add_argument("--expect-failure", action="append", default=[],
                         metavar="MODEL=TEXT")
     parser.add_argument("--report")
+    parser.add_argument("--gpu", help="tract --gpu for every run (vulkan); "
+                        "the kernels' SPIR-V must pass spirv-val")
     parser.add_argument("--threads", type=int, default=1,
                         help="tract --threads for every run")
     parser.add_argument("--optimize", action="store_true",

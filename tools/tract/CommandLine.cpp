@@ -82,6 +82,17 @@ const Flag kFlags[] = {
     {Scope::Global, "--threading-threshold", "", true,
      "the work, in flops, from which an op runs on threads (0: every op "
      "with a loop to share; default: the cost model weighs each fork)"},
+    {Scope::Global, "--gpu", "", true,
+     "run the model's tensor ops on a GPU through this API: vulkan (run, "
+     "bench, dump --profile; the shape arithmetic and control stay on the "
+     "CPU)"},
+    {Scope::Global, "--spirv-dir", "", true,
+     "with --gpu vulkan: also write the kernels' SPIR-V modules into this "
+     "folder (for spirv-val)"},
+    {Scope::Global, "--msl-dir", "", true,
+     "with --gpu vulkan: also write each kernel as Metal Shading Language "
+     "(SPIRV-Cross) into this folder; f64 ops then stay on the CPU, as "
+     "Metal has no doubles"},
     {Scope::Global, "--timing", "", false,
      "time the stages: import, declutter, each compiler pass, LLVM"},
     {Scope::Global, "--help", "-h", false, "print this help"},
@@ -426,6 +437,15 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       else
         (longName == "--max-loops" ? invocation.maxLoops
                                    : invocation.warmupLoops) = number;
+    } else if (longName == "--gpu") {
+      if (value != "vulkan")
+        return makeError("option '" + name.str() +
+                         "' expects a GPU API (vulkan), not '" + value + "'");
+      invocation.gpu = value;
+    } else if (longName == "--spirv-dir") {
+      invocation.spirvDir = value;
+    } else if (longName == "--msl-dir") {
+      invocation.mslDir = value;
     } else if (longName == "--threading-threshold") {
       double flops;
       if (StringRef(value).getAsDouble(flops) || !(flops >= 0) ||

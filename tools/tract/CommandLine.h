@@ -90,6 +90,13 @@ struct Invocation {
   /// threads (TargetInfo::threadingThreshold); unset, the cost model
   /// decides.
   std::optional<double> threadingThreshold;
+  /// --gpu: the GPU API the model's linalg ops run through ("vulkan"), or
+  /// empty for the CPU alone.
+  std::string gpu;
+  /// --spirv-dir: where --gpu vulkan writes its kernels' SPIR-V modules.
+  std::string spirvDir;
+  /// --msl-dir: where --gpu vulkan writes its kernels' MSL (for Metal).
+  std::string mslDir;
 
   // compile options.
   std::optional<std::string> output; ///< -o: model.o, or model.so

@@ -52,6 +52,9 @@ JitOptions jitOptions(const cli::Invocation &invocation) {
   JitOptions options;
   options.threads = invocation.threads.value_or(1);
   options.threadingThreshold = invocation.threadingThreshold.value_or(-1);
+  options.gpu = invocation.gpu;
+  options.spirvDir = invocation.spirvDir;
+  options.mslDir = invocation.mslDir;
   return options;
 }
 

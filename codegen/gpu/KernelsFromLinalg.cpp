@@ -1,0 +1,416 @@
+//===- KernelsFromLinalg.cpp - the tract-gpu-kernels-from-linalg pass -----===//
+//
+// One GPU kernel per linalg op on buffers: an invocation per iteration of
+// the parallel loops, the reductions in the invocation. The host keeps the
+// shape arithmetic: it flattens each operand to its base buffer and passes
+// the loop bounds, offsets and strides as parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/Passes.h"
+
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
+#include "mlir/Dialect/SPIRV/IR/TargetAndABI.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTGPUKERNELSFROMLINALG
+#include "codegen/gpu/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kKernelModule = "tract_kernels";
+/// Workgroups along x at most (Vulkan's guaranteed minimum of
+/// maxComputeWorkGroupCount); more go along y.
+constexpr int64_t kMaxGroupsX = 65535;
+
+/// The spelling of an element type in the pass's `types` option.
+std::string typeName(Type type) {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << type;
+  return name;
+}
+
+/// The math ops SPIR-V's GLSL instructions implement: all of them on f16
+/// and f32, the exact ones on f64 too (GLSL's transcendentals take no
+/// doubles). Not powf: GLSL's Pow is undefined for a negative base, where
+/// the CPU's gives NaN or the signed power.
+bool isKernelMath(Operation *op) {
+  if (isa<math::AbsFOp, math::AbsIOp, math::CeilOp, math::FloorOp, math::FmaOp,
+          math::RoundEvenOp, math::RoundOp, math::RsqrtOp, math::SqrtOp>(op))
+    return true;
+  if (!isa<math::CosOp, math::ExpOp, math::Exp2Op, math::LogOp, math::Log2Op,
+           math::SinOp, math::TanhOp, math::AtanOp, math::Atan2Op, math::AsinOp,
+           math::AcosOp, math::SinhOp, math::CoshOp, math::TanOp>(op))
+    return false;
+  return llvm::all_of(op->getOperandTypes(), [](Type type) {
+    Type element = getElementTypeOrSelf(type);
+    return element.isF16() || element.isF32();
+  });
+}
+
+/// Why `op` cannot be a kernel, or "" if it can.
+std::string whyNotAKernel(linalg::LinalgOp op,
+                          const llvm::StringSet<> &allowed) {
+  if (!op.hasPureBufferSemantics())
+    return "not on buffers";
+  if (op->getParentOfType<gpu::GPUModuleOp>())
+    return "already in a kernel";
+  auto typeAllowed = [&](Type type) {
+    return allowed.contains(typeName(getElementTypeOrSelf(type)));
+  };
+  for (Value operand : op->getOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type) {
+      // A scalar input (a fill's value): a constant the kernel rebuilds.
+      if (!operand.getDefiningOp<arith::ConstantOp>() ||
+          !typeAllowed(operand.getType()))
+        return "a scalar operand that is not a constant";
+      continue;
+    }
+    if (!type.isStrided() || !typeAllowed(type))
+      return "an operand of type " + typeName(type);
+  }
+  for (Operation &bodyOp : op.getBlock()->without_terminator()) {
+    if (bodyOp.getNumRegions() || !isPure(&bodyOp))
+      return "'" + bodyOp.getName().getStringRef().str() + "' in its body";
+    bool known = isa<arith::ArithDialect>(bodyOp.getDialect()) ||
+                 isa<linalg::IndexOp>(bodyOp) || isKernelMath(&bodyOp);
+    if (!known)
+      return "'" + bodyOp.getName().getStringRef().str() + "' in its body";
+    for (Type type : bodyOp.getResultTypes())
+      if (!type.isIndex() && !typeAllowed(type))
+        return "a value of type " + typeName(type) + " in its body";
+  }
+  llvm::SetVector<Value> captured;
+  getUsedValuesDefinedAbove(op->getRegion(0), captured);
+  for (Value value : captured)
+    if (!value.getDefiningOp<arith::ConstantOp>())
+      return "a value from outside its body";
+  return "";
+}
+
+/// Builds one kernel and its launch.
+class KernelBuilder {
+public:
+  KernelBuilder(linalg::LinalgOp op, gpu::GPUModuleOp kernels,
+                int64_t workgroupSize, StringRef name)
+      : op(op), kernels(kernels), workgroupSize(workgroupSize),
+        name(name.str()), loc(op.getLoc()) {}
+
+  void build() {
+    OpBuilder host(op);
+    buildHost(host);
+    gpu::GPUFuncOp kernel = buildKernel();
+    Value one = arith::ConstantIndexOp::create(host, loc, 1);
+    gpu::LaunchFuncOp::create(
+        host, loc, kernel, gpu::KernelDim3{gridX, gridY, one},
+        gpu::KernelDim3{
+            arith::ConstantIndexOp::create(host, loc, workgroupSize), one, one},
+        /*dynamicSharedMemorySize=*/Value(), arguments);
+    op->erase();
+  }
+
+private:
+  static Value index(OpBuilder &b, Location loc, int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+
+  /// The host's half: bounds, flat operands, parameters, the grid. Leaves
+  /// `b` where the launch goes (skipped when there is nothing to do).
+  void buildHost(OpBuilder &b) {
+    Value one = index(b, loc, 1);
+    SmallVector<Range> ranges = op.createLoopRanges(b, loc);
+    SmallVector<Value> bounds;
+    for (Range &range : ranges)
+      bounds.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
+    Value invocations = one;
+    for (auto [bound, iterator] : llvm::zip(bounds, op.getIteratorTypesArray()))
+      if (iterator == utils::IteratorType::parallel)
+        invocations = arith::MulIOp::create(b, loc, invocations, bound);
+
+    SmallVector<Value> parameters = {invocations};
+    llvm::append_range(parameters, bounds);
+    layout.assign(op->getNumOperands(), -1);
+    for (OpOperand &operand : op->getOpOperands()) {
+      auto type = dyn_cast<MemRefType>(operand.get().getType());
+      if (!type)
+        continue;
+      auto metadata =
+          memref::ExtractStridedMetadataOp::create(b, loc, operand.get());
+      // The elements from the base to the last one the operand reaches.
+      Value span = arith::AddIOp::create(b, loc, metadata.getOffset(), one);
+      for (auto [size, stride] :
+           llvm::zip(metadata.getSizes(), metadata.getStrides())) {
+        Value last = arith::SubIOp::create(b, loc, size, one);
+        span = arith::AddIOp::create(
+            b, loc, span, arith::MulIOp::create(b, loc, last, stride));
+      }
+      span = arith::MaxSIOp::create(b, loc, span, one);
+      auto flatType =
+          MemRefType::get({ShapedType::kDynamic}, type.getElementType());
+      layout[operand.getOperandNumber()] = parameters.size();
+      argumentOf[operand.getOperandNumber()] = arguments.size();
+      arguments.push_back(memref::ReinterpretCastOp::create(
+          b, loc, flatType, metadata.getBaseBuffer(),
+          OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{span},
+          ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
+      parameters.push_back(metadata.getOffset());
+      llvm::append_range(parameters, metadata.getStrides());
+    }
+
+    Type i32 = b.getI32Type();
+    auto tableType =
+        MemRefType::get({static_cast<int64_t>(parameters.size())}, i32);
+    // On the caller's stack once, not per iteration of a loop around.
+    auto caller = op->getParentOfType<FunctionOpInterface>();
+    OpBuilder entry =
+        OpBuilder::atBlockBegin(&caller.getFunctionBody().front());
+    Value table = memref::AllocaOp::create(entry, loc, tableType);
+    for (auto [position, value] : llvm::enumerate(parameters))
+      memref::StoreOp::create(b, loc,
+                              arith::IndexCastOp::create(b, loc, i32, value),
+                              table, ValueRange{index(b, loc, position)});
+    arguments.push_back(memref::CastOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic}, i32), table));
+
+    // Enough groups for every invocation, along x then y.
+    Value groups = arith::CeilDivUIOp::create(b, loc, invocations,
+                                              index(b, loc, workgroupSize));
+    gridX = arith::MaxUIOp::create(
+        b, loc,
+        arith::MinUIOp::create(b, loc, groups, index(b, loc, kMaxGroupsX)),
+        one);
+    gridY = arith::CeilDivUIOp::create(b, loc, groups, gridX);
+    Value some = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                       invocations, index(b, loc, 0));
+    auto run = scf::IfOp::create(b, loc, some, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&run.getThenRegion().front());
+  }
+
+  /// The kernel's half: the invocation's loop indices, the reductions, the
+  /// body, the stores.
+  gpu::GPUFuncOp buildKernel() {
+    MLIRContext *context = op.getContext();
+    SmallVector<Type> argumentTypes =
+        llvm::map_to_vector(arguments, [](Value v) { return v.getType(); });
+    OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
+    auto kernel =
+        gpu::GPUFuncOp::create(moduleBuilder, loc, name,
+                               FunctionType::get(context, argumentTypes, {}));
+    kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
+                    UnitAttr::get(context));
+    kernel->setAttr(spirv::getEntryPointABIAttrName(),
+                    spirv::getEntryPointABIAttr(
+                        context, {static_cast<int32_t>(workgroupSize), 1, 1}));
+    SymbolTable(kernels).insert(kernel);
+
+    Block &entry = kernel.getBody().front();
+    for (auto [number, position] : argumentOf)
+      flat[number] = entry.getArgument(position);
+    table = entry.getArguments().back();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    Value group = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(
+            b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+            gpu::GridDimOp::create(b, loc, gpu::Dimension::x)),
+        gpu::BlockIdOp::create(b, loc, gpu::Dimension::x));
+    Value id = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, group, index(b, loc, workgroupSize)),
+        gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x));
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, id,
+                                          parameter(b, 0));
+    auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+    gpu::ReturnOp::create(b, loc);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+
+    unsigned loops = op.getNumLoops();
+    SmallVector<Value> bounds;
+    for (unsigned d = 0; d < loops; ++d)
+      bounds.push_back(parameter(b, 1 + d));
+    // The parallel indices from the invocation's id, the last fastest.
+    SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+    indices.assign(loops, Value());
+    Value rest = id;
+    for (int d = static_cast<int>(loops) - 1; d >= 0; --d) {
+      if (iterators[d] != utils::IteratorType::parallel)
+        continue;
+      indices[d] = arith::RemUIOp::create(b, loc, rest, bounds[d]);
+      rest = arith::DivUIOp::create(b, loc, rest, bounds[d]);
+    }
+
+    // Outputs start from their values (linalg's init) when the body or a
+    // reduction reads them.
+    bool reduces = op.getNumReductionLoops() > 0;
+    SmallVector<Value> outputs;
+    for (OpOperand &init : op.getDpsInitsMutable()) {
+      Type element = getElementTypeOrSelf(init.get().getType());
+      // (Otherwise any value: the body does not read it.)
+      outputs.push_back(
+          reduces || op.payloadUsesValueFromOperand(&init)
+              ? read(b, init)
+              : arith::ConstantOp::create(b, loc, b.getZeroAttr(element))
+                    .getResult());
+    }
+    SmallVector<Value> results;
+    if (!reduces) {
+      results = applyBody(b, outputs);
+    } else {
+      // A loop nest over the reduction dims, carrying the outputs.
+      OpBuilder at = b;
+      SmallVector<Value> carried = outputs;
+      scf::ForOp outermost;
+      for (unsigned d = 0; d < loops; ++d) {
+        if (iterators[d] == utils::IteratorType::parallel)
+          continue;
+        auto loop = scf::ForOp::create(at, loc, index(at, loc, 0), bounds[d],
+                                       index(at, loc, 1), carried);
+        if (outermost)
+          scf::YieldOp::create(at, loc, loop.getResults());
+        else
+          outermost = loop;
+        indices[d] = loop.getInductionVar();
+        carried.assign(loop.getRegionIterArgs().begin(),
+                       loop.getRegionIterArgs().end());
+        at.setInsertionPointToStart(loop.getBody());
+      }
+      scf::YieldOp::create(at, loc, applyBody(at, carried));
+      results.assign(outermost.getResults().begin(),
+                     outermost.getResults().end());
+    }
+    for (auto [init, result] : llvm::zip(op.getDpsInitsMutable(), results))
+      memref::StoreOp::create(b, loc, result, flat[init.getOperandNumber()],
+                              ValueRange{address(b, init)});
+    return kernel;
+  }
+
+  /// Word `position` of the parameters, as an index.
+  Value parameter(OpBuilder &b, int64_t position) {
+    Value word = memref::LoadOp::create(b, loc, table, index(b, loc, position));
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), word);
+  }
+
+  /// Where `operand`'s element at the current indices is in its buffer.
+  Value address(OpBuilder &b, OpOperand &operand) {
+    int64_t base = layout[operand.getOperandNumber()];
+    AffineMap map = op.getMatchingIndexingMap(&operand);
+    Value linear = parameter(b, base);
+    for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
+      Value at = affine::expandAffineExpr(b, loc, expr, indices, {});
+      Value stride = parameter(b, base + 1 + axis);
+      linear = arith::AddIOp::create(b, loc, linear,
+                                     arith::MulIOp::create(b, loc, at, stride));
+    }
+    return linear;
+  }
+
+  /// `operand`'s element at the current indices (a scalar operand is a
+  /// constant, rebuilt).
+  Value read(OpBuilder &b, OpOperand &operand) {
+    Value value = operand.get();
+    if (!isa<MemRefType>(value.getType()))
+      return b.clone(*value.getDefiningOp())->getResult(0);
+    return memref::LoadOp::create(b, loc, flat[operand.getOperandNumber()],
+                                  ValueRange{address(b, operand)});
+  }
+
+  /// The op's body on its inputs at the current indices and `outputs`;
+  /// returns what it yields.
+  SmallVector<Value> applyBody(OpBuilder &b, ValueRange outputs) {
+    Block *body = op.getBlock();
+    IRMapping mapping;
+    for (OpOperand *input : op.getDpsInputOperands())
+      mapping.map(body->getArgument(input->getOperandNumber()),
+                  read(b, *input));
+    for (auto [init, value] : llvm::zip(op.getDpsInitsMutable(), outputs))
+      mapping.map(body->getArgument(init.getOperandNumber()), value);
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op->getRegion(0), captured);
+    for (Value value : captured)
+      mapping.map(value, b.clone(*value.getDefiningOp())->getResult(0));
+    for (Operation &bodyOp : body->without_terminator()) {
+      if (auto indexOp = dyn_cast<linalg::IndexOp>(bodyOp)) {
+        mapping.map(indexOp.getResult(), indices[indexOp.getDim()]);
+        continue;
+      }
+      b.clone(bodyOp, mapping);
+    }
+    return llvm::map_to_vector(
+        body->getTerminator()->getOperands(),
+        [&](Value value) { return mapping.lookupOrDefault(value); });
+  }
+
+  linalg::LinalgOp op;
+  gpu::GPUModuleOp kernels;
+  int64_t workgroupSize;
+  std::string name;
+  Location loc;
+  /// The launch's arguments: the flat operands, then the parameters.
+  SmallVector<Value> arguments;
+  Value gridX, gridY;
+  /// Per operand: its position among the arguments (memrefs only), the
+  /// position of its offset in the parameters (-1 for a scalar), and in
+  /// the kernel, its flat buffer.
+  llvm::DenseMap<unsigned, unsigned> argumentOf;
+  SmallVector<int64_t> layout;
+  llvm::DenseMap<unsigned, Value> flat;
+  Value table;
+  SmallVector<Value> indices;
+};
+
+struct TractGpuKernelsFromLinalgPass
+    : public tract::impl::TractGpuKernelsFromLinalgBase<
+          TractGpuKernelsFromLinalgPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::StringSet<> allowed;
+    for (StringRef type : llvm::split(StringRef(allowedTypes), ','))
+      if (!type.trim().empty())
+        allowed.insert(type.trim());
+    SmallVector<linalg::LinalgOp> ops;
+    module.walk([&](linalg::LinalgOp op) {
+      if (whyNotAKernel(op, allowed).empty())
+        ops.push_back(op);
+    });
+    if (ops.empty())
+      return;
+    MLIRContext *context = &getContext();
+    module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                    UnitAttr::get(context));
+    auto kernels = module.lookupSymbol<gpu::GPUModuleOp>(kKernelModule);
+    if (!kernels) {
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      kernels = gpu::GPUModuleOp::create(b, module.getLoc(), kKernelModule);
+    }
+    unsigned count = 0;
+    for (linalg::LinalgOp op : ops) {
+      std::string name;
+      do
+        name = "kernel_" + std::to_string(count++);
+      while (kernels.lookupSymbol(name));
+      KernelBuilder(op, kernels, workgroupSize, name).build();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,306 @@
+//===- LaunchWithRuntime.cpp - the tract-gpu-launch-with-runtime pass -----===//
+//
+// The host's side of the kernels: the SPIR-V of each kernel module as
+// constant words, and each launch as a call of the GPU runtime with the
+// buffers' pointers, sizes and uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/gpu/Passes.h"
+
+#include "codegen/gpu/Msl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SPIRV/IR/SPIRVOps.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Target/SPIRV/Serialization.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTGPULAUNCHWITHRUNTIME
+#include "codegen/gpu/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kLaunchName = "tract_gpu_launch";
+constexpr llvm::StringLiteral kFailName = "tract_fail";
+constexpr llvm::StringLiteral kLastErrorName = "tract_last_error";
+/// The buffer flags of runtime/tract_gpu.h.
+constexpr int32_t kRead = 1, kWrite = 2, kConstant = 4;
+
+/// The runtime function `name` of `type`, declared once.
+LLVM::LLVMFuncOp declare(ModuleOp module, StringRef name,
+                         LLVM::LLVMFunctionType type) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  return LLVM::LLVMFuncOp::create(b, module.getLoc(), name, type);
+}
+
+/// A constant global of `module` named after `base`, unused so far.
+LLVM::GlobalOp addGlobal(ModuleOp module, const std::string &base, Type type,
+                         Attribute value) {
+  std::string name = base;
+  for (unsigned i = 1; module.lookupSymbol(name); ++i)
+    name = base + "." + std::to_string(i);
+  OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
+  return LLVM::GlobalOp::create(b, module.getLoc(), type,
+                                /*isConstant=*/true, LLVM::Linkage::Internal,
+                                name, value);
+}
+
+/// A NUL-terminated string global.
+LLVM::GlobalOp addString(ModuleOp module, const std::string &base,
+                         StringRef text) {
+  std::string data = text.str();
+  data.push_back('\0');
+  auto type = LLVM::LLVMArrayType::get(IntegerType::get(module.getContext(), 8),
+                                       data.size());
+  return addGlobal(module, base, type,
+                   StringAttr::get(module.getContext(), data));
+}
+
+/// Whether `value` views a memref.get_global: weights, which never change.
+bool isConstantData(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp>(op))
+      return true;
+    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(op)) {
+      value = metadata.getSource();
+      continue;
+    }
+    if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
+      value = view.getViewSource();
+      continue;
+    }
+    if (auto cast = dyn_cast<memref::CastOp>(op)) {
+      value = cast.getSource();
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
+
+/// How kernel argument `argument` is used: loaded, stored to.
+int32_t usesOf(BlockArgument argument) {
+  int32_t flags = 0;
+  for (Operation *user : argument.getUsers()) {
+    if (isa<memref::LoadOp>(user))
+      flags |= kRead;
+    if (isa<memref::StoreOp>(user))
+      flags |= kWrite;
+  }
+  return flags;
+}
+
+struct TractGpuLaunchWithRuntimePass
+    : public tract::impl::TractGpuLaunchWithRuntimeBase<
+          TractGpuLaunchWithRuntimePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    // The words of each kernel module's SPIR-V.
+    llvm::StringMap<LLVM::GlobalOp> shaders;
+    llvm::StringMap<int64_t> wordCounts;
+    for (auto shader : llvm::make_early_inc_range(
+             module.getBody()->getOps<spirv::ModuleOp>())) {
+      SmallVector<uint32_t> words;
+      if (failed(spirv::serialize(shader, words))) {
+        shader.emitError() << "cannot serialize the SPIR-V module";
+        return signalPassFailure();
+      }
+      StringRef name = shader.getName().value_or("kernels");
+      name.consume_front("__spv__");
+      SmallVector<int32_t> signedWords(words.begin(), words.end());
+      auto type = RankedTensorType::get({static_cast<int64_t>(words.size())},
+                                        IntegerType::get(&getContext(), 32));
+      shaders[name] = addGlobal(
+          module, name.str() + ".spirv",
+          LLVM::LLVMArrayType::get(IntegerType::get(&getContext(), 32),
+                                   words.size()),
+          DenseIntElementsAttr::get(type, ArrayRef<int32_t>(signedWords)));
+      wordCounts[name] = words.size();
+      if (!spirvDir.empty() &&
+          failed(write(shader, spirvDir, name + ".spv",
+                       StringRef(reinterpret_cast<const char *>(words.data()),
+                                 words.size() * sizeof(uint32_t)))))
+        return signalPassFailure();
+      if (!mslDir.empty() && failed(writeMsl(shader, name, words)))
+        return signalPassFailure();
+      shader.erase();
+    }
+
+    SmallVector<gpu::LaunchFuncOp> launches;
+    module.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
+    for (gpu::LaunchFuncOp launch : launches)
+      if (failed(lower(launch, shaders, wordCounts)))
+        return signalPassFailure();
+    for (auto kernels :
+         llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
+      kernels.erase();
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  }
+
+  /// The MSL of each kernel of the gpu.module `name`, to
+  /// `<msl-dir>/<kernel>.metal`.
+  LogicalResult writeMsl(spirv::ModuleOp shader, StringRef name,
+                         ArrayRef<uint32_t> words) {
+    auto kernels = getOperation().lookupSymbol<gpu::GPUModuleOp>(name);
+    if (!kernels)
+      return shader.emitError() << "no gpu.module '" << name << "'";
+    for (auto kernel : kernels.getOps<gpu::GPUFuncOp>()) {
+      llvm::Expected<std::string> msl = tract::translateToMsl(
+          words, kernel.getName(), kernel.getNumArguments());
+      if (!msl)
+        return kernel.emitError() << "no MSL: " << toString(msl.takeError());
+      if (failed(write(shader, mslDir, kernel.getName() + ".metal", *msl)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// Writes `data` to `<folder>/<file>`.
+  LogicalResult write(spirv::ModuleOp shader, StringRef folder,
+                      const Twine &file, StringRef data) {
+    llvm::SmallString<128> path(folder);
+    if (std::error_code error = llvm::sys::fs::create_directories(path))
+      return shader.emitError()
+             << "cannot create " << path << ": " << error.message();
+    llvm::sys::path::append(path, file);
+    std::error_code error;
+    llvm::raw_fd_ostream os(path, error);
+    if (error)
+      return shader.emitError()
+             << "cannot write " << path << ": " << error.message();
+    os << data;
+    return success();
+  }
+
+  LogicalResult lower(gpu::LaunchFuncOp launch,
+                      const llvm::StringMap<LLVM::GlobalOp> &shaders,
+                      const llvm::StringMap<int64_t> &wordCounts) {
+    auto module = launch->getParentOfType<ModuleOp>();
+    MLIRContext *context = &getContext();
+    Location loc = launch.getLoc();
+    StringRef moduleName = launch.getKernelModuleName().getValue();
+    StringRef kernelName = launch.getKernelName().getValue();
+    auto shader = shaders.find(moduleName);
+    auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+        launch, launch.getKernel());
+    if (shader == shaders.end() || !kernel)
+      return launch.emitError()
+             << "no SPIR-V for kernel " << launch.getKernel();
+
+    Type i32 = IntegerType::get(context, 32);
+    Type i64 = IntegerType::get(context, 64);
+    auto pointer = LLVM::LLVMPointerType::get(context);
+    LLVM::LLVMFuncOp launchFunction = declare(
+        module, kLaunchName,
+        LLVM::LLVMFunctionType::get(i32, {pointer, i64, pointer, i32, i32, i32,
+                                          i32, pointer, pointer, pointer}));
+    // Three arrays on the caller's stack, allocated once at its entry.
+    auto caller = launch->getParentOfType<FunctionOpInterface>();
+    OpBuilder entry =
+        OpBuilder::atBlockBegin(&caller.getFunctionBody().front());
+    unsigned count = launch.getKernelOperands().size();
+    Value slots = LLVM::ConstantOp::create(entry, loc, i64, count);
+    Value pointers =
+        LLVM::AllocaOp::create(entry, loc, pointer, pointer, slots);
+    Value sizes = LLVM::AllocaOp::create(entry, loc, pointer, i64, slots);
+    Value flags = LLVM::AllocaOp::create(entry, loc, pointer, i32, slots);
+
+    OpBuilder b(launch);
+    for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands())) {
+      auto type = dyn_cast<MemRefType>(operand.getType());
+      if (!type || type.getRank() != 1)
+        return launch.emitError()
+               << "kernel operand " << index
+               << " is not a flat buffer: " << operand.getType();
+      Value address =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, operand);
+      Value address64 =
+          arith::IndexCastOp::create(b, loc, i64, address).getResult();
+      Value base = LLVM::IntToPtrOp::create(b, loc, pointer, address64);
+      Type element = type.getElementType();
+      int64_t elementBytes =
+          std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8);
+      Value elements = arith::IndexCastOp::create(
+          b, loc, i64, memref::DimOp::create(b, loc, operand, 0));
+      Value bytes = arith::MulIOp::create(
+          b, loc, elements,
+          arith::ConstantIntOp::create(b, loc, i64, elementBytes));
+      int32_t use = usesOf(kernel.getArgument(index));
+      // A written buffer is read too: the kernel writes its operand's
+      // elements, not every element of the span, whose others must come
+      // back as they were.
+      if (use & kWrite)
+        use |= kRead;
+      else if (isConstantData(operand))
+        use |= kConstant;
+      int32_t position = index;
+      auto slot = [&](Value array, Type elementType) {
+        return LLVM::GEPOp::create(b, loc, pointer, elementType, array,
+                                   ArrayRef<LLVM::GEPArg>{position});
+      };
+      LLVM::StoreOp::create(b, loc, base, slot(pointers, pointer));
+      LLVM::StoreOp::create(b, loc, bytes, slot(sizes, i64));
+      LLVM::StoreOp::create(b, loc,
+                            arith::ConstantIntOp::create(b, loc, i32, use),
+                            slot(flags, i32));
+    }
+    auto toI32 = [&](Value value) -> Value {
+      return arith::IndexCastOp::create(b, loc, i32, value);
+    };
+    LLVM::GlobalOp entryName = addString(
+        module, (moduleName + "." + kernelName + ".name").str(), kernelName);
+    SmallVector<Value> arguments = {
+        LLVM::AddressOfOp::create(b, loc, shader->second),
+        arith::ConstantIntOp::create(b, loc, i64,
+                                     wordCounts.lookup(moduleName)),
+        LLVM::AddressOfOp::create(b, loc, entryName),
+        toI32(launch.getGridSizeX()),
+        toI32(launch.getGridSizeY()),
+        toI32(launch.getGridSizeZ()),
+        arith::ConstantIntOp::create(b, loc, i32, count),
+        pointers,
+        sizes,
+        flags};
+    Value status =
+        LLVM::CallOp::create(b, loc, launchFunction, arguments).getResult();
+    // A failed launch fails the run, with the runtime's reason.
+    Value failed =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status,
+                              arith::ConstantIntOp::create(b, loc, i32, 0));
+    auto report = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
+    OpBuilder then = report.getThenBodyBuilder();
+    LLVM::LLVMFuncOp lastError = declare(
+        module, kLastErrorName, LLVM::LLVMFunctionType::get(pointer, {}));
+    LLVM::LLVMFuncOp fail =
+        declare(module, kFailName,
+                LLVM::LLVMFunctionType::get(i32, {pointer}, /*isVarArg=*/true));
+    LLVM::GlobalOp message =
+        addString(module, (moduleName + "." + kernelName + ".failed").str(),
+                  ("the GPU kernel " + kernelName + " failed: %s").str());
+    Value reason =
+        LLVM::CallOp::create(then, loc, lastError, ValueRange{}).getResult();
+    LLVM::CallOp::create(
+        then, loc, fail,
+        ValueRange{LLVM::AddressOfOp::create(then, loc, message), reason});
+    launch.erase();
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,44 @@
+//===- Passes.h - the GPU codegen passes ------------------------*- C++ -*-===//
+//
+// From linalg on buffers to GPU kernels (gpu.module, gpu.launch_func), to
+// SPIR-V, and to the host's calls of the GPU runtime (runtime/tract_gpu.h).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef CODEGEN_GPU_PASSES_H
+#define CODEGEN_GPU_PASSES_H
+
+#include "mlir/Pass/Pass.h"
+
+namespace mlir {
+namespace arith {
+class ArithDialect;
+} // namespace arith
+namespace gpu {
+class GPUDialect;
+} // namespace gpu
+namespace LLVM {
+class LLVMDialect;
+} // namespace LLVM
+namespace memref {
+class MemRefDialect;
+} // namespace memref
+namespace scf {
+class SCFDialect;
+} // namespace scf
+namespace spirv {
+class SPIRVDialect;
+} // namespace spirv
+} // namespace mlir
+
+namespace mlir::tract {
+
+#define GEN_PASS_DECL
+#include "codegen/gpu/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "codegen/gpu/Passes.h.inc"
+
+} // namespace mlir::tract
+
+#endif // CODEGEN_GPU_PASSES_H

@@ -1,0 +1,105 @@
+#ifndef TRACT_GPU_CODEGEN_PASSES_TD
+#define TRACT_GPU_CODEGEN_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TractGpuKernelsFromLinalg
+    : Pass<"tract-gpu-kernels-from-linalg", "ModuleOp"> {
+  let summary = "Outline linalg ops on buffers into GPU kernels";
+  let description = [{
+    Runs after bufferization. Each linalg op whose operands are strided
+    memrefs of element types the device handles, and whose body is
+    arith and math (plus `linalg.index`, and constants from above), becomes
+    a `gpu.func` in the `gpu.module @tract_kernels` and a `gpu.launch_func`
+    in its place; everything else stays on the host.
+
+    A kernel runs one invocation per iteration of the op's parallel loops
+    (a 1-D workgroup of `workgroup-size`, a 2-D grid when the groups exceed
+    65535 along x); the reduction loops run in the invocation, from the
+    output's value (linalg's init). The operands reach the kernel as 1-D
+    buffers over their whole span (`memref.reinterpret_cast` of their base),
+    and their offsets and strides, the loop bounds and the number of
+    invocations, as one `memref<?xi32>` of parameters: layouts and dynamic
+    shapes need no specialization.
+
+    ```
+    kernel params: [invocations, bound(d0) .. bound(dn-1),
+                    offset(x), stride(x, 0) .., offset(y), stride(y, 0) ..]
+    ```
+  }];
+  let options = [
+    Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"64",
+           "Invocations per workgroup">,
+    Option<"allowedTypes", "types", "std::string",
+           /*default=*/"\"f32,i32,i1\"",
+           "Element types the device computes and stores, comma-separated "
+           "(f16, f32, f64, i1, i8, i16, i32, i64)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::spirv::SPIRVDialect"
+  ];
+}
+
+def TractGpuToSpirv : Pass<"tract-gpu-to-spirv", "ModuleOp"> {
+  let summary = "Convert the GPU kernels to SPIR-V modules for Vulkan";
+  let description = [{
+    Each `gpu.module` gets a `spirv.module` for Vulkan's compute shaders
+    next to it (the gpu.module stays for the launches that name it), with
+    the capabilities of `capabilities` (what the device supports): the
+    kernels' arguments are storage buffers at descriptor set 0, binding i,
+    as upstream's `convert-gpu-to-spirv` does, and their bodies convert
+    with arith's, math's, scf's, memref's and index's patterns (upstream's
+    pass has no math). Index is 32 bits wide.
+  }];
+  let options = [
+    ListOption<"capabilities", "capabilities", "std::string",
+               "SPIR-V capabilities beyond Shader (Int8, Int16, Int64, "
+               "Float16, Float64, StorageBuffer8BitAccess, "
+               "StorageBuffer16BitAccess)">
+  ];
+  let dependentDialects = ["::mlir::spirv::SPIRVDialect"];
+}
+
+def TractGpuLaunchWithRuntime
+    : Pass<"tract-gpu-launch-with-runtime", "ModuleOp"> {
+  let summary = "Serialize the SPIR-V kernels and launch them through the "
+                "GPU runtime";
+  let description = [{
+    Each `spirv.module` is serialized into a constant global of 32-bit
+    words, and each `gpu.launch_func` becomes a call of the runtime's
+
+    ```c
+    int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
+                             const char *entry, int32_t groups_x,
+                             int32_t groups_y, int32_t groups_z,
+                             int32_t num_buffers, void *const *pointers,
+                             const int64_t *bytes, const int32_t *flags);
+    ```
+
+    (`runtime/tract_gpu.h`) with each buffer's aligned pointer, its size
+    in bytes, and how the kernel uses it: read (an operand the kernel
+    loads), written (one it stores to), constant (a `memref.get_global`,
+    which the runtime uploads once). A failed launch calls `tract_fail`
+    with the kernel's name, so the model's entry returns an error. The
+    gpu and spirv modules are erased. With `spirv-dir`, each module's
+    words are also written to `<dir>/<module>.spv`, for spirv-val; with
+    `msl-dir`, each kernel's Metal Shading Language, from SPIRV-Cross, to
+    `<dir>/<kernel>.metal` (buffer i of the kernel is `[[buffer(i)]]`;
+    SPIRV-Cross's reflection must find each buffer the kernel uses at its
+    binding).
+  }];
+  let options = [
+    Option<"spirvDir", "spirv-dir", "std::string", /*default=*/"",
+           "A folder to write each SPIR-V module to, as <module>.spv">,
+    Option<"mslDir", "msl-dir", "std::string", /*default=*/"",
+           "A folder to write each kernel's MSL to, as <kernel>.metal">
+  ];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // TRACT_GPU_CODEGEN_PASSES_TD

@@ -1,0 +1,103 @@
+// RUN: tract-opt --tract-gpu-kernels-from-linalg --canonicalize %s | FileCheck %s
+
+// An element-wise op: one invocation per element. The host flattens each
+// operand to its base buffer over its span, and passes in one i32 table the
+// number of invocations, the loop bounds, then each operand's offset and
+// strides (here S*4; S, 4; 0, 4, 1; 0, 4, 1); the launch is skipped when
+// there is nothing to do.
+// CHECK-LABEL: func.func @exp(
+// CHECK-SAME:    %[[X:.*]]: memref<?x4xf32>, %[[Y:.*]]: memref<?x4xf32>)
+// CHECK-DAG:     %[[C0I:.*]] = arith.constant 0 : i32
+// CHECK-DAG:     %[[C1I:.*]] = arith.constant 1 : i32
+// CHECK-DAG:     %[[C4I:.*]] = arith.constant 4 : i32
+// CHECK:         %[[TABLE:.*]] = memref.alloca() : memref<9xi32>
+// CHECK:         %[[N:.*]] = memref.dim %[[X]], %{{.*}} : memref<?x4xf32>
+// CHECK:         %[[COUNT:.*]] = arith.muli %[[N]], %{{.*}} : index
+// CHECK:         memref.extract_strided_metadata %[[X]]
+// CHECK:         %[[XFLAT:.*]] = memref.reinterpret_cast %[[X]] to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<?x4xf32> to memref<?xf32>
+// CHECK:         memref.extract_strided_metadata %[[Y]]
+// CHECK:         %[[YFLAT:.*]] = memref.reinterpret_cast %[[Y]] to offset: [0], sizes: [%{{.*}}], strides: [1] : memref<?x4xf32> to memref<?xf32>
+// CHECK:         %[[COUNT32:.*]] = arith.index_cast %[[COUNT]] : index to i32
+// CHECK-NEXT:    memref.store %[[COUNT32]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    %[[N32:.*]] = arith.index_cast %[[N]] : index to i32
+// CHECK-NEXT:    memref.store %[[N32]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    memref.store %[[C4I]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    memref.store %[[C0I]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    memref.store %[[C4I]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    memref.store %[[C1I]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    memref.store %[[C0I]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    memref.store %[[C4I]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    memref.store %[[C1I]], %[[TABLE]][%{{.*}}] : memref<9xi32>
+// CHECK-NEXT:    %[[PARAMS:.*]] = memref.cast %[[TABLE]] : memref<9xi32> to memref<?xi32>
+// CHECK-NEXT:    %[[GROUPS:.*]] = arith.ceildivui %[[COUNT]], %{{.*}} : index
+// CHECK-NEXT:    %[[CAPPED:.*]] = arith.minui %[[GROUPS]], %{{.*}} : index
+// CHECK-NEXT:    %[[GX:.*]] = arith.maxui %[[CAPPED]], %{{.*}} : index
+// CHECK-NEXT:    %[[GY:.*]] = arith.ceildivui %[[GROUPS]], %[[GX]] : index
+// CHECK-NEXT:    %[[SOME:.*]] = arith.cmpi ne, %[[COUNT]], %{{.*}} : index
+// CHECK-NEXT:    scf.if %[[SOME]] {
+// CHECK-NEXT:      gpu.launch_func @tract_kernels::@kernel_0 blocks in (%[[GX]], %[[GY]], %{{.*}}) threads in (%{{.*}}, %{{.*}}, %{{.*}}) args(%[[XFLAT]] : memref<?xf32>, %[[YFLAT]] : memref<?xf32>, %[[PARAMS]] : memref<?xi32>)
+
+// A product: the reduction over k runs in the invocation, from the
+// output's value.
+// CHECK-LABEL: func.func @matmul(
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_1
+
+// What a kernel cannot do stays on the host: an element type the device
+// lacks (f64 is not among the default types).
+// CHECK-LABEL: func.func @host_f64(
+// CHECK:         linalg.generic
+// CHECK-NOT:     gpu.launch_func
+
+// CHECK:       gpu.module @tract_kernels
+// CHECK-LABEL: gpu.func @kernel_0(
+// CHECK-SAME:    %[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[P:.*]]: memref<?xi32>) kernel
+// CHECK-SAME:    spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>
+// CHECK:         %[[BY:.*]] = gpu.block_id y
+// CHECK:         %[[GDX:.*]] = gpu.grid_dim x
+// CHECK:         %[[BX:.*]] = gpu.block_id x
+// CHECK:         %[[TID:.*]] = gpu.thread_id x
+// CHECK:         %[[ID:.*]] = arith.addi %{{.*}}, %[[TID]] : index
+// CHECK:         %[[COUNT:.*]] = memref.load %[[P]][%{{.*}}] : memref<?xi32>
+// CHECK:         %[[IN:.*]] = arith.cmpi ult, %[[ID]], %{{.*}} : index
+// CHECK:         scf.if %[[IN]] {
+// CHECK:           %[[J:.*]] = arith.remui %[[ID]], %{{.*}} : index
+// CHECK:           %[[ROWS:.*]] = arith.divui %[[ID]], %{{.*}} : index
+// CHECK:           %[[I:.*]] = arith.remui %[[ROWS]], %{{.*}} : index
+// CHECK:           %[[V:.*]] = memref.load %[[A]][%{{.*}}] : memref<?xf32>
+// CHECK:           %[[E:.*]] = math.exp %[[V]] : f32
+// CHECK:           memref.store %[[E]], %[[B]][%{{.*}}] : memref<?xf32>
+// CHECK:         }
+// CHECK:         gpu.return
+// CHECK-LABEL: gpu.func @kernel_1(
+// CHECK-SAME:    %[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[C:.*]]: memref<?xf32>, %[[P:.*]]: memref<?xi32>) kernel
+// CHECK:         %[[INIT:.*]] = memref.load %[[C]][%{{.*}}] : memref<?xf32>
+// CHECK:         %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK:           %[[L:.*]] = memref.load %[[A]]
+// CHECK:           %[[R:.*]] = memref.load %[[B]]
+// CHECK:           %[[M:.*]] = arith.mulf %[[L]], %[[R]] : f32
+// CHECK:           %[[ADD:.*]] = arith.addf %[[ACC]], %[[M]] : f32
+// CHECK:           scf.yield %[[ADD]] : f32
+// CHECK:         memref.store %[[SUM]], %[[C]][%{{.*}}] : memref<?xf32>
+
+func.func @exp(%x: memref<?x4xf32>, %y: memref<?x4xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x4xf32>) outs(%y : memref<?x4xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+func.func @matmul(%a: memref<3x5xf32>, %b: memref<5x7xf32>, %c: memref<3x7xf32>) {
+  linalg.matmul ins(%a, %b : memref<3x5xf32>, memref<5x7xf32>) outs(%c : memref<3x7xf32>)
+  return
+}
+
+func.func @host_f64(%x: memref<4xf64>, %y: memref<4xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : memref<4xf64>) outs(%y : memref<4xf64>) {
+  ^bb0(%a: f64, %b: f64):
+    %e = math.exp %a : f64
+    linalg.yield %e : f64
+  }
+  return
+}
