@@ -8,10 +8,13 @@
 typedef struct profile_slot {
   int64_t entered; /* monotonic ns at the last enter */
   int64_t total;   /* accumulated ns */
+  int64_t launches; /* GPU kernels run */
 } profile_slot;
 
 static profile_slot *slots;
 static int64_t slot_count;
+/* The slot between its enter and exit, or -1. */
+static int64_t current = -1;
 
 static int64_t now_ns(void) {
   struct timespec ts;
@@ -20,8 +23,10 @@ static int64_t now_ns(void) {
 }
 
 void tract_profile_enter(int64_t slot) {
-  if (slot >= 0 && slot < slot_count)
+  if (slot >= 0 && slot < slot_count) {
+    current = slot;
     slots[slot].entered = now_ns();
+  }
 }
 
 void tract_profile_exit(int64_t slot) {
@@ -29,6 +34,12 @@ void tract_profile_exit(int64_t slot) {
   if (slot < 0 || slot >= slot_count)
     return;
   slots[slot].total += now - slots[slot].entered;
+  current = -1;
+}
+
+void tract_profile_count_launch(void) {
+  if (current >= 0 && current < slot_count)
+    ++slots[current].launches;
 }
 
 tract_status tract_profile_start(int64_t count) {
@@ -49,15 +60,20 @@ tract_status tract_profile_start(int64_t count) {
 
 void tract_profile_reset(void) {
   for (int64_t i = 0; i < slot_count; ++i)
-    slots[i].total = 0;
+    slots[i].total = slots[i].launches = 0;
 }
 
 int64_t tract_profile_nanoseconds(int64_t slot) {
   return slot >= 0 && slot < slot_count ? slots[slot].total : 0;
 }
 
+int64_t tract_profile_launches(int64_t slot) {
+  return slot >= 0 && slot < slot_count ? slots[slot].launches : 0;
+}
+
 void tract_profile_stop(void) {
   free(slots);
   slots = NULL;
   slot_count = 0;
+  current = -1;
 }

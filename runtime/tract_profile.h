@@ -21,6 +21,11 @@ extern "C" {
 void tract_profile_enter(int64_t slot);
 void tract_profile_exit(int64_t slot);
 
+/* Called by the GPU runtime after each kernel it ran: counts it in the slot
+ * entered last, if any (so that a profile says which ops ran on the
+ * device). */
+void tract_profile_count_launch(void);
+
 /* Starts a table of `slots` zeroed slots (replacing any previous one).
  * Returns TRACT_ERROR (with a message) on a negative count or allocation
  * failure. */
@@ -30,6 +35,8 @@ void tract_profile_reset(void);
 /* Nanoseconds accumulated by `slot` since the start or the last reset; 0
  * outside the table. */
 int64_t tract_profile_nanoseconds(int64_t slot);
+/* GPU kernels `slot` ran since the start or the last reset. */
+int64_t tract_profile_launches(int64_t slot);
 /* Frees the table. */
 void tract_profile_stop(void);
 

@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define VK_NO_PROTOTYPES
 #include "runtime/tract_gpu.h"
+#include "runtime/tract_profile.h"
 #include "runtime/tract_runtime.h"
 
 #include <vulkan/vulkan.h>
@@ -1036,6 +1037,8 @@ int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
     }
   }
   pthread_mutex_unlock(&gpu_lock);
+  if (status == TRACT_OK)
+    tract_profile_count_launch();
   return status;
 }
 

@@ -56,6 +56,7 @@ struct Node {
   SmallVector<Type> outputs;
   std::optional<OpCost> cost;
   std::optional<double> ms; ///< with --profile, for ops
+  double kernels = 0;       ///< GPU kernels per run, with --profile
 };
 
 struct Listing {
@@ -94,6 +95,8 @@ Listing listModel(func::FuncOp entry, const cli::DumpOptions &options) {
     if (options.profile && slot < options.profile->opMs.size()) {
       node.ms = options.profile->opMs[slot];
       listing.totalMs += *node.ms;
+      if (slot < options.profile->opKernels.size())
+        node.kernels = options.profile->opKernels[slot];
     }
     ++slot;
     listing.nodes.push_back(std::move(node));
@@ -134,6 +137,10 @@ void printText(const Listing &listing, const cli::DumpOptions &options,
         if (auto rate =
                 gigaflopsPerSecond(node.cost->flops, *node.ms, *profile))
           os << ", " << llvm::format("%.2f", *rate) << " GF/s";
+      // What ran on the GPU (--gpu): its kernels per run.
+      if (node.kernels > 0)
+        os << ", " << llvm::format("%g", node.kernels) << " GPU kernel"
+           << (node.kernels == 1 ? "" : "s");
       os << "\n";
     }
   }
@@ -210,6 +217,8 @@ void printJson(const Listing &listing, const cli::DumpOptions &options,
               if (auto rate =
                       gigaflopsPerSecond(node.cost->flops, *node.ms, *profile))
                 out.attribute("gflops_per_second", *rate);
+            if (node.kernels > 0)
+              out.attribute("gpu_kernels", node.kernels);
           });
         });
     });

@@ -26,6 +26,8 @@ struct ModelProfile {
   /// Milliseconds per run of each op of the entry function, in body order
   /// (terminator excluded), with the instrumentation's own time removed.
   std::vector<double> opMs;
+  /// GPU kernels per run of each op, in the same order (with --gpu).
+  std::vector<double> opKernels;
   /// Milliseconds per run of the model compiled without instrumentation.
   double benchMs = 0;
   /// Milliseconds per run of the instrumented model, as a whole.

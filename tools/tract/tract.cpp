@@ -1019,6 +1019,8 @@ profileModel(ModuleOp module, const cli::Invocation &invocation) {
         static_cast<double>(tract_profile_nanoseconds(slot)) / profile.runs -
         profile.instrumentationNs;
     profile.opMs.push_back(std::max(ns, 0.0) / 1e6);
+    profile.opKernels.push_back(
+        static_cast<double>(tract_profile_launches(slot)) / profile.runs);
   }
   return profile;
 }
