@@ -261,6 +261,17 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
   target.threads = options.threads;
   target.threadingThreshold = options.threadingThreshold;
   target.indexBitwidth = (*machine)->createDataLayout().getPointerSizeInBits();
+  if (!options.gpu.empty()) {
+    if (options.gpu != "vulkan")
+      return makeError("unknown GPU API '" + options.gpu +
+                       "' (vulkan is known)");
+    // The device is the program's, unknown here: the baseline every Vulkan
+    // device has.
+    target.setGpu(options.gpu, TargetInfo::GpuFeatures(),
+                  /*forMetal=*/!options.mslDir.empty());
+    target.spirvDir = options.spirvDir;
+    target.mslDir = options.mslDir;
+  }
   if (failed(lowerModelToLLVM(module, main, target, &timing)))
     return makeError("the model could not be lowered");
 
@@ -314,7 +325,11 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
      << ".\n"
      << " *\n"
      << " * Link with the object file and the tract runtime library:\n"
-     << " *   cc app.c " << name << ".o libtract_runtime.a -lm\n"
+     << " *   cc app.c " << name << ".o "
+     << (options.gpu.empty() ? "libtract_runtime.a -lm\n"
+                             : "libtract_runtime_vulkan.a libtract_runtime.a "
+                               "-lm -ldl -lpthread\n"
+                               " * (its tensor ops run on a Vulkan device)\n")
      << " *\n";
   auto describe = [&](llvm::StringRef what,
                       const std::vector<TensorSignature> &tensors) {

@@ -28,6 +28,13 @@ struct AotOptions {
   /// identifier.
   std::string name = "model";
   const CpuTarget *target = nullptr;
+  /// The GPU API the linalg ops run through ("vulkan"), or "": the object
+  /// then calls the GPU runtime (tract_gpu.h), with kernels for a baseline
+  /// Vulkan 1.1 device (f32 and i32), and the folders to write their SPIR-V
+  /// and MSL to.
+  std::string gpu;
+  std::string spirvDir;
+  std::string mslDir;
   /// The CPU to tune and select instructions for; "native" is the host's.
   std::string cpu;
   unsigned optLevel = 3;

@@ -71,26 +71,15 @@ llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
   char why[256] = "";
   if (!tract_gpu_available(why, sizeof(why)))
     return makeError("--gpu vulkan: " + llvm::Twine(why));
-  tract_gpu_features features;
-  tract_gpu_get_features(&features);
-  target.gpu = api.str();
-  target.gpuTypes = "f32,i32";
-  target.gpuCapabilities.clear();
-  auto add = [&](bool has, llvm::StringRef types,
-                 std::initializer_list<const char *> capabilities) {
-    if (!has)
-      return;
-    target.gpuTypes += ("," + types).str();
-    for (const char *capability : capabilities)
-      if (!llvm::is_contained(target.gpuCapabilities, capability))
-        target.gpuCapabilities.push_back(capability);
-  };
-  // Booleans are stored as bytes, as on the CPU.
-  add(features.int8, "i8,i1", {"Int8", "StorageBuffer8BitAccess"});
-  add(features.int16, "i16", {"Int16", "StorageBuffer16BitAccess"});
-  add(features.float16, "f16", {"Float16", "StorageBuffer16BitAccess"});
-  add(features.int64, "i64", {"Int64"});
-  add(features.float64 && !forMetal, "f64", {"Float64"});
+  tract_gpu_features device;
+  tract_gpu_get_features(&device);
+  TargetInfo::GpuFeatures features;
+  features.int8 = device.int8;
+  features.int16 = device.int16;
+  features.int64 = device.int64;
+  features.float16 = device.float16;
+  features.float64 = device.float64;
+  target.setGpu(api, features, forMetal);
   return llvm::Error::success();
 }
 

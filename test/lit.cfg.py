@@ -23,6 +23,11 @@ config.substitutions.append(
 config.substitutions.append(
     ("%tract_runtime_lib",
      os.path.join(config.tract_obj_root, "runtime", "libtract_runtime.a")))
+# ... and, for a model whose tensor ops run on Vulkan, the GPU runtime.
+config.substitutions.append(
+    ("%tract_runtime_vulkan_lib",
+     os.path.join(config.tract_obj_root, "runtime",
+                  "libtract_runtime_vulkan.a") + " -ldl -lpthread"))
 # ... and, for a model compiled for several threads, LLVM's OpenMP runtime.
 openmp_dir = os.path.dirname(config.tract_openmp_library)
 config.substitutions.append(

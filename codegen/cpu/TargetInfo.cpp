@@ -1,5 +1,6 @@
 #include "codegen/cpu/TargetInfo.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -36,6 +37,29 @@ TargetInfo::forFeatures(llvm::StringRef arch,
       info = {"simd128", 4, 16, 32 * 1024, 256 * 1024};
   }
   return info;
+}
+
+void TargetInfo::setGpu(llvm::StringRef api, const GpuFeatures &features,
+                        bool forMetal) {
+  gpu = api.str();
+  gpuTypes = "f32,i32";
+  gpuCapabilities.clear();
+  auto add = [&](bool has, llvm::StringRef types,
+                 std::initializer_list<const char *> capabilities) {
+    if (!has)
+      return;
+    gpuTypes += ",";
+    gpuTypes += types;
+    for (const char *capability : capabilities)
+      if (!llvm::is_contained(gpuCapabilities, capability))
+        gpuCapabilities.push_back(capability);
+  };
+  // Booleans are stored as bytes, as on the CPU.
+  add(features.int8, "i8,i1", {"Int8", "StorageBuffer8BitAccess"});
+  add(features.int16, "i16", {"Int16", "StorageBuffer16BitAccess"});
+  add(features.float16, "f16", {"Float16", "StorageBuffer16BitAccess"});
+  add(features.int64, "i64", {"Int64"});
+  add(features.float64 && !forMetal, "f64", {"Float64"});
 }
 
 TargetInfo TargetInfo::host() {

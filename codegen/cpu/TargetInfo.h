@@ -59,6 +59,17 @@ struct TargetInfo {
                                 llvm::function_ref<bool(llvm::StringRef)> has);
   /// The machine this process runs on.
   static TargetInfo host();
+
+  /// What a GPU's kernels may use beyond f32 and i32 (Vulkan's features).
+  struct GpuFeatures {
+    bool int8 = false, int16 = false, int64 = false, float16 = false,
+         float64 = false;
+  };
+  /// Runs the linalg ops through `api` on a device with `features`: sets
+  /// gpu, gpuTypes and gpuCapabilities. `forMetal`: kernels Metal runs too,
+  /// so no doubles.
+  void setGpu(llvm::StringRef api, const GpuFeatures &features,
+              bool forMetal = false);
 };
 
 } // namespace mlir::tract

@@ -87,7 +87,8 @@ const Flag kFlags[] = {
      "bench, dump --profile; the shape arithmetic and control stay on the "
      "CPU)"},
     {Scope::Global, "--spirv-dir", "", true,
-     "with --gpu vulkan: also write the kernels' SPIR-V modules into this "
+     "with --gpu vulkan (run, compile): also write the kernels' SPIR-V "
+     "modules into this "
      "folder (for spirv-val)"},
     {Scope::Global, "--msl-dir", "", true,
      "with --gpu vulkan: also write each kernel as Metal Shading Language "
@@ -186,7 +187,8 @@ const Flag kFlags[] = {
     {Scope::Compile, "--output", "-o", true,
      "the object file to write (model.o), or a shared library (model.so)"},
     {Scope::Compile, "--target", "", true,
-     "x86_64, aarch64, armv7 or wasm32 (default: the host)"},
+     "x86_64, aarch64, armv7 or wasm32 (default: the host); vulkan: the "
+     "host, with the tensor ops on a Vulkan device (as --gpu vulkan)"},
     {Scope::Compile, "--cpu", "", true,
      "the CPU to generate code for, or native (default: a baseline CPU)"},
     {Scope::Compile, "--threads", "", true,

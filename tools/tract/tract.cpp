@@ -1086,14 +1086,14 @@ int dump(ModuleOp module, const cli::Invocation &invocation) {
   return 0;
 }
 
-/// The runtime library next to the tools: <prefix>/runtime/libtract_runtime.a
+/// A runtime library next to the tools: <prefix>/runtime/<library>
 /// for <prefix>/bin/tract.
-std::string runtimeLibraryPath(const char *argv0) {
+std::string runtimeLibraryPath(const char *argv0, llvm::StringRef library) {
   std::string executable = llvm::sys::fs::getMainExecutable(
       argv0, reinterpret_cast<void *>(&runtimeLibraryPath));
   llvm::SmallString<256> path(
       llvm::sys::path::parent_path(llvm::sys::path::parent_path(executable)));
-  llvm::sys::path::append(path, "runtime", "libtract_runtime.a");
+  llvm::sys::path::append(path, "runtime", library);
   return path.str().str();
 }
 
@@ -1122,22 +1122,36 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
                 "library (model.so)");
   llvm::StringRef output = *invocation.output;
   bool shared = output.ends_with(".so");
-  const CpuTarget *target =
-      invocation.target ? lookupCpuTarget(*invocation.target) : hostCpuTarget();
+  // --target vulkan: the host's CPU, the tensor ops on a Vulkan device (as
+  // --gpu vulkan).
+  std::string gpu = invocation.gpu;
+  bool onVulkan = invocation.target && *invocation.target == "vulkan";
+  if (onVulkan)
+    gpu = "vulkan";
+  const CpuTarget *target = invocation.target && !onVulkan
+                                ? lookupCpuTarget(*invocation.target)
+                                : hostCpuTarget();
   if (!target) {
     std::string names;
     for (const CpuTarget &known : cpuTargets())
       names += (names.empty() ? "" : ", ") + known.name.str();
-    return fail(invocation.target ? "unknown --target '" + *invocation.target +
-                                        "'; expected one of " + names
-                                  : "the host is none of the targets (" +
-                                        names + "); give --target");
+    return fail(invocation.target
+                    ? "unknown --target '" + *invocation.target +
+                          "'; expected one of " + names + ", vulkan"
+                    : "the host is none of the targets (" + names +
+                          "); give --target");
   }
   if (shared && target != hostCpuTarget())
     return fail("a shared library is built for the host only; for " +
                 target->name + ", write an object file (-o model.o)");
+  if (!gpu.empty() && target != hostCpuTarget())
+    return fail("--gpu " + gpu + " compiles for the host's CPU, not " +
+                target->name);
   AotOptions options;
   options.target = target;
+  options.gpu = gpu;
+  options.spirvDir = invocation.spirvDir;
+  options.mslDir = invocation.mslDir;
   options.cpu = invocation.cpu.value_or("");
   options.threads = *invocation.threads;
   options.threadingThreshold = invocation.threadingThreshold.value_or(-1);
@@ -1180,15 +1194,22 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   if (!cc)
     return fail("linking a shared library needs a C compiler driver 'cc' on "
                 "the PATH");
-  std::string runtime = runtimeLibraryPath(argv0);
+  std::string runtime = runtimeLibraryPath(argv0, "libtract_runtime.a");
   if (!llvm::sys::fs::exists(runtime))
     return fail("the runtime library is not at " + runtime);
   llvm::SmallVector<llvm::StringRef> command = {
-      *cc,        "-shared",
-      "-o",       output,
-      objectPath, "-Wl,--whole-archive",
-      runtime,    "-Wl,--no-whole-archive",
-      "-lm"};
+      *cc, "-shared", "-o", output, objectPath, "-Wl,--whole-archive"};
+  // The GPU runtime, which opens the Vulkan loader at run time.
+  std::string vulkan;
+  if (!gpu.empty()) {
+    vulkan = runtimeLibraryPath(argv0, "libtract_runtime_vulkan.a");
+    if (!llvm::sys::fs::exists(vulkan))
+      return fail("the GPU runtime library is not at " + vulkan);
+    command.push_back(vulkan);
+  }
+  command.append({runtime, "-Wl,--no-whole-archive", "-lm"});
+  if (!gpu.empty())
+    command.append({"-ldl", "-lpthread"});
   // Code made for several threads calls LLVM's OpenMP runtime.
   std::string openmp, rpath;
   if (options.threads > 1) {
