@@ -261,16 +261,28 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
   target.threads = options.threads;
   target.threadingThreshold = options.threadingThreshold;
   target.indexBitwidth = (*machine)->createDataLayout().getPointerSizeInBits();
-  if (!options.gpu.empty()) {
-    if (options.gpu != "vulkan")
-      return makeError("unknown GPU API '" + options.gpu +
-                       "' (vulkan is known)");
+  if (options.gpu == "vulkan") {
     // The device is the program's, unknown here: the baseline every Vulkan
     // device has.
     target.setGpu(options.gpu, TargetInfo::GpuFeatures(),
                   /*forMetal=*/!options.mslDir.empty());
     target.spirvDir = options.spirvDir;
     target.mslDir = options.mslDir;
+  } else if (options.gpu == "cuda") {
+    // PTX for the chip asked for; NVVM has every type.
+    TargetInfo::GpuFeatures features;
+    features.int8 = features.int16 = features.int64 = features.float16 =
+        features.float64 = true;
+    target.setGpu(options.gpu, features);
+    target.gpuChip = options.gpuChip;
+    target.ptxDir = options.ptxDir;
+    target.cudaPath = findCudaToolkit(options.cudaPath);
+    if (!options.cudaPath.empty() && target.cudaPath.empty())
+      return makeError("--cuda-path " + options.cudaPath +
+                       ": not a CUDA toolkit (no nvvm/libdevice in it)");
+  } else if (!options.gpu.empty()) {
+    return makeError("unknown GPU API '" + options.gpu +
+                     "' (vulkan and cuda are known)");
   }
   if (failed(lowerModelToLLVM(module, main, target, &timing)))
     return makeError("the model could not be lowered");
@@ -327,9 +339,14 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
      << " * Link with the object file and the tract runtime library:\n"
      << " *   cc app.c " << name << ".o "
      << (options.gpu.empty() ? "libtract_runtime.a -lm\n"
-                             : "libtract_runtime_vulkan.a libtract_runtime.a "
-                               "-lm -ldl -lpthread\n"
-                               " * (its tensor ops run on a Vulkan device)\n")
+         : options.gpu == "cuda"
+             ? "libtract_runtime_cuda.a libtract_runtime.a -lm -ldl "
+               "-lpthread\n"
+               " * (its tensor ops run as PTX for " +
+                   options.gpuChip + " through the CUDA driver)\n"
+             : "libtract_runtime_vulkan.a libtract_runtime.a -lm -ldl "
+               "-lpthread\n"
+               " * (its tensor ops run on a Vulkan device)\n")
      << " *\n";
   auto describe = [&](llvm::StringRef what,
                       const std::vector<TensorSignature> &tensors) {

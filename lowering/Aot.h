@@ -35,6 +35,10 @@ struct AotOptions {
   std::string gpu;
   std::string spirvDir;
   std::string mslDir;
+  /// With CUDA: the chip the PTX is for, and a folder to write it to.
+  std::string gpuChip = "sm_80";
+  std::string ptxDir;
+  std::string cudaPath; ///< as --cuda-path, "" to look for one
   /// The CPU to tune and select instructions for; "native" is the host's.
   std::string cpu;
   unsigned optLevel = 3;

@@ -6,6 +6,8 @@
 
 #include "lowering/PackedEntry.h"
 #include "lowering/Passes.h"
+#include "lowering/Targets.h"
+#include "runtime/tract_cuda.h"
 #include "runtime/tract_gpu.h"
 #include "runtime/tract_profile.h"
 
@@ -66,9 +68,21 @@ referenceLargeConstants(ModuleOp module) {
 /// capabilities. `forMetal`: kernels Metal can run too, so no doubles.
 llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
                         TargetInfo &target) {
-  if (api != "vulkan")
-    return makeError("unknown GPU API '" + api + "' (vulkan is known)");
   char why[256] = "";
+  if (api == "cuda") {
+    // NVVM has every type; the PTX is for the device's chip.
+    if (!tract_cuda_available(why, sizeof(why)))
+      return makeError("--gpu cuda: " + llvm::Twine(why));
+    TargetInfo::GpuFeatures features;
+    features.int8 = features.int16 = features.int64 = features.float16 =
+        features.float64 = true;
+    target.setGpu(api, features, forMetal);
+    target.gpuChip = tract_cuda_device_chip();
+    return llvm::Error::success();
+  }
+  if (api != "vulkan")
+    return makeError("unknown GPU API '" + api +
+                     "' (vulkan and cuda are known)");
   if (!tract_gpu_available(why, sizeof(why)))
     return makeError("--gpu vulkan: " + llvm::Twine(why));
   tract_gpu_features device;
@@ -107,6 +121,11 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
       return std::move(error);
   target.spirvDir = jitOptions.spirvDir;
   target.mslDir = jitOptions.mslDir;
+  target.ptxDir = jitOptions.ptxDir;
+  target.cudaPath = findCudaToolkit(jitOptions.cudaPath);
+  if (!jitOptions.cudaPath.empty() && target.cudaPath.empty())
+    return makeError("--cuda-path " + jitOptions.cudaPath +
+                     ": not a CUDA toolkit (no nvvm/libdevice in it)");
   if (failed(lowerModelToLLVM(module, main, target, &compileTiming)))
     return makeError("the model could not be lowered");
   std::vector<std::pair<std::string, const void *>> weights =
@@ -156,6 +175,7 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     add("tract_take_failure", &tract_take_failure);
     add("tract_last_error", &tract_last_error);
     add("tract_gpu_launch", &tract_gpu_launch);
+    add("tract_cuda_launch", &tract_cuda_launch);
     add("tract_memory_limit", &tract_memory_limit);
     // Called by models instrumented with tract-instrument-profile.
     add("tract_profile_enter", &tract_profile_enter);

@@ -44,6 +44,10 @@ struct JitOptions {
   /// MSL to.
   std::string spirvDir;
   std::string mslDir;
+  /// With CUDA: a folder to write the kernels' PTX to, and the toolkit
+  /// (libdevice) given by --cuda-path.
+  std::string ptxDir;
+  std::string cudaPath;
 };
 
 class CompiledModel {

@@ -10,12 +10,16 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVM.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToFuncs/MathToFuncs.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
@@ -36,8 +40,10 @@
 #include "mlir/Dialect/DLTI/DLTI.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/Linalg/Transforms/BufferizableOpInterfaceImpl.h"
@@ -58,8 +64,11 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Dialect/Vector/Transforms/BufferizableOpInterfaceImpl.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -75,9 +84,9 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
                   bufferization::BufferizationDialect, cf::ControlFlowDialect,
                   DLTIDialect, func::FuncDialect, gpu::GPUDialect,
                   linalg::LinalgDialect, LLVM::LLVMDialect, math::MathDialect,
-                  memref::MemRefDialect, omp::OpenMPDialect, scf::SCFDialect,
-                  spirv::SPIRVDialect, tensor::TensorDialect, ub::UBDialect,
-                  vector::VectorDialect>();
+                  NVVM::NVVMDialect, memref::MemRefDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, spirv::SPIRVDialect, tensor::TensorDialect,
+                  ub::UBDialect, vector::VectorDialect>();
   arith::registerBufferizableOpInterfaceExternalModels(registry);
   // Deallocation follows buffers through the entry checks' branches, the
   // selects between buffers, and the loops: without scf's models the
@@ -95,6 +104,22 @@ void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+  // CUDA's kernels: NVVM's target attribute serializes a gpu.module to PTX
+  // through LLVM IR.
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  // convert-gpu-to-nvvm converts the kernels' bodies with the patterns
+  // their dialects offer through ConvertToLLVMPatternInterface.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  NVVM::registerConvertGpuToNVVMInterface(registry);
+  registerConvertMathToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
 }
 
 /// The threads of the passes that make parallel loops, and the work under
@@ -163,14 +188,30 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
     kernels.allowedTypes = target.gpuTypes;
     pm.addPass(createTractGpuKernelsFromLinalg(kernels));
     pm.addPass(createCanonicalizerPass());
-    TractGpuToSpirvOptions spirv;
-    spirv.capabilities.assign(target.gpuCapabilities.begin(),
-                              target.gpuCapabilities.end());
-    pm.addPass(createTractGpuToSpirv(spirv));
-    pm.addNestedPass<spirv::ModuleOp>(
-        spirv::createSPIRVLowerABIAttributesPass());
-    pm.addNestedPass<spirv::ModuleOp>(spirv::createSPIRVUpdateVCEPass());
+    if (target.gpu == "cuda") {
+      // NVVM, then PTX for the chip from LLVM's NVPTX back end.
+      GpuNVVMAttachTargetOptions nvvm;
+      nvvm.chip = target.gpuChip;
+      pm.addPass(createGpuNVVMAttachTarget(nvvm));
+      pm.addNestedPass<gpu::GPUModuleOp>(createSCFToControlFlowPass());
+      pm.addNestedPass<gpu::GPUModuleOp>(createConvertGpuOpsToNVVMOps());
+      pm.addNestedPass<gpu::GPUModuleOp>(createReconcileUnrealizedCastsPass());
+      GpuModuleToBinaryPassOptions binary;
+      binary.compilationTarget = "isa";
+      binary.toolkitPath = target.cudaPath;
+      pm.addPass(createGpuModuleToBinaryPass(binary));
+    } else {
+      TractGpuToSpirvOptions spirv;
+      spirv.capabilities.assign(target.gpuCapabilities.begin(),
+                                target.gpuCapabilities.end());
+      pm.addPass(createTractGpuToSpirv(spirv));
+      pm.addNestedPass<spirv::ModuleOp>(
+          spirv::createSPIRVLowerABIAttributesPass());
+      pm.addNestedPass<spirv::ModuleOp>(spirv::createSPIRVUpdateVCEPass());
+    }
     TractGpuLaunchWithRuntimeOptions launches;
+    launches.api = target.gpu;
+    launches.ptxDir = target.ptxDir;
     launches.spirvDir = target.spirvDir;
     launches.mslDir = target.mslDir;
     pm.addPass(createTractGpuLaunchWithRuntime(launches));
@@ -303,6 +344,12 @@ void mlir::tract::registerTractLoweringPassesAndPipelines() {
   // What the GPU pipeline runs on its spirv.modules.
   spirv::registerSPIRVLowerABIAttributesPass();
   spirv::registerSPIRVUpdateVCEPass();
+  // ... and on its gpu.modules for CUDA.
+  registerGpuNVVMAttachTarget();
+  registerGpuModuleToBinaryPass();
+  registerPass([] { return createConvertGpuOpsToNVVMOps(); });
+  registerPass([] { return createSCFToControlFlowPass(); });
+  registerPass([] { return createReconcileUnrealizedCastsPass(); });
   PassPipelineRegistration<LowerToLLVMPipelineOptions>(
       "tract-lower-to-llvm",
       "Lower a tract model to the LLVM dialect for the host CPU, as `tract "

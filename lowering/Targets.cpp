@@ -1,9 +1,14 @@
 #include "lowering/Targets.h"
 
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+
+#include <cstdlib>
 
 using namespace mlir::tract;
 
@@ -33,6 +38,29 @@ const CpuTarget *mlir::tract::hostCpuTarget() {
     if (llvm::Triple(target.triple).getArch() == host.getArch())
       return &target;
   return nullptr;
+}
+
+std::string mlir::tract::findCudaToolkit(llvm::StringRef given) {
+  auto hasLibdevice = [](llvm::StringRef root) {
+    llvm::SmallString<128> path(root);
+    llvm::sys::path::append(path, "nvvm", "libdevice");
+    return !root.empty() && llvm::sys::fs::is_directory(path);
+  };
+  if (!given.empty())
+    return hasLibdevice(given) ? given.str() : "";
+  for (const char *variable : {"CUDA_PATH", "CUDA_HOME", "CUDA_ROOT"})
+    if (const char *value = std::getenv(variable); value && hasLibdevice(value))
+      return value;
+  if (hasLibdevice("/usr/local/cuda"))
+    return "/usr/local/cuda";
+  if (llvm::ErrorOr<std::string> ptxas =
+          llvm::sys::findProgramByName("ptxas")) {
+    llvm::StringRef root =
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(*ptxas));
+    if (hasLibdevice(root))
+      return root.str();
+  }
+  return "";
 }
 
 bool mlir::tract::isTargetAvailable(const CpuTarget &target,

@@ -31,6 +31,12 @@ const CpuTarget *hostCpuTarget();
 /// otherwise `error` says why.
 bool isTargetAvailable(const CpuTarget &target, std::string &error);
 
+/// The CUDA toolkit whose libdevice the kernels' math links: `given` (as
+/// `--cuda-path`), else CUDA_PATH, CUDA_HOME or CUDA_ROOT, else
+/// /usr/local/cuda, else the folder above a `ptxas` on the PATH; "" when
+/// none has nvvm/libdevice.
+std::string findCudaToolkit(llvm::StringRef given);
+
 } // namespace mlir::tract
 
 #endif // LOWERING_TARGETS_H

@@ -23,11 +23,24 @@ config.substitutions.append(
 config.substitutions.append(
     ("%tract_runtime_lib",
      os.path.join(config.tract_obj_root, "runtime", "libtract_runtime.a")))
-# ... and, for a model whose tensor ops run on Vulkan, the GPU runtime.
-config.substitutions.append(
-    ("%tract_runtime_vulkan_lib",
-     os.path.join(config.tract_obj_root, "runtime",
-                  "libtract_runtime_vulkan.a") + " -ldl -lpthread"))
+# ... and, for a model whose tensor ops run on Vulkan or CUDA, its GPU
+# runtime.
+for api in ["vulkan", "cuda"]:
+    config.substitutions.append(
+        ("%tract_runtime_" + api + "_lib",
+         os.path.join(config.tract_obj_root, "runtime",
+                      "libtract_runtime_%s.a" % api) + " -ldl -lpthread"))
+# NVIDIA's PTX assembler, where the CUDA toolkit is (PATH, CUDA_PATH or
+# /usr/local/cuda): REQUIRES: ptxas.
+import shutil  # noqa: E402
+ptxas = shutil.which("ptxas") or next(
+    (p for p in [os.path.join(os.environ.get("CUDA_PATH", ""), "bin", "ptxas"),
+                 "/usr/local/cuda/bin/ptxas"] if os.path.isfile(p)), None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+else:
+    lit_config.note("PTX is not assembled: no ptxas (the CUDA toolkit)")
 # ... and, for a model compiled for several threads, LLVM's OpenMP runtime.
 openmp_dir = os.path.dirname(config.tract_openmp_library)
 config.substitutions.append(

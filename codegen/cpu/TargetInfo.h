@@ -42,6 +42,11 @@ struct TargetInfo {
   /// Shading Language to, or "".
   std::string spirvDir = "";
   std::string mslDir = "";
+  /// With CUDA: the chip the PTX is for, and a folder to write it to.
+  std::string gpuChip = "sm_80";
+  std::string ptxDir = "";
+  /// With CUDA: the toolkit whose libdevice the kernels' math links, or "".
+  std::string cudaPath = "";
 
   /// Rows of the register tile: accumulators plus one vector operand and
   /// a broadcast must fit the register file.

@@ -22,6 +22,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -35,6 +36,9 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kKernelModule = "tract_kernels";
+/// The launch's attribute with each buffer's use, as the runtimes' flags.
+constexpr llvm::StringLiteral kBufferUses = "buffer_uses";
+constexpr int32_t kRead = 1, kWrite = 2, kConstant = 4;
 /// Workgroups along x at most (Vulkan's guaranteed minimum of
 /// maxComputeWorkGroupCount); more go along y.
 constexpr int64_t kMaxGroupsX = 65535;
@@ -63,6 +67,24 @@ bool isKernelMath(Operation *op) {
     Type element = getElementTypeOrSelf(type);
     return element.isF16() || element.isF32();
   });
+}
+
+/// Whether `value` views a memref.get_global: weights, which never change.
+bool isConstantData(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (isa<memref::GetGlobalOp>(op))
+      return true;
+    if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
+      value = view.getViewSource();
+      continue;
+    }
+    if (auto cast = dyn_cast<memref::CastOp>(op)) {
+      value = cast.getSource();
+      continue;
+    }
+    return false;
+  }
+  return false;
 }
 
 /// Why `op` cannot be a kernel, or "" if it can.
@@ -119,11 +141,12 @@ public:
     buildHost(host);
     gpu::GPUFuncOp kernel = buildKernel();
     Value one = arith::ConstantIndexOp::create(host, loc, 1);
-    gpu::LaunchFuncOp::create(
+    auto launch = gpu::LaunchFuncOp::create(
         host, loc, kernel, gpu::KernelDim3{gridX, gridY, one},
         gpu::KernelDim3{
             arith::ConstantIndexOp::create(host, loc, workgroupSize), one, one},
         /*dynamicSharedMemorySize=*/Value(), arguments);
+    launch->setAttr(kBufferUses, host.getDenseI32ArrayAttr(uses));
     op->erase();
   }
 
@@ -167,6 +190,13 @@ private:
           MemRefType::get({ShapedType::kDynamic}, type.getElementType());
       layout[operand.getOperandNumber()] = parameters.size();
       argumentOf[operand.getOperandNumber()] = arguments.size();
+      // A written buffer is read too: the kernel writes its operand's
+      // elements, not every element of the span, whose others must come
+      // back as they were.
+      bool written = op.isDpsInit(&operand);
+      uses.push_back(written                         ? kRead | kWrite
+                     : isConstantData(operand.get()) ? kRead | kConstant
+                                                     : kRead);
       arguments.push_back(memref::ReinterpretCastOp::create(
           b, loc, flatType, metadata.getBaseBuffer(),
           OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{span},
@@ -189,6 +219,7 @@ private:
                               table, ValueRange{index(b, loc, position)});
     arguments.push_back(memref::CastOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, i32), table));
+    uses.push_back(kRead);
 
     // Enough groups for every invocation, along x then y.
     Value groups = arith::CeilDivUIOp::create(b, loc, invocations,
@@ -363,8 +394,10 @@ private:
   int64_t workgroupSize;
   std::string name;
   Location loc;
-  /// The launch's arguments: the flat operands, then the parameters.
+  /// The launch's arguments: the flat operands, then the parameters; and
+  /// how the kernel uses each.
   SmallVector<Value> arguments;
+  SmallVector<int32_t> uses;
   Value gridX, gridY;
   /// Per operand: its position among the arguments (memrefs only), the
   /// position of its offset in the parameters (-1 for a scalar), and in

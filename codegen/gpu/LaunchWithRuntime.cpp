@@ -33,10 +33,11 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kLaunchName = "tract_gpu_launch";
+constexpr llvm::StringLiteral kCudaLaunchName = "tract_cuda_launch";
+/// KernelsFromLinalg's buffer uses on a launch.
+constexpr llvm::StringLiteral kBufferUses = "buffer_uses";
 constexpr llvm::StringLiteral kFailName = "tract_fail";
 constexpr llvm::StringLiteral kLastErrorName = "tract_last_error";
-/// The buffer flags of runtime/tract_gpu.h.
-constexpr int32_t kRead = 1, kWrite = 2, kConstant = 4;
 
 /// The runtime function `name` of `type`, declared once.
 LLVM::LLVMFuncOp declare(ModuleOp module, StringRef name,
@@ -70,40 +71,6 @@ LLVM::GlobalOp addString(ModuleOp module, const std::string &base,
                    StringAttr::get(module.getContext(), data));
 }
 
-/// Whether `value` views a memref.get_global: weights, which never change.
-bool isConstantData(Value value) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (isa<memref::GetGlobalOp>(op))
-      return true;
-    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(op)) {
-      value = metadata.getSource();
-      continue;
-    }
-    if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
-      value = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(op)) {
-      value = cast.getSource();
-      continue;
-    }
-    return false;
-  }
-  return false;
-}
-
-/// How kernel argument `argument` is used: loaded, stored to.
-int32_t usesOf(BlockArgument argument) {
-  int32_t flags = 0;
-  for (Operation *user : argument.getUsers()) {
-    if (isa<memref::LoadOp>(user))
-      flags |= kRead;
-    if (isa<memref::StoreOp>(user))
-      flags |= kWrite;
-  }
-  return flags;
-}
-
 struct TractGpuLaunchWithRuntimePass
     : public tract::impl::TractGpuLaunchWithRuntimeBase<
           TractGpuLaunchWithRuntimePass> {
@@ -111,46 +78,100 @@ struct TractGpuLaunchWithRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    // The words of each kernel module's SPIR-V.
-    llvm::StringMap<LLVM::GlobalOp> shaders;
-    llvm::StringMap<int64_t> wordCounts;
+    if (api != "vulkan" && api != "cuda") {
+      module.emitError() << "unknown GPU API '" << api << "'";
+      return signalPassFailure();
+    }
+    // The code of each kernel module: SPIR-V words, or PTX text.
+    llvm::StringMap<Code> codes;
     for (auto shader : llvm::make_early_inc_range(
              module.getBody()->getOps<spirv::ModuleOp>())) {
-      SmallVector<uint32_t> words;
-      if (failed(spirv::serialize(shader, words))) {
-        shader.emitError() << "cannot serialize the SPIR-V module";
-        return signalPassFailure();
-      }
-      StringRef name = shader.getName().value_or("kernels");
-      name.consume_front("__spv__");
-      SmallVector<int32_t> signedWords(words.begin(), words.end());
-      auto type = RankedTensorType::get({static_cast<int64_t>(words.size())},
-                                        IntegerType::get(&getContext(), 32));
-      shaders[name] = addGlobal(
-          module, name.str() + ".spirv",
-          LLVM::LLVMArrayType::get(IntegerType::get(&getContext(), 32),
-                                   words.size()),
-          DenseIntElementsAttr::get(type, ArrayRef<int32_t>(signedWords)));
-      wordCounts[name] = words.size();
-      if (!spirvDir.empty() &&
-          failed(write(shader, spirvDir, name + ".spv",
-                       StringRef(reinterpret_cast<const char *>(words.data()),
-                                 words.size() * sizeof(uint32_t)))))
-        return signalPassFailure();
-      if (!mslDir.empty() && failed(writeMsl(shader, name, words)))
+      if (failed(addSpirv(shader, codes)))
         return signalPassFailure();
       shader.erase();
+    }
+    for (auto binary : llvm::make_early_inc_range(
+             module.getBody()->getOps<gpu::BinaryOp>())) {
+      if (failed(addPtx(binary, codes)))
+        return signalPassFailure();
+      binary.erase();
     }
 
     SmallVector<gpu::LaunchFuncOp> launches;
     module.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
     for (gpu::LaunchFuncOp launch : launches)
-      if (failed(lower(launch, shaders, wordCounts)))
+      if (failed(lower(launch, codes)))
         return signalPassFailure();
     for (auto kernels :
          llvm::make_early_inc_range(module.getOps<gpu::GPUModuleOp>()))
       kernels.erase();
     module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
+  }
+
+  /// A kernel module's code in the host's constants, and its size (words
+  /// of SPIR-V, bytes of PTX without the NUL).
+  struct Code {
+    LLVM::GlobalOp global;
+    int64_t size;
+  };
+
+  /// The SPIR-V words of `shader`, and the files asked for.
+  LogicalResult addSpirv(spirv::ModuleOp shader, llvm::StringMap<Code> &codes) {
+    SmallVector<uint32_t> words;
+    if (failed(spirv::serialize(shader, words)))
+      return shader.emitError() << "cannot serialize the SPIR-V module";
+    StringRef name = shader.getName().value_or("kernels");
+    name.consume_front("__spv__");
+    SmallVector<int32_t> signedWords(words.begin(), words.end());
+    auto type = RankedTensorType::get({static_cast<int64_t>(words.size())},
+                                      IntegerType::get(&getContext(), 32));
+    codes[name] = {
+        addGlobal(
+            getOperation(), name.str() + ".spirv",
+            LLVM::LLVMArrayType::get(IntegerType::get(&getContext(), 32),
+                                     words.size()),
+            DenseIntElementsAttr::get(type, ArrayRef<int32_t>(signedWords))),
+        static_cast<int64_t>(words.size())};
+    if (!spirvDir.empty() &&
+        failed(write(shader, spirvDir, name + ".spv",
+                     StringRef(reinterpret_cast<const char *>(words.data()),
+                               words.size() * sizeof(uint32_t)))))
+      return failure();
+    if (!mslDir.empty() && failed(writeMsl(shader, name, words)))
+      return failure();
+    return success();
+  }
+
+  /// The PTX of `binary` (gpu-module-to-binary's assembly for an NVVM
+  /// target), NUL-terminated as the driver reads it.
+  LogicalResult addPtx(gpu::BinaryOp binary, llvm::StringMap<Code> &codes) {
+    auto objects = binary.getObjects();
+    auto object = objects.empty() ? gpu::ObjectAttr()
+                                  : dyn_cast<gpu::ObjectAttr>(objects[0]);
+    if (!object || object.getFormat() != gpu::CompilationTarget::Assembly)
+      return binary.emitError() << "expected one PTX object";
+    StringRef ptx = object.getObject().getValue();
+    StringRef name = binary.getName();
+    // Math from libdevice, which only a CUDA toolkit has, left unlinked:
+    // the driver could not load the module.
+    size_t external = ptx.find(".extern .func");
+    if (external != StringRef::npos) {
+      size_t call = ptx.find("__nv_", external);
+      StringRef function = call == StringRef::npos
+                               ? StringRef("a function")
+                               : ptx.substr(call).take_while([](char c) {
+                                   return llvm::isAlnum(c) || c == '_';
+                                 });
+      return binary.emitError()
+             << "the kernels call " << function
+             << " from libdevice, which needs a CUDA toolkit: give "
+                "--cuda-path or set CUDA_HOME";
+    }
+    codes[name] = {addString(getOperation(), name.str() + ".ptx", ptx),
+                   static_cast<int64_t>(ptx.size())};
+    if (!ptxDir.empty() && failed(write(binary, ptxDir, name + ".ptx", ptx)))
+      return failure();
+    return success();
   }
 
   /// The MSL of each kernel of the gpu.module `name`, to
@@ -171,45 +192,51 @@ struct TractGpuLaunchWithRuntimePass
     return success();
   }
 
-  /// Writes `data` to `<folder>/<file>`.
-  LogicalResult write(spirv::ModuleOp shader, StringRef folder,
-                      const Twine &file, StringRef data) {
+  /// Writes `data` to `<folder>/<file>`; errors go to `shader`.
+  LogicalResult write(Operation *shader, StringRef folder, const Twine &file,
+                      StringRef data) {
     llvm::SmallString<128> path(folder);
     if (std::error_code error = llvm::sys::fs::create_directories(path))
-      return shader.emitError()
+      return shader->emitError()
              << "cannot create " << path << ": " << error.message();
     llvm::sys::path::append(path, file);
     std::error_code error;
     llvm::raw_fd_ostream os(path, error);
     if (error)
-      return shader.emitError()
+      return shader->emitError()
              << "cannot write " << path << ": " << error.message();
     os << data;
     return success();
   }
 
   LogicalResult lower(gpu::LaunchFuncOp launch,
-                      const llvm::StringMap<LLVM::GlobalOp> &shaders,
-                      const llvm::StringMap<int64_t> &wordCounts) {
+                      const llvm::StringMap<Code> &codes) {
     auto module = launch->getParentOfType<ModuleOp>();
     MLIRContext *context = &getContext();
     Location loc = launch.getLoc();
     StringRef moduleName = launch.getKernelModuleName().getValue();
     StringRef kernelName = launch.getKernelName().getValue();
-    auto shader = shaders.find(moduleName);
-    auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
-        launch, launch.getKernel());
-    if (shader == shaders.end() || !kernel)
+    auto code = codes.find(moduleName);
+    auto uses = launch->getAttrOfType<DenseI32ArrayAttr>(kBufferUses);
+    if (code == codes.end())
+      return launch.emitError() << "no code for kernel " << launch.getKernel();
+    if (!uses ||
+        uses.size() != static_cast<int64_t>(launch.getKernelOperands().size()))
       return launch.emitError()
-             << "no SPIR-V for kernel " << launch.getKernel();
+             << "expected '" << kBufferUses << "' with a use per buffer";
+    bool cuda = api == "cuda";
 
     Type i32 = IntegerType::get(context, 32);
     Type i64 = IntegerType::get(context, 64);
     auto pointer = LLVM::LLVMPointerType::get(context);
-    LLVM::LLVMFuncOp launchFunction = declare(
-        module, kLaunchName,
-        LLVM::LLVMFunctionType::get(i32, {pointer, i64, pointer, i32, i32, i32,
-                                          i32, pointer, pointer, pointer}));
+    // The same call for both runtimes, but for CUDA's block size.
+    SmallVector<Type> parameterTypes = {pointer, i64, pointer, i32, i32, i32};
+    if (cuda)
+      parameterTypes.push_back(i32);
+    parameterTypes.append({i32, pointer, pointer, pointer});
+    LLVM::LLVMFuncOp launchFunction =
+        declare(module, cuda ? kCudaLaunchName : kLaunchName,
+                LLVM::LLVMFunctionType::get(i32, parameterTypes));
     // Three arrays on the caller's stack, allocated once at its entry.
     auto caller = launch->getParentOfType<FunctionOpInterface>();
     OpBuilder entry =
@@ -241,14 +268,7 @@ struct TractGpuLaunchWithRuntimePass
       Value bytes = arith::MulIOp::create(
           b, loc, elements,
           arith::ConstantIntOp::create(b, loc, i64, elementBytes));
-      int32_t use = usesOf(kernel.getArgument(index));
-      // A written buffer is read too: the kernel writes its operand's
-      // elements, not every element of the span, whose others must come
-      // back as they were.
-      if (use & kWrite)
-        use |= kRead;
-      else if (isConstantData(operand))
-        use |= kConstant;
+      int32_t use = uses[index];
       int32_t position = index;
       auto slot = [&](Value array, Type elementType) {
         return LLVM::GEPOp::create(b, loc, pointer, elementType, array,
@@ -266,17 +286,16 @@ struct TractGpuLaunchWithRuntimePass
     LLVM::GlobalOp entryName = addString(
         module, (moduleName + "." + kernelName + ".name").str(), kernelName);
     SmallVector<Value> arguments = {
-        LLVM::AddressOfOp::create(b, loc, shader->second),
-        arith::ConstantIntOp::create(b, loc, i64,
-                                     wordCounts.lookup(moduleName)),
+        LLVM::AddressOfOp::create(b, loc, code->second.global),
+        arith::ConstantIntOp::create(b, loc, i64, code->second.size),
         LLVM::AddressOfOp::create(b, loc, entryName),
         toI32(launch.getGridSizeX()),
         toI32(launch.getGridSizeY()),
-        toI32(launch.getGridSizeZ()),
-        arith::ConstantIntOp::create(b, loc, i32, count),
-        pointers,
-        sizes,
-        flags};
+        toI32(launch.getGridSizeZ())};
+    if (cuda)
+      arguments.push_back(toI32(launch.getBlockSizeX()));
+    arguments.append({arith::ConstantIntOp::create(b, loc, i32, count),
+                      pointers, sizes, flags});
     Value status =
         LLVM::CallOp::create(b, loc, launchFunction, arguments).getResult();
     // A failed launch fails the run, with the runtime's reason.

@@ -20,7 +20,10 @@ def TractGpuKernelsFromLinalg
     buffers over their whole span (`memref.reinterpret_cast` of their base),
     and their offsets and strides, the loop bounds and the number of
     invocations, as one `memref<?xi32>` of parameters: layouts and dynamic
-    shapes need no specialization.
+    shapes need no specialization. The launch's `buffer_uses` says
+    how the kernel uses each buffer, as the runtimes' flags: read (1),
+    written (2, and then read too: what the kernel does not write must come
+    back as it was), constant (4: a view of a `memref.get_global`).
 
     ```
     kernel params: [invocations, bound(d0) .. bound(dn-1),
@@ -64,11 +67,14 @@ def TractGpuToSpirv : Pass<"tract-gpu-to-spirv", "ModuleOp"> {
 
 def TractGpuLaunchWithRuntime
     : Pass<"tract-gpu-launch-with-runtime", "ModuleOp"> {
-  let summary = "Serialize the SPIR-V kernels and launch them through the "
-                "GPU runtime";
+  let summary = "Embed the kernels' code and launch them through the GPU "
+                "runtime";
   let description = [{
-    Each `spirv.module` is serialized into a constant global of 32-bit
-    words, and each `gpu.launch_func` becomes a call of the runtime's
+    For Vulkan (`api=vulkan`), each `spirv.module` is serialized into a
+    constant global of 32-bit words; for CUDA (`api=cuda`), each
+    `gpu.binary` holds the PTX of its module (from `gpu-module-to-binary`)
+    and becomes a NUL-terminated string. Each `gpu.launch_func` becomes a
+    call of the runtime's
 
     ```c
     int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
@@ -78,12 +84,12 @@ def TractGpuLaunchWithRuntime
                              const int64_t *bytes, const int32_t *flags);
     ```
 
-    (`runtime/tract_gpu.h`) with each buffer's aligned pointer, its size
-    in bytes, and how the kernel uses it: read (an operand the kernel
-    loads), written (one it stores to), constant (a `memref.get_global`,
-    which the runtime uploads once). A failed launch calls `tract_fail`
+    (`runtime/tract_gpu.h`), or of `tract_cuda_launch`
+    (`runtime/tract_cuda.h`: the same with the block size after the grid),
+    with each buffer's aligned pointer, its size in bytes, and its use from
+    the launch's `buffer_uses`. A failed launch calls `tract_fail`
     with the kernel's name, so the model's entry returns an error. The
-    gpu and spirv modules are erased. With `spirv-dir`, each module's
+    gpu, spirv and binary modules are erased. With `spirv-dir`, each module's
     words are also written to `<dir>/<module>.spv`, for spirv-val; with
     `msl-dir`, each kernel's Metal Shading Language, from SPIRV-Cross, to
     `<dir>/<kernel>.metal` (buffer i of the kernel is `[[buffer(i)]]`;
@@ -91,6 +97,10 @@ def TractGpuLaunchWithRuntime
     binding).
   }];
   let options = [
+    Option<"api", "api", "std::string", /*default=*/"\"vulkan\"",
+           "The runtime the launches call: vulkan or cuda">,
+    Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"",
+           "A folder to write each PTX module to, as <module>.ptx">,
     Option<"spirvDir", "spirv-dir", "std::string", /*default=*/"",
            "A folder to write each SPIR-V module to, as <module>.spv">,
     Option<"mslDir", "msl-dir", "std::string", /*default=*/"",

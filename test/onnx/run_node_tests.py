@@ -146,30 +146,52 @@ def run_imported(tract, model, test_dir, status, message, facts, approx,
         command += ["-i", fact]
     if not gpu:
         return run_data_sets(command, model, test_dir, sets, approx, timeout)
-    # On the GPU, the kernels' SPIR-V must also pass spirv-val, and each
-    # kernel convert to Metal's MSL (tract fails otherwise).
-    with tempfile.TemporaryDirectory() as spirv, \
+    # On the GPU, the kernels' code must also pass its checker: SPIR-V
+    # spirv-val (and each kernel convert to Metal's MSL, or tract fails),
+    # PTX ptxas where the CUDA toolkit is.
+    with tempfile.TemporaryDirectory() as code, \
             tempfile.TemporaryDirectory() as msl:
-        command += ["--gpu", gpu, "--spirv-dir", spirv, "--msl-dir", msl]
+        command += ["--gpu", gpu] + (
+            ["--ptx-dir", code] if gpu == "cuda"
+            else ["--spirv-dir", code, "--msl-dir", msl])
         status, message = run_data_sets(command, model, test_dir, sets,
                                         approx, timeout)
-        problem = status == "pass" and invalid_spirv(spirv)
+        problem = status == "pass" and invalid_kernels(code)
         if problem:
             return "fail", problem
         return status, message
 
 
-def invalid_spirv(folder):
-    """spirv-val's first complaint about a SPIR-V module in `folder` (as
-    `tract --spirv-dir` writes them), or None when all are valid."""
+def ptxas():
+    """NVIDIA's PTX assembler, or None without the CUDA toolkit."""
+    import shutil
+    found = shutil.which("ptxas")
+    for candidate in [os.path.join(os.environ.get("CUDA_PATH", ""), "bin",
+                                   "ptxas"), "/usr/local/cuda/bin/ptxas"]:
+        found = found or (candidate if os.path.isfile(candidate) else None)
+    return found
+
+
+def invalid_kernels(folder):
+    """The first complaint about a kernel module in `folder` (as `tract
+    --spirv-dir` or `--ptx-dir` writes them): spirv-val's for SPIR-V,
+    ptxas's (sm_80, where it is) for PTX; None when all are valid."""
+    assembler = ptxas()
     for name in sorted(os.listdir(folder)):
-        proc = subprocess.run(
-            ["spirv-val", "--target-env", "vulkan1.1",
-             os.path.join(folder, name)],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        path = os.path.join(folder, name)
+        if name.endswith(".ptx"):
+            if not assembler:
+                continue
+            checker = [assembler, "--gpu-name", "sm_80", path,
+                       "-o", os.devnull]
+        else:
+            checker = ["spirv-val", "--target-env", "vulkan1.1", path]
+        proc = subprocess.run(checker, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT)
         if proc.returncode != 0:
-            return "spirv-val: %s: %s" % (name, first_error(
-                proc.stdout.decode(errors="replace")))
+            return "%s: %s: %s" % (os.path.basename(checker[0]), name,
+                                   first_error(proc.stdout.decode(
+                                       errors="replace")))
     return None
 
 
@@ -410,8 +432,9 @@ def main():
                 columns.append("without constants")
             if args.gpu_column:
                 out.write("\n*%s*: each test again with `tract --gpu %s`: "
-                          "its tensor ops as SPIR-V kernels on the device, "
-                          "each kernel module checked by `spirv-val`.\n" % (
+                          "its tensor ops as kernels on the device, each "
+                          "kernel module checked (SPIR-V by `spirv-val`, "
+                          "PTX by `ptxas`).\n" % (
                               args.gpu_column, args.gpu_column))
                 columns.append(args.gpu_column)
             if onnxruntime:

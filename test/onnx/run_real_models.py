@@ -89,9 +89,11 @@ def run_one(args, spec, expected_failure, hashes, work):
     saved = os.path.join(work, stem + ".npz")
     command = [args.tract, "--threads", str(args.threads)]
     command += ["-O"] if args.optimize else []
-    spirv = os.path.join(work, stem + ".spirv")
-    if args.gpu:
-        command += ["--gpu", args.gpu, "--spirv-dir", spirv,
+    kernels = os.path.join(work, stem + ".kernels")
+    if args.gpu == "cuda":
+        command += ["--gpu", args.gpu, "--ptx-dir", kernels]
+    elif args.gpu:
+        command += ["--gpu", args.gpu, "--spirv-dir", kernels,
                     "--msl-dir", os.path.join(work, stem + ".msl")]
     for fact in facts:
         command += ["-i", fact]
@@ -117,7 +119,7 @@ def run_one(args, spec, expected_failure, hashes, work):
         return "FAIL", ("%s (listed as expected to fail with '%s', fails "
                         "otherwise)" % (reason, expected_failure))
     worst_abs, worst_share = differences(reference, saved)
-    problem = args.gpu and run_node_tests.invalid_spirv(spirv)
+    problem = args.gpu and run_node_tests.invalid_kernels(kernels)
     if problem:
         return "FAIL", problem
     if expected_failure is not None:

@@ -83,13 +83,19 @@ const Flag kFlags[] = {
      "the work, in flops, from which an op runs on threads (0: every op "
      "with a loop to share; default: the cost model weighs each fork)"},
     {Scope::Global, "--gpu", "", true,
-     "run the model's tensor ops on a GPU through this API: vulkan (run, "
-     "bench, dump --profile; the shape arithmetic and control stay on the "
-     "CPU)"},
+     "run the model's tensor ops on a GPU through this API: vulkan or cuda "
+     "(run, bench, dump --profile, compile; the shape arithmetic and control "
+     "stay on the CPU)"},
     {Scope::Global, "--spirv-dir", "", true,
      "with --gpu vulkan (run, compile): also write the kernels' SPIR-V "
      "modules into this "
      "folder (for spirv-val)"},
+    {Scope::Global, "--ptx-dir", "", true,
+     "with --gpu cuda (run, compile): also write the kernels' PTX into "
+     "this folder (for ptxas)"},
+    {Scope::Global, "--cuda-path", "", true,
+     "with --gpu cuda: the CUDA toolkit whose libdevice the kernels' math "
+     "links (default: CUDA_PATH, CUDA_HOME, /usr/local/cuda or ptxas's)"},
     {Scope::Global, "--msl-dir", "", true,
      "with --gpu vulkan: also write each kernel as Metal Shading Language "
      "(SPIRV-Cross) into this folder; f64 ops then stay on the CPU, as "
@@ -187,8 +193,9 @@ const Flag kFlags[] = {
     {Scope::Compile, "--output", "-o", true,
      "the object file to write (model.o), or a shared library (model.so)"},
     {Scope::Compile, "--target", "", true,
-     "x86_64, aarch64, armv7 or wasm32 (default: the host); vulkan: the "
-     "host, with the tensor ops on a Vulkan device (as --gpu vulkan)"},
+     "x86_64, aarch64, armv7 or wasm32 (default: the host); vulkan or cuda: "
+     "the host, with the tensor ops on that GPU API (as --gpu; for cuda, "
+     "--cpu names the chip: sm_80 unless given)"},
     {Scope::Compile, "--cpu", "", true,
      "the CPU to generate code for, or native (default: a baseline CPU)"},
     {Scope::Compile, "--threads", "", true,
@@ -440,14 +447,19 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
         (longName == "--max-loops" ? invocation.maxLoops
                                    : invocation.warmupLoops) = number;
     } else if (longName == "--gpu") {
-      if (value != "vulkan")
+      if (value != "vulkan" && value != "cuda")
         return makeError("option '" + name.str() +
-                         "' expects a GPU API (vulkan), not '" + value + "'");
+                         "' expects a GPU API (vulkan, cuda), not '" + value +
+                         "'");
       invocation.gpu = value;
     } else if (longName == "--spirv-dir") {
       invocation.spirvDir = value;
     } else if (longName == "--msl-dir") {
       invocation.mslDir = value;
+    } else if (longName == "--ptx-dir") {
+      invocation.ptxDir = value;
+    } else if (longName == "--cuda-path") {
+      invocation.cudaPath = value;
     } else if (longName == "--threading-threshold") {
       double flops;
       if (StringRef(value).getAsDouble(flops) || !(flops >= 0) ||

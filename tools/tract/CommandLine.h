@@ -97,6 +97,10 @@ struct Invocation {
   std::string spirvDir;
   /// --msl-dir: where --gpu vulkan writes its kernels' MSL (for Metal).
   std::string mslDir;
+  /// --ptx-dir: where --gpu cuda writes its kernels' PTX.
+  std::string ptxDir;
+  /// --cuda-path: the CUDA toolkit (libdevice) for --gpu cuda.
+  std::string cudaPath;
 
   // compile options.
   std::optional<std::string> output; ///< -o: model.o, or model.so

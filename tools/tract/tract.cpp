@@ -55,6 +55,8 @@ JitOptions jitOptions(const cli::Invocation &invocation) {
   options.gpu = invocation.gpu;
   options.spirvDir = invocation.spirvDir;
   options.mslDir = invocation.mslDir;
+  options.ptxDir = invocation.ptxDir;
+  options.cudaPath = invocation.cudaPath;
   return options;
 }
 
@@ -1125,10 +1127,11 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   // --target vulkan: the host's CPU, the tensor ops on a Vulkan device (as
   // --gpu vulkan).
   std::string gpu = invocation.gpu;
-  bool onVulkan = invocation.target && *invocation.target == "vulkan";
-  if (onVulkan)
-    gpu = "vulkan";
-  const CpuTarget *target = invocation.target && !onVulkan
+  bool onGpu = invocation.target &&
+               (*invocation.target == "vulkan" || *invocation.target == "cuda");
+  if (onGpu)
+    gpu = *invocation.target;
+  const CpuTarget *target = invocation.target && !onGpu
                                 ? lookupCpuTarget(*invocation.target)
                                 : hostCpuTarget();
   if (!target) {
@@ -1137,7 +1140,7 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
       names += (names.empty() ? "" : ", ") + known.name.str();
     return fail(invocation.target
                     ? "unknown --target '" + *invocation.target +
-                          "'; expected one of " + names + ", vulkan"
+                          "'; expected one of " + names + ", vulkan, cuda"
                     : "the host is none of the targets (" + names +
                           "); give --target");
   }
@@ -1152,7 +1155,17 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   options.gpu = gpu;
   options.spirvDir = invocation.spirvDir;
   options.mslDir = invocation.mslDir;
+  options.ptxDir = invocation.ptxDir;
+  options.cudaPath = invocation.cudaPath;
   options.cpu = invocation.cpu.value_or("");
+  // For CUDA, --cpu names the chip; the host's CPU is its baseline.
+  if (gpu == "cuda") {
+    options.gpuChip = invocation.cpu.value_or("sm_80");
+    if (!llvm::StringRef(options.gpuChip).starts_with("sm_"))
+      return fail("--cpu '" + options.gpuChip +
+                  "' for cuda: expected a chip such as sm_80 or sm_90");
+    options.cpu = "";
+  }
   options.threads = *invocation.threads;
   options.threadingThreshold = invocation.threadingThreshold.value_or(-1);
   options.timing = &timing;
@@ -1200,12 +1213,12 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   llvm::SmallVector<llvm::StringRef> command = {
       *cc, "-shared", "-o", output, objectPath, "-Wl,--whole-archive"};
   // The GPU runtime, which opens the Vulkan loader at run time.
-  std::string vulkan;
+  std::string gpuRuntime;
   if (!gpu.empty()) {
-    vulkan = runtimeLibraryPath(argv0, "libtract_runtime_vulkan.a");
-    if (!llvm::sys::fs::exists(vulkan))
-      return fail("the GPU runtime library is not at " + vulkan);
-    command.push_back(vulkan);
+    gpuRuntime = runtimeLibraryPath(argv0, "libtract_runtime_" + gpu + ".a");
+    if (!llvm::sys::fs::exists(gpuRuntime))
+      return fail("the GPU runtime library is not at " + gpuRuntime);
+    command.push_back(gpuRuntime);
   }
   command.append({runtime, "-Wl,--no-whole-archive", "-lm"});
   if (!gpu.empty())

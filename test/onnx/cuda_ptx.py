@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""PTX for the CUDA path, where no GPU is: each model compiled with `tract
+compile --target cuda --cpu CHIP --ptx-dir` for each chip, and every kernel
+module assembled by NVIDIA's ptxas when the CUDA toolkit is here (the PTX
+is only generated, and counted, otherwise).
+
+Models: the real models given as specs (as run_real_models.py takes them),
+and the node tests an onnx-conformance report marks passing, every --sample
+Nth. Fails on any failed compile or assembly, or when fewer than --min
+compiled. Without a CUDA toolkit, a model whose kernels need libdevice's
+math cannot compile (tract says so): it is counted apart, not failed.
+"""
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import import_node_tests  # noqa: E402
+import nnef_cycle  # noqa: E402
+import run_node_tests  # noqa: E402
+
+
+def compile_one(tract, path, facts, chip, work):
+    """'' when the model's PTX for `chip` compiles (and assembles), else
+    why not."""
+    os.makedirs(work, exist_ok=True)
+    command = [tract, path]
+    for fact in facts:
+        command += ["-i", fact]
+    command += ["--ptx-dir", work, "compile", "--target", "cuda", "--cpu",
+                chip, "-o", os.path.join(work, "model.o")]
+    proc = subprocess.run(command, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=600)
+    if proc.returncode != 0:
+        return "compile: " + run_node_tests.first_error(
+            proc.stderr.decode(errors="replace"))
+    assembler = run_node_tests.ptxas()
+    for name in sorted(os.listdir(work)):
+        if not name.endswith(".ptx") or not assembler:
+            continue
+        proc = subprocess.run(
+            [assembler, "--gpu-name", chip, os.path.join(work, name), "-o",
+             os.devnull], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if proc.returncode != 0:
+            return "ptxas %s: %s" % (chip, proc.stdout.decode(
+                errors="replace").strip().splitlines()[0])
+    return ""
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tract", required=True)
+    parser.add_argument("--translate", required=True)
+    parser.add_argument("--models", help="the real models' folder")
+    parser.add_argument("--passing-from",
+                        help="an onnx-conformance report: its passing node "
+                             "tests")
+    parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
+    parser.add_argument("--sample", type=int, default=1, metavar="N")
+    parser.add_argument("--chips", default="sm_80,sm_90")
+    parser.add_argument("--min", type=int, default=0)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("specs", nargs="*", metavar="MODEL[@FACT]...")
+    args = parser.parse_args()
+
+    jobs = []  # (label, path, facts)
+    for spec in args.specs:
+        name, *facts = spec.split("@")
+        model = name.partition(":")[0]
+        jobs.append((spec, os.path.join(args.models, model), facts))
+    if args.passing_from:
+        passing = sorted(nnef_cycle.passing_from_report(args.passing_from))
+        for name in passing[::args.sample]:
+            path = os.path.join(args.data, "node", name, "model.onnx")
+            _, _, facts = import_node_tests.import_one(args.translate, path)
+            jobs.append((name, path, facts))
+
+    failures, without_toolkit = [], 0
+    with tempfile.TemporaryDirectory() as work, \
+            concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futures = {}
+        for index, (label, path, facts) in enumerate(jobs):
+            for chip in args.chips.split(","):
+                folder = os.path.join(work, "%d-%s" % (index, chip))
+                futures[pool.submit(compile_one, args.tract, path, facts,
+                                    chip, folder)] = (label, chip)
+        for future in concurrent.futures.as_completed(futures):
+            problem = future.result()
+            if "needs a CUDA toolkit" in problem:
+                without_toolkit += 1
+            elif problem:
+                failures.append("%s (%s): %s" % (*futures[future], problem))
+    compiled = len(futures) - len(failures) - without_toolkit
+    print("cuda-ptx: %d of %d compiles%s for %s%s" % (
+        compiled, len(futures),
+        " assembled by ptxas" if run_node_tests.ptxas()
+        else " (no ptxas here: generated only)", args.chips,
+        "; %d need libdevice, and no CUDA toolkit is here" % without_toolkit
+        if without_toolkit else ""))
+    for failure in sorted(failures):
+        print("FAIL " + failure)
+    if failures or compiled < args.min:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
