@@ -24,7 +24,9 @@ if [[ ${1:-} == --sanitize ]]; then
   # use-after-poison on every MLIRContext. ASan's own checks stay.
   export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1:strict_string_checks=1:allow_user_poisoning=0
   export UBSAN_OPTIONS=abort_on_error=1:halt_on_error=1:print_stacktrace=1
-  export LSAN_OPTIONS=abort_on_error=1
+  # Leaks of third-party libraries the tests load (Mesa's lavapipe) are
+  # suppressed by scripts/lsan.supp; ours never are.
+  export LSAN_OPTIONS=abort_on_error=1:print_suppressions=0:suppressions=$root/scripts/lsan.supp
   symbolizer=$(command -v llvm-symbolizer-22 ||
                ls /usr/lib/llvm-22/bin/llvm-symbolizer 2>/dev/null || true)
   [[ -n $symbolizer ]] && export ASAN_SYMBOLIZER_PATH=$symbolizer
