@@ -36,8 +36,6 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kKernelModule = "tract_kernels";
-/// The launch's attribute with each buffer's use, as the runtimes' flags.
-constexpr llvm::StringLiteral kBufferUses = "buffer_uses";
 constexpr int32_t kRead = 1, kWrite = 2, kConstant = 4;
 /// Workgroups along x at most (Vulkan's guaranteed minimum of
 /// maxComputeWorkGroupCount); more go along y.
@@ -146,7 +144,8 @@ public:
         gpu::KernelDim3{
             arith::ConstantIndexOp::create(host, loc, workgroupSize), one, one},
         /*dynamicSharedMemorySize=*/Value(), arguments);
-    launch->setAttr(kBufferUses, host.getDenseI32ArrayAttr(uses));
+    launch->setAttr(tract::kBufferUsesAttrName,
+                    host.getDenseI32ArrayAttr(uses));
     op->erase();
   }
 

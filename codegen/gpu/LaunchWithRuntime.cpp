@@ -34,8 +34,6 @@ namespace {
 
 constexpr llvm::StringLiteral kLaunchName = "tract_gpu_launch";
 constexpr llvm::StringLiteral kCudaLaunchName = "tract_cuda_launch";
-/// KernelsFromLinalg's buffer uses on a launch.
-constexpr llvm::StringLiteral kBufferUses = "buffer_uses";
 constexpr llvm::StringLiteral kFailName = "tract_fail";
 constexpr llvm::StringLiteral kLastErrorName = "tract_last_error";
 
@@ -217,13 +215,14 @@ struct TractGpuLaunchWithRuntimePass
     StringRef moduleName = launch.getKernelModuleName().getValue();
     StringRef kernelName = launch.getKernelName().getValue();
     auto code = codes.find(moduleName);
-    auto uses = launch->getAttrOfType<DenseI32ArrayAttr>(kBufferUses);
+    auto uses =
+        launch->getAttrOfType<DenseI32ArrayAttr>(tract::kBufferUsesAttrName);
     if (code == codes.end())
       return launch.emitError() << "no code for kernel " << launch.getKernel();
     if (!uses ||
         uses.size() != static_cast<int64_t>(launch.getKernelOperands().size()))
-      return launch.emitError()
-             << "expected '" << kBufferUses << "' with a use per buffer";
+      return launch.emitError() << "expected '" << tract::kBufferUsesAttrName
+                                << "' with a use per buffer";
     bool cuda = api == "cuda";
 
     Type i32 = IntegerType::get(context, 32);

@@ -33,6 +33,11 @@ class SPIRVDialect;
 
 namespace mlir::tract {
 
+/// The attribute of a gpu.launch_func with each buffer's use, as the GPU
+/// runtimes' flags: tract-gpu-kernels-from-linalg writes it,
+/// tract-gpu-launch-with-runtime reads it.
+inline constexpr llvm::StringLiteral kBufferUsesAttrName = "buffer_uses";
+
 #define GEN_PASS_DECL
 #include "codegen/gpu/Passes.h.inc"
 
