@@ -280,9 +280,13 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
     if (!options.cudaPath.empty() && target.cudaPath.empty())
       return makeError("--cuda-path " + options.cudaPath +
                        ": not a CUDA toolkit (no nvvm/libdevice in it)");
+  } else if (options.gpu == "metal") {
+    // As for Vulkan, the baseline, and for the MSL of each kernel.
+    target.setGpu(options.gpu, TargetInfo::GpuFeatures(), /*forMetal=*/true);
+    target.mslDir = options.mslDir;
   } else if (!options.gpu.empty()) {
     return makeError("unknown GPU API '" + options.gpu +
-                     "' (vulkan and cuda are known)");
+                     "' (vulkan, cuda and metal are known)");
   }
   if (failed(lowerModelToLLVM(module, main, target, &timing)))
     return makeError("the model could not be lowered");
@@ -339,6 +343,13 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
      << " * Link with the object file and the tract runtime library:\n"
      << " *   cc app.c " << name << ".o "
      << (options.gpu.empty() ? "libtract_runtime.a -lm\n"
+         : options.gpu == "metal"
+             ? "libtract_runtime_metal.a libtract_runtime.a -framework "
+               "Metal\n"
+               " *     -framework Foundation\n"
+               " * (its tensor ops run as MSL kernels on the Mac's GPU; the "
+               "libraries are\n"
+               " * built on macOS from the runtime's sources)\n"
          : options.gpu == "cuda"
              ? "libtract_runtime_cuda.a libtract_runtime.a -lm -ldl "
                "-lpthread\n"

@@ -28,10 +28,10 @@ struct AotOptions {
   /// identifier.
   std::string name = "model";
   const CpuTarget *target = nullptr;
-  /// The GPU API the linalg ops run through ("vulkan"), or "": the object
-  /// then calls the GPU runtime (tract_gpu.h), with kernels for a baseline
-  /// Vulkan 1.1 device (f32 and i32), and the folders to write their SPIR-V
-  /// and MSL to.
+  /// The GPU API the linalg ops run through ("vulkan", "cuda", "metal"), or
+  /// "": the object then calls that GPU runtime (tract_gpu.h, tract_cuda.h,
+  /// tract_metal.h); Vulkan and Metal kernels are for a baseline device (f32
+  /// and i32). The folders to write their SPIR-V and MSL to.
   std::string gpu;
   std::string spirvDir;
   std::string mslDir;

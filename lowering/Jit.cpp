@@ -80,9 +80,13 @@ llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
     target.gpuChip = tract_cuda_device_chip();
     return llvm::Error::success();
   }
+  if (api == "metal")
+    return makeError("--gpu metal: tract runs Metal kernels only in programs "
+                     "built on macOS; write them with `compile --target "
+                     "metal`");
   if (api != "vulkan")
     return makeError("unknown GPU API '" + api +
-                     "' (vulkan and cuda are known)");
+                     "' (vulkan, cuda and metal are known)");
   if (!tract_gpu_available(why, sizeof(why)))
     return makeError("--gpu vulkan: " + llvm::Twine(why));
   tract_gpu_features device;

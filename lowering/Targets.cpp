@@ -25,6 +25,12 @@ static const CpuTarget kCpuTargets[] = {
 
 llvm::ArrayRef<CpuTarget> mlir::tract::cpuTargets() { return kCpuTargets; }
 
+const CpuTarget &mlir::tract::metalHostTarget() {
+  static const CpuTarget target = {"arm64-macos", "arm64-apple-macosx11.0.0",
+                                   "apple-m1"};
+  return target;
+}
+
 const CpuTarget *mlir::tract::lookupCpuTarget(llvm::StringRef nameOrTriple) {
   for (const CpuTarget &target : kCpuTargets)
     if (target.name == nameOrTriple || target.triple == nameOrTriple)

@@ -24,6 +24,10 @@ llvm::ArrayRef<CpuTarget> cpuTargets();
 /// Finds a target by its short name or its full triple; nullptr if unknown.
 const CpuTarget *lookupCpuTarget(llvm::StringRef nameOrTriple);
 
+/// The CPU of the Macs `tract compile --target metal` makes host objects
+/// for: Apple silicon under macOS 11 or later (Metal 2.3), Mach-O objects.
+const CpuTarget &metalHostTarget();
+
 /// The host's target, as one of cpuTargets(); nullptr on another host.
 const CpuTarget *hostCpuTarget();
 

@@ -34,6 +34,7 @@ namespace {
 
 constexpr llvm::StringLiteral kLaunchName = "tract_gpu_launch";
 constexpr llvm::StringLiteral kCudaLaunchName = "tract_cuda_launch";
+constexpr llvm::StringLiteral kMetalLaunchName = "tract_metal_launch";
 constexpr llvm::StringLiteral kFailName = "tract_fail";
 constexpr llvm::StringLiteral kLastErrorName = "tract_last_error";
 
@@ -76,15 +77,17 @@ struct TractGpuLaunchWithRuntimePass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (api != "vulkan" && api != "cuda") {
+    if (api != "vulkan" && api != "cuda" && api != "metal") {
       module.emitError() << "unknown GPU API '" << api << "'";
       return signalPassFailure();
     }
-    // The code of each kernel module: SPIR-V words, or PTX text.
+    // The code of each kernel module (SPIR-V words, or PTX text), or for
+    // Metal of each kernel (MSL text, under "<module>.<kernel>").
     llvm::StringMap<Code> codes;
     for (auto shader : llvm::make_early_inc_range(
              module.getBody()->getOps<spirv::ModuleOp>())) {
-      if (failed(addSpirv(shader, codes)))
+      if (failed(api == "metal" ? addMsl(shader, codes)
+                                : addSpirv(shader, codes)))
         return signalPassFailure();
       shader.erase();
     }
@@ -107,17 +110,60 @@ struct TractGpuLaunchWithRuntimePass
   }
 
   /// A kernel module's code in the host's constants, and its size (words
-  /// of SPIR-V, bytes of PTX without the NUL).
+  /// of SPIR-V, bytes of PTX or MSL without the NUL); for MSL, the name of
+  /// the kernel function there.
   struct Code {
     LLVM::GlobalOp global;
     int64_t size;
+    std::string entry = "";
   };
 
-  /// The SPIR-V words of `shader`, and the files asked for.
-  LogicalResult addSpirv(spirv::ModuleOp shader, llvm::StringMap<Code> &codes) {
+  /// The words of `shader`, serialized.
+  FailureOr<SmallVector<uint32_t>> serialize(spirv::ModuleOp shader) {
     SmallVector<uint32_t> words;
     if (failed(spirv::serialize(shader, words)))
       return shader.emitError() << "cannot serialize the SPIR-V module";
+    return words;
+  }
+
+  /// The gpu.module the SPIR-V module `shader` was converted from.
+  gpu::GPUModuleOp kernelsOf(spirv::ModuleOp shader) {
+    StringRef name = shader.getName().value_or("kernels");
+    name.consume_front("__spv__");
+    return getOperation().lookupSymbol<gpu::GPUModuleOp>(name);
+  }
+
+  /// The MSL of each kernel of `shader`, NUL-terminated for Metal's
+  /// newLibraryWithSource, and the files asked for.
+  LogicalResult addMsl(spirv::ModuleOp shader, llvm::StringMap<Code> &codes) {
+    FailureOr<SmallVector<uint32_t>> words = serialize(shader);
+    if (failed(words))
+      return failure();
+    gpu::GPUModuleOp kernels = kernelsOf(shader);
+    if (!kernels)
+      return shader.emitError() << "no gpu.module for this SPIR-V module";
+    for (auto kernel : kernels.getOps<gpu::GPUFuncOp>()) {
+      std::string key = (kernels.getName() + "." + kernel.getName()).str();
+      llvm::Expected<tract::MslKernel> msl = tract::translateToMsl(
+          *words, kernel.getName(), kernel.getNumArguments());
+      if (!msl)
+        return kernel.emitError() << "no MSL: " << toString(msl.takeError());
+      codes[key] = {addString(getOperation(), key + ".metal", msl->source),
+                    static_cast<int64_t>(msl->source.size()), msl->entry};
+      if (!mslDir.empty() &&
+          failed(
+              write(shader, mslDir, kernel.getName() + ".metal", msl->source)))
+        return failure();
+    }
+    return success();
+  }
+
+  /// The SPIR-V words of `shader`, and the files asked for.
+  LogicalResult addSpirv(spirv::ModuleOp shader, llvm::StringMap<Code> &codes) {
+    FailureOr<SmallVector<uint32_t>> serialized = serialize(shader);
+    if (failed(serialized))
+      return failure();
+    ArrayRef<uint32_t> words = *serialized;
     StringRef name = shader.getName().value_or("kernels");
     name.consume_front("__spv__");
     SmallVector<int32_t> signedWords(words.begin(), words.end());
@@ -176,15 +222,16 @@ struct TractGpuLaunchWithRuntimePass
   /// `<msl-dir>/<kernel>.metal`.
   LogicalResult writeMsl(spirv::ModuleOp shader, StringRef name,
                          ArrayRef<uint32_t> words) {
-    auto kernels = getOperation().lookupSymbol<gpu::GPUModuleOp>(name);
+    gpu::GPUModuleOp kernels = kernelsOf(shader);
     if (!kernels)
       return shader.emitError() << "no gpu.module '" << name << "'";
     for (auto kernel : kernels.getOps<gpu::GPUFuncOp>()) {
-      llvm::Expected<std::string> msl = tract::translateToMsl(
+      llvm::Expected<tract::MslKernel> msl = tract::translateToMsl(
           words, kernel.getName(), kernel.getNumArguments());
       if (!msl)
         return kernel.emitError() << "no MSL: " << toString(msl.takeError());
-      if (failed(write(shader, mslDir, kernel.getName() + ".metal", *msl)))
+      if (failed(
+              write(shader, mslDir, kernel.getName() + ".metal", msl->source)))
         return failure();
     }
     return success();
@@ -214,7 +261,9 @@ struct TractGpuLaunchWithRuntimePass
     Location loc = launch.getLoc();
     StringRef moduleName = launch.getKernelModuleName().getValue();
     StringRef kernelName = launch.getKernelName().getValue();
-    auto code = codes.find(moduleName);
+    bool metal = api == "metal";
+    auto code = codes.find(metal ? (moduleName + "." + kernelName).str()
+                                 : moduleName.str());
     auto uses =
         launch->getAttrOfType<DenseI32ArrayAttr>(tract::kBufferUsesAttrName);
     if (code == codes.end())
@@ -223,18 +272,23 @@ struct TractGpuLaunchWithRuntimePass
         uses.size() != static_cast<int64_t>(launch.getKernelOperands().size()))
       return launch.emitError() << "expected '" << tract::kBufferUsesAttrName
                                 << "' with a use per buffer";
-    bool cuda = api == "cuda";
+    // CUDA and Metal take the block size, which their kernels leave to
+    // the launch.
+    bool withBlock = api == "cuda" || metal;
 
     Type i32 = IntegerType::get(context, 32);
     Type i64 = IntegerType::get(context, 64);
     auto pointer = LLVM::LLVMPointerType::get(context);
-    // The same call for both runtimes, but for CUDA's block size.
+    // The same call for every runtime, but for the block size.
     SmallVector<Type> parameterTypes = {pointer, i64, pointer, i32, i32, i32};
-    if (cuda)
+    if (withBlock)
       parameterTypes.push_back(i32);
     parameterTypes.append({i32, pointer, pointer, pointer});
     LLVM::LLVMFuncOp launchFunction =
-        declare(module, cuda ? kCudaLaunchName : kLaunchName,
+        declare(module,
+                metal           ? kMetalLaunchName
+                : api == "cuda" ? kCudaLaunchName
+                                : kLaunchName,
                 LLVM::LLVMFunctionType::get(i32, parameterTypes));
     // Three arrays on the caller's stack, allocated once at its entry.
     auto caller = launch->getParentOfType<FunctionOpInterface>();
@@ -283,7 +337,8 @@ struct TractGpuLaunchWithRuntimePass
       return arith::IndexCastOp::create(b, loc, i32, value);
     };
     LLVM::GlobalOp entryName = addString(
-        module, (moduleName + "." + kernelName + ".name").str(), kernelName);
+        module, (moduleName + "." + kernelName + ".name").str(),
+        code->second.entry.empty() ? kernelName.str() : code->second.entry);
     SmallVector<Value> arguments = {
         LLVM::AddressOfOp::create(b, loc, code->second.global),
         arith::ConstantIntOp::create(b, loc, i64, code->second.size),
@@ -291,7 +346,7 @@ struct TractGpuLaunchWithRuntimePass
         toI32(launch.getGridSizeX()),
         toI32(launch.getGridSizeY()),
         toI32(launch.getGridSizeZ())};
-    if (cuda)
+    if (withBlock)
       arguments.push_back(toI32(launch.getBlockSizeX()));
     arguments.append({arith::ConstantIntOp::create(b, loc, i32, count),
                       pointers, sizes, flags});

@@ -27,7 +27,7 @@ llvm::Error failure(spvc_context context, const llvm::Twine &what) {
 
 } // namespace
 
-llvm::Expected<std::string>
+llvm::Expected<MslKernel>
 mlir::tract::translateToMsl(llvm::ArrayRef<uint32_t> words,
                             llvm::StringRef entry, unsigned buffers) {
   spvc_context raw = nullptr;
@@ -103,5 +103,7 @@ mlir::tract::translateToMsl(llvm::ArrayRef<uint32_t> words,
   const char *source = nullptr;
   if (spvc_compiler_compile(compiler, &source) != SPVC_SUCCESS)
     return failure(raw, "SPIRV-Cross cannot write '" + entry + "' as MSL");
-  return std::string(source);
+  const char *renamed = spvc_compiler_get_cleansed_entry_point_name(
+      compiler, name.c_str(), SpvExecutionModelGLCompute);
+  return MslKernel{source, renamed ? renamed : name};
 }

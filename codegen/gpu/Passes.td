@@ -73,8 +73,9 @@ def TractGpuLaunchWithRuntime
     For Vulkan (`api=vulkan`), each `spirv.module` is serialized into a
     constant global of 32-bit words; for CUDA (`api=cuda`), each
     `gpu.binary` holds the PTX of its module (from `gpu-module-to-binary`)
-    and becomes a NUL-terminated string. Each `gpu.launch_func` becomes a
-    call of the runtime's
+    and becomes a NUL-terminated string; for Metal (`api=metal`), each
+    kernel of a `spirv.module` becomes a NUL-terminated string of MSL, from
+    SPIRV-Cross. Each `gpu.launch_func` becomes a call of the runtime's
 
     ```c
     int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
@@ -86,6 +87,8 @@ def TractGpuLaunchWithRuntime
 
     (`runtime/tract_gpu.h`), or of `tract_cuda_launch`
     (`runtime/tract_cuda.h`: the same with the block size after the grid),
+    or of `tract_metal_launch` (`runtime/tract_metal.h`: as CUDA's, with
+    the MSL and the name of its kernel function),
     with each buffer's aligned pointer, its size in bytes, and its use from
     the launch's `buffer_uses`. A failed launch calls `tract_fail`
     with the kernel's name, so the model's entry returns an error. The
@@ -98,7 +101,7 @@ def TractGpuLaunchWithRuntime
   }];
   let options = [
     Option<"api", "api", "std::string", /*default=*/"\"vulkan\"",
-           "The runtime the launches call: vulkan or cuda">,
+           "The runtime the launches call: vulkan, cuda or metal">,
     Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"",
            "A folder to write each PTX module to, as <module>.ptx">,
     Option<"spirvDir", "spirv-dir", "std::string", /*default=*/"",

@@ -85,7 +85,7 @@ const Flag kFlags[] = {
     {Scope::Global, "--gpu", "", true,
      "run the model's tensor ops on a GPU through this API: vulkan or cuda "
      "(run, bench, dump --profile, compile; the shape arithmetic and control "
-     "stay on the CPU)"},
+     "stay on the CPU), or metal (compile only: a Mac's program)"},
     {Scope::Global, "--spirv-dir", "", true,
      "with --gpu vulkan (run, compile): also write the kernels' SPIR-V "
      "modules into this "
@@ -99,7 +99,8 @@ const Flag kFlags[] = {
     {Scope::Global, "--msl-dir", "", true,
      "with --gpu vulkan: also write each kernel as Metal Shading Language "
      "(SPIRV-Cross) into this folder; f64 ops then stay on the CPU, as "
-     "Metal has no doubles"},
+     "Metal has no doubles (with --gpu metal, where they go: default "
+     "NAME_metal next to the object)"},
     {Scope::Global, "--timing", "", false,
      "time the stages: import, declutter, each compiler pass, LLVM"},
     {Scope::Global, "--help", "-h", false, "print this help"},
@@ -195,7 +196,8 @@ const Flag kFlags[] = {
     {Scope::Compile, "--target", "", true,
      "x86_64, aarch64, armv7 or wasm32 (default: the host); vulkan or cuda: "
      "the host, with the tensor ops on that GPU API (as --gpu; for cuda, "
-     "--cpu names the chip: sm_80 unless given)"},
+     "--cpu names the chip: sm_80 unless given); metal: a Mach-O object for "
+     "Apple silicon (macOS 11+) with MSL kernels"},
     {Scope::Compile, "--cpu", "", true,
      "the CPU to generate code for, or native (default: a baseline CPU)"},
     {Scope::Compile, "--threads", "", true,
@@ -447,10 +449,10 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
         (longName == "--max-loops" ? invocation.maxLoops
                                    : invocation.warmupLoops) = number;
     } else if (longName == "--gpu") {
-      if (value != "vulkan" && value != "cuda")
+      if (value != "vulkan" && value != "cuda" && value != "metal")
         return makeError("option '" + name.str() +
-                         "' expects a GPU API (vulkan, cuda), not '" + value +
-                         "'");
+                         "' expects a GPU API (vulkan, cuda, metal), not '" +
+                         value + "'");
       invocation.gpu = value;
     } else if (longName == "--spirv-dir") {
       invocation.spirvDir = value;

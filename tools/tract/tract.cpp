@@ -1128,26 +1128,36 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   // --gpu vulkan).
   std::string gpu = invocation.gpu;
   bool onGpu = invocation.target &&
-               (*invocation.target == "vulkan" || *invocation.target == "cuda");
+               (*invocation.target == "vulkan" ||
+                *invocation.target == "cuda" || *invocation.target == "metal");
   if (onGpu)
     gpu = *invocation.target;
-  const CpuTarget *target = invocation.target && !onGpu
+  // Metal's host is a Mac, whatever this one is.
+  const CpuTarget *target = gpu == "metal" ? &metalHostTarget()
+                            : invocation.target && !onGpu
                                 ? lookupCpuTarget(*invocation.target)
                                 : hostCpuTarget();
   if (!target) {
     std::string names;
     for (const CpuTarget &known : cpuTargets())
       names += (names.empty() ? "" : ", ") + known.name.str();
-    return fail(invocation.target
-                    ? "unknown --target '" + *invocation.target +
-                          "'; expected one of " + names + ", vulkan, cuda"
-                    : "the host is none of the targets (" + names +
-                          "); give --target");
+    return fail(
+        invocation.target
+            ? "unknown --target '" + *invocation.target +
+                  "'; expected one of " + names + ", vulkan, cuda, metal"
+            : "the host is none of the targets (" + names + "); give --target");
   }
   if (shared && target != hostCpuTarget())
     return fail("a shared library is built for the host only; for " +
                 target->name + ", write an object file (-o model.o)");
-  if (!gpu.empty() && target != hostCpuTarget())
+  if (gpu == "metal" && invocation.target && !onGpu)
+    return fail("--gpu metal compiles for a Mac (" + target->triple.str() +
+                "), not " + *invocation.target);
+  if (gpu == "metal" && *invocation.threads > 1)
+    return fail("--threads " + llvm::Twine(*invocation.threads) +
+                ": a Mac has no OpenMP runtime by default; compile Metal "
+                "models for one thread");
+  if (!gpu.empty() && gpu != "metal" && target != hostCpuTarget())
     return fail("--gpu " + gpu + " compiles for the host's CPU, not " +
                 target->name);
   AotOptions options;
@@ -1173,6 +1183,12 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
   if (!isValidModelName(options.name))
     return fail("--name '" + options.name +
                 "' is not a C identifier (letters, digits and _)");
+  // The MSL is in the object, and in files for Xcode's tools.
+  if (gpu == "metal" && options.mslDir.empty()) {
+    llvm::SmallString<128> folder = llvm::sys::path::parent_path(output);
+    llvm::sys::path::append(folder, options.name + "_metal");
+    options.mslDir = folder.str().str();
+  }
 
   // A shared library links the object with the runtime.
   llvm::SmallString<128> objectPath(output);

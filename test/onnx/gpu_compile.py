@@ -2,7 +2,9 @@
 """PTX for the CUDA path, where no GPU is: each model compiled with `tract
 compile --target cuda --cpu CHIP --ptx-dir` for each chip, and every kernel
 module assembled by NVIDIA's ptxas when the CUDA toolkit is here (the PTX
-is only generated, and counted, otherwise).
+is only generated, and counted, otherwise). With --target metal, the Metal
+path where no Mac is: each model compiled with `tract compile --target
+metal` (a Mach-O object for Apple silicon), with an MSL file per kernel.
 
 Models: the real models given as specs (as run_real_models.py takes them),
 and the node tests an onnx-conformance report marks passing, every --sample
@@ -23,9 +25,36 @@ import nnef_cycle  # noqa: E402
 import run_node_tests  # noqa: E402
 
 
+def compile_metal(tract, path, facts, work):
+    """'' when the model compiles for Metal, with an MSL kernel per file,
+    else why not."""
+    os.makedirs(work, exist_ok=True)
+    command = [tract, path]
+    for fact in facts:
+        command += ["-i", fact]
+    msl = os.path.join(work, "msl")
+    command += ["--msl-dir", msl, "compile", "--target", "metal", "-o",
+                os.path.join(work, "model.o")]
+    proc = subprocess.run(command, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, timeout=600)
+    if proc.returncode != 0:
+        return "compile: " + run_node_tests.first_error(
+            proc.stderr.decode(errors="replace"))
+    with open(os.path.join(work, "model.o"), "rb") as f:
+        if f.read(4) != b"\xcf\xfa\xed\xfe":
+            return "model.o is not a 64-bit Mach-O object"
+    for name in sorted(os.listdir(msl)) if os.path.isdir(msl) else []:
+        with open(os.path.join(msl, name)) as f:
+            if "kernel void " + name[:-len(".metal")] + "(" not in f.read():
+                return "%s: no kernel function %s" % (name, name[:-6])
+    return ""
+
+
 def compile_one(tract, path, facts, chip, work):
     """'' when the model's PTX for `chip` compiles (and assembles), else
-    why not."""
+    why not; for chip "metal", compile_metal's answer."""
+    if chip == "metal":
+        return compile_metal(tract, path, facts, work)
     os.makedirs(work, exist_ok=True)
     command = [tract, path]
     for fact in facts:
@@ -61,6 +90,8 @@ def main():
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
     parser.add_argument("--sample", type=int, default=1, metavar="N")
     parser.add_argument("--chips", default="sm_80,sm_90")
+    parser.add_argument("--target", choices=["cuda", "metal"],
+                        default="cuda")
     parser.add_argument("--min", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("specs", nargs="*", metavar="MODEL[@FACT]...")
@@ -82,8 +113,10 @@ def main():
     with tempfile.TemporaryDirectory() as work, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         futures = {}
+        chips = ["metal"] if args.target == "metal" else \
+            args.chips.split(",")
         for index, (label, path, facts) in enumerate(jobs):
-            for chip in args.chips.split(","):
+            for chip in chips:
                 folder = os.path.join(work, "%d-%s" % (index, chip))
                 futures[pool.submit(compile_one, args.tract, path, facts,
                                     chip, folder)] = (label, chip)
@@ -94,12 +127,16 @@ def main():
             elif problem:
                 failures.append("%s (%s): %s" % (*futures[future], problem))
     compiled = len(futures) - len(failures) - without_toolkit
-    print("cuda-ptx: %d of %d compiles%s for %s%s" % (
-        compiled, len(futures),
-        " assembled by ptxas" if run_node_tests.ptxas()
-        else " (no ptxas here: generated only)", args.chips,
-        "; %d need libdevice, and no CUDA toolkit is here" % without_toolkit
-        if without_toolkit else ""))
+    if args.target == "metal":
+        print("metal-compile: %d of %d compiles for Metal" % (
+            compiled, len(futures)))
+    else:
+        print("cuda-ptx: %d of %d compiles%s for %s%s" % (
+            compiled, len(futures),
+            " assembled by ptxas" if run_node_tests.ptxas()
+            else " (no ptxas here: generated only)", args.chips,
+            "; %d need libdevice, and no CUDA toolkit is here" %
+            without_toolkit if without_toolkit else ""))
     for failure in sorted(failures):
         print("FAIL " + failure)
     if failures or compiled < args.min:
