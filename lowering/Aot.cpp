@@ -280,6 +280,9 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
     if (!options.cudaPath.empty() && target.cudaPath.empty())
       return makeError("--cuda-path " + options.cudaPath +
                        ": not a CUDA toolkit (no nvvm/libdevice in it)");
+    if (options.cudaFatbin && !hasCudaAssembler(target.cudaPath))
+      return makeError("fatbins need ptxas and fatbinary from a CUDA toolkit");
+    target.cudaFatbin = options.cudaFatbin;
   } else if (options.gpu == "metal") {
     // As for Vulkan, the baseline, and for the MSL of each kernel.
     target.setGpu(options.gpu, TargetInfo::GpuFeatures(), /*forMetal=*/true);
@@ -353,8 +356,12 @@ std::string mlir::tract::generateHeader(const ModelSignature &signature,
          : options.gpu == "cuda"
              ? "libtract_runtime_cuda.a libtract_runtime.a -lm -ldl "
                "-lpthread\n"
-               " * (its tensor ops run as PTX for " +
-                   options.gpuChip + " through the CUDA driver)\n"
+               " * (its tensor ops run through the CUDA driver as " +
+                   (options.cudaFatbin
+                        ? "code for " + options.gpuChip +
+                              ",\n * or its PTX on newer chips)\n"
+                        : "PTX for " + options.gpuChip +
+                              ", which the driver compiles)\n")
              : "libtract_runtime_vulkan.a libtract_runtime.a -lm -ldl "
                "-lpthread\n"
                " * (its tensor ops run on a Vulkan device)\n")

@@ -39,6 +39,10 @@ struct AotOptions {
   std::string gpuChip = "sm_80";
   std::string ptxDir;
   std::string cudaPath; ///< as --cuda-path, "" to look for one
+  /// With CUDA: embed fatbins (the cubin for gpuChip and the PTX), made by
+  /// the toolkit's ptxas and fatbinary (see hasCudaAssembler), rather than
+  /// the PTX alone.
+  bool cudaFatbin = false;
   /// The CPU to tune and select instructions for; "native" is the host's.
   std::string cpu;
   unsigned optLevel = 3;

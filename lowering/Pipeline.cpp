@@ -212,6 +212,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
     TractGpuLaunchWithRuntimeOptions launches;
     launches.api = target.gpu;
     launches.ptxDir = target.ptxDir;
+    if (target.cudaFatbin)
+      launches.cudaToolkit = target.cudaPath;
     launches.spirvDir = target.spirvDir;
     launches.mslDir = target.mslDir;
     pm.addPass(createTractGpuLaunchWithRuntime(launches));

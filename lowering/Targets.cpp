@@ -46,6 +46,18 @@ const CpuTarget *mlir::tract::hostCpuTarget() {
   return nullptr;
 }
 
+bool mlir::tract::hasCudaAssembler(llvm::StringRef root) {
+  if (root.empty())
+    return false;
+  for (const char *tool : {"ptxas", "fatbinary"}) {
+    llvm::SmallString<128> path(root);
+    llvm::sys::path::append(path, "bin", tool);
+    if (!llvm::sys::fs::can_execute(path))
+      return false;
+  }
+  return true;
+}
+
 std::string mlir::tract::findCudaToolkit(llvm::StringRef given) {
   auto hasLibdevice = [](llvm::StringRef root) {
     llvm::SmallString<128> path(root);

@@ -41,6 +41,10 @@ bool isTargetAvailable(const CpuTarget &target, std::string &error);
 /// none has nvvm/libdevice.
 std::string findCudaToolkit(llvm::StringRef given);
 
+/// Whether the CUDA toolkit `root` has the tools that make fatbins of PTX:
+/// bin/ptxas and bin/fatbinary, executable.
+bool hasCudaAssembler(llvm::StringRef root);
+
 } // namespace mlir::tract
 
 #endif // LOWERING_TARGETS_H

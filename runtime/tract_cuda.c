@@ -608,7 +608,8 @@ static tract_status check_launch(const char *ptx, int64_t size,
                                  int32_t n, void *const *pointers,
                                  const int64_t *bytes, const int32_t *flags) {
   if (!ptx || size <= 0)
-    return tract_set_error("no PTX text (%lld bytes)", (long long)size);
+    return tract_set_error("no PTX text or fatbin (%lld bytes)",
+                           (long long)size);
   if (ptx[size] != '\0')
     return tract_set_error("the PTX text of %lld bytes does not end with a "
                            "NUL",

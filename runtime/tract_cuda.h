@@ -30,7 +30,9 @@ extern "C" {
 
 /* Runs one kernel and waits for it.
  *
- * `ptx` is the text of a PTX module, `size` bytes then a NUL; the pointer
+ * `ptx` is the text of a PTX module, or a fatbin (the module assembled for
+ * a chip, and its PTX: what `tract compile` embeds where it finds the CUDA
+ * toolkit's ptxas), `size` bytes then a NUL; the pointer
  * names the module: it is loaded (compiled for the device by the driver) at
  * the first launch of one of its kernels and kept, so the text must stay
  * where it is, unchanged (compiled models hold it as a constant). `entry`

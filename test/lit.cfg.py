@@ -39,6 +39,13 @@ ptxas = shutil.which("ptxas") or next(
 if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+    # The toolkit around it, with libdevice (the kernels' math): what tract
+    # finds without --cuda-path.
+    toolkit = os.path.dirname(os.path.dirname(os.path.realpath(ptxas)))
+    if os.path.isdir(os.path.join(toolkit, "nvvm", "libdevice")) and \
+            os.path.isfile(os.path.join(toolkit, "bin", "fatbinary")):
+        config.available_features.add("cuda-toolkit")
+        config.substitutions.append(("%cuda_toolkit", toolkit))
 else:
     lit_config.note("PTX is not assembled: no ptxas (the CUDA toolkit)")
 # ... and, for a model compiled for several threads, LLVM's OpenMP runtime.

@@ -47,6 +47,9 @@ struct TargetInfo {
   std::string ptxDir = "";
   /// With CUDA: the toolkit whose libdevice the kernels' math links, or "".
   std::string cudaPath = "";
+  /// With CUDA: embed a fatbin of each module (the cubin for the chip, from
+  /// cudaPath's ptxas, and the PTX) rather than the PTX alone.
+  bool cudaFatbin = false;
 
   /// Rows of the register tile: accumulators plus one vector operand and
   /// a broadcast must fit the register file.

@@ -20,7 +20,10 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Target/SPIRV/Serialization.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace mlir::tract {
@@ -211,11 +214,96 @@ struct TractGpuLaunchWithRuntimePass
              << " from libdevice, which needs a CUDA toolkit: give "
                 "--cuda-path or set CUDA_HOME";
     }
-    codes[name] = {addString(getOperation(), name.str() + ".ptx", ptx),
-                   static_cast<int64_t>(ptx.size())};
     if (!ptxDir.empty() && failed(write(binary, ptxDir, name + ".ptx", ptx)))
       return failure();
+    if (cudaToolkit.empty()) {
+      codes[name] = {addString(getOperation(), name.str() + ".ptx", ptx),
+                     static_cast<int64_t>(ptx.size())};
+      return success();
+    }
+    FailureOr<std::string> fatbin = assemble(binary, ptx);
+    if (failed(fatbin))
+      return failure();
+    LLVM::GlobalOp global =
+        addString(getOperation(), name.str() + ".fatbin", *fatbin);
+    // As the CUDA toolkit's compilers place fatbins.
+    global.setAlignment(16);
+    codes[name] = {global, static_cast<int64_t>(fatbin->size())};
     return success();
+  }
+
+  /// The fatbin of `ptx`: the cubin the toolkit's ptxas makes for the chip
+  /// of its `.target`, and the PTX itself, which the driver compiles on
+  /// chips the cubin cannot run on.
+  FailureOr<std::string> assemble(gpu::BinaryOp binary, StringRef ptx) {
+    size_t target = ptx.find(".target sm_");
+    if (target == StringRef::npos)
+      return binary.emitError() << "the PTX names no sm_ target";
+    StringRef chip =
+        ptx.substr(target + strlen(".target ")).take_while([](char c) {
+          return llvm::isAlnum(c) || c == '_';
+        });
+    StringRef sm = chip.drop_front(strlen("sm_"));
+    llvm::SmallString<128> ptxas(cudaToolkit), fatbinary(cudaToolkit);
+    llvm::sys::path::append(ptxas, "bin", "ptxas");
+    llvm::sys::path::append(fatbinary, "bin", "fatbinary");
+    // Files for the tools, removed whatever happens.
+    llvm::SmallString<128> ptxFile, cubinFile, fatbinFile, logFile;
+    for (auto [path, suffix] : {std::pair{&ptxFile, "ptx"},
+                                {&cubinFile, "cubin"},
+                                {&fatbinFile, "fatbin"},
+                                {&logFile, "log"}})
+      if (std::error_code error = llvm::sys::fs::createTemporaryFile(
+              "tract-kernels", suffix, *path))
+        return binary.emitError()
+               << "cannot create a temporary file: " << error.message();
+    llvm::FileRemover removers[] = {
+        llvm::FileRemover(ptxFile), llvm::FileRemover(cubinFile),
+        llvm::FileRemover(fatbinFile), llvm::FileRemover(logFile)};
+    {
+      std::error_code error;
+      llvm::raw_fd_ostream os(ptxFile, error);
+      if (error)
+        return binary.emitError()
+               << "cannot write " << ptxFile << ": " << error.message();
+      os << ptx;
+    }
+    std::string cubinImage =
+        ("--image3=kind=elf,sm=" + sm + ",file=" + cubinFile).str();
+    std::string ptxImage =
+        ("--image3=kind=ptx,sm=" + sm + ",file=" + ptxFile).str();
+    std::string created = ("--create=" + fatbinFile).str();
+    if (failed(run(binary, ptxas,
+                   {ptxas, "--gpu-name", chip, ptxFile, "-o", cubinFile},
+                   logFile)) ||
+        failed(run(binary, fatbinary,
+                   {fatbinary, "-64", created, cubinImage, ptxImage}, logFile)))
+      return failure();
+    llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> fatbin =
+        llvm::MemoryBuffer::getFile(fatbinFile, /*IsText=*/false);
+    if (!fatbin)
+      return binary.emitError()
+             << "cannot read the fatbin: " << fatbin.getError().message();
+    return (*fatbin)->getBuffer().str();
+  }
+
+  /// Runs the toolkit's `program`; when it fails, the error quotes the
+  /// first line of what it said (to `logFile`).
+  LogicalResult run(gpu::BinaryOp binary, StringRef program,
+                    ArrayRef<StringRef> arguments, StringRef logFile) {
+    std::optional<StringRef> redirects[] = {std::nullopt, logFile, logFile};
+    std::string message;
+    int status = llvm::sys::ExecuteAndWait(program, arguments, std::nullopt,
+                                           redirects, 0, 0, &message);
+    if (status == 0)
+      return success();
+    StringRef name = llvm::sys::path::filename(program);
+    auto log = llvm::MemoryBuffer::getFile(logFile, /*IsText=*/true);
+    StringRef said = log ? (*log)->getBuffer().trim() : StringRef();
+    return binary.emitError()
+           << name << " failed"
+           << (said.empty() ? (message.empty() ? "" : ": " + message)
+                            : ": " + said.split('\n').first.str());
   }
 
   /// The MSL of each kernel of the gpu.module `name`, to

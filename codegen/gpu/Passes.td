@@ -73,7 +73,9 @@ def TractGpuLaunchWithRuntime
     For Vulkan (`api=vulkan`), each `spirv.module` is serialized into a
     constant global of 32-bit words; for CUDA (`api=cuda`), each
     `gpu.binary` holds the PTX of its module (from `gpu-module-to-binary`)
-    and becomes a NUL-terminated string; for Metal (`api=metal`), each
+    and becomes a NUL-terminated string, or with `cuda-toolkit` a fatbin
+    that holds the module assembled for its chip (ptxas) and its PTX, for
+    newer chips (fatbinary); for Metal (`api=metal`), each
     kernel of a `spirv.module` becomes a NUL-terminated string of MSL, from
     SPIRV-Cross. Each `gpu.launch_func` becomes a call of the runtime's
 
@@ -104,6 +106,10 @@ def TractGpuLaunchWithRuntime
            "The runtime the launches call: vulkan, cuda or metal">,
     Option<"ptxDir", "ptx-dir", "std::string", /*default=*/"",
            "A folder to write each PTX module to, as <module>.ptx">,
+    Option<"cudaToolkit", "cuda-toolkit", "std::string", /*default=*/"",
+           "A CUDA toolkit whose bin/ptxas and bin/fatbinary turn each PTX "
+           "module into a fatbin (the cubin for the PTX's chip, and the "
+           "PTX); \"\": the PTX alone">,
     Option<"spirvDir", "spirv-dir", "std::string", /*default=*/"",
            "A folder to write each SPIR-V module to, as <module>.spv">,
     Option<"mslDir", "msl-dir", "std::string", /*default=*/"",

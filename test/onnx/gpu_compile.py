@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """PTX for the CUDA path, where no GPU is: each model compiled with `tract
-compile --target cuda --cpu CHIP --ptx-dir` for each chip, and every kernel
-module assembled by NVIDIA's ptxas when the CUDA toolkit is here (the PTX
-is only generated, and counted, otherwise). With --target metal, the Metal
+compile --target cuda --cpu CHIP --ptx-dir` for each chip. Where the CUDA
+toolkit is, tract assembles every kernel module with its ptxas into a
+fatbin, which must hold the cubin for CHIP and the PTX (the PTX is only
+generated, and counted, otherwise). With --target metal, the Metal
 path where no Mac is: each model compiled with `tract compile --target
 metal` (a Mach-O object for Apple silicon), with an MSL file per kernel.
 
@@ -20,6 +21,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fatbin_images  # noqa: E402
 import import_node_tests  # noqa: E402
 import nnef_cycle  # noqa: E402
 import run_node_tests  # noqa: E402
@@ -66,16 +68,13 @@ def compile_one(tract, path, facts, chip, work):
     if proc.returncode != 0:
         return "compile: " + run_node_tests.first_error(
             proc.stderr.decode(errors="replace"))
-    assembler = run_node_tests.ptxas()
-    for name in sorted(os.listdir(work)):
-        if not name.endswith(".ptx") or not assembler:
-            continue
-        proc = subprocess.run(
-            [assembler, "--gpu-name", chip, os.path.join(work, name), "-o",
-             os.devnull], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        if proc.returncode != 0:
-            return "ptxas %s: %s" % (chip, proc.stdout.decode(
-                errors="replace").strip().splitlines()[0])
+    modules = [name for name in os.listdir(work) if name.endswith(".ptx")]
+    if modules and run_node_tests.ptxas():
+        found = fatbin_images.images(os.path.join(work, "model.o"))
+        for kind in ["elf", "ptx"]:
+            if found.count((kind, chip)) != len(modules):
+                return "%d modules but %d %s images for %s in the object" % (
+                    len(modules), found.count((kind, chip)), kind, chip)
     return ""
 
 
@@ -133,7 +132,7 @@ def main():
     else:
         print("cuda-ptx: %d of %d compiles%s for %s%s" % (
             compiled, len(futures),
-            " assembled by ptxas" if run_node_tests.ptxas()
+            " assembled by ptxas into fatbins" if run_node_tests.ptxas()
             else " (no ptxas here: generated only)", args.chips,
             "; %d need libdevice, and no CUDA toolkit is here" %
             without_toolkit if without_toolkit else ""))

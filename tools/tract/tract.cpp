@@ -1175,6 +1175,16 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
       return fail("--cpu '" + options.gpuChip +
                   "' for cuda: expected a chip such as sm_80 or sm_90");
     options.cpu = "";
+    // Code for the chip, where a toolkit can assemble it; else the driver
+    // compiles the PTX when the program loads it.
+    std::string toolkit = findCudaToolkit(invocation.cudaPath);
+    options.cudaFatbin = hasCudaAssembler(toolkit);
+    // (A --cuda-path that is no toolkit is refused below.)
+    if (!options.cudaFatbin &&
+        (!toolkit.empty() || invocation.cudaPath.empty()))
+      llvm::errs() << "tract: note: no CUDA toolkit with ptxas and "
+                      "fatbinary: the object holds PTX, which the driver "
+                      "compiles when the program starts\n";
   }
   options.threads = *invocation.threads;
   options.threadingThreshold = invocation.threadingThreshold.value_or(-1);
