@@ -12,10 +12,14 @@
 #include "runtime/tract_profile.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/ExecutionEngine/ExecutionEngine.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
@@ -101,21 +105,8 @@ llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
   return llvm::Error::success();
 }
 
-} // namespace
-
-CompiledModel::~CompiledModel() = default;
-
-llvm::Expected<std::unique_ptr<CompiledModel>>
-CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
-                       TimingScope *timing) {
-  std::unique_ptr<CompiledModel> model(new CompiledModel());
-  func::FuncOp main;
-  llvm::Expected<ModelSignature> signature = describeMain(module, &main);
-  if (!signature)
-    return signature.takeError();
-  model->inputs = std::move(signature->inputs);
-  model->outputs = std::move(signature->outputs);
-  TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
+/// The target run and bench compile for: the host, and the GPU asked for.
+llvm::Expected<TargetInfo> describeJitTarget(const JitOptions &jitOptions) {
   TargetInfo target = TargetInfo::host();
   target.threads = jitOptions.threads;
   target.threadingThreshold = jitOptions.threadingThreshold;
@@ -130,7 +121,73 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
   if (!jitOptions.cudaPath.empty() && target.cudaPath.empty())
     return makeError("--cuda-path " + jitOptions.cudaPath +
                      ": not a CUDA toolkit (no nvvm/libdevice in it)");
-  if (failed(lowerModelToLLVM(module, main, target, &compileTiming)))
+  return target;
+}
+
+} // namespace
+
+llvm::Expected<std::vector<OpPlacement>>
+mlir::tract::placeOnGpu(ModuleOp module, llvm::StringRef entry,
+                        const JitOptions &options) {
+  auto function = module.lookupSymbol<func::FuncOp>(entry);
+  if (!function)
+    return makeError("no function '" + entry + "'");
+  int64_t ops =
+      llvm::range_size(function.getBody().front().without_terminator());
+  llvm::Expected<TargetInfo> target = describeJitTarget(options);
+  if (!target)
+    return target.takeError();
+  target->stopAtGpuKernels = true;
+  // Each op bracketed by the profile's enter and exit calls, whose slot
+  // the launches between them belong to.
+  OwningOpRef<ModuleOp> lowered = module.clone();
+  PassManager pm(module.getContext());
+  TractInstrumentProfileOptions instrumentation;
+  instrumentation.entry = entry.str();
+  pm.addPass(createTractInstrumentProfile(instrumentation));
+  auto main = lowered->lookupSymbol<func::FuncOp>(entry);
+  if (failed(pm.run(*lowered)) ||
+      failed(lowerModelToLLVM(*lowered, main, *target, nullptr)))
+    return makeError("the model could not be lowered");
+  std::vector<OpPlacement> placements(ops);
+  int64_t slot = -1;
+  main.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (auto call = dyn_cast<func::CallOp>(op)) {
+      APInt value;
+      if (call.getCallee() == kProfileEnterName && call.getNumOperands() == 1 &&
+          matchPattern(call.getOperand(0), m_ConstantInt(&value)))
+        slot = value.getSExtValue();
+      else if (call.getCallee() == kProfileExitName)
+        slot = -1;
+      return;
+    }
+    if (slot < 0 || slot >= ops)
+      return;
+    if (isa<gpu::LaunchFuncOp>(op))
+      ++placements[slot].kernels;
+    else if (isa<linalg::LinalgOp, memref::CopyOp>(op))
+      placements[slot].onCpu = true;
+  });
+  return placements;
+}
+
+CompiledModel::~CompiledModel() = default;
+
+llvm::Expected<std::unique_ptr<CompiledModel>>
+CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
+                       TimingScope *timing) {
+  std::unique_ptr<CompiledModel> model(new CompiledModel());
+  func::FuncOp main;
+  llvm::Expected<ModelSignature> signature = describeMain(module, &main);
+  if (!signature)
+    return signature.takeError();
+  model->inputs = std::move(signature->inputs);
+  model->outputs = std::move(signature->outputs);
+  TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
+  llvm::Expected<TargetInfo> target = describeJitTarget(jitOptions);
+  if (!target)
+    return target.takeError();
+  if (failed(lowerModelToLLVM(module, main, *target, &compileTiming)))
     return makeError("the model could not be lowered");
   std::vector<std::pair<std::string, const void *>> weights =
       referenceLargeConstants(module);

@@ -50,6 +50,23 @@ struct JitOptions {
   std::string cudaPath;
 };
 
+/// Where an op's tensor work runs once compiled for a GPU.
+struct OpPlacement {
+  /// GPU kernels its code launches (a kernel in a loop counts once).
+  int64_t kernels = 0;
+  /// Whether linalg ops or copies of its own stay on the CPU (the kernels
+  /// cannot run them). An op with neither has no tensor work of its own: a
+  /// constant, shape arithmetic, or an op fused into the kernel of the op
+  /// that consumes it.
+  bool onCpu = false;
+};
+
+/// The placement of each top-level op of `entry` (in body order, terminator
+/// excluded) in the code compiled for `options.gpu`. Fails as
+/// CompiledModel::compile does (no device, say).
+llvm::Expected<std::vector<OpPlacement>>
+placeOnGpu(ModuleOp module, llvm::StringRef entry, const JitOptions &options);
+
 class CompiledModel {
 public:
   ~CompiledModel();

@@ -18,6 +18,10 @@ namespace mlir::tract {
 
 struct TargetInfo;
 
+/// The runtime functions tract-instrument-profile calls around each op.
+inline constexpr llvm::StringLiteral kProfileEnterName = "tract_profile_enter";
+inline constexpr llvm::StringLiteral kProfileExitName = "tract_profile_exit";
+
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 

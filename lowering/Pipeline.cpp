@@ -188,6 +188,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
     kernels.allowedTypes = target.gpuTypes;
     pm.addPass(createTractGpuKernelsFromLinalg(kernels));
     pm.addPass(createCanonicalizerPass());
+    if (target.stopAtGpuKernels)
+      return;
     if (target.gpu == "cuda") {
       // NVVM, then PTX for the chip from LLVM's NVPTX back end.
       GpuNVVMAttachTargetOptions nvvm;

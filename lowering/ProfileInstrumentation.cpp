@@ -22,8 +22,8 @@ using namespace mlir::tract;
 
 namespace {
 
-constexpr llvm::StringLiteral kEnter = "tract_profile_enter";
-constexpr llvm::StringLiteral kExit = "tract_profile_exit";
+constexpr llvm::StringLiteral kEnter = kProfileEnterName;
+constexpr llvm::StringLiteral kExit = kProfileExitName;
 
 /// The declaration `func.func private @name(i64)`, added if missing.
 FailureOr<func::FuncOp> declareRuntimeFunction(ModuleOp module,

@@ -50,6 +50,9 @@ struct TargetInfo {
   /// With CUDA: embed a fatbin of each module (the cubin for the chip, from
   /// cudaPath's ptxas, and the PTX) rather than the PTX alone.
   bool cudaFatbin = false;
+  /// With a GPU: stop the lowering once the kernels are outlined (the
+  /// launches are gpu.launch_func), to see which ops run where.
+  bool stopAtGpuKernels = false;
 
   /// Rows of the register tile: accumulators plus one vector operand and
   /// a broadcast must fit the register file.

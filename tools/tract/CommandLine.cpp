@@ -84,8 +84,9 @@ const Flag kFlags[] = {
      "with a loop to share; default: the cost model weighs each fork)"},
     {Scope::Global, "--gpu", "", true,
      "run the model's tensor ops on a GPU through this API: vulkan or cuda "
-     "(run, bench, dump --profile, compile; the shape arithmetic and control "
-     "stay on the CPU), or metal (compile only: a Mac's program)"},
+     "(run, bench, dump, which marks the ops on the device, compile; the "
+     "shape arithmetic and control stay on the CPU), or metal (compile "
+     "only: a Mac's program)"},
     {Scope::Global, "--spirv-dir", "", true,
      "with --gpu vulkan (run, compile): also write the kernels' SPIR-V "
      "modules into this "

@@ -57,6 +57,7 @@ struct Node {
   std::optional<OpCost> cost;
   std::optional<double> ms; ///< with --profile, for ops
   double kernels = 0;       ///< GPU kernels per run, with --profile
+  std::optional<OpPlacement> placement = std::nullopt; ///< with --gpu
 };
 
 struct Listing {
@@ -92,6 +93,8 @@ Listing listModel(func::FuncOp entry, const cli::DumpOptions &options) {
       if (node.cost)
         listing.totalCost += *node.cost;
     }
+    if (options.placements && slot < options.placements->size())
+      node.placement = (*options.placements)[slot];
     if (options.profile && slot < options.profile->opMs.size()) {
       node.ms = options.profile->opMs[slot];
       listing.totalMs += *node.ms;
@@ -130,6 +133,12 @@ void printText(const Listing &listing, const cli::DumpOptions &options,
          << node.cost->bytes.toString() << " bytes\n";
     else if (options.cost && node.op != "Source" && !node.cost)
       os << "    cost: unknown\n";
+    if (node.placement && node.placement->kernels > 0)
+      os << "    gpu: " << node.placement->kernels << " kernel"
+         << (node.placement->kernels == 1 ? "" : "s")
+         << (node.placement->onCpu ? ", and work on the CPU" : "") << "\n";
+    else if (node.placement && node.placement->onCpu)
+      os << "    cpu\n";
     if (profile && node.ms) {
       os << "    profile: " << llvm::format("%.4f", *node.ms) << " ms/i, "
          << llvm::format("%.1f", percentOf(*node.ms, listing.totalMs)) << "%";
@@ -147,6 +156,21 @@ void printText(const Listing &listing, const cli::DumpOptions &options,
   if (options.cost)
     os << "cost: " << listing.totalCost.flops.toString() << " flops, "
        << listing.totalCost.bytes.toString() << " bytes in total\n";
+  if (options.placements) {
+    int64_t ops = 0, onGpu = 0, onCpu = 0, kernels = 0;
+    for (const Node &node : listing.nodes) {
+      if (!node.placement)
+        continue;
+      ++ops;
+      onGpu += node.placement->kernels > 0;
+      onCpu += node.placement->onCpu;
+      kernels += node.placement->kernels;
+    }
+    os << "gpu: " << onGpu << " of " << ops << " ops run " << kernels
+       << " kernel" << (kernels == 1 ? "" : "s") << " on " << options.gpu
+       << ", " << onCpu << " work on the CPU; the others have no tensor "
+       << "work of their own (constants, shapes, fused into a consumer)\n";
+  }
   if (profile) {
     size_t ops = profile->opMs.size();
     os << "profile: " << llvm::format("%.4f", listing.totalMs)
@@ -208,6 +232,11 @@ void printJson(const Listing &listing, const cli::DumpOptions &options,
           });
           if (options.cost && node.cost)
             writeCost(out, *node.cost);
+          if (node.placement)
+            out.attributeObject("placement", [&] {
+              out.attribute("gpu_kernels", node.placement->kernels);
+              out.attribute("cpu", node.placement->onCpu);
+            });
           if (!profile || !node.ms)
             return;
           out.attributeObject("profile", [&] {

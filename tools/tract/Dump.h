@@ -3,7 +3,8 @@
 // `tract dump` lists a model as tract does: one line per input and op of the
 // entry function in execution order (`id OpName node_name`), each output's
 // fact under it (`— 1,S,64,F32`), then, when asked, the op's cost
-// (`--cost`) and its measured time (`--profile`); or all of it as JSON.
+// (`--cost`), its measured time (`--profile`) and, with `--gpu`, the GPU
+// kernels it runs (`gpu: 2 kernels`); or all of it as JSON.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 #define TOOLS_TRACT_DUMP_H
 
 #include "dialects/tdim/TDim.h"
+#include "lowering/Jit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -44,6 +46,10 @@ struct DumpOptions {
   bool cost = false;
   bool json = false;
   const ModelProfile *profile = nullptr;
+  /// With --gpu: the API, and where each op of the entry function runs, in
+  /// body order (placeOnGpu), to mark the ops that run on the device.
+  std::string gpu;
+  const std::vector<OpPlacement> *placements = nullptr;
 };
 
 /// The model's name for the op at `location` (its NameLoc), or "".

@@ -1084,6 +1084,16 @@ int dump(ModuleOp module, const cli::Invocation &invocation) {
     profile = std::move(*measured);
     options.profile = &*profile;
   }
+  // Which ops run on the device (with --profile, how often is shown).
+  std::vector<OpPlacement> placements;
+  if (!invocation.gpu.empty() && !invocation.dumpProfile) {
+    auto placed = placeOnGpu(module, entry.getName(), jitOptions(invocation));
+    if (!placed)
+      return fail(placed.takeError());
+    placements = std::move(*placed);
+    options.gpu = invocation.gpu;
+    options.placements = &placements;
+  }
   cli::printListing(entry, options, llvm::outs());
   return 0;
 }
