@@ -273,6 +273,7 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
     TargetInfo::GpuFeatures features;
     features.int8 = features.int16 = features.int64 = features.float16 =
         features.float64 = true;
+    features.maxWorkgroupInvocations = 1024;
     target.setGpu(options.gpu, features);
     target.gpuChip = options.gpuChip;
     target.ptxDir = options.ptxDir;
@@ -284,8 +285,11 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
       return makeError("fatbins need ptxas and fatbinary from a CUDA toolkit");
     target.cudaFatbin = options.cudaFatbin;
   } else if (options.gpu == "metal") {
-    // As for Vulkan, the baseline, and for the MSL of each kernel.
-    target.setGpu(options.gpu, TargetInfo::GpuFeatures(), /*forMetal=*/true);
+    // As for Vulkan, the baseline types, and for the MSL of each kernel;
+    // threadgroups of 1024 invocations, as every Mac with Metal 2.3 has.
+    TargetInfo::GpuFeatures features;
+    features.maxWorkgroupInvocations = 1024;
+    target.setGpu(options.gpu, features, /*forMetal=*/true);
     target.mslDir = options.mslDir;
   } else if (!options.gpu.empty()) {
     return makeError("unknown GPU API '" + options.gpu +

@@ -80,6 +80,7 @@ llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
     TargetInfo::GpuFeatures features;
     features.int8 = features.int16 = features.int64 = features.float16 =
         features.float64 = true;
+    features.maxWorkgroupInvocations = 1024;
     target.setGpu(api, features, forMetal);
     target.gpuChip = tract_cuda_device_chip();
     return llvm::Error::success();
@@ -101,6 +102,7 @@ llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
   features.int64 = device.int64;
   features.float16 = device.float16;
   features.float64 = device.float64;
+  features.maxWorkgroupInvocations = device.max_workgroup_invocations;
   target.setGpu(api, features, forMetal);
   return llvm::Error::success();
 }
@@ -235,7 +237,8 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     add("tract_fail", &tract_fail);
     add("tract_take_failure", &tract_take_failure);
     add("tract_last_error", &tract_last_error);
-    add("tract_gpu_launch", &tract_gpu_launch);
+    add("tract_gpu_record", &tract_gpu_record);
+    add("tract_gpu_sync", &tract_gpu_sync);
     add("tract_cuda_launch", &tract_cuda_launch);
     add("tract_memory_limit", &tract_memory_limit);
     // Called by models instrumented with tract-instrument-profile.

@@ -186,6 +186,9 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   if (!target.gpu.empty()) {
     TractGpuKernelsFromLinalgOptions kernels;
     kernels.allowedTypes = target.gpuTypes;
+    kernels.tileSize = target.gpuTileSize;
+    // Shape arithmetic (a few dims at a time) stays on the CPU.
+    kernels.minWork = 16;
     pm.addPass(createTractGpuKernelsFromLinalg(kernels));
     pm.addPass(createCanonicalizerPass());
     if (target.stopAtGpuKernels)

@@ -5,9 +5,11 @@
  * links this library runs on machines without Vulkan, where
  * tract_gpu_available says why there is no device. Buffers are host memory
  * on both sides of a launch; the runtime copies them to device buffers it
- * keeps, and back. Every function may be called from any thread: launches
- * run one at a time. Errors are reported as in tract_runtime.h: status 1
- * (TRACT_ERROR) and a message in tract_last_error(). */
+ * keeps, and back. Launches run one at a time, or are recorded into a
+ * batch that runs at once (tract_gpu_record, tract_gpu_sync). Every
+ * function may be called from any thread. Errors are reported as in
+ * tract_runtime.h: status 1 (TRACT_ERROR) and a message in tract_last_error().
+ */
 #ifndef TRACT_GPU_H
 #define TRACT_GPU_H
 
@@ -27,7 +29,8 @@ extern "C" {
  * by host pointer and size, never copied back. Not with TRACT_GPU_WRITE. */
 #define TRACT_GPU_CONSTANT 4
 
-/* Runs one compute kernel and waits for it.
+/* Runs one compute kernel and waits for it (and for the open batch of
+ * tract_gpu_record, before it).
  *
  * `spirv` holds `words` SPIR-V words; the pointer names the kernel: its
  * shader module and pipeline are made at its first launch and kept, so the
@@ -49,6 +52,30 @@ int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
                          int32_t groups_z, int32_t num_buffers,
                          void *const *pointers, const int64_t *bytes,
                          const int32_t *flags);
+
+/* tract_gpu_launch without the wait: the launch joins the open batch of
+ * launches, which tract_gpu_sync runs. The buffers it reads are copied (or
+ * found on the device, when an earlier launch of the batch had them) now;
+ * those it writes are copied back by tract_gpu_sync, and stay the device's
+ * for the batch's next launches, which see what it wrote. Until then the
+ * host must not touch, nor free, memory a launch of the batch writes, and
+ * must not change memory one reads and expect the batch to see it. A
+ * buffer that shares bytes with one of the batch without being the same
+ * (pointer and size) makes the batch run first. Compiled models record
+ * their launches and sync before their host code touches that memory.
+ * Threads share the open batch. On failure, the open batch is dropped
+ * unrun (and the next sync says so). */
+int32_t tract_gpu_record(const uint32_t *spirv, int64_t words,
+                         const char *entry, int32_t groups_x, int32_t groups_y,
+                         int32_t groups_z, int32_t num_buffers,
+                         void *const *pointers, const int64_t *bytes,
+                         const int32_t *flags);
+
+/* Runs the open batch: submits its dispatches (a barrier between each
+ * two), waits for them and copies what they wrote back to the host.
+ * Returns 0, or 1 with the failed Vulkan call in the message, or when
+ * launches were dropped since the last sync. */
+int32_t tract_gpu_sync(void);
 
 /* Whether a Vulkan device can run kernels. The first call opens the loader
  * and makes the instance and the device (the environment variable

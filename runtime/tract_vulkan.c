@@ -5,14 +5,20 @@
  * nothing of Vulkan and still start where it is missing. One instance, one
  * device, one queue; one pipeline per kernel, made at its first launch.
  *
- * Device buffers live in host-visible, coherent memory, mapped once: a
- * launch copies what the kernel reads in, dispatches, waits on a fence and
- * copies what it wrote out. Weights (CONSTANT buffers) are uploaded once
- * and found again by host address and size; other buffers come from a pool
- * that keeps, slot by slot, the largest buffer a launch needed, so that a
- * model running again finds its buffers made.
+ * Device buffers live in host-visible, coherent memory, mapped once.
+ * Launches are recorded into one command buffer, a barrier between two
+ * dispatches, until tract_gpu_sync submits the batch, waits on a fence and
+ * copies what the kernels wrote out. A host buffer gets one device copy per
+ * batch (a "resident"): copied in at the first launch that reads it, it
+ * stays the device's for the next kernels, which read what the previous
+ * ones wrote. Weights (CONSTANT buffers) are uploaded once and found again
+ * by host address and size; other buffers come from a pool that keeps,
+ * slot by slot, the largest buffer a batch needed, so that a model running
+ * again finds its buffers made. Descriptor sets come from pools reset at
+ * each sync.
  *
- * One mutex guards all of it: launches run one at a time. */
+ * One mutex guards all of it: launches and syncs run one at a time, and the
+ * threads share the open batch. */
 
 /* dlopen, strdup and pthreads under -std=c11 too. */
 #define _POSIX_C_SOURCE 200809L
@@ -70,6 +76,7 @@
   X(CreateDescriptorPool)                                                      \
   X(DestroyDescriptorPool)                                                     \
   X(AllocateDescriptorSets)                                                    \
+  X(ResetDescriptorPool)                                                       \
   X(UpdateDescriptorSets)                                                      \
   X(CreateCommandPool)                                                         \
   X(DestroyCommandPool)                                                        \
@@ -113,17 +120,18 @@ typedef struct constant_buffer {
 
 typedef struct pooled_buffer {
   device_buffer device;
-  int busy; /* bound by the launch in progress */
+  int busy; /* a resident of the open batch */
 } pooled_buffer;
 
-/* What one launch binds at binding i. */
-typedef struct binding {
-  VkDescriptorBufferInfo info;
-  void *mapped; /* the pooled buffer's bytes, NULL for the others */
-} binding;
+/* The device copy of host memory host .. host + bytes in the open batch. */
+typedef struct resident {
+  void *host;
+  int64_t bytes;
+  device_buffer device; /* a pooled buffer */
+  int written;          /* by a kernel of the batch: copied out at sync */
+} resident;
 
-/* A kernel's pipeline, made at its first launch. The descriptor set is its
- * own, rewritten by each launch: launches never overlap. */
+/* A kernel's pipeline, made at its first launch. */
 typedef struct kernel {
   const uint32_t *spirv;
   int64_t words;
@@ -133,14 +141,16 @@ typedef struct kernel {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout layout;
   VkPipeline pipeline;
-  VkDescriptorPool descriptor_pool;
-  VkDescriptorSet set;
 } kernel;
 
 enum gpu_state { GPU_UNTRIED = 0, GPU_READY, GPU_FAILED };
 
 /* Bytes of the buffer bound for zero-byte buffers. */
 enum { PLACEHOLDER_BYTES = 16 };
+
+/* Descriptor sets, and storage-buffer descriptors, per descriptor pool; and
+ * the launches a batch takes before it is submitted on its own. */
+enum { SETS_PER_POOL = 64, DESCRIPTORS_PER_POOL = 1024, BATCH_LAUNCHES = 256 };
 
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -169,10 +179,21 @@ static struct {
   int32_t num_constants, constants_capacity;
   pooled_buffer *pool;
   int32_t pool_size, pool_capacity;
-  binding *bindings; /* of the launch in progress */
+  VkDescriptorBufferInfo *bindings; /* of the launch being recorded */
   int32_t bindings_capacity;
   int32_t *order; /* its buffers, largest first */
   int32_t order_capacity;
+  /* The open batch: its launches, residents and descriptor pools (the
+   * last ones in use, with sets and descriptors left). */
+  int32_t batch_launches;
+  resident *residents;
+  int32_t num_residents, residents_capacity;
+  VkDescriptorPool *descriptor_pools;
+  int32_t num_descriptor_pools, descriptor_pools_capacity;
+  int32_t descriptor_pools_used;
+  int32_t sets_left, descriptors_left;
+  /* Launches were dropped unrun since the last sync, after a failure. */
+  int batch_dropped;
 } gpu;
 
 /* ---- Errors ---- */
@@ -576,8 +597,6 @@ static tract_status create_launch_objects(void) {
 static void destroy_kernel(kernel *k) {
   if (k->pipeline)
     vk.DestroyPipeline(gpu.device, k->pipeline, NULL);
-  if (k->descriptor_pool) /* frees its set */
-    vk.DestroyDescriptorPool(gpu.device, k->descriptor_pool, NULL);
   if (k->layout)
     vk.DestroyPipelineLayout(gpu.device, k->layout, NULL);
   if (k->set_layout)
@@ -598,6 +617,8 @@ static void destroy_device(void) {
       destroy_buffer(&gpu.constants[i].device);
     for (int32_t i = 0; i < gpu.pool_size; ++i)
       destroy_buffer(&gpu.pool[i].device);
+    for (int32_t i = 0; i < gpu.num_descriptor_pools; ++i)
+      vk.DestroyDescriptorPool(gpu.device, gpu.descriptor_pools[i], NULL);
     destroy_buffer(&gpu.placeholder);
     if (gpu.fence)
       vk.DestroyFence(gpu.device, gpu.fence, NULL);
@@ -620,6 +641,8 @@ static void destroy_all(void) {
   free(gpu.pool);
   free(gpu.bindings);
   free(gpu.order);
+  free(gpu.residents);
+  free(gpu.descriptor_pools);
   memset(&gpu, 0, sizeof(gpu));
   memset(&vk, 0, sizeof(vk));
 }
@@ -715,29 +738,6 @@ static tract_status build_pipeline(kernel *k) {
   return TRACT_OK;
 }
 
-/* The descriptor set of `k`, from a pool of its own. */
-static tract_status build_descriptor_set(kernel *k) {
-  VkDescriptorPoolSize size = {
-      .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-      .descriptorCount = k->num_buffers ? (uint32_t)k->num_buffers : 1,
-  };
-  VkDescriptorPoolCreateInfo pool = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
-      .maxSets = 1,
-      .poolSizeCount = 1,
-      .pPoolSizes = &size,
-  };
-  VK_CHECK(CreateDescriptorPool, gpu.device, &pool, NULL, &k->descriptor_pool);
-  VkDescriptorSetAllocateInfo set = {
-      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
-      .descriptorPool = k->descriptor_pool,
-      .descriptorSetCount = 1,
-      .pSetLayouts = &k->set_layout,
-  };
-  VK_CHECK(AllocateDescriptorSets, gpu.device, &set, &k->set);
-  return TRACT_OK;
-}
-
 /* The kernel of these words, entry point and buffer count: made at its
  * first launch, the same one after. NULL with a message on failure. */
 static kernel *kernel_for(const uint32_t *spirv, int64_t words,
@@ -759,7 +759,7 @@ static kernel *kernel_for(const uint32_t *spirv, int64_t words,
     tract_set_error("out of memory in the GPU runtime");
     return NULL;
   }
-  if (build_pipeline(&made) || build_descriptor_set(&made)) {
+  if (build_pipeline(&made)) {
     destroy_kernel(&made);
     return NULL;
   }
@@ -844,27 +844,193 @@ static tract_status take_pooled(int64_t bytes, device_buffer *taken) {
   return TRACT_OK;
 }
 
+/* ---- Batches ---- */
+
+/* The resident copy of exactly host .. host + bytes, or NULL. *overlaps is
+ * set when another resident shares some of those bytes. */
+static resident *find_resident(const void *host, int64_t bytes, int *overlaps) {
+  const char *begin = host, *end = begin + bytes;
+  for (int32_t i = 0; i < gpu.num_residents; ++i) {
+    resident *r = &gpu.residents[i];
+    const char *first = r->host, *last = first + r->bytes;
+    if (r->host == host && r->bytes == bytes)
+      return r;
+    if (begin < last && first < end)
+      *overlaps = 1;
+  }
+  return NULL;
+}
+
+/* Forgets the open batch: its residents, pooled buffers and descriptor
+ * sets are free again, and the command buffer is to be begun anew. */
+static void close_batch(void) {
+  gpu.num_residents = 0;
+  for (int32_t i = 0; i < gpu.pool_size; ++i)
+    gpu.pool[i].busy = 0;
+  for (int32_t i = 0; i < gpu.descriptor_pools_used; ++i)
+    vk.ResetDescriptorPool(gpu.device, gpu.descriptor_pools[i], 0);
+  gpu.descriptor_pools_used = 0;
+  gpu.sets_left = gpu.descriptors_left = 0;
+  gpu.batch_launches = 0;
+}
+
+/* TRACT_OK, or an error when launches were dropped since the last sync. */
+static tract_status report_dropped(void) {
+  if (!gpu.batch_dropped)
+    return TRACT_OK;
+  gpu.batch_dropped = 0;
+  return tract_set_error("launches were dropped unrun after one failed");
+}
+
+/* Submits the open batch, waits for it and copies the buffers its kernels
+ * wrote back to the host; the batch is closed whatever happens. */
+static tract_status run_batch(void) {
+  if (gpu.batch_launches == 0)
+    return report_dropped();
+  /* The fence alone does not make the kernels' writes visible to the
+   * host's reads: this barrier does. (Host writes before a submission are
+   * visible to it without one.) */
+  VkMemoryBarrier barrier = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+  };
+  vk.CmdPipelineBarrier(gpu.commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0,
+                        NULL);
+  VkResult result = vk.EndCommandBuffer(gpu.commands);
+  const char *call = "vkEndCommandBuffer";
+  if (result == VK_SUCCESS) {
+    call = "vkResetFences";
+    result = vk.ResetFences(gpu.device, 1, &gpu.fence);
+  }
+  if (result == VK_SUCCESS) {
+    VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .commandBufferCount = 1,
+        .pCommandBuffers = &gpu.commands,
+    };
+    call = "vkQueueSubmit";
+    result = vk.QueueSubmit(gpu.queue, 1, &submit, gpu.fence);
+  }
+  if (result == VK_SUCCESS) {
+    call = "vkWaitForFences";
+    result = vk.WaitForFences(gpu.device, 1, &gpu.fence, VK_TRUE, UINT64_MAX);
+  }
+  if (result == VK_SUCCESS)
+    for (int32_t i = 0; i < gpu.num_residents; ++i)
+      if (gpu.residents[i].written)
+        memcpy(gpu.residents[i].host, gpu.residents[i].device.mapped,
+               (size_t)gpu.residents[i].bytes);
+  close_batch();
+  return result == VK_SUCCESS ? report_dropped() : vulkan_failed(call, result);
+}
+
+/* Drops the open batch unrun, after a failed launch: the batch's host
+ * memory may be freed when the failed run returns, so nothing of it may be
+ * copied back later. The next sync says so. */
+static void abandon_batch(void) {
+  if (gpu.batch_launches > 0) {
+    vk.ResetCommandBuffer(gpu.commands, 0);
+    gpu.batch_dropped = 1;
+  }
+  close_batch();
+}
+
+/* A descriptor set of `k` for this launch, from the batch's pools. */
+static tract_status allocate_set(const kernel *k, VkDescriptorSet *set) {
+  uint32_t needed = k->num_buffers ? (uint32_t)k->num_buffers : 1;
+  int fresh = 0;
+  if (gpu.sets_left == 0 || gpu.descriptors_left < (int32_t)needed) {
+    fresh = 1;
+    if (gpu.descriptor_pools_used == gpu.num_descriptor_pools) {
+      VkDescriptorPool *pools =
+          grow(gpu.descriptor_pools, &gpu.descriptor_pools_capacity,
+               gpu.num_descriptor_pools + 1, sizeof(VkDescriptorPool));
+      if (!pools)
+        return TRACT_ERROR;
+      gpu.descriptor_pools = pools;
+      /* A kernel binds at most maxPerStageDescriptorStorageBuffers. */
+      uint32_t descriptors =
+          DESCRIPTORS_PER_POOL > needed ? DESCRIPTORS_PER_POOL : needed;
+      VkDescriptorPoolSize size = {
+          .type = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+          .descriptorCount = descriptors,
+      };
+      VkDescriptorPoolCreateInfo info = {
+          .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+          .maxSets = SETS_PER_POOL,
+          .poolSizeCount = 1,
+          .pPoolSizes = &size,
+      };
+      VK_CHECK(CreateDescriptorPool, gpu.device, &info, NULL,
+               &gpu.descriptor_pools[gpu.num_descriptor_pools]);
+      ++gpu.num_descriptor_pools;
+    }
+    ++gpu.descriptor_pools_used;
+    gpu.sets_left = SETS_PER_POOL;
+    /* A pool made for one large kernel has more. */
+    gpu.descriptors_left =
+        DESCRIPTORS_PER_POOL > needed ? DESCRIPTORS_PER_POOL : (int32_t)needed;
+  }
+  VkDescriptorSetAllocateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+      .descriptorPool = gpu.descriptor_pools[gpu.descriptor_pools_used - 1],
+      .descriptorSetCount = 1,
+      .pSetLayouts = &k->set_layout,
+  };
+  VkResult result = vk.AllocateDescriptorSets(gpu.device, &info, set);
+  if (!fresh && (result == VK_ERROR_OUT_OF_POOL_MEMORY ||
+                 result == VK_ERROR_FRAGMENTED_POOL)) {
+    /* Fewer descriptors left than counted: the next pool. */
+    gpu.sets_left = 0;
+    return allocate_set(k, set);
+  }
+  if (result != VK_SUCCESS)
+    return vulkan_failed("vkAllocateDescriptorSets", result);
+  --gpu.sets_left;
+  gpu.descriptors_left -= (int32_t)needed;
+  return TRACT_OK;
+}
+
+/* ---- Buffers of a launch ---- */
+
 /* Binds buffer i: the placeholder for no bytes, the device copy of a
- * constant, else a pooled buffer, filled when the kernel reads it. */
+ * constant, else the host memory's resident copy in the batch, made from
+ * the pool (and filled, when the kernel reads it) at its first launch. */
 static tract_status bind_buffer(int32_t i, void *host, int64_t bytes,
                                 int32_t flags) {
-  binding *b = &gpu.bindings[i];
+  VkDescriptorBufferInfo *b = &gpu.bindings[i];
   memset(b, 0, sizeof(*b));
   if (bytes == 0) {
-    b->info.buffer = gpu.placeholder.buffer;
-    b->info.range = VK_WHOLE_SIZE;
+    b->buffer = gpu.placeholder.buffer;
+    b->range = VK_WHOLE_SIZE;
     return TRACT_OK;
   }
-  b->info.range = (VkDeviceSize)bytes;
+  b->range = (VkDeviceSize)bytes;
   if (flags & TRACT_GPU_CONSTANT)
-    return constant_for(host, bytes, &b->info.buffer);
-  device_buffer pooled;
-  if (take_pooled(bytes, &pooled))
-    return TRACT_ERROR;
-  b->info.buffer = pooled.buffer;
-  b->mapped = pooled.mapped;
-  if (flags & TRACT_GPU_READ)
-    memcpy(b->mapped, host, (size_t)bytes);
+    return constant_for(host, bytes, &b->buffer);
+  int overlaps = 0;
+  resident *r = find_resident(host, bytes, &overlaps);
+  if (!r) {
+    resident *residents = grow(gpu.residents, &gpu.residents_capacity,
+                               gpu.num_residents + 1, sizeof(resident));
+    if (!residents)
+      return TRACT_ERROR;
+    gpu.residents = residents;
+    r = &gpu.residents[gpu.num_residents];
+    memset(r, 0, sizeof(*r));
+    if (take_pooled(bytes, &r->device))
+      return TRACT_ERROR;
+    r->host = host;
+    r->bytes = bytes;
+    ++gpu.num_residents;
+    if (flags & TRACT_GPU_READ)
+      memcpy(r->device.mapped, host, (size_t)bytes);
+  }
+  if (flags & TRACT_GPU_WRITE)
+    r->written = 1;
+  b->buffer = r->device.buffer;
   return TRACT_OK;
 }
 
@@ -879,12 +1045,26 @@ static void order_by_size(int32_t n, const int64_t *bytes, int32_t *order) {
   }
 }
 
+/* Whether a buffer of this launch shares bytes with a resident of the
+ * batch without being that same memory: the batch must run first. */
+static int overlaps_batch(int32_t n, void *const *pointers,
+                          const int64_t *bytes, const int32_t *flags) {
+  for (int32_t i = 0; i < n; ++i) {
+    if (bytes[i] == 0 || (flags[i] & TRACT_GPU_CONSTANT))
+      continue;
+    int overlaps = 0;
+    if (!find_resident(pointers[i], bytes[i], &overlaps) && overlaps)
+      return 1;
+  }
+  return 0;
+}
+
 static tract_status bind_buffers(int32_t n, void *const *pointers,
                                  const int64_t *bytes, const int32_t *flags) {
   if (n == 0)
     return TRACT_OK;
-  binding *bindings =
-      grow(gpu.bindings, &gpu.bindings_capacity, n, sizeof(binding));
+  VkDescriptorBufferInfo *bindings = grow(gpu.bindings, &gpu.bindings_capacity,
+                                          n, sizeof(VkDescriptorBufferInfo));
   if (!bindings)
     return TRACT_ERROR;
   gpu.bindings = bindings;
@@ -945,91 +1125,93 @@ static tract_status check_launch(const uint32_t *spirv, int64_t words,
   return TRACT_OK;
 }
 
-/* Points the kernel's descriptor set at this launch's buffers. */
-static void update_descriptors(const kernel *k) {
+/* Records the dispatch of `k` on the bound buffers into the batch, after
+ * a barrier that orders it behind the batch's earlier dispatches. */
+static tract_status record_dispatch(const kernel *k, const int32_t groups[3]) {
+  VkDescriptorSet set;
+  if (allocate_set(k, &set))
+    return TRACT_ERROR;
   for (int32_t i = 0; i < k->num_buffers; ++i) {
     VkWriteDescriptorSet write = {
         .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-        .dstSet = k->set,
+        .dstSet = set,
         .dstBinding = (uint32_t)i,
         .descriptorCount = 1,
         .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-        .pBufferInfo = &gpu.bindings[i].info,
+        .pBufferInfo = &gpu.bindings[i],
     };
     vk.UpdateDescriptorSets(gpu.device, 1, &write, 0, NULL);
   }
-}
-
-/* Records the dispatch in the command buffer, submits it and waits. */
-static tract_status dispatch(const kernel *k, const int32_t groups[3]) {
-  VK_CHECK(ResetCommandBuffer, gpu.commands, 0);
-  VkCommandBufferBeginInfo begin = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-  };
-  VK_CHECK(BeginCommandBuffer, gpu.commands, &begin);
+  if (gpu.batch_launches == 0) {
+    VK_CHECK(ResetCommandBuffer, gpu.commands, 0);
+    VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    VK_CHECK(BeginCommandBuffer, gpu.commands, &begin);
+  } else {
+    VkMemoryBarrier barrier = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+    };
+    vk.CmdPipelineBarrier(gpu.commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                          VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier,
+                          0, NULL, 0, NULL);
+  }
+  ++gpu.batch_launches;
   vk.CmdBindPipeline(gpu.commands, VK_PIPELINE_BIND_POINT_COMPUTE, k->pipeline);
   vk.CmdBindDescriptorSets(gpu.commands, VK_PIPELINE_BIND_POINT_COMPUTE,
-                           k->layout, 0, 1, &k->set, 0, NULL);
+                           k->layout, 0, 1, &set, 0, NULL);
   vk.CmdDispatch(gpu.commands, (uint32_t)groups[0], (uint32_t)groups[1],
                  (uint32_t)groups[2]);
-  /* The fence alone does not make the kernel's writes visible to the
-   * host's reads: this barrier does. (Host writes before a submission are
-   * visible to it without one.) */
-  VkMemoryBarrier barrier = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
-      .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-  };
-  vk.CmdPipelineBarrier(gpu.commands, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-                        VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0,
-                        NULL);
-  VK_CHECK(EndCommandBuffer, gpu.commands);
-  VK_CHECK(ResetFences, gpu.device, 1, &gpu.fence);
-  VkSubmitInfo submit = {
-      .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
-      .commandBufferCount = 1,
-      .pCommandBuffers = &gpu.commands,
-  };
-  VK_CHECK(QueueSubmit, gpu.queue, 1, &submit, gpu.fence);
-  VK_CHECK(WaitForFences, gpu.device, 1, &gpu.fence, VK_TRUE, UINT64_MAX);
   return TRACT_OK;
 }
 
-/* One launch on the device; the pooled buffers it takes stay busy. */
-static tract_status run_kernel(const uint32_t *spirv, int64_t words,
-                               const char *entry, const int32_t groups[3],
-                               int32_t n, void *const *pointers,
-                               const int64_t *bytes, const int32_t *flags) {
+/* One launch into the open batch, under the lock. */
+static tract_status record_kernel(const uint32_t *spirv, int64_t words,
+                                  const char *entry, const int32_t groups[3],
+                                  int32_t n, void *const *pointers,
+                                  const int64_t *bytes, const int32_t *flags) {
   if (check_launch(spirv, words, groups, n, pointers, bytes, flags))
     return TRACT_ERROR;
+  /* No workgroup: nothing runs, no buffer changes. */
+  if (!groups[0] || !groups[1] || !groups[2])
+    return TRACT_OK;
   const kernel *k = kernel_for(spirv, words, entry, n);
-  if (!k || bind_buffers(n, pointers, bytes, flags))
+  if (!k)
     return TRACT_ERROR;
-  update_descriptors(k);
-  if (dispatch(k, groups))
+  /* A batch that partly shares this launch's memory, or is long enough,
+   * runs first. */
+  if ((gpu.batch_launches >= BATCH_LAUNCHES ||
+       overlaps_batch(n, pointers, bytes, flags)) &&
+      run_batch())
     return TRACT_ERROR;
-  for (int32_t i = 0; i < n; ++i)
-    if ((flags[i] & TRACT_GPU_WRITE) && gpu.bindings[i].mapped)
-      memcpy(pointers[i], gpu.bindings[i].mapped, (size_t)bytes[i]);
+  if (bind_buffers(n, pointers, bytes, flags) || record_dispatch(k, groups))
+    return TRACT_ERROR;
   return TRACT_OK;
 }
 
-int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
-                         const char *entry, int32_t groups_x, int32_t groups_y,
-                         int32_t groups_z, int32_t num_buffers,
-                         void *const *pointers, const int64_t *bytes,
-                         const int32_t *flags) {
+/* record_kernel and its context in the message; tract_gpu_record's and
+ * tract_gpu_launch's body. */
+static tract_status record(const uint32_t *spirv, int64_t words,
+                           const char *entry, int32_t groups_x,
+                           int32_t groups_y, int32_t groups_z,
+                           int32_t num_buffers, void *const *pointers,
+                           const int64_t *bytes, const int32_t *flags,
+                           int run) {
   if (!entry)
     return tract_set_error("GPU kernel launched without an entry point");
   const int32_t groups[3] = {groups_x, groups_y, groups_z};
   pthread_mutex_lock(&gpu_lock);
   tract_status status = ensure_device();
   if (status == TRACT_OK) {
-    status = run_kernel(spirv, words, entry, groups, num_buffers, pointers,
-                        bytes, flags);
-    for (int32_t i = 0; i < gpu.pool_size; ++i)
-      gpu.pool[i].busy = 0;
+    status = record_kernel(spirv, words, entry, groups, num_buffers, pointers,
+                           bytes, flags);
+    if (status != TRACT_OK)
+      abandon_batch();
+    else if (run)
+      status = run_batch();
     if (status != TRACT_OK) {
       char context[256];
       snprintf(context, sizeof(context), "GPU kernel '%s'", entry);
@@ -1039,6 +1221,33 @@ int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
   pthread_mutex_unlock(&gpu_lock);
   if (status == TRACT_OK)
     tract_profile_count_launch();
+  return status;
+}
+
+int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
+                         const char *entry, int32_t groups_x, int32_t groups_y,
+                         int32_t groups_z, int32_t num_buffers,
+                         void *const *pointers, const int64_t *bytes,
+                         const int32_t *flags) {
+  return record(spirv, words, entry, groups_x, groups_y, groups_z, num_buffers,
+                pointers, bytes, flags, /*run=*/1);
+}
+
+int32_t tract_gpu_record(const uint32_t *spirv, int64_t words,
+                         const char *entry, int32_t groups_x, int32_t groups_y,
+                         int32_t groups_z, int32_t num_buffers,
+                         void *const *pointers, const int64_t *bytes,
+                         const int32_t *flags) {
+  return record(spirv, words, entry, groups_x, groups_y, groups_z, num_buffers,
+                pointers, bytes, flags, /*run=*/0);
+}
+
+int32_t tract_gpu_sync(void) {
+  pthread_mutex_lock(&gpu_lock);
+  tract_status status = gpu.state == GPU_READY ? run_batch() : TRACT_OK;
+  if (status != TRACT_OK)
+    explain("GPU kernels");
+  pthread_mutex_unlock(&gpu_lock);
   return status;
 }
 

@@ -38,6 +38,9 @@ struct TargetInfo {
   std::string gpu = "";
   std::string gpuTypes = "f32,i32,i1";
   std::vector<std::string> gpuCapabilities = {};
+  /// The side of the output tiles of products' kernels (its square
+  /// invocations per workgroup; 0: no tiled kernels).
+  int64_t gpuTileSize = 16;
   /// With a GPU: folders to write the kernels' SPIR-V and their Metal
   /// Shading Language to, or "".
   std::string spirvDir = "";
@@ -75,10 +78,12 @@ struct TargetInfo {
   struct GpuFeatures {
     bool int8 = false, int16 = false, int64 = false, float16 = false,
          float64 = false;
+    /// Invocations a workgroup may have (Vulkan guarantees 128).
+    int64_t maxWorkgroupInvocations = 128;
   };
   /// Runs the linalg ops through `api` on a device with `features`: sets
-  /// gpu, gpuTypes and gpuCapabilities. `forMetal`: kernels Metal runs too,
-  /// so no doubles.
+  /// gpu, gpuTypes, gpuCapabilities and gpuTileSize. `forMetal`: kernels
+  /// Metal runs too, so no doubles.
   void setGpu(llvm::StringRef api, const GpuFeatures &features,
               bool forMetal = false);
 };

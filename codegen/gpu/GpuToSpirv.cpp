@@ -15,6 +15,7 @@
 #include "mlir/Conversion/MemRefToSPIRV/MemRefToSPIRV.h"
 #include "mlir/Conversion/SCFToSPIRV/SCFToSPIRV.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVAttributes.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVDialect.h"
 #include "mlir/Dialect/SPIRV/IR/SPIRVEnums.h"
@@ -69,7 +70,8 @@ struct TractGpuToSpirvPass
       copies.push_back(copy);
     });
     for (gpu::GPUModuleOp copy : copies) {
-      // Memory space 0 is the storage buffers'.
+      copy.walk([](gpu::GPUFuncOp kernel) { allocateWorkgroupMemory(kernel); });
+      // Memory space 0 is the storage buffers', 3 the workgroup's.
       spirv::MemorySpaceToStorageClassConverter storage(
           spirv::mapMemorySpaceToVulkanStorageClass);
       spirv::convertMemRefTypesAndAttrs(copy, storage);
@@ -91,6 +93,28 @@ struct TractGpuToSpirvPass
       if (failed(applyFullConversion(copy, *legal, std::move(patterns))))
         return signalPassFailure();
     }
+  }
+
+  /// The kernel's workgroup attributions as workgroup allocations in its
+  /// body (memory space 3), which the memref patterns make Workgroup
+  /// variables: the GPU patterns take no attributions.
+  static void allocateWorkgroupMemory(gpu::GPUFuncOp kernel) {
+    unsigned count = kernel.getNumWorkgroupAttributions();
+    if (count == 0)
+      return;
+    Block &entry = kernel.getBody().front();
+    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    for (BlockArgument attribution : kernel.getWorkgroupAttributions()) {
+      auto type = cast<MemRefType>(attribution.getType());
+      auto allocation = memref::AllocOp::create(
+          b, kernel.getLoc(),
+          MemRefType::get(type.getShape(), type.getElementType(),
+                          type.getLayout(), b.getI64IntegerAttr(3)));
+      attribution.replaceAllUsesWith(allocation.getResult());
+    }
+    unsigned first = kernel.getFunctionType().getNumInputs();
+    entry.eraseArguments(first, count);
+    kernel->removeAttr(gpu::GPUFuncOp::getNumWorkgroupAttributionsAttrName());
   }
 
   /// Vulkan 1.1's SPIR-V 1.3 with Shader and the given capabilities.

@@ -3,7 +3,10 @@
 // One GPU kernel per linalg op on buffers: an invocation per iteration of
 // the parallel loops, the reductions in the invocation. The host keeps the
 // shape arithmetic: it flattens each operand to its base buffer and passes
-// the loop bounds, offsets and strides as parameters.
+// the loop bounds, offsets and strides as parameters. Those known when
+// compiling (static shapes and layouts) are constants in the kernel, which
+// the device's compiler can fold (divisions by a constant, unrolled
+// reductions); the kernel reads the others once, at its start.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,6 +28,9 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTGPUKERNELSFROMLINALG
@@ -86,12 +92,21 @@ bool isConstantData(Value value) {
 }
 
 /// Why `op` cannot be a kernel, or "" if it can.
-std::string whyNotAKernel(linalg::LinalgOp op,
-                          const llvm::StringSet<> &allowed) {
+std::string whyNotAKernel(linalg::LinalgOp op, const llvm::StringSet<> &allowed,
+                          int64_t minWork) {
   if (!op.hasPureBufferSemantics())
     return "not on buffers";
   if (op->getParentOfType<gpu::GPUModuleOp>())
     return "already in a kernel";
+  // Shape arithmetic and the like: a launch would cost more than the op.
+  uint64_t iterations = 1;
+  for (int64_t extent : op.getStaticLoopRanges())
+    iterations = ShapedType::isDynamic(extent)
+                     ? std::numeric_limits<uint64_t>::max()
+                     : llvm::SaturatingMultiply(iterations,
+                                                static_cast<uint64_t>(extent));
+  if (iterations < static_cast<uint64_t>(std::max<int64_t>(minWork, 0)))
+    return "too little work";
   auto typeAllowed = [&](Type type) {
     return allowed.contains(typeName(getElementTypeOrSelf(type)));
   };
@@ -126,21 +141,80 @@ std::string whyNotAKernel(linalg::LinalgOp op,
   return "";
 }
 
+/// The loops of a product a kernel tiles through workgroup memory: one
+/// row loop m (of the first input and the output), one column loop n (of
+/// the second input and the output), one reduction k (of both inputs), and
+/// batch loops (of all three).
+struct Contraction {
+  unsigned m, n, k;
+  SmallVector<unsigned> batch;
+};
+
+/// `op` as a product to tile by `tile`, or nothing: two inputs and an
+/// output through projected permutations, their loops as Contraction
+/// says, element types of 8 bits or more, and static extents (where known)
+/// of at least a tile.
+std::optional<Contraction> asContraction(linalg::LinalgOp op, int64_t tile) {
+  if (tile <= 0 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+    return std::nullopt;
+  for (OpOperand &operand : op->getOpOperands()) {
+    auto type = dyn_cast<MemRefType>(operand.get().getType());
+    if (!type || type.getElementTypeBitWidth() < 8 ||
+        !op.getMatchingIndexingMap(&operand).isProjectedPermutation())
+      return std::nullopt;
+  }
+  AffineMap a = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  AffineMap b = op.getMatchingIndexingMap(op.getDpsInputOperand(1));
+  AffineMap out = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  Contraction found;
+  SmallVector<unsigned> ms, ns, ks;
+  for (unsigned d = 0; d < op.getNumLoops(); ++d) {
+    bool inA = a.isFunctionOfDim(d), inB = b.isFunctionOfDim(d),
+         inOut = out.isFunctionOfDim(d);
+    bool parallel = iterators[d] == utils::IteratorType::parallel;
+    if (!parallel && inA && inB && !inOut)
+      ks.push_back(d);
+    else if (parallel && inA && !inB && inOut)
+      ms.push_back(d);
+    else if (parallel && !inA && inB && inOut)
+      ns.push_back(d);
+    else if (parallel && inA && inB && inOut)
+      found.batch.push_back(d);
+    else
+      return std::nullopt;
+  }
+  if (ms.size() != 1 || ns.size() != 1 || ks.size() != 1)
+    return std::nullopt;
+  found.m = ms[0];
+  found.n = ns[0];
+  found.k = ks[0];
+  SmallVector<int64_t> extents = op.getStaticLoopRanges();
+  for (unsigned d : {found.m, found.n, found.k})
+    if (!ShapedType::isDynamic(extents[d]) && extents[d] < tile)
+      return std::nullopt;
+  return found;
+}
+
 /// Builds one kernel and its launch.
 class KernelBuilder {
 public:
   KernelBuilder(linalg::LinalgOp op, gpu::GPUModuleOp kernels,
-                int64_t workgroupSize, StringRef name)
-      : op(op), kernels(kernels), workgroupSize(workgroupSize),
-        name(name.str()), loc(op.getLoc()) {}
+                int64_t workgroupSize, int64_t tile, StringRef name)
+      : op(op), kernels(kernels), workgroupSize(workgroupSize), tile(tile),
+        name(name.str()), loc(op.getLoc()) {
+    contraction = asContraction(op, tile);
+    if (contraction)
+      this->workgroupSize = tile * tile;
+  }
 
   void build() {
     OpBuilder host(op);
     buildHost(host);
-    gpu::GPUFuncOp kernel = buildKernel();
+    gpu::GPUFuncOp kernel = contraction ? buildTiledKernel() : buildKernel();
     Value one = arith::ConstantIndexOp::create(host, loc, 1);
     auto launch = gpu::LaunchFuncOp::create(
-        host, loc, kernel, gpu::KernelDim3{gridX, gridY, one},
+        host, loc, kernel, gpu::KernelDim3{gridX, gridY, gridZ},
         gpu::KernelDim3{
             arith::ConstantIndexOp::create(host, loc, workgroupSize), one, one},
         /*dynamicSharedMemorySize=*/Value(), arguments);
@@ -163,12 +237,23 @@ private:
     for (Range &range : ranges)
       bounds.push_back(getValueOrCreateConstantIndexOp(b, loc, range.size));
     Value invocations = one;
-    for (auto [bound, iterator] : llvm::zip(bounds, op.getIteratorTypesArray()))
-      if (iterator == utils::IteratorType::parallel)
-        invocations = arith::MulIOp::create(b, loc, invocations, bound);
+    std::optional<int64_t> knownInvocations = 1;
+    for (auto [bound, iterator] :
+         llvm::zip(bounds, op.getIteratorTypesArray())) {
+      if (iterator != utils::IteratorType::parallel)
+        continue;
+      invocations = arith::MulIOp::create(b, loc, invocations, bound);
+      std::optional<int64_t> size = getConstantIntValue(bound);
+      knownInvocations = knownInvocations && size
+                             ? std::optional(*knownInvocations * *size)
+                             : std::nullopt;
+    }
 
     SmallVector<Value> parameters = {invocations};
+    known = {knownInvocations};
     llvm::append_range(parameters, bounds);
+    for (Value bound : bounds)
+      known.push_back(getConstantIntValue(bound));
     layout.assign(op->getNumOperands(), -1);
     for (OpOperand &operand : op->getOpOperands()) {
       auto type = dyn_cast<MemRefType>(operand.get().getType());
@@ -202,7 +287,18 @@ private:
           ArrayRef<OpFoldResult>{b.getIndexAttr(1)}));
       parameters.push_back(metadata.getOffset());
       llvm::append_range(parameters, metadata.getStrides());
+      // What the operand's layout fixes.
+      auto [strides, offset] = type.getStridesAndOffset();
+      auto fixed = [](int64_t value) -> std::optional<int64_t> {
+        if (ShapedType::isDynamic(value))
+          return std::nullopt;
+        return value;
+      };
+      known.push_back(fixed(offset));
+      for (int64_t stride : strides)
+        known.push_back(fixed(stride));
     }
+    assert(known.size() == parameters.size() && "a fact per parameter");
 
     Type i32 = b.getI32Type();
     auto tableType =
@@ -211,7 +307,8 @@ private:
     auto caller = op->getParentOfType<FunctionOpInterface>();
     OpBuilder entry =
         OpBuilder::atBlockBegin(&caller.getFunctionBody().front());
-    Value table = memref::AllocaOp::create(entry, loc, tableType);
+    auto table = memref::AllocaOp::create(entry, loc, tableType);
+    table->setAttr(tract::kParametersAttrName, UnitAttr::get(op.getContext()));
     for (auto [position, value] : llvm::enumerate(parameters))
       memref::StoreOp::create(b, loc,
                               arith::IndexCastOp::create(b, loc, i32, value),
@@ -220,30 +317,42 @@ private:
         b, loc, MemRefType::get({ShapedType::kDynamic}, i32), table));
     uses.push_back(kRead);
 
-    // Enough groups for every invocation, along x then y.
-    Value groups = arith::CeilDivUIOp::create(b, loc, invocations,
-                                              index(b, loc, workgroupSize));
-    gridX = arith::MaxUIOp::create(
-        b, loc,
-        arith::MinUIOp::create(b, loc, groups, index(b, loc, kMaxGroupsX)),
-        one);
-    gridY = arith::CeilDivUIOp::create(b, loc, groups, gridX);
+    gridZ = one;
+    if (contraction) {
+      // A workgroup per tile of the output: columns along x, rows along y,
+      // batches along z.
+      gridX = arith::CeilDivUIOp::create(b, loc, bounds[contraction->n],
+                                         index(b, loc, tile));
+      gridY = arith::CeilDivUIOp::create(b, loc, bounds[contraction->m],
+                                         index(b, loc, tile));
+      for (unsigned d : contraction->batch)
+        gridZ = arith::MulIOp::create(b, loc, gridZ, bounds[d]);
+    } else {
+      // Enough groups for every invocation, along x then y.
+      Value groups = arith::CeilDivUIOp::create(b, loc, invocations,
+                                                index(b, loc, workgroupSize));
+      gridX = arith::MaxUIOp::create(
+          b, loc,
+          arith::MinUIOp::create(b, loc, groups, index(b, loc, kMaxGroupsX)),
+          one);
+      gridY = arith::CeilDivUIOp::create(b, loc, groups, gridX);
+    }
     Value some = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                        invocations, index(b, loc, 0));
     auto run = scf::IfOp::create(b, loc, some, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&run.getThenRegion().front());
   }
 
-  /// The kernel's half: the invocation's loop indices, the reductions, the
-  /// body, the stores.
-  gpu::GPUFuncOp buildKernel() {
+  /// An empty kernel for the launch's arguments (and `workgroup`
+  /// buffers), with its parameters at hand; `b` at its start.
+  gpu::GPUFuncOp startKernel(OpBuilder &b, TypeRange workgroup = {}) {
     MLIRContext *context = op.getContext();
     SmallVector<Type> argumentTypes =
         llvm::map_to_vector(arguments, [](Value v) { return v.getType(); });
     OpBuilder moduleBuilder = OpBuilder::atBlockEnd(kernels.getBody());
-    auto kernel =
-        gpu::GPUFuncOp::create(moduleBuilder, loc, name,
-                               FunctionType::get(context, argumentTypes, {}));
+    auto kernel = gpu::GPUFuncOp::create(
+        moduleBuilder, loc, name, FunctionType::get(context, argumentTypes, {}),
+        workgroup);
     kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(),
                     UnitAttr::get(context));
     kernel->setAttr(spirv::getEntryPointABIAttrName(),
@@ -254,8 +363,22 @@ private:
     Block &entry = kernel.getBody().front();
     for (auto [number, position] : argumentOf)
       flat[number] = entry.getArgument(position);
-    table = entry.getArguments().back();
-    OpBuilder b = OpBuilder::atBlockBegin(&entry);
+    table = entry.getArgument(arguments.size() - 1);
+    b.setInsertionPointToStart(&entry);
+    // The parameters not known when compiling, read once.
+    for (auto [position, fact] : llvm::enumerate(known))
+      if (!fact)
+        loaded[position] = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            memref::LoadOp::create(b, loc, table, index(b, loc, position)));
+    return kernel;
+  }
+
+  /// The kernel's half: the invocation's loop indices, the reductions, the
+  /// body, the stores.
+  gpu::GPUFuncOp buildKernel() {
+    OpBuilder b(op.getContext());
+    gpu::GPUFuncOp kernel = startKernel(b);
     Value group = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(
@@ -332,10 +455,154 @@ private:
     return kernel;
   }
 
-  /// Word `position` of the parameters, as an index.
+  /// The tiled kernel of a product: a workgroup of tile x tile invocations
+  /// per tile of the output, each invocation one element of it. Along k,
+  /// the workgroup copies a tile of each input into workgroup memory (zero
+  /// past the edges), waits, and each invocation reduces its row of the
+  /// first and its column of the second there.
+  gpu::GPUFuncOp buildTiledKernel() {
+    const Contraction &c = *contraction;
+    auto workgroupMemory = gpu::AddressSpaceAttr::get(
+        op.getContext(), gpu::AddressSpace::Workgroup);
+    Type aElement = getElementTypeOrSelf(op.getDpsInputs()[0].getType());
+    Type bElement = getElementTypeOrSelf(op.getDpsInputs()[1].getType());
+    auto tileType = [&](Type element) {
+      return MemRefType::get({tile * tile}, element,
+                             MemRefLayoutAttrInterface(), workgroupMemory);
+    };
+    OpBuilder b(op.getContext());
+    gpu::GPUFuncOp kernel =
+        startKernel(b, {tileType(aElement), tileType(bElement)});
+    Value aTile = kernel.getWorkgroupAttributions()[0];
+    Value bTile = kernel.getWorkgroupAttributions()[1];
+
+    unsigned loops = op.getNumLoops();
+    SmallVector<Value> bounds;
+    for (unsigned d = 0; d < loops; ++d)
+      bounds.push_back(parameter(b, 1 + d));
+    Value tileSize = index(b, loc, tile);
+    Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    Value column = arith::RemUIOp::create(b, loc, thread, tileSize);
+    Value row = arith::DivUIOp::create(b, loc, thread, tileSize);
+    indices.assign(loops, Value());
+    indices[c.n] = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
+                              tileSize),
+        column);
+    indices[c.m] = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc,
+                              gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
+                              tileSize),
+        row);
+    Value rest = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
+    for (unsigned d : llvm::reverse(c.batch)) {
+      indices[d] = arith::RemUIOp::create(b, loc, rest, bounds[d]);
+      rest = arith::DivUIOp::create(b, loc, rest, bounds[d]);
+    }
+    auto below = [&](Value value, Value bound) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, value,
+                                   bound);
+    };
+    Value inRows = below(indices[c.m], bounds[c.m]);
+    Value inColumns = below(indices[c.n], bounds[c.n]);
+    Value inside = arith::AndIOp::create(b, loc, inRows, inColumns);
+    // `operand`'s element at the indices where `valid`, else zero.
+    auto readIf = [&](OpBuilder &at, Value valid, OpOperand &operand) {
+      Type element = getElementTypeOrSelf(operand.get().getType());
+      auto choice = scf::IfOp::create(at, loc, TypeRange{element}, valid,
+                                      /*withElseRegion=*/true);
+      OpBuilder then = choice.getThenBodyBuilder();
+      scf::YieldOp::create(then, loc, read(then, operand));
+      OpBuilder otherwise = choice.getElseBodyBuilder();
+      scf::YieldOp::create(otherwise, loc,
+                           arith::ConstantOp::create(
+                               otherwise, loc, otherwise.getZeroAttr(element))
+                               .getResult());
+      return choice.getResult(0);
+    };
+    OpOperand &output = *op.getDpsInitOperand(0);
+    Value initial = readIf(b, inside, output);
+
+    Value zero = index(b, loc, 0);
+    Value extent = bounds[c.k];
+    auto steps =
+        scf::ForOp::create(b, loc, zero, extent, tileSize, ValueRange{initial});
+    {
+      OpBuilder at = OpBuilder::atBlockBegin(steps.getBody());
+      Value start = steps.getInductionVar();
+      Value slot = arith::AddIOp::create(
+          at, loc, arith::MulIOp::create(at, loc, row, tileSize), column);
+      auto belowAt = [&](Value value, Value bound) -> Value {
+        return arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, value,
+                                     bound);
+      };
+      // This invocation's element of each tile: the first input at its
+      // row and column `start + column` along k, the second at `start +
+      // row` along k and its column.
+      indices[c.k] = arith::AddIOp::create(at, loc, start, column);
+      Value aValid =
+          arith::AndIOp::create(at, loc, inRows, belowAt(indices[c.k], extent));
+      memref::StoreOp::create(at, loc,
+                              readIf(at, aValid, *op.getDpsInputOperand(0)),
+                              aTile, ValueRange{slot});
+      indices[c.k] = arith::AddIOp::create(at, loc, start, row);
+      Value bValid = arith::AndIOp::create(at, loc, inColumns,
+                                           belowAt(indices[c.k], extent));
+      memref::StoreOp::create(at, loc,
+                              readIf(at, bValid, *op.getDpsInputOperand(1)),
+                              bTile, ValueRange{slot});
+      gpu::BarrierOp::create(at, loc);
+      // The tile's length along k: less at the last one, unless the
+      // tiles divide k.
+      std::optional<int64_t> depth = known[1 + c.k];
+      Value length = depth && *depth % tile == 0
+                         ? tileSize
+                         : arith::MinUIOp::create(
+                               at, loc, tileSize,
+                               arith::SubIOp::create(at, loc, extent, start))
+                               .getResult();
+      auto inner = scf::ForOp::create(at, loc, zero, length, index(at, loc, 1),
+                                      steps.getRegionIterArgs());
+      {
+        OpBuilder body = OpBuilder::atBlockBegin(inner.getBody());
+        Value step = inner.getInductionVar();
+        indices[c.k] = arith::AddIOp::create(body, loc, start, step);
+        Value a = memref::LoadOp::create(
+            body, loc, aTile,
+            ValueRange{arith::AddIOp::create(
+                body, loc, arith::MulIOp::create(body, loc, row, tileSize),
+                step)});
+        Value bValue = memref::LoadOp::create(
+            body, loc, bTile,
+            ValueRange{arith::AddIOp::create(
+                body, loc, arith::MulIOp::create(body, loc, step, tileSize),
+                column)});
+        scf::YieldOp::create(
+            body, loc,
+            applyBodyTo(body, {a, bValue}, inner.getRegionIterArgs()));
+      }
+      // Everyone done with the tiles before the next ones overwrite them.
+      gpu::BarrierOp::create(at, loc);
+      scf::YieldOp::create(at, loc, inner.getResults());
+    }
+    auto store = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    OpBuilder then = store.getThenBodyBuilder();
+    memref::StoreOp::create(then, loc, steps.getResult(0),
+                            flat[output.getOperandNumber()],
+                            ValueRange{address(then, output)});
+    gpu::ReturnOp::create(b, loc);
+    return kernel;
+  }
+
+  /// Word `position` of the parameters, as an index: a constant when it
+  /// is known, else what the kernel read at its start.
   Value parameter(OpBuilder &b, int64_t position) {
-    Value word = memref::LoadOp::create(b, loc, table, index(b, loc, position));
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), word);
+    if (std::optional<int64_t> fact = known[position])
+      return index(b, loc, *fact);
+    return loaded.lookup(position);
   }
 
   /// Where `operand`'s element at the current indices is in its buffer.
@@ -365,11 +632,19 @@ private:
   /// The op's body on its inputs at the current indices and `outputs`;
   /// returns what it yields.
   SmallVector<Value> applyBody(OpBuilder &b, ValueRange outputs) {
+    SmallVector<Value> inputs;
+    for (OpOperand *input : op.getDpsInputOperands())
+      inputs.push_back(read(b, *input));
+    return applyBodyTo(b, inputs, outputs);
+  }
+
+  /// The op's body on `inputs` and `outputs` at the current indices.
+  SmallVector<Value> applyBodyTo(OpBuilder &b, ValueRange inputs,
+                                 ValueRange outputs) {
     Block *body = op.getBlock();
     IRMapping mapping;
-    for (OpOperand *input : op.getDpsInputOperands())
-      mapping.map(body->getArgument(input->getOperandNumber()),
-                  read(b, *input));
+    for (auto [input, value] : llvm::zip(op.getDpsInputOperands(), inputs))
+      mapping.map(body->getArgument(input->getOperandNumber()), value);
     for (auto [init, value] : llvm::zip(op.getDpsInitsMutable(), outputs))
       mapping.map(body->getArgument(init.getOperandNumber()), value);
     llvm::SetVector<Value> captured;
@@ -391,13 +666,16 @@ private:
   linalg::LinalgOp op;
   gpu::GPUModuleOp kernels;
   int64_t workgroupSize;
+  /// The tile of a product's kernel (0: none), and the product's loops.
+  int64_t tile;
+  std::optional<Contraction> contraction;
   std::string name;
   Location loc;
   /// The launch's arguments: the flat operands, then the parameters; and
   /// how the kernel uses each.
   SmallVector<Value> arguments;
   SmallVector<int32_t> uses;
-  Value gridX, gridY;
+  Value gridX, gridY, gridZ;
   /// Per operand: its position among the arguments (memrefs only), the
   /// position of its offset in the parameters (-1 for a scalar), and in
   /// the kernel, its flat buffer.
@@ -405,6 +683,10 @@ private:
   SmallVector<int64_t> layout;
   llvm::DenseMap<unsigned, Value> flat;
   Value table;
+  /// Per parameter: its value when known while compiling; in the kernel,
+  /// the load of the others.
+  SmallVector<std::optional<int64_t>> known;
+  llvm::DenseMap<int64_t, Value> loaded;
   SmallVector<Value> indices;
 };
 
@@ -421,7 +703,7 @@ struct TractGpuKernelsFromLinalgPass
         allowed.insert(type.trim());
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
-      if (whyNotAKernel(op, allowed).empty())
+      if (whyNotAKernel(op, allowed, minWork).empty())
         ops.push_back(op);
     });
     if (ops.empty())
@@ -440,7 +722,7 @@ struct TractGpuKernelsFromLinalgPass
       do
         name = "kernel_" + std::to_string(count++);
       while (kernels.lookupSymbol(name));
-      KernelBuilder(op, kernels, workgroupSize, name).build();
+      KernelBuilder(op, kernels, workgroupSize, tileSize, name).build();
     }
   }
 };

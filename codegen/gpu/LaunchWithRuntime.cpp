@@ -35,7 +35,8 @@ using namespace mlir;
 
 namespace {
 
-constexpr llvm::StringLiteral kLaunchName = "tract_gpu_launch";
+constexpr llvm::StringLiteral kRecordName = "tract_gpu_record";
+constexpr llvm::StringLiteral kSyncName = "tract_gpu_sync";
 constexpr llvm::StringLiteral kCudaLaunchName = "tract_cuda_launch";
 constexpr llvm::StringLiteral kMetalLaunchName = "tract_metal_launch";
 constexpr llvm::StringLiteral kFailName = "tract_fail";
@@ -73,6 +74,118 @@ LLVM::GlobalOp addString(ModuleOp module, const std::string &base,
                    StringAttr::get(module.getContext(), data));
 }
 
+/// The buffer `value` views, through views, casts and metadata.
+Value rootOf(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(op))
+      value = metadata.getSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(op))
+      value = cast.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+      value = view.getViewSource();
+    else
+      break;
+  }
+  return value;
+}
+
+/// Groups the Vulkan launches into batches: a batch runs (tract_gpu_sync)
+/// before the first host op that may touch memory its launches use, so
+/// that launches with only their own preparation between them (index
+/// arithmetic, views, parameter stores, allocations) run together.
+class Batcher {
+public:
+  explicit Batcher(function_ref<void(OpBuilder &, Location)> sync)
+      : sync(sync) {}
+
+  /// Places the syncs of `block`'s launches; a block ends with none open.
+  void place(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      // Nothing stays open past the block (a loop's next iteration, the
+      // code after an if).
+      if (op.hasTrait<OpTrait::IsTerminator>()) {
+        close(&op);
+        continue;
+      }
+      SmallVector<gpu::LaunchFuncOp> launches;
+      if (leavesMemoryAlone(&op, launches)) {
+        for (gpu::LaunchFuncOp launch : launches)
+          open(launch);
+        continue;
+      }
+      // Freeing what the batch only reads is harmless: it was copied.
+      if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+        if (!written.contains(rootOf(dealloc.getMemref())))
+          continue;
+      close(&op);
+      for (Region &region : op.getRegions())
+        for (Block &nested : region)
+          Batcher(sync).place(nested);
+    }
+  }
+
+private:
+  void open(gpu::LaunchFuncOp launch) {
+    pending = true;
+    auto uses =
+        launch->getAttrOfType<DenseI32ArrayAttr>(tract::kBufferUsesAttrName);
+    for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands()))
+      if (!uses || index >= static_cast<size_t>(uses.size()) ||
+          (uses[index] & kWritten))
+        written.insert(rootOf(operand));
+  }
+
+  /// The open batch runs before `op`.
+  void close(Operation *op) {
+    if (!pending)
+      return;
+    OpBuilder b(op);
+    sync(b, op->getLoc());
+    pending = false;
+    written.clear();
+  }
+
+  /// Whether `op` touches no memory a launch uses: a launch itself (which
+  /// goes to `launches`), a pure op, a store of parameters, an allocation,
+  /// and a scf.if of such ops.
+  static bool leavesMemoryAlone(Operation *op,
+                                SmallVectorImpl<gpu::LaunchFuncOp> &launches) {
+    if (auto launch = dyn_cast<gpu::LaunchFuncOp>(op)) {
+      launches.push_back(launch);
+      return true;
+    }
+    if (isa<scf::IfOp>(op)) {
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          for (Operation &nested : block)
+            if (!leavesMemoryAlone(&nested, launches))
+              return false;
+      return true;
+    }
+    if (op->getNumRegions())
+      return false;
+    if (isa<scf::YieldOp>(op) || isPure(op))
+      return true;
+    if (auto store = dyn_cast<memref::StoreOp>(op)) {
+      auto table = rootOf(store.getMemref()).getDefiningOp<memref::AllocaOp>();
+      return table && table->hasAttr(tract::kParametersAttrName);
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    return effects && effects.hasEffect<MemoryEffects::Allocate>() &&
+           !effects.hasEffect<MemoryEffects::Read>() &&
+           !effects.hasEffect<MemoryEffects::Write>() &&
+           !effects.hasEffect<MemoryEffects::Free>();
+  }
+
+  /// The `buffer_uses` flag of a buffer the kernel writes.
+  static constexpr int32_t kWritten = 2;
+
+  function_ref<void(OpBuilder &, Location)> sync;
+  bool pending = false;
+  /// The buffers the open batch's launches write.
+  llvm::DenseSet<Value> written;
+};
+
 struct TractGpuLaunchWithRuntimePass
     : public tract::impl::TractGpuLaunchWithRuntimeBase<
           TractGpuLaunchWithRuntimePass> {
@@ -101,6 +214,14 @@ struct TractGpuLaunchWithRuntimePass
       binary.erase();
     }
 
+    // Vulkan batches the launches; the other runtimes run each at once.
+    if (api == "vulkan")
+      for (auto function : module.getOps<FunctionOpInterface>())
+        if (!function.isExternal())
+          for (Block &block : function.getFunctionBody())
+            Batcher([&](OpBuilder &b, Location loc) {
+              addSync(b, loc);
+            }).place(block);
     SmallVector<gpu::LaunchFuncOp> launches;
     module.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
     for (gpu::LaunchFuncOp launch : launches)
@@ -342,6 +463,43 @@ struct TractGpuLaunchWithRuntimePass
     return success();
   }
 
+  /// A call of tract_gpu_sync at `b`, which fails the run when it fails.
+  void addSync(OpBuilder &b, Location loc) {
+    Type i32 = b.getI32Type();
+    LLVM::LLVMFuncOp syncFunction = declare(
+        getOperation(), kSyncName, LLVM::LLVMFunctionType::get(i32, {}));
+    Value status =
+        LLVM::CallOp::create(b, loc, syncFunction, ValueRange{}).getResult();
+    failWith(b, loc, status, "the GPU kernels failed: %s", "tract_gpu.failed");
+  }
+
+  /// When `status` is not 0, tract_fail with `format` and the runtime's
+  /// reason (the format a global named `name`).
+  void failWith(OpBuilder &b, Location loc, Value status, StringRef format,
+                StringRef name) {
+    ModuleOp module = getOperation();
+    Type i32 = b.getI32Type();
+    auto pointer = LLVM::LLVMPointerType::get(&getContext());
+    Value failed =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status,
+                              arith::ConstantIntOp::create(b, loc, i32, 0));
+    auto report = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
+    OpBuilder then = report.getThenBodyBuilder();
+    LLVM::LLVMFuncOp lastError = declare(
+        module, kLastErrorName, LLVM::LLVMFunctionType::get(pointer, {}));
+    LLVM::LLVMFuncOp fail =
+        declare(module, kFailName,
+                LLVM::LLVMFunctionType::get(i32, {pointer}, /*isVarArg=*/true));
+    auto message = module.lookupSymbol<LLVM::GlobalOp>(name);
+    if (!message)
+      message = addString(module, name.str(), format);
+    Value reason =
+        LLVM::CallOp::create(then, loc, lastError, ValueRange{}).getResult();
+    LLVM::CallOp::create(
+        then, loc, fail,
+        ValueRange{LLVM::AddressOfOp::create(then, loc, message), reason});
+  }
+
   LogicalResult lower(gpu::LaunchFuncOp launch,
                       const llvm::StringMap<Code> &codes) {
     auto module = launch->getParentOfType<ModuleOp>();
@@ -376,7 +534,7 @@ struct TractGpuLaunchWithRuntimePass
         declare(module,
                 metal           ? kMetalLaunchName
                 : api == "cuda" ? kCudaLaunchName
-                                : kLaunchName,
+                                : kRecordName,
                 LLVM::LLVMFunctionType::get(i32, parameterTypes));
     // Three arrays on the caller's stack, allocated once at its entry.
     auto caller = launch->getParentOfType<FunctionOpInterface>();
@@ -441,24 +599,9 @@ struct TractGpuLaunchWithRuntimePass
     Value status =
         LLVM::CallOp::create(b, loc, launchFunction, arguments).getResult();
     // A failed launch fails the run, with the runtime's reason.
-    Value failed =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status,
-                              arith::ConstantIntOp::create(b, loc, i32, 0));
-    auto report = scf::IfOp::create(b, loc, failed, /*withElseRegion=*/false);
-    OpBuilder then = report.getThenBodyBuilder();
-    LLVM::LLVMFuncOp lastError = declare(
-        module, kLastErrorName, LLVM::LLVMFunctionType::get(pointer, {}));
-    LLVM::LLVMFuncOp fail =
-        declare(module, kFailName,
-                LLVM::LLVMFunctionType::get(i32, {pointer}, /*isVarArg=*/true));
-    LLVM::GlobalOp message =
-        addString(module, (moduleName + "." + kernelName + ".failed").str(),
-                  ("the GPU kernel " + kernelName + " failed: %s").str());
-    Value reason =
-        LLVM::CallOp::create(then, loc, lastError, ValueRange{}).getResult();
-    LLVM::CallOp::create(
-        then, loc, fail,
-        ValueRange{LLVM::AddressOfOp::create(then, loc, message), reason});
+    failWith(b, loc, status,
+             ("the GPU kernel " + kernelName + " failed: %s").str(),
+             (moduleName + "." + kernelName + ".failed").str());
     launch.erase();
     return success();
   }

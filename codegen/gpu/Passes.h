@@ -38,6 +38,11 @@ namespace mlir::tract {
 /// tract-gpu-launch-with-runtime reads it.
 inline constexpr llvm::StringLiteral kBufferUsesAttrName = "buffer_uses";
 
+/// Marks the memref.alloca of a launch's parameters: host stores into it
+/// leave the launches' buffers alone.
+inline constexpr llvm::StringLiteral kParametersAttrName =
+    "tract_gpu_parameters";
+
 #define GEN_PASS_DECL
 #include "codegen/gpu/Passes.h.inc"
 

@@ -11,7 +11,8 @@ def TractGpuKernelsFromLinalg
     memrefs of element types the device handles, and whose body is
     arith and math (plus `linalg.index`, and constants from above), becomes
     a `gpu.func` in the `gpu.module @tract_kernels` and a `gpu.launch_func`
-    in its place; everything else stays on the host.
+    in its place; everything else stays on the host, and so do ops of
+    fewer static iterations than `min-work`.
 
     A kernel runs one invocation per iteration of the op's parallel loops
     (a 1-D workgroup of `workgroup-size`, a 2-D grid when the groups exceed
@@ -19,8 +20,12 @@ def TractGpuKernelsFromLinalg
     output's value (linalg's init). The operands reach the kernel as 1-D
     buffers over their whole span (`memref.reinterpret_cast` of their base),
     and their offsets and strides, the loop bounds and the number of
-    invocations, as one `memref<?xi32>` of parameters: layouts and dynamic
-    shapes need no specialization. The launch's `buffer_uses` says
+    invocations, as one `memref<?xi32>` of parameters, so that dynamic
+    shapes and layouts need no specialization. A parameter known while
+    compiling (a static bound, offset or stride) is a constant in the
+    kernel instead, which the device's compiler folds (division by a
+    constant, a reduction of known length); the kernel reads the others
+    once, at its start. The launch's `buffer_uses` says
     how the kernel uses each buffer, as the runtimes' flags: read (1),
     written (2, and then read too: what the kernel does not write must come
     back as it was), constant (4: a view of a `memref.get_global`).
@@ -29,10 +34,28 @@ def TractGpuKernelsFromLinalg
     kernel params: [invocations, bound(d0) .. bound(dn-1),
                     offset(x), stride(x, 0) .., offset(y), stride(y, 0) ..]
     ```
+
+    A product (two inputs and an output through projected permutations,
+    one row loop m of the first input and the output, one column loop n of
+    the second and the output, one reduction k of both inputs, and batch
+    loops of all three; element types of 8 bits or more; static extents of
+    at least a tile) gets a tiled kernel instead: a workgroup of
+    `tile-size` x `tile-size` invocations per tile of the output (columns
+    along x, rows along y, batches along z), each invocation one element.
+    Step by step along k, the workgroup copies a tile of each input into
+    workgroup memory (the kernel's two workgroup attributions; zero past
+    the edges), waits (`gpu.barrier`), reduces there, and waits again.
   }];
   let options = [
     Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"64",
            "Invocations per workgroup">,
+    Option<"minWork", "min-work", "int64_t", /*default=*/"0",
+           "Ops whose loops iterate fewer times than this in all (static "
+           "extents) stay on the host: shape arithmetic, which a launch "
+           "would cost more than">,
+    Option<"tileSize", "tile-size", "int64_t", /*default=*/"16",
+           "The side of the output tiles of products (tile-size^2 "
+           "invocations per workgroup); 0: products get no tiled kernel">,
     Option<"allowedTypes", "types", "std::string",
            /*default=*/"\"f32,i32,i1\"",
            "Element types the device computes and stores, comma-separated "
@@ -54,7 +77,9 @@ def TractGpuToSpirv : Pass<"tract-gpu-to-spirv", "ModuleOp"> {
     kernels' arguments are storage buffers at descriptor set 0, binding i,
     as upstream's `convert-gpu-to-spirv` does, and their bodies convert
     with arith's, math's, scf's, memref's and index's patterns (upstream's
-    pass has no math). Index is 32 bits wide.
+    pass has no math). Index is 32 bits wide. A kernel's workgroup
+    attributions, which the GPU patterns do not take, become workgroup
+    allocations in its body first, then Workgroup variables of the shader.
   }];
   let options = [
     ListOption<"capabilities", "capabilities", "std::string",
@@ -80,7 +105,7 @@ def TractGpuLaunchWithRuntime
     SPIRV-Cross. Each `gpu.launch_func` becomes a call of the runtime's
 
     ```c
-    int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
+    int32_t tract_gpu_record(const uint32_t *spirv, int64_t words,
                              const char *entry, int32_t groups_x,
                              int32_t groups_y, int32_t groups_z,
                              int32_t num_buffers, void *const *pointers,
@@ -92,7 +117,12 @@ def TractGpuLaunchWithRuntime
     or of `tract_metal_launch` (`runtime/tract_metal.h`: as CUDA's, with
     the MSL and the name of its kernel function),
     with each buffer's aligned pointer, its size in bytes, and its use from
-    the launch's `buffer_uses`. A failed launch calls `tract_fail`
+    the launch's `buffer_uses`. For Vulkan, the launch only joins the open
+    batch: a call of `tract_gpu_sync` runs the batch before the first host
+    op that may touch memory its launches use (anything but pure ops,
+    launches, stores into a launch's parameters, allocations, the freeing
+    of a buffer the batch only reads, and ifs of those), and at the end of
+    each block. A failed launch or sync calls `tract_fail`
     with the kernel's name, so the model's entry returns an error. The
     gpu, spirv and binary modules are erased. With `spirv-dir`, each module's
     words are also written to `<dir>/<module>.spv`, for spirv-val; with

@@ -67,17 +67,19 @@ template <typename T> Buffer bufferOf(std::vector<T> &values, int32_t flags) {
           flags};
 }
 
-// Runs scale_add over `count` elements: y = a * 2 + b.
-int32_t scaleAdd(Buffer a, Buffer b, Buffer y, uint32_t count) {
+// Runs scale_add over `count` elements: y = a * 2 + b; with `record`,
+// into the open batch (tract_gpu_record).
+int32_t scaleAdd(Buffer a, Buffer b, Buffer y, uint32_t count,
+                 bool record = false) {
   const std::vector<uint32_t> &kernel = scaleAddKernel();
   Buffer n{&count, sizeof(count), TRACT_GPU_READ};
   void *pointers[] = {a.data, b.data, y.data, n.data};
   int64_t bytes[] = {a.bytes, b.bytes, y.bytes, n.bytes};
   int32_t flags[] = {a.flags, b.flags, y.flags, n.flags};
   auto groups = static_cast<int32_t>((count + 63) / 64);
-  return tract_gpu_launch(kernel.data(), static_cast<int64_t>(kernel.size()),
-                          "main", groups > 0 ? groups : 1, 1, 1, 4, pointers,
-                          bytes, flags);
+  return (record ? tract_gpu_record : tract_gpu_launch)(
+      kernel.data(), static_cast<int64_t>(kernel.size()), "main",
+      groups > 0 ? groups : 1, 1, 1, 4, pointers, bytes, flags);
 }
 
 std::vector<float> ramp(size_t n, float start, float step) {
@@ -97,6 +99,82 @@ TEST_F(VulkanLaunch, ScaleAddMatchesTheCpu) {
       << tract_last_error();
   for (uint32_t i = 0; i < n; ++i)
     ASSERT_EQ(y[i], a[i] * 2.0f + b[i]) << "at " << i;
+}
+
+// Recorded launches run at the sync, in order: the second reads what the
+// first wrote on the device, and the host sees both results only then.
+TEST_F(VulkanLaunch, ABatchRunsAtTheSyncInOrder) {
+  const uint32_t n = 500;
+  std::vector<float> a = ramp(n, 1.0f, 0.5f), b = ramp(n, -2.0f, 0.25f);
+  std::vector<float> t(n, -1.0f), y(n, -1.0f);
+  ASSERT_EQ(scaleAdd(bufferOf(a, TRACT_GPU_READ), bufferOf(b, TRACT_GPU_READ),
+                     bufferOf(t, TRACT_GPU_READ | TRACT_GPU_WRITE), n,
+                     /*record=*/true),
+            TRACT_OK)
+      << tract_last_error();
+  // (The count is a fresh host copy for each launch: read when recorded.)
+  ASSERT_EQ(scaleAdd(bufferOf(t, TRACT_GPU_READ), bufferOf(a, TRACT_GPU_READ),
+                     bufferOf(y, TRACT_GPU_READ | TRACT_GPU_WRITE), n,
+                     /*record=*/true),
+            TRACT_OK)
+      << tract_last_error();
+  EXPECT_EQ(t[0], -1.0f) << "ran before the sync";
+  EXPECT_EQ(y[0], -1.0f) << "ran before the sync";
+  ASSERT_EQ(tract_gpu_sync(), TRACT_OK) << tract_last_error();
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(t[i], a[i] * 2.0f + b[i]) << "at " << i;
+    ASSERT_EQ(y[i], t[i] * 2.0f + a[i]) << "at " << i;
+  }
+  // Nothing is left open.
+  EXPECT_EQ(tract_gpu_sync(), TRACT_OK) << tract_last_error();
+}
+
+// A buffer that shares bytes with one of the batch, without being it, makes
+// the batch run first: the second launch reads the first one's result.
+TEST_F(VulkanLaunch, APartlySharedBufferRunsTheBatchFirst) {
+  const uint32_t n = 256;
+  std::vector<float> a = ramp(2 * n, 0.5f, 1.0f), b = ramp(n, 3.0f, -1.0f);
+  std::vector<float> y(n, 0.0f);
+  Buffer whole{a.data(), static_cast<int64_t>(a.size() * sizeof(float)),
+               TRACT_GPU_READ | TRACT_GPU_WRITE};
+  ASSERT_EQ(scaleAdd(whole, bufferOf(b, TRACT_GPU_READ), whole, n,
+                     /*record=*/true),
+            TRACT_OK)
+      << tract_last_error();
+  std::vector<float> expected(a.begin(), a.begin() + n);
+  for (uint32_t i = 0; i < n; ++i)
+    expected[i] = a[i] * 2.0f + b[i];
+  Buffer half{a.data(), static_cast<int64_t>(n * sizeof(float)),
+              TRACT_GPU_READ};
+  ASSERT_EQ(scaleAdd(half, bufferOf(b, TRACT_GPU_READ),
+                     bufferOf(y, TRACT_GPU_READ | TRACT_GPU_WRITE), n,
+                     /*record=*/true),
+            TRACT_OK)
+      << tract_last_error();
+  ASSERT_EQ(tract_gpu_sync(), TRACT_OK) << tract_last_error();
+  for (uint32_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], expected[i] * 2.0f + b[i]) << "at " << i;
+}
+
+// A failed launch drops the open batch unrun (its memory may be freed next)
+// and the next sync says so.
+TEST_F(VulkanLaunch, AFailedLaunchDropsTheBatch) {
+  const uint32_t n = 64;
+  std::vector<float> a = ramp(n, 1.0f, 1.0f), y(n, -1.0f);
+  ASSERT_EQ(scaleAdd(bufferOf(a, TRACT_GPU_READ), bufferOf(a, TRACT_GPU_READ),
+                     bufferOf(y, TRACT_GPU_READ | TRACT_GPU_WRITE), n,
+                     /*record=*/true),
+            TRACT_OK)
+      << tract_last_error();
+  Buffer bad{nullptr, 16, TRACT_GPU_READ};
+  EXPECT_EQ(scaleAdd(bad, bufferOf(a, TRACT_GPU_READ),
+                     bufferOf(y, TRACT_GPU_WRITE), n, /*record=*/true),
+            TRACT_ERROR);
+  EXPECT_EQ(tract_gpu_sync(), TRACT_ERROR);
+  EXPECT_STREQ(tract_last_error(),
+               "GPU kernels: launches were dropped unrun after one failed");
+  EXPECT_EQ(y[0], -1.0f);
+  EXPECT_EQ(tract_gpu_sync(), TRACT_OK) << tract_last_error();
 }
 
 TEST_F(VulkanLaunch, AConstantBufferServesTwoLaunches) {

@@ -10,7 +10,7 @@
 // CHECK-DAG:     %[[C0I:.*]] = arith.constant 0 : i32
 // CHECK-DAG:     %[[C1I:.*]] = arith.constant 1 : i32
 // CHECK-DAG:     %[[C4I:.*]] = arith.constant 4 : i32
-// CHECK:         %[[TABLE:.*]] = memref.alloca() : memref<9xi32>
+// CHECK:         %[[TABLE:.*]] = memref.alloca() {tract_gpu_parameters} : memref<9xi32>
 // CHECK:         %[[N:.*]] = memref.dim %[[X]], %{{.*}} : memref<?x4xf32>
 // CHECK:         %[[COUNT:.*]] = arith.muli %[[N]], %{{.*}} : index
 // CHECK:         memref.extract_strided_metadata %[[X]]
@@ -48,36 +48,104 @@
 // CHECK:         linalg.generic
 // CHECK-NOT:     gpu.launch_func
 
+// A product large enough for tiles (M is S, depth 40, 24 columns): a
+// workgroup of 16 x 16 invocations per tile of the output, columns along x
+// (2 tiles), rows along y (S/16, rounded up).
+// CHECK-LABEL: func.func @tiled(
+// CHECK-SAME:    %[[A:.*]]: memref<?x40xf32>
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C256:.*]] = arith.constant 256 : index
+// CHECK:         %[[M:.*]] = memref.dim %[[A]], %{{.*}} : memref<?x40xf32>
+// CHECK:         %[[ROWS:.*]] = arith.ceildivui %[[M]], %{{.*}} : index
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_2 blocks in (%[[C2]], %[[ROWS]], %{{.*}}) threads in (%[[C256]], %{{.*}}, %{{.*}})
+
+// In the kernel, the parameters the host knows only at run time (the
+// number of invocations, S) are read once, at its start; the others (the
+// bound 4, the offsets and strides of the static layouts) are constants,
+// for the device's compiler to fold.
 // CHECK:       gpu.module @tract_kernels
 // CHECK-LABEL: gpu.func @kernel_0(
 // CHECK-SAME:    %[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[P:.*]]: memref<?xi32>) kernel
 // CHECK-SAME:    spirv.entry_point_abi = #spirv.entry_point_abi<workgroup_size = [64, 1, 1]>
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
+// CHECK:         %[[COUNT32:.*]] = memref.load %[[P]][%[[C0]]] : memref<?xi32>
+// CHECK-NEXT:    %[[COUNT:.*]] = arith.index_cast %[[COUNT32]] : i32 to index
+// CHECK-NEXT:    %[[S32:.*]] = memref.load %[[P]][%[[C1]]] : memref<?xi32>
+// CHECK-NEXT:    %[[S:.*]] = arith.index_cast %[[S32]] : i32 to index
+// CHECK-NOT:     memref.load %[[P]]
 // CHECK:         %[[BY:.*]] = gpu.block_id y
 // CHECK:         %[[GDX:.*]] = gpu.grid_dim x
 // CHECK:         %[[BX:.*]] = gpu.block_id x
 // CHECK:         %[[TID:.*]] = gpu.thread_id x
 // CHECK:         %[[ID:.*]] = arith.addi %{{.*}}, %[[TID]] : index
-// CHECK:         %[[COUNT:.*]] = memref.load %[[P]][%{{.*}}] : memref<?xi32>
-// CHECK:         %[[IN:.*]] = arith.cmpi ult, %[[ID]], %{{.*}} : index
+// CHECK:         %[[IN:.*]] = arith.cmpi ult, %[[ID]], %[[COUNT]] : index
 // CHECK:         scf.if %[[IN]] {
-// CHECK:           %[[J:.*]] = arith.remui %[[ID]], %{{.*}} : index
-// CHECK:           %[[ROWS:.*]] = arith.divui %[[ID]], %{{.*}} : index
-// CHECK:           %[[I:.*]] = arith.remui %[[ROWS]], %{{.*}} : index
-// CHECK:           %[[V:.*]] = memref.load %[[A]][%{{.*}}] : memref<?xf32>
+// CHECK:           %[[J:.*]] = arith.remui %[[ID]], %[[C4]] : index
+// CHECK:           %[[ROWS:.*]] = arith.divui %[[ID]], %[[C4]] : index
+// CHECK:           %[[I:.*]] = arith.remui %[[ROWS]], %[[S]] : index
+// CHECK:           %[[ROW:.*]] = arith.muli %[[I]], %[[C4]] : index
+// CHECK:           %[[AT:.*]] = arith.addi %[[ROW]], %[[J]] : index
+// CHECK:           %[[V:.*]] = memref.load %[[A]][%[[AT]]] : memref<?xf32>
 // CHECK:           %[[E:.*]] = math.exp %[[V]] : f32
 // CHECK:           memref.store %[[E]], %[[B]][%{{.*}}] : memref<?xf32>
 // CHECK:         }
 // CHECK:         gpu.return
+// The product's shapes are static: no parameter is read, the reduction
+// runs to the constant 5.
 // CHECK-LABEL: gpu.func @kernel_1(
 // CHECK-SAME:    %[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[C:.*]]: memref<?xf32>, %[[P:.*]]: memref<?xi32>) kernel
+// CHECK-DAG:     %[[C5:.*]] = arith.constant 5 : index
+// CHECK-DAG:     %[[C21:.*]] = arith.constant 21 : index
+// CHECK-NOT:     memref.load %[[P]]
+// CHECK:         arith.cmpi ult, %{{.*}}, %[[C21]] : index
 // CHECK:         %[[INIT:.*]] = memref.load %[[C]][%{{.*}}] : memref<?xf32>
-// CHECK:         %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK:         %[[SUM:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C5]] step %{{.*}} iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
 // CHECK:           %[[L:.*]] = memref.load %[[A]]
 // CHECK:           %[[R:.*]] = memref.load %[[B]]
 // CHECK:           %[[M:.*]] = arith.mulf %[[L]], %[[R]] : f32
 // CHECK:           %[[ADD:.*]] = arith.addf %[[ACC]], %[[M]] : f32
 // CHECK:           scf.yield %[[ADD]] : f32
 // CHECK:         memref.store %[[SUM]], %[[C]][%{{.*}}] : memref<?xf32>
+
+// The tiled kernel: two 16 x 16 tiles in workgroup memory. Each step along
+// k, every invocation copies one element of each input there (zero past
+// the edges), the workgroup waits, each invocation reduces its row of the
+// first tile with its column of the second (16 deep, less at the last
+// step: 40 is no multiple of 16), and the workgroup waits again before the
+// next tiles. Invocations past the output's edges load and wait too, but
+// store nothing.
+// CHECK-LABEL: gpu.func @kernel_2(
+// CHECK-SAME:    %[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[C:.*]]: memref<?xf32>, %[[P:.*]]: memref<?xi32>)
+// CHECK-SAME:    workgroup(%[[AT:.*]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[BT:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
+// CHECK-SAME:    workgroup_size = [256, 1, 1]
+// CHECK:         %[[T:.*]] = gpu.thread_id x
+// CHECK:         %[[COL:.*]] = arith.remui %[[T]], %[[C16:.*]] : index
+// CHECK:         %[[ROW:.*]] = arith.divui %[[T]], %[[C16]] : index
+// CHECK:         %[[INSIDE:.*]] = arith.andi
+// CHECK:         %[[INIT:.*]] = scf.if %[[INSIDE]] -> (f32) {
+// CHECK:         %[[SUM:.*]] = scf.for %[[K0:.*]] = %{{.*}} to %[[C40:.*]] step %[[C16]] iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
+// CHECK:           %[[SLOT:.*]] = arith.addi %{{.*}}, %[[COL]] : index
+// CHECK:           %[[AV:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:             memref.load %[[A]]
+// CHECK:           memref.store %[[AV]], %[[AT]][%[[SLOT]]] : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK:           %[[BV:.*]] = scf.if %{{.*}} -> (f32) {
+// CHECK:             memref.load %[[B]]
+// CHECK:           memref.store %[[BV]], %[[BT]][%[[SLOT]]] : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK-NEXT:      gpu.barrier
+// CHECK-NEXT:      %[[LEFT:.*]] = arith.subi %[[C40]], %[[K0]] : index
+// CHECK-NEXT:      %[[DEPTH:.*]] = arith.minui %[[LEFT]], %[[C16]] : index
+// CHECK-NEXT:      %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %[[DEPTH]] step %{{.*}} iter_args(%[[IN:.*]] = %[[ACC]]) -> (f32) {
+// CHECK:             %[[X:.*]] = memref.load %[[AT]]
+// CHECK:             %[[Y:.*]] = memref.load %[[BT]]
+// CHECK:             %[[XY:.*]] = arith.mulf %[[X]], %[[Y]] : f32
+// CHECK:             arith.addf %[[IN]], %[[XY]] : f32
+// CHECK:           gpu.barrier
+// CHECK-NEXT:      scf.yield %[[PART]] : f32
+// CHECK:         scf.if %[[INSIDE]] {
+// CHECK:           memref.store %[[SUM]], %[[C]]
 
 func.func @exp(%x: memref<?x4xf32>, %y: memref<?x4xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x4xf32>) outs(%y : memref<?x4xf32>) {
@@ -99,5 +167,10 @@ func.func @host_f64(%x: memref<4xf64>, %y: memref<4xf64>) {
     %e = math.exp %a : f64
     linalg.yield %e : f64
   }
+  return
+}
+
+func.func @tiled(%a: memref<?x40xf32>, %b: memref<40x24xf32>, %c: memref<?x24xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x40xf32>, memref<40x24xf32>) outs(%c : memref<?x24xf32>)
   return
 }

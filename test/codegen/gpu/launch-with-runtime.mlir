@@ -17,7 +17,9 @@
 // CHECK-DAG:   llvm.func @tract_fail(!llvm.ptr, ...) -> i32
 // CHECK-DAG:   llvm.func @tract_last_error() -> !llvm.ptr
 // CHECK-DAG:   llvm.mlir.global internal constant @tract_kernels.kernel_0.name("kernel_0\00")
-// CHECK-DAG:   llvm.func @tract_gpu_launch(!llvm.ptr, i64, !llvm.ptr, i32, i32, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-DAG:   llvm.func @tract_gpu_record(!llvm.ptr, i64, !llvm.ptr, i32, i32, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-DAG:   llvm.func @tract_gpu_sync() -> i32
+// CHECK-DAG:   llvm.mlir.global internal constant @tract_gpu.failed("the GPU kernels failed: %s\00")
 // CHECK-DAG:   llvm.mlir.global internal constant @tract_kernels.spirv(dense<"0x03022307{{[0-9A-F]+}}"> : tensor<{{[0-9]+}}xi32>) {{.*}} : !llvm.array<{{[0-9]+}} x i32>
 // CHECK-NOT:   gpu.module
 // CHECK-NOT:   spirv.module
@@ -41,12 +43,20 @@
 // CHECK-NEXT:      %[[YFLAG:.*]] = llvm.getelementptr %[[FLAGS]][2]
 // CHECK-NEXT:      llvm.store %[[WRITTEN]], %[[YFLAG]] : i32, !llvm.ptr
 // CHECK:           %[[PFLAG:.*]] = llvm.getelementptr %[[FLAGS]][3]
-// CHECK:           %[[STATUS:.*]] = llvm.call @tract_gpu_launch(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[POINTERS]], %[[SIZES]], %[[FLAGS]])
+// CHECK:           %[[STATUS:.*]] = llvm.call @tract_gpu_record(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[POINTERS]], %[[SIZES]], %[[FLAGS]])
 // CHECK:           %[[FAILED:.*]] = arith.cmpi ne, %[[STATUS]], %{{.*}} : i32
 // CHECK-NEXT:      scf.if %[[FAILED]] {
 // CHECK-NEXT:        %[[WHY:.*]] = llvm.call @tract_last_error()
 // CHECK-NEXT:        %[[MESSAGE:.*]] = llvm.mlir.addressof @tract_kernels.kernel_0.failed
 // CHECK-NEXT:        llvm.call @tract_fail(%[[MESSAGE]], %[[WHY]])
+// The launch joins the open batch, which runs before the function returns.
+// CHECK:         %[[SYNCED:.*]] = llvm.call @tract_gpu_sync() : () -> i32
+// CHECK:         %[[SYNCFAILED:.*]] = arith.cmpi ne, %[[SYNCED]], %{{.*}} : i32
+// CHECK-NEXT:    scf.if %[[SYNCFAILED]] {
+// CHECK-NEXT:      %[[WHY:.*]] = llvm.call @tract_last_error()
+// CHECK-NEXT:      %[[MESSAGE:.*]] = llvm.mlir.addressof @tract_gpu.failed
+// CHECK-NEXT:      llvm.call @tract_fail(%[[MESSAGE]], %[[WHY]])
+// CHECK:         return
 // CHECK-NOT:   gpu.launch_func
 memref.global "private" constant @weights : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
 
@@ -57,5 +67,67 @@ func.func @scale(%x: memref<?x4xf32>, %y: memref<?x4xf32>) {
     %m = arith.mulf %a, %b : f32
     linalg.yield %m : f32
   }
+  return
+}
+
+// Launches with only their preparation between them (index arithmetic,
+// parameter stores, an allocation) make one batch, which runs before the
+// first host op that touches memory: here the copy, not the allocation of
+// %r. After it nothing is open: the deallocations and the return need no
+// sync.
+// CHECK-LABEL: func.func @batch(
+// CHECK:         memref.alloc() : memref<8xf32>
+// CHECK:         llvm.call @tract_gpu_record(
+// CHECK-NOT:     llvm.call @tract_gpu_sync
+// CHECK:         llvm.call @tract_gpu_record(
+// CHECK-NOT:     llvm.call @tract_gpu_sync
+// CHECK:         memref.alloc() : memref<8xf32>
+// CHECK-NOT:     llvm.call @tract_gpu_sync
+// CHECK:         llvm.call @tract_gpu_record(
+// CHECK:         llvm.call @tract_gpu_sync()
+// CHECK:         memref.copy
+// CHECK-NOT:     llvm.call @tract_gpu_sync
+// CHECK:         return
+func.func @batch(%x: memref<8xf32>, %y: memref<8xf32>, %z: memref<8xf32>) {
+  %tmp = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : memref<8xf32>) outs(%tmp : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%tmp : memref<8xf32>) outs(%y : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  %r = memref.alloc() : memref<8xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : memref<8xf32>) outs(%r : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  memref.copy %r, %z : memref<8xf32> to memref<8xf32>
+  memref.dealloc %r : memref<8xf32>
+  memref.dealloc %tmp : memref<8xf32>
+  return
+}
+
+// Freeing a buffer a launch of the open batch writes runs the batch first
+// (its copy back would write freed memory); freeing one it only reads does
+// not.
+// CHECK-LABEL: func.func @free(
+// CHECK:         llvm.call @tract_gpu_record(
+// CHECK-NOT:     llvm.call @tract_gpu_sync
+// CHECK:         memref.dealloc %[[IN:.*]] : memref<8xf32>
+// CHECK-NEXT:    %[[S:.*]] = llvm.call @tract_gpu_sync()
+// CHECK:         memref.dealloc %[[OUT:.*]] : memref<8xf32>
+func.func @free(%in: memref<8xf32>, %out: memref<8xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%in : memref<8xf32>) outs(%out : memref<8xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  memref.dealloc %in : memref<8xf32>
+  memref.dealloc %out : memref<8xf32>
   return
 }
