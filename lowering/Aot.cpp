@@ -277,10 +277,10 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
     target.setGpu(options.gpu, features);
     target.gpuChip = options.gpuChip;
     target.ptxDir = options.ptxDir;
-    target.cudaPath = findCudaToolkit(options.cudaPath);
-    if (!options.cudaPath.empty() && target.cudaPath.empty())
-      return makeError("--cuda-path " + options.cudaPath +
-                       ": not a CUDA toolkit (no nvvm/libdevice in it)");
+    llvm::Expected<std::string> toolkit = resolveCudaToolkit(options.cudaPath);
+    if (!toolkit)
+      return toolkit.takeError();
+    target.cudaPath = *toolkit;
     if (options.cudaFatbin && !hasCudaAssembler(target.cudaPath))
       return makeError("fatbins need ptxas and fatbinary from a CUDA toolkit");
     target.cudaFatbin = options.cudaFatbin;

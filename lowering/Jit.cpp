@@ -119,10 +119,10 @@ llvm::Expected<TargetInfo> describeJitTarget(const JitOptions &jitOptions) {
   target.spirvDir = jitOptions.spirvDir;
   target.mslDir = jitOptions.mslDir;
   target.ptxDir = jitOptions.ptxDir;
-  target.cudaPath = findCudaToolkit(jitOptions.cudaPath);
-  if (!jitOptions.cudaPath.empty() && target.cudaPath.empty())
-    return makeError("--cuda-path " + jitOptions.cudaPath +
-                     ": not a CUDA toolkit (no nvvm/libdevice in it)");
+  llvm::Expected<std::string> toolkit = resolveCudaToolkit(jitOptions.cudaPath);
+  if (!toolkit)
+    return toolkit.takeError();
+  target.cudaPath = *toolkit;
   return target;
 }
 

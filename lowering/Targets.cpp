@@ -46,6 +46,16 @@ const CpuTarget *mlir::tract::hostCpuTarget() {
   return nullptr;
 }
 
+llvm::Expected<std::string>
+mlir::tract::resolveCudaToolkit(llvm::StringRef given) {
+  std::string found = findCudaToolkit(given);
+  if (!given.empty() && found.empty())
+    return llvm::createStringError("--cuda-path " + given +
+                                   ": not a CUDA toolkit (no nvvm/libdevice "
+                                   "in it)");
+  return found;
+}
+
 bool mlir::tract::hasCudaAssembler(llvm::StringRef root) {
   if (root.empty())
     return false;

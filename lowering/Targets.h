@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 
 #include <string>
 
@@ -40,6 +41,10 @@ bool isTargetAvailable(const CpuTarget &target, std::string &error);
 /// /usr/local/cuda, else the folder above a `ptxas` on the PATH; "" when
 /// none has nvvm/libdevice.
 std::string findCudaToolkit(llvm::StringRef given);
+
+/// findCudaToolkit(given), or an error when `given` is not "" and no CUDA
+/// toolkit.
+llvm::Expected<std::string> resolveCudaToolkit(llvm::StringRef given);
 
 /// Whether the CUDA toolkit `root` has the tools that make fatbins of PTX:
 /// bin/ptxas and bin/fatbinary, executable.

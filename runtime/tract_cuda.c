@@ -20,6 +20,7 @@
 /* dlopen's RTLD_NODELETE, strdup and pthreads under -std=c11 too. */
 #define _GNU_SOURCE
 #include "runtime/tract_cuda.h"
+#include "runtime/tract_gpu_internal.h"
 #include "runtime/tract_profile.h"
 #include "runtime/tract_runtime.h"
 
@@ -625,25 +626,7 @@ static tract_status check_launch(const char *ptx, int64_t size,
    * keeps their count an int32_t. */
   if (n < 0 || n > INT32_MAX / PARAMETERS_PER_BUFFER)
     return tract_set_error("%d buffers", (int)n);
-  if (n > 0 && (!pointers || !bytes || !flags))
-    return tract_set_error("%d buffers but no pointers, sizes or flags",
-                           (int)n);
-  for (int32_t i = 0; i < n; ++i) {
-    if (bytes[i] < 0)
-      return tract_set_error("buffer %d has %lld bytes", (int)i,
-                             (long long)bytes[i]);
-    if (bytes[i] > 0 && !pointers[i])
-      return tract_set_error("buffer %d has %lld bytes at NULL", (int)i,
-                             (long long)bytes[i]);
-    if (flags[i] & ~(TRACT_GPU_READ | TRACT_GPU_WRITE | TRACT_GPU_CONSTANT))
-      return tract_set_error("buffer %d has unknown flags %d", (int)i,
-                             (int)flags[i]);
-    if ((flags[i] & TRACT_GPU_CONSTANT) && (flags[i] & TRACT_GPU_WRITE))
-      return tract_set_error("buffer %d is CONSTANT, so the kernel cannot "
-                             "write it",
-                             (int)i);
-  }
-  return TRACT_OK;
+  return tract_gpu_check_buffers(n, pointers, bytes, flags, -1);
 }
 
 /* One launch on the device, in its context; the pooled buffers it takes

@@ -7,6 +7,7 @@
 #import <Metal/Metal.h>
 
 #include "runtime/tract_metal.h"
+#include "runtime/tract_gpu_internal.h"
 #include "runtime/tract_profile.h"
 #include "runtime/tract_runtime.h"
 
@@ -196,25 +197,7 @@ static tract_status check_launch(const char *msl, int64_t size,
   if (n < 0 || n > MAX_BUFFERS)
     return tract_set_error("%d buffers; Metal binds 0 to %d", (int)n,
                            MAX_BUFFERS);
-  if (n > 0 && (!pointers || !bytes || !flags))
-    return tract_set_error("%d buffers but no pointers, sizes or flags",
-                           (int)n);
-  for (int32_t i = 0; i < n; ++i) {
-    if (bytes[i] < 0)
-      return tract_set_error("buffer %d has %lld bytes", (int)i,
-                             (long long)bytes[i]);
-    if (bytes[i] > 0 && !pointers[i])
-      return tract_set_error("buffer %d has %lld bytes at NULL", (int)i,
-                             (long long)bytes[i]);
-    if (flags[i] & ~(TRACT_GPU_READ | TRACT_GPU_WRITE | TRACT_GPU_CONSTANT))
-      return tract_set_error("buffer %d has unknown flags %d", (int)i,
-                             (int)flags[i]);
-    if ((flags[i] & TRACT_GPU_CONSTANT) && (flags[i] & TRACT_GPU_WRITE))
-      return tract_set_error("buffer %d is CONSTANT, so the kernel cannot "
-                             "write it",
-                             (int)i);
-  }
-  return TRACT_OK;
+  return tract_gpu_check_buffers(n, pointers, bytes, flags, -1);
 }
 
 /* One launch, waited for; the pooled buffers it took go to `taken`. */

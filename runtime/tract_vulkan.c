@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define VK_NO_PROTOTYPES
 #include "runtime/tract_gpu.h"
+#include "runtime/tract_gpu_internal.h"
 #include "runtime/tract_profile.h"
 #include "runtime/tract_runtime.h"
 
@@ -1102,27 +1103,8 @@ static tract_status check_launch(const uint32_t *spirv, int64_t words,
   if (n < 0 || (uint32_t)n > gpu.limits.maxPerStageDescriptorStorageBuffers)
     return tract_set_error("%d buffers; the device binds 0 to %u", (int)n,
                            gpu.limits.maxPerStageDescriptorStorageBuffers);
-  if (n > 0 && (!pointers || !bytes || !flags))
-    return tract_set_error("%d buffers but no pointers, sizes or flags",
-                           (int)n);
-  for (int32_t i = 0; i < n; ++i) {
-    if (bytes[i] < 0 || bytes[i] > gpu.features.max_storage_buffer_range)
-      return tract_set_error("buffer %d has %lld bytes; the device binds 0 "
-                             "to %lld",
-                             (int)i, (long long)bytes[i],
-                             (long long)gpu.features.max_storage_buffer_range);
-    if (bytes[i] > 0 && !pointers[i])
-      return tract_set_error("buffer %d has %lld bytes at NULL", (int)i,
-                             (long long)bytes[i]);
-    if (flags[i] & ~(TRACT_GPU_READ | TRACT_GPU_WRITE | TRACT_GPU_CONSTANT))
-      return tract_set_error("buffer %d has unknown flags %d", (int)i,
-                             (int)flags[i]);
-    if ((flags[i] & TRACT_GPU_CONSTANT) && (flags[i] & TRACT_GPU_WRITE))
-      return tract_set_error("buffer %d is CONSTANT, so the kernel cannot "
-                             "write it",
-                             (int)i);
-  }
-  return TRACT_OK;
+  return tract_gpu_check_buffers(n, pointers, bytes, flags,
+                                 gpu.features.max_storage_buffer_range);
 }
 
 /* Records the dispatch of `k` on the bound buffers into the batch, after

@@ -1187,11 +1187,12 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
     options.cpu = "";
     // Code for the chip, where a toolkit can assemble it; else the driver
     // compiles the PTX when the program loads it.
-    std::string toolkit = findCudaToolkit(invocation.cudaPath);
-    options.cudaFatbin = hasCudaAssembler(toolkit);
-    // (A --cuda-path that is no toolkit is refused below.)
-    if (!options.cudaFatbin &&
-        (!toolkit.empty() || invocation.cudaPath.empty()))
+    llvm::Expected<std::string> toolkit =
+        resolveCudaToolkit(invocation.cudaPath);
+    if (!toolkit)
+      return fail(toolkit.takeError());
+    options.cudaFatbin = hasCudaAssembler(*toolkit);
+    if (!options.cudaFatbin)
       llvm::errs() << "tract: note: no CUDA toolkit with ptxas and "
                       "fatbinary: the object holds PTX, which the driver "
                       "compiles when the program starts\n";
