@@ -60,8 +60,9 @@ void TargetInfo::setGpu(llvm::StringRef api, const GpuFeatures &features,
   add(features.float16, "f16", {"Float16", "StorageBuffer16BitAccess"});
   add(features.int64, "i64", {"Int64"});
   add(features.float64 && !forMetal, "f64", {"Float64"});
-  // Square tiles of 16 where workgroups take 256 invocations, else of 8.
-  gpuTileSize = features.maxWorkgroupInvocations >= 256 ? 16 : 8;
+  // Tiles of 16 x 16 outputs take workgroups of 64 invocations (4 rows
+  // each), which every Vulkan device runs.
+  gpuTileSize = features.maxWorkgroupInvocations >= 64 ? 16 : 8;
 }
 
 TargetInfo TargetInfo::host() {

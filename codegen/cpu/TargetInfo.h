@@ -38,8 +38,8 @@ struct TargetInfo {
   std::string gpu = "";
   std::string gpuTypes = "f32,i32,i1";
   std::vector<std::string> gpuCapabilities = {};
-  /// The side of the output tiles of products' kernels (its square
-  /// invocations per workgroup; 0: no tiled kernels).
+  /// The side of the output tiles of products' kernels (a quarter of its
+  /// square invocations per workgroup; 0: no tiled kernels).
   int64_t gpuTileSize = 16;
   /// With a GPU: folders to write the kernels' SPIR-V and their Metal
   /// Shading Language to, or "".

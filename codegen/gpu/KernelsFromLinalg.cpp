@@ -43,6 +43,9 @@ namespace {
 
 constexpr llvm::StringLiteral kKernelModule = "tract_kernels";
 constexpr int32_t kRead = 1, kWrite = 2, kConstant = 4;
+/// Rows of a product's output tile each invocation of its tiled kernel
+/// computes.
+constexpr int64_t kRows = 4;
 /// Workgroups along x at most (Vulkan's guaranteed minimum of
 /// maxComputeWorkGroupCount); more go along y.
 constexpr int64_t kMaxGroupsX = 65535;
@@ -155,7 +158,8 @@ struct Contraction {
 /// says, element types of 8 bits or more, and static extents (where known)
 /// of at least a tile.
 std::optional<Contraction> asContraction(linalg::LinalgOp op, int64_t tile) {
-  if (tile <= 0 || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1)
+  if (tile <= 0 || tile % kRows != 0 || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
     return std::nullopt;
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<MemRefType>(operand.get().getType());
@@ -205,7 +209,7 @@ public:
         name(name.str()), loc(op.getLoc()) {
     contraction = asContraction(op, tile);
     if (contraction)
-      this->workgroupSize = tile * tile;
+      this->workgroupSize = tile * tile / kRows;
   }
 
   void build() {
@@ -455,11 +459,12 @@ private:
     return kernel;
   }
 
-  /// The tiled kernel of a product: a workgroup of tile x tile invocations
-  /// per tile of the output, each invocation one element of it. Along k,
-  /// the workgroup copies a tile of each input into workgroup memory (zero
-  /// past the edges), waits, and each invocation reduces its row of the
-  /// first and its column of the second there.
+  /// The tiled kernel of a product: a workgroup of tile x tile / kRows
+  /// invocations per tile of the output, each invocation kRows elements of
+  /// one of its columns. Along k, the workgroup copies a tile of each input
+  /// into workgroup memory (zero past the edges), waits, and each
+  /// invocation reduces its rows of the first with its column of the
+  /// second there, each element of the column serving its kRows rows.
   gpu::GPUFuncOp buildTiledKernel() {
     const Contraction &c = *contraction;
     auto workgroupMemory = gpu::AddressSpaceAttr::get(
@@ -482,33 +487,24 @@ private:
       bounds.push_back(parameter(b, 1 + d));
     Value tileSize = index(b, loc, tile);
     Value thread = gpu::ThreadIdOp::create(b, loc, gpu::Dimension::x);
+    // This invocation's column of the tile, and its group of kRows rows.
     Value column = arith::RemUIOp::create(b, loc, thread, tileSize);
-    Value row = arith::DivUIOp::create(b, loc, thread, tileSize);
+    Value rowGroup = arith::DivUIOp::create(b, loc, thread, tileSize);
+    Value firstRow = arith::MulIOp::create(
+        b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::y), tileSize);
+    Value firstColumn = arith::MulIOp::create(
+        b, loc, gpu::BlockIdOp::create(b, loc, gpu::Dimension::x), tileSize);
     indices.assign(loops, Value());
-    indices[c.n] = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc,
-                              gpu::BlockIdOp::create(b, loc, gpu::Dimension::x),
-                              tileSize),
-        column);
-    indices[c.m] = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc,
-                              gpu::BlockIdOp::create(b, loc, gpu::Dimension::y),
-                              tileSize),
-        row);
+    indices[c.n] = arith::AddIOp::create(b, loc, firstColumn, column);
     Value rest = gpu::BlockIdOp::create(b, loc, gpu::Dimension::z);
     for (unsigned d : llvm::reverse(c.batch)) {
       indices[d] = arith::RemUIOp::create(b, loc, rest, bounds[d]);
       rest = arith::DivUIOp::create(b, loc, rest, bounds[d]);
     }
-    auto below = [&](Value value, Value bound) -> Value {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, value,
+    auto below = [&](OpBuilder &at, Value value, Value bound) -> Value {
+      return arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, value,
                                    bound);
     };
-    Value inRows = below(indices[c.m], bounds[c.m]);
-    Value inColumns = below(indices[c.n], bounds[c.n]);
-    Value inside = arith::AndIOp::create(b, loc, inRows, inColumns);
     // `operand`'s element at the indices where `valid`, else zero.
     auto readIf = [&](OpBuilder &at, Value valid, OpOperand &operand) {
       Type element = getElementTypeOrSelf(operand.get().getType());
@@ -523,37 +519,52 @@ private:
                                .getResult());
       return choice.getResult(0);
     };
+    Value inColumns = below(b, indices[c.n], bounds[c.n]);
+    // The rows this invocation computes: kRows consecutive ones.
+    SmallVector<Value> rows, inside;
     OpOperand &output = *op.getDpsInitOperand(0);
-    Value initial = readIf(b, inside, output);
+    SmallVector<Value> initial;
+    for (int64_t r = 0; r < kRows; ++r) {
+      Value inTile = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, rowGroup, index(b, loc, kRows)),
+          index(b, loc, r));
+      rows.push_back(inTile);
+      indices[c.m] = arith::AddIOp::create(b, loc, firstRow, inTile);
+      inside.push_back(arith::AndIOp::create(
+          b, loc, below(b, indices[c.m], bounds[c.m]), inColumns));
+      initial.push_back(readIf(b, inside.back(), output));
+    }
 
     Value zero = index(b, loc, 0);
     Value extent = bounds[c.k];
-    auto steps =
-        scf::ForOp::create(b, loc, zero, extent, tileSize, ValueRange{initial});
+    auto steps = scf::ForOp::create(b, loc, zero, extent, tileSize, initial);
     {
       OpBuilder at = OpBuilder::atBlockBegin(steps.getBody());
       Value start = steps.getInductionVar();
-      Value slot = arith::AddIOp::create(
-          at, loc, arith::MulIOp::create(at, loc, row, tileSize), column);
-      auto belowAt = [&](Value value, Value bound) -> Value {
-        return arith::CmpIOp::create(at, loc, arith::CmpIPredicate::ult, value,
-                                     bound);
-      };
-      // This invocation's element of each tile: the first input at its
-      // row and column `start + column` along k, the second at `start +
-      // row` along k and its column.
-      indices[c.k] = arith::AddIOp::create(at, loc, start, column);
-      Value aValid =
-          arith::AndIOp::create(at, loc, inRows, belowAt(indices[c.k], extent));
-      memref::StoreOp::create(at, loc,
-                              readIf(at, aValid, *op.getDpsInputOperand(0)),
-                              aTile, ValueRange{slot});
-      indices[c.k] = arith::AddIOp::create(at, loc, start, row);
-      Value bValid = arith::AndIOp::create(at, loc, inColumns,
-                                           belowAt(indices[c.k], extent));
-      memref::StoreOp::create(at, loc,
-                              readIf(at, bValid, *op.getDpsInputOperand(1)),
-                              bTile, ValueRange{slot});
+      // The workgroup copies both tiles, each invocation kRows elements of
+      // each: row rowGroup + i * (tile / kRows) of its column.
+      for (int64_t i = 0; i < kRows; ++i) {
+        Value row = arith::AddIOp::create(at, loc, rowGroup,
+                                          index(at, loc, i * (tile / kRows)));
+        Value slot = arith::AddIOp::create(
+            at, loc, arith::MulIOp::create(at, loc, row, tileSize), column);
+        // The first input at (firstRow + row, start + column).
+        indices[c.m] = arith::AddIOp::create(at, loc, firstRow, row);
+        indices[c.k] = arith::AddIOp::create(at, loc, start, column);
+        Value aValid =
+            arith::AndIOp::create(at, loc, below(at, indices[c.m], bounds[c.m]),
+                                  below(at, indices[c.k], extent));
+        memref::StoreOp::create(at, loc,
+                                readIf(at, aValid, *op.getDpsInputOperand(0)),
+                                aTile, ValueRange{slot});
+        // The second at (start + row, firstColumn + column).
+        indices[c.k] = arith::AddIOp::create(at, loc, start, row);
+        Value bValid = arith::AndIOp::create(at, loc, inColumns,
+                                             below(at, indices[c.k], extent));
+        memref::StoreOp::create(at, loc,
+                                readIf(at, bValid, *op.getDpsInputOperand(1)),
+                                bTile, ValueRange{slot});
+      }
       gpu::BarrierOp::create(at, loc);
       // The tile's length along k: less at the last one, unless the
       // tiles divide k.
@@ -570,29 +581,37 @@ private:
         OpBuilder body = OpBuilder::atBlockBegin(inner.getBody());
         Value step = inner.getInductionVar();
         indices[c.k] = arith::AddIOp::create(body, loc, start, step);
-        Value a = memref::LoadOp::create(
-            body, loc, aTile,
-            ValueRange{arith::AddIOp::create(
-                body, loc, arith::MulIOp::create(body, loc, row, tileSize),
-                step)});
         Value bValue = memref::LoadOp::create(
             body, loc, bTile,
             ValueRange{arith::AddIOp::create(
                 body, loc, arith::MulIOp::create(body, loc, step, tileSize),
                 column)});
-        scf::YieldOp::create(
-            body, loc,
-            applyBodyTo(body, {a, bValue}, inner.getRegionIterArgs()));
+        SmallVector<Value> sums;
+        for (int64_t r = 0; r < kRows; ++r) {
+          indices[c.m] = arith::AddIOp::create(body, loc, firstRow, rows[r]);
+          Value a = memref::LoadOp::create(
+              body, loc, aTile,
+              ValueRange{arith::AddIOp::create(
+                  body, loc,
+                  arith::MulIOp::create(body, loc, rows[r], tileSize), step)});
+          sums.push_back(
+              applyBodyTo(body, {a, bValue}, inner.getRegionIterArgs()[r])[0]);
+        }
+        scf::YieldOp::create(body, loc, sums);
       }
       // Everyone done with the tiles before the next ones overwrite them.
       gpu::BarrierOp::create(at, loc);
       scf::YieldOp::create(at, loc, inner.getResults());
     }
-    auto store = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
-    OpBuilder then = store.getThenBodyBuilder();
-    memref::StoreOp::create(then, loc, steps.getResult(0),
-                            flat[output.getOperandNumber()],
-                            ValueRange{address(then, output)});
+    for (int64_t r = 0; r < kRows; ++r) {
+      auto store = scf::IfOp::create(b, loc, inside[r],
+                                     /*withElseRegion=*/false);
+      OpBuilder then = store.getThenBodyBuilder();
+      indices[c.m] = arith::AddIOp::create(then, loc, firstRow, rows[r]);
+      memref::StoreOp::create(then, loc, steps.getResult(r),
+                              flat[output.getOperandNumber()],
+                              ValueRange{address(then, output)});
+    }
     gpu::ReturnOp::create(b, loc);
     return kernel;
   }

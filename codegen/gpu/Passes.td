@@ -40,11 +40,13 @@ def TractGpuKernelsFromLinalg
     the second and the output, one reduction k of both inputs, and batch
     loops of all three; element types of 8 bits or more; static extents of
     at least a tile) gets a tiled kernel instead: a workgroup of
-    `tile-size` x `tile-size` invocations per tile of the output (columns
-    along x, rows along y, batches along z), each invocation one element.
-    Step by step along k, the workgroup copies a tile of each input into
-    workgroup memory (the kernel's two workgroup attributions; zero past
-    the edges), waits (`gpu.barrier`), reduces there, and waits again.
+    `tile-size` x `tile-size` / 4 invocations per `tile-size` square tile
+    of the output (columns along x, rows along y, batches along z), each
+    invocation 4 rows of one column. Step by step along k, the workgroup
+    copies a tile of each input into workgroup memory (the kernel's two
+    workgroup attributions; zero past the edges), waits (`gpu.barrier`),
+    reduces there (each element of the second tile read once for 4 rows),
+    and waits again.
   }];
   let options = [
     Option<"workgroupSize", "workgroup-size", "int64_t", /*default=*/"64",
@@ -54,8 +56,9 @@ def TractGpuKernelsFromLinalg
            "extents) stay on the host: shape arithmetic, which a launch "
            "would cost more than">,
     Option<"tileSize", "tile-size", "int64_t", /*default=*/"16",
-           "The side of the output tiles of products (tile-size^2 "
-           "invocations per workgroup); 0: products get no tiled kernel">,
+           "The side of the output tiles of products (a multiple of 4: "
+           "tile-size^2 / 4 invocations per workgroup, 4 rows each); 0: "
+           "products get no tiled kernel">,
     Option<"allowedTypes", "types", "std::string",
            /*default=*/"\"f32,i32,i1\"",
            "Element types the device computes and stores, comma-separated "

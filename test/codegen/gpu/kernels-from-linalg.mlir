@@ -49,15 +49,15 @@
 // CHECK-NOT:     gpu.launch_func
 
 // A product large enough for tiles (M is S, depth 40, 24 columns): a
-// workgroup of 16 x 16 invocations per tile of the output, columns along x
-// (2 tiles), rows along y (S/16, rounded up).
+// workgroup of 64 invocations per 16 x 16 tile of the output, columns
+// along x (2 tiles), rows along y (S/16, rounded up).
 // CHECK-LABEL: func.func @tiled(
 // CHECK-SAME:    %[[A:.*]]: memref<?x40xf32>
 // CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
-// CHECK-DAG:     %[[C256:.*]] = arith.constant 256 : index
+// CHECK-DAG:     %[[C64:.*]] = arith.constant 64 : index
 // CHECK:         %[[M:.*]] = memref.dim %[[A]], %{{.*}} : memref<?x40xf32>
 // CHECK:         %[[ROWS:.*]] = arith.ceildivui %[[M]], %{{.*}} : index
-// CHECK:         gpu.launch_func @tract_kernels::@kernel_2 blocks in (%[[C2]], %[[ROWS]], %{{.*}}) threads in (%[[C256]], %{{.*}}, %{{.*}})
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_2 blocks in (%[[C2]], %[[ROWS]], %{{.*}}) threads in (%[[C64]], %{{.*}}, %{{.*}})
 
 // In the kernel, the parameters the host knows only at run time (the
 // number of invocations, S) are read once, at its start; the others (the
@@ -110,43 +110,38 @@
 // CHECK:           scf.yield %[[ADD]] : f32
 // CHECK:         memref.store %[[SUM]], %[[C]][%{{.*}}] : memref<?xf32>
 
-// The tiled kernel: two 16 x 16 tiles in workgroup memory. Each step along
-// k, every invocation copies one element of each input there (zero past
-// the edges), the workgroup waits, each invocation reduces its row of the
-// first tile with its column of the second (16 deep, less at the last
-// step: 40 is no multiple of 16), and the workgroup waits again before the
-// next tiles. Invocations past the output's edges load and wait too, but
-// store nothing.
+// The tiled kernel: two 16 x 16 tiles in workgroup memory, 64
+// invocations, each 4 rows of one column of the output tile. Each step
+// along k, every invocation copies 4 elements of each input there (zero
+// past the edges), the workgroup waits, each invocation reduces its 4 rows
+// of the first tile with its column of the second (16 deep, less at the
+// last step: 40 is no multiple of 16), each element of the column read
+// once for the 4, and the workgroup waits again before the next tiles.
+// Invocations past the output's edges load and wait too, but store
+// nothing.
 // CHECK-LABEL: gpu.func @kernel_2(
 // CHECK-SAME:    %[[A:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[C:.*]]: memref<?xf32>, %[[P:.*]]: memref<?xi32>)
 // CHECK-SAME:    workgroup(%[[AT:.*]] : memref<256xf32, #gpu.address_space<workgroup>>, %[[BT:.*]] : memref<256xf32, #gpu.address_space<workgroup>>) kernel
-// CHECK-SAME:    workgroup_size = [256, 1, 1]
+// CHECK-SAME:    workgroup_size = [64, 1, 1]
 // CHECK:         %[[T:.*]] = gpu.thread_id x
 // CHECK:         %[[COL:.*]] = arith.remui %[[T]], %[[C16:.*]] : index
-// CHECK:         %[[ROW:.*]] = arith.divui %[[T]], %[[C16]] : index
-// CHECK:         %[[INSIDE:.*]] = arith.andi
-// CHECK:         %[[INIT:.*]] = scf.if %[[INSIDE]] -> (f32) {
-// CHECK:         %[[SUM:.*]] = scf.for %[[K0:.*]] = %{{.*}} to %[[C40:.*]] step %[[C16]] iter_args(%[[ACC:.*]] = %[[INIT]]) -> (f32) {
-// CHECK:           %[[SLOT:.*]] = arith.addi %{{.*}}, %[[COL]] : index
-// CHECK:           %[[AV:.*]] = scf.if %{{.*}} -> (f32) {
-// CHECK:             memref.load %[[A]]
-// CHECK:           memref.store %[[AV]], %[[AT]][%[[SLOT]]] : memref<256xf32, #gpu.address_space<workgroup>>
-// CHECK:           %[[BV:.*]] = scf.if %{{.*}} -> (f32) {
-// CHECK:             memref.load %[[B]]
-// CHECK:           memref.store %[[BV]], %[[BT]][%[[SLOT]]] : memref<256xf32, #gpu.address_space<workgroup>>
-// CHECK-NEXT:      gpu.barrier
+// CHECK:         %[[GROUP:.*]] = arith.divui %[[T]], %[[C16]] : index
+// CHECK-COUNT-4: scf.if %{{.*}} -> (f32) {
+// CHECK:         %[[SUMS:.*]]:4 = scf.for %[[K0:.*]] = %{{.*}} to %[[C40:.*]] step %[[C16]] iter_args({{.*}}) -> (f32, f32, f32, f32) {
+// CHECK-COUNT-4:   memref.store %{{.*}}, %[[AT]][%{{.*}}] : memref<256xf32, #gpu.address_space<workgroup>>
+// CHECK-NOT:       memref.store %{{.*}}, %[[AT]]
+// CHECK:           gpu.barrier
 // CHECK-NEXT:      %[[LEFT:.*]] = arith.subi %[[C40]], %[[K0]] : index
 // CHECK-NEXT:      %[[DEPTH:.*]] = arith.minui %[[LEFT]], %[[C16]] : index
-// CHECK-NEXT:      %[[PART:.*]] = scf.for %{{.*}} = %{{.*}} to %[[DEPTH]] step %{{.*}} iter_args(%[[IN:.*]] = %[[ACC]]) -> (f32) {
-// CHECK:             %[[X:.*]] = memref.load %[[AT]]
+// CHECK-NEXT:      %[[PART:.*]]:4 = scf.for %{{.*}} = %{{.*}} to %[[DEPTH]] step %{{.*}} iter_args(%[[IN0:.*]] = %{{.*}}, %[[IN1:.*]] = %{{.*}}, %[[IN2:.*]] = %{{.*}}, %[[IN3:.*]] = %{{.*}}) -> (f32, f32, f32, f32) {
 // CHECK:             %[[Y:.*]] = memref.load %[[BT]]
-// CHECK:             %[[XY:.*]] = arith.mulf %[[X]], %[[Y]] : f32
-// CHECK:             arith.addf %[[IN]], %[[XY]] : f32
+// CHECK:             %[[X0:.*]] = memref.load %[[AT]]
+// CHECK-NEXT:        %[[XY0:.*]] = arith.mulf %[[X0]], %[[Y]] : f32
+// CHECK-NEXT:        arith.addf %[[IN0]], %[[XY0]] : f32
+// CHECK-COUNT-3:     arith.mulf %{{.*}}, %[[Y]] : f32
 // CHECK:           gpu.barrier
-// CHECK-NEXT:      scf.yield %[[PART]] : f32
-// CHECK:         scf.if %[[INSIDE]] {
-// CHECK:           memref.store %[[SUM]], %[[C]]
-
+// CHECK-NEXT:      scf.yield %[[PART]]#0, %[[PART]]#1, %[[PART]]#2, %[[PART]]#3
+// CHECK-COUNT-4: memref.store %[[SUMS]]#{{[0-3]}}, %[[C]]
 func.func @exp(%x: memref<?x4xf32>, %y: memref<?x4xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x4xf32>) outs(%y : memref<?x4xf32>) {
   ^bb0(%a: f32, %b: f32):
