@@ -270,11 +270,7 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
     target.mslDir = options.mslDir;
   } else if (options.gpu == "cuda") {
     // PTX for the chip asked for; NVVM has every type.
-    TargetInfo::GpuFeatures features;
-    features.int8 = features.int16 = features.int64 = features.float16 =
-        features.float64 = true;
-    features.maxWorkgroupInvocations = 1024;
-    target.setGpu(options.gpu, features);
+    target.setGpu(options.gpu, TargetInfo::GpuFeatures::cuda());
     target.gpuChip = options.gpuChip;
     target.ptxDir = options.ptxDir;
     llvm::Expected<std::string> toolkit = resolveCudaToolkit(options.cudaPath);

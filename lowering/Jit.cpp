@@ -77,11 +77,7 @@ llvm::Error describeGpu(llvm::StringRef api, bool forMetal,
     // NVVM has every type; the PTX is for the device's chip.
     if (!tract_cuda_available(why, sizeof(why)))
       return makeError("--gpu cuda: " + llvm::Twine(why));
-    TargetInfo::GpuFeatures features;
-    features.int8 = features.int16 = features.int64 = features.float16 =
-        features.float64 = true;
-    features.maxWorkgroupInvocations = 1024;
-    target.setGpu(api, features, forMetal);
+    target.setGpu(api, TargetInfo::GpuFeatures::cuda(), forMetal);
     target.gpuChip = tract_cuda_device_chip();
     return llvm::Error::success();
   }

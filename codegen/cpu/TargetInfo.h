@@ -80,6 +80,16 @@ struct TargetInfo {
          float64 = false;
     /// Invocations a workgroup may have (Vulkan guarantees 128).
     int64_t maxWorkgroupInvocations = 128;
+
+    /// What NVVM's kernels have on every CUDA chip: every type, blocks of
+    /// 1024 threads.
+    static GpuFeatures cuda() {
+      GpuFeatures features;
+      features.int8 = features.int16 = features.int64 = features.float16 =
+          features.float64 = true;
+      features.maxWorkgroupInvocations = 1024;
+      return features;
+    }
   };
   /// Runs the linalg ops through `api` on a device with `features`: sets
   /// gpu, gpuTypes, gpuCapabilities and gpuTileSize. `forMetal`: kernels

@@ -42,7 +42,6 @@ using namespace mlir;
 namespace {
 
 constexpr llvm::StringLiteral kKernelModule = "tract_kernels";
-constexpr int32_t kRead = 1, kWrite = 2, kConstant = 4;
 /// Rows of a product's output tile each invocation of its tiled kernel
 /// computes.
 constexpr int64_t kRows = 4;
@@ -78,20 +77,8 @@ bool isKernelMath(Operation *op) {
 
 /// Whether `value` views a memref.get_global: weights, which never change.
 bool isConstantData(Value value) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (isa<memref::GetGlobalOp>(op))
-      return true;
-    if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
-      value = view.getViewSource();
-      continue;
-    }
-    if (auto cast = dyn_cast<memref::CastOp>(op)) {
-      value = cast.getSource();
-      continue;
-    }
-    return false;
-  }
-  return false;
+  return tract::viewedBuffer(value).getDefiningOp<memref::GetGlobalOp>() !=
+         nullptr;
 }
 
 /// Why `op` cannot be a kernel, or "" if it can.
@@ -282,9 +269,10 @@ private:
       // elements, not every element of the span, whose others must come
       // back as they were.
       bool written = op.isDpsInit(&operand);
-      uses.push_back(written                         ? kRead | kWrite
-                     : isConstantData(operand.get()) ? kRead | kConstant
-                                                     : kRead);
+      uses.push_back(written ? tract::kBufferRead | tract::kBufferWritten
+                     : isConstantData(operand.get())
+                         ? tract::kBufferRead | tract::kBufferConstant
+                         : tract::kBufferRead);
       arguments.push_back(memref::ReinterpretCastOp::create(
           b, loc, flatType, metadata.getBaseBuffer(),
           OpFoldResult(b.getIndexAttr(0)), ArrayRef<OpFoldResult>{span},
@@ -319,7 +307,7 @@ private:
                               table, ValueRange{index(b, loc, position)});
     arguments.push_back(memref::CastOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic}, i32), table));
-    uses.push_back(kRead);
+    uses.push_back(tract::kBufferRead);
 
     gridZ = one;
     if (contraction) {

@@ -74,21 +74,6 @@ LLVM::GlobalOp addString(ModuleOp module, const std::string &base,
                    StringAttr::get(module.getContext(), data));
 }
 
-/// The buffer `value` views, through views, casts and metadata.
-Value rootOf(Value value) {
-  while (Operation *op = value.getDefiningOp()) {
-    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(op))
-      value = metadata.getSource();
-    else if (auto cast = dyn_cast<memref::CastOp>(op))
-      value = cast.getSource();
-    else if (auto view = dyn_cast<ViewLikeOpInterface>(op))
-      value = view.getViewSource();
-    else
-      break;
-  }
-  return value;
-}
-
 /// Groups the Vulkan launches into batches: a batch runs (tract_gpu_sync)
 /// before the first host op that may touch memory its launches use, so
 /// that launches with only their own preparation between them (index
@@ -115,7 +100,7 @@ public:
       }
       // Freeing what the batch only reads is harmless: it was copied.
       if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-        if (!written.contains(rootOf(dealloc.getMemref())))
+        if (!written.contains(tract::viewedBuffer(dealloc.getMemref())))
           continue;
       close(&op);
       for (Region &region : op.getRegions())
@@ -131,8 +116,8 @@ private:
         launch->getAttrOfType<DenseI32ArrayAttr>(tract::kBufferUsesAttrName);
     for (auto [index, operand] : llvm::enumerate(launch.getKernelOperands()))
       if (!uses || index >= static_cast<size_t>(uses.size()) ||
-          (uses[index] & kWritten))
-        written.insert(rootOf(operand));
+          (uses[index] & tract::kBufferWritten))
+        written.insert(tract::viewedBuffer(operand));
   }
 
   /// The open batch runs before `op`.
@@ -167,7 +152,8 @@ private:
     if (isa<scf::YieldOp>(op) || isPure(op))
       return true;
     if (auto store = dyn_cast<memref::StoreOp>(op)) {
-      auto table = rootOf(store.getMemref()).getDefiningOp<memref::AllocaOp>();
+      auto table = tract::viewedBuffer(store.getMemref())
+                       .getDefiningOp<memref::AllocaOp>();
       return table && table->hasAttr(tract::kParametersAttrName);
     }
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -177,14 +163,29 @@ private:
            !effects.hasEffect<MemoryEffects::Free>();
   }
 
-  /// The `buffer_uses` flag of a buffer the kernel writes.
-  static constexpr int32_t kWritten = 2;
-
   function_ref<void(OpBuilder &, Location)> sync;
   bool pending = false;
   /// The buffers the open batch's launches write.
   llvm::DenseSet<Value> written;
 };
+
+} // namespace
+
+Value tract::viewedBuffer(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (auto metadata = dyn_cast<memref::ExtractStridedMetadataOp>(op))
+      value = metadata.getSource();
+    else if (auto cast = dyn_cast<memref::CastOp>(op))
+      value = cast.getSource();
+    else if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+      value = view.getViewSource();
+    else
+      break;
+  }
+  return value;
+}
+
+namespace {
 
 struct TractGpuLaunchWithRuntimePass
     : public tract::impl::TractGpuLaunchWithRuntimeBase<

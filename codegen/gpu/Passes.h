@@ -37,11 +37,19 @@ namespace mlir::tract {
 /// runtimes' flags: tract-gpu-kernels-from-linalg writes it,
 /// tract-gpu-launch-with-runtime reads it.
 inline constexpr llvm::StringLiteral kBufferUsesAttrName = "buffer_uses";
+/// Its flags, or-ed: the kernel reads the buffer, writes it, or the buffer
+/// is constant (TRACT_GPU_READ, WRITE, CONSTANT of runtime/tract_gpu.h).
+inline constexpr int32_t kBufferRead = 1, kBufferWritten = 2,
+                         kBufferConstant = 4;
 
 /// Marks the memref.alloca of a launch's parameters: host stores into it
 /// leave the launches' buffers alone.
 inline constexpr llvm::StringLiteral kParametersAttrName =
     "tract_gpu_parameters";
+
+/// The buffer a memref value views, through views, casts and strided
+/// metadata.
+Value viewedBuffer(Value value);
 
 #define GEN_PASS_DECL
 #include "codegen/gpu/Passes.h.inc"

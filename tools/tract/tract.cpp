@@ -1191,6 +1191,8 @@ int compile(ModuleOp module, const cli::Invocation &invocation,
         resolveCudaToolkit(invocation.cudaPath);
     if (!toolkit)
       return fail(toolkit.takeError());
+    // The toolkit found, so that the compiler does not look again.
+    options.cudaPath = *toolkit;
     options.cudaFatbin = hasCudaAssembler(*toolkit);
     if (!options.cudaFatbin)
       llvm::errs() << "tract: note: no CUDA toolkit with ptxas and "
