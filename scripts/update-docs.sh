@@ -19,13 +19,6 @@ echo "updated docs/reference/dialect.md and docs/reference/passes.md"
   --report "$root/docs/onnx-import.md" --ops-table "$root/docs/onnx-ops.md"
 echo "updated docs/onnx-ops.md and docs/onnx-import.md"
 
-# The ONNX backend tests through `tract run`.
-"$root/scripts/build.sh" tract
-# onnxruntime's column comes from its committed results
-# (scripts/onnxruntime-node-tests.sh writes them).
-/usr/bin/python3 "$root/test/onnx/run_node_tests.py" \
-  --tract "$build/bin/tract" --translate "$build/bin/tract-translate" \
-  --without-constants --gpu-column vulkan \
-  --report "$root/docs/onnx-conformance.md" \
-  --onnxruntime "$root/test/onnx/reference/onnxruntime-node-tests.txt"
-echo "updated docs/onnx-conformance.md"
+# The ONNX backend tests through `tract run` (docs/onnx-conformance.md)
+# are the onnx-conformance test's report: scripts/test-full.sh runs it in
+# full and copies it.

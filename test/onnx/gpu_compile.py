@@ -25,6 +25,7 @@ import fatbin_images  # noqa: E402
 import import_node_tests  # noqa: E402
 import nnef_cycle  # noqa: E402
 import run_node_tests  # noqa: E402
+import sample  # noqa: E402  (test/, on the path from run_node_tests)
 
 
 def compile_metal(tract, path, facts, work):
@@ -87,7 +88,7 @@ def main():
                         help="an onnx-conformance report: its passing node "
                              "tests")
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
-    parser.add_argument("--sample", type=int, default=1, metavar="N")
+    sample.add_arguments(parser, what="passing node test")
     parser.add_argument("--chips", default="sm_80,sm_90")
     parser.add_argument("--target", choices=["cuda", "metal"],
                         default="cuda")
@@ -103,7 +104,9 @@ def main():
         jobs.append((spec, os.path.join(args.models, model), facts))
     if args.passing_from:
         passing = sorted(nnef_cycle.passing_from_report(args.passing_from))
-        for name in passing[::args.sample]:
+        chosen = sample.Sample.from_args(args)
+        print("%s: %s" % (args.target, chosen.describe("passing node test")))
+        for name in chosen.pick(passing):
             path = os.path.join(args.data, "node", name, "model.onnx")
             _, _, facts = import_node_tests.import_one(args.translate, path)
             jobs.append((name, path, facts))

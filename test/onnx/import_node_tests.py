@@ -11,6 +11,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import sample  # noqa: E402
+
 
 def run_import(translate, model, facts):
     try:
@@ -112,16 +115,16 @@ def main():
                         help="fail unless at least this many tests import")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--ops-table", help="supported-operator markdown to write")
-    parser.add_argument("--sample", type=int, default=1, metavar="N",
-                        help="every Nth test only, in name order (the "
-                             "sanitizer build's sample), checked for "
-                             "crashes only: --min does not apply")
+    # A sample (the sanitizer build's) is checked for crashes only: --min
+    # does not apply.
+    sample.add_arguments(parser)
     args = parser.parse_args()
 
     tests = sorted(t for t in os.listdir(args.data)
                    if os.path.isfile(os.path.join(args.data, t, "model.onnx")))
-    tests = tests[::args.sample]
-    if args.sample > 1:
+    chosen = sample.Sample.from_args(args)
+    tests = chosen.pick(tests)
+    if not chosen.full:
         args.min = 0
     results = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:

@@ -22,18 +22,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import import_node_tests  # noqa: E402
 import run_node_tests  # noqa: E402
+import sample  # noqa: E402  (test/, on the path from run_node_tests)
 
 
 def passing_from_report(path):
     """Node tests marked pass in an onnx-conformance report."""
-    passing = set()
-    with open(path) as report:
-        for line in report:
-            cells = [c.strip() for c in line.split("|")]
-            if (len(cells) >= 4 and cells[1] == "node" and
-                    cells[3].split(":")[0] == "pass"):
-                passing.add(cells[2])
-    return passing
+    return {name for (group, name), status in
+            run_node_tests.committed_results(path, "result").items()
+            if group == "node" and status == "pass"}
 
 
 def run(command, timeout):
@@ -107,8 +103,9 @@ def main():
     tests = sorted(name for name in os.listdir(args.data)
                    if args.filter in name and os.path.isfile(
                        os.path.join(args.data, name, "model.onnx")))
-    tests = tests[::args.sample]
-    if args.sample > 1:
+    chosen = sample.Sample.from_args(args)
+    tests = chosen.pick(tests)
+    if not chosen.full:
         args.min = 0
     direct = True
     if args.passing_from and os.path.isfile(args.passing_from):

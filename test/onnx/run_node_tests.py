@@ -19,6 +19,7 @@ when anything crashes.
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -27,7 +28,9 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import import_node_tests  # noqa: E402
+import sample  # noqa: E402
 
 GROUPS = ["node", "simple", "pytorch-converted", "pytorch-operator"]
 
@@ -278,10 +281,120 @@ def add_run_arguments(parser):
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=int, default=120)
     parser.add_argument("--filter", default="", help="only tests containing this")
-    parser.add_argument("--sample", type=int, default=1, metavar="N",
-                        help="every Nth test only, in name order (the "
-                             "sanitizer build's sample), checked for "
-                             "crashes only: --min does not apply")
+    # A sample (the sanitizer build's) is checked for crashes only: --min
+    # does not apply.
+    sample.add_arguments(parser)
+
+
+# The columns of the report, as the runs and the shards' results name them.
+CONSTANTS, BARE, GPU = "constants", "without constants", "gpu"
+
+
+def collect_tests(args):
+    """(group, name) of every test the run covers, in report order."""
+    tests = []
+    for group in args.groups.split(","):
+        root = os.path.join(args.data, group)
+        if not os.path.isdir(root):
+            continue
+        for name in sorted(os.listdir(root)):
+            if args.filter in name and os.path.isfile(
+                    os.path.join(root, name, "model.onnx")):
+                tests.append((group, name))
+    return sample.Sample.from_args(args).pick(tests)
+
+
+def run_tests(args, tests, gpu_tests):
+    """{column: {(group, name): (status, message)}} for `tests`, and the
+    GPU column for `gpu_tests`."""
+    start = time.time()
+    results = {CONSTANTS: {}}
+
+    def run_all(column, jobs):
+        gpu = args.gpu_column if column == GPU else args.gpu
+        results.setdefault(column, {})
+        needed_constants = []
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            futures = {pool.submit(run_one, args.tract, args.translate,
+                                   os.path.join(args.data, g, t), args.approx,
+                                   args.timeout, args.optimize, args.threads,
+                                   column != BARE, gpu): (g, t)
+                       for g, t in jobs}
+            for done, future in enumerate(
+                    concurrent.futures.as_completed(futures), 1):
+                status, message, used_facts = future.result()
+                results[column][futures[future]] = (status, message)
+                if used_facts:
+                    needed_constants.append(futures[future])
+                if done % 50 == 0 or done == len(jobs):
+                    print("conformance%s: %d/%d (%.0f s)" % (
+                        column_suffix(args, column), done,
+                        len(jobs), time.time() - start), file=sys.stderr)
+        return needed_constants
+
+    needed_constants = run_all(CONSTANTS, tests)
+    if args.without_constants:
+        # Only the tests that needed constants can differ.
+        results[BARE] = dict(results[CONSTANTS])
+        run_all(BARE, sorted(needed_constants))
+    if args.gpu_column:
+        run_all(GPU, gpu_tests)
+    return results
+
+
+def column_suffix(args, column):
+    if column == GPU:
+        return " on " + args.gpu_column
+    return " without constants" if column == BARE else ""
+
+
+def write_results(path, tests, results):
+    """A shard's results, which --merge reads."""
+    with open(path, "w") as out:
+        json.dump({"tests": tests,
+                   "results": {column: [[g, t, status, message] for (g, t), (
+                       status, message) in cells.items()]
+                               for column, cells in results.items()}}, out)
+
+
+def merge_results(paths):
+    tests, results = [], {}
+    for path in paths:
+        try:
+            with open(path) as f:
+                shard = json.load(f)
+        except (OSError, ValueError) as error:
+            raise SystemExit("conformance: no results from a shard: %s" % error)
+        tests += [tuple(test) for test in shard["tests"]]
+        for column, cells in shard["results"].items():
+            results.setdefault(column, {})
+            for group, name, status, message in cells:
+                results.setdefault(column, {})[(group, name)] = (status,
+                                                                 message)
+    return sorted(tests), results
+
+
+def committed_results(report, column):
+    """{(group, name): status} of `column` ("result", "without constants",
+    "vulkan") in a report of this runner (docs/onnx-conformance.md), whose
+    "same" cells repeat the result's."""
+    found = {}
+    with open(report) as f:
+        header = None
+        for line in f:
+            if not line.startswith("| "):
+                continue
+            cells = [cell.strip() for cell in line.strip().strip("|")
+                     .split(" | ")]
+            if header is None:
+                header = cells
+                continue
+            row = dict(zip(header, cells))
+            cell = row.get(column, "")
+            if cell == "same":
+                cell = row["result"]
+            found[(row["group"], row["test"])] = cell.partition(":")[0]
+    return found
 
 
 def main():
@@ -297,9 +410,17 @@ def main():
     parser.add_argument("--gpu-column", metavar="API",
                         help="also run each test with tract --gpu API "
                              "(vulkan), in a column of its own")
+    parser.add_argument("--gpu-sample", type=int, default=1, metavar="N",
+                        help="the GPU column's sample: every Nth test, from "
+                             "an offset the commit chooses (every test under "
+                             "%s=1)" % sample.FULL_ENV)
     parser.add_argument("--min-gpu", type=int, default=0,
                         help="fail unless at least this many node tests pass "
-                             "on the GPU column's API")
+                             "on the GPU column's API (when it runs every "
+                             "test)")
+    parser.add_argument("--expect", metavar="REPORT",
+                        help="a committed report: every test of a sampled "
+                             "GPU column that passes there must pass")
     parser.add_argument("--optimize", action="store_true",
                         help="run the decluttered models (tract -O)")
     parser.add_argument("--without-constants", action="store_true",
@@ -313,8 +434,46 @@ def main():
                              "scripts/reference-outputs/"
                              "node_tests_onnxruntime.py writes them), shown "
                              "in a column of the report")
+    sample.add_shard_argument(parser)
+    parser.add_argument("--results", metavar="JSON",
+                        help="write this shard's results for --merge, "
+                             "instead of the report and the floors")
+    parser.add_argument("--merge", nargs="+", metavar="JSON",
+                        help="report on the shards' results instead of "
+                             "running tests")
     args = parser.parse_args()
 
+    tests = collect_tests(args)
+    gpu_sample = sample.Sample(args.gpu_sample, args.sample_offset)
+    if args.merge:
+        run, results = merge_results(args.merge)
+        if run != sorted(tests):
+            sys.exit("conformance: the shards ran %d tests, not the %d of "
+                     "the run" % (len(run), len(tests)))
+    else:
+        if args.results and os.path.exists(args.results):
+            os.remove(args.results)  # never merged stale
+        mine = sample.shard(tests, args.shard)
+        in_shard = set(mine)
+        results = run_tests(args, mine, [
+            test for index, test in enumerate(tests)
+            if gpu_sample.holds(index) and test in in_shard])
+        if args.results:
+            write_results(args.results, mine, results)
+            sys.exit(1 if any(status == "crash" for cells in results.values()
+                              for status, _ in cells.values()) else 0)
+    sys.exit(report(args, tests, results, gpu_sample))
+
+
+def report(args, tests, results, gpu_sample):
+    """Prints the summary, writes the report, and returns the exit status:
+    1 on a crash, below a floor or a sampled GPU test that regressed."""
+    if not sample.Sample.from_args(args).full:
+        args.min = args.min_without_constants = args.min_gpu = 0
+    if not gpu_sample.full:
+        args.min_gpu = 0
+    columns = [CONSTANTS] + ([BARE] if args.without_constants else []) + (
+        [GPU] if args.gpu_column else [])
     onnxruntime = {}
     onnxruntime_title = ""
     if args.onnxruntime:
@@ -324,63 +483,11 @@ def main():
                 name, _, result = line.rstrip("\n").partition("\t")
                 onnxruntime[name] = result
 
-    start = time.time()
-    tests = []
-    for group in args.groups.split(","):
-        root = os.path.join(args.data, group)
-        if not os.path.isdir(root):
-            continue
-        for name in sorted(os.listdir(root)):
-            if args.filter in name and os.path.isfile(
-                    os.path.join(root, name, "model.onnx")):
-                tests.append((group, name))
-    tests = tests[::args.sample]
-    if args.sample > 1:
-        args.min = args.min_without_constants = args.min_gpu = 0
-    # True: the tests as such; False: without constants; "gpu": on the GPU
-    # column's API.
-    modes = [True] + ([False] if args.without_constants else []) + (
-        ["gpu"] if args.gpu_column else [])
-    results = {mode: {} for mode in modes}
-
-    def run_all(mode, jobs):
-        gpu = args.gpu_column if mode == "gpu" else args.gpu
-        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-            futures = {pool.submit(run_one, args.tract, args.translate,
-                                   os.path.join(args.data, g, t), args.approx,
-                                   args.timeout, args.optimize,
-                                   args.threads, mode is not False, gpu): (g, t)
-                       for g, t in jobs}
-            for done, future in enumerate(
-                    concurrent.futures.as_completed(futures), 1):
-                status, message, used_facts = future.result()
-                results[mode][futures[future]] = (status, message)
-                if used_facts:
-                    needed_constants.append(futures[future])
-                if done % 50 == 0 or done == len(jobs):
-                    print("conformance%s: %d/%d (%.0f s)" % (
-                        mode_suffix(mode), done,
-                        len(jobs), time.time() - start), file=sys.stderr)
-
-    def mode_suffix(mode):
-        if mode == "gpu":
-            return " on " + args.gpu_column
-        return "" if mode else " without constants"
-
-    needed_constants = []
-    run_all(True, tests)
-    if args.without_constants:
-        # Only the tests that needed constants can differ.
-        results[False] = dict(results[True])
-        run_all(False, sorted(needed_constants))
-    if args.gpu_column:
-        run_all("gpu", tests)
-
     kinds = ["pass", "fail", "unsupported", "crash"]
 
-    def summary(mode_results, suffix):
+    def summary(cells, suffix):
         totals = {}
-        for (group, _), (status, _) in mode_results.items():
+        for (group, _), (status, _) in cells.items():
             totals.setdefault(group, dict.fromkeys(kinds, 0))[status] += 1
         lines = []
         for group in args.groups.split(","):
@@ -394,19 +501,29 @@ def main():
                                  t["unsupported"], t["crash"]))
         return totals, lines
 
-    totals, lines = summary(results[True], "")
-    bare_totals, bare_lines = ({}, [])
-    if args.without_constants:
-        bare_totals, bare_lines = summary(results[False],
-                                          " without constants")
-    lines += bare_lines
-    gpu_totals = {}
-    if args.gpu_column:
-        gpu_totals, gpu_lines = summary(results["gpu"],
-                                        mode_suffix("gpu"))
-        lines += gpu_lines
+    totals, lines = {}, []
+    for column in columns:
+        suffix = column_suffix(args, column)
+        if column == GPU and not gpu_sample.full:
+            suffix += " (%s)" % gpu_sample.describe()
+        totals[column], column_lines = summary(results[column], suffix)
+        lines += column_lines
     for line in lines:
         print(line)
+    regressed = []
+    if args.gpu_column and not gpu_sample.full and args.expect:
+        expected = committed_results(args.expect, args.gpu_column)
+        regressed = sorted(
+            test for test, (status, _) in results[GPU].items()
+            if expected.get(test) == "pass" and status != "pass")
+        print("%s sample: %d tests, %d of them pass in %s, %d no longer do" % (
+            args.gpu_column, len(results[GPU]),
+            sum(expected.get(test) == "pass" for test in results[GPU]),
+            os.path.basename(args.expect), len(regressed)))
+        for group, name in regressed:
+            print("regressed on %s: %s/%s: %s" % (
+                args.gpu_column, group, name, results[GPU][(group, name)][1]),
+                file=sys.stderr)
     if args.report:
         with open(args.report, "w") as out:
             write_report_heading(
@@ -424,33 +541,31 @@ def main():
                 out.write("* %s, run the same way (every input an input, the "
                           "same tolerance) by `scripts/reference-outputs/"
                           "node_tests_onnxruntime.py`\n" % onnxruntime_title)
-            columns = ["group", "test", "result"]
+            headings = ["group", "test", "result"]
             if args.without_constants:
                 out.write("\n*Without constants*: every input stays an "
                           "input, as onnxruntime runs the tests (no retry "
                           "with parameter inputs made constants).\n")
-                columns.append("without constants")
+                headings.append("without constants")
             if args.gpu_column:
                 out.write("\n*%s*: each test again with `tract --gpu %s`: "
                           "its tensor ops as kernels on the device, each "
                           "kernel module checked (SPIR-V by `spirv-val`, "
                           "PTX by `ptxas`).\n" % (
                               args.gpu_column, args.gpu_column))
-                columns.append(args.gpu_column)
+                headings.append(args.gpu_column)
             if onnxruntime:
-                columns.append("onnxruntime")
-            out.write("\n| %s |\n|%s\n" % (" | ".join(columns),
-                                              "---|" * len(columns)))
+                headings.append("onnxruntime")
+            out.write("\n| %s |\n|%s\n" % (" | ".join(headings),
+                                              "---|" * len(headings)))
             for group, name in tests:
-                row = [report_cell(*results[True][(group, name)])]
-                if args.without_constants:
-                    bare = results[False][(group, name)]
-                    row.append("same" if bare == results[True][(group, name)]
-                               else report_cell(*bare))
-                if args.gpu_column:
-                    on_gpu = results["gpu"][(group, name)]
-                    row.append("same" if on_gpu == results[True][(group, name)]
-                               else report_cell(*on_gpu))
+                result = results[CONSTANTS][(group, name)]
+                row = [report_cell(*result)]
+                for column in columns[1:]:
+                    cell = results[column].get((group, name))
+                    row.append("not in the sample" if cell is None else
+                               "same" if cell == result else
+                               report_cell(*cell))
                 if onnxruntime:
                     known = onnxruntime.get(name) if group == "node" else None
                     # Its messages name the model files: under the data
@@ -460,18 +575,20 @@ def main():
                                .replace("|", "\\|"))
                 out.write("| %s | %s | %s |\n" % (group, name,
                                                   " | ".join(row)))
-    crashes = [((mode, k), v) for mode in modes
-               for k, v in results[mode].items() if v[0] == "crash"]
-    for (mode, (group, name)), (_, message) in crashes:
-        print("crash: %s/%s%s: %s" % (group, name, mode_suffix(mode),
+    crashes = [((column, k), v) for column in columns
+               for k, v in results[column].items() if v[0] == "crash"]
+    for (column, (group, name)), (_, message) in crashes:
+        print("crash: %s/%s%s: %s" % (group, name, column_suffix(args, column),
                                       message), file=sys.stderr)
-    node_pass = totals.get("node", {}).get("pass", 0)
-    bare_pass = bare_totals.get("node", {}).get("pass", 0)
-    gpu_pass = gpu_totals.get("node", {}).get("pass", 0)
-    if crashes or node_pass < args.min or (
-            args.without_constants and bare_pass < args.min_without_constants
-    ) or (args.gpu_column and gpu_pass < args.min_gpu):
-        sys.exit(1)
+
+    def node_pass(column):
+        return totals.get(column, {}).get("node", {}).get("pass", 0)
+    if crashes or regressed or node_pass(CONSTANTS) < args.min or (
+            args.without_constants and
+            node_pass(BARE) < args.min_without_constants
+    ) or (args.gpu_column and node_pass(GPU) < args.min_gpu):
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

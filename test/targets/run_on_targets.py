@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "onnx"))
 import cross  # noqa: E402
 import import_node_tests  # noqa: E402
 import run_node_tests  # noqa: E402
+import sample  # noqa: E402  (test/, on the path from run_node_tests)
 
 RUNNER = os.path.join(HERE, "Inputs", "run-model.c")
 
@@ -197,10 +198,7 @@ def main():
                         help="the cross-built runtimes: <build>/targets")
     parser.add_argument("--targets", default=",".join(cross.TARGETS))
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
-    parser.add_argument("--sample", type=int, default=8, metavar="N",
-                        help="every Nth node test")
-    parser.add_argument("--first", type=int, default=0, metavar="K",
-                        help="start the sample at the Kth node test")
+    sample.add_arguments(parser, default=8, what="node test")
     parser.add_argument("--filter", default="", help="only tests containing this")
     parser.add_argument("--model", action="append", default=[],
                         metavar="PATH[@FACT...]",
@@ -225,7 +223,9 @@ def main():
 
     node = os.path.join(args.data, "node")
     tests = sorted(d for d in os.listdir(node) if args.filter in d)
-    tests = tests[args.first::args.sample]
+    chosen = sample.Sample.from_args(args)
+    print("node tests: %s" % chosen.describe())
+    tests = chosen.pick(tests)
     with tempfile.TemporaryDirectory() as work, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         cases = [c for c in pool.map(
@@ -256,11 +256,11 @@ def main():
     if args.report:
         with open(args.report, "w") as out:
             out.write("# Compiled for other targets\n\n"
-                      "Every %dth ONNX node test that passes on the host, "
-                      "compiled for each target, run there (qemu-user, "
-                      "Node's WASI) and compared with the host's `tract "
-                      "run` at `--approx %s`.\n\n" % (args.sample,
-                                                     args.approx))
+                      "Of the ONNX node tests, %s, when it passes on the "
+                      "host, compiled for each target, run there "
+                      "(qemu-user, Node's WASI) and compared with the "
+                      "host's `tract run` at `--approx %s`.\n\n" % (
+                          chosen.describe(), args.approx))
             out.write("| test | " + " | ".join(runnable) + " |\n")
             out.write("|---|" + "---|" * len(runnable) + "\n")
             for name in sorted(table):
