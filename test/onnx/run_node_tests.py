@@ -367,10 +367,9 @@ def merge_results(paths):
             raise SystemExit("conformance: no results from a shard: %s" % error)
         tests += [tuple(test) for test in shard["tests"]]
         for column, cells in shard["results"].items():
-            results.setdefault(column, {})
+            merged = results.setdefault(column, {})
             for group, name, status, message in cells:
-                results.setdefault(column, {})[(group, name)] = (status,
-                                                                 message)
+                merged[(group, name)] = (status, message)
     return sorted(tests), results
 
 

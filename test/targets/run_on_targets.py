@@ -199,6 +199,7 @@ def main():
     parser.add_argument("--targets", default=",".join(cross.TARGETS))
     parser.add_argument("--data", default="/usr/share/libonnx-testdata/data")
     sample.add_arguments(parser, default=8, what="node test")
+    sample.add_shard_argument(parser)
     parser.add_argument("--filter", default="", help="only tests containing this")
     parser.add_argument("--model", action="append", default=[],
                         metavar="PATH[@FACT...]",
@@ -225,7 +226,9 @@ def main():
     tests = sorted(d for d in os.listdir(node) if args.filter in d)
     chosen = sample.Sample.from_args(args)
     print("node tests: %s" % chosen.describe())
-    tests = chosen.pick(tests)
+    tests = sample.shard(chosen.pick(tests), args.shard)
+    # Each model keeps the seed of its inputs, whichever shard runs it.
+    models = sample.shard(list(enumerate(args.model)), args.shard)
     with tempfile.TemporaryDirectory() as work, \
             concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         cases = [c for c in pool.map(
@@ -234,7 +237,7 @@ def main():
                                 args.timeout), tests) if c]
         node_cases = len(cases)
         cases += [model_case(args.tract, spec, work, seed)
-                  for seed, spec in enumerate(args.model)]
+                  for seed, spec in models]
         jobs = [(target, case) for target in runnable for case in cases]
         results = list(pool.map(
             lambda job: run_case(args.tract, args.targets_dir, job[0], job[1],
