@@ -94,6 +94,10 @@ public:
   llvm::Expected<std::vector<tract_tensor *>>
   run(llvm::ArrayRef<const tract_tensor *> args) const;
 
+  /// The model as the runtime describes it (tract_model_run,
+  /// tract_stream_new); valid while this lives.
+  const tract_model &getRuntimeModel() const { return runtimeModel; }
+
 private:
   CompiledModel() = default;
   std::unique_ptr<ExecutionEngine> engine;

@@ -10,6 +10,8 @@ packages=(
   libomp-22-dev libclang-rt-22-dev
   libonnx-testdata python3-onnx python3-torch python3-torchvision
   python3-numpy espeak-ng
+  # The Python package (lib/python): its bindings and its tests.
+  pybind11-dev python3-dev python3-pytest pkg-config
   # Other targets: cross compilers and C libraries, qemu-user to run ARM
   # programs, wasi-libc and clang's WebAssembly builtins (Node runs WASI).
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross

@@ -6,11 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/tract/Bundle.h"
+#include "lib/Bundle.h"
 
 #include <cstdint>
 
-using namespace mlir::tract::cli;
+using namespace mlir::tract::lib;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   llvm::StringRef bytes(reinterpret_cast<const char *>(data), size);

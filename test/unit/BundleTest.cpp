@@ -1,4 +1,4 @@
-#include "tools/tract/Bundle.h"
+#include "lib/Bundle.h"
 
 #include "frontends/onnx/onnx.pb.h"
 
@@ -13,7 +13,7 @@
 #include <limits>
 #include <vector>
 
-using namespace mlir::tract::cli;
+using namespace mlir::tract::lib;
 using llvm::Expected;
 using llvm::StringRef;
 

@@ -1,5 +1,5 @@
 #include "tools/tract/CommandLine.h"
-#include "tools/tract/CliError.h"
+#include "lib/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -8,6 +8,7 @@
 
 using namespace mlir::tract::cli;
 using llvm::StringRef;
+using mlir::tract::lib::makeError;
 
 namespace {
 

@@ -236,11 +236,18 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tract", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--driver",
+                        help="a program that loads the model at its one "
+                             "argument (the C API's test); the cases that "
+                             "need tract's own flags are left out")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     failures = 0
     for path, extra, expected in cases(args.out):
-        command = [args.tract] + (extra or [path, "dump"])
+        if args.driver and extra:
+            continue
+        command = ([args.driver, path] if args.driver else
+                   [args.tract] + (extra or [path, "dump"]))
         name = os.path.basename(path)
         try:
             proc = subprocess.run(command, capture_output=True, text=True,

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOOLS_TRACT_DUMP_H
-#define TOOLS_TRACT_DUMP_H
+#ifndef LIB_DUMP_H
+#define LIB_DUMP_H
 
 #include "dialects/tdim/TDim.h"
 #include "lowering/Jit.h"
@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace mlir::tract::cli {
+namespace mlir::tract::lib {
 
 /// The times of a compiled model's ops, as `dump --profile` measures them.
 struct ModelProfile {
@@ -62,6 +62,6 @@ func::FuncOp entryFunction(ModuleOp module);
 void printListing(func::FuncOp entry, const DumpOptions &options,
                   llvm::raw_ostream &os);
 
-} // namespace mlir::tract::cli
+} // namespace mlir::tract::lib
 
-#endif // TOOLS_TRACT_DUMP_H
+#endif // LIB_DUMP_H

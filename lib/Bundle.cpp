@@ -1,7 +1,7 @@
 //===- Bundle.cpp - Host tensors, .npy/.npz and ONNX test data ------------===//
 
-#include "tools/tract/Bundle.h"
-#include "tools/tract/CliError.h"
+#include "lib/Bundle.h"
+#include "lib/Error.h"
 
 #include "frontends/onnx/TensorProtoData.h"
 #include "frontends/onnx/onnx.pb.h"
@@ -27,7 +27,7 @@
 #include <cstring>
 #include <map>
 
-using namespace mlir::tract::cli;
+using namespace mlir::tract::lib;
 using llvm::ArrayRef;
 using llvm::Error;
 using llvm::Expected;
@@ -323,7 +323,7 @@ Expected<tract_dtype> parseNpyDescr(StringRef descr, StringRef what) {
 } // namespace
 
 Expected<HostTensor>
-mlir::tract::cli::decodeNpy(StringRef bytes, std::string name, StringRef what) {
+mlir::tract::lib::decodeNpy(StringRef bytes, std::string name, StringRef what) {
   if (!bytes.starts_with(kNpyMagic))
     return makeError(what + ": not an NPY array (no \\x93NUMPY magic)");
   if (bytes.size() < 10)
@@ -375,7 +375,7 @@ mlir::tract::cli::decodeNpy(StringRef bytes, std::string name, StringRef what) {
   return tensor;
 }
 
-Expected<std::string> mlir::tract::cli::encodeNpy(const HostTensor &tensor) {
+Expected<std::string> mlir::tract::lib::encodeNpy(const HostTensor &tensor) {
   const NpyDtype *npy = llvm::find_if(kNpyDtypes, [&](const NpyDtype &d) {
     return d.dtype == tensor.getDtype();
   });
@@ -426,7 +426,7 @@ static Error writeFile(StringRef path, StringRef bytes) {
   });
 }
 
-Expected<HostTensor> mlir::tract::cli::readNpy(StringRef path) {
+Expected<HostTensor> mlir::tract::lib::readNpy(StringRef path) {
   Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readFile(path);
   if (!buffer)
     return buffer.takeError();
@@ -434,7 +434,7 @@ Expected<HostTensor> mlir::tract::cli::readNpy(StringRef path) {
                    quote(path));
 }
 
-Error mlir::tract::cli::writeNpy(StringRef path, const HostTensor &tensor) {
+Error mlir::tract::lib::writeNpy(StringRef path, const HostTensor &tensor) {
   Expected<std::string> bytes = encodeNpy(tensor);
   if (!bytes)
     return bytes.takeError();
@@ -469,7 +469,7 @@ std::string archiveMessage(archive *handle) {
 
 } // namespace
 
-Expected<std::vector<HostTensor>> mlir::tract::cli::decodeNpz(StringRef bytes,
+Expected<std::vector<HostTensor>> mlir::tract::lib::decodeNpz(StringRef bytes,
                                                               StringRef what) {
   std::unique_ptr<archive, ArchiveFree> reader(archive_read_new());
   if (!reader)
@@ -530,7 +530,7 @@ Expected<std::vector<HostTensor>> mlir::tract::cli::decodeNpz(StringRef bytes,
 }
 
 Expected<std::string>
-mlir::tract::cli::encodeNpz(ArrayRef<HostTensor> tensors) {
+mlir::tract::lib::encodeNpz(ArrayRef<HostTensor> tensors) {
   // Declared first, destroyed last: freeing the writer on an early return
   // flushes what it holds into `out`.
   std::string out;
@@ -580,14 +580,14 @@ mlir::tract::cli::encodeNpz(ArrayRef<HostTensor> tensors) {
   return std::move(out);
 }
 
-Expected<std::vector<HostTensor>> mlir::tract::cli::readNpz(StringRef path) {
+Expected<std::vector<HostTensor>> mlir::tract::lib::readNpz(StringRef path) {
   Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readFile(path);
   if (!buffer)
     return buffer.takeError();
   return decodeNpz((*buffer)->getBuffer(), quote(path));
 }
 
-Error mlir::tract::cli::writeNpz(StringRef path, ArrayRef<HostTensor> tensors) {
+Error mlir::tract::lib::writeNpz(StringRef path, ArrayRef<HostTensor> tensors) {
   Expected<std::string> bytes = encodeNpz(tensors);
   if (!bytes)
     return makeError(quote(path) + ": " + llvm::toString(bytes.takeError()));
@@ -642,7 +642,7 @@ constexpr StringRef kNotATensor =
 
 } // namespace
 
-Expected<HostTensor> mlir::tract::cli::decodeTensorProto(StringRef bytes,
+Expected<HostTensor> mlir::tract::lib::decodeTensorProto(StringRef bytes,
                                                          StringRef what) {
   using TP = ::onnx::TensorProto;
   TP proto;
@@ -682,7 +682,7 @@ Expected<HostTensor> mlir::tract::cli::decodeTensorProto(StringRef bytes,
   return tensor;
 }
 
-Expected<HostTensor> mlir::tract::cli::readTensorProto(StringRef path) {
+Expected<HostTensor> mlir::tract::lib::readTensorProto(StringRef path) {
   Expected<std::unique_ptr<llvm::MemoryBuffer>> buffer = readFile(path);
   if (!buffer)
     return buffer.takeError();
@@ -762,7 +762,7 @@ static Expected<Bundle> loadTestDataSet(StringRef dir) {
                 std::move(tensors[1]));
 }
 
-Expected<Bundle> mlir::tract::cli::loadBundle(StringRef path) {
+Expected<Bundle> mlir::tract::lib::loadBundle(StringRef path) {
   if (llvm::sys::fs::is_directory(path))
     return loadTestDataSet(path);
   if (llvm::sys::path::extension(path) == ".npz") {
@@ -857,12 +857,12 @@ std::string formatDouble(double value) {
 
 } // namespace
 
-bool mlir::tract::cli::isFloat(tract_dtype dtype) {
+bool mlir::tract::lib::isFloat(tract_dtype dtype) {
   return dtype == TRACT_DT_F16 || dtype == TRACT_DT_BF16 ||
          dtype == TRACT_DT_F32 || dtype == TRACT_DT_F64;
 }
 
-std::string mlir::tract::cli::elementText(const HostTensor &tensor,
+std::string mlir::tract::lib::elementText(const HostTensor &tensor,
                                           int64_t i) {
   switch (tensor.getDtype()) {
   case TRACT_DT_BOOL:
@@ -896,7 +896,7 @@ std::string mlir::tract::cli::elementText(const HostTensor &tensor,
 }
 
 llvm::Expected<HostTensor>
-mlir::tract::cli::castFloats(const HostTensor &tensor, tract_dtype dtype) {
+mlir::tract::lib::castFloats(const HostTensor &tensor, tract_dtype dtype) {
   if (!isFloat(tensor.getDtype()) || !isFloat(dtype))
     return llvm::createStringError(
         llvm::inconvertibleErrorCode(),
@@ -931,7 +931,7 @@ mlir::tract::cli::castFloats(const HostTensor &tensor, tract_dtype dtype) {
 }
 
 std::optional<Approximation>
-mlir::tract::cli::parseApproximation(StringRef text) {
+mlir::tract::lib::parseApproximation(StringRef text) {
   if (text == "approx")
     return Approximation::Approximate;
   for (const auto &known : kApproximationNames)
@@ -940,14 +940,14 @@ mlir::tract::cli::parseApproximation(StringRef text) {
   return std::nullopt;
 }
 
-StringRef mlir::tract::cli::stringifyApproximation(Approximation level) {
+StringRef mlir::tract::lib::stringifyApproximation(Approximation level) {
   for (const auto &known : kApproximationNames)
     if (level == known.level)
       return known.name;
   return "";
 }
 
-Tolerance mlir::tract::cli::getTolerance(Approximation level,
+Tolerance mlir::tract::lib::getTolerance(Approximation level,
                                          tract_dtype dtype) {
   if (!isFloat(dtype))
     return {};
@@ -971,7 +971,7 @@ Tolerance mlir::tract::cli::getTolerance(Approximation level,
   return {};
 }
 
-Error mlir::tract::cli::compareTensors(const HostTensor &expected,
+Error mlir::tract::lib::compareTensors(const HostTensor &expected,
                                        const HostTensor &got,
                                        Approximation level) {
   std::string subject = expected.getName().empty()

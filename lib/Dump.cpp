@@ -1,6 +1,6 @@
 //===- Dump.cpp - the listing of `tract dump` -----------------------------===//
 
-#include "tools/tract/Dump.h"
+#include "lib/Dump.h"
 
 #include "dialects/tract/TractCost.h"
 #include "dialects/tract/TractQuant.h"
@@ -66,7 +66,7 @@ struct Listing {
   double totalMs = 0;
 };
 
-Listing listModel(func::FuncOp entry, const cli::DumpOptions &options) {
+Listing listModel(func::FuncOp entry, const lib::DumpOptions &options) {
   Listing listing;
   unsigned id = 0;
   for (BlockArgument argument : entry.getArguments()) {
@@ -84,7 +84,7 @@ Listing listModel(func::FuncOp entry, const cli::DumpOptions &options) {
   for (Operation &op : entry.getBody().front().without_terminator()) {
     Node node{id++,
               op.getName().stripDialect().str(),
-              cli::nodeName(op.getLoc()),
+              lib::nodeName(op.getLoc()),
               SmallVector<Type>(op.getResultTypes()),
               std::nullopt,
               std::nullopt};
@@ -109,7 +109,7 @@ Listing listModel(func::FuncOp entry, const cli::DumpOptions &options) {
 
 /// GF/s of `flops` (evaluated at the profile's symbols) done in `ms`.
 std::optional<double> gigaflopsPerSecond(const TDim &flops, double ms,
-                                         const cli::ModelProfile &profile) {
+                                         const lib::ModelProfile &profile) {
   std::optional<int64_t> count = flops.eval(profile.symbols);
   if (!count || *count == 0 || ms <= 0)
     return std::nullopt;
@@ -120,9 +120,9 @@ double percentOf(double part, double whole) {
   return whole > 0 ? 100.0 * part / whole : 0.0;
 }
 
-void printText(const Listing &listing, const cli::DumpOptions &options,
+void printText(const Listing &listing, const lib::DumpOptions &options,
                llvm::raw_ostream &os) {
-  const cli::ModelProfile *profile = options.profile;
+  const lib::ModelProfile *profile = options.profile;
   for (const Node &node : listing.nodes) {
     os << node.id << " " << node.op << " " << node.name << "\n";
     for (Type type : node.outputs)
@@ -215,9 +215,9 @@ void writeFact(json::OStream &out, Type type) {
   });
 }
 
-void printJson(const Listing &listing, const cli::DumpOptions &options,
+void printJson(const Listing &listing, const lib::DumpOptions &options,
                llvm::raw_ostream &os) {
-  const cli::ModelProfile *profile = options.profile;
+  const lib::ModelProfile *profile = options.profile;
   json::OStream out(os, /*IndentSize=*/2);
   out.object([&] {
     out.attributeArray("nodes", [&] {
@@ -270,14 +270,14 @@ void printJson(const Listing &listing, const cli::DumpOptions &options,
 
 } // namespace
 
-func::FuncOp mlir::tract::cli::entryFunction(ModuleOp module) {
+func::FuncOp mlir::tract::lib::entryFunction(ModuleOp module) {
   if (auto main = module.lookupSymbol<func::FuncOp>("main"))
     return main;
   auto functions = module.getOps<func::FuncOp>();
   return functions.empty() ? func::FuncOp() : *functions.begin();
 }
 
-void mlir::tract::cli::printListing(func::FuncOp entry,
+void mlir::tract::lib::printListing(func::FuncOp entry,
                                     const DumpOptions &options,
                                     llvm::raw_ostream &os) {
   Listing listing = listModel(entry, options);
@@ -287,7 +287,7 @@ void mlir::tract::cli::printListing(func::FuncOp entry,
     printText(listing, options, os);
 }
 
-std::string mlir::tract::cli::nodeName(Location location) {
+std::string mlir::tract::lib::nodeName(Location location) {
   if (auto name = dyn_cast<NameLoc>(location))
     return name.getName().str();
   if (auto fused = dyn_cast<FusedLoc>(location))

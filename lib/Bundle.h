@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TOOLS_TRACT_BUNDLE_H
-#define TOOLS_TRACT_BUNDLE_H
+#ifndef LIB_BUNDLE_H
+#define LIB_BUNDLE_H
 
 #include "runtime/tract_runtime.h"
 
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-namespace mlir::tract::cli {
+namespace mlir::tract::lib {
 
 /// A dense row-major tensor owned by the host, with its data aligned to
 /// TRACT_TENSOR_ALIGN so that compiled models can read it in place.
@@ -226,6 +226,6 @@ llvm::Expected<HostTensor> castFloats(const HostTensor &tensor,
 llvm::Error compareTensors(const HostTensor &expected, const HostTensor &got,
                            Approximation approximation);
 
-} // namespace mlir::tract::cli
+} // namespace mlir::tract::lib
 
-#endif // TOOLS_TRACT_BUNDLE_H
+#endif // LIB_BUNDLE_H
