@@ -1,4 +1,5 @@
-//===- CApi.cpp - tract.h over lib/Model.h ---------------------------------===//
+//===- CApi.cpp - tract.h over lib/Model.h
+//---------------------------------===//
 //
 // Each entry point checks its pointers, calls libtract and turns an
 // llvm::Error into TRACT_RESULT_KO with the message kept for
@@ -86,12 +87,18 @@ TRACT_RESULT giveString(llvm::StringRef text, char **out) {
 }
 
 constexpr std::pair<TractDatumType, tract_dtype> kDatumTypes[] = {
-    {TRACT_DATUM_TYPE_BOOL, TRACT_DT_BOOL}, {TRACT_DATUM_TYPE_U8, TRACT_DT_U8},
-    {TRACT_DATUM_TYPE_U16, TRACT_DT_U16},   {TRACT_DATUM_TYPE_U32, TRACT_DT_U32},
-    {TRACT_DATUM_TYPE_U64, TRACT_DT_U64},   {TRACT_DATUM_TYPE_I8, TRACT_DT_I8},
-    {TRACT_DATUM_TYPE_I16, TRACT_DT_I16},   {TRACT_DATUM_TYPE_I32, TRACT_DT_I32},
-    {TRACT_DATUM_TYPE_I64, TRACT_DT_I64},   {TRACT_DATUM_TYPE_F16, TRACT_DT_F16},
-    {TRACT_DATUM_TYPE_F32, TRACT_DT_F32},   {TRACT_DATUM_TYPE_F64, TRACT_DT_F64},
+    {TRACT_DATUM_TYPE_BOOL, TRACT_DT_BOOL},
+    {TRACT_DATUM_TYPE_U8, TRACT_DT_U8},
+    {TRACT_DATUM_TYPE_U16, TRACT_DT_U16},
+    {TRACT_DATUM_TYPE_U32, TRACT_DT_U32},
+    {TRACT_DATUM_TYPE_U64, TRACT_DT_U64},
+    {TRACT_DATUM_TYPE_I8, TRACT_DT_I8},
+    {TRACT_DATUM_TYPE_I16, TRACT_DT_I16},
+    {TRACT_DATUM_TYPE_I32, TRACT_DT_I32},
+    {TRACT_DATUM_TYPE_I64, TRACT_DT_I64},
+    {TRACT_DATUM_TYPE_F16, TRACT_DT_F16},
+    {TRACT_DATUM_TYPE_F32, TRACT_DT_F32},
+    {TRACT_DATUM_TYPE_F64, TRACT_DT_F64},
     {TRACT_DATUM_TYPE_BF16, TRACT_DT_BF16}};
 
 bool toRuntimeDtype(TractDatumType type, tract_dtype &dtype) {
@@ -141,8 +148,7 @@ TRACT_RESULT makeDescriptor(TractDatumType datumType, size_t rank,
   return TRACT_RESULT_OK;
 }
 
-template <typename Handle>
-TRACT_RESULT destroy(Handle **handle) {
+template <typename Handle> TRACT_RESULT destroy(Handle **handle) {
   TRACT_CHECK_ARG(handle);
   delete *handle;
   *handle = nullptr;
@@ -220,7 +226,8 @@ llvm::Expected<TensorSignature> signatureAt(TractModel *model, size_t index,
 
 std::string factOf(const TensorSignature &signature) {
   std::string shape = signature.shapeString();
-  std::string dtype = llvm::StringRef(tract_dtype_name(signature.dtype)).lower();
+  std::string dtype =
+      llvm::StringRef(tract_dtype_name(signature.dtype)).lower();
   return shape + (shape.empty() ? "" : ",") + dtype;
 }
 
@@ -320,8 +327,7 @@ TRACT_RESULT tract_onnx_load(const TractOnnx *onnx, const char *path,
   TRACT_CHECK_ARG(path);
   TRACT_CHECK_ARG(model);
   *model = nullptr;
-  return giveLazyModel(lib::Model::load(path, lib::SourceFormat::Onnx),
-                       model);
+  return giveLazyModel(lib::Model::load(path, lib::SourceFormat::Onnx), model);
 }
 
 TRACT_RESULT tract_onnx_load_buffer(const TractOnnx *onnx, const void *data,
@@ -429,8 +435,7 @@ TRACT_RESULT tract_model_add_assertion(TractModel *model,
                                        const char *assertion) {
   TRACT_CHECK_ARG(model);
   TRACT_CHECK_ARG(assertion);
-  if (llvm::Error error =
-          model->model->addAssertions({std::string(assertion)}))
+  if (llvm::Error error = model->model->addAssertions({std::string(assertion)}))
     return ko(std::move(error));
   return ok();
 }
@@ -562,8 +567,8 @@ TRACT_RESULT tract_model_into_runnable(TractModel **model,
                                        TractRunnable **runnable) {
   TRACT_CHECK_ARG(model);
   TRACT_CHECK_ARG(*model);
-  TRACT_RESULT result = tract_model_compile_runnable(*model, 0, nullptr,
-                                                     runnable);
+  TRACT_RESULT result =
+      tract_model_compile_runnable(*model, 0, nullptr, runnable);
   if (result == TRACT_RESULT_OK)
     tract_model_destroy(model);
   return result;
@@ -595,8 +600,9 @@ static TRACT_RESULT describeRunnable(const TractRunnable *runnable,
   TRACT_CHECK_ARG(runnable);
   TRACT_CHECK_ARG(out);
   *out = nullptr;
-  llvm::ArrayRef<TensorSignature> list =
-      input ? runnable->runnable->getInputs() : runnable->runnable->getOutputs();
+  llvm::ArrayRef<TensorSignature> list = input
+                                             ? runnable->runnable->getInputs()
+                                             : runnable->runnable->getOutputs();
   if (index >= list.size())
     return ko("the runnable has " + llvm::Twine(list.size()) +
               (input ? " inputs" : " outputs") + "; no " + llvm::Twine(index));
@@ -634,9 +640,11 @@ TRACT_RESULT tract_runnable_run(TractRunnable *runnable, TractValue **inputs,
   return giveOutputs(runnable->runnable->run(descriptors), outputs);
 }
 
-TRACT_RESULT tract_runnable_spawn_state_with_symbols(
-    TractRunnable *runnable, size_t count, const char *const *symbols,
-    const int64_t *values, TractState **state) {
+TRACT_RESULT tract_runnable_spawn_state_with_symbols(TractRunnable *runnable,
+                                                     size_t count,
+                                                     const char *const *symbols,
+                                                     const int64_t *values,
+                                                     TractState **state) {
   TRACT_CHECK_ARG(runnable);
   TRACT_CHECK_ARG(state);
   *state = nullptr;
@@ -660,8 +668,8 @@ TRACT_RESULT tract_runnable_spawn_state_with_symbols(
 
 TRACT_RESULT tract_runnable_spawn_state(TractRunnable *runnable,
                                         TractState **state) {
-  return tract_runnable_spawn_state_with_symbols(runnable, 0, nullptr,
-                                                 nullptr, state);
+  return tract_runnable_spawn_state_with_symbols(runnable, 0, nullptr, nullptr,
+                                                 state);
 }
 
 TRACT_RESULT tract_state_run(TractState *state, TractValue **inputs,
@@ -670,8 +678,7 @@ TRACT_RESULT tract_state_run(TractState *state, TractValue **inputs,
   TRACT_CHECK_ARG(outputs);
   std::vector<const tract_tensor *> descriptors;
   if (TRACT_RESULT result = descriptorsOf(
-          inputs, state->state->getRunnable().getInputs().size(),
-          descriptors))
+          inputs, state->state->getRunnable().getInputs().size(), descriptors))
     return result;
   return giveOutputs(state->state->run(descriptors), outputs);
 }

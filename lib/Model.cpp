@@ -97,8 +97,7 @@ llvm::Expected<std::unique_ptr<Model>> Model::load(llvm::StringRef path,
     std::string error;
     FailureOr<ModelFormat> detected = detectModelFormat(path, error);
     if (failed(detected)) {
-      emitError(FileLineColLoc::get(model->context.get(), path, 0, 0))
-          << error;
+      emitError(FileLineColLoc::get(model->context.get(), path, 0, 0)) << error;
       return model->diagnosticHandler->takeError(error);
     }
     format = *detected == ModelFormat::Onnx   ? SourceFormat::Onnx
@@ -114,9 +113,9 @@ llvm::Expected<std::unique_ptr<Model>> Model::load(llvm::StringRef path,
   return model;
 }
 
-llvm::Expected<std::unique_ptr<Model>>
-Model::loadBytes(llvm::StringRef bytes, SourceFormat format,
-                 llvm::StringRef name) {
+llvm::Expected<std::unique_ptr<Model>> Model::loadBytes(llvm::StringRef bytes,
+                                                        SourceFormat format,
+                                                        llvm::StringRef name) {
   std::unique_ptr<Model> model(new Model());
   model->name = name.str();
   model->bytes = bytes.str();
@@ -183,7 +182,7 @@ llvm::Expected<std::unique_ptr<Model>> Model::clone() {
   copy->format = format;
   copy->decluttered = decluttered;
   copy->changed = changed;
-    copy->timing = timing;
+  copy->timing = timing;
   return copy;
 }
 
@@ -388,9 +387,8 @@ llvm::Error Model::addEdgeContext(int64_t left, int64_t right) {
   return llvm::Error::success();
 }
 
-llvm::Error
-Model::runPasses(llvm::StringRef what,
-                 llvm::function_ref<void(OpPassManager &)> build) {
+llvm::Error Model::runPasses(llvm::StringRef what,
+                             llvm::function_ref<void(OpPassManager &)> build) {
   if (llvm::Error error = materialize())
     return error;
   changed = true;
@@ -411,15 +409,13 @@ llvm::Error Model::setSymbols(llvm::ArrayRef<std::string> values) {
     return llvm::Error::success();
   TractSetOptions options;
   options.values.assign(values.begin(), values.end());
-  return runPasses("set",
-                   [&](OpPassManager &pm) { pm.addPass(createTractSet(options)); });
+  return runPasses(
+      "set", [&](OpPassManager &pm) { pm.addPass(createTractSet(options)); });
 }
 
 llvm::Error Model::declutter() {
-  if (llvm::Error error =
-          runPasses("declutter", [](OpPassManager &pm) {
-            buildDeclutterPipeline(pm);
-          }))
+  if (llvm::Error error = runPasses(
+          "declutter", [](OpPassManager &pm) { buildDeclutterPipeline(pm); }))
     return error;
   decluttered = true;
   return llvm::Error::success();
@@ -483,9 +479,9 @@ llvm::Error mlir::tract::lib::parseSetSymbols(llvm::StringRef transform,
 
 llvm::ArrayRef<llvm::StringRef> Model::transformNames() {
   static const llvm::StringRef kNames[] = {
-      "declutter",       "pulse(S=8)",  "set_symbols(values:{\"S\":1})",
+      "declutter",         "pulse(S=8)",  "set_symbols(values:{\"S\":1})",
       "export_scan_state", "block-quant", "f16-weights",
-      "detect-kv-cache", "nnef-cycle"};
+      "detect-kv-cache",   "nnef-cycle"};
   return kNames;
 }
 
@@ -522,8 +518,7 @@ llvm::Error Model::transform(llvm::StringRef spec) {
     diagnosticHandler->clear();
     if (failed(nnef::exportNnef(*module, files)))
       return diagnosticHandler->takeError("");
-    OwningOpRef<ModuleOp> cycled =
-        nnef::importNnefFiles(files, context.get());
+    OwningOpRef<ModuleOp> cycled = nnef::importNnefFiles(files, context.get());
     if (!cycled)
       return diagnosticHandler->takeError("");
     module = std::move(cycled);
@@ -546,8 +541,10 @@ llvm::Error Model::transform(llvm::StringRef spec) {
   std::string known;
   for (llvm::StringRef name : transformNames())
     known += (known.empty() ? "" : ", ") + name.str();
-  return makeError("transform '" + spec + "': not supported; the transforms "
-                   "are " + known);
+  return makeError("transform '" + spec +
+                   "': not supported; the transforms "
+                   "are " +
+                   known);
 }
 
 llvm::Error Model::pulse(llvm::StringRef spec) {
@@ -599,9 +596,8 @@ llvm::Error Model::externalizeState() {
   StateKinds kinds = stateKindsOf(*module);
   if (!kinds.inside || kinds.asInputs)
     return llvm::Error::success();
-  return runPasses("step function", [](OpPassManager &pm) {
-    buildStepFunctionPipeline(pm);
-  });
+  return runPasses("step function",
+                   [](OpPassManager &pm) { buildStepFunctionPipeline(pm); });
 }
 
 llvm::Error Model::lowerTo(llvm::StringRef stage, const RunOptions &options) {
@@ -697,10 +693,63 @@ llvm::Expected<std::vector<std::string>> Model::returnEveryStep() {
   main.setType(FunctionType::get(context.get(), main.getArgumentTypes(),
                                  ValueRange(values).getTypes()));
   for (size_t i = numOutputs; i < values.size(); ++i)
-    main.setResultAttr(i, "tract.name",
-                       StringAttr::get(context.get(),
-                                       "step_" + std::to_string(i)));
+    main.setResultAttr(
+        i, "tract.name",
+        StringAttr::get(context.get(), "step_" + std::to_string(i)));
   return names;
+}
+
+namespace {
+
+/// The name of our op that tract calls `tractName` in its dumps: tract's
+/// CamelCase in snake_case (GatherElements is gather_elements), but for
+/// the few names tract spells otherwise; any template part (`Reduce<Sum>`)
+/// is dropped. Empty when the dialect has no such op.
+std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
+  static const std::pair<llvm::StringRef, llvm::StringRef> kSpelledOtherwise[] =
+      {{"EinSum", "einsum"},
+       {"TypedConcat", "concat"},
+       {"MultiBroadcastTo", "broadcast"},
+       {"Iff", "select"},
+       {"ElementWiseOp", ""},
+       {"TypedBinOp", ""}};
+  llvm::StringRef base = tractName.split('<').first;
+  std::string name;
+  bool known = false;
+  for (auto [tract, ours] : kSpelledOtherwise)
+    if (base == tract) {
+      name = ours.str();
+      known = true;
+    }
+  if (!known)
+    for (auto [index, c] : llvm::enumerate(base)) {
+      if (llvm::isUpper(c) && index > 0 && !llvm::isUpper(base[index - 1]))
+        name += '_';
+      name += llvm::toLower(c);
+    }
+  if (name.empty() ||
+      !RegisteredOperationName::lookup("tract." + name, context))
+    return "";
+  return "tract." + name;
+}
+
+} // namespace
+
+llvm::Expected<int64_t> Model::countOps(llvm::StringRef tractName) {
+  if (llvm::Error error = materialize())
+    return std::move(error);
+  func::FuncOp main = entryFunction(*module);
+  if (tractName == "Source")
+    return main ? int64_t(main.getNumArguments()) : 0;
+  std::string ours = opNameForTract(tractName, context.get());
+  if (ours.empty())
+    return makeError("tract's op '" + tractName +
+                     "' has no counterpart in the tract dialect");
+  int64_t count = 0;
+  if (main)
+    main.getBody().walk(
+        [&](Operation *op) { count += op->getName().getStringRef() == ours; });
+  return count;
 }
 
 //===----------------------------------------------------------------------===//
@@ -761,8 +810,8 @@ llvm::Error Model::compile(llvm::StringRef output,
   // --gpu vulkan).
   std::string gpu = request.gpu;
   llvm::StringRef targetName = request.target;
-  bool onGpu = targetName == "vulkan" || targetName == "cuda" ||
-               targetName == "metal";
+  bool onGpu =
+      targetName == "vulkan" || targetName == "cuda" || targetName == "metal";
   if (onGpu)
     gpu = targetName.str();
   // Metal's host is a Mac, whatever this one is.
@@ -816,9 +865,10 @@ llvm::Error Model::compile(llvm::StringRef output,
     options.cudaPath = *toolkit;
     options.cudaFatbin = hasCudaAssembler(*toolkit);
     if (!options.cudaFatbin && diagnosticHandler->getEcho())
-      *diagnosticHandler->getEcho() << "tract: note: no CUDA toolkit with ptxas and fatbinary: the "
-               "object holds PTX, which the driver compiles when the program "
-               "starts\n";
+      *diagnosticHandler->getEcho()
+          << "tract: note: no CUDA toolkit with ptxas and fatbinary: the "
+             "object holds PTX, which the driver compiles when the program "
+             "starts\n";
   }
   options.threads = request.threads > 0 ? request.threads : 1;
   options.threadingThreshold = request.threadingThreshold;
@@ -860,11 +910,9 @@ llvm::Error Model::compile(llvm::StringRef output,
   if (!request.header.empty()) {
     llvm::ToolOutputFile header(request.header, ec, llvm::sys::fs::OF_Text);
     if (ec)
-      return makeError("cannot write " + request.header + ": " +
-                       ec.message());
-    header.os() << generateHeader(*signature, options,
-                                  request.source.empty() ? name
-                                                         : request.source);
+      return makeError("cannot write " + request.header + ": " + ec.message());
+    header.os() << generateHeader(
+        *signature, options, request.source.empty() ? name : request.source);
     header.keep();
   }
   if (!shared)

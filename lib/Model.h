@@ -194,6 +194,11 @@ public:
   /// The listing of `dump`, as text or JSON, with a profile if given.
   llvm::Expected<std::string> listing(const DumpOptions &options);
 
+  /// The ops of the entry function (scan and if bodies included, as tract
+  /// counts them) that tract calls `tractName` (Scan, GatherElements...);
+  /// `Source` counts the inputs, as tract's source nodes.
+  llvm::Expected<int64_t> countOps(llvm::StringRef tractName);
+
   /// Makes the model also return every op's result after its own outputs
   /// (run --steps); returns their names as the listing shows them.
   llvm::Expected<std::vector<std::string>> returnEveryStep();

@@ -66,9 +66,8 @@ llvm::Error checkDataInputs(llvm::ArrayRef<TensorSignature> signatures,
       return makeError("input '" + signature.name + "' is missing");
     if (input->dtype != signature.dtype ||
         input->rank != static_cast<int32_t>(signature.shape.size()))
-      return makeError("input '" + signature.name + "' is " +
-                       factOf(*input) + ", the model expects " +
-                       factOf(signature));
+      return makeError("input '" + signature.name + "' is " + factOf(*input) +
+                       ", the model expects " + factOf(signature));
   }
   return llvm::Error::success();
 }
@@ -99,9 +98,9 @@ bool hasStateInputs(ModuleOp module) {
 
 } // namespace
 
-SymbolValues mlir::tract::lib::bindSymbols(
-    llvm::ArrayRef<TensorSignature> signatures,
-    llvm::ArrayRef<const tract_tensor *> inputs) {
+SymbolValues
+mlir::tract::lib::bindSymbols(llvm::ArrayRef<TensorSignature> signatures,
+                              llvm::ArrayRef<const tract_tensor *> inputs) {
   SmallVector<Shape> shapes;
   for (const TensorSignature &signature : signatures)
     shapes.emplace_back(signature.shape.begin(), signature.shape.end());
@@ -226,8 +225,8 @@ State::run(llvm::ArrayRef<const tract_tensor *> inputs) {
       names.push_back(symbol.c_str());
       numbers.push_back(value);
     }
-    stream = tract_stream_new(compiled, names.size(), names.data(),
-                              numbers.data());
+    stream =
+        tract_stream_new(compiled, names.size(), names.data(), numbers.data());
     if (!stream)
       return makeError(tract_last_error());
   }
@@ -330,8 +329,7 @@ Runnable::streamBatch(llvm::ArrayRef<HostTensor> bundle) const {
     int64_t axis = pulsed.outputAxes[o];
     std::optional<int64_t> outputPulse = signature.shape[axis].getConstant();
     if (!outputPulse || *outputPulse <= 0)
-      return makeError("output '" + signature.name +
-                       "' has no constant pulse");
+      return makeError("output '" + signature.name + "' has no constant pulse");
     int64_t need = pulsed.delays[o] + *frames;
     steps = std::max(steps, (need + *outputPulse - 1) / *outputPulse);
   }
@@ -360,8 +358,7 @@ Runnable::streamBatch(llvm::ArrayRef<HostTensor> bundle) const {
                                         tensor->getDtype(), shape);
         if (!chunk)
           return chunk.takeError();
-        copyFrames(*tensor, axis, step * pulsed.pulse, pulsed.pulse, *chunk,
-                   0);
+        copyFrames(*tensor, axis, step * pulsed.pulse, pulsed.pulse, *chunk, 0);
         chunks.push_back(std::move(*chunk));
       }
       auto descriptor = chunks.back().getRuntimeTensor();
@@ -406,8 +403,9 @@ Runnable::streamBatch(llvm::ArrayRef<HostTensor> bundle) const {
 // Benchmarks and profiles
 //===----------------------------------------------------------------------===//
 
-llvm::Error mlir::tract::lib::runOnce(
-    const CompiledModel &model, llvm::ArrayRef<const tract_tensor *> inputs) {
+llvm::Error
+mlir::tract::lib::runOnce(const CompiledModel &model,
+                          llvm::ArrayRef<const tract_tensor *> inputs) {
   auto results = model.run(inputs);
   if (!results)
     return results.takeError();
@@ -416,10 +414,10 @@ llvm::Error mlir::tract::lib::runOnce(
   return llvm::Error::success();
 }
 
-llvm::Error mlir::tract::lib::warmUp(
-    const CompiledModel &model,
-    llvm::ArrayRef<std::vector<const tract_tensor *>> runs,
-    const BenchOptions &options) {
+llvm::Error
+mlir::tract::lib::warmUp(const CompiledModel &model,
+                         llvm::ArrayRef<std::vector<const tract_tensor *>> runs,
+                         const BenchOptions &options) {
   Clock::time_point start = Clock::now();
   for (int64_t loop = 0; loop < options.warmupLoops ||
                          millisecondsSince(start) < options.warmupTimeMs;
@@ -532,8 +530,7 @@ Model::profile(llvm::ArrayRef<const tract_tensor *> inputs,
                      profile.runs, instrumentedMs))
       return std::move(error);
   } while (plainMs < bench.maxTimeMs && instrumentedMs < bench.maxTimeMs &&
-           profile.benchRuns < bench.maxLoops &&
-           profile.runs < bench.maxLoops);
+           profile.benchRuns < bench.maxLoops && profile.runs < bench.maxLoops);
   profile.benchMs = plainMs / profile.benchRuns;
   profile.instrumentedMs = instrumentedMs / profile.runs;
   profile.instrumentationNs = measureInstrumentation(slots);

@@ -5,6 +5,7 @@
 #include "lib/Bundle.h"
 #include "lib/Dump.h"
 #include "lib/Error.h"
+#include "lib/Inputs.h"
 #include "lib/Model.h"
 #include "lowering/LoweringUtils.h"
 #include "tools/tract/CommandLine.h"
@@ -75,254 +76,19 @@ int fail(llvm::Error error) {
   return status;
 }
 
-/// Uniform values in [-1, 1) (or 0/1, or small integers), from a fixed seed
-/// so that runs repeat.
-llvm::Expected<lib::HostTensor> randomTensor(const TensorSignature &signature,
-                                             const SymbolValues &values) {
-  SmallVector<int64_t> shape;
-  for (const TDim &dim : signature.shape) {
-    std::optional<int64_t> size = dim.eval(values);
-    if (!size)
-      return lib::makeError(
-          "cannot make up input '" + signature.name + "': its dim " +
-          dim.toString() +
-          " depends on a symbol no other input sets (give it a size "
-          "with --set after the subcommand)");
-    shape.push_back(*size);
-  }
-  auto tensor = lib::HostTensor::create(signature.name, signature.dtype, shape);
-  if (!tensor)
-    return tensor.takeError();
-  uint64_t state = 0x9e3779b97f4a7c15ull;
-  auto next = [&]() {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
-  int64_t count = tensor->getNumElements();
-  auto fill = [&](auto *data, auto make) {
-    for (int64_t i = 0; i < count; ++i)
-      data[i] = make();
-  };
-  auto unit = [&]() { return (next() >> 11) * 0x1.0p-53 * 2.0 - 1.0; };
-  uint8_t *raw = tensor->data();
-  switch (signature.dtype) {
-  case TRACT_DT_F32:
-    fill(reinterpret_cast<float *>(raw), [&] { return float(unit()); });
-    break;
-  case TRACT_DT_F64:
-    fill(reinterpret_cast<double *>(raw), unit);
-    break;
-  case TRACT_DT_BOOL:
-    fill(raw, [&] { return uint8_t(next() & 1); });
-    break;
-  default: {
-    // Small non-negative integers fit every integer type; f16 and bf16
-    // get the bytes of small integers too, which are valid finite values.
-    size_t size = tract_dtype_size(signature.dtype);
-    for (int64_t i = 0; i < count; ++i) {
-      uint64_t value = next() % 8;
-      if (signature.dtype == TRACT_DT_F16)
-        value = 0x3c00 + (value << 6);
-      else if (signature.dtype == TRACT_DT_BF16)
-        value = 0x3f80 + (value << 3);
-      std::memcpy(raw + i * size, &value, size);
-    }
-    break;
-  }
-  }
-  return tensor;
-}
-
-/// Finds the tensor for `name` (or position `index` when the bundle's
-/// tensors have no names).
-const lib::HostTensor *findTensor(llvm::ArrayRef<lib::HostTensor> tensors,
-                                  llvm::StringRef name, size_t index) {
-  for (const lib::HostTensor &tensor : tensors)
-    if (tensor.getName() == name)
-      return &tensor;
-  if (index < tensors.size() && tensors[index].getName().empty())
-    return &tensors[index];
-  return nullptr;
-}
-
-/// ONNX test data stores bfloat16 tensors as their uint16 bits; seen
-/// against a BF16 input or output, they are reinterpreted.
-const lib::HostTensor *reinterpretBf16(const lib::HostTensor *tensor,
-                                       tract_dtype wanted,
-                                       std::vector<lib::HostTensor> &keep) {
-  if (!tensor || wanted != TRACT_DT_BF16 || tensor->getDtype() != TRACT_DT_U16)
-    return tensor;
-  auto copy =
-      lib::HostTensor::fromBytes(tensor->getName().str(), TRACT_DT_BF16,
-                                 tensor->getShape(), tensor->getBytes());
-  if (!copy) {
-    llvm::consumeError(copy.takeError());
-    return tensor;
-  }
-  keep.push_back(std::move(*copy));
-  return &keep.back();
-}
-
-/// The tensors a model runs on, and what keeps them alive.
-struct ModelInputs {
-  std::vector<lib::HostTensor> made;
-  /// The tensor of each input: the bundle's, or one of `made`.
-  std::vector<const lib::HostTensor *> tensors;
-  std::vector<tract_tensor> descriptors;
-  std::vector<const tract_tensor *> arguments;
-};
-
-/// `bound` and the symbols that the dims of the `given` inputs set.
-SymbolValues symbolsOfInputs(llvm::ArrayRef<TensorSignature> signatures,
-                             llvm::ArrayRef<const lib::HostTensor *> given,
-                             const SymbolValues &bound) {
-  SymbolValues values = bound;
-  for (auto [signature, tensor] : llvm::zip(signatures, given))
-    if (tensor)
-      for (auto [axis, dim] : llvm::enumerate(signature.shape))
-        if (std::optional<std::string> symbol = dim.getSymbolName())
-          values[*symbol] = tensor->getShape()[axis];
-  return values;
-}
-
-/// Inputs from the bundle by name (or position), else made up when
-/// `allowRandom`; states that no bundle gives start empty.
-llvm::Error prepareInputs(llvm::ArrayRef<TensorSignature> signatures,
-                          const std::optional<lib::Bundle> &bundle,
-                          bool allowRandom, ModelInputs &inputs,
-                          bool allowFloatCasts = false,
-                          const SymbolValues &bound = {}) {
-  std::vector<lib::HostTensor> &made = inputs.made;
-  std::vector<const lib::HostTensor *> given;
-  // Pointers into `made` must stay valid: room for every input, its bf16
-  // copy and the outputs' bf16 copies.
-  made.reserve(3 * signatures.size() + 16);
-  for (auto [index, signature] : llvm::enumerate(signatures)) {
-    const lib::HostTensor *tensor =
-        bundle ? findTensor(bundle->getInputs(), signature.name, index)
-               : nullptr;
-    tensor = reinterpretBf16(tensor, signature.dtype, made);
-    if (tensor && allowFloatCasts && tensor->getDtype() != signature.dtype) {
-      auto cast = lib::castFloats(*tensor, signature.dtype);
-      if (!cast)
-        return lib::makeError("--allow-float-casts: input '" + signature.name +
-                              "': " + llvm::toString(cast.takeError()));
-      made.push_back(std::move(*cast));
-      tensor = &made.back();
-    }
-    if (!tensor && !allowRandom && signature.role != TRACT_IO_STATE)
-      return lib::makeError(
-          "no value for input '" + signature.name +
-          "'; give --input-from-bundle, or --allow-random-input");
-    given.push_back(tensor);
-  }
-  // A state nothing gives starts empty: zeros, its symbols that no input
-  // sets at 0 (a key/value cache of no past).
-  SymbolValues known = symbolsOfInputs(signatures, given, bound);
-  for (auto [signature, tensor] : llvm::zip(signatures, given)) {
-    if (tensor || signature.role != TRACT_IO_STATE)
-      continue;
-    SmallVector<int64_t> shape;
-    for (const TDim &dim : signature.shape) {
-      std::set<std::string> symbols;
-      dim.collectSymbols(symbols);
-      SymbolValues values = known;
-      for (const std::string &symbol : symbols)
-        values.try_emplace(symbol, 0);
-      std::optional<int64_t> size = dim.eval(values);
-      if (!size || *size < 0)
-        return lib::makeError("state '" + signature.name + "' has no size");
-      shape.push_back(*size);
-    }
-    auto state =
-        lib::HostTensor::create(signature.name, signature.dtype, shape);
-    if (!state)
-      return state.takeError();
-    made.push_back(std::move(*state));
-    tensor = &made.back();
-  }
-  if (allowRandom) {
-    // Symbols bound by --set after the subcommand and by the given inputs
-    // size the made-up ones.
-    SymbolValues values = symbolsOfInputs(signatures, given, bound);
-    for (auto [signature, tensor] : llvm::zip(signatures, given))
-      if (!tensor) {
-        auto random = randomTensor(signature, values);
-        if (!random)
-          return random.takeError();
-        made.push_back(std::move(*random));
-        tensor = &made.back();
-      }
-  }
-  inputs.tensors = given;
-  for (const lib::HostTensor *tensor : given) {
-    auto descriptor = const_cast<lib::HostTensor *>(tensor)->getRuntimeTensor();
-    if (!descriptor)
-      return descriptor.takeError();
-    inputs.descriptors.push_back(*descriptor);
-  }
-  for (const tract_tensor &descriptor : inputs.descriptors)
-    inputs.arguments.push_back(&descriptor);
-  return llvm::Error::success();
-}
-
-/// The name of our op that tract calls `tractName` in its dumps: tract's
-/// CamelCase in snake_case (GatherElements is gather_elements), but for
-/// the few names tract spells otherwise; any template part (`Reduce<Sum>`)
-/// is dropped. Empty when the dialect has no such op.
-std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
-  static const std::pair<llvm::StringRef, llvm::StringRef> kSpelledOtherwise[] =
-      {{"EinSum", "einsum"},         {"TypedConcat", "concat"},
-       {"MultiBroadcastTo", "broadcast"}, {"Iff", "select"},
-       {"ElementWiseOp", ""},        {"TypedBinOp", ""}};
-  llvm::StringRef base = tractName.split('<').first;
-  std::string name;
-  bool known = false;
-  for (auto [tract, ours] : kSpelledOtherwise)
-    if (base == tract) {
-      name = ours.str();
-      known = true;
-    }
-  if (!known)
-    for (auto [index, c] : llvm::enumerate(base)) {
-      if (llvm::isUpper(c) && index > 0 && !llvm::isUpper(base[index - 1]))
-        name += '_';
-      name += llvm::toLower(c);
-    }
-  if (name.empty() ||
-      !RegisteredOperationName::lookup("tract." + name, context))
-    return "";
-  return "tract." + name;
-}
-
-/// --assert-op-count: the ops of the entry function, those of scan and if
-/// bodies included as tract counts them, by tract's names; `Source` counts
-/// the inputs, as tract's source nodes.
-llvm::Error checkOpCounts(ModuleOp module, const cli::Invocation &invocation) {
-  func::FuncOp main = lib::entryFunction(module);
+/// --assert-op-count: the model has that many ops of each of tract's names.
+llvm::Error checkOpCounts(lib::Model &model,
+                          const cli::Invocation &invocation) {
   for (const auto &[tractName, expected] : invocation.opCounts) {
-    int64_t count = 0;
-    if (tractName == "Source") {
-      count = main ? main.getNumArguments() : 0;
-    } else {
-      std::string ours = opNameForTract(tractName, module.getContext());
-      if (ours.empty()) {
-        return lib::makeError("--assert-op-count: tract's op '" + tractName +
-                              "' has no counterpart in the tract dialect");
-      }
-      if (main)
-        main.getBody().walk([&](Operation *op) {
-          count += op->getName().getStringRef() == ours;
-        });
-    }
-    if (count != expected) {
+    llvm::Expected<int64_t> count = model.countOps(tractName);
+    if (!count)
+      return lib::makeError("--assert-op-count: " +
+                            llvm::toString(count.takeError()));
+    if (*count != expected)
       return lib::makeError("--assert-op-count: expected " +
                             std::to_string(expected) + " " + tractName + " op" +
                             (expected == 1 ? "" : "s") + ", found " +
-                            std::to_string(count));
-    }
+                            std::to_string(*count));
   }
   return llvm::Error::success();
 }
@@ -347,7 +113,8 @@ llvm::Error checkOutputFact(llvm::StringRef fact,
     output = &outputs.front();
   if (!output)
     return fail("the model has no output '" + name + "'");
-  std::string expected = spec.lower(), got = llvm::StringRef(output->summary()).lower();
+  std::string expected = spec.lower(),
+              got = llvm::StringRef(output->summary()).lower();
   if (expected != got)
     return fail("the output is " + output->summary());
   if (!fact.contains('='))
@@ -355,7 +122,8 @@ llvm::Error checkOutputFact(llvm::StringRef fact,
   double value;
   if (valueText.trim().getAsDouble(value))
     return fail("'" + valueText + "' is not a number");
-  if (output->getDtype() != TRACT_DT_F32 && output->getDtype() != TRACT_DT_F64 &&
+  if (output->getDtype() != TRACT_DT_F32 &&
+      output->getDtype() != TRACT_DT_F64 &&
       output->getDtype() != TRACT_DT_I64 && output->getDtype() != TRACT_DT_I32)
     return fail("values are checked on f32, f64, i32 and i64 outputs");
   for (int64_t i = 0, e = output->getNumElements(); i < e; ++i) {
@@ -384,9 +152,8 @@ llvm::Error checkOutputFact(llvm::StringRef fact,
 /// The first values of `tensor`, as `[0.5, -1, 2, …]`; "" for the types
 /// --steps does not show (f16, bf16, the narrow integers).
 std::string previewValues(const lib::HostTensor &tensor) {
-  static const tract_dtype kShownTypes[] = {TRACT_DT_F32, TRACT_DT_F64,
-                                            TRACT_DT_I32, TRACT_DT_I64,
-                                            TRACT_DT_BOOL};
+  static const tract_dtype kShownTypes[] = {
+      TRACT_DT_F32, TRACT_DT_F64, TRACT_DT_I32, TRACT_DT_I64, TRACT_DT_BOOL};
   if (!llvm::is_contained(kShownTypes, tensor.getDtype()))
     return "";
   constexpr int64_t kShown = 8;
@@ -498,10 +265,10 @@ int run(lib::Model &model, const cli::Invocation &invocation) {
       return fail(runnable.takeError());
     const CompiledModel &code = (*runnable)->getCompiled();
     cli::keepFreedBuffers();
-    ModelInputs inputs;
-    if (llvm::Error error = prepareInputs(
-            code.getInputs(), *inputBundle, invocation.allowRandomInput,
-            inputs, invocation.allowFloatCasts, runSymbols(invocation)))
+    lib::ModelInputs inputs;
+    if (llvm::Error error = lib::prepareInputs(
+            code.getInputs(), *inputBundle, invocation.allowRandomInput, inputs,
+            invocation.allowFloatCasts, runSymbols(invocation)))
       return fail(std::move(error));
     made = std::move(inputs.made);
 
@@ -546,8 +313,8 @@ int run(lib::Model &model, const cli::Invocation &invocation) {
   if (outputBundle) {
     int status = 0;
     for (auto [index, output] : llvm::enumerate(outputs)) {
-      const lib::HostTensor *expected = reinterpretBf16(
-          findTensor(outputBundle->getOutputs(), output.getName(), index),
+      const lib::HostTensor *expected = lib::reinterpretBf16(
+          lib::findTensor(outputBundle->getOutputs(), output.getName(), index),
           output.getDtype(), made);
       if (!expected) {
         llvm::errs() << "tract: error: the bundle has no value for output '"
@@ -561,8 +328,7 @@ int run(lib::Model &model, const cli::Invocation &invocation) {
           expected->getDtype() != output.getDtype()) {
         auto converted = lib::castFloats(output, expected->getDtype());
         if (!converted)
-          return fail("--allow-float-casts: output '" +
-                      output.getName().str() +
+          return fail("--allow-float-casts: output '" + output.getName().str() +
                       "': " + llvm::toString(converted.takeError()));
         cast = std::move(*converted);
       }
@@ -618,8 +384,8 @@ int compare(lib::Model &reference, lib::Model &candidate,
       for (const std::string &symbol : symbols)
         defaults.try_emplace(symbol, kCompareSymbolValue);
     }
-  ModelInputs referenceInputs;
-  if (llvm::Error error = prepareInputs(
+  lib::ModelInputs referenceInputs;
+  if (llvm::Error error = lib::prepareInputs(
           referenceModel.getInputs(), *given, invocation.allowRandomInput,
           referenceInputs, /*allowFloatCasts=*/false, defaults))
     return fail(std::move(error));
@@ -632,11 +398,11 @@ int compare(lib::Model &reference, lib::Model &candidate,
     copy->setName(signature.name);
     tensors.push_back(std::move(*copy));
   }
-  std::optional<lib::Bundle> inputs(
-      std::in_place, lib::BundleKind::Npz, "the compared inputs",
-      std::move(tensors), std::vector<lib::HostTensor>());
+  std::optional<lib::Bundle> inputs(std::in_place, lib::BundleKind::Npz,
+                                    "the compared inputs", std::move(tensors),
+                                    std::vector<lib::HostTensor>());
 
-  auto runOn = [](const CompiledModel &model, const ModelInputs &arguments)
+  auto runOn = [](const CompiledModel &model, const lib::ModelInputs &arguments)
       -> llvm::Expected<std::vector<lib::HostTensor>> {
     auto results = model.run(arguments.arguments);
     if (!results)
@@ -657,10 +423,10 @@ int compare(lib::Model &reference, lib::Model &candidate,
     got = (*candidateRunnable)->streamBatch(inputs->getInputs());
   } else {
     const CompiledModel &candidateModel = (*candidateRunnable)->getCompiled();
-    ModelInputs candidateInputs;
+    lib::ModelInputs candidateInputs;
     if (llvm::Error error =
-            prepareInputs(candidateModel.getInputs(), inputs,
-                          /*allowRandom=*/false, candidateInputs))
+            lib::prepareInputs(candidateModel.getInputs(), inputs,
+                               /*allowRandom=*/false, candidateInputs))
       return fail(std::move(error));
     got = runOn(candidateModel, candidateInputs);
   }
@@ -679,8 +445,9 @@ int compare(lib::Model &reference, lib::Model &candidate,
                    << "': " << llvm::toString(std::move(error)) << "\n";
       status = 1;
     } else if (!invocation.quiet) {
-      llvm::outs() << "output '" << output.getName() << "': "
-                   << output.summary() << " matches the model as loaded ("
+      llvm::outs() << "output '" << output.getName()
+                   << "': " << output.summary()
+                   << " matches the model as loaded ("
                    << lib::stringifyApproximation(*approximation) << ")\n";
     }
   }
@@ -689,7 +456,8 @@ int compare(lib::Model &reference, lib::Model &candidate,
 
 /// bench's measure of `inputs`: the warm-up, then runs until --max-loops
 /// or --max-time; their count and total time.
-llvm::Error benchRuns(const CompiledModel &model, const ModelInputs &inputs,
+llvm::Error benchRuns(const CompiledModel &model,
+                      const lib::ModelInputs &inputs,
                       const cli::Invocation &invocation, int64_t &loops,
                       double &elapsedMs) {
   loops = 0;
@@ -712,11 +480,10 @@ int bench(lib::Model &model, const cli::Invocation &invocation) {
     return fail(runnable.takeError());
   const CompiledModel &code = (*runnable)->getCompiled();
   cli::keepFreedBuffers();
-  ModelInputs inputs;
-  if (llvm::Error error =
-          prepareInputs(code.getInputs(), *inputBundle, /*allowRandom=*/true,
-                        inputs, /*allowFloatCasts=*/false,
-                        runSymbols(invocation)))
+  lib::ModelInputs inputs;
+  if (llvm::Error error = lib::prepareInputs(
+          code.getInputs(), *inputBundle, /*allowRandom=*/true, inputs,
+          /*allowFloatCasts=*/false, runSymbols(invocation)))
     return fail(std::move(error));
   int64_t loops;
   double elapsed;
@@ -726,60 +493,6 @@ int bench(lib::Model &model, const cli::Invocation &invocation) {
                << llvm::format("%.3f", loops ? elapsed / loops : 0.0)
                << " ms/i.\n";
   return 0;
-}
-
-/// The symbols of a causal language model, found as tract's llm-bench
-/// finds them: the first integer input holds the tokens and the first float
-/// input is a key/value cache; the batch is the symbol both have, the new
-/// tokens the one only the tokens have, the past the one only the cache has.
-struct LlmSymbols {
-  std::optional<std::string> batch;
-  std::string tokens, past;
-};
-
-llvm::Expected<LlmSymbols> findLlmSymbols(const CompiledModel &model) {
-  const TensorSignature *tokens = nullptr, *cache = nullptr;
-  for (const TensorSignature &signature : model.getInputs()) {
-    bool isFloat = lib::isFloat(signature.dtype);
-    bool isInteger = !isFloat && signature.dtype != TRACT_DT_BOOL;
-    if (!tokens && isInteger)
-      tokens = &signature;
-    if (!cache && isFloat)
-      cache = &signature;
-  }
-  if (!tokens)
-    return lib::makeError("llm-bench: the model has no integer input to "
-                          "take the tokens");
-  if (!cache)
-    return lib::makeError(
-        "llm-bench: the model has no float input to be its key/value cache");
-  auto symbolsOf = [](const TensorSignature &signature) {
-    std::set<std::string> names;
-    for (const TDim &dim : signature.shape)
-      dim.collectSymbols(names);
-    return names;
-  };
-  std::set<std::string> tokenSymbols = symbolsOf(*tokens);
-  std::set<std::string> cacheSymbols = symbolsOf(*cache);
-  LlmSymbols symbols;
-  std::vector<std::string> tokensOnly, cacheOnly;
-  for (const std::string &name : tokenSymbols)
-    if (cacheSymbols.count(name))
-      symbols.batch = name;
-    else
-      tokensOnly.push_back(name);
-  for (const std::string &name : cacheSymbols)
-    if (!tokenSymbols.count(name))
-      cacheOnly.push_back(name);
-  if (tokensOnly.size() != 1 || cacheOnly.size() != 1)
-    return lib::makeError(
-        "llm-bench: cannot tell the new tokens and the past apart: input '" +
-        tokens->name + "' is " + tokens->shapeString() + " and input '" +
-        cache->name + "' is " + cache->shapeString() +
-        " (expected one symbol each has alone)");
-  symbols.tokens = tokensOnly.front();
-  symbols.past = cacheOnly.front();
-  return symbols;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -797,22 +510,23 @@ int llmBench(lib::Model &model, const cli::Invocation &invocation) {
   if (!runnable)
     return fail(runnable.takeError());
   const CompiledModel &code = (*runnable)->getCompiled();
-  auto symbols = findLlmSymbols(code);
+  auto symbols = lib::findLlmSymbols(code.getInputs());
   if (!symbols)
     return fail(symbols.takeError());
   cli::keepFreedBuffers();
   auto inputsAt = [&](int64_t tokens, int64_t past,
-                      ModelInputs &inputs) -> llvm::Error {
+                      lib::ModelInputs &inputs) -> llvm::Error {
     SymbolValues values = runSymbols(invocation);
     if (symbols->batch)
       values[*symbols->batch] = 1;
     values[symbols->tokens] = tokens;
     values[symbols->past] = past;
-    return prepareInputs(code.getInputs(), std::nullopt, /*allowRandom=*/true,
-                         inputs, /*allowFloatCasts=*/false, values);
+    return lib::prepareInputs(code.getInputs(), std::nullopt,
+                              /*allowRandom=*/true, inputs,
+                              /*allowFloatCasts=*/false, values);
   };
 
-  ModelInputs prompt;
+  lib::ModelInputs prompt;
   if (llvm::Error error = inputsAt(kPrompt, 0, prompt))
     return fail(std::move(error));
   int64_t loops;
@@ -826,7 +540,7 @@ int llmBench(lib::Model &model, const cli::Invocation &invocation) {
 
   // The generation's inputs are made before its clock starts, and so are
   // the warm-up's: one pass over the 128 steps per warm-up loop.
-  std::vector<ModelInputs> steps(kGenerated);
+  std::vector<lib::ModelInputs> steps(kGenerated);
   std::vector<std::vector<const tract_tensor *>> arguments;
   for (int64_t past = 0; past < kGenerated; ++past) {
     if (llvm::Error error = inputsAt(1, past, steps[past]))
@@ -837,13 +551,12 @@ int llmBench(lib::Model &model, const cli::Invocation &invocation) {
           lib::warmUp(code, arguments, benchOptions(invocation)))
     return fail(std::move(error));
   double generation = 0;
-  for (const ModelInputs &step : steps) {
+  for (const lib::ModelInputs &step : steps) {
     Clock::time_point start = Clock::now();
     if (llvm::Error error = lib::runOnce(code, step.arguments))
       return fail(std::move(error));
-    generation += std::chrono::duration<double, std::milli>(Clock::now() -
-                                                            start)
-                      .count();
+    generation +=
+        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   }
   llvm::outs() << "TG" << kGenerated << ": "
                << llvm::format("%.1f", kGenerated / (generation / 1e3))
@@ -860,8 +573,8 @@ llvm::Expected<lib::ModelProfile> profile(lib::Model &model,
   auto signature = model.getSignature();
   if (!signature)
     return signature.takeError();
-  ModelInputs inputs;
-  if (llvm::Error error = prepareInputs(
+  lib::ModelInputs inputs;
+  if (llvm::Error error = lib::prepareInputs(
           signature->inputs, *inputBundle, /*allowRandom=*/true, inputs,
           /*allowFloatCasts=*/false, runSymbols(invocation)))
     return std::move(error);
@@ -932,8 +645,8 @@ int dump(lib::Model &model, const cli::Invocation &invocation) {
     func::FuncOp entry = lib::entryFunction(*module);
     if (!entry)
       return fail("the model has no function to list");
-    auto placed = placeOnGpu(*module, entry.getName(),
-                             runOptions(invocation).toJit());
+    auto placed =
+        placeOnGpu(*module, entry.getName(), runOptions(invocation).toJit());
     if (!placed)
       return fail(model.getDiagnostics().wrap(placed.takeError()));
     placements = std::move(*placed);
@@ -976,54 +689,6 @@ int compile(lib::Model &model, const cli::Invocation &invocation,
   if (llvm::Error error = model.compile(*invocation.output, options))
     return fail(std::move(error));
   return 0;
-}
-
-/// --input-facts-from-bundle: the inputs' symbols take the values that the
-/// bundle's tensors (matched by name, else by position) give their dims, as
-/// --set would; ranks, known dims and types must agree.
-llvm::Error setsFromBundle(lib::Model &model, llvm::StringRef path,
-                           std::vector<std::string> &sets) {
-  auto bundle = lib::loadBundle(path);
-  if (!bundle)
-    return bundle.takeError();
-  auto signature = model.getSignature();
-  if (!signature)
-    return signature.takeError();
-  SmallVector<Shape> shapes;
-  SmallVector<const lib::HostTensor *> tensors;
-  for (size_t position = 0; position < signature->inputs.size(); ++position) {
-    const TensorSignature &input = signature->inputs[position];
-    const lib::HostTensor *tensor = bundle->findInput(input.name);
-    if (!tensor && input.role == TRACT_IO_DATA)
-      tensor = bundle->getInput(position);
-    shapes.emplace_back(input.shape.begin(), input.shape.end());
-    tensors.push_back(tensor);
-    if (!tensor)
-      continue;
-    auto mismatch = [&](const llvm::Twine &what) {
-      return lib::makeError("--input-facts-from-bundle: input '" +
-                            input.name + "' is " + input.shapeString() +
-                            ", but '" + path + "' holds " + tensor->summary() +
-                            " (" + what + ")");
-    };
-    if (tensor->getDtype() != input.dtype)
-      return mismatch("another type");
-    if (tensor->getRank() != int64_t(input.shape.size()))
-      return mismatch("another rank");
-    for (auto [dim, size] : llvm::zip(input.shape, tensor->getShape()))
-      if (dim.isConstant() && dim.eval({}) != size)
-        return mismatch("another size");
-  }
-  for (const SymbolSource &source : findSymbolSources(shapes)) {
-    const lib::HostTensor *tensor = tensors[source.argument];
-    if (!tensor)
-      continue;
-    int64_t size = tensor->getShape()[source.axis];
-    int64_t value = llvm::divideFloorSigned(size - source.form.offset,
-                                            source.form.coefficient);
-    sets.push_back(source.form.symbol + "=" + std::to_string(value));
-  }
-  return llvm::Error::success();
 }
 
 /// -t / --transform: set_symbols(values:{"S":1}) joins --set (the sets go
@@ -1076,10 +741,14 @@ int main(int argc, char **argv) {
   // tract's stage names mean the stage they fall in here: the typing
   // stages come before declutter, before-optimize and optimize after.
   static const std::pair<llvm::StringRef, llvm::StringRef> kStages[] = {
-      {"load", "load"},           {"analyse", "load"},
-      {"incorporate", "load"},    {"type", "load"},
-      {"declutter", "declutter"}, {"before-optimize", "declutter"},
-      {"optimize", "declutter"},  {"linalg", "linalg"},
+      {"load", "load"},
+      {"analyse", "load"},
+      {"incorporate", "load"},
+      {"type", "load"},
+      {"declutter", "declutter"},
+      {"before-optimize", "declutter"},
+      {"optimize", "declutter"},
+      {"linalg", "linalg"},
       {"llvm", "llvm"}};
   llvm::StringRef stage;
   if (invocation->stage) {
@@ -1138,14 +807,17 @@ int main(int argc, char **argv) {
           model.addAssertions(invocation->assertions, invocation->scenarios))
     return fail(std::move(error));
   std::vector<std::string> afterSets, afterDeclutter;
-  if (llvm::Error error =
-          splitTransforms(invocation->transforms, invocation->sets, afterSets,
-                          afterDeclutter))
+  if (llvm::Error error = splitTransforms(
+          invocation->transforms, invocation->sets, afterSets, afterDeclutter))
     return fail(std::move(error));
-  if (invocation->inputFactsBundle)
-    if (llvm::Error error = setsFromBundle(
-            model, *invocation->inputFactsBundle, invocation->sets))
+  if (invocation->inputFactsBundle) {
+    auto signature = model.getSignature();
+    if (!signature)
+      return fail(signature.takeError());
+    if (llvm::Error error = lib::setsFromBundle(
+            *signature, *invocation->inputFactsBundle, invocation->sets))
       return fail(std::move(error));
+  }
   if (llvm::Error error = model.addEdgeContext(invocation->edgeLeftContext,
                                                invocation->edgeRightContext))
     return fail(std::move(error));
@@ -1206,10 +878,7 @@ int main(int argc, char **argv) {
     if (llvm::Error error = model.externalizeState())
       return fail(std::move(error));
 
-  auto module = model.getModule();
-  if (!module)
-    return fail(module.takeError());
-  if (llvm::Error error = checkOpCounts(*module, *invocation))
+  if (llvm::Error error = checkOpCounts(model, *invocation))
     return fail(std::move(error));
   if (invocation->subcommand == "dump")
     return dump(model, *invocation);
