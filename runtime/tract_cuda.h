@@ -1,5 +1,5 @@
 /* tract GPU runtime for CUDA: runs the PTX kernels of compiled models on an
- * NVIDIA device (runtime/tract_cuda.c, library tract_runtime_cuda), as
+ * NVIDIA device (runtime/gpu/cuda.c, library tract_runtime_cuda), as
  * tract_gpu.h runs SPIR-V kernels on Vulkan.
  *
  * The CUDA driver (libcuda.so.1) is opened at run time: a program that
@@ -44,7 +44,8 @@ extern "C" {
  * copied to the device before, WRITE back after, CONSTANT is uploaded at its
  * first launch and found again by host pointer and size. A buffer flagged
  * WRITE alone is not uploaded: it comes back whole, so the kernel writes all
- * of it (or it is flagged READ too). The kernel's parameters are, buffer
+ * of it (or it is flagged READ too). Buffers of the same memory (pointer and
+ * size) are one device buffer. The kernel's parameters are, buffer
  * after buffer, the five fields of MLIR's descriptor of a 1-D memref: the
  * allocated and the aligned pointer (both the device buffer; 0 for a
  * zero-byte buffer), the offset (int64 0), the size (int64 bytes[i]: in

@@ -1,5 +1,5 @@
 /* tract GPU runtime: runs the SPIR-V compute kernels of compiled models on
- * a Vulkan device (runtime/tract_vulkan.c, library tract_runtime_vulkan).
+ * a Vulkan device (runtime/gpu/vulkan.c, library tract_runtime_vulkan).
  *
  * The Vulkan loader (libvulkan.so.1) is opened at run time: a program that
  * links this library runs on machines without Vulkan, where
@@ -46,7 +46,8 @@ extern "C" {
  * zero-byte buffer binds a small placeholder.
  *
  * Returns 0 (TRACT_OK), or 1 (TRACT_ERROR) with a message naming the
- * failed Vulkan call and its result, or the argument refused. */
+ * kernel and the failed Vulkan call and its result, the argument refused,
+ * or why there is no device. */
 int32_t tract_gpu_launch(const uint32_t *spirv, int64_t words,
                          const char *entry, int32_t groups_x, int32_t groups_y,
                          int32_t groups_z, int32_t num_buffers,

@@ -1,5 +1,5 @@
 /* tract GPU runtime for Metal: runs the MSL kernels of models compiled with
- * `tract compile --target metal` on a Mac's GPU (runtime/tract_metal.m,
+ * `tract compile --target metal` on a Mac's GPU (runtime/gpu/metal.m,
  * library tract_runtime_metal, built on macOS only), as tract_gpu.h runs
  * SPIR-V kernels on Vulkan and tract_cuda.h PTX on CUDA.
  *
@@ -21,6 +21,16 @@
 extern "C" {
 #endif
 
+/* Whether a Metal device can run kernels. The first call picks the device
+ * and makes its command queue; later calls give the same answer until
+ * tract_metal_release. Returns 1, or 0 with the reason in `why` (at most
+ * `size` bytes, NUL included; `why` may be NULL). */
+int32_t tract_metal_available(char *why, size_t size);
+
+/* The device's name (MTLDevice.name), or "" when there is none. Valid
+ * until tract_metal_release. */
+const char *tract_metal_device_name(void);
+
 /* Runs one kernel and waits for it.
  *
  * `msl` is Metal Shading Language source, `size` bytes then a NUL; the
@@ -37,8 +47,9 @@ extern "C" {
  * copied to the device before, WRITE back after, CONSTANT is uploaded at
  * its first launch and found again by host pointer and size. A buffer
  * flagged WRITE alone is not uploaded: it comes back whole, so the kernel
- * writes all of it (or it is flagged READ too). A zero-byte buffer binds a
- * small placeholder.
+ * writes all of it (or it is flagged READ too). Buffers of the same memory
+ * (pointer and size) are one Metal buffer. A zero-byte buffer binds a small
+ * placeholder.
  *
  * Returns 0 (TRACT_OK), or 1 (TRACT_ERROR) with a message naming the
  * kernel and what failed (the MSL compiler's log, the command buffer's
@@ -48,16 +59,6 @@ int32_t tract_metal_launch(const char *msl, int64_t size, const char *entry,
                            int32_t block_x, int32_t num_buffers,
                            void *const *pointers, const int64_t *bytes,
                            const int32_t *flags);
-
-/* Whether a Metal device can run kernels. The first call picks the device
- * and makes its command queue; later calls give the same answer until
- * tract_metal_release. Returns 1, or 0 with the reason in `why` (at most
- * `size` bytes, NUL included; `why` may be NULL). */
-int32_t tract_metal_available(char *why, size_t size);
-
-/* The device's name (MTLDevice.name), or "" when there is none. Valid
- * until tract_metal_release. */
-const char *tract_metal_device_name(void);
 
 /* Frees every pipeline, library and buffer, and the queue; the next call
  * starts again. */

@@ -259,6 +259,21 @@ TEST_F(FakeCuda, AReadWriteBufferKeepsWhatTheKernelLeaves) {
     ASSERT_EQ(y[i], i < n ? a[i] * 2.0f + 1.0f : 42.0f) << "at " << i;
 }
 
+// The same host memory passed twice is one device buffer, uploaded once, as
+// on Vulkan: the kernel sees the aliasing the host has.
+TEST_F(FakeCuda, TheSameHostBufferTwiceIsOneDeviceBuffer) {
+  const uint32_t n = 100;
+  std::vector<float> a = ramp(n, 1.0f, 0.5f), y(n);
+  int64_t uploads = fake->host_to_device;
+  ASSERT_EQ(scaleAdd(bufferOf(a, TRACT_GPU_READ), bufferOf(a, TRACT_GPU_READ),
+                     bufferOf(y, TRACT_GPU_WRITE), n),
+            TRACT_OK)
+      << failure();
+  for (uint32_t i = 0; i < n; ++i)
+    ASSERT_EQ(y[i], a[i] * 3.0f) << "at " << i;
+  EXPECT_EQ(fake->host_to_device - uploads, 2); // a and n
+}
+
 // Zero-byte buffers reach the kernel as null pointers of size 0.
 TEST_F(FakeCuda, ZeroByteBuffersPassNullPointers) {
   Buffer none{nullptr, 0, TRACT_GPU_READ};

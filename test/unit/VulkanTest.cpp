@@ -271,7 +271,9 @@ TEST(VulkanDevice, AMissingNamedDeviceIsExplained) {
   EXPECT_EQ(
       tract_gpu_launch(words, 1, "main", 1, 1, 1, 0, nullptr, nullptr, nullptr),
       TRACT_ERROR);
-  EXPECT_STREQ(tract_last_error(), why);
+  // Named after the kernel, as CUDA's and Metal's launches are.
+  EXPECT_EQ(std::string(tract_last_error()),
+            std::string("GPU kernel 'main': ") + why);
 
   unsetenv("TRACT_VULKAN_DEVICE");
   tract_gpu_release();

@@ -1,7 +1,7 @@
 /* A fake CUDA driver for the CUDA runtime's tests (CudaTest.cpp), built as
  * fake-cuda/libcuda.so.1 in the build folder and opened by the runtime
  * through TRACT_CUDA_LIBRARY. It has the driver entry points that
- * runtime/tract_cuda.c calls, working on the host: device memory is
+ * runtime/gpu/cuda.c calls, working on the host: device memory is
  * malloc'd, copies are memcpy, a module is its PTX text, and its kernels
  * are C functions found by entry name. It is as strict as the driver where
  * that catches the runtime's mistakes: cuInit first, a current context for
