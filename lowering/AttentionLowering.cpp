@@ -30,16 +30,18 @@
 //
 // Other attentions (other element types, a boolean mask, a head size known
 // only at run time, rank 3) are decomposed into einsums and a softmax by
-// CompositeLowering.
+// tract-lower-to-linalg (CompositeLowering), which runs after this pass.
 //
 //===----------------------------------------------------------------------===//
 
 #include "lowering/LoweringUtils.h"
+#include "lowering/Passes.h"
 
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -50,6 +52,11 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTCPUATTENTIONKERNELS
+#include "lowering/Passes.h.inc"
+} // namespace mlir::tract
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -365,6 +372,37 @@ private:
   }
 };
 
+/// Attention on f32 rank-4 tensors with a known head size (and at most an
+/// f32 mask): the kernel's; others are decomposed by tract-lower-to-linalg.
+bool isFusedAttention(SdpaOp op) {
+  Shape q = getShape(op.getQ()), k = getShape(op.getK()),
+        v = getShape(op.getV());
+  auto isF32 = [](Value value) { return getElementTypeOrSelf(value).isF32(); };
+  if (q.size() != 4 || k.size() != 4 || v.size() != 4 || !isF32(op.getQ()) ||
+      !isF32(op.getK()) || !isF32(op.getV()) || !q[3].getConstant() ||
+      !v[3].getConstant() || *q[3].getConstant() <= 0 ||
+      *v[3].getConstant() <= 0 || k[3] != q[3] || k[2] != v[2] ||
+      k[0] != q[0] || v[0] != q[0] || k[1] != v[1])
+    return false;
+  // Query heads: those of the keys, or a known multiple of them.
+  if (q[1] != k[1]) {
+    std::optional<int64_t> heads = q[1].getConstant(),
+                           keyHeads = k[1].getConstant();
+    if (!heads || !keyHeads || *keyHeads <= 0 || *heads % *keyHeads)
+      return false;
+  }
+  if (Value mask = op.getMask()) {
+    Shape shape = getShape(mask);
+    Shape full = {q[0], q[1], q[2], k[2]};
+    if (!isF32(mask) || shape.size() != 4)
+      return false;
+    for (auto [dim, wanted] : llvm::zip(shape, full))
+      if (dim != wanted && dim != TDim(1))
+        return false;
+  }
+  return true;
+}
+
 struct SdpaLowering : public TractLoweringPattern<SdpaOp> {
   SdpaLowering(const TypeConverter &converter, MLIRContext *context,
                int64_t registerFile)
@@ -456,39 +494,27 @@ struct SdpaLowering : public TractLoweringPattern<SdpaOp> {
   }
 };
 
+struct TractCpuAttentionKernelsPass
+    : public tract::impl::TractCpuAttentionKernelsBase<
+          TractCpuAttentionKernelsPass> {
+  using TractCpuAttentionKernelsBase::TractCpuAttentionKernelsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    auto findFused = [](SdpaOp op) {
+      return isFusedAttention(op) ? WalkResult::interrupt()
+                                  : WalkResult::advance();
+    };
+    if (func.isExternal() || !func.walk(findFused).wasInterrupted())
+      return;
+    // An attention whose sizes an op computes at run time (bound only as
+    // that op is lowered) stays for the decomposition.
+    if (failed(lowerToKernels(func, [&](const TypeConverter &converter,
+                                        RewritePatternSet &patterns) {
+          patterns.add<SdpaLowering>(converter, &getContext(), registerFile);
+        })))
+      return signalPassFailure();
+  }
+};
+
 } // namespace
-
-bool mlir::tract::isFusedAttention(SdpaOp op) {
-  Shape q = getShape(op.getQ()), k = getShape(op.getK()),
-        v = getShape(op.getV());
-  auto isF32 = [](Value value) { return getElementTypeOrSelf(value).isF32(); };
-  if (q.size() != 4 || k.size() != 4 || v.size() != 4 || !isF32(op.getQ()) ||
-      !isF32(op.getK()) || !isF32(op.getV()) || !q[3].getConstant() ||
-      !v[3].getConstant() || *q[3].getConstant() <= 0 ||
-      *v[3].getConstant() <= 0 || k[3] != q[3] || k[2] != v[2] ||
-      k[0] != q[0] || v[0] != q[0] || k[1] != v[1])
-    return false;
-  // Query heads: those of the keys, or a known multiple of them.
-  if (q[1] != k[1]) {
-    std::optional<int64_t> heads = q[1].getConstant(),
-                           keyHeads = k[1].getConstant();
-    if (!heads || !keyHeads || *keyHeads <= 0 || *heads % *keyHeads)
-      return false;
-  }
-  if (Value mask = op.getMask()) {
-    Shape shape = getShape(mask);
-    Shape full = {q[0], q[1], q[2], k[2]};
-    if (!isF32(mask) || shape.size() != 4)
-      return false;
-    for (auto [dim, wanted] : llvm::zip(shape, full))
-      if (dim != wanted && dim != TDim(1))
-        return false;
-  }
-  return true;
-}
-
-void mlir::tract::populateAttentionLoweringPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns,
-    int64_t registerFile) {
-  patterns.add<SdpaLowering>(converter, patterns.getContext(), registerFile);
-}

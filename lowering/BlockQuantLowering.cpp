@@ -21,12 +21,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "lowering/LoweringUtils.h"
+#include "lowering/Passes.h"
 
 #include "dialects/tract/BlockQuant.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -34,6 +36,11 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include <algorithm>
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTCPUBLOCKQUANTKERNELS
+#include "lowering/Passes.h.inc"
+} // namespace mlir::tract
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -458,7 +465,7 @@ struct BlockQuantMatmulLowering
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     DenseElementsAttr weights;
-    if (!matchPattern(adaptor.getWeights(), m_Constant(&weights)))
+    if (!matchPattern(op.getWeights(), m_Constant(&weights)))
       return rewriter.notifyMatchFailure(op, "weights are not a constant");
     auto weightsType = cast<RankedTensorType>(weights.getType());
     bool halves = weightsType.getElementType().isF16();
@@ -521,11 +528,29 @@ struct BlockQuantMatmulLowering
   }
 };
 
-} // namespace
+struct TractCpuBlockQuantKernelsPass
+    : public tract::impl::TractCpuBlockQuantKernelsBase<
+          TractCpuBlockQuantKernelsPass> {
+  using TractCpuBlockQuantKernelsBase::TractCpuBlockQuantKernelsBase;
 
-void mlir::tract::populateBlockQuantLoweringPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns,
-    int64_t registerFile) {
-  patterns.add<BlockQuantMatmulLowering>(converter, patterns.getContext(),
-                                         registerFile);
-}
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() ||
+        !func.walk([](BlockQuantMatmulOp) { return WalkResult::interrupt(); })
+             .wasInterrupted())
+      return;
+    // No other lowering: a product left is an error.
+    if (failed(lowerToKernels(
+            func,
+            [&](const TypeConverter &converter, RewritePatternSet &patterns) {
+              patterns.add<BlockQuantMatmulLowering>(converter, &getContext(),
+                                                     registerFile);
+            },
+            [](ConversionTarget &target) {
+              target.addIllegalOp<BlockQuantMatmulOp>();
+            })))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

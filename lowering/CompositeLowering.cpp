@@ -4,11 +4,12 @@
 // tract says, and round-trips through NNEF) are rewritten into those ops
 // before the conversion to linalg.
 //
-// Scaled dot-product attention that AttentionLowering does not fuse is
-// rewritten, before the conversion to linalg, into the tract ops whose
-// lowerings exist: an einsum of q and k, a scale, the mask (added when it is a
-// float tensor, selected when it is boolean; a causal one is a constant of -inf
-// above the diagonal), a softmax over the keys and an einsum with v.
+// Scaled dot-product attention that no kernel has taken (a target's, such
+// as tract-cpu-attention-kernels, runs before) is rewritten into the tract
+// ops whose lowerings exist: an einsum of q and k, a scale, the mask (added
+// when it is a float tensor, selected when it is boolean; a causal one is a
+// constant of -inf above the diagonal), a softmax over the keys and an
+// einsum with v.
 // Grouped-query attention (more query heads than key/value heads) splits the
 // query heads into groups of each key/value head, so that nothing is repeated
 // in memory. f16 operands are accumulated in f32 and the result cast back.
@@ -47,8 +48,6 @@ namespace {
 /// The attention of `op` from tract ops, at `op`; failure when a shape rules
 /// it out (reported on `op`).
 FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
-  if (isFusedAttention(op))
-    return Value();
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   Shape q = getShape(op.getQ()), k = getShape(op.getK());

@@ -1,4 +1,13 @@
-//===- EntryChecks.cpp - check a model's inputs in compiled code ----------===//
+//===- EntryChecks.cpp - the tract-entry-checks pass ----------------------===//
+//
+// Compiled code is called with memref descriptors that carry any sizes, by
+// the JIT or by C code linking an AOT object. A lowered public function is
+// therefore split, from the facts tract-lower-to-linalg recorded on it
+// (EntryFacts.h): its body becomes private, and the public function checks
+// every input dim against its expression, every assertion and scenario of
+// the model, and the sizes the body will compute, then calls the body. A
+// failed check records a message with the runtime's `tract_set_error` and
+// returns a status, never running the body.
 //
 // The public function reads every dim of its inputs, binds the symbols as
 // the body does, then evaluates one condition per check. The checks run in
@@ -11,12 +20,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/EntryChecks.h"
-
+#include "lowering/EntryFacts.h"
 #include "lowering/LoweringUtils.h"
+#include "lowering/Passes.h"
 
 #include "dialects/tract/TractDialect.h"
-#include "dialects/tract/TractQuant.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -27,6 +35,11 @@
 #include "llvm/ADT/SmallVectorExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTENTRYCHECKS
+#include "lowering/Passes.h.inc"
+} // namespace mlir::tract
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -206,69 +219,29 @@ DimRange rangeOf(const TDim &dim) {
   return buildDim(dim, algebra);
 }
 
-/// Bytes per element of a tract element type as the lowering stores it
-/// (booleans as bytes; 16 for what has no bit width, an upper bound).
-int64_t elementBytes(Type element) {
-  element = getStorageType(element);
-  if (!element.isIntOrFloat())
-    return 16;
-  return std::max<int64_t>(1, (element.getIntOrFloatBitWidth() + 7) / 8);
-}
+/// A scenario of the model (`tg: S == 1`): the inputs must fit one of them.
+struct Scenario {
+  std::string name;
+  std::vector<std::string> assertions;
+};
 
-} // namespace
-
-BodyGuards mlir::tract::findBodyGuards(func::FuncOp func) {
-  BodyGuards guards;
-  FailureOr<SymbolScope> scope =
-      getSymbolScope(func->getParentOfType<ModuleOp>());
-  if (failed(scope))
-    return guards;
-  auto bytesOf = [](Type type) -> std::optional<TDim> {
-    if (!isa<RankedTensorType>(type) || !isTractTensorType(type))
-      return std::nullopt;
-    TDim bytes(elementBytes(cast<RankedTensorType>(type).getElementType()));
-    for (const TDim &dim : getShape(type))
-      bytes = bytes * dim;
-    return bytes;
-  };
-  // A result no larger than an input fits in memory: the input does.
-  std::vector<TDim> inputBytes;
-  for (Type type : func.getArgumentTypes())
-    if (std::optional<TDim> bytes = bytesOf(type);
-        bytes && !bytes->isConstant())
-      inputBytes.push_back(*bytes);
-  std::set<TDim> seen, sized;
-  func.walk([&](Operation *op) {
-    for (Type type : op->getResultTypes()) {
-      std::optional<TDim> bytes = bytesOf(type);
-      if (!bytes)
-        continue;
-      Shape shape = getShape(type);
-      for (const TDim &dim : shape)
-        if (!dim.isConstant() && seen.insert(dim).second &&
-            !scope->proveNonNegative(dim))
-          guards.dims.push_back({dim, nodeName(op)});
-      if (bytes->isConstant() || !sized.insert(*bytes).second ||
-          llvm::any_of(inputBytes, [&](const TDim &input) {
-            return scope->proveGreaterOrEqual(input, *bytes);
-          }))
-        continue;
-      std::string element;
-      llvm::raw_string_ostream os(element);
-      os << cast<RankedTensorType>(type).getElementType();
-      guards.sizes.push_back(
-          {*bytes, nodeName(op), shapeToString(shape) + " of " + element});
-    }
-  });
-  return guards;
-}
-
-LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
-                                          ArrayRef<Shape> inputShapes,
-                                          ArrayRef<std::string> assertions,
-                                          ArrayRef<Scenario> scenarios,
-                                          const BodyGuards &guards,
-                                          bool bodyMayFail) {
+/// Turns `func` (lowered: plain signature, `tract.input_names` set) into
+/// `<name>.body`, private, and adds in its place a public `<name>` that
+/// takes the same tensors with every dim dynamic and checks, in order: that
+/// every symbol the inputs give is at most kDimCeiling, their dims against
+/// `inputShapes` (the tract shapes of the arguments), the module's
+/// `assertions` over the symbols the inputs bind, that they fit one of the
+/// `scenarios`, then the `guards`. Arithmetic that could wrap for symbols
+/// under the ceiling is checked for overflow. It returns the body's results
+/// (every dim dynamic; empty tensors if a check failed) followed by an i32
+/// status: 0 (TRACT_OK), or 1 (TRACT_ERROR) with the message of the first
+/// failed check in the runtime's `tract_last_error()`. The status of a
+/// body that checks what it does (it calls `tract_fail`), or that
+/// `bodyMayFail` says will (GPU launches), comes from `tract_take_failure`.
+LogicalResult addEntryChecks(func::FuncOp func, ArrayRef<Shape> inputShapes,
+                             ArrayRef<std::string> assertions,
+                             ArrayRef<Scenario> scenarios,
+                             const BodyGuards &guards, bool bodyMayFail) {
   MLIRContext *context = func.getContext();
   auto module = func->getParentOfType<ModuleOp>();
   Location loc = func.getLoc();
@@ -648,3 +621,39 @@ LogicalResult mlir::tract::addEntryChecks(func::FuncOp func,
   returnWithStatus(builder, empties, statusConstant(builder, kStatusError));
   return success();
 }
+
+struct TractEntryChecksPass
+    : public tract::impl::TractEntryChecksBase<TractEntryChecksPass> {
+  using TractEntryChecksBase::TractEntryChecksBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::vector<std::string> assertions;
+    if (auto texts = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
+      for (StringRef text : texts.getAsValueRange<StringAttr>())
+        assertions.push_back(text.str());
+    std::vector<Scenario> scenarios;
+    if (auto dict = module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
+      for (NamedAttribute named : dict) {
+        Scenario &scenario = scenarios.emplace_back();
+        scenario.name = named.getName().str();
+        if (auto texts = dyn_cast<ArrayAttr>(named.getValue()))
+          for (StringRef text : texts.getAsValueRange<StringAttr>())
+            scenario.assertions.push_back(text.str());
+      }
+    // Collected first: each check adds a function.
+    SmallVector<func::FuncOp> entries;
+    for (auto func : module.getOps<func::FuncOp>())
+      if (func.isPublic() && !func.isExternal())
+        entries.push_back(func);
+    for (func::FuncOp func : entries) {
+      FailureOr<EntryFacts> facts = takeEntryFacts(func);
+      if (failed(facts) ||
+          failed(addEntryChecks(func, facts->inputShapes, assertions, scenarios,
+                                facts->guards, bodyMayFail)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

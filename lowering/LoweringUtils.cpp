@@ -9,8 +9,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -548,4 +550,24 @@ Value mlir::tract::forRowBlocks(
       index(block));
   Value out = rows(index(0), full, block, init);
   return rows(full, count, 1, out);
+}
+
+LogicalResult mlir::tract::lowerToKernels(
+    func::FuncOp func,
+    function_ref<void(const TypeConverter &, RewritePatternSet &)> populate,
+    function_ref<void(ConversionTarget &)> configure) {
+  if (failed(bindInputSymbols(func)))
+    return failure();
+  MLIRContext *context = func.getContext();
+  TractTypeConverter converter;
+  RewritePatternSet patterns(context);
+  populate(converter, patterns);
+  ConversionTarget target(*context);
+  target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
+                         math::MathDialect, scf::SCFDialect,
+                         tensor::TensorDialect, vector::VectorDialect>();
+  target.addLegalOp<UnrealizedConversionCastOp>();
+  if (configure)
+    configure(target);
+  return applyPartialConversion(func, target, std::move(patterns));
 }

@@ -19,9 +19,13 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
-namespace mlir::tract {
+namespace mlir {
+namespace func {
+class FuncOp;
+} // namespace func
+} // namespace mlir
 
-class SdpaOp;
+namespace mlir::tract {
 
 /// tract tensors to plain ones: the dims encoding is dropped and unsigned
 /// integers become signless (their semantics are chosen per op from the
@@ -235,15 +239,6 @@ Value splat(OpBuilder &b, Location loc, Type type, double value, size_t rank);
 /// computes on quantized values otherwise.
 LogicalResult lowerQuantizedTypes(ModuleOp module);
 
-/// Attention on f32 rank-4 tensors with a known head size (and at most an
-/// f32 mask): one fused loop nest (AttentionLowering) rather than the
-/// decomposition into einsums and a softmax. Its blocks of query rows are
-/// sized for `registerFile` f32 values in vector registers.
-bool isFusedAttention(SdpaOp op);
-void populateAttentionLoweringPatterns(const TypeConverter &converter,
-                                       RewritePatternSet &patterns,
-                                       int64_t registerFile);
-
 /// The loops of the fused kernels (attention, block-quantized products):
 /// an scf.forall over `counts` whose iterations each write one slice of
 /// `init`, at `offsets` and of `sizes` (given the induction variables by
@@ -258,13 +253,16 @@ Value forallOverSlices(
 /// time and then the rows left one by one, carrying the tensor it writes.
 Value forRowBlocks(OpBuilder &b, Location loc, Value count, int64_t block,
                    Value init, function_ref<Value(Value, int64_t, Value)> body);
-
-/// tract.block_quant_matmul: one loop nest decoding the Q4_0 codes or
-/// widening the f16 weights in its inner loop (BlockQuantLowering), its
-/// register tiles sized for `registerFile` f32 values in vector registers.
-void populateBlockQuantLoweringPatterns(const TypeConverter &converter,
-                                        RewritePatternSet &patterns,
-                                        int64_t registerFile);
+/// Lowers the tract ops of `func` that a fused kernel takes, ahead of
+/// tract-lower-to-linalg: binds the function's symbols, then converts the
+/// ops that the patterns `populate` adds match (with the tract type
+/// converter, the other ops seeing the results through casts). An op that
+/// `configure` marks illegal must be lowered; others that no pattern
+/// lowers stay for tract-lower-to-linalg.
+LogicalResult lowerToKernels(
+    func::FuncOp func,
+    function_ref<void(const TypeConverter &, RewritePatternSet &)> populate,
+    function_ref<void(ConversionTarget &)> configure = {});
 
 /// Rewrites the composite ops of `module` (tract.sdpa, tract.gru_epilogue)
 /// into the tract ops that compute them (einsums, softmax, element-wise

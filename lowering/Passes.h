@@ -25,6 +25,22 @@ inline constexpr llvm::StringLiteral kProfileExitName = "tract_profile_exit";
 #define GEN_PASS_DECL
 #include "lowering/Passes.h.inc"
 
+/// What the first stage of tract-lower-to-llvm takes from the target.
+struct LowerToLinalgOptions {
+  /// The f32 values the vector registers hold, for the CPU's fused kernels
+  /// (512: AVX-512's 32 registers of 16).
+  int64_t registerFile = 512;
+  /// tract-entry-checks' body-may-fail: the body launches GPU kernels.
+  bool bodyMayFail = false;
+};
+
+/// tract dialect → linalg on tensors behind the entry checks, as
+/// `tract-lower-to-llvm` begins: the symbols bound, the CPU's fused kernels
+/// (attention, block-quantized products), tract-lower-to-linalg, then
+/// tract-entry-checks. `tract --pass linalg` stops there.
+void buildLowerToLinalgPipeline(OpPassManager &pm,
+                                const LowerToLinalgOptions &options = {});
+
 /// tract dialect → LLVM dialect, with kernels tiled for `target`: the
 /// `tract-lower-to-llvm` pipeline that `tract run` and `tract compile` use.
 void buildLowerToLLVMPipeline(OpPassManager &pm, const TargetInfo &target);

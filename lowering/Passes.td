@@ -33,6 +33,10 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
     Converts every tract op to upstream dialects on tensors: element-wise ops
     to `linalg.generic`, contractions and windows to linalg named or generic
     ops, axis ops to `tensor` reshapes and slices, `scan`/`if` to `scf`.
+    Composite ops (attention, rotary embeddings, deconvolutions, resizes)
+    are first decomposed into the tract ops that compute them; a target's
+    kernels (`tract-cpu-attention-kernels`, `tract-cpu-block-quant-kernels`)
+    run before this pass to take the ones they do better.
 
     The symbols of each function are bound at its entry from its arguments'
     dims (`tract-bind-symbols`, run here for a function that has no
@@ -42,32 +46,102 @@ def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
     are copied into fresh tensors, so that a caller owns every buffer it
     gets back.
 
-    With `entry-checks` (as in `tract-lower-to-llvm`), each public function
-    `f` becomes `f.body` (private) behind a new public `f` that takes its
-    tensors with every dim dynamic, checks each input dim against its
-    expression and the module's assertions over the bound symbols, and calls
-    the body only if all hold. It returns the results (empty ones after a
-    failed check) and an i32 status: 0, or 1 with the first failed check's
-    message recorded by the runtime's `tract_set_error`.
+    What lowering erases and a caller's inputs must satisfy is kept on each
+    public function, for `tract-entry-checks`: the tract shapes of its
+    inputs (`tract.input_shapes`), the dims of intermediate results that
+    the module's assertions do not prove non-negative
+    (`tract.guarded_dims`), and the sizes in bytes of intermediate results
+    that could be larger than every input (`tract.guarded_sizes`), each
+    with the model node it comes from.
   }];
-  let options = [
-    Option<"entryChecks", "entry-checks", "bool", /*default=*/"false",
-           "Put input and assertion checks in front of each public function">,
-    Option<"bodyMayFail", "body-may-fail", "bool", /*default=*/"false",
-           "With entry checks: the body's status comes from the runtime's "
-           "tract_take_failure even if nothing in it calls tract_fail yet "
-           "(the GPU launches, added later, do)">,
-    Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
-           "The f32 values the target's vector registers hold (512: 32 "
-           "registers of 16, AVX-512), for the kernels written here">
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::bufferization::BufferizationDialect",
     "::mlir::cf::ControlFlowDialect",
     "::mlir::linalg::LinalgDialect", "::mlir::LLVM::LLVMDialect",
     "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def TractCpuAttentionKernels
+    : Pass<"tract-cpu-attention-kernels", "func::FuncOp"> {
+  let summary = "Attention in one loop nest over blocks of keys";
+  let description = [{
+    Lowers each `tract.sdpa` on f32 rank-4 tensors with a known head size
+    (and at most an f32 mask) to one loop nest on tensors that never
+    stores the scores (flash attention on the CPU): for each batch, query
+    head and block of query rows, the keys come in blocks of one vector,
+    whose scores are folded into a running maximum, a running sum of
+    exponentials and an accumulator of weighted values. The blocks of query
+    rows are sized for `register-file` f32 values in vector registers.
+
+    Runs before `tract-lower-to-linalg`, which decomposes the other
+    attentions (and one whose sizes an op computes at run time) into
+    einsums and a softmax. Binds the function's symbols first, as
+    `tract-bind-symbols` does, when it has an attention to lower.
+  }];
+  let options = [
+    Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
+           "The f32 values the target's vector registers hold (512: 32 "
+           "registers of 16, AVX-512)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def TractCpuBlockQuantKernels
+    : Pass<"tract-cpu-block-quant-kernels", "func::FuncOp"> {
+  let summary = "Products with Q4_0 or f16 weights that decode them in place";
+  let description = [{
+    Lowers each `tract.block_quant_matmul` to one loop nest on tensors that
+    decodes its constant weights in its inner loop: they stay 4.5 bits
+    (Q4_0) or 16 bits (f16) each in memory, laid out at compile time for
+    vectors along the output columns. Register tiles are sized for
+    `register-file` f32 values in vector registers; the column groups of
+    the tiles are shared among threads (an `scf.forall`).
+
+    `tract-lower-to-linalg` has no other lowering of the op: this pass runs
+    before it. Binds the function's symbols first, as `tract-bind-symbols`
+    does, when it has a product to lower.
+  }];
+  let options = [
+    Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
+           "The f32 values the target's vector registers hold (512: 32 "
+           "registers of 16, AVX-512)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def TractEntryChecks : Pass<"tract-entry-checks", "ModuleOp"> {
+  let summary = "Check a lowered model's inputs before its body runs";
+  let description = [{
+    Runs after `tract-lower-to-linalg`, from what it recorded on each
+    public function. Each public function `f` becomes `f.body` (private)
+    behind a new public `f` that takes its tensors with every dim dynamic,
+    checks each input dim against its expression, the module's assertions
+    and scenarios over the bound symbols, and the intermediate dims and
+    sizes the lowering recorded, and calls the body only if all hold. It
+    returns the results (empty ones after a failed check) and an i32
+    status: 0, or 1 with the first failed check's message recorded by the
+    runtime's `tract_set_error`.
+  }];
+  let options = [
+    Option<"bodyMayFail", "body-may-fail", "bool", /*default=*/"false",
+           "The body's status comes from the runtime's tract_take_failure "
+           "even if nothing in it calls tract_fail yet (the GPU launches, "
+           "added later, do)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
   ];
 }
 

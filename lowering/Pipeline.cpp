@@ -138,14 +138,27 @@ static Options withIndexBitwidth(const tract::TargetInfo &target) {
   return options;
 }
 
+void mlir::tract::buildLowerToLinalgPipeline(
+    OpPassManager &pm, const LowerToLinalgOptions &options) {
+  pm.addPass(createTractBindSymbols());
+  TractCpuAttentionKernelsOptions attention;
+  attention.registerFile = options.registerFile;
+  pm.addNestedPass<func::FuncOp>(createTractCpuAttentionKernels(attention));
+  TractCpuBlockQuantKernelsOptions blockQuant;
+  blockQuant.registerFile = options.registerFile;
+  pm.addNestedPass<func::FuncOp>(createTractCpuBlockQuantKernels(blockQuant));
+  pm.addPass(createTractLowerToLinalg());
+  TractEntryChecksOptions checks;
+  checks.bodyMayFail = options.bodyMayFail;
+  pm.addPass(createTractEntryChecks(checks));
+}
+
 void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            const TargetInfo &target) {
-  TractLowerToLinalgOptions lowering;
-  lowering.entryChecks = true;
-  lowering.bodyMayFail = !target.gpu.empty();
+  LowerToLinalgOptions lowering;
   lowering.registerFile = target.vectorRegisters * target.f32Lanes;
-  pm.addPass(createTractBindSymbols());
-  pm.addPass(createTractLowerToLinalg(lowering));
+  lowering.bodyMayFail = !target.gpu.empty();
+  buildLowerToLinalgPipeline(pm, lowering);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createTractFuseElementwise());

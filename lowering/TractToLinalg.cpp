@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/EntryChecks.h"
+#include "lowering/EntryFacts.h"
 #include "lowering/LoweringUtils.h"
 #include "lowering/Passes.h"
 
@@ -23,7 +23,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTBINDSYMBOLS
@@ -55,15 +54,30 @@ LogicalResult prepareFunction(func::FuncOp func) {
     Type plain = convertTractType(original);
     if (plain == original)
       continue;
+    // A kernel that lowered an op before this pass read the argument
+    // through a cast to its plain type, which it is about to have.
+    SmallVector<UnrealizedConversionCastOp> kernelCasts;
+    for (Operation *user : argument.getUsers())
+      if (auto cast = dyn_cast<UnrealizedConversionCastOp>(user);
+          cast && cast->getNumResults() == 1 &&
+          cast.getResult(0).getType() == plain)
+        kernelCasts.push_back(cast);
     argument.setType(plain);
     builder.setInsertionPoint(firstOp);
     auto cast = UnrealizedConversionCastOp::create(builder, func.getLoc(),
                                                    original, argument);
     argument.replaceUsesWithIf(cast.getResult(0), [&](OpOperand &use) {
-      return use.getOwner() != cast && !isa<tensor::DimOp>(use.getOwner());
+      Operation *user = use.getOwner();
+      return user != cast && !isa<tensor::DimOp>(user) &&
+             !llvm::is_contained(kernelCasts, user);
     });
+    for (UnrealizedConversionCastOp kernelCast : kernelCasts) {
+      kernelCast.getResult(0).replaceAllUsesWith(argument);
+      kernelCast.erase();
+    }
   }
   SmallVector<Type> resultTypes;
+  SmallVector<UnrealizedConversionCastOp> kernelCasts;
   WalkResult walk = func.walk([&](func::ReturnOp ret) {
     if (ret->getParentOp() != func)
       return WalkResult::advance();
@@ -77,10 +91,18 @@ LogicalResult prepareFunction(func::FuncOp func) {
         continue;
       }
       Value input = value;
-      if (plain != original)
+      // A kernel's result, lowered before this pass, is plain already.
+      auto kernel = value.getDefiningOp<UnrealizedConversionCastOp>();
+      if (kernel && kernel->getNumOperands() == 1 &&
+          kernel->getOperand(0).getType() == plain) {
+        input = kernel->getOperand(0);
+        if (value.hasOneUse())
+          kernelCasts.push_back(kernel);
+      } else if (plain != original) {
         input = UnrealizedConversionCastOp::create(builder, ret.getLoc(), plain,
                                                    value)
                     .getResult(0);
+      }
       // Sized from the value itself: a size may come from a symbol an op
       // computes at run time, not bound yet.
       auto plainType = cast<RankedTensorType>(plain);
@@ -103,6 +125,8 @@ LogicalResult prepareFunction(func::FuncOp func) {
   });
   if (walk.wasInterrupted())
     return failure();
+  for (UnrealizedConversionCastOp cast : kernelCasts)
+    cast.erase();
   func.setFunctionType(FunctionType::get(
       func.getContext(), entry.getArgumentTypes(), resultTypes));
   // Argument and result names move to the function (LLVM has no place for
@@ -166,16 +190,6 @@ struct ConstLowering : public OpConversionPattern<ConstOp> {
   }
 };
 
-/// The tract shapes of `func`'s arguments (none for a non-tensor).
-SmallVector<Shape> getInputShapes(func::FuncOp func) {
-  SmallVector<Shape> shapes;
-  for (Type type : func.getArgumentTypes())
-    shapes.push_back(isa<RankedTensorType>(type) && isTractTensorType(type)
-                         ? getShape(type)
-                         : Shape());
-  return shapes;
-}
-
 struct TractLowerToLinalgPass
     : public tract::impl::TractLowerToLinalgBase<TractLowerToLinalgPass> {
   using TractLowerToLinalgBase::TractLowerToLinalgBase;
@@ -183,14 +197,6 @@ struct TractLowerToLinalgPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *context = &getContext();
-    // Public functions get their entry checks once lowered, from the tract
-    // shapes of their inputs.
-    struct Entry {
-      func::FuncOp func;
-      SmallVector<Shape> inputShapes;
-      BodyGuards guards;
-    };
-    std::vector<Entry> entries;
     // A scan still skipping iterations is a batch model's: the skip counts
     // iterations across calls, which only a streaming model's state keeps.
     WalkResult skipping = module.walk([](ScanOp scan) {
@@ -210,8 +216,9 @@ struct TractLowerToLinalgPass
         failed(lowerQuantizedTypes(module)))
       return signalPassFailure();
     for (auto func : module.getOps<func::FuncOp>()) {
-      if (entryChecks && func.isPublic() && !func.isExternal())
-        entries.push_back({func, getInputShapes(func), findBodyGuards(func)});
+      // What the callers' inputs must satisfy, for the entry checks.
+      if (func.isPublic() && !func.isExternal())
+        recordEntryFacts(func, findEntryFacts(func));
       if (failed(prepareFunction(func)))
         return signalPassFailure();
     }
@@ -222,8 +229,6 @@ struct TractLowerToLinalgPass
     populateElementwiseLoweringPatterns(converter, patterns);
     populateArrayLoweringPatterns(converter, patterns);
     populateNNLoweringPatterns(converter, patterns);
-    populateAttentionLoweringPatterns(converter, patterns, registerFile);
-    populateBlockQuantLoweringPatterns(converter, patterns, registerFile);
     populateControlLoweringPatterns(converter, patterns);
     populateReturnOpTypeConversionPattern(patterns, converter);
 
@@ -231,7 +236,7 @@ struct TractLowerToLinalgPass
     target.addIllegalDialect<TractDialect>();
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,
                            math::MathDialect, scf::SCFDialect,
-                           tensor::TensorDialect, vector::VectorDialect>();
+                           tensor::TensorDialect>();
     target.addLegalOp<ModuleOp, UnrealizedConversionCastOp, BindSymbolOp>();
     target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp func) {
       return converter.isSignatureLegal(func.getFunctionType());
@@ -241,24 +246,6 @@ struct TractLowerToLinalgPass
     if (failed(applyPartialConversion(module, target, std::move(patterns))))
       return signalPassFailure();
     eraseSymbolBindings(module);
-
-    std::vector<std::string> assertions;
-    if (auto texts = module->getAttrOfType<ArrayAttr>(kAssertionsAttrName))
-      for (StringRef text : texts.getAsValueRange<StringAttr>())
-        assertions.push_back(text.str());
-    std::vector<Scenario> scenarios;
-    if (auto dict = module->getAttrOfType<DictionaryAttr>(kScenariosAttrName))
-      for (NamedAttribute named : dict) {
-        Scenario &scenario = scenarios.emplace_back();
-        scenario.name = named.getName().str();
-        if (auto texts = dyn_cast<ArrayAttr>(named.getValue()))
-          for (StringRef text : texts.getAsValueRange<StringAttr>())
-            scenario.assertions.push_back(text.str());
-      }
-    for (Entry &entry : entries)
-      if (failed(addEntryChecks(entry.func, entry.inputShapes, assertions,
-                                scenarios, entry.guards, bodyMayFail)))
-        return signalPassFailure();
   }
 };
 

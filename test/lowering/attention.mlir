@@ -1,5 +1,6 @@
-// RUN: tract-opt --tract-lower-to-linalg --canonicalize --cse %s | FileCheck %s
-// RUN: tract-opt --tract-lower-to-linalg="register-file=64" --canonicalize --cse %s | FileCheck %s --check-prefix=SMALL
+// RUN: tract-opt --tract-cpu-attention-kernels --tract-lower-to-linalg --canonicalize --cse %s | FileCheck %s
+// RUN: tract-opt --tract-cpu-attention-kernels="register-file=64" --tract-lower-to-linalg --canonicalize --cse %s | FileCheck %s --check-prefix=SMALL
+// RUN: tract-opt --tract-cpu-attention-kernels %s | FileCheck %s --check-prefix=KERNEL
 
 // Causal grouped-query attention in one loop nest: the keys transposed
 // into a zero-filled tensor whose last dim is rounded up to blocks of 16
@@ -69,4 +70,20 @@ func.func @causal(%q: tensor<1x4x?x8xf32, #tract.dims<[S]>>, %k: tensor<1x2x?x8x
 func.func @chunks(%q: tensor<1x4x?x40xf32, #tract.dims<[S]>>, %k: tensor<1x2x?x40xf32, #tract.dims<[T]>>, %v: tensor<1x2x?x40xf32, #tract.dims<[T]>>) -> tensor<1x4x?x40xf32, #tract.dims<[S]>> {
   %0 = tract.sdpa %q, %k, %v : (tensor<1x4x?x40xf32, #tract.dims<[S]>>, tensor<1x2x?x40xf32, #tract.dims<[T]>>, tensor<1x2x?x40xf32, #tract.dims<[T]>>) -> tensor<1x4x?x40xf32, #tract.dims<[S]>>
   return %0 : tensor<1x4x?x40xf32, #tract.dims<[S]>>
+}
+
+// The kernel takes f32 attention only, before the conversion: an f16 one
+// stays a tract.sdpa, which the conversion decomposes into einsums and a
+// softmax.
+// KERNEL-LABEL: func.func @causal(
+// KERNEL-NOT:     tract.sdpa
+// KERNEL:         scf.forall
+// KERNEL-LABEL: func.func @half(
+// KERNEL:         tract.sdpa
+// CHECK-LABEL: func.func @half(
+// CHECK-NOT:     scf.forall
+// CHECK:         linalg.generic
+func.func @half(%q: tensor<1x2x?x8xf16, #tract.dims<[S]>>, %k: tensor<1x2x?x8xf16, #tract.dims<[T]>>, %v: tensor<1x2x?x8xf16, #tract.dims<[T]>>) -> tensor<1x2x?x8xf16, #tract.dims<[S]>> {
+  %0 = tract.sdpa %q, %k, %v : (tensor<1x2x?x8xf16, #tract.dims<[S]>>, tensor<1x2x?x8xf16, #tract.dims<[T]>>, tensor<1x2x?x8xf16, #tract.dims<[T]>>) -> tensor<1x2x?x8xf16, #tract.dims<[S]>>
+  return %0 : tensor<1x2x?x8xf16, #tract.dims<[S]>>
 }

@@ -6,7 +6,7 @@
 // CHECK-DAG: #[[BC:.*]] = affine_map<(d0, d1, d2) -> (d0, 0, d2)>
 // CHECK-LABEL: func.func @main(
 // CHECK-SAME:    %[[X:.*]]: tensor<1x?x4xf32> {bufferization.writable = false}, %[[Y:.*]]: tensor<1x1x4xf32> {bufferization.writable = false}) -> tensor<1x?x4xf32>
-// CHECK-SAME:    attributes {tract.input_names = ["", ""], tract.output_names = [""]}
+// CHECK-SAME:    attributes {tract.input_names = ["", ""], tract.input_shapes = [#tract.shape<[1, S, 4]>, #tract.shape<[1, 1, 4]>], tract.output_names = [""]}
 // CHECK:         %[[C1:.*]] = arith.constant 1 : index
 // CHECK:         %[[S:.*]] = tensor.dim %[[X]], %[[C1]]
 // CHECK:         %[[E:.*]] = tensor.empty(%[[S]]) : tensor<1x?x4xf32>

@@ -1,7 +1,8 @@
-// RUN: tract-opt --tract-lower-to-linalg=entry-checks=true --cse --split-input-file %s | FileCheck %s
+// RUN: tract-opt --tract-lower-to-linalg --tract-entry-checks --cse --split-input-file %s | FileCheck %s
 // RUN: tract-opt --tract-lower-to-llvm --split-input-file %s | FileCheck %s --check-prefix=LLVM
 
-// With entry checks, a public function's code moves to a private, internal
+// With entry checks (from the shapes and guards tract-lower-to-linalg
+// records), a public function's code moves to a private, internal
 // `<name>.body`; the public function takes every dim dynamic, reads them
 // all, binds the symbols as the body does, and evaluates the checks in
 // order. Only the first failing check reports (ok before it, not after):

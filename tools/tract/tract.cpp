@@ -1767,7 +1767,7 @@ int main(int argc, char **argv) {
       buildStepFunctionPipeline(pm);
     if (stage == "linalg")
       // As the llvm pipeline lowers it: behind its entry checks.
-      pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
+      buildLowerToLinalgPipeline(pm);
     else if (stage == "llvm") {
       TargetInfo target = TargetInfo::host();
       target.threads = *invocation->threads;
