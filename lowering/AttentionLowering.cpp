@@ -34,7 +34,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
+#include "lowering/KernelLowering.h"
 #include "lowering/Passes.h"
 
 #include "dialects/tract/TractOps.h"

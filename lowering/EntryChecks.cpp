@@ -20,8 +20,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/EntryFacts.h"
-#include "lowering/LoweringUtils.h"
+#include "conversion/EntryFacts.h"
+#include "conversion/LoweringUtils.h"
 #include "lowering/Passes.h"
 
 #include "dialects/tract/TractDialect.h"

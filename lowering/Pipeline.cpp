@@ -5,6 +5,7 @@
 #include "codegen/Passes.h"
 #include "codegen/cpu/TargetInfo.h"
 #include "codegen/gpu/Passes.h"
+#include "conversion/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -358,6 +359,7 @@ struct LowerToLLVMPipelineOptions
 } // namespace
 
 void mlir::tract::registerTractLoweringPassesAndPipelines() {
+  registerTractConversionPasses();
   registerTractLoweringPasses();
   registerTractCodegenPasses();
   registerTractGpuCodegenPasses();

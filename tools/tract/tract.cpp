@@ -1,5 +1,6 @@
 // tract: the user command line, compatible with tract's own.
 #include "codegen/cpu/TargetInfo.h"
+#include "conversion/LoweringUtils.h"
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
 #include "frontends/ModelLoader.h"
@@ -7,7 +8,6 @@
 #include "frontends/nnef/NnefImporter.h"
 #include "lowering/Aot.h"
 #include "lowering/Jit.h"
-#include "lowering/LoweringUtils.h"
 #include "lowering/Passes.h"
 #include "passes/Passes.h"
 #include "runtime/tract_profile.h"

@@ -21,7 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
 
 #include "dialects/tract/EinsumExpr.h"
 #include "dialects/tract/TractOps.h"

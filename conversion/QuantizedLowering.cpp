@@ -19,7 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
 
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractQuant.h"

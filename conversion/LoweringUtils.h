@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_LOWERINGUTILS_H
-#define LOWERING_LOWERINGUTILS_H
+#ifndef CONVERSION_LOWERINGUTILS_H
+#define CONVERSION_LOWERINGUTILS_H
 
 #include "dialects/tdim/TDim.h"
 #include "dialects/tract/TractShapes.h"
@@ -18,12 +18,6 @@
 #include "mlir/Transforms/DialectConversion.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
-
-namespace mlir {
-namespace func {
-class FuncOp;
-} // namespace func
-} // namespace mlir
 
 namespace mlir::tract {
 
@@ -239,31 +233,6 @@ Value splat(OpBuilder &b, Location loc, Type type, double value, size_t rank);
 /// computes on quantized values otherwise.
 LogicalResult lowerQuantizedTypes(ModuleOp module);
 
-/// The loops of the fused kernels (attention, block-quantized products):
-/// an scf.forall over `counts` whose iterations each write one slice of
-/// `init`, at `offsets` and of `sizes` (given the induction variables by
-/// `where`), which `body` computes from the slice as it was.
-Value forallOverSlices(
-    OpBuilder &b, Location loc, ArrayRef<OpFoldResult> counts, Value init,
-    function_ref<void(ValueRange, SmallVectorImpl<OpFoldResult> &offsets,
-                      SmallVectorImpl<OpFoldResult> &sizes)>
-        where,
-    function_ref<Value(ValueRange, Value)> body);
-/// `body(row, rows, out)` over rows [0, count) of `init`, `block` rows at a
-/// time and then the rows left one by one, carrying the tensor it writes.
-Value forRowBlocks(OpBuilder &b, Location loc, Value count, int64_t block,
-                   Value init, function_ref<Value(Value, int64_t, Value)> body);
-/// Lowers the tract ops of `func` that a fused kernel takes, ahead of
-/// tract-lower-to-linalg: binds the function's symbols, then converts the
-/// ops that the patterns `populate` adds match (with the tract type
-/// converter, the other ops seeing the results through casts). An op that
-/// `configure` marks illegal must be lowered; others that no pattern
-/// lowers stay for tract-lower-to-linalg.
-LogicalResult lowerToKernels(
-    func::FuncOp func,
-    function_ref<void(const TypeConverter &, RewritePatternSet &)> populate,
-    function_ref<void(ConversionTarget &)> configure = {});
-
 /// Rewrites the composite ops of `module` (tract.sdpa, tract.gru_epilogue)
 /// into the tract ops that compute them (einsums, softmax, element-wise
 /// ops), before the conversion to linalg; an error on the op when its
@@ -272,4 +241,4 @@ LogicalResult decomposeCompositeOps(ModuleOp module);
 
 } // namespace mlir::tract
 
-#endif // LOWERING_LOWERINGUTILS_H
+#endif // CONVERSION_LOWERINGUTILS_H

@@ -1,8 +1,8 @@
 //===- EntryFacts.cpp - what lowering leaves for the entry checks ---------===//
 
-#include "lowering/EntryFacts.h"
+#include "conversion/EntryFacts.h"
 
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
 
 #include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractDialect.h"

@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/EntryFacts.h"
-#include "lowering/LoweringUtils.h"
-#include "lowering/Passes.h"
+#include "conversion/EntryFacts.h"
+#include "conversion/LoweringUtils.h"
+#include "conversion/Passes.h"
 
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
@@ -27,7 +27,7 @@
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTBINDSYMBOLS
 #define GEN_PASS_DEF_TRACTLOWERTOLINALG
-#include "lowering/Passes.h.inc"
+#include "conversion/Passes.h.inc"
 } // namespace mlir::tract
 
 using namespace mlir;

@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
 
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"

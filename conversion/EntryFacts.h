@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_ENTRYFACTS_H
-#define LOWERING_ENTRYFACTS_H
+#ifndef CONVERSION_ENTRYFACTS_H
+#define CONVERSION_ENTRYFACTS_H
 
 #include "dialects/tract/TractShapes.h"
 
@@ -68,4 +68,4 @@ FailureOr<EntryFacts> takeEntryFacts(func::FuncOp func);
 
 } // namespace mlir::tract
 
-#endif // LOWERING_ENTRYFACTS_H
+#endif // CONVERSION_ENTRYFACTS_H

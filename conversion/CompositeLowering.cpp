@@ -29,7 +29,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
 
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
