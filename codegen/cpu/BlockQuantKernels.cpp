@@ -1,4 +1,4 @@
-//===- BlockQuantLowering.cpp - products with Q4_0 or f16 weights ---------===//
+//===- BlockQuantKernels.cpp - products with Q4_0 or f16 weights ----------===//
 //
 // tract.block_quant_matmul becomes one loop nest that decodes the weights
 // in its inner loop: they stay 4.5 bits (Q4_0) or 16 bits (f16) each in
@@ -20,9 +20,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Passes.h"
+#include "codegen/cpu/KernelLowering.h"
 #include "conversion/LoweringUtils.h"
-#include "lowering/KernelLowering.h"
-#include "lowering/Passes.h"
 
 #include "dialects/tract/BlockQuant.h"
 #include "dialects/tract/TractOps.h"
@@ -40,7 +40,7 @@
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCPUBLOCKQUANTKERNELS
-#include "lowering/Passes.h.inc"
+#include "codegen/Passes.h.inc"
 } // namespace mlir::tract
 
 using namespace mlir;

@@ -1,4 +1,4 @@
-//===- AttentionLowering.cpp - attention in one pass over the keys --------===//
+//===- AttentionKernels.cpp - attention in one pass over the keys ---------===//
 //
 // tract.sdpa on f32 (b, heads, s, d) tensors becomes one loop nest that
 // never stores the scores (flash attention on the CPU): for each batch,
@@ -34,9 +34,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "codegen/Passes.h"
+#include "codegen/cpu/KernelLowering.h"
 #include "conversion/LoweringUtils.h"
-#include "lowering/KernelLowering.h"
-#include "lowering/Passes.h"
 
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
@@ -56,7 +56,7 @@
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCPUATTENTIONKERNELS
-#include "lowering/Passes.h.inc"
+#include "codegen/Passes.h.inc"
 } // namespace mlir::tract
 
 using namespace mlir;

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/Passes.h"
+#include "codegen/Passes.h"
 
 #include "mlir/Analysis/DataLayoutAnalysis.h"
 #include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
@@ -21,7 +21,7 @@
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCONVERTVECTORTOLLVM
-#include "lowering/Passes.h.inc"
+#include "codegen/Passes.h.inc"
 } // namespace mlir::tract
 
 using namespace mlir;

@@ -1,6 +1,6 @@
 //===- KernelLowering.cpp - what the fused CPU kernels share --------------===//
 
-#include "lowering/KernelLowering.h"
+#include "codegen/cpu/KernelLowering.h"
 
 #include "conversion/LoweringUtils.h"
 

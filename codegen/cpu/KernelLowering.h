@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_KERNELLOWERING_H
-#define LOWERING_KERNELLOWERING_H
+#ifndef CODEGEN_CPU_KERNELLOWERING_H
+#define CODEGEN_CPU_KERNELLOWERING_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -42,4 +42,4 @@ Value forRowBlocks(OpBuilder &b, Location loc, Value count, int64_t block,
 
 } // namespace mlir::tract
 
-#endif // LOWERING_KERNELLOWERING_H
+#endif // CODEGEN_CPU_KERNELLOWERING_H
