@@ -18,13 +18,6 @@ namespace mlir::tract {
 
 struct TargetInfo;
 
-/// The runtime functions tract-instrument-profile calls around each op.
-inline constexpr llvm::StringLiteral kProfileEnterName = "tract_profile_enter";
-inline constexpr llvm::StringLiteral kProfileExitName = "tract_profile_exit";
-
-#define GEN_PASS_DECL
-#include "lowering/Passes.h.inc"
-
 /// What the first stage of tract-lower-to-llvm takes from the target.
 struct LowerToLinalgOptions {
   /// The f32 values the vector registers hold, for the CPU's fused kernels
@@ -51,7 +44,8 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const TargetInfo &target);
 LogicalResult lowerModelToLLVM(ModuleOp module, func::FuncOp main,
                                const TargetInfo &target, TimingScope *timing);
 
-/// Registers the lowering passes and pipelines, for tract-opt.
+/// Registers the passes of conversion/, codegen/ and target/ and the
+/// lowering pipelines, for tract-opt.
 void registerTractLoweringPassesAndPipelines();
 
 /// Registers the upstream dialects the lowering produces, and their

@@ -6,6 +6,7 @@
 #include "codegen/cpu/TargetInfo.h"
 #include "codegen/gpu/Passes.h"
 #include "conversion/Passes.h"
+#include "target/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -72,11 +73,6 @@
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
-
-namespace mlir::tract {
-#define GEN_PASS_REGISTRATION
-#include "lowering/Passes.h.inc"
-} // namespace mlir::tract
 
 using namespace mlir;
 
@@ -360,7 +356,7 @@ struct LowerToLLVMPipelineOptions
 
 void mlir::tract::registerTractLoweringPassesAndPipelines() {
   registerTractConversionPasses();
-  registerTractLoweringPasses();
+  registerTractTargetPasses();
   registerTractCodegenPasses();
   registerTractGpuCodegenPasses();
   // What the GPU pipeline runs on its spirv.modules.

@@ -5,8 +5,8 @@
 #include "tools/tract/RunMemory.h"
 
 #include "dialects/tract/TractDialect.h"
-#include "lowering/Jit.h"
 #include "passes/Passes.h"
+#include "target/Jit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

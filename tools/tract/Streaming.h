@@ -12,7 +12,7 @@
 #ifndef TOOLS_TRACT_STREAMING_H
 #define TOOLS_TRACT_STREAMING_H
 
-#include "lowering/Jit.h"
+#include "target/Jit.h"
 #include "tools/tract/Bundle.h"
 
 #include "mlir/IR/BuiltinOps.h"

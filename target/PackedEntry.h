@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_PACKEDENTRY_H
-#define LOWERING_PACKEDENTRY_H
+#ifndef TARGET_PACKEDENTRY_H
+#define TARGET_PACKEDENTRY_H
 
 #include "llvm/ADT/StringRef.h"
 
@@ -30,4 +30,4 @@ void addPackedEntry(llvm::Module &module, llvm::Function &entry,
 
 } // namespace mlir::tract
 
-#endif // LOWERING_PACKEDENTRY_H
+#endif // TARGET_PACKEDENTRY_H

@@ -5,14 +5,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/Passes.h"
+#include "target/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/SymbolTable.h"
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTUSERUNTIMEBUFFERS
-#include "lowering/Passes.h.inc"
+#include "target/Passes.h.inc"
 } // namespace mlir::tract
 
 using namespace mlir;

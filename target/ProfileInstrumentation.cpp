@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "lowering/Passes.h"
+#include "target/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -14,7 +14,7 @@
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTINSTRUMENTPROFILE
-#include "lowering/Passes.h.inc"
+#include "target/Passes.h.inc"
 } // namespace mlir::tract
 
 using namespace mlir;

@@ -8,11 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_AOT_H
-#define LOWERING_AOT_H
+#ifndef TARGET_AOT_H
+#define TARGET_AOT_H
 
-#include "lowering/ModelSignature.h"
-#include "lowering/Targets.h"
+#include "target/ModelSignature.h"
+#include "target/Targets.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
@@ -72,4 +72,4 @@ bool isValidModelName(llvm::StringRef name);
 
 } // namespace mlir::tract
 
-#endif // LOWERING_AOT_H
+#endif // TARGET_AOT_H

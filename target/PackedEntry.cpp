@@ -1,6 +1,6 @@
 //===- PackedEntry.cpp - the packed entry point of a compiled model -------===//
 
-#include "lowering/PackedEntry.h"
+#include "target/PackedEntry.h"
 
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Module.h"

@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_MODELSIGNATURE_H
-#define LOWERING_MODELSIGNATURE_H
+#ifndef TARGET_MODELSIGNATURE_H
+#define TARGET_MODELSIGNATURE_H
 
 #include "dialects/tdim/TDim.h"
 #include "runtime/tract_runtime.h"
@@ -64,4 +64,4 @@ llvm::Expected<ModelSignature> describeMain(ModuleOp module,
 } // namespace tract
 } // namespace mlir
 
-#endif // LOWERING_MODELSIGNATURE_H
+#endif // TARGET_MODELSIGNATURE_H

@@ -1,11 +1,10 @@
 //===- Aot.cpp - compile a tract model to an object file ------------------===//
 
-#include "lowering/Aot.h"
+#include "target/Aot.h"
 
 #include "codegen/cpu/TargetInfo.h"
-#include "lowering/PackedEntry.h"
-
 #include "lowering/Passes.h"
+#include "target/PackedEntry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/ExecutionEngine/OptUtils.h"

@@ -1,4 +1,4 @@
-#include "lowering/Targets.h"
+#include "target/Targets.h"
 
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"

@@ -22,7 +22,7 @@
 
 #include "conversion/EntryFacts.h"
 #include "conversion/LoweringUtils.h"
-#include "lowering/Passes.h"
+#include "target/Passes.h"
 
 #include "dialects/tract/TractDialect.h"
 
@@ -38,7 +38,7 @@
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTENTRYCHECKS
-#include "lowering/Passes.h.inc"
+#include "target/Passes.h.inc"
 } // namespace mlir::tract
 
 using namespace mlir;

@@ -4,17 +4,17 @@
 // tract-lower-to-llvm pipeline and MLIR's ExecutionEngine, then call it on
 // runtime tensors. The host checks what memref descriptors cannot carry
 // (element types, ranks); the compiled code checks the dims and the model's
-// assertions (lowering/EntryChecks.h) and returns a status. A wrong input is
+// assertions (tract-entry-checks) and returns a status. A wrong input is
 // an error message, never undefined behaviour.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_JIT_H
-#define LOWERING_JIT_H
+#ifndef TARGET_JIT_H
+#define TARGET_JIT_H
 
 #include "dialects/tdim/TDim.h"
-#include "lowering/ModelSignature.h"
 #include "runtime/tract_runtime.h"
+#include "target/ModelSignature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
@@ -108,4 +108,4 @@ private:
 
 } // namespace mlir::tract
 
-#endif // LOWERING_JIT_H
+#endif // TARGET_JIT_H

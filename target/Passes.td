@@ -1,5 +1,5 @@
-#ifndef TRACT_LOWERING_PASSES_TD
-#define TRACT_LOWERING_PASSES_TD
+#ifndef TRACT_TARGET_PASSES_TD
+#define TRACT_TARGET_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
 
@@ -73,4 +73,4 @@ def TractInstrumentProfile : Pass<"tract-instrument-profile", "ModuleOp"> {
   ];
 }
 
-#endif // TRACT_LOWERING_PASSES_TD
+#endif // TRACT_TARGET_PASSES_TD

@@ -1,6 +1,6 @@
 //===- ModelSignature.cpp - a model's inputs and outputs ------------------===//
 
-#include "lowering/ModelSignature.h"
+#include "target/ModelSignature.h"
 
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractQuant.h"

@@ -1,15 +1,15 @@
 //===- Jit.cpp - compile a tract model in process and run it --------------===//
 
-#include "lowering/Jit.h"
+#include "target/Jit.h"
 
 #include "codegen/cpu/TargetInfo.h"
-
-#include "lowering/PackedEntry.h"
 #include "lowering/Passes.h"
-#include "lowering/Targets.h"
 #include "runtime/tract_cuda.h"
 #include "runtime/tract_gpu.h"
 #include "runtime/tract_profile.h"
+#include "target/PackedEntry.h"
+#include "target/Passes.h"
+#include "target/Targets.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

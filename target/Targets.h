@@ -1,5 +1,5 @@
-#ifndef LOWERING_TARGETS_H
-#define LOWERING_TARGETS_H
+#ifndef TARGET_TARGETS_H
+#define TARGET_TARGETS_H
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -52,4 +52,4 @@ bool hasCudaAssembler(llvm::StringRef root);
 
 } // namespace mlir::tract
 
-#endif // LOWERING_TARGETS_H
+#endif // TARGET_TARGETS_H
