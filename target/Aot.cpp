@@ -3,7 +3,7 @@
 #include "target/Aot.h"
 
 #include "codegen/cpu/TargetInfo.h"
-#include "lowering/Passes.h"
+#include "pipelines/Pipelines.h"
 #include "target/PackedEntry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

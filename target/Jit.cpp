@@ -3,7 +3,7 @@
 #include "target/Jit.h"
 
 #include "codegen/cpu/TargetInfo.h"
-#include "lowering/Passes.h"
+#include "pipelines/Pipelines.h"
 #include "runtime/tract_cuda.h"
 #include "runtime/tract_gpu.h"
 #include "runtime/tract_profile.h"

@@ -5,7 +5,7 @@
 #include "tools/tract/RunMemory.h"
 
 #include "dialects/tract/TractDialect.h"
-#include "passes/Passes.h"
+#include "pipelines/Pipelines.h"
 #include "target/Jit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -1,11 +1,12 @@
-//===- Pipeline.cpp - the tract-lower-to-llvm pipeline --------------------===//
+//===- Pipelines.cpp - the named pipelines --------------------------------===//
 
-#include "lowering/Passes.h"
+#include "pipelines/Pipelines.h"
 
 #include "codegen/Passes.h"
 #include "codegen/cpu/TargetInfo.h"
 #include "codegen/gpu/Passes.h"
 #include "conversion/Passes.h"
+#include "passes/Passes.h"
 #include "target/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -75,6 +76,22 @@
 #include "mlir/Transforms/Passes.h"
 
 using namespace mlir;
+
+void mlir::tract::buildDeclutterPipeline(OpPassManager &pm) {
+  // Types follow from the inputs first (a fact or --set may have changed
+  // them), then the rewrites see exact shapes.
+  pm.addPass(createTractInferShapes());
+  pm.addPass(createTractDeclutter());
+  pm.addPass(createCSEPass());
+  // CSE merges duplicated subgraphs, which lets more patterns match.
+  pm.addPass(createTractDeclutter());
+}
+
+void mlir::tract::buildStepFunctionPipeline(OpPassManager &pm) {
+  pm.addPass(createTractExternalizeState());
+  // The state's concats and slices simplify with the rest.
+  buildDeclutterPipeline(pm);
+}
 
 void mlir::tract::registerLoweringDialects(DialectRegistry &registry) {
   registry.insert<affine::AffineDialect, arith::ArithDialect,
@@ -354,7 +371,8 @@ struct LowerToLLVMPipelineOptions
 };
 } // namespace
 
-void mlir::tract::registerTractLoweringPassesAndPipelines() {
+void mlir::tract::registerTractPassesAndPipelines() {
+  registerTractPasses();
   registerTractConversionPasses();
   registerTractTargetPasses();
   registerTractCodegenPasses();
@@ -368,6 +386,15 @@ void mlir::tract::registerTractLoweringPassesAndPipelines() {
   registerPass([] { return createConvertGpuOpsToNVVMOps(); });
   registerPass([] { return createSCFToControlFlowPass(); });
   registerPass([] { return createReconcileUnrealizedCastsPass(); });
+  PassPipelineRegistration<>(
+      "tract-declutter-pipeline",
+      "The declutter pipeline that `tract -O` runs on a model",
+      [](OpPassManager &pm) { buildDeclutterPipeline(pm); });
+  PassPipelineRegistration<>(
+      "tract-step-function-pipeline",
+      "What `tract --pulse` runs on a pulsified model before compiling it: "
+      "tract-externalize-state, then the declutter pipeline",
+      [](OpPassManager &pm) { buildStepFunctionPipeline(pm); });
   PassPipelineRegistration<LowerToLLVMPipelineOptions>(
       "tract-lower-to-llvm",
       "Lower a tract model to the LLVM dialect for the host CPU, as `tract "

@@ -1,7 +1,15 @@
-//===- Passes.h - the lowering passes and pipelines -------------*- C++ -*-===//
+//===- Pipelines.h - the named pipelines ------------------------*- C++ -*-===//
+//
+// Every pipeline the tools run, in one place, each also registered by name
+// for tract-opt so that it reproduces exactly what `tract` runs: the
+// tract-level ones (declutter, the step function of a streaming model) and
+// the lowering (conversion, codegen and the entry ABI down to the LLVM
+// dialect).
+//
+//===----------------------------------------------------------------------===//
 
-#ifndef LOWERING_PASSES_H
-#define LOWERING_PASSES_H
+#ifndef PIPELINES_PIPELINES_H
+#define PIPELINES_PIPELINES_H
 
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
@@ -17,6 +25,15 @@ class FuncOp;
 namespace mlir::tract {
 
 struct TargetInfo;
+
+/// Adds the passes that `tract -O` and `tract dump` run to declutter a model;
+/// `tract-opt --tract-declutter-pipeline` runs the same.
+void buildDeclutterPipeline(OpPassManager &pm);
+
+/// Adds what makes a pulsified model a pure step function for compilation:
+/// tract-externalize-state, then the declutter pipeline;
+/// `tract-opt --tract-step-function-pipeline` runs the same.
+void buildStepFunctionPipeline(OpPassManager &pm);
 
 /// What the first stage of tract-lower-to-llvm takes from the target.
 struct LowerToLinalgOptions {
@@ -44,9 +61,10 @@ void buildLowerToLLVMPipeline(OpPassManager &pm, const TargetInfo &target);
 LogicalResult lowerModelToLLVM(ModuleOp module, func::FuncOp main,
                                const TargetInfo &target, TimingScope *timing);
 
-/// Registers the passes of conversion/, codegen/ and target/ and the
-/// lowering pipelines, for tract-opt.
-void registerTractLoweringPassesAndPipelines();
+/// Registers the project's passes (passes/, conversion/, codegen/,
+/// target/), the upstream passes its pipelines run on GPU modules, and the
+/// named pipelines, for tract-opt.
+void registerTractPassesAndPipelines();
 
 /// Registers the upstream dialects the lowering produces, and their
 /// interfaces (bufferization, translation to LLVM IR).
@@ -54,4 +72,4 @@ void registerLoweringDialects(DialectRegistry &registry);
 
 } // namespace mlir::tract
 
-#endif // LOWERING_PASSES_H
+#endif // PIPELINES_PIPELINES_H
