@@ -1,7 +1,9 @@
 //===- Passes.h - the codegen passes ----------------------------*- C++ -*-===//
 //
-// From linalg on tensors to vector code: tensor-level preparation
-// (codegen/common), CPU kernels on buffers (codegen/cpu), vector lowering.
+// From tract and linalg on tensors to vector code: the CPU's fused kernels
+// that take tract ops ahead of the conversion, tensor-level preparation
+// (codegen/common), CPU kernels on buffers (codegen/cpu), the vector
+// dialect to LLVM.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,6 +25,12 @@ class FuncOp;
 namespace linalg {
 class LinalgDialect;
 } // namespace linalg
+namespace LLVM {
+class LLVMDialect;
+} // namespace LLVM
+namespace math {
+class MathDialect;
+} // namespace math
 namespace memref {
 class MemRefDialect;
 } // namespace memref

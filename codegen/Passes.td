@@ -3,6 +3,61 @@
 
 include "mlir/Pass/PassBase.td"
 
+def TractCpuAttentionKernels
+    : Pass<"tract-cpu-attention-kernels", "func::FuncOp"> {
+  let summary = "Attention in one loop nest over blocks of keys";
+  let description = [{
+    Lowers each `tract.sdpa` on f32 rank-4 tensors with a known head size
+    (and at most an f32 mask) to one loop nest on tensors that never
+    stores the scores (flash attention on the CPU): for each batch, query
+    head and block of query rows, the keys come in blocks of one vector,
+    whose scores are folded into a running maximum, a running sum of
+    exponentials and an accumulator of weighted values. The blocks of query
+    rows are sized for `register-file` f32 values in vector registers.
+
+    Runs before `tract-lower-to-linalg`, which decomposes the other
+    attentions (and one whose sizes an op computes at run time) into
+    einsums and a softmax. Binds the function's symbols first, as
+    `tract-bind-symbols` does, when it has an attention to lower.
+  }];
+  let options = [
+    Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
+           "The f32 values the target's vector registers hold (512: 32 "
+           "registers of 16, AVX-512)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
+def TractCpuBlockQuantKernels
+    : Pass<"tract-cpu-block-quant-kernels", "func::FuncOp"> {
+  let summary = "Products with Q4_0 or f16 weights that decode them in place";
+  let description = [{
+    Lowers each `tract.block_quant_matmul` to one loop nest on tensors that
+    decodes its constant weights in its inner loop: they stay 4.5 bits
+    (Q4_0) or 16 bits (f16) each in memory, laid out at compile time for
+    vectors along the output columns. Register tiles are sized for
+    `register-file` f32 values in vector registers; the column groups of
+    the tiles are shared among threads (an `scf.forall`).
+
+    `tract-lower-to-linalg` has no other lowering of the op: this pass runs
+    before it. Binds the function's symbols first, as `tract-bind-symbols`
+    does, when it has a product to lower.
+  }];
+  let options = [
+    Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
+           "The f32 values the target's vector registers hold (512: 32 "
+           "registers of 16, AVX-512)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def TractCollapseDims : Pass<"tract-collapse-dims", "func::FuncOp"> {
   let summary = "Merge loop dims that stay contiguous in every operand";
   let description = [{
@@ -277,6 +332,27 @@ def TractApproximateMath : Pass<"tract-approximate-math", "func::FuncOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect"
+  ];
+}
+
+def TractConvertVectorToLLVM : Pass<"tract-convert-vector-to-llvm", "ModuleOp"> {
+  let summary = "Lower the vector dialect to LLVM with the target's index";
+  let description = [{
+    What `convert-vector-to-llvm` does with its default options (the
+    progressive lowering of transfers, masks, broadcasts, shape casts and
+    contractions, then the conversion to the LLVM dialect), with `index` as
+    wide as the module's data layout says (or `index-bitwidth`):
+    upstream's pass always converts it to i64, so on a 32-bit target the
+    memref descriptors it makes would not match those of the other
+    conversions.
+  }];
+  let options = [
+    Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"0",
+           "Bits of index; 0 takes them from the data layout">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::memref::MemRefDialect"
   ];
 }
 

@@ -12,7 +12,7 @@
 #define LIB_DUMP_H
 
 #include "dialects/tdim/TDim.h"
-#include "lowering/Jit.h"
+#include "target/Jit.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

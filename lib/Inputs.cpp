@@ -3,7 +3,7 @@
 #include "lib/Inputs.h"
 #include "lib/Error.h"
 
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"

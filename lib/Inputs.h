@@ -11,7 +11,7 @@
 #define LIB_INPUTS_H
 
 #include "lib/Bundle.h"
-#include "lowering/ModelSignature.h"
+#include "target/ModelSignature.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"

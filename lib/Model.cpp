@@ -12,9 +12,9 @@
 #include "frontends/nnef/NnefFiles.h"
 #include "frontends/nnef/NnefImporter.h"
 #include "frontends/onnx/OnnxImporter.h"
-#include "lowering/Aot.h"
-#include "lowering/LoweringUtils.h"
-#include "lowering/Passes.h"
+#include "target/Aot.h"
+#include "conversion/LoweringUtils.h"
+#include "pipelines/Pipelines.h"
 #include "passes/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -609,7 +609,7 @@ llvm::Error Model::lowerTo(llvm::StringRef stage, const RunOptions &options) {
       buildStepFunctionPipeline(pm);
     if (stage == "linalg") {
       // As the llvm pipeline lowers it: behind its entry checks.
-      pm.addPass(createTractLowerToLinalg({/*entryChecks=*/true}));
+      buildLowerToLinalgPipeline(pm);
       return;
     }
     TargetInfo target = TargetInfo::host();

@@ -30,8 +30,8 @@
 #include "lib/Bundle.h"
 #include "lib/Dump.h"
 #include "lib/Error.h"
-#include "lowering/Jit.h"
-#include "lowering/ModelSignature.h"
+#include "target/Jit.h"
+#include "target/ModelSignature.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"

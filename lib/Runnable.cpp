@@ -4,8 +4,9 @@
 #include "lib/Model.h"
 
 #include "dialects/tract/TractDialect.h"
-#include "lowering/LoweringUtils.h"
-#include "lowering/Passes.h"
+#include "conversion/LoweringUtils.h"
+#include "pipelines/Pipelines.h"
+#include "target/Passes.h"
 #include "passes/Passes.h"
 #include "runtime/tract_profile.h"
 

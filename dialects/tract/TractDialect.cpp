@@ -71,6 +71,17 @@ LogicalResult TractDialect::verifyOperationAttribute(Operation *op,
   if (name == "tract.input_names" || name == "tract.output_names")
     return verifyStringArray(op, attribute,
                              [](StringRef) { return success(); });
+  if (name == kInputShapesAttrName || name == kGuardedDimsAttrName ||
+      name == kGuardedSizesAttrName) {
+    auto array = dyn_cast<ArrayAttr>(attribute.getValue());
+    bool shapes = name == kInputShapesAttrName;
+    if (!array || !llvm::all_of(array, [&](Attribute entry) {
+          return shapes ? isa<ShapeAttr>(entry) : isa<DictionaryAttr>(entry);
+        }))
+      return op->emitError() << name << " is an array of "
+                             << (shapes ? "#tract.shape" : "dictionaries");
+    return success();
+  }
   if (name == kStatefulScanAttrName) {
     if (!isa<ScanOp>(op) || !isa<UnitAttr>(attribute.getValue()))
       return op->emitError() << name << " is a unit attribute of tract.scan";

@@ -23,6 +23,16 @@ constexpr llvm::StringLiteral kPropertiesAttrName = "tract.properties";
 /// states at each call.
 constexpr llvm::StringLiteral kStatefulScanAttrName = "tract.stateful";
 
+/// On a lowered public function, what its callers' inputs must satisfy
+/// (recorded by tract-lower-to-linalg, read by tract-entry-checks): the
+/// tract shapes of its inputs (an array of #tract.shape), and the dims and
+/// sizes of intermediate results to check (arrays of dictionaries: `dim` or
+/// `bytes`, a #tract.dim, and the model `node`, with the result's `type`
+/// for a size).
+constexpr llvm::StringLiteral kInputShapesAttrName = "tract.input_shapes";
+constexpr llvm::StringLiteral kGuardedDimsAttrName = "tract.guarded_dims";
+constexpr llvm::StringLiteral kGuardedSizesAttrName = "tract.guarded_sizes";
+
 /// The assertions and scenarios of `module`, for proofs about its shapes.
 /// Fails (with an error on the module) if one does not parse.
 FailureOr<SymbolScope> getSymbolScope(ModuleOp module);

@@ -1,4 +1,4 @@
-#include "lowering/Targets.h"
+#include "target/Targets.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,7 @@
 // tract-opt: runs the project's passes and pipelines on tract-dialect IR, for
 // pass development and lit tests.
 #include "dialects/tract/TractDialect.h"
-#include "lowering/Passes.h"
-#include "passes/Passes.h"
+#include "pipelines/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Quant/IR/Quant.h"
@@ -14,7 +13,6 @@
 
 int main(int argc, char **argv) {
   mlir::tract::registerTractPassesAndPipelines();
-  mlir::tract::registerTractLoweringPassesAndPipelines();
   // The upstream passes that tract pipelines use, and that tests combine
   // with ours.
   mlir::registerCanonicalizerPass();

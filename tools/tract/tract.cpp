@@ -7,7 +7,7 @@
 #include "lib/Error.h"
 #include "lib/Inputs.h"
 #include "lib/Model.h"
-#include "lowering/LoweringUtils.h"
+#include "conversion/LoweringUtils.h"
 #include "tools/tract/CommandLine.h"
 #include "tools/tract/RunMemory.h"
 

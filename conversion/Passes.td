@@ -1,0 +1,67 @@
+#ifndef TRACT_CONVERSION_PASSES_TD
+#define TRACT_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TractBindSymbols : Pass<"tract-bind-symbols", "ModuleOp"> {
+  let summary = "Bind each function's symbols to its inputs' dims in the IR";
+  let description = [{
+    At the top of each function, reads the dims of the tensor arguments
+    (`tensor.dim`) that determine a symbol (`S`, or `a*S+b` with S the only
+    unbound symbol) and binds it with `tract.bind_symbol`, from which the
+    lowering computes every dynamic size. Symbols that an op computes at run
+    time (a dyn_slice's `len`, bind_dims' entries) are bound by that op's
+    lowering. A symbol that neither an input nor an op determines is an
+    error naming it. `tract-lower-to-linalg` binds the symbols of a
+    function that has no bindings yet itself, and erases the bindings once
+    the function is lowered.
+
+    ```mlir
+    %c1 = arith.constant 1 : index
+    %dim = tensor.dim %arg0, %c1 : tensor<1x?xf32, #tract.dims<[S]>>
+    tract.bind_symbol "S" = %dim
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
+def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
+  let summary = "Lower tract ops to linalg, tensor, arith, math and scf";
+  let description = [{
+    Converts every tract op to upstream dialects on tensors: element-wise ops
+    to `linalg.generic`, contractions and windows to linalg named or generic
+    ops, axis ops to `tensor` reshapes and slices, `scan`/`if` to `scf`.
+    Composite ops (attention, rotary embeddings, deconvolutions, resizes)
+    are first decomposed into the tract ops that compute them; a target's
+    kernels (`tract-cpu-attention-kernels`, `tract-cpu-block-quant-kernels`)
+    run before this pass to take the ones they do better.
+
+    The symbols of each function are bound at its entry from its arguments'
+    dims (`tract-bind-symbols`, run here for a function that has no
+    bindings yet), and every dynamic size is computed from them, so
+    symbolic shapes become `index` arithmetic. Function signatures lose the
+    `#tract.dims` encoding and unsigned integers become signless. Results
+    are copied into fresh tensors, so that a caller owns every buffer it
+    gets back.
+
+    What lowering erases and a caller's inputs must satisfy is kept on each
+    public function, for `tract-entry-checks`: the tract shapes of its
+    inputs (`tract.input_shapes`), the dims of intermediate results that
+    the module's assertions do not prove non-negative
+    (`tract.guarded_dims`), and the sizes in bytes of intermediate results
+    that could be larger than every input (`tract.guarded_sizes`), each
+    with the model node it comes from.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::bufferization::BufferizationDialect",
+    "::mlir::cf::ControlFlowDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
+#endif // TRACT_CONVERSION_PASSES_TD
