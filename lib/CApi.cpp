@@ -176,6 +176,17 @@ giveLazyModel(llvm::Expected<std::unique_ptr<lib::Model>> loaded,
   return ok();
 }
 
+/// A model from a file or folder: NNEF is read now, so that a broken one
+/// fails here; ONNX and the formats told from the path when first needed.
+TRACT_RESULT loadPath(const char *path, lib::SourceFormat format,
+                      TractModel **model) {
+  *model = nullptr;
+  auto loaded = lib::Model::load(path, format);
+  return format == lib::SourceFormat::Nnef
+             ? giveModel(std::move(loaded), model)
+             : giveLazyModel(std::move(loaded), model);
+}
+
 /// A model from bytes in memory; ONNX is read when first needed (facts).
 TRACT_RESULT loadBuffer(const void *data, size_t length,
                         lib::SourceFormat format, llvm::StringRef name,
@@ -278,8 +289,7 @@ TRACT_RESULT tract_nnef_load(const TractNnef *nnef, const char *path,
   TRACT_CHECK_ARG(nnef);
   TRACT_CHECK_ARG(path);
   TRACT_CHECK_ARG(model);
-  *model = nullptr;
-  return giveModel(lib::Model::load(path, lib::SourceFormat::Nnef), model);
+  return loadPath(path, lib::SourceFormat::Nnef, model);
 }
 
 TRACT_RESULT tract_nnef_load_buffer(const TractNnef *nnef, const void *data,
@@ -326,8 +336,7 @@ TRACT_RESULT tract_onnx_load(const TractOnnx *onnx, const char *path,
   TRACT_CHECK_ARG(onnx);
   TRACT_CHECK_ARG(path);
   TRACT_CHECK_ARG(model);
-  *model = nullptr;
-  return giveLazyModel(lib::Model::load(path, lib::SourceFormat::Onnx), model);
+  return loadPath(path, lib::SourceFormat::Onnx, model);
 }
 
 TRACT_RESULT tract_onnx_load_buffer(const TractOnnx *onnx, const void *data,
@@ -342,8 +351,7 @@ TRACT_RESULT tract_onnx_load_buffer(const TractOnnx *onnx, const void *data,
 TRACT_RESULT tract_model_load(const char *path, TractModel **model) {
   TRACT_CHECK_ARG(path);
   TRACT_CHECK_ARG(model);
-  *model = nullptr;
-  return giveLazyModel(lib::Model::load(path), model);
+  return loadPath(path, lib::SourceFormat::Auto, model);
 }
 
 TRACT_RESULT tract_model_destroy(TractModel **model) { return destroy(model); }
