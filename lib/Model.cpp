@@ -82,6 +82,10 @@ Model::Model() {
   captureDiagnostics();
 }
 
+Model::Model(std::shared_ptr<MLIRContext> context,
+             std::shared_ptr<DiagnosticCapture> diagnostics)
+    : context(std::move(context)), diagnosticHandler(std::move(diagnostics)) {}
+
 Model::~Model() = default;
 
 void Model::captureDiagnostics() {
@@ -172,11 +176,9 @@ llvm::Error Model::materialize() {
 llvm::Expected<std::unique_ptr<Model>> Model::clone() {
   if (llvm::Error error = materialize())
     return std::move(error);
-  std::unique_ptr<Model> copy(new Model());
   // The copy shares the context, whose attributes (the weights) both use,
   // and so its diagnostics: a model and its copies go on one thread.
-  copy->diagnosticHandler = diagnosticHandler;
-  copy->context = context;
+  std::unique_ptr<Model> copy(new Model(context, diagnosticHandler));
   copy->module = module->clone();
   copy->name = name;
   copy->format = format;
@@ -563,15 +565,7 @@ bool Model::isPulsified() {
   return module && getPulseProperties(*module).has_value();
 }
 
-namespace {
-
-/// Whether `module` keeps state inside (pulse delays, key/value caches),
-/// and whether its entry already takes state as inputs.
-struct StateKinds {
-  bool inside = false, asInputs = false;
-};
-
-StateKinds stateKindsOf(ModuleOp module) {
+StateKinds mlir::tract::lib::stateKindsOf(ModuleOp module) {
   StateKinds kinds;
   kinds.inside = getPulseProperties(module).has_value();
   module->walk([&](DynKvCacheOp) { kinds.inside = true; });
@@ -580,8 +574,6 @@ StateKinds stateKindsOf(ModuleOp module) {
       kinds.asInputs |= bool(main.getArgAttr(i, "tract.state"));
   return kinds;
 }
-
-} // namespace
 
 bool Model::isStateful() {
   if (!module)

@@ -212,6 +212,9 @@ public:
 
 private:
   Model();
+  /// A model in `context`, whose diagnostics `diagnostics` catches.
+  Model(std::shared_ptr<MLIRContext> context,
+        std::shared_ptr<DiagnosticCapture> diagnostics);
   llvm::Error materialize();
   /// The entry function, the model read; the model counts as changed.
   llvm::Expected<func::FuncOp> entryToEdit();
@@ -300,6 +303,14 @@ private:
   SymbolValues symbols;
   struct tract_stream *stream = nullptr;
 };
+
+/// Whether `module` keeps state inside (pulse delays, key/value caches),
+/// and whether its entry takes state as inputs already (the step function
+/// that compiled code is).
+struct StateKinds {
+  bool inside = false, asInputs = false;
+};
+StateKinds stateKindsOf(ModuleOp module);
 
 /// The `S=1` sets of a `set_symbols(values:{"S":1, ...})` transform.
 llvm::Error parseSetSymbols(llvm::StringRef transform,

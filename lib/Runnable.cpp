@@ -86,17 +86,6 @@ void exposeOpenmp() {
   (void)exposed;
 }
 
-/// Whether the entry of `module` takes state inputs already.
-bool hasStateInputs(ModuleOp module) {
-  func::FuncOp main = entryFunction(module);
-  if (!main)
-    return false;
-  for (unsigned i = 0; i < main.getNumArguments(); ++i)
-    if (main.getArgAttr(i, "tract.state"))
-      return true;
-  return false;
-}
-
 } // namespace
 
 SymbolValues
@@ -134,8 +123,9 @@ Model::intoRunnable(const RunOptions &options, bool declutterFirst) {
   runnable->pulse = getPulseProperties(*runnable->module);
   ModuleOp copy = *runnable->module;
   // Compiled code takes the state as inputs and returns it.
-  bool stateful = isStateful();
-  if (stateful && !hasStateInputs(copy)) {
+  StateKinds kinds = stateKindsOf(copy);
+  bool stateful = kinds.inside || kinds.asInputs;
+  if (kinds.inside && !kinds.asInputs) {
     PassManager pm(context.get());
     buildStepFunctionPipeline(pm);
     diagnosticHandler->clear();
