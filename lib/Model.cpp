@@ -48,6 +48,8 @@ JitOptions RunOptions::toJit() const {
   options.mslDir = mslDir;
   options.ptxDir = ptxDir;
   options.cudaPath = cudaPath;
+  if (cache)
+    options.cacheDir = cacheDir.empty() ? defaultCacheDirectory() : cacheDir;
   return options;
 }
 

@@ -65,6 +65,11 @@ struct RunOptions {
   /// Where a GPU build writes its kernels (SPIR-V, MSL, PTX), and the CUDA
   /// toolkit to use; all optional.
   std::string spirvDir, mslDir, ptxDir, cudaPath;
+  /// Whether compiled code is kept in and taken from the compile cache
+  /// (target/CompileCache.h), in `cacheDir` or, when that is empty, the
+  /// default folder (defaultCacheDirectory).
+  bool cache = true;
+  std::string cacheDir;
 
   JitOptions toJit() const;
 };

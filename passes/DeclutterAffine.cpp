@@ -227,12 +227,104 @@ struct PointwiseConvToEinsum : OpRewritePattern<ConvOp> {
   }
 };
 
+/// Kernel taps that can only ever read padding dropped: with the shapes
+/// known, tap `i` of an axis reads input positions `o * s - pb + i * d` for
+/// the outputs `o`; when none of them is inside the input, its products
+/// are all with zeros. The taps that do read form one range (they shift
+/// with `i`), and the convolution over that range of the kernel, with the
+/// padding reduced by the taps dropped on each side, computes the same
+/// output. A segmentation head's atrous 3x3 convolution of dilation 24 on
+/// a 16x16 map is a 1x1 convolution (then an einsum) in disguise.
+struct DropPaddingOnlyConvTaps : OpRewritePattern<ConvOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConvOp conv,
+                                PatternRewriter &rewriter) const override {
+    if (conv.getPadding() == Padding::Valid)
+      return rewriter.notifyMatchFailure(conv, "no padding to read");
+    auto kernelType = cast<RankedTensorType>(conv.getKernel().getType());
+    Shape input = getShape(conv.getInput());
+    Shape output = getShape(conv.getType());
+    int64_t spatial = kernelType.getRank() - 2;
+    if (static_cast<int64_t>(input.size()) != spatial + 2 ||
+        static_cast<int64_t>(output.size()) != spatial + 2)
+      return rewriter.notifyMatchFailure(conv, "unexpected ranks");
+    auto at = [](ArrayRef<int64_t> values, int64_t axis, int64_t otherwise) {
+      return values.empty() ? otherwise : values[axis];
+    };
+    SmallVector<int64_t> first, last, before, after;
+    bool dropped = false;
+    for (int64_t axis = 0; axis < spatial; ++axis) {
+      std::optional<int64_t> size = input[axis + 2].getConstant();
+      std::optional<int64_t> outputs = output[axis + 2].getConstant();
+      int64_t taps = kernelType.getDimSize(axis + 2);
+      if (!size || !outputs || ShapedType::isDynamic(taps) || *outputs < 1)
+        return rewriter.notifyMatchFailure(conv, "dynamic spatial shape");
+      int64_t stride = at(conv.getStrides(), axis, 1);
+      int64_t dilation = at(conv.getDilations(), axis, 1);
+      int64_t low, high;
+      if (conv.getPadding() == Padding::Explicit) {
+        low = at(conv.getPadsBefore(), axis, 0);
+        high = at(conv.getPadsAfter(), axis, 0);
+      } else {
+        int64_t field = (taps - 1) * dilation + 1;
+        int64_t total =
+            std::max<int64_t>(0, (*outputs - 1) * stride + field - *size);
+        low = conv.getPadding() == Padding::SameUpper ? total / 2
+                                                       : total - total / 2;
+        high = total - low;
+      }
+      // Tap i reads [i * d - low, (outputs - 1) * s + i * d - low].
+      auto reads = [&](int64_t tap) {
+        int64_t begin = tap * dilation - low;
+        int64_t end = (*outputs - 1) * stride + tap * dilation - low;
+        return end >= 0 && begin < *size;
+      };
+      int64_t from = 0, to = taps - 1;
+      while (from < taps && !reads(from))
+        ++from;
+      while (to > from && !reads(to))
+        --to;
+      if (from == taps)
+        return rewriter.notifyMatchFailure(conv, "no tap reads the input");
+      int64_t newLow = low - from * dilation;
+      int64_t newHigh = high - (taps - 1 - to) * dilation;
+      if (newLow < 0 || newHigh < 0)
+        return rewriter.notifyMatchFailure(
+            conv, "the taps left would need the input cropped");
+      dropped |= from > 0 || to < taps - 1;
+      first.push_back(from);
+      last.push_back(to);
+      before.push_back(newLow);
+      after.push_back(newHigh);
+    }
+    if (!dropped)
+      return rewriter.notifyMatchFailure(conv, "every tap reads the input");
+    MLIRContext *context = rewriter.getContext();
+    Location loc = conv.getLoc();
+    Value kernel = conv.getKernel();
+    for (int64_t axis = 0; axis < spatial; ++axis)
+      if (first[axis] > 0 || last[axis] < kernelType.getDimSize(axis + 2) - 1)
+        kernel = SliceOp::create(rewriter, loc, kernel,
+                                 static_cast<uint64_t>(axis + 2),
+                                 DimAttr::get(context, TDim(first[axis])),
+                                 DimAttr::get(context, TDim(last[axis] + 1)));
+    Value replacement = rebuildConv(rewriter, conv, kernel, conv.getBias());
+    auto rebuilt = cast<ConvOp>(replacement.getDefiningOp());
+    rebuilt.setPadding(Padding::Explicit);
+    rebuilt.setPadsBefore(before);
+    rebuilt.setPadsAfter(after);
+    rewriter.replaceOp(conv, replacement);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateDeclutterAffinePatterns(RewritePatternSet &patterns) {
   patterns
-      .add<FoldChannelAffineIntoConv<MulOp>, FoldChannelAffineIntoConv<AddOp>>(
-          patterns.getContext());
+      .add<FoldChannelAffineIntoConv<MulOp>, FoldChannelAffineIntoConv<AddOp>,
+           DropPaddingOnlyConvTaps>(patterns.getContext());
 }
 
 void mlir::tract::populateDeclutterConvToEinsumPatterns(

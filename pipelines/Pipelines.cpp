@@ -30,6 +30,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Transforms/BufferDeallocationOpInterfaceImpl.h"
 #include "mlir/Dialect/Arith/Transforms/BufferizableOpInterfaceImpl.h"
@@ -318,7 +319,6 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   if (target.threads > 1)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
 }
 
 LogicalResult mlir::tract::lowerModelToLLVM(ModuleOp module, func::FuncOp main,
@@ -344,7 +344,12 @@ LogicalResult mlir::tract::lowerModelToLLVM(ModuleOp module, func::FuncOp main,
   buildLowerToLLVMPipeline(pm, target);
   if (lowering)
     pm.enableTiming(lowering);
-  return pm.run(module);
+  // Verified once, at the end, rather than after each of its thirty
+  // passes: tract-opt and the lit tests verify after each.
+  pm.enableVerifier(false);
+  if (failed(pm.run(module)))
+    return failure();
+  return verify(module);
 }
 
 namespace {

@@ -5,9 +5,13 @@
 # measure.
 #
 # Usage: scripts/bench.sh [--rounds N] [--models a,b,...] [--quick]
-#                         [--time-ms MS] [--one-thread] [--out FILE]
+#                         [--time-ms MS] [--one-thread] [--vision]
+#                         [--out FILE]
 #   --rounds N    rounds of (tract bench, onnxruntime bench) per model (3)
-#   --models LIST only these models (default: all; names as in the table)
+#   --models LIST only these models (default: the suite; names as in the
+#                 tables, or 'suite' or 'vision' for all of one table)
+#   --vision      the convolutional networks outside the suite as well, as a
+#                 second table (about doubles the run time)
 #   --quick       1 round of 500 ms per engine: a smoke run, not a result
 #   --time-ms MS  time budget of each engine in each round (2000)
 #   --one-thread  measure one thread only (half the time)
@@ -19,18 +23,24 @@
 #     same budget), after a warm-up each, for T = 1 and 2; the best round of
 #     each is reported, with the spread of the rounds;
 #   * FLOPs: the total of `tract dump --cost`, for GFLOP/s;
-#   * peak resident memory of `tract -O MODEL run` (/usr/bin/time's max RSS;
-#     this includes the JIT, which compiles in the same process);
-#   * compile time of `tract -O MODEL compile --cpu native`;
+#   * the first result: the wall time of `tract -O MODEL run`, cold (an
+#     empty compile cache: process start, load, compile, one run) and warm
+#     (from the cache's entry), and the cold one's peak resident memory
+#     (/usr/bin/time's max RSS, the JIT's included);
 # and once: this core's FP32 FMA peak (bench/fma_peak.c), which the 512^3
 # MatMul is reported against.
 #
 # Inputs: the real models (models/, scripts/fetch-models.sh) run on their
 # onnxruntime reference bundles (test/onnx/reference/MODEL.npz), the synthetic
 # ones (bench/make_models.py, into models/bench/) on seeded bundles written
-# next to them. tract gets the bundle's shapes as input facts. Both engines
-# check their outputs against the bundle's before any timing: a fast wrong
-# result is a failure, not a figure.
+# next to them. With --vision (or when --models names them), convolutional
+# networks outside the suite (bench/make_vision_models.py: torchvision's, with
+# random weights, written into models/vision/ when missing) run on the
+# bundles next to them, as a second table with a mean of its own, so that
+# the suite's fast audio and OCR models cannot hide a slow vision one. tract
+# gets the bundle's shapes as input facts. Both engines check their outputs
+# against the bundle's before any timing: a fast wrong result is a failure,
+# not a figure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command_line="scripts/bench.sh${*:+ $*}"
@@ -43,6 +53,11 @@ synthetic_models=(matmul512 conv3x3_64 transformer_encoder gru_speech)
 # (bench/make_large_bundles.py): NAME=MODEL.
 large_models=(ppocr_det_640=ppocr_det)
 all_models=("${real_models[@]}" "${synthetic_models[@]}")
+# The second table: convolutional networks outside the suite.
+vision_models=(mobilenet_v3_small mobilenet_v3_large efficientnet_b0
+               convnext_tiny regnet_y_400mf shufflenet_v2_x1_0 squeezenet1_1
+               densenet121 googlenet mnasnet1_0 resnext50_32x4d
+               deeplabv3_mobilenet_v3_large lraspp_mobilenet_v3_large r3d_18)
 large_model_of() {
   local entry
   for entry in "${large_models[@]}"; do
@@ -55,6 +70,7 @@ rounds=3
 time_ms=2000
 warmup_ms=300
 selected=""
+vision=0
 thread_counts=(1 2)
 out="$root/docs/performance.md"
 while (($#)); do
@@ -66,6 +82,7 @@ while (($#)); do
     --models) selected=$2; shift 2 ;;
     --quick) rounds=1; time_ms=500; warmup_ms=100; shift ;;
     --one-thread) thread_counts=(1); shift ;;
+    --vision) vision=1; shift ;;
     --time-ms) time_ms=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -76,12 +93,18 @@ done
 [[ $time_ms =~ ^[1-9][0-9]*$ ]] || { echo "bench: --time-ms wants a positive number" >&2; exit 2; }
 
 models=("${all_models[@]}")
+((vision)) && models+=("${vision_models[@]}")
 if [ -n "$selected" ]; then
-  IFS=, read -r -a models <<<"$selected"
-  for name in "${models[@]}"; do
-    case " ${all_models[*]} " in
-      *" $name "*) ;;
-      *) echo "bench: unknown model $name (known: ${all_models[*]})" >&2; exit 2 ;;
+  IFS=, read -r -a requested <<<"$selected"
+  models=()
+  for name in "${requested[@]}"; do
+    case $name in
+      suite) models+=("${all_models[@]}"); continue ;;
+      vision) models+=("${vision_models[@]}"); continue ;;
+    esac
+    case " ${all_models[*]} ${vision_models[*]} " in
+      *" $name "*) models+=("$name") ;;
+      *) echo "bench: unknown model $name (known: suite, vision, ${all_models[*]} ${vision_models[*]})" >&2; exit 2 ;;
     esac
   done
 fi
@@ -116,7 +139,14 @@ record() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$results"; }
 missing=()
 synthetic_wanted=()
 large_wanted=()
+vision_wanted=()
 for name in "${models[@]}"; do
+  case " ${vision_models[*]} " in
+    *" $name "*)
+      [ -f "$models_dir/vision/$name.onnx" ] && [ -f "$models_dir/vision/$name.npz" ] ||
+        vision_wanted+=("$name")
+      continue ;;
+  esac
   if base=$(large_model_of "$name"); then
     [ -f "$models_dir/$base.onnx" ] || missing+=("$base.onnx")
     [ -f "$models_dir/bench/$name.npz" ] || large_wanted+=("$name")
@@ -135,6 +165,12 @@ if ((${#synthetic_wanted[@]})); then
   "$python" -W ignore "$root/bench/make_models.py" --out "$models_dir/bench" \
     "${synthetic_wanted[@]}" ||
     echo "bench: could not write every synthetic model; their rows will say so" >&2
+fi
+
+if ((${#vision_wanted[@]})); then
+  "$python" -W ignore "$root/bench/make_vision_models.py" \
+    --out "$models_dir/vision" "${vision_wanted[@]}" ||
+    echo "bench: could not write every vision model; their rows will say so" >&2
 fi
 
 if ((${#large_wanted[@]})); then
@@ -184,6 +220,11 @@ bench_model() {
       *) model="$models_dir/$name.onnx"; bundle="$root/test/onnx/reference/$name.npz" ;;
     esac
   fi
+  case " ${vision_models[*]} " in
+    *" $name "*)
+      model="$models_dir/vision/$name.onnx"; bundle="$models_dir/vision/$name.npz"
+      record "$name" table vision ;; # report.py's second table
+  esac
   # Silero v5 takes the sample rate as a constant, as the example and the
   # tests give it (sr as a run-time input does not import yet).
   case $name in silero_vad_v5|silero_vad_jjhbw) extras=(sr:i64=16000) ;; esac
@@ -210,21 +251,31 @@ bench_model() {
   else
     tract_ok=0
   fi
+  # The first result, as a user meets it: a whole `tract run` (process
+  # start, load, compile, one run), cold on an empty compile cache, then
+  # warm from the entry the first stored. Its peak memory is the cold one's.
+  local cache="$work/cache-$name" start
+  rm -rf "$cache"
+  start=$(date +%s.%N)
   if ((tract_ok)) &&
-     step tract "$name" /usr/bin/time -o "$work/rss" -f %M \
+     TRACT_CACHE_DIR=$cache step tract "$name" /usr/bin/time -o "$work/rss" -f %M \
        "${tract_cmd[@]}" run -q --input-from-bundle "$bundle" \
        --assert-output-bundle "$bundle" --approx approximate; then
+    record "$name" first_cold_s "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')"
     record "$name" rss_kb "$(tail -n 1 "$work/rss")"
   else
     tract_ok=0
   fi
   start=$(date +%s.%N)
   if ((tract_ok)) &&
-     step tract "$name" "${tract_cmd[@]}" compile --cpu native -o "$work/$name.o"; then
-    record "$name" compile_s "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')"
+     TRACT_CACHE_DIR=$cache step tract "$name" "${tract_cmd[@]}" run -q \
+       --input-from-bundle "$bundle" --assert-output-bundle "$bundle" \
+       --approx approximate; then
+    record "$name" first_warm_s "$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')"
   else
     tract_ok=0
   fi
+  rm -rf "$cache"
 
   local round engine
   for ((round = 1; round <= rounds; ++round)); do

@@ -39,6 +39,10 @@ else
   build="${TRACT_BUILD_DIR:-$root/build}"
 fi
 export TRACT_BUILD_DIR="$build"
+# The compile cache of the tests' runs is the build's, emptied first: every
+# suite run starts cold, and nothing is written to the user's cache.
+export TRACT_CACHE_DIR="$build/compile-cache"
+rm -rf "$TRACT_CACHE_DIR"
 
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT

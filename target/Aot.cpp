@@ -4,10 +4,10 @@
 
 #include "codegen/cpu/TargetInfo.h"
 #include "pipelines/Pipelines.h"
+#include "target/ObjectCode.h"
 #include "target/PackedEntry.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -311,8 +311,8 @@ mlir::tract::compileToObject(ModuleOp module, const AotOptions &options,
   translation.stop();
 
   TimingScope optimization = timing.nest("LLVM optimization");
-  if (llvm::Error error = makeOptimizingTransformer(
-          options.optLevel, 0, machine->get())(llvmModule.get()))
+  if (llvm::Error error =
+          optimizeModule(*llvmModule, **machine, options.optLevel))
     return std::move(error);
   optimization.stop();
   // Around what LLVM 22's back ends cannot compile.

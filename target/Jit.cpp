@@ -7,6 +7,8 @@
 #include "runtime/tract_cuda.h"
 #include "runtime/tract_gpu.h"
 #include "runtime/tract_profile.h"
+#include "target/CompileCache.h"
+#include "target/ObjectCode.h"
 #include "target/PackedEntry.h"
 #include "target/Passes.h"
 #include "target/Targets.h"
@@ -16,12 +18,16 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/ExecutionEngine/ExecutionEngine.h"
-#include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/TargetSelect.h"
 
 #include <cstdlib>
@@ -45,10 +51,9 @@ llvm::Error makeError(const llvm::Twine &message) {
 /// JIT memory (three copies of every weight, and most of the compile
 /// time). The data lives in the MLIRContext, which outlives the model.
 /// Returns each global's name and data.
-std::vector<std::pair<std::string, const void *>>
-referenceLargeConstants(ModuleOp module) {
+std::vector<CachedConstant> referenceLargeConstants(ModuleOp module) {
   constexpr size_t kMinBytes = 4096;
-  std::vector<std::pair<std::string, const void *>> references;
+  std::vector<CachedConstant> references;
   module.walk([&](LLVM::GlobalOp global) {
     if (!global.getConstant() || !global.getValueAttr())
       return;
@@ -57,8 +62,9 @@ referenceLargeConstants(ModuleOp module) {
         value.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
         value.getRawData().size() < kMinBytes)
       return;
-    references.emplace_back(global.getSymName().str(),
-                            value.getRawData().data());
+    references.push_back(
+        {global.getSymName().str(),
+         llvm::StringRef(value.getRawData().data(), value.getRawData().size())});
     global.removeValueAttr();
     global.setLinkage(LLVM::Linkage::External);
     // The attribute's data is aligned for its elements only.
@@ -171,6 +177,119 @@ mlir::tract::placeOnGpu(ModuleOp module, llvm::StringRef entry,
 
 CompiledModel::~CompiledModel() = default;
 
+namespace {
+
+/// The runtime functions compiled code calls, by name.
+void addRuntimeSymbols(
+    llvm::function_ref<void(llvm::StringRef, const void *)> add) {
+  auto address = [](auto *function) {
+    return reinterpret_cast<const void *>(function);
+  };
+  add("memrefCopy", address(&memrefCopy));
+  add("tract_buffer_aligned_alloc", address(&tract_buffer_aligned_alloc));
+  add("tract_buffer_free", address(&tract_buffer_free));
+  add("tract_set_error", address(&tract_set_error));
+  add("tract_fail", address(&tract_fail));
+  add("tract_take_failure", address(&tract_take_failure));
+  add("tract_last_error", address(&tract_last_error));
+  add("tract_gpu_record", address(&tract_gpu_record));
+  add("tract_gpu_sync", address(&tract_gpu_sync));
+  add("tract_cuda_launch", address(&tract_cuda_launch));
+  add("tract_memory_limit", address(&tract_memory_limit));
+  // Called by models instrumented with tract-instrument-profile.
+  add("tract_profile_enter", address(&tract_profile_enter));
+  add("tract_profile_exit", address(&tract_profile_exit));
+}
+
+/// The host CPU the code is optimized for, with its features (vector
+/// widths); code that reaches the weights and the runtime through its GOT,
+/// wherever they are in memory.
+llvm::Expected<llvm::orc::JITTargetMachineBuilder> describeHostMachine() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!builder)
+    return builder.takeError();
+  builder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  builder->setRelocationModel(llvm::Reloc::PIC_);
+  builder->setCodeModel(llvm::CodeModel::Small);
+  return std::move(*builder);
+}
+
+/// What the code depends on besides the IR, as the compile cache's key
+/// takes it.
+std::string describeForCache(const JitOptions &options,
+                             const llvm::orc::JITTargetMachineBuilder &host) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "triple=" << host.getTargetTriple().str() << " cpu=" << host.getCPU()
+     << " features=" << host.getFeatures().getString()
+     << " opt=" << options.optLevel << " threads=" << options.threads
+     << " threshold=" << llvm::format("%a", options.threadingThreshold);
+  return text;
+}
+
+} // namespace
+
+llvm::Error
+CompiledModel::link(const llvm::orc::JITTargetMachineBuilder &host,
+                    std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+                    llvm::ArrayRef<CachedConstant> constants) {
+  auto built =
+      llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(host).create();
+  if (!built)
+    return built.takeError();
+  jit = std::move(*built);
+  llvm::orc::JITDylib &library = jit->getMainJITDylib();
+  // The runtime, the weights, and what the process has loaded (libm,
+  // OpenMP's runtime).
+  llvm::orc::MangleAndInterner interner(jit->getExecutionSession(),
+                                        jit->getDataLayout());
+  llvm::orc::SymbolMap symbols;
+  auto add = [&](llvm::StringRef name, const void *address) {
+    symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
+                               llvm::JITSymbolFlags::Exported};
+  };
+  addRuntimeSymbols(add);
+  for (const CachedConstant &constant : constants)
+    add(constant.name, constant.data.data());
+  if (llvm::Error error =
+          library.define(llvm::orc::absoluteSymbols(std::move(symbols))))
+    return error;
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      jit->getDataLayout().getGlobalPrefix());
+  if (!process)
+    return process.takeError();
+  library.addGenerator(std::move(*process));
+  for (std::unique_ptr<llvm::MemoryBuffer> &object : objects)
+    if (llvm::Error error = jit->addObjectFile(std::move(object)))
+      return error;
+  auto invoke = jit->lookup(std::string(kEntryPrefix) + "_invoke");
+  if (!invoke)
+    return invoke.takeError();
+
+  // A nameless model: the runtime's messages then name the input only.
+  for (const TensorSignature &signature : inputs)
+    shapes.push_back(signature.shapeString());
+  for (const TensorSignature &signature : outputs)
+    shapes.push_back(signature.shapeString());
+  size_t shape = 0;
+  for (auto *list : {&inputs, &outputs}) {
+    auto &infos = list == &inputs ? inputInfos : outputInfos;
+    for (const TensorSignature &signature : *list)
+      infos.push_back({signature.name.c_str(), signature.dtype,
+                       static_cast<int32_t>(signature.shape.size()),
+                       shapes[shape++].c_str(), signature.role});
+  }
+  runtimeModel.name = "";
+  runtimeModel.num_inputs = inputInfos.size();
+  runtimeModel.num_outputs = outputInfos.size();
+  runtimeModel.inputs = inputInfos.data();
+  runtimeModel.outputs = outputInfos.data();
+  runtimeModel.invoke = invoke->toPtr<int32_t (*)(void **)>();
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::unique_ptr<CompiledModel>>
 CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
                        TimingScope *timing) {
@@ -182,93 +301,86 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
   model->inputs = std::move(signature->inputs);
   model->outputs = std::move(signature->outputs);
   TimingScope compileTiming = timing ? timing->nest("compile") : TimingScope();
+  llvm::Expected<llvm::orc::JITTargetMachineBuilder> host =
+      describeHostMachine();
+  if (!host)
+    return host.takeError();
+
+  // A model compiled before, for this machine, by this compiler.
+  std::string cacheKey;
+  if (!jitOptions.cacheDir.empty() && jitOptions.gpu.empty()) {
+    TimingScope lookup = compileTiming.nest("compile cache lookup");
+    cacheKey = computeCacheKey(module, describeForCache(jitOptions, *host));
+    if (std::optional<CacheEntry> entry =
+            lookupCache(jitOptions.cacheDir, cacheKey)) {
+      std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects;
+      for (llvm::MemoryBufferRef object : entry->objects)
+        objects.push_back(llvm::MemoryBuffer::getMemBuffer(
+            object, /*RequiresNullTerminator=*/false));
+      model->cachedEntry = std::move(entry->file);
+      if (llvm::Error error =
+              model->link(*host, std::move(objects), entry->constants)) {
+        // Not code this process can link: compiled again and replaced.
+        llvm::consumeError(std::move(error));
+        std::unique_ptr<CompiledModel> fresh(new CompiledModel());
+        fresh->inputs = std::move(model->inputs);
+        fresh->outputs = std::move(model->outputs);
+        model = std::move(fresh);
+      } else {
+        return model;
+      }
+    }
+  }
+
   llvm::Expected<TargetInfo> target = describeJitTarget(jitOptions);
   if (!target)
     return target.takeError();
   if (failed(lowerModelToLLVM(module, main, *target, &compileTiming)))
     return makeError("the model could not be lowered");
-  std::vector<std::pair<std::string, const void *>> weights =
-      referenceLargeConstants(module);
+  std::vector<CachedConstant> weights = referenceLargeConstants(module);
 
-  TimingScope jit = compileTiming.nest("LLVM translation, optimization, JIT");
-  llvm::InitializeNativeTarget();
-  llvm::InitializeNativeTargetAsmPrinter();
-  // Optimized for the host CPU, with its features (vector widths).
-  auto hostMachineBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!hostMachineBuilder)
-    return hostMachineBuilder.takeError();
-  hostMachineBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-  auto hostMachine = hostMachineBuilder->createTargetMachine();
-  if (!hostMachine)
-    return hostMachine.takeError();
-  std::function<llvm::Error(llvm::Module *)> optimize =
-      makeOptimizingTransformer(jitOptions.optLevel, 0, hostMachine->get());
+  TimingScope translation = compileTiming.nest("translation to LLVM IR");
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "model");
+  if (!llvmModule)
+    return makeError("the lowered model does not translate to LLVM IR");
   // The packed entry compiled objects have, for tract_model_run.
-  auto addEntryAndOptimize = [&](llvm::Module *llvmModule) -> llvm::Error {
-    llvm::Function *entry = llvmModule->getFunction("_mlir_ciface_main");
-    llvm::Function *lowered = llvmModule->getFunction("main");
-    if (!entry || !lowered)
-      return makeError("the lowered model has no C interface for its entry");
-    addPackedEntry(*llvmModule, *entry, lowered->getReturnType(), kEntryPrefix);
-    return optimize(llvmModule);
-  };
-  ExecutionEngineOptions options;
-  options.transformer = addEntryAndOptimize;
-  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
-  auto engine = ExecutionEngine::create(module, options);
-  if (!engine)
-    return engine.takeError();
-  model->engine = std::move(*engine);
-  // The runtime functions compiled code calls.
-  model->engine->registerSymbols([&](llvm::orc::MangleAndInterner interner) {
-    llvm::orc::SymbolMap symbols;
-    auto add = [&](StringRef name, auto *address) {
-      symbols[interner(name)] = {llvm::orc::ExecutorAddr::fromPtr(address),
-                                 llvm::JITSymbolFlags::Exported};
-    };
-    add("memrefCopy", &memrefCopy);
-    add("tract_buffer_aligned_alloc", &tract_buffer_aligned_alloc);
-    add("tract_buffer_free", &tract_buffer_free);
-    add("tract_set_error", &tract_set_error);
-    add("tract_fail", &tract_fail);
-    add("tract_take_failure", &tract_take_failure);
-    add("tract_last_error", &tract_last_error);
-    add("tract_gpu_record", &tract_gpu_record);
-    add("tract_gpu_sync", &tract_gpu_sync);
-    add("tract_cuda_launch", &tract_cuda_launch);
-    add("tract_memory_limit", &tract_memory_limit);
-    // Called by models instrumented with tract-instrument-profile.
-    add("tract_profile_enter", &tract_profile_enter);
-    add("tract_profile_exit", &tract_profile_exit);
-    for (const auto &[name, data] : weights)
-      add(name, data);
-    return symbols;
-  });
-  // Code generation happens at the first lookup: do it here, timed.
-  auto invoke = model->engine->lookup(std::string(kEntryPrefix) + "_invoke");
-  if (!invoke)
-    return invoke.takeError();
+  llvm::Function *entry = llvmModule->getFunction("_mlir_ciface_main");
+  llvm::Function *lowered = llvmModule->getFunction("main");
+  if (!entry || !lowered)
+    return makeError("the lowered model has no C interface for its entry");
+  addPackedEntry(*llvmModule, *entry, lowered->getReturnType(), kEntryPrefix);
+  translation.stop();
 
-  // A nameless model: the runtime's messages then name the input only.
-  for (const TensorSignature &signature : model->inputs)
-    model->shapes.push_back(signature.shapeString());
-  for (const TensorSignature &signature : model->outputs)
-    model->shapes.push_back(signature.shapeString());
-  size_t shape = 0;
-  for (auto *list : {&model->inputs, &model->outputs}) {
-    auto &infos =
-        list == &model->inputs ? model->inputInfos : model->outputInfos;
-    for (const TensorSignature &signature : *list)
-      infos.push_back({signature.name.c_str(), signature.dtype,
-                       static_cast<int32_t>(signature.shape.size()),
-                       model->shapes[shape++].c_str(), signature.role});
+  TimingScope generation =
+      compileTiming.nest("LLVM optimization and code generation");
+  ObjectCodeOptions codeOptions;
+  codeOptions.optLevel = jitOptions.optLevel;
+  codeOptions.threads = 0;
+  auto objects = emitObjects(
+      std::move(llvmModule),
+      [&]() -> llvm::Expected<std::unique_ptr<llvm::TargetMachine>> {
+        return host->createTargetMachine();
+      },
+      codeOptions);
+  if (!objects)
+    return objects.takeError();
+  generation.stop();
+
+  if (!cacheKey.empty()) {
+    TimingScope store = compileTiming.nest("compile cache store");
+    std::vector<llvm::MemoryBufferRef> objectRefs;
+    for (const std::unique_ptr<llvm::MemoryBuffer> &object : *objects)
+      objectRefs.push_back(object->getMemBufferRef());
+    if (llvm::Error error =
+            storeCache(jitOptions.cacheDir, cacheKey, objectRefs, weights))
+      emitWarning(module.getLoc()) << llvm::toString(std::move(error));
   }
-  model->runtimeModel.name = "";
-  model->runtimeModel.num_inputs = model->inputInfos.size();
-  model->runtimeModel.num_outputs = model->outputInfos.size();
-  model->runtimeModel.inputs = model->inputInfos.data();
-  model->runtimeModel.outputs = model->outputInfos.data();
-  model->runtimeModel.invoke = reinterpret_cast<int32_t (*)(void **)>(*invoke);
+
+  TimingScope linking = compileTiming.nest("linking");
+  if (llvm::Error error = model->link(*host, std::move(*objects), weights))
+    return std::move(error);
   return model;
 }
 

@@ -1,8 +1,10 @@
 //===- Jit.h - compile a tract model in process and run it ------*- C++ -*-===//
 //
 // `tract run` and `tract bench` compile the model's `main` through the
-// tract-lower-to-llvm pipeline and MLIR's ExecutionEngine, then call it on
-// runtime tensors. The host checks what memref descriptors cannot carry
+// tract-lower-to-llvm pipeline and LLVM (on a thread per core, ObjectCode.h),
+// link the objects in process with ORC, and call the entry on runtime
+// tensors; the objects and the packed weights are kept in the compile cache
+// (CompileCache.h), so that the next process loads them instead. The host checks what memref descriptors cannot carry
 // (element types, ranks); the compiled code checks the dims and the model's
 // assertions (tract-entry-checks) and returns a status. A wrong input is
 // an error message, never undefined behaviour.
@@ -14,25 +16,30 @@
 
 #include "dialects/tdim/TDim.h"
 #include "runtime/tract_runtime.h"
+#include "target/CompileCache.h"
 #include "target/ModelSignature.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
 #include <string>
 #include <vector>
 
-namespace mlir {
-class ExecutionEngine;
-} // namespace mlir
+namespace llvm::orc {
+class JITTargetMachineBuilder;
+class LLJIT;
+} // namespace llvm::orc
 
 namespace mlir::tract {
 
 struct JitOptions {
-  unsigned optLevel = 3; ///< LLVM's
+  /// LLVM's. 2: on the suite, O3's code ran no faster (within 1%), and
+  /// took a quarter more time to optimize.
+  unsigned optLevel = 2;
   /// Threads the code is made for (TargetInfo::threads); the team that
   /// runs it is OpenMP's, see tract_set_threads.
   int64_t threads = 1;
@@ -48,6 +55,9 @@ struct JitOptions {
   /// (libdevice) given by --cuda-path.
   std::string ptxDir;
   std::string cudaPath;
+  /// The folder of the compile cache (CompileCache.h), or "": compile
+  /// every time. Models for a GPU are not cached.
+  std::string cacheDir;
 };
 
 /// Where an op's tensor work runs once compiled for a GPU.
@@ -100,7 +110,15 @@ public:
 
 private:
   CompiledModel() = default;
-  std::unique_ptr<ExecutionEngine> engine;
+  /// Links `objects` in a JIT of its own, their references to `constants`
+  /// resolved to the constants' data, and finds the entry point.
+  llvm::Error link(const llvm::orc::JITTargetMachineBuilder &host,
+                   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects,
+                   llvm::ArrayRef<CachedConstant> constants);
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  /// The compile cache's entry the code came from, whose constants it
+  /// reads in place.
+  std::unique_ptr<llvm::MemoryBuffer> cachedEntry;
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
   /// What tract_model_run needs: the descriptions (their shape strings

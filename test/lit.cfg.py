@@ -55,6 +55,10 @@ config.substitutions.append(
      "-L%s -Wl,-rpath,%s -lomp" % (openmp_dir, openmp_dir)))
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+# The tests' compile cache is the build's, not the user's (a test that
+# checks the cache itself gives its own folder).
+llvm_config.with_environment(
+    "TRACT_CACHE_DIR", os.path.join(config.tract_obj_root, "compile-cache"))
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.use_default_substitutions()
 

@@ -302,6 +302,25 @@ bool forEachIndex(ArrayRef<int64_t> shape,
   return true;
 }
 
+/// The elements of a dense constant as bytes, for element types stored a
+/// whole number of bytes each (not i1, index or complex).
+struct RawElements {
+  ArrayRef<char> data;
+  size_t size; ///< bytes per element
+  bool splat;  ///< one element stands for all
+  const char *at(int64_t i) const {
+    return data.data() + (splat ? 0 : i * size);
+  }
+};
+
+std::optional<RawElements> getRawElements(DenseElementsAttr dense) {
+  Type type = dense.getElementType();
+  if (!type.isIntOrFloat() || type.getIntOrFloatBitWidth() % 8 != 0)
+    return std::nullopt;
+  return RawElements{dense.getRawData(), type.getIntOrFloatBitWidth() / 8,
+                     dense.isSplat()};
+}
+
 /// An operand and a result with the same element type, small enough to fold.
 bool sameElementType(DenseElementsAttr input, RankedTensorType type) {
   return input && type && input.getElementType() == type.getElementType();
@@ -323,13 +342,34 @@ Attribute mlir::tract::foldIndexMap(Attribute input, Type resultType,
   if (!sameElementType(dense, type) ||
       type.getNumElements() > kFoldElementBudget)
     return {};
+  int64_t count = dense.getNumElements();
+  // Bytes moved as bytes: a constant of a million floats (a model's STFT
+  // basis) is sliced in milliseconds, not as a million attributes.
+  if (std::optional<RawElements> raw = getRawElements(dense)) {
+    std::optional<RawElements> filler;
+    if (fill)
+      filler = getRawElements(DenseElementsAttr::get(
+          RankedTensorType::get({1}, type.getElementType()), fill));
+    std::vector<char> out;
+    out.reserve(type.getNumElements() * raw->size);
+    bool ok = forEachIndex(type.getShape(), [&](ArrayRef<int64_t> index) {
+      std::optional<int64_t> i = source(index);
+      if (!i || *i >= count || *i < -1 || (*i == -1 && !filler))
+        return false;
+      const char *from = *i == -1 ? filler->at(0) : raw->at(*i);
+      out.insert(out.end(), from, from + raw->size);
+      return true;
+    });
+    if (!ok)
+      return {};
+    return DenseElementsAttr::getFromRawBuffer(type, out);
+  }
   SmallVector<Attribute> values(dense.getValues<Attribute>());
   SmallVector<Attribute> out;
   out.reserve(type.getNumElements());
   bool ok = forEachIndex(type.getShape(), [&](ArrayRef<int64_t> index) {
     std::optional<int64_t> i = source(index);
-    if (!i || *i >= static_cast<int64_t>(values.size()) || *i < -1 ||
-        (*i == -1 && !fill))
+    if (!i || *i >= count || *i < -1 || (*i == -1 && !fill))
       return false;
     out.push_back(*i == -1 ? fill : values[*i]);
     return true;
@@ -344,7 +384,7 @@ Attribute mlir::tract::foldConcat(ArrayRef<Attribute> inputs, Type resultType,
   RankedTensorType type = staticResult(resultType);
   if (!type || type.getNumElements() > kFoldElementBudget)
     return {};
-  SmallVector<SmallVector<Attribute>> values;
+  SmallVector<DenseElementsAttr> denses;
   SmallVector<int64_t> chunks;
   for (Attribute input : inputs) {
     DenseElementsAttr dense = foldable(input);
@@ -352,11 +392,33 @@ Attribute mlir::tract::foldConcat(ArrayRef<Attribute> inputs, Type resultType,
       return {};
     ArrayRef<int64_t> shape = dense.getType().getShape();
     chunks.push_back(getStrides(shape)[axis] * shape[axis]);
-    values.emplace_back(dense.getValues<Attribute>());
+    denses.push_back(dense);
   }
   int64_t outer = 1;
   for (int64_t d : type.getShape().take_front(axis))
     outer *= d;
+  SmallVector<std::optional<RawElements>> raws;
+  for (DenseElementsAttr dense : denses)
+    raws.push_back(getRawElements(dense));
+  if (llvm::all_of(raws, [](const auto &raw) { return raw.has_value(); })) {
+    size_t size = type.getElementTypeBitWidth() / 8;
+    std::vector<char> out;
+    out.reserve(type.getNumElements() * size);
+    for (int64_t o = 0; o < outer; ++o)
+      for (auto [chunk, raw] : llvm::zip(chunks, raws)) {
+        if (raw->splat) {
+          for (int64_t e = 0; e < chunk; ++e)
+            out.insert(out.end(), raw->at(0), raw->at(0) + size);
+        } else {
+          const char *from = raw->at(o * chunk);
+          out.insert(out.end(), from, from + chunk * size);
+        }
+      }
+    return DenseElementsAttr::getFromRawBuffer(type, out);
+  }
+  SmallVector<SmallVector<Attribute>> values;
+  for (DenseElementsAttr dense : denses)
+    values.emplace_back(dense.getValues<Attribute>());
   SmallVector<Attribute> out;
   out.reserve(type.getNumElements());
   for (int64_t o = 0; o < outer; ++o)

@@ -114,3 +114,53 @@ func.func @pointwise_conv_variants_are_kept(%x: tensor<1x4x6xf32>, %k: tensor<4x
   %2 = tract.conv %x, %g {group = 2 : i64} : (tensor<1x4x6xf32>, tensor<4x2x1xf32>) -> tensor<1x4x6xf32>
   return %0, %1, %2 : tensor<1x4x3xf32>, tensor<1x4x8xf32>, tensor<1x4x6xf32>
 }
+
+// -----
+
+// A segmentation head's atrous convolution: dilation 24 on a 16x16 map.
+// Only the centre tap ever reads the input (the others read padding for
+// every output), so the kernel shrinks to it, the padding goes, and the
+// 1x1 convolution left is an einsum.
+// CHECK-LABEL: func.func @atrous_conv_reads_one_tap
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x16x16xf32>)
+// CHECK-DAG: %[[K:.*]] = tract.const dense<{{\[}}[4.000000e+00, 1.300000e+01], [2.200000e+01, 3.100000e+01]]> : tensor<2x2xf32>
+// CHECK: %[[E:.*]] = tract.einsum %[[X]], %[[K]] {expr = "ncxy,oc->noxy"}
+// CHECK-NOT: tract.conv
+func.func @atrous_conv_reads_one_tap(%x: tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32> {
+  %k = tract.const dense<[[[[0.0, 1.0, 2.0], [3.0, 4.0, 5.0], [6.0, 7.0, 8.0]], [[9.0, 10.0, 11.0], [12.0, 13.0, 14.0], [15.0, 16.0, 17.0]]], [[[18.0, 19.0, 20.0], [21.0, 22.0, 23.0], [24.0, 25.0, 26.0]], [[27.0, 28.0, 29.0], [30.0, 31.0, 32.0], [33.0, 34.0, 35.0]]]]> : tensor<2x2x3x3xf32>
+  %c = tract.conv %x, %k {dilations = array<i64: 24, 24>, padding = #tract<padding explicit>, pads_before = array<i64: 24, 24>, pads_after = array<i64: 24, 24>} : (tensor<1x2x16x16xf32>, tensor<2x2x3x3xf32>) -> tensor<1x2x16x16xf32>
+  return %c : tensor<1x2x16x16xf32>
+}
+
+// -----
+
+// Only the first tap reads padding alone: the two others stay, with the
+// padding it covered gone. With `same_upper` padding, whose pads are known
+// from the shapes, only the centre tap of dilation 8 on 5 positions reads.
+// CHECK-LABEL: func.func @first_tap_reads_padding_only
+// CHECK-SAME: (%[[X:.*]]: tensor<1x1x5xf32>, %[[Y:.*]]: tensor<1x1x5xf32>)
+// CHECK-DAG: %[[K:.*]] = tract.const dense<{{\[}}[{{\[}}2.000000e+00, 3.000000e+00]]]> : tensor<1x1x2xf32>
+// CHECK: tract.conv %[[X]], %[[K]] {dilations = array<i64: 4>, padding = #tract<padding explicit>, pads_after = array<i64: 0>, pads_before = array<i64: 0>} : (tensor<1x1x5xf32>, tensor<1x1x2xf32>) -> tensor<1x1x1xf32>
+// CHECK: tract.einsum %[[Y]], %{{.*}} {expr = "ncx,oc->nox"}
+func.func @first_tap_reads_padding_only(%x: tensor<1x1x5xf32>, %y: tensor<1x1x5xf32>) -> (tensor<1x1x1xf32>, tensor<1x1x5xf32>) {
+  %k = tract.const dense<[[[1.0, 2.0, 3.0]]]> : tensor<1x1x3xf32>
+  %c = tract.conv %x, %k {dilations = array<i64: 4>, padding = #tract<padding explicit>, pads_before = array<i64: 4>, pads_after = array<i64: 0>} : (tensor<1x1x5xf32>, tensor<1x1x3xf32>) -> tensor<1x1x1xf32>
+  %d = tract.conv %y, %k {dilations = array<i64: 8>, padding = #tract<padding same_upper>} : (tensor<1x1x5xf32>, tensor<1x1x3xf32>) -> tensor<1x1x5xf32>
+  return %c, %d : tensor<1x1x1xf32>, tensor<1x1x5xf32>
+}
+
+// -----
+
+// Every tap of a 3x3 convolution padded by 1 reads the input; and a tap
+// that reads padding alone but whose neighbours would need the input
+// cropped (padding 8, dilation 10: the second tap starts inside) stays.
+// CHECK-LABEL: func.func @taps_that_read_stay
+// CHECK: tract.conv {{.*}} : (tensor<1x1x6x6xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x6x6xf32>
+// CHECK: tract.conv {{.*}} : (tensor<1x1x5xf32>, tensor<1x1x2xf32>) -> tensor<1x1x3xf32>
+func.func @taps_that_read_stay(%x: tensor<1x1x6x6xf32>, %y: tensor<1x1x5xf32>) -> (tensor<1x1x6x6xf32>, tensor<1x1x3xf32>) {
+  %k = tract.const dense<[[[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]]]]> : tensor<1x1x3x3xf32>
+  %c = tract.conv %x, %k {padding = #tract<padding explicit>, pads_before = array<i64: 1, 1>, pads_after = array<i64: 1, 1>} : (tensor<1x1x6x6xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x6x6xf32>
+  %k2 = tract.const dense<[[[1.0, 2.0]]]> : tensor<1x1x2xf32>
+  %d = tract.conv %y, %k2 {dilations = array<i64: 10>, padding = #tract<padding explicit>, pads_before = array<i64: 8>, pads_after = array<i64: 0>} : (tensor<1x1x5xf32>, tensor<1x1x2xf32>) -> tensor<1x1x3xf32>
+  return %c, %d : tensor<1x1x6x6xf32>, tensor<1x1x3xf32>
+}

@@ -105,6 +105,10 @@ const Flag kFlags[] = {
      "NAME_metal next to the object)"},
     {Scope::Global, "--timing", "", false,
      "time the stages: import, declutter, each compiler pass, LLVM"},
+    {Scope::Global, "--no-cache", "", false,
+     "compile the model even if the compile cache holds it, and do not "
+     "store it there (the cache: TRACT_CACHE_DIR, else tract-mlir in the "
+     "user's cache folder; an empty TRACT_CACHE_DIR also turns it off)"},
     {Scope::Global, "--help", "-h", false, "print this help"},
     {Scope::Global, "--version", "-V", false, "print the version"},
     {Scope::Dump, "--mlir", "", false, "print the tract-dialect IR"},
@@ -397,6 +401,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       invocation.optimize = true;
     else if (longName == "--timing")
       invocation.timing = true;
+    else if (longName == "--no-cache")
+      invocation.noCache = true;
     else if (longName == "--help")
       invocation.help = true;
     else if (longName == "--version")

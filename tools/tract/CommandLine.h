@@ -35,6 +35,7 @@ struct Invocation {
   std::optional<std::string> stage;    ///< --pass STAGE
   bool optimize = false;               ///< -O
   bool timing = false;                 ///< --timing
+  bool noCache = false;                ///< --no-cache
   bool help = false;
   bool version = false;
 

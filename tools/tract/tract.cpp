@@ -44,6 +44,7 @@ lib::RunOptions runOptions(const cli::Invocation &invocation) {
   options.mslDir = invocation.mslDir;
   options.ptxDir = invocation.ptxDir;
   options.cudaPath = invocation.cudaPath;
+  options.cache = !invocation.noCache;
   return options;
 }
 
