@@ -191,7 +191,11 @@ TRACT_API TRACT_RESULT tract_model_compile(TractModel *model, const char *path,
 
 /* Compiles the model in process (declutters it first if need be), for one
  * thread per core, on the CPU. The model is consumed: *model is destroyed
- * and set to NULL, as in tract. */
+ * and set to NULL, as in tract. The compiled code is kept in the compile
+ * cache, a folder of one file per model: TRACT_CACHE_DIR, else tract-mlir
+ * in the user's cache folder ($XDG_CACHE_HOME, ~/.cache); the next process
+ * that compiles the same model with the same options on the same machine
+ * loads it instead. An empty TRACT_CACHE_DIR turns the cache off. */
 TRACT_API TRACT_RESULT tract_model_into_runnable(TractModel **model,
                                                  TractRunnable **runnable);
 /* The same for `threads` threads (0: one per core) and a GPU API ("vulkan",

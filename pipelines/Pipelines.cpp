@@ -209,6 +209,10 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addPass(createForallToParallelLoopPass());
   else
     pm.addPass(createForallToForLoopPass());
+  // A large body as steps of bounded size: the function passes below run
+  // on threads, a function each, and so do LLVM's (ObjectCode.cpp).
+  if (target.gpu.empty())
+    pm.addPass(createTractOutlineSteps());
   // The linalg ops a GPU can run become kernels; the rest, and the
   // launches, are the host's.
   if (!target.gpu.empty()) {

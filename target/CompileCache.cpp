@@ -172,7 +172,7 @@ std::optional<CacheEntry> parseEntry(std::unique_ptr<llvm::MemoryBuffer> file,
         piece(read64(bytes.data() + at), read64(bytes.data() + at + 8));
     if (!data)
       return std::nullopt;
-    entry.objects.emplace_back(*data, "cached" + std::to_string(i));
+    entry.objects.emplace_back(*data, "cached-object");
     at += 16;
   }
   for (uint64_t i = 0; i < constants; ++i) {
