@@ -171,6 +171,16 @@ mlir::tract::emitObjects(std::unique_ptr<llvm::Module> module,
       return;
     }
     (*part)->setModuleIdentifier("part" + std::to_string(index));
+    // What another partition defines may be linked anywhere in memory:
+    // reached through the GOT and call stubs, not by 32-bit offsets
+    // (SplitModule made the symbols it shares hidden, so local).
+    for (llvm::GlobalValue &value : (*part)->global_values()) {
+      auto *function = llvm::dyn_cast<llvm::Function>(&value);
+      if (!value.isDeclaration() || (function && function->isIntrinsic()))
+        continue;
+      value.setVisibility(llvm::GlobalValue::DefaultVisibility);
+      value.setDSOLocal(false);
+    }
     llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object =
         compileModule(**part, makeMachine, options.optLevel);
     if (!object) {
