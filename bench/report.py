@@ -418,18 +418,13 @@ def main():
     for name, label in (("mobilenet_v2", "MobileNetV2"),
                         ("resnet18", "ResNet-18")):
         figure = figures.get(name)
-        if figure and figure["cold"]:
-            seconds = float(figure["cold"])
-            checks.append(status(seconds < TARGET_FIRST_COLD_S,
-                                 "%.2f s" % seconds,
-                                 "%s's first result, cold, < %g s" %
-                                 (label, TARGET_FIRST_COLD_S)))
-        if figure and figure["warm"]:
-            seconds = float(figure["warm"])
-            checks.append(status(seconds < TARGET_FIRST_WARM_S,
-                                 "%.2f s" % seconds,
-                                 "%s's first result, warm, < %g s" %
-                                 (label, TARGET_FIRST_WARM_S)))
+        for key, target in (("cold", TARGET_FIRST_COLD_S),
+                            ("warm", TARGET_FIRST_WARM_S)):
+            if figure and figure[key]:
+                seconds = float(figure[key])
+                checks.append(status(seconds < target, "%.2f s" % seconds,
+                                     "%s's first result, %s, < %g s" %
+                                     (label, key, target)))
     vision_lines, vision_checks = vision(values, vision_models, status)
     checks += vision_checks
     if checks:

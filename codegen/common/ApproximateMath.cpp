@@ -22,7 +22,8 @@ namespace {
 /// libm (measured by the ONNX conformance and real-model tests).
 bool isApproximated(StringRef name) {
   return llvm::is_contained({"math.exp", "math.expm1", "math.tanh",
-                             "math.log", "math.log1p", "math.log2"},
+                             "math.log", "math.log1p", "math.log2",
+                             "math.erf"},
                             name);
 }
 
