@@ -105,6 +105,23 @@ def TractFusePads : Pass<"tract-fuse-pads", "func::FuncOp"> {
   ];
 }
 
+def TractFillBorders : Pass<"tract-fill-borders", "func::FuncOp"> {
+  let summary = "Fill only the border of a padded buffer";
+  let description = [{
+    A padded activation is a buffer filled with the padding value whose
+    interior an op then overwrites (`tract-fuse-pads`). When the first op
+    to touch the buffer after the fill overwrites all of a static subview
+    without reading it (an op of parallel loops writing it through the
+    identity map, a copy), only the slabs around that subview are filled:
+    along each axis, before and after the interior, within the interior on
+    the axes before it and whole on those after. For a depthwise
+    convolution's 114×114×96 input, the 5 MB fill becomes one of 88 KB.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
 def TractCpuPackWeights : Pass<"tract-cpu-pack-weights", "func::FuncOp"> {
   let summary = "Transpose constant operands of products for the kernels";
   let description = [{

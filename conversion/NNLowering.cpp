@@ -371,17 +371,20 @@ Pads windowPads(const Window &window, ArrayRef<TDim> input,
   return pads;
 }
 
-/// `input` (N, C, spatial…) padded with `value` on its spatial axes.
+/// `input` (N, C, spatial…) padded with `value` on its spatial axes, which
+/// start at `first` (1 for channels last: N, spatial…, C).
 Value padSpatial(const Builder &builder, Value input, ArrayRef<TDim> shape,
-                 const Pads &pads, Value value, Shape &padded) {
+                 const Pads &pads, Value value, Shape &padded,
+                 size_t first = 2) {
   padded.assign(shape.begin(), shape.end());
   if (pads.isZero())
     return input;
-  SmallVector<OpFoldResult> low(2, builder.b.getIndexAttr(0)), high = low;
+  SmallVector<OpFoldResult> low(shape.size(), builder.b.getIndexAttr(0));
+  SmallVector<OpFoldResult> high = low;
   for (size_t i = 0; i < pads.low.size(); ++i) {
-    low.push_back(builder.size(pads.low[i]));
-    high.push_back(builder.size(pads.high[i]));
-    padded[i + 2] = shape[i + 2] + pads.low[i] + pads.high[i];
+    low[i + first] = builder.size(pads.low[i]);
+    high[i + first] = builder.size(pads.high[i]);
+    padded[i + first] = shape[i + first] + pads.low[i] + pads.high[i];
   }
   return tensor::PadOp::create(builder.b, builder.loc,
                                builder.type(padded, value.getType()), input,
@@ -401,15 +404,18 @@ Value flatten(const Builder &builder, Value value, const TDim &size) {
 }
 
 /// The accumulator a convolution starts from: its bias broadcast over the
-/// output (N, O, spatial…), or zeros.
+/// output (N, O, spatial…, or N, spatial…, O with the channels at
+/// `channelAxis`), or zeros.
 Value convInit(const Builder &builder, Value bias, ArrayRef<TDim> output,
-               Type element) {
+               Type element, size_t channelAxis = 1) {
   Value empty = builder.empty(output, element);
   if (!bias)
     return builder.fill(empty, scalar(builder.b, builder.loc, element, 0));
-  Value channels = flatten(builder, bias, output[1]);
-  SmallVector<int64_t> added{0};
-  llvm::append_range(added, llvm::seq<int64_t>(2, output.size()));
+  Value channels = flatten(builder, bias, output[channelAxis]);
+  SmallVector<int64_t> added;
+  for (size_t axis = 0; axis < output.size(); ++axis)
+    if (axis != channelAxis)
+      added.push_back(axis);
   return linalg::BroadcastOp::create(builder.b, builder.loc, channels, empty,
                                      added)
       ->getResult(0);
@@ -498,6 +504,8 @@ struct ConvLowering : public TractLoweringPattern<ConvOp> {
                                "another element type than its input";
     Shape input = getShape(op.getInput()), kernel = getShape(op.getKernel());
     Shape output = getShape(op.getType());
+    if (op.getChannelsLast())
+      return lowerChannelsLast(op, adaptor, rewriter, input, kernel, output);
     size_t rank = input.size() - 2;
     Window window = windowOf(op, kernelSpatial(kernel));
     Builder builder(rewriter, op);
@@ -557,6 +565,64 @@ struct ConvLowering : public TractLoweringPattern<ConvOp> {
                                   kernelExprs);
       result = builder.collapse(result, splitAxis(output.size(), 1));
     }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  /// N, spatial…, C by a kernel k…, C/group, O: linalg's channels-last
+  /// convolutions, dense or depthwise (tract-channels-last makes no other).
+  LogicalResult lowerChannelsLast(ConvOp op, OpAdaptor adaptor,
+                                  ConversionPatternRewriter &rewriter,
+                                  ArrayRef<TDim> input, ArrayRef<TDim> kernel,
+                                  ArrayRef<TDim> output) const {
+    Type element = getElementTypeOrSelf(op.getType());
+    size_t rank = input.size() - 2;
+    SmallVector<int64_t> spatial;
+    for (const TDim &dim : kernel.drop_back(2))
+      spatial.push_back(*dim.getConstant());
+    Window window = windowOf(op, spatial);
+    Builder builder(rewriter, op);
+    Pads pads = windowPads(window, input.slice(1, rank), output.slice(1, rank));
+    Shape padded;
+    Value zero = scalar(rewriter, op.getLoc(), element, 0);
+    Value x = padSpatial(builder, adaptor.getInput(), input, pads, zero,
+                         padded, /*first=*/1);
+    Value init = convInit(builder, adaptor.getBias(), output, element,
+                          /*channelAxis=*/rank + 1);
+    Value w = adaptor.getKernel();
+    int64_t group = op.getGroup();
+    Value result;
+    if (group == 1) {
+      if (rank == 1)
+        result = namedConv<linalg::Conv1DNwcWcfOp>(builder, x, w, init, window);
+      else if (rank == 2)
+        result =
+            namedConv<linalg::Conv2DNhwcHwcfOp>(builder, x, w, init, window);
+      else if (rank == 3)
+        result =
+            namedConv<linalg::Conv3DNdhwcDhwcfOp>(builder, x, w, init, window);
+    } else if (input.back() == TDim(group) && kernel.back() == TDim(group)) {
+      // Depthwise: the kernel (k…, 1, C) is (k…, C).
+      SmallVector<ReassociationIndices> groups;
+      for (size_t i = 0; i < rank; ++i)
+        groups.push_back({static_cast<int64_t>(i)});
+      groups.push_back(
+          {static_cast<int64_t>(rank), static_cast<int64_t>(rank + 1)});
+      w = builder.collapse(w, groups);
+      if (rank == 1)
+        result = namedConv<linalg::DepthwiseConv1DNwcWcOp>(builder, x, w, init,
+                                                           window);
+      else if (rank == 2)
+        result = namedConv<linalg::DepthwiseConv2DNhwcHwcOp>(builder, x, w,
+                                                             init, window);
+      else if (rank == 3)
+        result = namedConv<linalg::DepthwiseConv3DNdhwcDhwcOp>(builder, x, w,
+                                                               init, window);
+    }
+    if (!result)
+      return op.emitError() << "cannot lower a channels-last convolution of "
+                            << rank << " spatial axes and group " << group
+                            << " (dense and depthwise ones only)";
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -68,7 +68,8 @@ std::optional<std::pair<Op, Value>> producerAndOther(Operation *op) {
 /// constant kernel with a static number of output channels, a constant
 /// bias or none, and no other user of its result.
 std::optional<int64_t> foldableConvChannels(ConvOp conv) {
-  if (!conv->hasOneUse() || !getConstantValue(conv.getKernel()))
+  if (conv.getChannelsLast() || !conv->hasOneUse() ||
+      !getConstantValue(conv.getKernel()))
     return std::nullopt;
   if (conv.getBias() && !getConstantValue(conv.getBias()))
     return std::nullopt;
@@ -182,6 +183,8 @@ struct PointwiseConvToEinsum : OpRewritePattern<ConvOp> {
                                 PatternRewriter &rewriter) const override {
     auto kernelType = cast<RankedTensorType>(conv.getKernel().getType());
     int64_t spatial = kernelType.getRank() - 2;
+    if (conv.getChannelsLast())
+      return rewriter.notifyMatchFailure(conv, "channels last");
     if (conv.getGroup() != 1)
       return rewriter.notifyMatchFailure(conv, "grouped convolution");
     if (spatial > 6)
@@ -240,6 +243,8 @@ struct DropPaddingOnlyConvTaps : OpRewritePattern<ConvOp> {
 
   LogicalResult matchAndRewrite(ConvOp conv,
                                 PatternRewriter &rewriter) const override {
+    if (conv.getChannelsLast())
+      return rewriter.notifyMatchFailure(conv, "channels last");
     if (conv.getPadding() == Padding::Valid)
       return rewriter.notifyMatchFailure(conv, "no padding to read");
     auto kernelType = cast<RankedTensorType>(conv.getKernel().getType());

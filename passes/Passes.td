@@ -248,4 +248,28 @@ def TractDetectKvCache : Pass<"tract-detect-kv-cache", "ModuleOp"> {
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
 
+def TractChannelsLast : Pass<"tract-channels-last", "ModuleOp"> {
+  let summary = "Convolutional networks with their channels last";
+  let description = [{
+    The CPU code generator's layout for convolutions. Each depthwise
+    convolution (and each dense one with `dense`) becomes its
+    `channels_last` form: input `N, spatial…, C`, kernel `k…, C/group, O`,
+    output `N, spatial…, O`. The layout is carried forward through what
+    reads the results: element-wise ops whose operands all have the
+    result's rank, einsums (their letters move), reductions and
+    concatenations (their axes move), and a model's own move of the
+    channels last (ConvNeXt's), which disappears. Any other reader gets a
+    `move_axis` back to the channels first; an input that comes channels
+    first gets one forward, folded for constants.
+
+    Not for NNEF: export and pulsification refuse a channels-last
+    convolution.
+  }];
+  let options = [
+    Option<"dense", "dense", "bool", /*default=*/"true",
+           "Dense convolutions (group 1) too, not only the depthwise ones">,
+  ];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
 #endif // TRACT_PASSES_TD

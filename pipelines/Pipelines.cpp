@@ -173,6 +173,10 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   LowerToLinalgOptions lowering;
   lowering.registerFile = target.vectorRegisters * target.f32Lanes;
   lowering.bodyMayFail = !target.gpu.empty();
+  // Convolutions with their channels on the vector lanes: a layout for the
+  // CPU kernels (the GPU path keeps the model's).
+  if (target.gpu.empty())
+    pm.addPass(createTractChannelsLast());
   buildLowerToLinalgPipeline(pm, lowering);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -203,6 +207,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   // Deallocation may return clones of buffers it cannot give away.
   pm.addPass(createConvertBufferizationToMemRefPass());
+  if (target.gpu.empty())
+    pm.addNestedPass<func::FuncOp>(createTractFillBorders());
   // The heads of attention are an scf.forall: parallel loops on threads
   // (OpenMP below), a serial loop on one.
   if (target.threads > 1)

@@ -15,6 +15,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::tract {
@@ -34,6 +37,15 @@ bool isClonable(Operation *op) {
           isa<memref::GetGlobalOp>(op));
 }
 
+/// A view of a buffer (subview, reshape, cast): steps rebuild the views
+/// they use from the buffers themselves, so that two arguments of a step
+/// are never two views of one buffer, which the kernels, comparing
+/// buffers by value, would take for two buffers.
+bool isView(Operation *op) {
+  return op && isa<ViewLikeOpInterface>(op) && op->getNumRegions() == 0 &&
+         op->getNumResults() == 1 && isMemoryEffectFree(op);
+}
+
 /// Ops, nested ones included.
 int64_t weigh(Operation *op) {
   int64_t count = 0;
@@ -43,8 +55,8 @@ int64_t weigh(Operation *op) {
 
 /// Moves `run` (consecutive top-level ops of `function`'s body) into a new
 /// private function `name`, called where the run was.
-void outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
-                StringRef name, SymbolTable &symbols) {
+func::FuncOp outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
+                        StringRef name, SymbolTable &symbols) {
   llvm::SmallPtrSet<Operation *, 32> inRun(run.begin(), run.end());
   auto isInRun = [&](Operation *op) {
     Operation *top = op;
@@ -52,23 +64,48 @@ void outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
       top = top->getParentOp();
     return top != nullptr;
   };
-  // What the run takes from before it, and what it gives to what follows.
+  // A view the run makes and what follows reads is made again after the
+  // run, from its source: what follows then takes the buffer.
+  OpBuilder builder(function);
+  for (Operation *op : llvm::reverse(run)) {
+    if (!isView(op) ||
+        llvm::all_of(op->getUsers(), [&](Operation *user) {
+          return isInRun(user);
+        }))
+      continue;
+    builder.setInsertionPointAfter(run.back());
+    Operation *copy = builder.clone(*op);
+    op->getResult(0).replaceUsesWithIf(copy->getResult(0), [&](OpOperand &use) {
+      return !isInRun(use.getOwner());
+    });
+  }
+  // What the run takes from before it (the views it reads made again
+  // inside, from their buffers), and what it gives to what follows.
   llvm::SetVector<Value> captured;
   llvm::SetVector<Operation *> clonedConstants;
+  llvm::SetVector<Operation *> clonedViews; // each after its operands'
+  std::function<void(Value)> take = [&](Value operand) {
+    Operation *definer = operand.getDefiningOp();
+    if (definer ? isInRun(definer)
+                : isInRun(
+                      cast<BlockArgument>(operand).getOwner()->getParentOp()))
+      return;
+    if (isClonable(definer)) {
+      clonedConstants.insert(definer);
+    } else if (isView(definer)) {
+      if (clonedViews.contains(definer))
+        return;
+      for (Value source : definer->getOperands())
+        take(source);
+      clonedViews.insert(definer);
+    } else {
+      captured.insert(operand);
+    }
+  };
   for (Operation *op : run)
     op->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands()) {
-        Operation *definer = operand.getDefiningOp();
-        if (definer ? isInRun(definer)
-                    : isInRun(cast<BlockArgument>(operand)
-                                  .getOwner()
-                                  ->getParentOp()))
-          continue;
-        if (isClonable(definer))
-          clonedConstants.insert(definer);
-        else
-          captured.insert(operand);
-      }
+      for (Value operand : nested->getOperands())
+        take(operand);
     });
   llvm::SetVector<Value> escaping;
   for (Operation *op : run)
@@ -79,7 +116,7 @@ void outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
           break;
         }
 
-  OpBuilder builder(function);
+  builder.setInsertionPoint(function);
   SmallVector<Type> inputs, outputs;
   for (Value value : captured)
     inputs.push_back(value.getType());
@@ -99,6 +136,8 @@ void outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
                 builder.clone(*constant)->getResults());
   for (auto [value, argument] : llvm::zip(captured, body->getArguments()))
     mapping.map(value, argument);
+  for (Operation *view : clonedViews)
+    builder.clone(*view, mapping);
   builder.setInsertionPoint(run.front());
   auto call = func::CallOp::create(builder, run.front()->getLoc(), step,
                                    captured.getArrayRef());
@@ -118,6 +157,60 @@ void outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
   builder.setInsertionPointToEnd(body);
   func::ReturnOp::create(builder, function.getLoc(),
                          escaping.getArrayRef());
+  return step;
+}
+
+/// The top-level op of `block` that last uses `buffer` or a view of it,
+/// but for `dealloc`; null when a use lets it escape (a call, a return).
+Operation *lastUse(Block &block, Value buffer, Operation *dealloc) {
+  Operation *last = nullptr;
+  SmallVector<Value> aliases{buffer};
+  while (!aliases.empty()) {
+    Value alias = aliases.pop_back_val();
+    for (Operation *user : alias.getUsers()) {
+      if (user == dealloc)
+        continue;
+      if (isa<CallOpInterface>(user) ||
+          user->hasTrait<OpTrait::ReturnLike>())
+        return nullptr;
+      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+          view && view.getViewSource() == alias)
+        llvm::append_range(aliases, user->getResults());
+      Operation *top = block.findAncestorOpInBlock(*user);
+      if (!top)
+        return nullptr;
+      if (!last || last->isBeforeInBlock(top))
+        last = top;
+    }
+  }
+  return last;
+}
+
+/// Moves each dealloc (deallocation puts them at the end of the body) to
+/// the end of the step that last uses its buffer: a buffer is then not
+/// handed from step to step only to be freed, and the kernels see it die
+/// in the step that uses it (an epilogue fuses only into a product whose
+/// buffer is not read afterwards).
+void freeInLastStep(Block &block, SmallVectorImpl<SmallVector<Operation *>> &runs) {
+  DenseMap<Operation *, size_t> runOf;
+  for (auto [index, run] : llvm::enumerate(runs))
+    for (Operation *op : run)
+      runOf[op] = index;
+  for (auto dealloc : llvm::make_early_inc_range(block.getOps<memref::DeallocOp>())) {
+    Value buffer = dealloc.getMemref();
+    if (!buffer.getDefiningOp<memref::AllocOp>() || !runOf.count(dealloc))
+      continue;
+    Operation *last = lastUse(block, buffer, dealloc);
+    if (!last || !runOf.count(last))
+      continue;
+    size_t from = runOf[dealloc], to = runOf[last];
+    if (to >= from)
+      continue;
+    llvm::erase(runs[from], dealloc.getOperation());
+    dealloc->moveAfter(runs[to].back());
+    runs[to].push_back(dealloc);
+    runOf[dealloc] = to;
+  }
 }
 
 struct TractOutlineSteps
@@ -167,11 +260,25 @@ struct TractOutlineSteps
       }
       if (runs.size() < 2)
         continue;
+      freeInLastStep(block, runs);
+      llvm::erase_if(runs, [](const SmallVector<Operation *> &run) {
+        return run.empty();
+      });
+      if (runs.size() < 2)
+        continue;
       int index = 0;
+      SmallVector<func::FuncOp> steps;
       for (ArrayRef<Operation *> run : runs)
-        outlineRun(function, run,
-                   (function.getName() + ".step" + Twine(index++)).str(),
-                   symbols);
+        steps.push_back(outlineRun(
+            function, run,
+            (function.getName() + ".step" + Twine(index++)).str(), symbols));
+      // The views that the steps made again, left unread.
+      steps.push_back(function);
+      for (func::FuncOp step : steps)
+        for (Operation &op : llvm::make_early_inc_range(
+                 llvm::reverse(step.getBody().front())))
+          if (isView(&op) && op.use_empty())
+            op.erase();
     }
   }
 };

@@ -49,6 +49,11 @@ struct OuterProduct {
   unsigned outputAxis; ///< the output axis it walks
   std::optional<unsigned> rowDim;
   bool rowsShareVector = true;
+  /// Both operands walk the vector dim as their last axis (a depthwise
+  /// convolution with the channels last: a weight per channel): `scalars`
+  /// is read as a vector per row too, and the small reduction loops (the
+  /// taps) are unrolled so that rows reading the same pixel share its load.
+  bool laneWise = false;
   unsigned vectorAxis = 0; ///< the axis of `vectors` that the vector dim walks
   int64_t vectorStride = 1;
   /// When `vectors` is laid out in panels (tract-cpu-pack-weights), read at
@@ -71,6 +76,13 @@ struct OuterProduct {
   /// epilogue's dims are the product's output axes with that axis split
   /// in two, rows then columns.
   std::optional<int64_t> rowWidth;
+  /// When the epilogue reads the product's output with some of its axes
+  /// other than the last split (the pixels of a channels-last image that
+  /// the product merged into rows): the groups of the epilogue's axes that
+  /// each of the product's output axes becomes, and their sizes. Each row
+  /// of a tile is then one pixel, at the indices its row splits into.
+  SmallVector<ReassociationIndices> rowGroups;
+  SmallVector<int64_t> expandedShape;
 };
 
 /// A lane-wise op on buffers that a kernel can run on its tiles: parallel
@@ -212,6 +224,18 @@ std::optional<int64_t> collapsedRowWidth(const OuterProduct &plan) {
   return width;
 }
 
+/// Whether `groups` (of a reshape between the product's output and a
+/// static `shape`) merge axes other than the output axis, the last
+/// (OuterProduct::rowGroups).
+bool mergesOtherAxes(const OuterProduct &plan,
+                     ArrayRef<ReassociationIndices> groups, MemRefType shape) {
+  return shape.hasStaticShape() && plan.outputAxis + 1 == groups.size() &&
+         groups.back().size() == 1 &&
+         llvm::any_of(groups, [](const ReassociationIndices &group) {
+           return group.size() > 1;
+         });
+}
+
 /// Whether `candidate` can take the product's tiles as rows of `width`
 /// (OuterProduct::rowWidth): its result has unit-stride rows, and what
 /// else it reads is the same along the rows and columns (a bias).
@@ -237,14 +261,20 @@ bool takesTilesAsRows(linalg::LinalgOp candidate, Value product, unsigned axis,
 /// product's buffer uncollapsed.
 linalg::LinalgOp findEpilogue(const OuterProduct &plan,
                               linalg::LinalgOp prologue,
-                              std::optional<int64_t> &rowWidth) {
+                              std::optional<int64_t> &rowWidth,
+                              SmallVector<ReassociationIndices> &rowGroups,
+                              SmallVector<int64_t> &expandedShape) {
   Operation *op = plan.op;
   Value output = plan.output->get();
   // The buffer: the output itself or what it is a collapsed view of.
   Value buffer = output;
   std::optional<int64_t> width = collapsedRowWidth(plan);
-  if (width)
-    buffer = output.getDefiningOp<memref::CollapseShapeOp>().getSrc();
+  auto collapse = output.getDefiningOp<memref::CollapseShapeOp>();
+  bool expanded = !width && collapse &&
+                  mergesOtherAxes(plan, collapse.getReassociationIndices(),
+                                  collapse.getSrcType());
+  if (width || expanded)
+    buffer = collapse.getSrc();
   if (!buffer.getDefiningOp<memref::AllocOp>())
     return nullptr;
   for (Operation *after = op->getNextNode(); after;
@@ -256,13 +286,29 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
       return nullptr;
     unsigned reads = 0;
     bool asRows = false;
+    // The product's rows split into pixels: by the collapse the product
+    // writes through, or by an expand_shape the candidate reads through.
+    SmallVector<ReassociationIndices> groups;
+    MemRefType pixels;
     for (OpOperand *input : candidate.getDpsInputOperands()) {
-      bool whole = input->get() == buffer && width;
-      if (input->get() == output || whole) {
+      bool whole = input->get() == buffer && (width || expanded);
+      auto expand = input->get().getDefiningOp<memref::ExpandShapeOp>();
+      bool split = !width && !expanded && expand &&
+                   expand.getSrc() == output &&
+                   mergesOtherAxes(plan, expand.getReassociationIndices(),
+                                   expand.getResultType());
+      if (input->get() == output || whole || split) {
         if (!candidate.getMatchingIndexingMap(input).isIdentity())
           return nullptr;
         ++reads;
-        asRows = whole;
+        asRows = whole || split;
+        if (whole && expanded) {
+          groups = collapse.getReassociationIndices();
+          pixels = collapse.getSrcType();
+        } else if (split) {
+          groups = expand.getReassociationIndices();
+          pixels = expand.getResultType();
+        }
       } else if (baseBuffer(input->get()) == buffer) {
         return nullptr; // another view of the product
       }
@@ -278,7 +324,14 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
     if (reads != 1 || (baseBuffer(result) == buffer && !inPlace) ||
         !candidate.getBlock()->getArguments().back().use_empty())
       return nullptr;
-    if (asRows && !takesTilesAsRows(candidate, buffer, plan.outputAxis, *width))
+    if (asRows && width &&
+        !takesTilesAsRows(candidate, buffer, plan.outputAxis, *width))
+      return nullptr;
+    // Pixel by pixel: the result has the pixels' shape, its lanes' axis
+    // contiguous.
+    auto resultType = cast<MemRefType>(result.getType());
+    if (!groups.empty() && (resultType.getShape() != pixels.getShape() ||
+                            !resultType.isLastDimUnitStride()))
       return nullptr;
     // The product moves down to the epilogue: what runs between must not
     // write what the product (or its prologue) reads.
@@ -296,8 +349,12 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
     if (!inPlace && !isDeadAfter(buffer, after))
       return nullptr;
     op->moveBefore(after);
-    if (asRows)
+    if (asRows && width)
       rowWidth = width;
+    if (!groups.empty()) {
+      rowGroups = groups;
+      expandedShape.assign(pixels.getShape().begin(), pixels.getShape().end());
+    }
     return candidate;
   }
   return nullptr;
@@ -325,6 +382,60 @@ std::optional<int64_t> panelWidth(AffineMap map, unsigned dim) {
   return width.getValue();
 }
 
+/// The lane-wise form (OuterProduct::laneWise): the output's innermost dim
+/// is the last axis of both inputs, which no other axis uses; the rows are
+/// the parallel dim (the innermost of the longest) that one input walks and
+/// the other does not: that one is read per row, the other is shared.
+FailureOr<OuterProduct> matchLaneWise(linalg::LinalgOp op) {
+  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (!outputMap.isProjectedPermutation() || outputMap.getNumResults() == 0)
+    return failure();
+  unsigned lane =
+      cast<AffineDimExpr>(outputMap.getResults().back()).getPosition();
+  AffineMap maps[2] = {op.getMatchingIndexingMap(op.getDpsInputOperand(0)),
+                       op.getMatchingIndexingMap(op.getDpsInputOperand(1))};
+  for (AffineMap map : maps) {
+    auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+    if (!last || last.getPosition() != lane ||
+        llvm::any_of(map.getResults().drop_back(), [&](AffineExpr expr) {
+          return expr.isFunctionOfDim(lane);
+        }))
+      return failure();
+  }
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  OuterProduct plan;
+  plan.op = op;
+  plan.output = op.getDpsInitOperand(0);
+  plan.vectorDim = lane;
+  plan.outputAxis = outputMap.getNumResults() - 1;
+  plan.laneWise = true;
+  std::optional<unsigned> perRow;
+  for (AffineExpr expr : outputMap.getResults().drop_back()) {
+    unsigned dim = cast<AffineDimExpr>(expr).getPosition();
+    bool uses0 = maps[0].isFunctionOfDim(dim);
+    bool uses1 = maps[1].isFunctionOfDim(dim);
+    if (uses0 == uses1 || ShapedType::isDynamic(sizes[dim]))
+      continue;
+    if (!plan.rowDim || sizes[dim] >= sizes[*plan.rowDim]) {
+      plan.rowDim = dim;
+      perRow = uses0 ? 0 : 1;
+    }
+  }
+  if (!plan.rowDim)
+    return failure();
+  plan.scalars = op.getDpsInputOperand(*perRow);
+  plan.vectors = op.getDpsInputOperand(1 - *perRow);
+  plan.vectorAxis = maps[1 - *perRow].getNumResults() - 1;
+  for (unsigned dim = 0; dim < op.getNumLoops(); ++dim) {
+    if (iterators[dim] == utils::IteratorType::reduction)
+      plan.reductionDims.push_back(dim);
+    else if (dim != plan.vectorDim && dim != plan.rowDim)
+      plan.outerDims.push_back(dim);
+  }
+  return plan;
+}
+
 FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
                                           int64_t lanes) {
   if (!op.hasPureBufferSemantics() || !tract::isMultiplyAccumulate(op))
@@ -340,7 +451,7 @@ FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
   std::optional<tract::LaneChoice> choice = tract::chooseLaneDim(
       op, lanes, [](unsigned) { return false; });
   if (!choice)
-    return failure();
+    return matchLaneWise(op);
   AffineMap outputMap = op.getMatchingIndexingMap(plan.output);
   plan.vectorDim = choice->dim;
   plan.outputAxis = *outputMap.getResultPosition(
@@ -479,8 +590,10 @@ public:
     std::optional<unsigned> chunkedDim;
     if (split.kind == Split::Outer)
       chunkedDim = split.dim;
+    columnsOutside = panelsOutgrowCache();
     loops->nestInChunks(
-        rewriter, op.getLoc(), plan.outerDims,
+        rewriter, op.getLoc(),
+        columnsOutside ? ArrayRef<unsigned>() : ArrayRef(plan.outerDims),
         split.kind == Split::None ? 1 : split.chunks, chunkedDim,
         [&](OpBuilder &b, Location loc, const tract::Chunks &chunk) {
           chunks = chunk;
@@ -507,6 +620,34 @@ private:
   Value rowBlockBegin, rowBlockEnd;
   /// Whether the pieces being emitted are row tiles (else column tiles).
   bool inRows = false;
+  /// Whether the outer dims loop inside each column tile rather than
+  /// around all of them (panelsOutgrowCache).
+  bool columnsOutside = false;
+
+  /// Whether the vector operand (the weights), the same for every
+  /// iteration of the outer dims, is too large to stay in cache from one
+  /// to the next: the outer dims then loop inside each column tile, whose
+  /// panel stays in L2 across them. A channels-last convolution on a 7×7
+  /// map with 512 channels in and out (9.4 MB of weights) read them 7
+  /// times, once per output row, at 26 GFLOP/s.
+  bool panelsOutgrowCache() {
+    constexpr int64_t kCachedPanels = 512 * 1024;
+    if (plan.outerDims.empty() || split.kind == Split::Outer)
+      return false;
+    auto type = dyn_cast<MemRefType>(plan.vectors->get().getType());
+    if (!type || !type.hasStaticShape() ||
+        type.getNumElements() * 4 <= kCachedPanels)
+      return false;
+    AffineMap map = plan.op.getMatchingIndexingMap(plan.vectors);
+    SmallVector<int64_t> sizes = plan.op.getStaticLoopRanges();
+    int64_t iterations = 1;
+    for (unsigned dim : plan.outerDims) {
+      if (map.isFunctionOfDim(dim) || ShapedType::isDynamic(sizes[dim]))
+        return false;
+      iterations *= sizes[dim];
+    }
+    return iterations > 1;
+  }
 
   OpFoldResult size(unsigned dim) const { return loops->size(dim); }
 
@@ -555,7 +696,7 @@ private:
     int64_t rows = plan.rowDim ? rowsFor(tile, tile.cols) : 1;
     int64_t rowCount =
         plan.rowDim ? plan.op.getStaticLoopRanges()[*plan.rowDim] : 0;
-    bool shortRowsApart = rows > 1 && !pieces.empty() &&
+    bool shortRowsApart = rows > 1 && !pieces.empty() && !columnsOutside &&
                           pieces.front().tile == tile.cols &&
                           (ShapedType::isDynamic(rowCount) || rowCount < rows);
     auto columns = [&](OpBuilder &b, Location loc) {
@@ -563,7 +704,13 @@ private:
         int64_t cols = piece.tile;
         bool fullRowsOnly = shortRowsApart && index == 0;
         auto body = [&](OpBuilder &nested, Location l, Value column) {
-          emitRows(nested, l, column, cols, fullRowsOnly);
+          if (!columnsOutside)
+            return emitRows(nested, l, column, cols, fullRowsOnly);
+          loops->nest(nested, l, plan.outerDims, {},
+                      [&](OpBuilder &inner, Location il, ValueRange) {
+                        emitRows(inner, il, column, cols, fullRowsOnly);
+                        return SmallVector<Value>();
+                      });
         };
         emitPiece(b, loc, piece, body,
                   split.kind == Split::Columns && index == 0 &&
@@ -778,11 +925,19 @@ private:
                                   plan.vectorStride, cols);
             if (plan.rowsShareVector)
               shared = vector;
-            Value scalar =
-                memref::LoadOp::create(builder, l, plan.scalars->get(),
-                                       indices(builder, l, plan.scalars));
-            Value splat = vector::BroadcastOp::create(
-                builder, l, vector.getType(), scalar);
+            Value splat;
+            if (plan.laneWise) {
+              AffineMap map =
+                  plan.op.getMatchingIndexingMap(plan.scalars);
+              splat = readVector(builder, l, plan.scalars,
+                                 map.getNumResults() - 1, 1, cols);
+            } else {
+              Value scalar =
+                  memref::LoadOp::create(builder, l, plan.scalars->get(),
+                                         indices(builder, l, plan.scalars));
+              splat = vector::BroadcastOp::create(builder, l,
+                                                  vector.getType(), scalar);
+            }
             next.push_back(
                 vector::FMAOp::create(builder, l, splat, vector, accs[i]));
           }
@@ -797,6 +952,14 @@ private:
         continue;
       }
       Value destination = plan.epilogue.getDpsInitOperand(0)->get();
+      if (!plan.rowGroups.empty()) {
+        SmallVector<Value> expanded = expandRows(b, loc, at);
+        Value result =
+            runCompanion(b, loc, plan.epilogue, sums[i], expanded, cols);
+        tract::writeVector(b, loc, result, destination, expanded,
+                           expanded.size() - 1);
+        continue;
+      }
       if (plan.rowWidth) {
         SmallVector<Value> expanded = splitIntoRows(b, loc, at);
         Value result =
@@ -808,6 +971,29 @@ private:
           runCompanion(b, loc, plan.epilogue, sums[i], at, cols);
       tract::writeVector(b, loc, result, destination, at, outputAxis);
     }
+  }
+
+  /// The buffer's indices at the product's (collapsed) output indices `at`
+  /// (OuterProduct::expandedRows): each merged index split into its axes.
+  SmallVector<Value> expandRows(OpBuilder &b, Location loc,
+                                ArrayRef<Value> at) {
+    ArrayRef<int64_t> shape = plan.expandedShape;
+    SmallVector<Value> expanded;
+    for (auto [index, group] : llvm::enumerate(plan.rowGroups)) {
+      SmallVector<Value> parts(group.size());
+      Value rest = at[index];
+      for (size_t j = group.size(); j-- > 0;) {
+        if (j == 0) {
+          parts[j] = rest;
+          break;
+        }
+        Value size = arith::ConstantIndexOp::create(b, loc, shape[group[j]]);
+        parts[j] = arith::RemUIOp::create(b, loc, rest, size);
+        rest = arith::DivUIOp::create(b, loc, rest, size);
+      }
+      llvm::append_range(expanded, parts);
+    }
+    return expanded;
   }
 
   /// The epilogue's indices at the product's output indices `at`: the
@@ -900,7 +1086,8 @@ private:
     for (OpOperand *input : companion.getDpsInputOperands()) {
       Value source = input->get();
       if (product && baseBuffer(source) == baseBuffer(plan.output->get()) &&
-          (source == plan.output->get() || plan.rowWidth)) {
+          (source == plan.output->get() || plan.rowWidth ||
+           !plan.rowGroups.empty())) {
         arguments.push_back(product);
         continue;
       }
@@ -912,6 +1099,8 @@ private:
       SmallVector<Value> where = tract::indicesAt(b, loc, map, at);
       // Split into rows, the lanes walk the columns.
       unsigned lanesDim = plan.outputAxis + (plan.rowWidth ? 1 : 0);
+      if (!plan.rowGroups.empty())
+        lanesDim = at.size() - 1;
       auto axis = tract::vectorAxisOf(map, lanesDim);
       if (succeeded(axis) && axis->first)
         arguments.push_back(tract::readVector(b, loc, source, where,
@@ -926,11 +1115,49 @@ private:
                                    cols);
   }
 
+  /// The sizes of the reduction dims when a lane-wise tile unrolls them:
+  /// all static, at most 64 steps (a 7×7 kernel). Rows then read each
+  /// pixel at the same index expression, which CSE shares.
+  std::optional<SmallVector<int64_t>> unrolledTaps() {
+    if (!plan.laneWise || blockBegin)
+      return std::nullopt;
+    SmallVector<int64_t> all = plan.op.getStaticLoopRanges();
+    SmallVector<int64_t> sizes;
+    int64_t steps = 1;
+    for (unsigned dim : plan.reductionDims) {
+      if (ShapedType::isDynamic(all[dim]))
+        return std::nullopt;
+      sizes.push_back(all[dim]);
+      steps *= all[dim];
+    }
+    if (steps > 64)
+      return std::nullopt;
+    return sizes;
+  }
+
+  /// The reduction dims from `level` on, as straight-line steps.
+  SmallVector<Value> emitUnrolled(OpBuilder &b, Location loc,
+                                  ValueRange accumulators,
+                                  tract::LoopDims::Body step,
+                                  ArrayRef<int64_t> sizes, size_t level) {
+    if (level == sizes.size())
+      return step(b, loc, accumulators);
+    SmallVector<Value> sums(accumulators.begin(), accumulators.end());
+    unsigned dim = plan.reductionDims[level];
+    for (int64_t i = 0; i < sizes[level]; ++i) {
+      loops->values[dim] = arith::ConstantIndexOp::create(b, loc, i);
+      sums = emitUnrolled(b, loc, sums, step, sizes, level + 1);
+    }
+    return sums;
+  }
+
   /// Nests one loop per reduction dim (within the current block of k),
   /// carrying the accumulators.
   SmallVector<Value> emitReductions(OpBuilder &b, Location loc,
                                     ValueRange accumulators,
                                     tract::LoopDims::Body step) {
+    if (std::optional<SmallVector<int64_t>> taps = unrolledTaps())
+      return emitUnrolled(b, loc, accumulators, step, *taps, 0);
     auto block = [&](OpBuilder &, Location, unsigned) {
       return std::make_pair(blockBegin, blockEnd);
     };
@@ -970,7 +1197,8 @@ struct TractCpuContractionKernels
       // (The same tile rows decide here and in the emitter.)
       if (!blocksReduction(plan, shape.rows, kBlock)) {
         plan.prologue = findPrologue(plan);
-        plan.epilogue = findEpilogue(plan, plan.prologue, plan.rowWidth);
+        plan.epilogue = findEpilogue(plan, plan.prologue, plan.rowWidth,
+                                     plan.rowGroups, plan.expandedShape);
       }
       Split split = chooseSplit(plan, shape, threads, threadingThreshold);
       KernelEmitter(plan, shape, kBlock, rowBlockBytes, split).emit(rewriter);

@@ -10,6 +10,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/cpu/LaneChoice.h"
+#include "dialects/tract/TractFolding.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -40,46 +41,16 @@ DenseElementsAttr constantOf(Value value) {
   return dense;
 }
 
-/// `value` with its axes in the order `permutation` (result axis i is
-/// source axis permutation[i]).
-DenseElementsAttr transpose(DenseElementsAttr value,
-                            ArrayRef<int64_t> permutation) {
-  auto type = cast<RankedTensorType>(value.getType());
-  SmallVector<int64_t> shape;
-  for (int64_t axis : permutation)
-    shape.push_back(type.getDimSize(axis));
-  auto resultType = RankedTensorType::get(shape, type.getElementType());
-  if (value.isSplat())
-    return value.resizeSplat(resultType);
-  size_t element = type.getElementTypeBitWidth() / 8;
-  ArrayRef<char> source = value.getRawData();
-  SmallVector<int64_t> sourceStrides(type.getRank(), 1);
-  for (int64_t axis = type.getRank() - 2; axis >= 0; --axis)
-    sourceStrides[axis] = sourceStrides[axis + 1] * type.getDimSize(axis + 1);
-  std::vector<char> result(source.size());
-  int64_t count = type.getNumElements();
-  SmallVector<int64_t> index(type.getRank(), 0);
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t from = 0;
-    for (auto [axis, at] : llvm::enumerate(index))
-      from += at * sourceStrides[permutation[axis]];
-    std::memcpy(result.data() + i * element, source.data() + from * element,
-                element);
-    for (int64_t axis = type.getRank() - 1; axis >= 0; --axis) {
-      if (++index[axis] < shape[axis])
-        break;
-      index[axis] = 0;
-    }
-  }
-  return DenseElementsAttr::getFromRawBuffer(resultType, result);
-}
-
-/// `value`, a (k, n) matrix, as (n / width, k, width) panels.
+/// `value`, (k…, n), as (n / width, k…, width) panels.
 DenseElementsAttr intoPanels(DenseElementsAttr value, int64_t width) {
   auto type = cast<RankedTensorType>(value.getType());
-  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
-  auto resultType =
-      RankedTensorType::get({n / width, k, width}, type.getElementType());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t n = shape.back();
+  int64_t k = type.getNumElements() / n;
+  SmallVector<int64_t> panels{n / width};
+  llvm::append_range(panels, shape.drop_back());
+  panels.push_back(width);
+  auto resultType = RankedTensorType::get(panels, type.getElementType());
   if (value.isSplat())
     return value.resizeSplat(resultType);
   size_t element = type.getElementTypeBitWidth() / 8;
@@ -98,11 +69,14 @@ struct TractCpuPackWeights
   using Base::Base;
 
   /// Whether the operand of `op` that `choice` vectorizes, a constant read
-  /// through `map`, is a matrix (k, n) to lay out in panels: n the lane
-  /// dim, k a reduction dim, n a multiple of `panel` wider than one.
+  /// through `map`, is a matrix (k, n) or a kernel (k…, n) to lay out in
+  /// panels: n the lane dim, the k reduction dims, n a multiple of `panel`
+  /// wider than one. (A channels-last convolution's kernel (kh, kw, c, f)
+  /// read without panels strides 4·f bytes per step of c: on 512 output
+  /// channels, a new page every other step.)
   bool inPanels(linalg::LinalgOp op, const tract::LaneChoice &choice,
                 AffineMap map) {
-    if (panel <= 0 || map.getNumResults() != 2 ||
+    if (panel <= 0 || map.getNumResults() < 2 ||
         !map.isProjectedPermutation() ||
         !constantOf(op.getDpsInputOperand(choice.vectorInput)->get()))
       return false;
@@ -110,18 +84,17 @@ struct TractCpuPackWeights
         op.getDpsInputOperand(choice.vectorInput)->get().getType());
     if (!type || !type.hasStaticShape())
       return false;
-    unsigned other = 0;
     int64_t width = 0;
+    bool reductions = true;
     for (auto [axis, expr] : llvm::enumerate(map.getResults())) {
       unsigned dim = cast<AffineDimExpr>(expr).getPosition();
       if (dim == choice.dim)
         width = type.getDimSize(axis);
       else
-        other = dim;
+        reductions &= op.getIteratorTypesArray()[dim] ==
+                      utils::IteratorType::reduction;
     }
-    return op.getIteratorTypesArray()[other] ==
-               utils::IteratorType::reduction &&
-           width > panel && width % panel == 0;
+    return reductions && width > panel && width % panel == 0;
   }
 
   void runOnOperation() override {
@@ -175,15 +148,17 @@ struct TractCpuPackWeights
     }
     permutation.push_back(laneAxis);
     DenseElementsAttr packed =
-        transpose(constantOf(operand->get()), permutation);
+        tract::transposeDense(constantOf(operand->get()), permutation);
     SmallVector<AffineExpr> results;
     for (int64_t axis : permutation)
       results.push_back(map.getResult(axis));
     if (paneled) {
-      // (k, n) as (n / P, k, P), read at (n floordiv P, k, n mod P).
-      AffineExpr n = results[1];
+      // (k…, n) as (n / P, k…, P), read at (n floordiv P, k…, n mod P).
+      AffineExpr n = results.back();
       packed = intoPanels(packed, panel);
-      results = {n.floorDiv(panel), results[0], n % panel};
+      results.pop_back();
+      results.insert(results.begin(), n.floorDiv(panel));
+      results.push_back(n % panel);
     }
     Operation *constant = operand->get().getDefiningOp();
     unsigned input = choice->vectorInput;

@@ -87,7 +87,12 @@ TDim kernelVolumePerChannel(Value kernel) {
 
 OpCost convCost(ConvOp op) {
   TDim outputs = elementCount(op.getOutput());
-  TDim flops = TDim(2) * outputs * kernelVolumePerChannel(op.getKernel());
+  // A channels-last kernel (k…, C/group, O) has its output channels last.
+  Shape kernel = getShape(op.getKernel());
+  TDim perChannel = op.getChannelsLast()
+                        ? volume(ArrayRef<TDim>(kernel).drop_back())
+                        : volume(ArrayRef<TDim>(kernel).drop_front());
+  TDim flops = TDim(2) * outputs * perChannel;
   if (op.getBias())
     flops += outputs;
   return {flops, operandAndResultBytes(op)};

@@ -4,7 +4,9 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/APSInt.h"
 
+#include <cstring>
 #include <map>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -720,4 +722,39 @@ Attribute mlir::tract::foldEinsum(ArrayRef<Attribute> inputs, Type resultType,
       [&](const APInt &v) -> Attribute {
         return IntegerAttr::get(elementType, v);
       });
+}
+
+DenseElementsAttr mlir::tract::transposeDense(DenseElementsAttr value,
+                                              ArrayRef<int64_t> permutation) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0)
+    return nullptr;
+  SmallVector<int64_t> shape;
+  for (int64_t axis : permutation)
+    shape.push_back(type.getDimSize(axis));
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  if (value.isSplat())
+    return value.resizeSplat(resultType);
+  size_t element = type.getElementTypeBitWidth() / 8;
+  ArrayRef<char> source = value.getRawData();
+  SmallVector<int64_t> sourceStrides(type.getRank(), 1);
+  for (int64_t axis = type.getRank() - 2; axis >= 0; --axis)
+    sourceStrides[axis] = sourceStrides[axis + 1] * type.getDimSize(axis + 1);
+  std::vector<char> result(source.size());
+  int64_t count = type.getNumElements();
+  SmallVector<int64_t> index(type.getRank(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t from = 0;
+    for (auto [axis, at] : llvm::enumerate(index))
+      from += at * sourceStrides[permutation[axis]];
+    std::memcpy(result.data() + i * element, source.data() + from * element,
+                element);
+    for (int64_t axis = type.getRank() - 1; axis >= 0; --axis) {
+      if (++index[axis] < shape[axis])
+        break;
+      index[axis] = 0;
+    }
+  }
+  return DenseElementsAttr::getFromRawBuffer(resultType, result);
 }

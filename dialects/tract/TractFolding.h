@@ -20,6 +20,13 @@ namespace mlir::tract {
 /// are), so that folding never blows up a model's size.
 constexpr int64_t kFoldElementBudget = 1 << 16;
 
+/// `value` with its axes in the order `permutation` (result axis i is
+/// source axis permutation[i]), whatever its size: a one-time layout
+/// change of weights for the code generator, bytes moved as bytes. Element
+/// types of whole bytes only (null otherwise).
+DenseElementsAttr transposeDense(DenseElementsAttr value,
+                                 ArrayRef<int64_t> permutation);
+
 using FloatUnaryFn = function_ref<APFloat(const APFloat &)>;
 /// On integers; `isUnsigned` tells the signedness. nullopt: do not fold.
 using IntUnaryFn =

@@ -262,6 +262,16 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        SmallVectorImpl<Type> &results) {
   Shape input = getShape(adaptor.getInput());
   Shape kernel = getShape(adaptor.getKernel());
+  bool channelsLast = adaptor.getChannelsLast();
+  if (channelsLast) {
+    if (input.size() < 3 || kernel.size() != input.size())
+      return emitOptionalError(location,
+                               "expected input N,spatial…,C and a kernel "
+                               "of the same rank, got ranks ",
+                               input.size(), " and ", kernel.size());
+    input = channelsFirst(input);
+    kernel = kernelOutputFirst(kernel);
+  }
   FailureOr<Window> window = convWindow(location, adaptor, input, kernel);
   if (failed(window))
     return failure();
@@ -279,6 +289,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   Shape output{input[0], kernel[0]};
   llvm::append_range(
       output, windowOutput(ArrayRef<TDim>(input).drop_front(2), *window));
+  if (channelsLast)
+    output = channelsLastOf(output);
   results.push_back(getTensorTypeLike(adaptor.getInput(), output));
   return success();
 }

@@ -40,11 +40,17 @@ def Tract_ConvOp : Tract_WindowOp<"conv"> {
     present, has `O` elements. Output spatial dims: valid
     `ceil((x - kf + 1) / s)`, explicit `(x + b + a - kf) / s + 1`, same
     `ceil(x / s)`, with `kf = (k - 1) * d + 1`.
+
+    With `channels_last` (which only the code generator's
+    `tract-channels-last` sets), the channels come last instead: `input` is
+    `N, spatial…, C`, the output `N, spatial…, O` and `kernel`
+    `k…, C/group, O` (tract's HWIO).
   }];
   let arguments = !con((ins Tract_Tensor:$input, Tract_Tensor:$kernel,
                             Optional<Tract_Tensor>:$bias,
                             DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$group),
-                       windowAttrs);
+                       windowAttrs,
+                       (ins UnitAttr:$channels_last));
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }

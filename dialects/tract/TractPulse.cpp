@@ -863,6 +863,9 @@ LogicalResult EinsumOp::pulsify(PulseContext &context) {
   return pulsifyEinsum(context, *this);
 }
 LogicalResult ConvOp::pulsify(PulseContext &context) {
+  if (getChannelsLast())
+    return context.error(*this) << "a channels-last convolution is the code "
+                                   "generator's; pulsify the model before";
   return pulsifyWindow(context, *this);
 }
 LogicalResult MaxPoolOp::pulsify(PulseContext &context) {

@@ -13,6 +13,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <algorithm>
+
 namespace mlir::tract {
 
 using Shape = llvm::SmallVector<TDim, 4>;
@@ -54,6 +56,43 @@ std::string shapeToString(llvm::ArrayRef<TDim> shape);
 FailureOr<Shape> broadcastShapes(std::optional<Location> location,
                                  llvm::ArrayRef<TDim> lhs,
                                  llvm::ArrayRef<TDim> rhs);
+
+/// Channels-last layouts (ConvOp's `channels_last`): `N, C, spatial…` as
+/// `N, spatial…, C` and back, and a kernel `k…, C/group, O` as
+/// `O, C/group, k…`. Any element type: these move entries of a list.
+template <typename T>
+SmallVector<T, 4> channelsLastOf(llvm::ArrayRef<T> shape) {
+  SmallVector<T, 4> result(shape.begin(), shape.end());
+  if (result.size() > 2)
+    std::rotate(result.begin() + 1, result.begin() + 2, result.end());
+  return result;
+}
+template <typename T>
+SmallVector<T, 4> channelsFirst(llvm::ArrayRef<T> shape) {
+  SmallVector<T, 4> result(shape.begin(), shape.end());
+  if (result.size() > 2)
+    std::rotate(result.begin() + 1, result.end() - 1, result.end());
+  return result;
+}
+template <typename T>
+SmallVector<T, 4> kernelOutputFirst(llvm::ArrayRef<T> kernel) {
+  SmallVector<T, 4> result;
+  if (kernel.size() < 2)
+    return SmallVector<T, 4>(kernel.begin(), kernel.end());
+  result.push_back(kernel.back());
+  result.push_back(kernel[kernel.size() - 2]);
+  result.append(kernel.begin(), kernel.end() - 2);
+  return result;
+}
+inline Shape channelsLastOf(const Shape &shape) {
+  return channelsLastOf(llvm::ArrayRef<TDim>(shape));
+}
+inline Shape channelsFirst(const Shape &shape) {
+  return channelsFirst(llvm::ArrayRef<TDim>(shape));
+}
+inline Shape kernelOutputFirst(const Shape &shape) {
+  return kernelOutputFirst(llvm::ArrayRef<TDim>(shape));
+}
 
 /// Recomputes the result types of `op` from its operands' types, with the
 /// op's own inference (and for scan and if, that of their regions); an

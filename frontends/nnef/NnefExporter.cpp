@@ -889,6 +889,9 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            ", axes = " + listText(reduce.getAxes()) + ")";
   }
   if (auto conv = dyn_cast<ConvOp>(op)) {
+    if (conv.getChannelsLast())
+      return unsupported(op) << "a channels-last convolution is the code "
+                                "generator's form, not NNEF's";
     auto window = windowArgs(op, conv.getStrides(), conv.getDilations(),
                              conv.getPadding(), conv.getPadsBefore(),
                              conv.getPadsAfter(), false);

@@ -380,3 +380,65 @@ func.func @panels(%a: memref<1x3xf32>, %b: memref<4x3x8xf32>, %c: memref<1x32xf3
   }
   return
 }
+
+// -----
+
+// A depthwise convolution with the channels last: both operands walk the
+// channels, the vector dim. The tile is two pixels of a row (the rows) by
+// the 8 channels; the weights of a tap are one vector that both pixels
+// share, and the 9 taps are unrolled (no loop, no broadcast), so that
+// pixels reading the same input pixel at different taps read the same
+// index, which CSE then shares.
+// CHECK-LABEL: func.func @depthwise_channels_last(
+// CHECK-SAME:    %[[X:.*]]: memref<1x4x6x8xf32>, %[[W:.*]]: memref<3x3x8xf32>, %[[O:.*]]: memref<1x2x4x8xf32>)
+// CHECK:         scf.for %[[OH:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.for %[[OW:.*]] = %{{.*}} to %{{.*}} step %c2 {
+// CHECK-NOT:         scf.for
+// CHECK-NOT:         vector.broadcast
+// CHECK:             %[[W00:.*]] = vector.transfer_read %[[W]][%c0, %c0, %c0]{{.*}} : memref<3x3x8xf32>, vector<8xf32>
+// CHECK-NEXT:        %[[X00:.*]] = vector.transfer_read %[[X]][%c0, %[[OH]], %[[OW]], %c0]{{.*}} : memref<1x4x6x8xf32>, vector<8xf32>
+// CHECK-NEXT:        vector.fma %[[X00]], %[[W00]], %{{.*}} : vector<8xf32>
+// CHECK-COUNT-17:    vector.fma {{.*}} : vector<8xf32>
+// CHECK-NOT:         vector.fma
+// CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<8xf32>, memref<1x2x4x8xf32>
+// CHECK-NOT:     linalg.depthwise_conv_2d_nhwc_hwc
+func.func @depthwise_channels_last(%x: memref<1x4x6x8xf32>, %w: memref<3x3x8xf32>, %o: memref<1x2x4x8xf32>) {
+  linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : memref<1x4x6x8xf32>, memref<3x3x8xf32>) outs(%o : memref<1x2x4x8xf32>)
+  return
+}
+
+// -----
+
+// A 1x1 convolution with the channels last is a product of pixels by
+// channels: the bias and activation after it read it through an
+// expand_shape back to pixels and write into the interior of the next
+// convolution's padded input. They run on the product's tiles: each row of
+// a tile is a pixel, whose indices the row splits into (divui/remui), and
+// the product's own buffer is never written.
+// CHECK-LABEL: func.func @pixels_into_padded(
+// CHECK-SAME:    %[[X:.*]]: memref<6x4xf32>, %[[W:.*]]: memref<4x8xf32>, %[[B:.*]]: memref<8xf32>, %[[P:.*]]: memref<1x4x5x8xf32>)
+// CHECK:         %[[IN:.*]] = memref.subview %[[P]][0, 1, 1, 0] [1, 2, 3, 8] [1, 1, 1, 1]
+// CHECK:         arith.divui
+// CHECK:         arith.remui
+// CHECK:         arith.maximumf {{.*}} : vector<8xf32>
+// CHECK:         vector.transfer_write {{.*}}, %[[IN]][%{{.*}}, %{{.*}}, %{{.*}}, %c0] {in_bounds = [true]} : vector<8xf32>, memref<1x2x3x8xf32, strided<[160, 40, 8, 1], offset: 48>>
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     memref.alloc
+func.func @pixels_into_padded(%x: memref<6x4xf32>, %w: memref<4x8xf32>, %b: memref<8xf32>, %p: memref<1x4x5x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %y = memref.alloc() : memref<6x8xf32>
+  linalg.fill ins(%zero : f32) outs(%y : memref<6x8xf32>)
+  linalg.matmul ins(%x, %w : memref<6x4xf32>, memref<4x8xf32>) outs(%y : memref<6x8xf32>)
+  %pixels = memref.expand_shape %y [[0, 1, 2], [3]] output_shape [1, 2, 3, 8] : memref<6x8xf32> into memref<1x2x3x8xf32>
+  %interior = memref.subview %p[0, 1, 1, 0] [1, 2, 3, 8] [1, 1, 1, 1] : memref<1x4x5x8xf32> to memref<1x2x3x8xf32, strided<[160, 40, 8, 1], offset: 48>>
+  linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>, affine_map<(n, h, w, c) -> (c)>, affine_map<(n, h, w, c) -> (n, h, w, c)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+    ins(%pixels, %b : memref<1x2x3x8xf32>, memref<8xf32>) outs(%interior : memref<1x2x3x8xf32, strided<[160, 40, 8, 1], offset: 48>>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %y : memref<6x8xf32>
+  return
+}

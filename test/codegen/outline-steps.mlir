@@ -5,8 +5,10 @@
 // six ops: each step gets its own copy of the constants and of the
 // weights' global, takes what it uses from before as arguments and returns
 // what is used after. The stack buffer %s stays in the step that uses it
-// (a step never returns its own stack memory). Under the default size the
-// body is left whole, and so is a small function.
+// (a step never returns its own stack memory). The dealloc of %b, which
+// deallocation put at the end of the body, goes to the end of the last
+// step that uses %b, and the step it leaves empty goes away. Under the
+// default size the body is left whole, and so is a small function.
 
 // CHECK-LABEL: func.func private @body.step0
 // CHECK-SAME: (%[[A:.*]]: memref<4xf32>, %[[N:.*]]: index) -> memref<4xf32>
@@ -25,16 +27,34 @@
 // CHECK: %[[C:.*]] = memref.alloc()
 // CHECK: scf.for
 // CHECK: memref.load %[[S]]
-// CHECK: return %[[C]]
-// CHECK-LABEL: func.func private @body.step2
-// CHECK-NEXT: memref.dealloc
+// CHECK: }
+// CHECK-NEXT: memref.dealloc %[[B1]]
+// CHECK-NEXT: return %[[C]]
+// CHECK-NOT: @body.step2
 // CHECK-LABEL: func.func private @body(
 // CHECK: %[[R0:.*]] = call @body.step0(%arg0, %arg1)
 // CHECK-NEXT: %[[R1:.*]] = call @body.step1(%[[R0]], %arg1)
-// CHECK-NEXT: call @body.step2(%[[R0]])
 // CHECK-NEXT: return %[[R1]]
 // CHECK-LABEL: func.func @small
 // CHECK-NEXT: return
+
+// A view of a buffer that the next step reads is made again there from the
+// buffer, which the step takes once: two arguments of a step are never two
+// views of one buffer.
+// CHECK-LABEL: func.func private @views.step0
+// CHECK-NOT: expand_shape
+// CHECK: return %{{.*}} : memref<8xf32>
+// CHECK-LABEL: func.func private @views.step1
+// CHECK-SAME: (%[[B:.*]]: memref<8xf32>, %{{.*}}: index) -> memref<2x4xf32>
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: %[[V:.*]] = memref.expand_shape %[[B]]
+// CHECK: memref.load %[[V]]
+// CHECK: memref.load %[[B]]
+// CHECK: memref.dealloc %[[B]]
+// CHECK-LABEL: func.func private @views(
+// CHECK-NOT: expand_shape
+// CHECK: return
 
 // WHOLE-NOT: @body.step
 memref.global "private" constant @weights : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
@@ -69,4 +89,25 @@ func.func private @body(%a: memref<4xf32>, %n: index) -> memref<4xf32> {
 
 func.func @small(%a: memref<4xf32>) -> memref<4xf32> {
   return %a : memref<4xf32>
+}
+
+func.func private @views(%a: memref<8xf32>, %n: index) -> memref<2x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = memref.alloc() : memref<8xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<8xf32>
+    %z = arith.addf %x, %x : f32
+    memref.store %z, %b[%i] : memref<8xf32>
+  }
+  %v = memref.expand_shape %b [[0, 1]] output_shape [2, 4] : memref<8xf32> into memref<2x4xf32>
+  %c = memref.alloc() : memref<2x4xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %v[%c0, %i] : memref<2x4xf32>
+    %y = memref.load %b[%i] : memref<8xf32>
+    %z = arith.mulf %x, %y : f32
+    memref.store %z, %c[%c0, %i] : memref<2x4xf32>
+  }
+  memref.dealloc %b : memref<8xf32>
+  return %c : memref<2x4xf32>
 }

@@ -95,3 +95,22 @@ func.func @panels(%x: tensor<?x2xf32>, %init: tensor<?x32xf32>) -> tensor<?x32xf
   %r = linalg.matmul ins(%x, %w : tensor<?x2xf32>, tensor<2x32xf32>) outs(%init : tensor<?x32xf32>) -> tensor<?x32xf32>
   return %r : tensor<?x32xf32>
 }
+
+// -----
+
+// A channels-last convolution's kernel (kh, kw, c, f), f the lane dim, in
+// panels of 16 output channels: (f / 16, kh, kw, c, 16), so that a tile
+// reads one contiguous run over all its taps and channels instead of a
+// row of f every step.
+// PANEL-DAG:   #[[K:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d3 floordiv 16, d4, d5, d6, d3 mod 16)>
+// PANEL-LABEL: func.func @kernel_panels(
+// PANEL:         %[[W:.*]] = arith.constant dense<{{.*}}> : tensor<2x1x1x2x16xf32>
+// PANEL:         linalg.generic {indexing_maps = [#{{.*}}, #[[K]], #{{.*}}]
+// PANEL-SAME:      ins(%{{.*}}, %[[W]] : tensor<1x2x2x2xf32>, tensor<2x1x1x2x16xf32>)
+// CHECK-LABEL: func.func @kernel_panels(
+// CHECK:         linalg.conv_2d_nhwc_hwcf
+func.func @kernel_panels(%x: tensor<1x2x2x2xf32>, %init: tensor<1x2x2x32xf32>) -> tensor<1x2x2x32xf32> {
+  %w = arith.constant dense<1.0> : tensor<1x1x2x32xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%x, %w : tensor<1x2x2x2xf32>, tensor<1x1x2x32xf32>) outs(%init : tensor<1x2x2x32xf32>) -> tensor<1x2x2x32xf32>
+  return %r : tensor<1x2x2x32xf32>
+}

@@ -237,6 +237,40 @@ module {
 
 // -----
 
+// Channels last (tract-channels-last): the spatial axes 1 and 2 are padded,
+// the bias broadcast along the last axis, and the kernel k, k, 1, C of a
+// depthwise convolution collapses to k, k, C.
+// CHECK-LABEL: func.func @depthwise_channels_last(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x6x6x4xf32> {bufferization.writable = false}, %[[K:.*]]: tensor<3x3x1x4xf32> {bufferization.writable = false}, %[[B:.*]]: tensor<4xf32> {bufferization.writable = false})
+// CHECK:         %[[P:.*]] = tensor.pad %[[X]] low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:         %[[I:.*]] = linalg.broadcast ins(%[[B]] : tensor<4xf32>) outs(%{{.*}} : tensor<1x3x3x4xf32>) dimensions = [0, 1, 2]
+// CHECK:         %[[KC:.*]] = tensor.collapse_shape %[[K]] {{\[}}[0], [1], [2, 3]] : tensor<3x3x1x4xf32> into tensor<3x3x4xf32>
+// CHECK:         linalg.depthwise_conv_2d_nhwc_hwc {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[P]], %[[KC]] : tensor<1x8x8x4xf32>, tensor<3x3x4xf32>) outs(%[[I]] : tensor<1x3x3x4xf32>)
+// LLVM-LABEL: llvm.func @depthwise_channels_last(
+module {
+  func.func @depthwise_channels_last(%x: tensor<1x6x6x4xf32>, %k: tensor<3x3x1x4xf32>, %b: tensor<4xf32>) -> tensor<1x3x3x4xf32> {
+    %0 = tract.conv %x, %k, %b {channels_last, group = 4 : i64, strides = array<i64: 2, 2>, padding = #tract<padding explicit>, pads_before = array<i64: 1, 1>, pads_after = array<i64: 1, 1>} : (tensor<1x6x6x4xf32>, tensor<3x3x1x4xf32>, tensor<4xf32>) -> tensor<1x3x3x4xf32>
+    return %0 : tensor<1x3x3x4xf32>
+  }
+}
+
+// -----
+
+// A dense channels-last convolution is linalg's NHWC by HWCF one: the
+// kernel k, k, C, O is already HWCF.
+// CHECK-LABEL: func.func @dense_channels_last(
+// CHECK:         %[[F:.*]] = linalg.fill
+// CHECK:         linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x5x5x3xf32>, tensor<3x3x3x2xf32>) outs(%[[F]] : tensor<1x3x3x2xf32>)
+// LLVM-LABEL: llvm.func @dense_channels_last(
+module {
+  func.func @dense_channels_last(%x: tensor<1x5x5x3xf32>, %k: tensor<3x3x3x2xf32>) -> tensor<1x3x3x2xf32> {
+    %0 = tract.conv %x, %k {channels_last} : (tensor<1x5x5x3xf32>, tensor<3x3x3x2xf32>) -> tensor<1x3x3x2xf32>
+    return %0 : tensor<1x3x3x2xf32>
+  }
+}
+
+// -----
+
 // Other groupings split the channels: input (N, G, C/G, x…), kernel
 // (G, O/G, C/G, k…) and output (N, G, O/G, y…) in one linalg.generic; a
 // bias of any shape with O elements is flattened first.

@@ -1,0 +1,342 @@
+//===- ChannelsLast.cpp - convolutional networks with the channels last ---===//
+//
+// A depthwise convolution wants its channels on the vector lanes: with
+// them last, each tap is one vector load and one FMA per output pixel, and
+// neighbouring output pixels share the loads. The pass rewrites the
+// convolutions as their channels-last form and carries that layout forward
+// through what follows them (element-wise ops, einsums, reductions,
+// concatenations), so that a chain of blocks runs without transposes. A
+// value whose reader needs the channels first gets one move_axis back; an
+// input that comes channels first gets one move_axis forward.
+//
+// The layout is a code generator's choice: NNEF has no channels-last
+// convolution, so the pass runs in the CPU pipeline only, after declutter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/tract/EinsumExpr.h"
+#include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractFolding.h"
+#include "dialects/tract/TractInterfaces.h"
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+#include "passes/DeclutterPatterns.h"
+#include "passes/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTCHANNELSLAST
+#include "passes/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+SmallVector<int64_t> identity(int64_t rank) {
+  return llvm::to_vector(llvm::seq<int64_t>(0, rank));
+}
+
+/// An axis of a rank-`rank` tensor once its channels (axis 1) move last.
+int64_t axisOnceLast(int64_t axis, int64_t rank) {
+  if (axis == 1)
+    return rank - 1;
+  return axis == 0 ? 0 : axis - 1;
+}
+
+/// `spec` (an einsum operand's letters) once the channels move last.
+std::string lettersOnceLast(StringRef spec) {
+  return (spec.take_front(1) + spec.drop_front(2) + spec.substr(1, 1)).str();
+}
+
+/// Whether `value` is a tensor whose layout the pass may change: rank 3 to
+/// 6, so that axis 1 is the channels of a convolution's input.
+bool isFeatureMap(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() >= 3 && type.getRank() <= 6;
+}
+
+class Converter {
+public:
+  Converter(func::FuncOp function, bool dense)
+      : function(function), builder(function.getContext()), dense(dense) {}
+
+  void run() {
+    Block &body = function.getBody().front();
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (auto conv = dyn_cast<ConvOp>(op))
+        convertConv(conv);
+      else if (!anyLast(&op))
+        continue;
+      else if (auto einsum = dyn_cast<EinsumOp>(op))
+        convertEinsum(einsum);
+      else if (auto reduce = dyn_cast<ReduceOp>(op))
+        convertReduce(reduce);
+      else if (auto concat = dyn_cast<ConcatOp>(op))
+        convertConcat(concat);
+      else if (auto move = dyn_cast<MoveAxisOp>(op))
+        cancelMove(move);
+      else if (isElementwise(&op) || isElementwiseUnary(&op))
+        convertElementwise(&op);
+    }
+    // The moves back that nothing reads any more, and the constants whose
+    // layout changed.
+    for (Operation *back : llvm::reverse(backs))
+      if (back->use_empty())
+        back->erase();
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+      if (isa<ConstOp, MoveAxisOp>(op) && op.use_empty())
+        op.erase();
+  }
+
+private:
+  func::FuncOp function;
+  OpBuilder builder;
+  bool dense;
+  /// A channels-first value's channels-last twin: move_axis(value, 1, last).
+  DenseMap<Value, Value> last;
+  SmallVector<Operation *> backs;
+
+  bool anyLast(Operation *op) {
+    return llvm::any_of(op->getOperands(),
+                        [&](Value value) { return last.count(value); });
+  }
+
+  Value move(Location loc, Value value, int64_t from, int64_t to) {
+    return builder.createOrFold<MoveAxisOp>(loc, value, uint64_t(from),
+                                            uint64_t(to));
+  }
+
+  /// `value` with its axes permuted (result axis i is axis perm[i]): a
+  /// constant transposed whatever its size (the folders stop at 64 K
+  /// elements, and a kernel left to a move_axis would be transposed at
+  /// every run), else the moves.
+  Value permute(Location loc, Value value, ArrayRef<int64_t> perm) {
+    DenseElementsAttr dense;
+    if (matchPattern(value, m_Constant(&dense)))
+      if (DenseElementsAttr moved = transposeDense(dense, perm))
+        return ConstOp::create(builder, loc, moved.getType(), moved);
+    SmallVector<int64_t> current =
+        llvm::to_vector(llvm::seq<int64_t>(0, perm.size()));
+    for (auto [i, axis] : llvm::enumerate(perm)) {
+      int64_t from = llvm::find(current, axis) - current.begin();
+      if (from == int64_t(i))
+        continue;
+      value = move(loc, value, from, i);
+      current.erase(current.begin() + from);
+      current.insert(current.begin() + i, axis);
+    }
+    return value;
+  }
+
+  /// The channels-last twin of `value`: the one known, else a move_axis
+  /// right after its definition (folded for a constant).
+  Value toLast(Value value) {
+    if (auto it = last.find(value); it != last.end())
+      return it->second;
+    auto type = cast<RankedTensorType>(value.getType());
+    int64_t rank = type.getRank();
+    // A model's own move of the channels first (an NHWC model's input).
+    if (auto move = value.getDefiningOp<MoveAxisOp>();
+        move && move.getFrom() == uint64_t(rank - 1) && move.getTo() == 1)
+      return last[value] = move.getInput();
+    OpBuilder::InsertionGuard guard(builder);
+    if (Operation *def = value.getDefiningOp())
+      builder.setInsertionPointAfter(def);
+    else
+      builder.setInsertionPointToStart(value.getParentBlock());
+    Value moved =
+        matchPattern(value, m_Constant())
+            ? permute(value.getLoc(), value,
+                      channelsLastOf(ArrayRef(identity(rank))))
+            : move(value.getLoc(), value, 1, rank - 1);
+    last[value] = moved;
+    return moved;
+  }
+
+  /// Replaces `op`'s result by `result`, channels last: readers of the old
+  /// one get a move back, which the pass drops if none is left.
+  void replace(Operation *op, Value result) {
+    int64_t rank = cast<RankedTensorType>(result.getType()).getRank();
+    builder.setInsertionPointAfterValue(result);
+    auto back = MoveAxisOp::create(builder, op->getLoc(), result,
+                                   uint64_t(rank - 1), uint64_t(1));
+    backs.push_back(back);
+    op->getResult(0).replaceAllUsesWith(back.getResult());
+    last[back.getResult()] = result;
+    op->erase();
+  }
+
+  /// A copy of `op` on `operands` before it, its result type inferred.
+  Operation *rebuild(Operation *op, ValueRange operands,
+                     function_ref<void(Operation *)> adjust = {}) {
+    builder.setInsertionPoint(op);
+    Operation *copy = builder.clone(*op);
+    copy->setOperands(operands);
+    if (adjust)
+      adjust(copy);
+    SmallVector<Type> types;
+    auto infer = dyn_cast<InferTypeOpInterface>(copy);
+    if (!infer ||
+        failed(infer.inferReturnTypes(
+            copy->getContext(), copy->getLoc(), copy->getOperands(),
+            copy->getAttrDictionary(), copy->getPropertiesStorage(),
+            copy->getRegions(), types))) {
+      copy->erase();
+      return nullptr;
+    }
+    copy->getResult(0).setType(types[0]);
+    return copy;
+  }
+
+  void convertConv(ConvOp conv) {
+    Shape input = getShape(conv.getInput());
+    Shape kernel = getShape(conv.getKernel());
+    size_t rank = input.size();
+    if (conv.getChannelsLast() || rank < 3 || rank > 5)
+      return;
+    bool depthwise = conv.getGroup() > 1 &&
+                     input[1] == TDim(conv.getGroup()) &&
+                     kernel[0] == TDim(conv.getGroup());
+    if (!depthwise && !(dense && conv.getGroup() == 1))
+      return;
+    if (!isa<FloatType>(getElementTypeOrSelf(conv.getType())))
+      return;
+    Value x = toLast(conv.getInput());
+    // The kernel O, C/group, k… as k…, C/group, O.
+    builder.setInsertionPoint(conv);
+    Location loc = conv.getLoc();
+    SmallVector<int64_t> perm;
+    for (size_t i = 2; i < rank; ++i)
+      perm.push_back(i);
+    perm.push_back(1);
+    perm.push_back(0);
+    Value w = permute(loc, conv.getKernel(), perm);
+    SmallVector<Value> operands{x, w};
+    if (conv.getBias())
+      operands.push_back(conv.getBias());
+    Operation *copy = rebuild(conv, operands, [](Operation *copy) {
+      copy->setAttr("channels_last", UnitAttr::get(copy->getContext()));
+    });
+    if (copy)
+      replace(conv, copy->getResult(0));
+  }
+
+  void convertEinsum(EinsumOp einsum) {
+    EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
+    SmallVector<Value> operands;
+    SmallVector<std::string> specs;
+    for (auto [input, spec] : llvm::zip(einsum.getInputs(), expr.inputs)) {
+      if (last.count(input) && spec.size() >= 3) {
+        operands.push_back(last[input]);
+        specs.push_back(lettersOnceLast(spec));
+      } else {
+        operands.push_back(input);
+        specs.push_back(spec);
+      }
+    }
+    std::string output = expr.output;
+    bool outputLast = output.size() >= 3 && output.size() <= 6;
+    if (outputLast)
+      output = lettersOnceLast(output);
+    std::string text = llvm::join(specs, ",") + "->" + output;
+    Operation *copy = rebuild(einsum, operands, [&](Operation *copy) {
+      copy->setAttr("expr", StringAttr::get(copy->getContext(), text));
+    });
+    if (!copy)
+      return;
+    if (outputLast) {
+      replace(einsum, copy->getResult(0));
+    } else {
+      einsum.getResult().replaceAllUsesWith(copy->getResult(0));
+      einsum->erase();
+    }
+  }
+
+  /// Reads the operands channels last, when they all have the result's
+  /// rank (broadcast operands of lower rank keep the op as it is).
+  SmallVector<Value> operandsLast(Operation *op) {
+    int64_t rank = cast<RankedTensorType>(op->getResult(0).getType()).getRank();
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!type || type.getRank() != rank)
+        return {};
+    }
+    for (Value operand : op->getOperands())
+      operands.push_back(toLast(operand));
+    return operands;
+  }
+
+  void convertElementwise(Operation *op) {
+    if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
+        !isFeatureMap(op->getResult(0)))
+      return;
+    SmallVector<Value> operands = operandsLast(op);
+    if (operands.empty())
+      return;
+    if (Operation *copy = rebuild(op, operands))
+      replace(op, copy->getResult(0));
+  }
+
+  void convertReduce(ReduceOp reduce) {
+    if (!isFeatureMap(reduce.getResult()))
+      return;
+    int64_t rank = reduce.getType().getRank();
+    SmallVector<int64_t> axes;
+    for (int64_t axis : reduce.getAxes())
+      axes.push_back(axisOnceLast(axis, rank));
+    llvm::sort(axes);
+    Value input = last[reduce.getInput()];
+    Operation *copy = rebuild(reduce, {input}, [&](Operation *copy) {
+      copy->setAttr("axes", builder.getDenseI64ArrayAttr(axes));
+    });
+    if (copy)
+      replace(reduce, copy->getResult(0));
+  }
+
+  void convertConcat(ConcatOp concat) {
+    if (!isFeatureMap(concat.getResult()))
+      return;
+    SmallVector<Value> operands = operandsLast(concat);
+    if (operands.empty())
+      return;
+    int64_t rank = concat.getType().getRank();
+    int64_t axis = axisOnceLast(concat.getAxis(), rank);
+    Operation *copy = rebuild(concat, operands, [&](Operation *copy) {
+      copy->setAttr("axis", builder.getI64IntegerAttr(axis));
+    });
+    if (copy)
+      replace(concat, copy->getResult(0));
+  }
+
+  /// A model's own move of the channels last (ConvNeXt's permute before
+  /// its layer norm) reads the twin as it is.
+  void cancelMove(MoveAxisOp op) {
+    int64_t rank = op.getType().getRank();
+    if (op.getFrom() != 1 || op.getTo() != uint64_t(rank - 1))
+      return;
+    op.getResult().replaceAllUsesWith(last[op.getInput()]);
+    op->erase();
+  }
+};
+
+struct TractChannelsLast
+    : public tract::impl::TractChannelsLastBase<TractChannelsLast> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation().walk([&](func::FuncOp function) {
+      if (!function.getBody().empty())
+        Converter(function, dense).run();
+    });
+  }
+};
+
+} // namespace
