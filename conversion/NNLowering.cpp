@@ -1184,14 +1184,20 @@ template <typename OpTy> struct PoolGeometry {
   explicit PoolGeometry(OpTy op)
       : input(getShape(op.getInput())),
         output(getShape(op->getResult(0).getType())),
-        window(windowOf(op, op.getKernelShape())) {
+        window(windowOf(op, op.getKernelShape())),
+        channelsLast(op.getChannelsLast()) {
     window.ceilMode = op.getCeilMode();
-    pads = windowPads(window, ArrayRef(input).drop_front(2),
-                      ArrayRef(output).drop_front(2));
+    pads = windowPads(window, ArrayRef(input).slice(first(), window.rank()),
+                      ArrayRef(output).slice(first(), window.rank()));
   }
+
+  /// The first spatial axis: 2 (N, C, spatial…) or 1 with the channels
+  /// last (N, spatial…, C).
+  size_t first() const { return channelsLast ? 1 : 2; }
 
   Shape input, output;
   Window window;
+  bool channelsLast;
   Pads pads;
 };
 
@@ -1210,11 +1216,25 @@ struct MaxPoolLowering : public TractLoweringPattern<MaxPoolOp> {
     Value low = lowest(rewriter, loc, element);
     Shape padded;
     Value x = padSpatial(builder, adaptor.getInput(), geometry.input,
-                         geometry.pads, low, padded);
+                         geometry.pads, low, padded, geometry.first());
     Value init = builder.filled(geometry.output, element, low);
+    // The named pools compare integers signed.
+    bool named = !comparesUnsigned(element);
+    if (geometry.channelsLast) {
+      if (!named || rank > 2 || op.getWithIndex())
+        return op.emitError() << "cannot lower a channels-last max pool of "
+                              << rank << " spatial axes"
+                              << (op.getWithIndex() ? " with indices" : "")
+                              << " (tract-channels-last makes none)";
+      Value result =
+          rank == 1 ? namedPool<linalg::PoolingNwcMaxOp>(builder, x, init,
+                                                         window, element)
+                    : namedPool<linalg::PoolingNhwcMaxOp>(builder, x, init,
+                                                          window, element);
+      rewriter.replaceOp(op, {result});
+      return success();
+    }
     if (!op.getWithIndex()) {
-      // The named pools compare integers signed.
-      bool named = !comparesUnsigned(element);
       Value result;
       if (named && rank == 1)
         result = namedPool<linalg::PoolingNcwMaxOp>(builder, x, init, window,
@@ -1338,10 +1358,20 @@ struct SumPoolLowering : public TractLoweringPattern<SumPoolOp> {
     Value zero = scalar(rewriter, op.getLoc(), element, 0);
     Shape padded;
     Value x = padSpatial(builder, adaptor.getInput(), geometry.input,
-                         geometry.pads, zero, padded);
+                         geometry.pads, zero, padded, geometry.first());
     Value init = builder.filled(geometry.output, element, zero);
     Value sum;
-    if (rank == 1)
+    if (geometry.channelsLast && rank > 2)
+      return op.emitError() << "cannot lower a channels-last sum pool of "
+                            << rank
+                            << " spatial axes (tract-channels-last makes none)";
+    if (geometry.channelsLast && rank == 1)
+      sum =
+          namedPool<linalg::PoolingNwcSumOp>(builder, x, init, window, element);
+    else if (geometry.channelsLast)
+      sum = namedPool<linalg::PoolingNhwcSumOp>(builder, x, init, window,
+                                                element);
+    else if (rank == 1)
       sum =
           namedPool<linalg::PoolingNcwSumOp>(builder, x, init, window, element);
     else if (rank == 2)
@@ -1375,7 +1405,8 @@ struct SumPoolLowering : public TractLoweringPattern<SumPoolOp> {
     SmallVector<std::optional<std::pair<Value, Value>>> ranges;
     int64_t whole = 1;
     for (size_t i = 0; i < rank; ++i) {
-      const TDim &x = geometry.input[i + 2], &y = geometry.output[i + 2];
+      const TDim &x = geometry.input[geometry.first() + i],
+                 &y = geometry.output[geometry.first() + i];
       TDim start = countIncludePad ? TDim(0) : pads.low[i];
       TDim explicitAfter = window.padding == Padding::Explicit
                                ? TDim(window.after[i])
@@ -1411,7 +1442,7 @@ struct SumPoolLowering : public TractLoweringPattern<SumPoolOp> {
             // Kernel offsets k with start <= y * s + k * d < end.
             auto [start, end] = *ranges[i];
             Value first = arith::MulIOp::create(
-                b, loc, linalg::IndexOp::create(b, loc, 2 + i),
+                b, loc, linalg::IndexOp::create(b, loc, geometry.first() + i),
                 index(window.strides[i]));
             Value dilation = index(window.dilations[i]);
             Value lowest = arith::MaxSIOp::create(

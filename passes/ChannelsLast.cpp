@@ -80,6 +80,8 @@ public:
         convertReduce(reduce);
       else if (auto concat = dyn_cast<ConcatOp>(op))
         convertConcat(concat);
+      else if (isa<MaxPoolOp, SumPoolOp>(op))
+        convertPool(&op);
       else if (auto move = dyn_cast<MoveAxisOp>(op))
         cancelMove(move);
       else if (isElementwise(&op) || isElementwiseUnary(&op))
@@ -314,6 +316,23 @@ private:
     });
     if (copy)
       replace(concat, copy->getResult(0));
+  }
+
+  /// A max or sum pool of one or two spatial axes (linalg's channels-last
+  /// pools), on floats, without indices.
+  void convertPool(Operation *pool) {
+    auto type = cast<RankedTensorType>(pool->getResult(0).getType());
+    if (type.getRank() < 3 || type.getRank() > 4 ||
+        !isa<FloatType>(type.getElementType()))
+      return;
+    if (auto max = dyn_cast<MaxPoolOp>(pool); max && max.getWithIndex())
+      return;
+    Value input = last[pool->getOperand(0)];
+    Operation *copy = rebuild(pool, {input}, [](Operation *copy) {
+      copy->setAttr("channels_last", UnitAttr::get(copy->getContext()));
+    });
+    if (copy)
+      replace(pool, copy->getResult(0));
   }
 
   /// A model's own move of the channels last (ConvNeXt's permute before

@@ -257,8 +257,9 @@ def TractChannelsLast : Pass<"tract-channels-last", "ModuleOp"> {
     output `N, spatial…, O`. The layout is carried forward through what
     reads the results: element-wise ops whose operands all have the
     result's rank, einsums (their letters move), reductions and
-    concatenations (their axes move), and a model's own move of the
-    channels last (ConvNeXt's), which disappears. Any other reader gets a
+    concatenations (their axes move), max and sum pools of one or two
+    spatial axes (their `channels_last` form), and a model's own move of
+    the channels last (ConvNeXt's), which disappears. Any other reader gets a
     `move_axis` back to the channels first; an input that comes channels
     first gets one forward, folded for constants.
 

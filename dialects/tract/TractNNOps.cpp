@@ -354,6 +354,8 @@ FailureOr<Shape> poolOutput(std::optional<Location> location, Adaptor adaptor) {
                              "expected input N,C,spatial…, got "
                              "rank ",
                              input.size());
+  if (adaptor.getChannelsLast())
+    input = channelsFirst(input);
   Window window = windowOf(adaptor);
   window.kernel.assign(adaptor.getKernelShape().begin(),
                        adaptor.getKernelShape().end());
@@ -366,6 +368,8 @@ FailureOr<Shape> poolOutput(std::optional<Location> location, Adaptor adaptor) {
   Shape output{input[0], input[1]};
   llvm::append_range(output,
                      windowOutput(ArrayRef<TDim>(input).drop_front(2), window));
+  if (adaptor.getChannelsLast())
+    output = channelsLastOf(output);
   return output;
 }
 

@@ -78,11 +78,14 @@ def Tract_MaxPoolOp : Tract_WindowOp<"max_pool"> {
     `input` is `N, C, spatial…`; `kernel_shape` is spatial. With
     `ceil_mode`, explicit padding rounds the output size up. With
     `with_index`, a second result gives the flat index of each maximum.
+    With `channels_last` (the code generator's, as conv's), the input and
+    output are `N, spatial…, C`.
   }];
   let arguments = !con((ins Tract_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
                             DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                             DefaultValuedAttr<BoolAttr, "false">:$with_index),
-                       windowAttrs);
+                       windowAttrs,
+                       (ins UnitAttr:$channels_last));
   let results = (outs Tract_Tensor:$output, Optional<Tract_IntTensor>:$indices);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
@@ -91,13 +94,15 @@ def Tract_SumPoolOp : Tract_WindowOp<"sum_pool"> {
   let summary = "sum (or average) over windows of the spatial axes";
   let description = [{
     Average pooling is a sum pool with `normalize`; `count_include_pad`
-    counts padded cells in the divisor.
+    counts padded cells in the divisor. With `channels_last` (the code
+    generator's, as conv's), the input and output are `N, spatial…, C`.
   }];
   let arguments = !con((ins Tract_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
                             DefaultValuedAttr<BoolAttr, "false">:$ceil_mode,
                             DefaultValuedAttr<BoolAttr, "false">:$normalize,
                             DefaultValuedAttr<BoolAttr, "false">:$count_include_pad),
-                       windowAttrs);
+                       windowAttrs,
+                       (ins UnitAttr:$channels_last));
   let results = (outs Tract_Tensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }

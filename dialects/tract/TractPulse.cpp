@@ -869,9 +869,15 @@ LogicalResult ConvOp::pulsify(PulseContext &context) {
   return pulsifyWindow(context, *this);
 }
 LogicalResult MaxPoolOp::pulsify(PulseContext &context) {
+  if (getChannelsLast())
+    return context.error(*this) << "a channels-last pool is the code "
+                                   "generator's; pulsify the model before";
   return pulsifyWindow(context, *this);
 }
 LogicalResult SumPoolOp::pulsify(PulseContext &context) {
+  if (getChannelsLast())
+    return context.error(*this) << "a channels-last pool is the code "
+                                   "generator's; pulsify the model before";
   return pulsifyWindow(context, *this);
 }
 LogicalResult DeconvOp::pulsify(PulseContext &context) {

@@ -1073,6 +1073,9 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            ", value = " + *value + ")";
   }
   if (auto pool = dyn_cast<MaxPoolOp>(op)) {
+    if (pool.getChannelsLast())
+      return unsupported(op) << "a channels-last pool is the code "
+                                "generator's form, not NNEF's";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
                              pool.getPadsAfter(), true, pool.getKernelShape());
@@ -1092,6 +1095,9 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
            ", border = \"ignore\", " + *window + ")";
   }
   if (auto pool = dyn_cast<SumPoolOp>(op)) {
+    if (pool.getChannelsLast())
+      return unsupported(op) << "a channels-last pool is the code "
+                                "generator's form, not NNEF's";
     auto window = windowArgs(op, pool.getStrides(), pool.getDilations(),
                              pool.getPadding(), pool.getPadsBefore(),
                              pool.getPadsAfter(), true, pool.getKernelShape());

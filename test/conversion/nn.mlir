@@ -271,6 +271,27 @@ module {
 
 // -----
 
+// Channels-last pools: the spatial axes 1 and 2 padded (a max pool with the
+// lowest value), linalg's NHWC pools, and an average's divisor counted
+// along axes 1 and 2.
+// CHECK-LABEL: func.func @pools_channels_last(
+// CHECK:         tensor.pad %{{.*}} low[0, 1, 1, 0] high[0, 1, 1, 0]
+// CHECK:         linalg.pooling_nhwc_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x6x6x3xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x2x2x3xf32>)
+// CHECK:         linalg.pooling_nhwc_sum {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x6x6x3xf32>, tensor<3x3xf32>) outs(%{{.*}} : tensor<1x4x4x3xf32>)
+// CHECK:         linalg.index 1 : index
+// CHECK:         linalg.index 2 : index
+// CHECK:         arith.divf
+// LLVM-LABEL: llvm.func @pools_channels_last(
+module {
+  func.func @pools_channels_last(%x: tensor<1x4x4x3xf32>) -> (tensor<1x2x2x3xf32>, tensor<1x4x4x3xf32>) {
+    %0 = tract.max_pool %x {channels_last, kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = #tract<padding explicit>, pads_before = array<i64: 1, 1>, pads_after = array<i64: 1, 1>} : (tensor<1x4x4x3xf32>) -> tensor<1x2x2x3xf32>
+    %1 = tract.sum_pool %x {channels_last, kernel_shape = array<i64: 3, 3>, normalize = true, padding = #tract<padding same_upper>} : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x3xf32>
+    return %0, %1 : tensor<1x2x2x3xf32>, tensor<1x4x4x3xf32>
+  }
+}
+
+// -----
+
 // Other groupings split the channels: input (N, G, C/G, x…), kernel
 // (G, O/G, C/G, k…) and output (N, G, O/G, y…) in one linalg.generic; a
 // bias of any shape with O elements is flattened first.

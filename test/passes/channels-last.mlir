@@ -103,3 +103,24 @@ func.func @grouped(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
   %c = tract.conv %x, %k {group = 2 : i64, padding = #tract<padding explicit>, pads_after = array<i64: 0, 0>, pads_before = array<i64: 0, 0>} : (tensor<1x4x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
   return %c : tensor<1x4x4x4xf32>
 }
+
+// -----
+
+// A max pool and an average pool after a convolution pool the spatial
+// axes where they now are (their channels_last form); one with indices
+// keeps the channels first.
+// CHECK-LABEL: func.func @pools
+// CHECK: %[[C:.*]] = tract.conv
+// CHECK-NEXT: %[[B:.*]] = tract.move_axis %[[C]] {from = 3 : i64, to = 1 : i64}
+// CHECK-NEXT: %[[M:.*]] = tract.max_pool %[[C]] {channels_last, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+// CHECK-NEXT: %[[A:.*]] = tract.sum_pool %[[M]] {channels_last, kernel_shape = array<i64: 2, 2>, normalize = true} : (tensor<1x2x2x2xf32>) -> tensor<1x1x1x2xf32>
+// CHECK-NEXT: tract.move_axis %[[A]] {from = 3 : i64, to = 1 : i64}
+// CHECK-NEXT: tract.max_pool %[[B]] {kernel_shape = array<i64: 2, 2>, with_index = true}
+func.func @pools(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x1x1xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>) {
+  %k = tract.const dense<1.0> : tensor<2x1x3x3xf32>
+  %c = tract.conv %x, %k {group = 2 : i64, padding = #tract<padding explicit>, pads_after = array<i64: 1, 1>, pads_before = array<i64: 1, 1>} : (tensor<1x2x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x4x4xf32>
+  %m = tract.max_pool %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %a = tract.sum_pool %m {kernel_shape = array<i64: 2, 2>, normalize = true} : (tensor<1x2x2x2xf32>) -> tensor<1x2x1x1xf32>
+  %i:2 = tract.max_pool %c {kernel_shape = array<i64: 2, 2>, with_index = true} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
+  return %a, %i#0, %i#1 : tensor<1x2x1x1xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>
+}
