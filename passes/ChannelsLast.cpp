@@ -84,7 +84,9 @@ public:
         convertPool(&op);
       else if (auto move = dyn_cast<MoveAxisOp>(op))
         cancelMove(move);
-      else if (isElementwise(&op) || isElementwiseUnary(&op))
+      else if (auto norm = dyn_cast<RmsNormOp>(op))
+        convertNorm(norm);
+      else if (isElementwiseOp(&op))
         convertElementwise(&op);
     }
     // The moves back that nothing reads any more, and the constants whose
@@ -104,6 +106,12 @@ private:
   /// A channels-first value's channels-last twin: move_axis(value, 1, last).
   DenseMap<Value, Value> last;
   SmallVector<Operation *> backs;
+
+  static bool isElementwiseOp(Operation *op) {
+    return (isElementwise(op) || isElementwiseUnary(op)) &&
+           op->getNumResults() == 1 && op->getNumRegions() == 0 &&
+           isFeatureMap(op->getResult(0));
+  }
 
   bool anyLast(Operation *op) {
     return llvm::any_of(op->getOperands(),
@@ -148,6 +156,35 @@ private:
     if (auto move = value.getDefiningOp<MoveAxisOp>();
         move && move.getFrom() == uint64_t(rank - 1) && move.getTo() == 1)
       return last[value] = move.getInput();
+    // An einsum writes its result channels last itself (ConvNeXt's second
+    // MLP product, whose letters took the model's move back to the
+    // channels first).
+    if (auto einsum = value.getDefiningOp<EinsumOp>()) {
+      EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
+      std::string text = llvm::join(expr.inputs, ",") + "->" +
+                         lettersOnceLast(expr.output);
+      OpBuilder::InsertionGuard guard(builder);
+      Operation *copy =
+          rebuild(einsum, einsum.getInputs(), [&](Operation *copy) {
+            copy->setAttr("expr", StringAttr::get(copy->getContext(), text));
+          });
+      if (copy) {
+        replace(einsum, copy->getResult(0));
+        return copy->getResult(0);
+      }
+    }
+    // So does an element-wise op read by nothing else, on the operands
+    // channels last (the layer scale after that product).
+    if (Operation *def = value.getDefiningOp();
+        def && value.hasOneUse() && isElementwiseOp(def)) {
+      SmallVector<Value> operands = operandsLast(def);
+      OpBuilder::InsertionGuard guard(builder);
+      if (Operation *copy = operands.empty() ? nullptr
+                                             : rebuild(def, operands)) {
+        replace(def, copy->getResult(0));
+        return copy->getResult(0);
+      }
+    }
     OpBuilder::InsertionGuard guard(builder);
     if (Operation *def = value.getDefiningOp())
       builder.setInsertionPointAfter(def);
@@ -234,17 +271,25 @@ private:
     EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
     SmallVector<Value> operands;
     SmallVector<std::string> specs;
+    std::string spatial; // the letters of the converted inputs' pixels
     for (auto [input, spec] : llvm::zip(einsum.getInputs(), expr.inputs)) {
       if (last.count(input) && spec.size() >= 3) {
         operands.push_back(last[input]);
         specs.push_back(lettersOnceLast(spec));
+        spatial += spec.substr(2);
       } else {
         operands.push_back(input);
         specs.push_back(spec);
       }
     }
+    // The result moves its axis 1 last when that axis is not a pixel axis
+    // and its last is: a 1x1 convolution's `noxy` becomes `nxyo`, but a
+    // product over the channels of pixels already last (ConvNeXt's MLP,
+    // `ABmn`) keeps its letters.
     std::string output = expr.output;
-    bool outputLast = output.size() >= 3 && output.size() <= 6;
+    bool outputLast = output.size() >= 3 && output.size() <= 6 &&
+                      !llvm::is_contained(spatial, output[1]) &&
+                      llvm::is_contained(spatial, output.back());
     if (outputLast)
       output = lettersOnceLast(output);
     std::string text = llvm::join(specs, ",") + "->" + output;
@@ -277,14 +322,22 @@ private:
   }
 
   void convertElementwise(Operation *op) {
-    if (op->getNumResults() != 1 || op->getNumRegions() != 0 ||
-        !isFeatureMap(op->getResult(0)))
-      return;
     SmallVector<Value> operands = operandsLast(op);
     if (operands.empty())
       return;
     if (Operation *copy = rebuild(op, operands))
       replace(op, copy->getResult(0));
+  }
+
+  void convertNorm(RmsNormOp norm) {
+    int64_t rank = norm.getType().getRank();
+    int64_t axis = axisOnceLast(norm.getAxis(), rank);
+    Operation *copy =
+        rebuild(norm, {last[norm.getInput()]}, [&](Operation *copy) {
+          copy->setAttr("axis", builder.getI64IntegerAttr(axis));
+        });
+    if (copy)
+      replace(norm, copy->getResult(0));
   }
 
   void convertReduce(ReduceOp reduce) {

@@ -256,12 +256,14 @@ def TractChannelsLast : Pass<"tract-channels-last", "ModuleOp"> {
     `channels_last` form: input `N, spatial…, C`, kernel `k…, C/group, O`,
     output `N, spatial…, O`. The layout is carried forward through what
     reads the results: element-wise ops whose operands all have the
-    result's rank, einsums (their letters move), reductions and
-    concatenations (their axes move), max and sum pools of one or two
-    spatial axes (their `channels_last` form), and a model's own move of
-    the channels last (ConvNeXt's), which disappears. Any other reader gets a
-    `move_axis` back to the channels first; an input that comes channels
-    first gets one forward, folded for constants.
+    result's rank, einsums (their letters move, the result's too when its
+    axis 1 is not a pixel axis), reductions, concatenations and rms_norm
+    (their axes move), max and sum pools of one or two spatial axes (their
+    `channels_last` form), and a model's own move of the channels last
+    (ConvNeXt's), which disappears. Any other reader gets a `move_axis`
+    back to the channels first. An input that comes channels first gets
+    one forward, folded for constants; but an einsum, or an element-wise op
+    read once, writes its result channels last itself.
 
     Not for NNEF: export and pulsification refuse a channels-last
     convolution.

@@ -124,3 +124,37 @@ func.func @pools(%x: tensor<1x2x4x4xf32>) -> (tensor<1x2x1x1xf32>, tensor<1x2x3x
   %i:2 = tract.max_pool %c {kernel_shape = array<i64: 2, 2>, with_index = true} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>)
   return %a, %i#0, %i#1 : tensor<1x2x1x1xf32>, tensor<1x2x3x3xf32>, tensor<1x2x3x3xi64>
 }
+
+// -----
+
+// A ConvNeXt block: after the depthwise convolution the model moves the
+// channels last itself (that move disappears), normalizes them (the
+// rms_norm's axis moves), and runs its MLP on pixels whose channels are
+// already last (the first product keeps its letters); the second product
+// took the model's move back to the channels first into its letters, and
+// since the residual add needs it channels last, it and the layer scale
+// after it write channels last themselves: no transpose is left but the
+// model's input and output.
+// CHECK-LABEL: func.func @convnext_block
+// CHECK: %[[IN:.*]] = tract.move_axis %arg0 {from = 1 : i64, to = 3 : i64}
+// CHECK: %[[C:.*]] = tract.conv %[[IN]]
+// CHECK: %[[N:.*]] = tract.rms_norm %[[C]] {axis = 3 : i64
+// CHECK: %[[E1:.*]] = tract.einsum %[[N]], %{{.*}} {expr = "ABmk,kn->ABmn"} : (tensor<1x4x4x8xf32>, tensor<8x16xf32>) -> tensor<1x4x4x16xf32>
+// CHECK: %[[E2:.*]] = tract.einsum %[[E1]], %{{.*}} {expr = "ABmk,kn->ABmn"} : (tensor<1x4x4x16xf32>, tensor<16x8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK: %[[S:.*]] = tract.mul %[[E2]], %{{.*}} : (tensor<1x4x4x8xf32>, tensor<1x1x1x8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK: %[[R:.*]] = tract.add %[[S]], %[[IN]] : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: %[[OUT:.*]] = tract.move_axis %[[R]] {from = 3 : i64, to = 1 : i64}
+// CHECK-NEXT: return %[[OUT]]
+func.func @convnext_block(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %k = tract.const dense<1.0> : tensor<8x1x3x3xf32>
+  %w1 = tract.const dense<0.5> : tensor<8x16xf32>
+  %w2 = tract.const dense<0.25> : tensor<16x8xf32>
+  %gamma = tract.const dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]], [[7.0]], [[8.0]]]]> : tensor<1x8x1x1xf32>
+  %c = tract.conv %x, %k {group = 8 : i64, padding = #tract<padding explicit>, pads_after = array<i64: 1, 1>, pads_before = array<i64: 1, 1>} : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
+  %n = tract.rms_norm %c {axis = 1 : i64} : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
+  %e1 = tract.einsum %n, %w1 {expr = "AkBm,kn->ABmn"} : (tensor<1x8x4x4xf32>, tensor<8x16xf32>) -> tensor<1x4x4x16xf32>
+  %e2 = tract.einsum %e1, %w2 {expr = "ABmk,kn->AnBm"} : (tensor<1x4x4x16xf32>, tensor<16x8xf32>) -> tensor<1x8x4x4xf32>
+  %s = tract.mul %e2, %gamma : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %r = tract.add %s, %x : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %r : tensor<1x8x4x4xf32>
+}
