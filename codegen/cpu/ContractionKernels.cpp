@@ -1115,40 +1115,19 @@ private:
                                    cols);
   }
 
-  /// The sizes of the reduction dims when a lane-wise tile unrolls them:
-  /// all static, at most 64 steps (a 7×7 kernel). Rows then read each
-  /// pixel at the same index expression, which CSE shares.
-  std::optional<SmallVector<int64_t>> unrolledTaps() {
-    if (!plan.laneWise || blockBegin)
+  /// The size of the last reduction dim (a kernel's row of taps) when a
+  /// lane-wise tile unrolls it: static, at most 8. The pixels of a tile
+  /// then read each input pixel of that row at the same index expression,
+  /// which CSE shares; the other taps stay loops (unrolling all 49 taps of
+  /// a 7×7 kernel, for every tile shape, doubled the compile time of the
+  /// networks that have them).
+  std::optional<int64_t> unrolledTaps() {
+    if (!plan.laneWise || blockBegin || plan.reductionDims.empty())
       return std::nullopt;
-    SmallVector<int64_t> all = plan.op.getStaticLoopRanges();
-    SmallVector<int64_t> sizes;
-    int64_t steps = 1;
-    for (unsigned dim : plan.reductionDims) {
-      if (ShapedType::isDynamic(all[dim]))
-        return std::nullopt;
-      sizes.push_back(all[dim]);
-      steps *= all[dim];
-    }
-    if (steps > 64)
+    int64_t size = plan.op.getStaticLoopRanges()[plan.reductionDims.back()];
+    if (ShapedType::isDynamic(size) || size > 8)
       return std::nullopt;
-    return sizes;
-  }
-
-  /// The reduction dims from `level` on, as straight-line steps.
-  SmallVector<Value> emitUnrolled(OpBuilder &b, Location loc,
-                                  ValueRange accumulators,
-                                  tract::LoopDims::Body step,
-                                  ArrayRef<int64_t> sizes, size_t level) {
-    if (level == sizes.size())
-      return step(b, loc, accumulators);
-    SmallVector<Value> sums(accumulators.begin(), accumulators.end());
-    unsigned dim = plan.reductionDims[level];
-    for (int64_t i = 0; i < sizes[level]; ++i) {
-      loops->values[dim] = arith::ConstantIndexOp::create(b, loc, i);
-      sums = emitUnrolled(b, loc, sums, step, sizes, level + 1);
-    }
-    return sums;
+    return size;
   }
 
   /// Nests one loop per reduction dim (within the current block of k),
@@ -1156,8 +1135,19 @@ private:
   SmallVector<Value> emitReductions(OpBuilder &b, Location loc,
                                     ValueRange accumulators,
                                     tract::LoopDims::Body step) {
-    if (std::optional<SmallVector<int64_t>> taps = unrolledTaps())
-      return emitUnrolled(b, loc, accumulators, step, *taps, 0);
+    if (std::optional<int64_t> taps = unrolledTaps()) {
+      unsigned dim = plan.reductionDims.back();
+      auto row = [&](OpBuilder &builder, Location l, ValueRange sums) {
+        SmallVector<Value> next(sums.begin(), sums.end());
+        for (int64_t i = 0; i < *taps; ++i) {
+          loops->values[dim] = arith::ConstantIndexOp::create(builder, l, i);
+          next = step(builder, l, next);
+        }
+        return next;
+      };
+      return loops->nest(b, loc, ArrayRef(plan.reductionDims).drop_back(),
+                         accumulators, row);
+    }
     auto block = [&](OpBuilder &, Location, unsigned) {
       return std::make_pair(blockBegin, blockEnd);
     };

@@ -386,20 +386,21 @@ func.func @panels(%a: memref<1x3xf32>, %b: memref<4x3x8xf32>, %c: memref<1x32xf3
 // A depthwise convolution with the channels last: both operands walk the
 // channels, the vector dim. The tile is two pixels of a row (the rows) by
 // the 8 channels; the weights of a tap are one vector that both pixels
-// share, and the 9 taps are unrolled (no loop, no broadcast), so that
-// pixels reading the same input pixel at different taps read the same
-// index, which CSE then shares.
+// share (no broadcast). The kernel's rows are a loop, its 3 taps per row
+// unrolled, so that pixels reading the same input pixel at different taps
+// read the same index, which CSE then shares.
 // CHECK-LABEL: func.func @depthwise_channels_last(
 // CHECK-SAME:    %[[X:.*]]: memref<1x4x6x8xf32>, %[[W:.*]]: memref<3x3x8xf32>, %[[O:.*]]: memref<1x2x4x8xf32>)
 // CHECK:         scf.for %[[OH:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:           scf.for %[[OW:.*]] = %{{.*}} to %{{.*}} step %c2 {
-// CHECK-NOT:         scf.for
-// CHECK-NOT:         vector.broadcast
-// CHECK:             %[[W00:.*]] = vector.transfer_read %[[W]][%c0, %c0, %c0]{{.*}} : memref<3x3x8xf32>, vector<8xf32>
-// CHECK-NEXT:        %[[X00:.*]] = vector.transfer_read %[[X]][%c0, %[[OH]], %[[OW]], %c0]{{.*}} : memref<1x4x6x8xf32>, vector<8xf32>
-// CHECK-NEXT:        vector.fma %[[X00]], %[[W00]], %{{.*}} : vector<8xf32>
-// CHECK-COUNT-17:    vector.fma {{.*}} : vector<8xf32>
-// CHECK-NOT:         vector.fma
+// CHECK:             scf.for %[[KH:.*]] = %c0 to %c3 step %c1 iter_args
+// CHECK-NOT:           vector.broadcast
+// CHECK-NEXT:          %[[W0:.*]] = vector.transfer_read %[[W]][%[[KH]], %c0, %c0]{{.*}} : memref<3x3x8xf32>, vector<8xf32>
+// CHECK-NEXT:          %[[IH:.*]] = affine.apply
+// CHECK-NEXT:          %[[X0:.*]] = vector.transfer_read %[[X]][%c0, %[[IH]], %[[OW]], %c0]{{.*}} : memref<1x4x6x8xf32>, vector<8xf32>
+// CHECK-NEXT:          vector.fma %[[X0]], %[[W0]], %{{.*}} : vector<8xf32>
+// CHECK-COUNT-5:       vector.fma {{.*}} : vector<8xf32>
+// CHECK-NEXT:          scf.yield
 // CHECK-COUNT-2:     vector.transfer_write {{.*}} : vector<8xf32>, memref<1x2x4x8xf32>
 // CHECK-NOT:     linalg.depthwise_conv_2d_nhwc_hwc
 func.func @depthwise_channels_last(%x: memref<1x4x6x8xf32>, %w: memref<3x3x8xf32>, %o: memref<1x2x4x8xf32>) {
