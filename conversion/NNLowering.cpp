@@ -1632,6 +1632,276 @@ void forEachCombination(ArrayRef<size_t> counts,
   }
 }
 
+/// The input coordinate of output cell `y` along an axis of `in` cells
+/// resized to `out` by `scale`: sourceCoordinate's arithmetic, in the same
+/// order on doubles, for the tables of a resize whose shapes are known.
+double sourceCoordinateOf(CoordTransform transform, double y, double in,
+                          double out, double scale) {
+  bool single = out <= 1.0;
+  auto halfPixel = [&] { return (y + 0.5) / scale - 0.5; };
+  switch (transform) {
+  case CoordTransform::Asymmetric:
+    return y / scale;
+  case CoordTransform::HalfPixel:
+    return halfPixel();
+  case CoordTransform::PytorchHalfPixel:
+    return single ? 0.0 : halfPixel();
+  case CoordTransform::HalfPixelSymmetric: {
+    double adjustment = out / (scale * in);
+    double offset = (in * 0.5) * (1.0 - adjustment);
+    return offset + halfPixel();
+  }
+  case CoordTransform::TfHalfPixelForNn:
+    return (y + 0.5) / scale;
+  case CoordTransform::AlignCorners:
+    return single ? 0.0 : (y * (in - 1.0)) / (scale * in - 1.0);
+  case CoordTransform::TfCropAndResize:
+    break;
+  }
+  llvm_unreachable("crop and resize has no table");
+}
+
+/// The cells of one axis that each output cell reads, and their weights:
+/// `cells[k][y]` and `weights[k][y]` for the k-th tap of output cell y
+/// (no weights for nearest).
+struct ResizeTable {
+  size_t axis;
+  SmallVector<SmallVector<int32_t>> cells;
+  SmallVector<SmallVector<double>> weights;
+};
+
+/// The table of an axis of `in` cells resized to `out`, computed as
+/// ResizeLowering's general body computes each cell's taps.
+ResizeTable resizeTable(ResizeOp op, size_t axis, int64_t in, int64_t out) {
+  ArrayRef<double> scales = op.getScales();
+  double inF = static_cast<double>(in), outF = static_cast<double>(out);
+  double scale = scales.empty() ? outF / inF : scales[axis];
+  Interpolator interpolator = op.getInterpolator();
+  size_t taps = interpolator == Interpolator::Nearest  ? 1
+                : interpolator == Interpolator::Linear ? 2
+                                                       : 4;
+  ResizeTable table;
+  table.axis = axis;
+  table.cells.assign(taps, SmallVector<int32_t>(out));
+  if (interpolator != Interpolator::Nearest)
+    table.weights.assign(taps, SmallVector<double>(out));
+  auto clamp = [&](int64_t index) {
+    return static_cast<int32_t>(std::clamp<int64_t>(index, 0, in - 1));
+  };
+  for (int64_t y = 0; y < out; ++y) {
+    double x = sourceCoordinateOf(op.getCoordTransform(),
+                                  static_cast<double>(y), inF, outF, scale);
+    if (interpolator == Interpolator::Nearest) {
+      double rounded;
+      switch (op.getNearestMode()) {
+      case NearestMode::Floor:
+        rounded = std::floor(x);
+        break;
+      case NearestMode::Ceil:
+        rounded = std::ceil(x);
+        break;
+      case NearestMode::RoundPreferFloor:
+        rounded = std::ceil(x - 0.5);
+        break;
+      case NearestMode::RoundPreferCeil:
+        rounded = std::floor(x + 0.5);
+        break;
+      }
+      table.cells[0][y] = clamp(static_cast<int64_t>(rounded));
+      continue;
+    }
+    double floor = std::floor(x), t = x - floor;
+    SmallVector<double> weights;
+    if (interpolator == Interpolator::Linear) {
+      weights = {1.0 - t, t};
+    } else {
+      double a = op.getCubicCoeffA().convertToDouble();
+      auto far = [&](double d) {
+        return ((a * d + -5 * a) * d + 8 * a) * d + -4 * a;
+      };
+      auto near = [&](double d) {
+        return ((a + 2) * d + -(a + 3)) * d * d + 1.0;
+      };
+      double rest = 1.0 - t;
+      weights = {far(t + 1.0), near(t), near(rest), far(rest + 1.0)};
+    }
+    int64_t first = interpolator == Interpolator::Linear ? 0 : -1;
+    double total = 0;
+    for (size_t k = 0; k < taps; ++k) {
+      int64_t index = static_cast<int64_t>(floor) + first + k;
+      if (op.getExcludeOutside()) {
+        if (index < 0 || index > in - 1)
+          weights[k] = 0;
+        total += weights[k];
+      }
+      table.cells[k][y] = clamp(index);
+    }
+    for (size_t k = 0; k < taps; ++k)
+      table.weights[k][y] =
+          op.getExcludeOutside() ? weights[k] / total : weights[k];
+  }
+  return table;
+}
+
+/// One pass of a tabled resize: `source` (of `shape` with the tables' axes
+/// at their input lengths) resized along the axes of `tables` at once into
+/// a tensor of `shape` and `element`, summing in `compute`. Each output
+/// cell gathers its taps' cells, at the cells of each table, and weighs
+/// them by the product of their weights.
+Value tabledResizePass(const Builder &builder, Value source,
+                       ArrayRef<ResizeTable> tables, const Shape &shape,
+                       Type element, Type compute) {
+  OpBuilder &rewriter = builder.b;
+  Location loc = builder.loc;
+  unsigned rank = shape.size();
+  bool weighted = !tables.front().weights.empty();
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (const ResizeTable &table : tables) {
+    AffineMap map = AffineMap::get(
+        rank, 0, rewriter.getAffineDimExpr(table.axis), rewriter.getContext());
+    auto length = static_cast<int64_t>(table.cells[0].size());
+    for (size_t k = 0; k < table.cells.size(); ++k) {
+      auto cellsType = RankedTensorType::get({length}, rewriter.getI32Type());
+      inputs.push_back(arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(cellsType, ArrayRef<int32_t>(table.cells[k]))));
+      maps.push_back(map);
+      if (!weighted)
+        continue;
+      auto weightsType = RankedTensorType::get({length}, compute);
+      SmallVector<Attribute> weights = llvm::map_to_vector(
+          table.weights[k],
+          [&](double w) -> Attribute { return FloatAttr::get(compute, w); });
+      inputs.push_back(arith::ConstantOp::create(
+          rewriter, loc, DenseElementsAttr::get(weightsType, weights)));
+      maps.push_back(map);
+    }
+  }
+  return mapGeneric(
+      builder, inputs, maps, builder.empty(shape, element),
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        SmallVector<Value> indices;
+        for (unsigned axis = 0; axis < rank; ++axis)
+          indices.push_back(linalg::IndexOp::create(b, l, axis));
+        // Per table, its taps: (cell, weight).
+        SmallVector<SmallVector<std::pair<Value, Value>>> taps;
+        size_t next = 0;
+        for (const ResizeTable &table : tables) {
+          SmallVector<std::pair<Value, Value>> axisTaps;
+          for (size_t k = 0; k < table.cells.size(); ++k) {
+            Value cell = arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                    args[next++]);
+            Value weight = weighted ? args[next++] : Value();
+            axisTaps.push_back({cell, weight});
+          }
+          taps.push_back(axisTaps);
+        }
+        SmallVector<size_t> counts = llvm::map_to_vector(
+            taps, [](const auto &axisTaps) { return axisTaps.size(); });
+        Value value;
+        forEachCombination(counts, [&](ArrayRef<size_t> choice) {
+          SmallVector<Value> at(indices);
+          Value weight;
+          for (size_t i = 0; i < tables.size(); ++i) {
+            auto [cell, w] = taps[i][choice[i]];
+            at[tables[i].axis] = cell;
+            if (w)
+              weight = weight ? arith::MulFOp::create(b, l, weight, w).getResult()
+                              : w;
+          }
+          Value cellValue = tensor::ExtractOp::create(b, l, source, at);
+          if (!weight) {
+            value = cellValue;
+            return;
+          }
+          Value term = arith::MulFOp::create(
+              b, l, castScalar(b, l, cellValue, compute), weight);
+          value = value ? arith::AddFOp::create(b, l, value, term).getResult()
+                        : term;
+        });
+        return castScalar(b, l, value, element);
+      });
+}
+
+/// The order of the passes of a separable resize that does the least work:
+/// each pass costs its output's cells times its taps, four times over along
+/// the last axis, where each tap is a gather (the other axes read rows).
+SmallVector<size_t> cheapestPassOrder(ArrayRef<ResizeTable> tables,
+                                      ArrayRef<int64_t> input) {
+  SmallVector<size_t> order = llvm::to_vector(llvm::seq<size_t>(tables.size()));
+  SmallVector<size_t> best = order;
+  double bestCost = std::numeric_limits<double>::infinity();
+  do {
+    SmallVector<int64_t> shape(input);
+    double cost = 0;
+    for (size_t i : order) {
+      const ResizeTable &table = tables[i];
+      shape[table.axis] = table.cells[0].size();
+      double cells = 1;
+      for (int64_t size : shape)
+        cells *= static_cast<double>(size);
+      bool last = table.axis + 1 == input.size();
+      cost += cells * table.cells.size() * (last ? 4 : 1);
+    }
+    if (cost < bestCost) {
+      bestCost = cost;
+      best = order;
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  return best;
+}
+
+/// A resize whose scales and resized axes are known, on floats: the cells
+/// and weights of each output position come from tables computed here, so
+/// that the body only gathers and sums (in f32, or f64 for f64), and the
+/// vector loops run it with the tables of the last axis on the lanes. A
+/// linear or cubic resize is separable: one pass per axis, in the order
+/// that does the least work (for an upsampling, the gathers along the last
+/// axis before the rows multiply), the passes in between in `compute`.
+FailureOr<Value> lowerResizeWithTables(ResizeOp op, Value source,
+                                       const Builder &builder,
+                                       ConversionPatternRewriter &rewriter) {
+  Type element = getElementTypeOrSelf(op.getType());
+  CoordTransform transform = op.getCoordTransform();
+  if (!isa<FloatType>(element) || op.getScaleValues() || op.getRoiValues() ||
+      transform == CoordTransform::TfCropAndResize)
+    return failure();
+  Shape input = getShape(op.getInput()), output = getShape(op.getType());
+  ArrayRef<double> scales = op.getScales();
+  SmallVector<ResizeTable> tables;
+  // The input's lengths, 1 where unknown (they weigh the passes' order).
+  SmallVector<int64_t> lengths;
+  for (size_t axis = 0; axis < input.size(); ++axis) {
+    lengths.push_back(input[axis].getConstant().value_or(1));
+    bool unitScale = scales.empty() || scales[axis] == 1.0;
+    if (transform != CoordTransform::TfHalfPixelForNn && unitScale &&
+        input[axis] == output[axis])
+      continue;
+    std::optional<int64_t> in = input[axis].getConstant();
+    std::optional<int64_t> out = output[axis].getConstant();
+    if (!in || !out || *in < 1 || *in >= (int64_t(1) << 31))
+      return failure();
+    tables.push_back(resizeTable(op, axis, *in, *out));
+  }
+  if (tables.empty())
+    return failure();
+  Type compute = element.isF64() ? element : rewriter.getF32Type();
+  if (op.getInterpolator() == Interpolator::Nearest || tables.size() == 1)
+    return tabledResizePass(builder, source, tables, output, element, compute);
+  Value result = source;
+  Shape shape = input;
+  SmallVector<size_t> order = cheapestPassOrder(tables, lengths);
+  for (auto [pass, i] : llvm::enumerate(order)) {
+    const ResizeTable &table = tables[i];
+    shape[table.axis] = output[table.axis];
+    bool final = pass + 1 == order.size();
+    result = tabledResizePass(builder, result, table, shape,
+                              final ? element : compute, compute);
+  }
+  return result;
+}
+
 struct ResizeLowering : public TractLoweringPattern<ResizeOp> {
   using TractLoweringPattern::TractLoweringPattern;
 
@@ -1640,6 +1910,12 @@ struct ResizeLowering : public TractLoweringPattern<ResizeOp> {
     Type element = getElementTypeOrSelf(op.getType());
     Shape input = getShape(op.getInput()), output = getShape(op.getType());
     Builder builder(rewriter, op);
+    if (FailureOr<Value> tabled =
+            lowerResizeWithTables(op, adaptor.getInput(), builder, rewriter);
+        succeeded(tabled)) {
+      rewriter.replaceOp(op, *tabled);
+      return success();
+    }
     Location loc = op.getLoc();
     Type f64 = rewriter.getF64Type();
     CoordTransform transform = op.getCoordTransform();

@@ -109,7 +109,7 @@ FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
   }
 
   Block *body = op.getBlock();
-  if (!tract::isLaneWiseBody(body, /*allowIndex=*/true))
+  if (!tract::isLaneWiseBody(body, /*allowIndex=*/true, /*allowLoads=*/true))
     return failure();
   plan.readsOutput = !body->getArguments().back().use_empty();
   if (!plan.reductionDims.empty() && !plan.readsOutput)

@@ -231,10 +231,34 @@ static bool isVectorElement(Type type) {
   return isa<FloatType, IntegerType, IndexType>(type);
 }
 
-bool tract::isLaneWiseBody(Block *body, bool allowIndex) {
+/// Whether `load` can be a gather: from a buffer defined outside the body,
+/// of vector elements, whose last axis is contiguous and whose strides are
+/// known.
+static bool isGatherable(memref::LoadOp load, Block *body) {
+  MemRefType type = load.getMemRefType();
+  if (type.getRank() == 0 || !isVectorElement(type.getElementType()) ||
+      type.getElementType().isInteger(1))
+    return false;
+  if (Operation *source = load.getMemRef().getDefiningOp())
+    if (body->getParentOp()->isAncestor(source))
+      return false;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.back() == 1 &&
+         !llvm::is_contained(strides, ShapedType::kDynamic);
+}
+
+bool tract::isLaneWiseBody(Block *body, bool allowIndex, bool allowLoads) {
   for (Operation &op : body->without_terminator()) {
     if (isa<linalg::IndexOp>(op)) {
       if (!allowIndex)
+        return false;
+      continue;
+    }
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      if (!allowLoads || !isGatherable(load, body))
         return false;
       continue;
     }
@@ -247,6 +271,92 @@ bool tract::isLaneWiseBody(Block *body, bool allowIndex) {
       return false;
   }
   return true;
+}
+
+/// Whether every lane of `lanes` holds the same value: a broadcast, or lane
+/// by lane arithmetic on such values.
+static bool isUniform(Value lanes) {
+  Operation *op = lanes.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<vector::BroadcastOp>(op))
+    return true;
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    return dense && dense.isSplat();
+  }
+  return op->hasTrait<OpTrait::Elementwise>() && op->getNumOperands() > 0 &&
+         llvm::all_of(op->getOperands(), isUniform);
+}
+
+/// Whether lane i of `lanes` is lane 0 plus i: a uniform value plus
+/// `vector.step`, plus uniform values.
+static bool isConsecutive(Value lanes) {
+  auto add = lanes.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  for (auto [one, other] : {std::pair(add.getLhs(), add.getRhs()),
+                            std::pair(add.getRhs(), add.getLhs())})
+    if (isUniform(other) &&
+        (one.getDefiningOp<vector::StepOp>() || isConsecutive(one)))
+      return true;
+  return false;
+}
+
+/// The lanes of `load`, each at the indices of its lane. A load whose
+/// indices are the same on every lane is one load; one whose last index
+/// walks the lanes one by one and whose others are the same, a vector load;
+/// any other a gather, of one offset per lane (32-bit when the buffer is
+/// small enough, which the targets gather with 16 lanes at once).
+static Value gatherLanes(OpBuilder &b, Location loc, memref::LoadOp load,
+                         function_ref<Value(Value)> lookup, int64_t width) {
+  MemRefType type = load.getMemRefType();
+  auto result = VectorType::get({width}, type.getElementType());
+  SmallVector<Value> lanes = llvm::map_to_vector(load.getIndices(), lookup);
+  if (isConsecutive(lanes.back()) &&
+      llvm::all_of(ArrayRef<Value>(lanes).drop_back(), isUniform)) {
+    SmallVector<Value> at = llvm::map_to_vector(lanes, [&](Value value) {
+      return Value(vector::ExtractOp::create(b, loc, value, int64_t(0)));
+    });
+    return vector::LoadOp::create(b, loc, result, load.getMemRef(), at);
+  }
+  // The indices the lanes share are the gather's origin; the others are
+  // offsets from it.
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  (void)type.getStridesAndOffset(strides, offset);
+  auto indexLanes = VectorType::get({width}, b.getIndexType());
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> origin(type.getRank(), zero);
+  Value linear;
+  for (auto [axis, index] : llvm::enumerate(lanes)) {
+    if (isUniform(index)) {
+      origin[axis] = vector::ExtractOp::create(b, loc, index, int64_t(0));
+      continue;
+    }
+    if (strides[axis] != 1)
+      index = arith::MulIOp::create(
+          b, loc, index,
+          arith::ConstantOp::create(
+              b, loc,
+              DenseElementsAttr::get(indexLanes,
+                                     b.getIndexAttr(strides[axis]))));
+    linear = linear ? arith::AddIOp::create(b, loc, linear, index).getResult()
+                    : index;
+  }
+  if (!linear)
+    return tract::splatLanes(
+        b, loc, memref::LoadOp::create(b, loc, load.getMemRef(), origin),
+        width);
+  if (type.hasStaticShape() && type.getNumElements() < (int64_t(1) << 31))
+    linear = arith::IndexCastOp::create(
+        b, loc, VectorType::get({width}, b.getI32Type()), linear);
+  Value mask = vector::ConstantMaskOp::create(
+      b, loc, VectorType::get({width}, b.getI1Type()),
+      ArrayRef<int64_t>{width});
+  Value passThrough = arith::ConstantOp::create(b, loc, b.getZeroAttr(result));
+  return vector::GatherOp::create(b, loc, result, load.getMemRef(), origin,
+                                  linear, mask, passThrough);
 }
 
 Value tract::emitLaneWiseBody(OpBuilder &b, Location loc, Block *body,
@@ -268,13 +378,33 @@ Value tract::emitLaneWiseBody(OpBuilder &b, Location loc, Block *body,
       lanes = index(indexOp.getDim());
     } else if (isa<arith::ConstantOp>(inner)) {
       lanes = splatLanes(b, loc, b.clone(inner)->getResult(0), width);
+    } else if (auto load = dyn_cast<memref::LoadOp>(inner)) {
+      lanes = gatherLanes(b, loc, load, lookup, width);
     } else {
+      SmallVector<Value> operands =
+          llvm::map_to_vector(inner.getOperands(), lookup);
+      // On values every lane shares, the op runs once, on scalars.
+      bool shared = llvm::all_of(operands, [](Value operand) {
+        return operand.getDefiningOp<vector::BroadcastOp>() &&
+               !isa<VectorType>(
+                   operand.getDefiningOp<vector::BroadcastOp>().getSource()
+                       .getType());
+      });
       OperationState state(inner.getLoc(), inner.getName());
-      for (Value operand : inner.getOperands())
-        state.addOperands(lookup(operand));
-      state.addTypes(VectorType::get({width}, inner.getResult(0).getType()));
+      Type type = inner.getResult(0).getType();
+      if (shared) {
+        for (Value operand : operands)
+          state.addOperands(
+              operand.getDefiningOp<vector::BroadcastOp>().getSource());
+        state.addTypes(type);
+      } else {
+        state.addOperands(operands);
+        state.addTypes(VectorType::get({width}, type));
+      }
       state.addAttributes(inner.getAttrs());
       lanes = b.create(state)->getResult(0);
+      if (shared)
+        lanes = splatLanes(b, loc, lanes, width);
     }
     lanesOf.map(inner.getResult(0), lanes);
   }

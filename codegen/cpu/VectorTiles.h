@@ -105,13 +105,16 @@ void writeVector(OpBuilder &b, Location loc, Value vector, Value memref,
                  ValueRange at, unsigned axis);
 
 /// Whether every op of a linalg body computes lane by lane (arith and math
-/// ops, constants, and `linalg.index` when `allowIndex`).
-bool isLaneWiseBody(Block *body, bool allowIndex);
+/// ops, constants, and `linalg.index` when `allowIndex`), and, when
+/// `allowLoads`, loads from buffers defined outside the body at indices the
+/// body computes (each lane its own element: a gather).
+bool isLaneWiseBody(Block *body, bool allowIndex, bool allowLoads = false);
 
 /// A linalg body run on vectors of `width` lanes: `arguments` holds one
 /// vector per block argument (null for an unused one); values from outside
 /// the body and constants are broadcast; `index(dim)` gives the lanes of a
-/// `linalg.index`. Returns the vector of the yielded value.
+/// `linalg.index`; a `memref.load` becomes a gather. Returns the vector of
+/// the yielded value.
 Value emitLaneWiseBody(OpBuilder &b, Location loc, Block *body,
                        ArrayRef<Value> arguments, int64_t width,
                        function_ref<Value(unsigned dim)> index = nullptr);

@@ -122,14 +122,16 @@ func.func @rowsum(%x: memref<96x4096xf32>, %y: memref<96xf32>) {
 
 // -----
 
-// What the kernels leave (a gather: its index is data) becomes loops whose
-// outer dim is shared out, when large.
+// A gather whose index is data, of rows: the vector loops read each row as
+// vectors (the row is the same on every lane, the columns consecutive),
+// and share out the rows when they are many.
 // CHECK-LABEL: func.func @gather(
-// CHECK:         scf.parallel (%[[I:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
-// CHECK-NEXT:      scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK:             memref.load %{{.*}}[%[[I]]]
-// CHECK:             memref.load
-// CHECK:             memref.store %{{.*}}, %{{.*}}[%[[I]], %[[J]]]
+// CHECK:         scf.parallel (%[[CHUNK:.*]]) = (%{{.*}}) to (%{{.*}}) step (%{{.*}}) {
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          %[[ID:.*]] = memref.load %{{.*}}[%[[I]]] : memref<256xindex>
+// CHECK:               %[[ROW:.*]] = vector.load %{{.*}}[%[[ID]], %{{.*}}] : memref<1000x512xf32>, vector<64xf32>
+// CHECK-NEXT:          vector.transfer_write %[[ROW]], %{{.*}}[%[[I]], %[[J]]]
 func.func @gather(%table: memref<1000x512xf32>, %ids: memref<256xindex>, %out: memref<256x512xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<256xindex>) outs(%out : memref<256x512xf32>) {
   ^bb0(%id: index, %o: f32):
@@ -142,9 +144,11 @@ func.func @gather(%table: memref<1000x512xf32>, %ids: memref<256xindex>, %out: m
 
 // -----
 
-// A small one stays a linalg op for the serial loop lowering.
+// A small one runs on one thread.
 // CHECK-LABEL: func.func @small_gather(
-// CHECK:         linalg.generic
+// CHECK-NOT:     scf.parallel
+// CHECK:         scf.for
+// CHECK:           vector.load %{{.*}} : memref<10x8xf32>, vector<8xf32>
 func.func @small_gather(%table: memref<10x8xf32>, %ids: memref<4xindex>, %out: memref<4x8xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : memref<4xindex>) outs(%out : memref<4x8xf32>) {
   ^bb0(%id: index, %o: f32):

@@ -170,3 +170,48 @@ func.func @left_alone(%c: memref<4xi1>, %d: memref<4xi1>) {
   }
   return
 }
+
+// -----
+
+// A load whose indices are data (a resize along the last axis, its cells
+// from a table): a gather per tile. The indices the lanes share (the row)
+// are the gather's origin, the others 32-bit offsets from it.
+// CHECK-LABEL: func.func @gather_cells(
+// CHECK-SAME:    %[[X:.*]]: memref<8x64xf32>, %[[CELLS:.*]]: memref<256xi32>,
+// CHECK:         scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.for %[[COL:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             %[[OFFSETS:.*]] = vector.transfer_read %[[CELLS]][%[[COL]]]
+// CHECK:             %[[G:.*]] = vector.gather %[[X]][%[[ROW]], %{{.*}}] [%[[OFFSETS]]], %{{.*}}, %{{.*}} : memref<8x64xf32>, vector<16xi32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:             vector.transfer_write %[[G]], %{{.*}}[%[[ROW]], %[[COL]]]
+func.func @gather_cells(%x: memref<8x64xf32>, %cells: memref<256xi32>, %y: memref<8x256xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%cells : memref<256xi32>) outs(%y : memref<8x256xf32>) {
+  ^bb0(%cell: i32, %o: f32):
+    %row = linalg.index 0 : index
+    %col = arith.index_cast %cell : i32 to index
+    %v = memref.load %x[%row, %col] : memref<8x64xf32>
+    linalg.yield %v : f32
+  }
+  return
+}
+
+// -----
+
+// The same load at an index every lane shares (a row picked by the table
+// of another axis) and consecutive columns: a vector load.
+// CHECK-LABEL: func.func @gather_rows(
+// CHECK-SAME:    %[[X:.*]]: memref<8x64xf32>, %[[CELLS:.*]]: memref<16xi32>,
+// CHECK:         scf.for %[[ROW:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[CELL:.*]] = memref.load %[[CELLS]][%[[ROW]]] : memref<16xi32>
+// CHECK:           %[[R:.*]] = arith.index_cast %[[CELL]] : i32 to index
+// CHECK:           %[[V:.*]] = vector.load %[[X]][%[[R]], %{{.*}}] : memref<8x64xf32>, vector<16xf32>
+// CHECK-NOT:       vector.gather
+func.func @gather_rows(%x: memref<8x64xf32>, %cells: memref<16xi32>, %y: memref<16x64xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%cells : memref<16xi32>) outs(%y : memref<16x64xf32>) {
+  ^bb0(%cell: i32, %o: f32):
+    %col = linalg.index 1 : index
+    %row = arith.index_cast %cell : i32 to index
+    %v = memref.load %x[%row, %col] : memref<8x64xf32>
+    linalg.yield %v : f32
+  }
+  return
+}

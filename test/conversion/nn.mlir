@@ -768,24 +768,30 @@ module attributes {tract.symbols = ["S"]} {
 
 // -----
 
-// Linear resize weighs the two cells around the half-pixel coordinate, in
-// f64, and rounds back to the element type.
+// A linear resize whose shapes are known reads its cells and weights from
+// tables computed at compile time (half-pixel: output 0 reads -0.25, the
+// cells 0 and 0 clamped, weighed 0.25 and 0.75), and sums in f32 before
+// rounding back to the element type.
 // CHECK-LABEL: func.func @resize_linear(
 // LLVM-LABEL: llvm.func @resize_linear(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
 // CHECK-SAME:    %[[X:.*]]: tensor<1x1x2x3xf16> {bufferization.writable = false})
-// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x4x3xf16>)
-// CHECK:           %[[F:.*]] = math.floor %{{.*}} : f64
-// CHECK:           %[[T:.*]] = arith.subf %{{.*}}, %[[F]] : f64
-// CHECK:           %[[W0:.*]] = arith.subf %{{.*}}, %[[T]] : f64
-// CHECK:           %[[A:.*]] = tensor.extract %[[X]]
-// CHECK:           %[[AW:.*]] = arith.extf %[[A]] : f16 to f64
-// CHECK:           %[[TA:.*]] = arith.mulf %[[AW]], %[[W0]] : f64
-// CHECK:           %[[B:.*]] = tensor.extract %[[X]]
-// CHECK:           %[[BW:.*]] = arith.extf %[[B]] : f16 to f64
-// CHECK:           %[[TB:.*]] = arith.mulf %[[BW]], %[[T]] : f64
-// CHECK:           %[[SUM:.*]] = arith.addf %[[TA]], %[[TB]] : f64
-// CHECK:           %[[R:.*]] = arith.truncf %[[SUM]] : f64 to f16
+// CHECK-DAG:     %[[C0:.*]] = arith.constant dense<[0, 0, 0, 1]> : tensor<4xi32>
+// CHECK-DAG:     %[[W0:.*]] = arith.constant dense<[2.500000e-01, 7.500000e-01, 2.500000e-01, 7.500000e-01]> : tensor<4xf32>
+// CHECK-DAG:     %[[C1:.*]] = arith.constant dense<[0, 1, 1, 1]> : tensor<4xi32>
+// CHECK-DAG:     %[[W1:.*]] = arith.constant dense<[7.500000e-01, 2.500000e-01, 7.500000e-01, 2.500000e-01]> : tensor<4xf32>
+// CHECK:         linalg.generic {{.*}} ins(%[[C0]], %[[W0]], %[[C1]], %[[W1]] : {{.*}}) outs(%{{.*}} : tensor<1x1x4x3xf16>)
+// CHECK-NEXT:    ^bb0(%[[CELL0:.*]]: i32, %[[WEIGHT0:.*]]: f32, %[[CELL1:.*]]: i32, %[[WEIGHT1:.*]]: f32, %{{.*}}: f16):
+// CHECK:           %[[I0:.*]] = arith.index_cast %[[CELL0]] : i32 to index
+// CHECK:           %[[I1:.*]] = arith.index_cast %[[CELL1]] : i32 to index
+// CHECK:           %[[A:.*]] = tensor.extract %[[X]][%{{.*}}, %{{.*}}, %[[I0]], %{{.*}}]
+// CHECK:           %[[AW:.*]] = arith.extf %[[A]] : f16 to f32
+// CHECK:           %[[TA:.*]] = arith.mulf %[[AW]], %[[WEIGHT0]] : f32
+// CHECK:           %[[B:.*]] = tensor.extract %[[X]][%{{.*}}, %{{.*}}, %[[I1]], %{{.*}}]
+// CHECK:           %[[BW:.*]] = arith.extf %[[B]] : f16 to f32
+// CHECK:           %[[TB:.*]] = arith.mulf %[[BW]], %[[WEIGHT1]] : f32
+// CHECK:           %[[SUM:.*]] = arith.addf %[[TA]], %[[TB]] : f32
+// CHECK:           %[[R:.*]] = arith.truncf %[[SUM]] : f32 to f16
 // CHECK:           linalg.yield %[[R]] : f16
 module {
   func.func @resize_linear(%x: tensor<1x1x2x3xf16>) -> tensor<1x1x4x3xf16> {
@@ -796,12 +802,19 @@ module {
 
 // -----
 
-// Cubic resize over two axes reads 4 x 4 cells.
+// Cubic resize over two axes is separable: 4 cells along one axis, then 4
+// along the other. The last axis goes first here (its gathers on the
+// 3 x 6 intermediate, the rows of the second pass on the 5 x 6 output).
 // CHECK-LABEL: func.func @resize_cubic(
 // LLVM-LABEL: llvm.func @resize_cubic(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK:         linalg.generic
-// CHECK-COUNT-16:  tensor.extract
+// CHECK-SAME:    %[[X:.*]]: tensor<1x1x3x3xf32>
+// CHECK:         %[[W:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x3x6xf32>)
+// CHECK-COUNT-4:   tensor.extract %[[X]]
+// CHECK-NOT:       tensor.extract
+// CHECK:           linalg.yield
+// CHECK:         linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x5x6xf32>)
+// CHECK-COUNT-4:   tensor.extract %[[W]]
 // CHECK-NOT:       tensor.extract
 // CHECK:           linalg.yield
 module {
@@ -814,18 +827,16 @@ module {
 // -----
 
 // align_corners with a given scale stretches to the unrounded length s * in
-// (2.4 here, not the output's 2), as ONNX does.
+// (2.4 here, not the output's 2), as ONNX does: output 1 reads 3 / 1.4 =
+// 2.142857, between cells 2 and 3 (it would read cell 3 alone at 2).
 // CHECK-LABEL: func.func @resize_align_corners_scaled(
 // LLVM-LABEL: llvm.func @resize_align_corners_scaled(
 // LLVM-NOT: {{linalg\.|tensor\.|memref\.|unrealized}}
-// CHECK:         %[[S:.*]] = arith.constant 6.000000e-01 : f64
+// CHECK-DAG:     arith.constant dense<[0, 2]> : tensor<2xi32>
+// CHECK-DAG:     arith.constant dense<[1.000000e+00, 0.857142865]> : tensor<2xf32>
+// CHECK-DAG:     arith.constant dense<[1, 3]> : tensor<2xi32>
+// CHECK-DAG:     arith.constant dense<[0.000000e+00, 0.142857149]> : tensor<2xf32>
 // CHECK:         linalg.generic
-// CHECK:           %[[ONE:.*]] = arith.constant 1.000000e+00 : f64
-// CHECK:           %[[SPAN:.*]] = arith.subf %[[IN:.*]], %[[ONE]] : f64
-// CHECK:           %[[NUM:.*]] = arith.mulf %{{.*}}, %[[SPAN]] : f64
-// CHECK:           %[[LEN:.*]] = arith.mulf %[[S]], %[[IN]] : f64
-// CHECK:           %[[DEN:.*]] = arith.subf %[[LEN]], %[[ONE]] : f64
-// CHECK:           arith.divf %[[NUM]], %[[DEN]] : f64
 module {
   func.func @resize_align_corners_scaled(%x: tensor<1x4xf32>) -> tensor<1x2xf32> {
     %0 = tract.resize %x {sizes = #tract.shape<[1, 2]>, interpolator = #tract<interpolator linear>, coord_transform = #tract<coord_transform align_corners>, scales = array<f64: 1.0, 0.6>} : tensor<1x4xf32> -> tensor<1x2xf32>
