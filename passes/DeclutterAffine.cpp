@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 #include "passes/DeclutterPatterns.h"
@@ -230,6 +231,47 @@ struct PointwiseConvToEinsum : OpRewritePattern<ConvOp> {
   }
 };
 
+} // namespace
+
+Value mlir::tract::sliceOrCut(OpBuilder &builder, Location loc, Value value,
+                              int64_t axis, int64_t begin, int64_t end) {
+  if (DenseElementsAttr dense = getConstantValue(value))
+    if (DenseElementsAttr cut = sliceDense(dense, axis, begin, end))
+      return ConstOp::create(builder, loc, cut.getType(),
+                             cast<ElementsAttr>(cut));
+  MLIRContext *context = builder.getContext();
+  return builder.createOrFold<SliceOp>(
+      loc, value, static_cast<uint64_t>(axis),
+      DimAttr::get(context, TDim(begin)), DimAttr::get(context, TDim(end)));
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::tract::staticConvPads(ConvOp conv, int64_t axis, int64_t size,
+                            int64_t outputs, int64_t taps) {
+  auto at = [](ArrayRef<int64_t> values, int64_t axis, int64_t otherwise) {
+    return values.empty() ? otherwise : values[axis];
+  };
+  switch (conv.getPadding()) {
+  case Padding::Valid:
+    return std::make_pair(int64_t(0), int64_t(0));
+  case Padding::Explicit:
+    return std::make_pair(at(conv.getPadsBefore(), axis, 0),
+                          at(conv.getPadsAfter(), axis, 0));
+  case Padding::SameUpper:
+  case Padding::SameLower: {
+    int64_t stride = at(conv.getStrides(), axis, 1);
+    int64_t field = (taps - 1) * at(conv.getDilations(), axis, 1) + 1;
+    int64_t total = std::max<int64_t>(0, (outputs - 1) * stride + field - size);
+    int64_t low = conv.getPadding() == Padding::SameUpper ? total / 2
+                                                          : total - total / 2;
+    return std::make_pair(low, total - low);
+  }
+  }
+  llvm_unreachable("unknown padding");
+}
+
+namespace {
+
 /// Kernel taps that can only ever read padding dropped: with the shapes
 /// known, tap `i` of an axis reads input positions `o * s - pb + i * d` for
 /// the outputs `o`; when none of them is inside the input, its products
@@ -267,18 +309,9 @@ struct DropPaddingOnlyConvTaps : OpRewritePattern<ConvOp> {
         return rewriter.notifyMatchFailure(conv, "dynamic spatial shape");
       int64_t stride = at(conv.getStrides(), axis, 1);
       int64_t dilation = at(conv.getDilations(), axis, 1);
-      int64_t low, high;
-      if (conv.getPadding() == Padding::Explicit) {
-        low = at(conv.getPadsBefore(), axis, 0);
-        high = at(conv.getPadsAfter(), axis, 0);
-      } else {
-        int64_t field = (taps - 1) * dilation + 1;
-        int64_t total =
-            std::max<int64_t>(0, (*outputs - 1) * stride + field - *size);
-        low = conv.getPadding() == Padding::SameUpper ? total / 2
-                                                       : total - total / 2;
-        high = total - low;
-      }
+      std::pair<int64_t, int64_t> pads =
+          *staticConvPads(conv, axis, *size, *outputs, taps);
+      int64_t low = pads.first, high = pads.second;
       // Tap i reads [i * d - low, (outputs - 1) * s + i * d - low].
       auto reads = [&](int64_t tap) {
         int64_t begin = tap * dilation - low;
@@ -305,15 +338,12 @@ struct DropPaddingOnlyConvTaps : OpRewritePattern<ConvOp> {
     }
     if (!dropped)
       return rewriter.notifyMatchFailure(conv, "every tap reads the input");
-    MLIRContext *context = rewriter.getContext();
     Location loc = conv.getLoc();
     Value kernel = conv.getKernel();
     for (int64_t axis = 0; axis < spatial; ++axis)
       if (first[axis] > 0 || last[axis] < kernelType.getDimSize(axis + 2) - 1)
-        kernel = SliceOp::create(rewriter, loc, kernel,
-                                 static_cast<uint64_t>(axis + 2),
-                                 DimAttr::get(context, TDim(first[axis])),
-                                 DimAttr::get(context, TDim(last[axis] + 1)));
+        kernel = sliceOrCut(rewriter, loc, kernel, axis + 2, first[axis],
+                            last[axis] + 1);
     Value replacement = rebuildConv(rewriter, conv, kernel, conv.getBias());
     auto rebuilt = cast<ConvOp>(replacement.getDefiningOp());
     rebuilt.setPadding(Padding::Explicit);

@@ -9,6 +9,8 @@
 #ifndef PASSES_DECLUTTERPATTERNS_H
 #define PASSES_DECLUTTERPATTERNS_H
 
+#include "dialects/tract/TractOps.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -50,6 +52,20 @@ void populateDeclutterScanPatterns(RewritePatternSet &patterns);
 
 /// A tract op applied to each element: one operand and a result of its type
 /// (neg, exp, sigmoid...).
+/// The padding before and after spatial axis `axis` (0 for the first
+/// spatial axis) of `conv`, whose input has `size` positions along it, its
+/// output `outputs` and its kernel `taps`: explicit, or what `same_upper`
+/// and `same_lower` come to.
+std::optional<std::pair<int64_t, int64_t>>
+staticConvPads(ConvOp conv, int64_t axis, int64_t size, int64_t outputs,
+               int64_t taps);
+
+/// The range [begin, end) of `value` along `axis`: cut at compile time when
+/// `value` is a constant (a kernel, whatever its size), a tract.slice
+/// otherwise.
+Value sliceOrCut(OpBuilder &builder, Location loc, Value value, int64_t axis,
+                 int64_t begin, int64_t end);
+
 bool isElementwiseUnary(Operation *op);
 /// A broadcasting element-wise binary op (arithmetic, comparisons, logic).
 bool isElementwiseBinary(Operation *op);

@@ -248,6 +248,29 @@ def TractDetectKvCache : Pass<"tract-detect-kv-cache", "ModuleOp"> {
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
 
+def TractConvRegions : Pass<"tract-conv-regions", "ModuleOp"> {
+  let summary = "Convolutions cut into regions where their taps read padding";
+  let description = [{
+    With the shapes known, each output position of a convolution reads the
+    input through a range of the kernel's taps, the same in the interior
+    and narrower near the borders. Where the taps that only ever multiply
+    padding make a large share of the products (an atrous convolution on a
+    map not much wider than its dilation), the convolution becomes one per
+    region (the product of each axis' bands of outputs, at most
+    `max-bands` per axis, merged where they differ least), each over its
+    own taps on the slice of the input it reads, concatenated back.
+  }];
+  let options = [
+    Option<"minSaved", "min-saved", "double", /*default=*/"0.25",
+           "The share of the products the regions must save">,
+    Option<"minWork", "min-work", "double", /*default=*/"1048576",
+           "The multiply-adds the regions must save">,
+    Option<"maxBands", "max-bands", "unsigned", /*default=*/"3",
+           "The most bands along one axis">,
+  ];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
 def TractChannelsLast : Pass<"tract-channels-last", "ModuleOp"> {
   let summary = "Convolutional networks with their channels last";
   let description = [{

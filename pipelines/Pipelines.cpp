@@ -174,9 +174,12 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   lowering.registerFile = target.vectorRegisters * target.f32Lanes;
   lowering.bodyMayFail = !target.gpu.empty();
   // Convolutions with their channels on the vector lanes: a layout for the
-  // CPU kernels (the GPU path keeps the model's).
-  if (target.gpu.empty())
+  // CPU kernels (the GPU path keeps the model's). Then those whose taps
+  // read padding in a large share of their products, cut into regions.
+  if (target.gpu.empty()) {
     pm.addPass(createTractChannelsLast());
+    pm.addPass(createTractConvRegions());
+  }
   buildLowerToLinalgPipeline(pm, lowering);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());

@@ -758,3 +758,33 @@ DenseElementsAttr mlir::tract::transposeDense(DenseElementsAttr value,
   }
   return DenseElementsAttr::getFromRawBuffer(resultType, result);
 }
+
+DenseElementsAttr mlir::tract::sliceDense(DenseElementsAttr value,
+                                          int64_t axis, int64_t begin,
+                                          int64_t end) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0)
+    return nullptr;
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = end - begin;
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  if (value.isSplat())
+    return value.resizeSplat(resultType);
+  // Rows of `inner` bytes: `end - begin` of each `type.getDimSize(axis)`.
+  size_t inner = type.getElementTypeBitWidth() / 8;
+  for (int64_t dim : type.getShape().drop_front(axis + 1))
+    inner *= dim;
+  int64_t outer = 1;
+  for (int64_t dim : type.getShape().take_front(axis))
+    outer *= dim;
+  ArrayRef<char> source = value.getRawData();
+  std::vector<char> result;
+  result.reserve(outer * (end - begin) * inner);
+  for (int64_t o = 0; o < outer; ++o) {
+    const char *row =
+        source.data() + (o * type.getDimSize(axis) + begin) * inner;
+    result.insert(result.end(), row, row + (end - begin) * inner);
+  }
+  return DenseElementsAttr::getFromRawBuffer(resultType, result);
+}

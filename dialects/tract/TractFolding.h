@@ -27,6 +27,12 @@ constexpr int64_t kFoldElementBudget = 1 << 16;
 DenseElementsAttr transposeDense(DenseElementsAttr value,
                                  ArrayRef<int64_t> permutation);
 
+/// The range [begin, end) of `value` along `axis`, whatever its size (a
+/// kernel's taps, cut at compile time). Element types of whole bytes only
+/// (null otherwise).
+DenseElementsAttr sliceDense(DenseElementsAttr value, int64_t axis,
+                             int64_t begin, int64_t end);
+
 using FloatUnaryFn = function_ref<APFloat(const APFloat &)>;
 /// On integers; `isUnsigned` tells the signedness. nullopt: do not fold.
 using IntUnaryFn =
