@@ -105,6 +105,19 @@ def TractFusePads : Pass<"tract-fuse-pads", "func::FuncOp"> {
   ];
 }
 
+def TractConcatInPlace : Pass<"tract-concat-in-place", "func::FuncOp"> {
+  let summary = "Producers write their part of a concatenation in place";
+  let description = [{
+    A `tensor.concat` of static shape whose inputs are computed into empty
+    tensors (through destination-style ops and reshapes) becomes
+    `tensor.insert_slice`s into one empty tensor made at the top of the
+    function, and each such input's empty tensor becomes its slice of it.
+    Bufferized, the producers write into the concatenation's buffer and the
+    insertions copy nothing.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def TractFillBorders : Pass<"tract-fill-borders", "func::FuncOp"> {
   let summary = "Fill only the border of a padded buffer";
   let description = [{

@@ -198,6 +198,10 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
     pm.addNestedPass<func::FuncOp>(createTractCpuPackWeights(packing));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
+  // After the canonicalizer, which folds a slice of an empty tensor into
+  // an empty tensor.
+  if (target.gpu.empty())
+    pm.addNestedPass<func::FuncOp>(createTractConcatInPlace());
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
