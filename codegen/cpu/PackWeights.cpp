@@ -41,26 +41,34 @@ DenseElementsAttr constantOf(Value value) {
   return dense;
 }
 
-/// `value`, (k…, n), as (n / width, k…, width) panels.
+/// `value`, (k…, n), as (ceil(n / width), k…, width) panels, the last one
+/// padded with zeros where n is not a multiple of `width`.
 DenseElementsAttr intoPanels(DenseElementsAttr value, int64_t width) {
   auto type = cast<RankedTensorType>(value.getType());
   ArrayRef<int64_t> shape = type.getShape();
   int64_t n = shape.back();
   int64_t k = type.getNumElements() / n;
-  SmallVector<int64_t> panels{n / width};
+  int64_t count = llvm::divideCeil(n, width);
+  SmallVector<int64_t> panels{count};
   llvm::append_range(panels, shape.drop_back());
   panels.push_back(width);
   auto resultType = RankedTensorType::get(panels, type.getElementType());
-  if (value.isSplat())
+  if (value.isSplat() && n % width == 0)
     return value.resizeSplat(resultType);
   size_t element = type.getElementTypeBitWidth() / 8;
   ArrayRef<char> source = value.getRawData();
-  std::vector<char> result(source.size());
+  std::vector<char> result(count * k * width * element, 0);
   for (int64_t row = 0; row < k; ++row)
-    for (int64_t column = 0; column < n; column += width)
-      std::memcpy(
-          result.data() + ((column / width) * k + row) * width * element,
-          source.data() + (row * n + column) * element, width * element);
+    for (int64_t column = 0; column < n; column += width) {
+      int64_t from = value.isSplat() ? 0 : (row * n + column) * element;
+      int64_t taken = std::min(width, n - column);
+      char *to = result.data() + ((column / width) * k + row) * width * element;
+      if (value.isSplat())
+        for (int64_t i = 0; i < taken; ++i)
+          std::memcpy(to + i * element, source.data(), element);
+      else
+        std::memcpy(to, source.data() + from, taken * element);
+    }
   return DenseElementsAttr::getFromRawBuffer(resultType, result);
 }
 
@@ -70,8 +78,9 @@ struct TractCpuPackWeights
 
   /// Whether the operand of `op` that `choice` vectorizes, a constant read
   /// through `map`, is a matrix (k, n) or a kernel (k…, n) to lay out in
-  /// panels: n the lane dim, the k reduction dims, n a multiple of `panel`
-  /// wider than one. (A channels-last convolution's kernel (kh, kw, c, f)
+  /// panels: n the lane dim, the k reduction dims, n wider than one panel
+  /// (the last one padded when n is not a multiple: a classifier's 1000
+  /// outputs read without panels strided 4000 bytes per step of k). (A channels-last convolution's kernel (kh, kw, c, f)
   /// read without panels strides 4·f bytes per step of c: on 512 output
   /// channels, a new page every other step.)
   bool inPanels(linalg::LinalgOp op, const tract::LaneChoice &choice,
@@ -94,7 +103,7 @@ struct TractCpuPackWeights
         reductions &= op.getIteratorTypesArray()[dim] ==
                       utils::IteratorType::reduction;
     }
-    return reductions && width > panel && width % panel == 0;
+    return reductions && width > panel;
   }
 
   void runOnOperation() override {

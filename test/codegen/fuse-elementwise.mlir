@@ -93,3 +93,49 @@ func.func @two_users(%x: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
   } -> tensor<64xf32>
   return %b, %c : tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A squeeze-and-excitation's scale: the sigmoid of one value per channel,
+// broadcast over the map. Fused, its exponential would run at every pixel:
+// it stays a loop of its own over the channels. The shift added to those
+// values is cheap, and fuses into the sigmoid.
+// CHECK-LABEL: func.func @excitation(
+// CHECK:         %[[GATE:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<8xf32>)
+// CHECK:           arith.addf
+// CHECK:           math.exp
+// CHECK:         linalg.generic {{.*}} ins(%[[GATE]], %{{.*}} : tensor<8xf32>, tensor<16x8xf32>)
+// CHECK-NOT:       math.exp
+// CHECK:           arith.mulf
+// CHECK-NEXT:      linalg.yield
+#channel = affine_map<(d0, d1) -> (d1)>
+#map = affine_map<(d0, d1) -> (d0, d1)>
+#one = affine_map<(d0) -> (d0)>
+func.func @excitation(%s: tensor<8xf32>, %x: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %e8 = tensor.empty() : tensor<8xf32>
+  %shift = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+    ins(%s : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %c = arith.constant 3.0 : f32
+    %a = arith.addf %p, %c : f32
+    linalg.yield %a : f32
+  } -> tensor<8xf32>
+  %gate = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+    ins(%shift : tensor<8xf32>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %one = arith.constant 1.0 : f32
+    %n = arith.negf %p : f32
+    %x1 = math.exp %n : f32
+    %d = arith.addf %x1, %one : f32
+    %g = arith.divf %one, %d : f32
+    linalg.yield %g : f32
+  } -> tensor<8xf32>
+  %e = tensor.empty() : tensor<16x8xf32>
+  %r = linalg.generic {indexing_maps = [#channel, #map, #map], iterator_types = ["parallel", "parallel"]}
+    ins(%gate, %x : tensor<8xf32>, tensor<16x8xf32>) outs(%e : tensor<16x8xf32>) {
+  ^bb0(%g: f32, %p: f32, %o: f32):
+    %m = arith.mulf %g, %p : f32
+    linalg.yield %m : f32
+  } -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}

@@ -98,6 +98,21 @@ func.func @panels(%x: tensor<?x2xf32>, %init: tensor<?x32xf32>) -> tensor<?x32xf
 
 // -----
 
+// Columns that do not fill the last panel (a classifier's 1000 outputs):
+// the (k, n) = (2, 20) weights become two panels of 16, the second one's
+// last 12 columns zeros.
+// PANEL-LABEL: func.func @padded_panel(
+// PANEL:         %[[W:.*]] = arith.constant dense<{{\[\[\[}}0.000000e+00, {{.*}}, 1.500000e+01], [2.000000e+01, {{.*}}, 3.500000e+01]], {{\[\[}}1.600000e+01, 1.700000e+01, 1.800000e+01, 1.900000e+01, 0.000000e+00, {{.*}}, 0.000000e+00], [3.600000e+01, 3.700000e+01, 3.800000e+01, 3.900000e+01, 0.000000e+00, {{.*}}]]]> : tensor<2x2x16xf32>
+// PANEL:         linalg.generic
+// PANEL-SAME:      ins(%{{.*}}, %[[W]] : tensor<?x2xf32>, tensor<2x2x16xf32>) outs(%{{.*}} : tensor<?x20xf32>)
+func.func @padded_panel(%x: tensor<?x2xf32>, %init: tensor<?x20xf32>) -> tensor<?x20xf32> {
+  %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0], [20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0]]> : tensor<2x20xf32>
+  %r = linalg.matmul ins(%x, %w : tensor<?x2xf32>, tensor<2x20xf32>) outs(%init : tensor<?x20xf32>) -> tensor<?x20xf32>
+  return %r : tensor<?x20xf32>
+}
+
+// -----
+
 // A channels-last convolution's kernel (kh, kw, c, f), f the lane dim, in
 // panels of 16 output channels: (f / 16, kh, kw, c, 16), so that a tile
 // reads one contiguous run over all its taps and channels instead of a
