@@ -118,6 +118,21 @@ def TractConcatInPlace : Pass<"tract-concat-in-place", "func::FuncOp"> {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def TractPrivateFills : Pass<"tract-private-fills", "func::FuncOp"> {
+  let summary = "Each linalg op that writes into a fill gets its own";
+  let description = [{
+    CSE merges identical `linalg.fill`s on tensors: the zeros that several
+    products accumulate into become one. Bufferized, each product would
+    write into a copy of that one buffer. Each use of a fill as the init of
+    a linalg op (but the first, when no other op reads it) gets its own
+    fill, on its own empty tensor, right before it: the kernels then fuse
+    the fill into their tiles.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TractFillBorders : Pass<"tract-fill-borders", "func::FuncOp"> {
   let summary = "Fill only the border of a padded buffer";
   let description = [{

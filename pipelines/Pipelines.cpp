@@ -202,6 +202,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   // an empty tensor.
   if (target.gpu.empty())
     pm.addNestedPass<func::FuncOp>(createTractConcatInPlace());
+  pm.addNestedPass<func::FuncOp>(createTractPrivateFills());
 
   bufferization::OneShotBufferizePassOptions bufferization;
   bufferization.bufferizeFunctionBoundaries = true;
