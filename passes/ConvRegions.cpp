@@ -143,18 +143,35 @@ struct TractConvRegions
     std::optional<SmallVector<ConvAxis>> axes = axesOf(conv);
     if (!axes)
       return;
-    // The products the regions compute, against the whole convolution's.
-    double kept = 1, all = 1;
+    // An axis is cut where its own bands save enough; elsewhere one band
+    // covers it. Each region has a kernel of its own, made at compile
+    // time: the sum of their taps, against the kernel's, bounds the
+    // weights the regions add (r3d-18's 7x7 maps, cut along every axis,
+    // multiplied its last layers' weights by seven).
+    double kept = 1, all = 1, weights = 1;
     size_t regions = 1;
-    for (const ConvAxis &axis : *axes) {
-      int64_t products = 0;
+    for (ConvAxis &axis : *axes) {
+      int64_t products = 0, taps = 0;
       for (const Band &band : axis.bands)
         products += band.products();
+      if (products > (1.0 - minSaved) * axis.outputs * axis.taps) {
+        int64_t first = axis.taps, last = 0;
+        for (const Band &band : axis.bands) {
+          first = std::min(first, band.first);
+          last = std::max(last, band.last);
+        }
+        axis.bands = {Band{0, axis.outputs, first, last}};
+        products = axis.bands.front().products();
+      }
+      for (const Band &band : axis.bands)
+        taps += band.last - band.first + 1;
       kept *= static_cast<double>(products);
       all *= static_cast<double>(axis.outputs * axis.taps);
+      weights *= static_cast<double>(taps) / axis.taps;
       regions *= axis.bands.size();
     }
-    if (regions == 1 || kept > (1.0 - minSaved) * all)
+    if (regions == 1 || kept > (1.0 - minSaved) * all ||
+        weights > maxWeights)
       return;
     // Multiply-adds per tap and output position.
     Shape kernelShape = getShape(conv.getKernel());

@@ -257,8 +257,11 @@ def TractConvRegions : Pass<"tract-conv-regions", "ModuleOp"> {
     padding make a large share of the products (an atrous convolution on a
     map not much wider than its dilation), the convolution becomes one per
     region (the product of each axis' bands of outputs, at most
-    `max-bands` per axis, merged where they differ least), each over its
-    own taps on the slice of the input it reads, concatenated back.
+    `max-bands` per axis, merged where they differ least; an axis whose
+    bands save less than `min-saved` stays whole), each over its own taps
+    on the slice of the input it reads, concatenated back. Each region's
+    kernel is cut at compile time: the regions' kernels may hold at most
+    `max-weights` times the kernel's weights.
   }];
   let options = [
     Option<"minSaved", "min-saved", "double", /*default=*/"0.25",
@@ -267,6 +270,8 @@ def TractConvRegions : Pass<"tract-conv-regions", "ModuleOp"> {
            "The multiply-adds the regions must save">,
     Option<"maxBands", "max-bands", "unsigned", /*default=*/"3",
            "The most bands along one axis">,
+    Option<"maxWeights", "max-weights", "double", /*default=*/"3.0",
+           "The most weights the regions' kernels may hold, in kernels">,
   ];
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }

@@ -1,4 +1,5 @@
 // RUN: tract-opt %s -tract-conv-regions="min-work=0 min-saved=0" -split-input-file | FileCheck %s
+// RUN: tract-opt %s -tract-conv-regions="min-work=0 max-weights=2" -split-input-file | FileCheck %s --check-prefix=WEIGHTS
 // RUN: tract-opt %s -tract-conv-regions -split-input-file | FileCheck %s --check-prefix=SMALL
 
 // An atrous 3x3 of dilation 12 on a 16x16 map: along each axis, the outputs
@@ -23,6 +24,11 @@
 // CHECK:      %[[BOTTOM:.*]] = tract.concat {{.*}} {axis = 2 : i64} : {{.*}} -> tensor<1x4x16x4xf32>
 // CHECK:      %[[ALL:.*]] = tract.concat %[[TOP]], %[[MIDDLE]], %[[BOTTOM]] {axis = 1 : i64} : {{.*}} -> tensor<1x16x16x4xf32>
 // CHECK:      return %[[ALL]]
+// Its nine kernels hold 25 taps of 9: with at most twice the weights, it
+// stays whole.
+// WEIGHTS-LABEL: func.func @atrous
+// WEIGHTS-COUNT-1: tract.conv
+// WEIGHTS-NOT: tract.concat
 // SMALL-LABEL: func.func @atrous
 // SMALL-COUNT-1: tract.conv
 // SMALL-NOT: tract.concat
@@ -52,4 +58,23 @@ func.func @atrous(%x: tensor<1x16x16x8xf32>, %k: tensor<3x3x8x4xf32>) -> tensor<
 func.func @merged(%x: tensor<1x4x12xf32>, %k: tensor<4x4x5xf32>, %b: tensor<4xf32>) -> tensor<1x4x12xf32> {
   %c = tract.conv %x, %k, %b {dilations = array<i64: 2>, padding = #tract<padding explicit>, pads_after = array<i64: 4>, pads_before = array<i64: 4>} : (tensor<1x4x12xf32>, tensor<4x4x5xf32>, tensor<4xf32>) -> tensor<1x4x12xf32>
   return %c : tensor<1x4x12xf32>
+}
+
+// -----
+
+// Only the axes whose bands save enough are cut (at the default share, a
+// quarter): on a 2x16 map, the two rows read taps 1-2 and 0-1 (a third of
+// the products are with padding), while the columns lose 2 products of 48
+// and stay whole, padded as before. Two regions, their kernels 2x3: 4/3 of
+// the kernel's weights.
+// WEIGHTS-LABEL: func.func @one_axis
+// WEIGHTS:      %[[TOP:.*]] = tract.conv %{{.*}}, %{{.*}} {channels_last, padding = #tract<padding explicit>, pads_after = array<i64: 0, 1>, pads_before = array<i64: 0, 1>} : (tensor<1x2x16x8xf32>, tensor<2x3x8x4xf32>) -> tensor<1x1x16x4xf32>
+// WEIGHTS:      %[[BOTTOM:.*]] = tract.conv %{{.*}}, %{{.*}} {channels_last, padding = #tract<padding explicit>, pads_after = array<i64: 0, 1>, pads_before = array<i64: 0, 1>} : (tensor<1x2x16x8xf32>, tensor<2x3x8x4xf32>) -> tensor<1x1x16x4xf32>
+// WEIGHTS:      tract.concat %[[TOP]], %[[BOTTOM]] {axis = 1 : i64}
+// SMALL-LABEL: func.func @one_axis
+// SMALL-COUNT-1: tract.conv
+// SMALL-NOT: tract.concat
+func.func @one_axis(%x: tensor<1x2x16x8xf32>, %k: tensor<3x3x8x4xf32>) -> tensor<1x2x16x4xf32> {
+  %c = tract.conv %x, %k {channels_last, padding = #tract<padding explicit>, pads_after = array<i64: 1, 1>, pads_before = array<i64: 1, 1>} : (tensor<1x2x16x8xf32>, tensor<3x3x8x4xf32>) -> tensor<1x2x16x4xf32>
+  return %c : tensor<1x2x16x4xf32>
 }
