@@ -383,6 +383,32 @@ def TractOutlineSteps : Pass<"tract-outline-steps", "ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def TractShareKernels : Pass<"tract-share-kernels", "ModuleOp"> {
+  let summary = "Compile each kernel once, however many ops run it";
+  let description = [{
+    A language model's layers, a ResNet's blocks, a pulsed model's
+    repeated cells: the same op on tensors of the same shapes, each with
+    its own weights, comes back many times, and every copy of its kernel
+    went through the rest of the pipeline and LLVM again (SmolLM2-135M's
+    30 layers spent 15 s in LLVM where 4 layers of the same width spent
+    1.5). This pass runs once the kernels are generated (loops over
+    buffers) and compares the top-level ops with regions of each function
+    body, structurally: the same ops, attributes, types and constants,
+    and the same pattern of use of the values they take from outside.
+    Each kind of which there are at least two, and of at least `min-ops`
+    operations (nested ones included), becomes one private function
+    `tract_kernel_N` that takes those values (buffers, weights' globals,
+    sizes) as arguments; every copy becomes a call to it. Constants
+    (`arith.constant`) are cloned into the function, so the kernel's code
+    still sees its sizes and offsets.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", /*default=*/"8",
+           "Operations (nested ones included) an op needs to be shared">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 def TractCpuInlineAllocaScopes
     : Pass<"tract-cpu-inline-alloca-scopes", "func::FuncOp"> {
   let summary = "Inline the stack scopes of parallel loop bodies";

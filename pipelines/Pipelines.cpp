@@ -286,6 +286,9 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTractApproximateMath());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Repeated kernels (a model's layers) compiled once from here on.
+  if (target.gpu.empty())
+    pm.addPass(createTractShareKernels());
   VectorTransferToSCFOptions transfers;
   transfers.enableFullUnroll();
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass(transfers));

@@ -21,9 +21,20 @@ P..P+S-1, read from the past's length; the attention mask is causal over
 the past and the new tokens.
 
 Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
-                                  [--steps N] [--layers N] [--hidden N]
-                                  [--heads N] [--kv-heads N] [--ffn N]
+                                  [--steps N] [--config NAME]
+                                  [--layers N] [--hidden N] [--heads N]
+                                  [--kv-heads N] [--ffn N] [--vocab N]
+                                  [--rope-theta X] [--tied]
                                   [--q4-0 | --f16]
+
+--config takes the shape of a released model (the weights stay random):
+  smollm2-135m   hidden 576, 30 layers, 9 heads, 3 key/value heads,
+                 MLP 1536, vocabulary 49152, tied embeddings, rope θ 100000
+  llama-3.2-1b   hidden 2048, 16 layers, 32 heads, 8 key/value heads,
+                 MLP 8192, vocabulary 128256, tied embeddings, rope θ 500000
+the other options then change single values. A vocabulary above 256 takes
+the prompt's bytes as token ids all the same. Models above 2 GB keep their
+weights in one external data file beside OUT.onnx (OUT.onnx.data).
 
 The default size (4 layers of width 384, 6 query and 2 key/value heads of
 64, an MLP of 1024: 6.5 million parameters) is the benchmark's; the tests
@@ -49,6 +60,7 @@ import numpy as np
 import torch
 
 VOCAB = 256
+TIED = False
 HIDDEN = 384
 LAYERS = 4
 HEADS = 6
@@ -143,6 +155,8 @@ class Decoder(torch.nn.Module):
         self.layers = torch.nn.ModuleList(Layer() for _ in range(LAYERS))
         self.norm = RmsNorm(HIDDEN)
         self.lm_head = torch.nn.Linear(HIDDEN, VOCAB, bias=False)
+        if TIED:
+            self.lm_head.weight = self.embed_tokens.weight
         inv_freq = 1.0 / ROPE_THETA ** (
             torch.arange(0, HEAD_DIM, 2, dtype=torch.float32) / HEAD_DIM)
         angles = torch.outer(torch.arange(MAX_POSITIONS, dtype=torch.float32),
@@ -217,25 +231,47 @@ def empty_past(batch):
             for _ in range(2 * LAYERS)]
 
 
+CONFIGS = {
+    "smollm2-135m": dict(hidden=576, layers=30, heads=9, kv_heads=3,
+                         ffn=1536, vocab=49152, tied=True,
+                         rope_theta=100000.0),
+    "llama-3.2-1b": dict(hidden=2048, layers=16, heads=32, kv_heads=8,
+                         ffn=8192, vocab=128256, tied=True,
+                         rope_theta=500000.0),
+}
+
+
 def main():
-    global LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN
+    global LAYERS, HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN, VOCAB, TIED
+    global ROPE_THETA
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--bundles", metavar="PREFIX")
     parser.add_argument("--prompt", default="The tract compiler says: ")
     parser.add_argument("--steps", type=int, default=8)
-    parser.add_argument("--layers", type=int, default=LAYERS)
-    parser.add_argument("--hidden", type=int, default=HIDDEN)
-    parser.add_argument("--heads", type=int, default=HEADS)
-    parser.add_argument("--kv-heads", type=int, default=KV_HEADS)
-    parser.add_argument("--ffn", type=int, default=FFN)
+    parser.add_argument("--config", choices=sorted(CONFIGS))
+    parser.add_argument("--layers", type=int)
+    parser.add_argument("--hidden", type=int)
+    parser.add_argument("--heads", type=int)
+    parser.add_argument("--kv-heads", type=int)
+    parser.add_argument("--ffn", type=int)
+    parser.add_argument("--vocab", type=int)
+    parser.add_argument("--rope-theta", type=float)
+    parser.add_argument("--tied", action="store_true", default=None)
     stored = parser.add_mutually_exclusive_group()
     stored.add_argument("--q4-0", action="store_true")
     stored.add_argument("--f16", action="store_true")
     args = parser.parse_args()
-    LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = (args.layers, args.hidden,
-                                            args.heads, args.kv_heads,
-                                            args.ffn)
+    shape = dict(hidden=HIDDEN, layers=LAYERS, heads=HEADS,
+                 kv_heads=KV_HEADS, ffn=FFN, vocab=VOCAB, tied=TIED,
+                 rope_theta=ROPE_THETA)
+    shape.update(CONFIGS.get(args.config, {}))
+    shape.update((key, value) for key, value in vars(args).items()
+                 if key in shape and value is not None)
+    LAYERS, HIDDEN, HEADS, KV_HEADS, FFN = (shape["layers"], shape["hidden"],
+                                            shape["heads"], shape["kv_heads"],
+                                            shape["ffn"])
+    VOCAB, TIED, ROPE_THETA = shape["vocab"], shape["tied"], shape["rope_theta"]
     HEAD_DIM = HIDDEN // HEADS
 
     torch.manual_seed(0)
