@@ -173,12 +173,24 @@ def TractCpuPackWeights : Pass<"tract-cpu-pack-weights", "func::FuncOp"> {
     crossing one) then reads one contiguous run of memory over all k,
     instead of a slice of every row. A product of few rows (a decoding
     step) streams the weights at the memory's speed that way.
+
+    The packing is one pass over the constant's bytes. A packed constant
+    of at least `own-memory-bytes` is a `dense_resource` blob in memory
+    mapped for it (in huge pages where the system allows), not a copy in
+    the context's attributes: a 1B-parameter model's 4 GB of matrices
+    were copied twice there, and on a virtual machine each first touch
+    of a page costs more than the copy (the packing took 28 s of the
+    model's 49). The JIT links the compiled code to the blob's memory.
   }];
   let options = [
     Option<"lanes", "lanes", "int64_t", /*default=*/"16",
            "f32 lanes in one vector register">,
     Option<"panel", "panel", "int64_t", /*default=*/"0",
-           "columns per panel of a constant matrix (0: no panels)">
+           "columns per panel of a constant matrix (0: no panels)">,
+    Option<"ownMemoryBytes", "own-memory-bytes", "int64_t",
+           /*default=*/"1048576",
+           "Size from which a packed constant is a resource blob in memory "
+           "of its own rather than an attribute">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

@@ -2,15 +2,19 @@
 # The language-model benchmark: tract's llm-bench (PP512 and TG128 in
 # tokens/sec), f32 and with -t block-quant (Q4_0 weights), and the same
 # measures with onnxruntime-node 1.30, side by side in alternating rounds,
-# on one thread and on two, on the Llama-style decoder
-# of scripts/make-llm-model.py (its default size: 6.5 million f32
-# parameters); writes docs/llm-performance.md. Not a test: it fails only
-# when it cannot measure.
+# on one thread and on two, on Llama-style decoders of
+# scripts/make-llm-model.py; writes docs/llm-performance.md. Not a test: it
+# fails only when it cannot measure.
 #
-# Usage: scripts/llm-bench.sh [--rounds N] [--one-thread] [--out FILE]
-#   --rounds N    rounds of (tract, onnxruntime) per thread count (3)
-#   --one-thread  measure one thread only
-#   --out FILE    where to write the report (docs/llm-performance.md)
+# Usage: scripts/llm-bench.sh [--config NAME]... [--rounds N] [--one-thread]
+#                             [--out FILE]
+#   --config NAME  the decoder: small (the default: 6.5 million parameters,
+#                  its matrices fit in the last-level cache), smollm2-135m
+#                  or llama-3.2-1b (the released models' shapes, random
+#                  weights); several --config measure each in turn
+#   --rounds N     rounds of (tract, onnxruntime) per thread count (3)
+#   --one-thread   measure one thread only
+#   --out FILE     where to write the report (docs/llm-performance.md)
 #
 # Both engines make up their inputs as tract's llm-bench does: PP512 runs
 # the prompt of 512 tokens with an empty past, timed as a mean over 2 s
@@ -20,20 +24,32 @@
 # throughputs; the best round is reported, with the spread of the rounds.
 # Token generation reads every weight once per token: the report gives the
 # bound that the machine's read bandwidth (bench/read_bandwidth.c) sets.
-# Numerics are checked by the llm-decoder test, not here.
+# Each round of tract's f32 model compiles it afresh (--no-cache): its
+# load and compile time (import, declutter, compile, from --timing) and
+# onnxruntime's session creation are reported, with both processes' peak
+# resident memory. The models are made on first use under models/bench
+# (llm.onnx, llm-NAME/model.onnx; the 1B model's 5 GB of weights as
+# external data) and never committed. Numerics are checked by the llm-decoder test,
+# not here.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 command_line="scripts/llm-bench.sh${*:+ $*}"
 
 rounds=3
 thread_counts=(1 2)
+configs=()
 out="$root/docs/llm-performance.md"
 while (($#)); do
-  case $1 in --rounds|--out)
+  case $1 in --rounds|--out|--config)
     (($# >= 2)) || { echo "llm-bench: $1 needs a value" >&2; exit 2; } ;;
   esac
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
+    --config)
+      case $2 in small|smollm2-135m|llama-3.2-1b) configs+=("$2") ;;
+        *) echo "llm-bench: unknown config $2 (small, smollm2-135m, llama-3.2-1b)" >&2; exit 2 ;;
+      esac
+      shift 2 ;;
     --one-thread) thread_counts=(1); shift ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -41,11 +57,12 @@ while (($#)); do
   esac
 done
 [[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "llm-bench: --rounds wants a positive number" >&2; exit 2; }
+((${#configs[@]})) || configs=(small)
 
 tract="${TRACT:-${TRACT_BUILD_DIR:-$root/build}/bin/tract}"
 python=/usr/bin/python3 # Debian's, with numpy, onnx and torch
 [ -x "$tract" ] || { echo "llm-bench: $tract is missing (scripts/build.sh builds it)" >&2; exit 1; }
-for tool in node cc; do
+for tool in node cc /usr/bin/time; do
   command -v $tool >/dev/null || { echo "llm-bench: $tool is needed" >&2; exit 1; }
 done
 NODE_PATH=$("$root/scripts/install-onnxruntime.sh")
@@ -53,77 +70,121 @@ export NODE_PATH
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-model="${TRACT_MODELS_DIR:-$root/models}/bench/llm.onnx"
-if [ ! -f "$model" ]; then
-  mkdir -p "$(dirname "$model")"
-  "$python" -W ignore "$root/scripts/make-llm-model.py" "$model"
-fi
 cc -O2 -march=native -o "$work/read_bandwidth" "$root/bench/read_bandwidth.c"
 bandwidth=$("$work/read_bandwidth")
 
-# The bytes of the matrices a token reads (the products' weights), and the
-# parameter count.
-read -r weight_bytes parameters < <("$python" - "$model" <<'EOF'
+# CONFIG <tab> THREADS <tab> ENGINE <tab> PP <tab> TG <tab> LOAD_S <tab> PEAK_KB
+results="$work/results.tsv"
+: >"$results"
+# CONFIG <tab> READ_BYTES <tab> STORED_BYTES <tab> PARAMETERS
+models="$work/models.tsv"
+: >"$models"
+
+# The wall time of import, declutter and compile in tract's --timing report.
+load_seconds() {
+  sed -n 's/^.*%) *\([0-9.]*\) ([ 0-9.]*%)  \(import\|declutter\|compile\)$/\1/p' "$1" |
+    awk '{ sum += $1 } END { printf "%.2f", sum }'
+}
+
+for config in "${configs[@]}"; do
+  if [ "$config" = small ]; then
+    model="${TRACT_MODELS_DIR:-$root/models}/bench/llm.onnx"
+    options=()
+  else
+    # A folder each: the 1B model's weights are a file per tensor.
+    model="${TRACT_MODELS_DIR:-$root/models}/bench/llm-$config/model.onnx"
+    options=(--config "$config")
+  fi
+  if [ ! -f "$model" ]; then
+    mkdir -p "$(dirname "$model")"
+    echo "llm-bench: making $model" >&2
+    "$python" -W ignore "$root/scripts/make-llm-model.py" "$model" "${options[@]}"
+  fi
+  # The bytes of the matrices a token reads (the products' weights), of
+  # all the weights as stored, and the parameter count.
+  "$python" - "$config" "$model" >>"$models" <<'EOF'
 import sys
 import numpy as np
 import onnx
-from onnx import numpy_helper
-model = onnx.load(sys.argv[1])
-sizes = {t.name: numpy_helper.to_array(t).nbytes for t in model.graph.initializer}
+from onnx import mapping
+model = onnx.load(sys.argv[2], load_external_data=False)
+def size(t):
+    itemsize = np.dtype(mapping.TENSOR_TYPE_TO_NP_TYPE[t.data_type]).itemsize
+    return int(np.prod(t.dims)) * itemsize
+sizes = {t.name: size(t) for t in model.graph.initializer}
 counts = {t.name: int(np.prod(t.dims)) for t in model.graph.initializer}
 read = set()
 for node in model.graph.node:
     if node.op_type in ("MatMul", "Gemm"):
         read.update(name for name in node.input if name in sizes)
-print(sum(sizes[name] for name in read), sum(counts.values()))
+print(f"{sys.argv[1]}\t{sum(sizes[n] for n in read)}\t{sum(sizes.values())}\t"
+      f"{sum(counts.values())}")
 EOF
-)
 
-results="$work/results.tsv" # THREADS <tab> ENGINE <tab> PP <tab> TG
-: >"$results"
-for threads in "${thread_counts[@]}"; do
-  for ((round = 1; round <= rounds; ++round)); do
-    echo "llm-bench: $threads thread(s), round $round/$rounds" >&2
-    tract_out=$("$tract" "$model" -O --threads "$threads" llm-bench --max-time 2000 --warmup-time 300)
-    pp=$(sed -n 's/^PP512: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$tract_out")
-    tg=$(sed -n 's/^TG128: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$tract_out")
-    [ -n "$pp" ] && [ -n "$tg" ] || { echo "llm-bench: tract printed: $tract_out" >&2; exit 1; }
-    printf '%s\ttract\t%s\t%s\n' "$threads" "$pp" "$tg" >>"$results"
-    q4_out=$("$tract" "$model" -O -t block-quant --threads "$threads" llm-bench --max-time 2000 --warmup-time 300)
-    pp=$(sed -n 's/^PP512: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$q4_out")
-    tg=$(sed -n 's/^TG128: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$q4_out")
-    [ -n "$pp" ] && [ -n "$tg" ] || { echo "llm-bench: tract -t block-quant printed: $q4_out" >&2; exit 1; }
-    printf '%s\tq4_0\t%s\t%s\n' "$threads" "$pp" "$tg" >>"$results"
-    ort_out=$(node "$root/bench/ort_llm_bench.js" "$model" --threads "$threads")
-    "$python" - "$threads" "$ort_out" >>"$results" <<'EOF'
+  for threads in "${thread_counts[@]}"; do
+    for ((round = 1; round <= rounds; ++round)); do
+      echo "llm-bench: $config, $threads thread(s), round $round/$rounds" >&2
+      tract_out=$(/usr/bin/time -f %M -o "$work/peak" "$tract" "$model" -O --timing --no-cache \
+                    --threads "$threads" llm-bench --max-time 2000 --warmup-time 300 2>"$work/timing") ||
+        { cat "$work/timing" >&2; exit 1; }
+      pp=$(sed -n 's/^PP512: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$tract_out")
+      tg=$(sed -n 's/^TG128: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$tract_out")
+      [ -n "$pp" ] && [ -n "$tg" ] || { echo "llm-bench: tract printed: $tract_out" >&2; exit 1; }
+      printf '%s\t%s\ttract\t%s\t%s\t%s\t%s\n' "$config" "$threads" "$pp" "$tg" \
+        "$(load_seconds "$work/timing")" "$(tail -n 1 "$work/peak")" >>"$results"
+      q4_out=$("$tract" "$model" -O -t block-quant --threads "$threads" llm-bench --max-time 2000 --warmup-time 300)
+      pp=$(sed -n 's/^PP512: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$q4_out")
+      tg=$(sed -n 's/^TG128: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$q4_out")
+      [ -n "$pp" ] && [ -n "$tg" ] || { echo "llm-bench: tract -t block-quant printed: $q4_out" >&2; exit 1; }
+      printf '%s\t%s\tq4_0\t%s\t%s\t\t\n' "$config" "$threads" "$pp" "$tg" >>"$results"
+      ort_out=$(/usr/bin/time -f %M -o "$work/peak" node "$root/bench/ort_llm_bench.js" "$model" --threads "$threads")
+      "$python" - "$config" "$threads" "$ort_out" "$(tail -n 1 "$work/peak")" >>"$results" <<'EOF'
 import json, sys
-r = json.loads(sys.argv[2])
-print(f"{sys.argv[1]}\tonnxruntime\t{r['pp512_tokens_per_s']}\t{r['tg128_tokens_per_s']}")
+r = json.loads(sys.argv[3])
+print(f"{sys.argv[1]}\t{sys.argv[2]}\tonnxruntime\t{r['pp512_tokens_per_s']}\t"
+      f"{r['tg128_tokens_per_s']}\t{r['load_ms'] / 1e3:.2f}\t{sys.argv[4]}")
 EOF
+    done
   done
 done
 
 # The last-level cache, which a model's weights may fit in.
 cache=$(cat /sys/devices/system/cpu/cpu0/cache/index3/size 2>/dev/null || echo unknown)
 
-"$python" - "$results" "$out" "$bandwidth" "$weight_bytes" "$parameters" \
-  "$command_line" "$(nproc)" "$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)" "$cache" <<'EOF'
+"$python" - "$results" "$models" "$out" "$bandwidth" "$command_line" "$(nproc)" \
+  "$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)" "$cache" <<'EOF'
 import collections
 import sys
 
-results, out, bandwidth, weight_bytes, parameters, command, cores, cpu, cache = sys.argv[1:]
-bandwidth, weight_bytes = float(bandwidth), int(weight_bytes)
+results, models, out, bandwidth, command, cores, cpu, cache = sys.argv[1:]
+bandwidth = float(bandwidth)
+shapes = {}
+for line in open(models):
+    config, read, stored, parameters = line.rstrip("\n").split("\t")
+    shapes[config] = (int(read), int(stored), int(parameters))
 runs = collections.defaultdict(list)
 for line in open(results):
-    threads, engine, pp, tg = line.split("\t")
-    runs[(int(threads), engine)].append((float(pp), float(tg)))
+    config, threads, engine, pp, tg, load, peak = line.rstrip("\n").split("\t")
+    runs[(config, int(threads), engine)].append(
+        (float(pp), float(tg), float(load) if load else None,
+         int(peak) if peak else None))
 
 def best(values):
     top = max(values)
     spread = 100 * (top - min(values)) / top if top else 0
     return top, spread
 
-bound = bandwidth * 1e9 / weight_bytes
+descriptions = {
+    "small": "the Llama-style decoder of scripts/make-llm-model.py at its "
+             "default size (its matrices fit in the last-level cache, and "
+             "are read from it, faster, at least in part)",
+    "smollm2-135m": "SmolLM2-135M's shape (hidden 576, 30 layers, 9 heads, "
+                    "3 key/value heads, MLP 1536, vocabulary 49152, tied "
+                    "embeddings), random weights",
+    "llama-3.2-1b": "Llama-3.2-1B's shape (hidden 2048, 16 layers, 32 heads, "
+                    "8 key/value heads, MLP 8192, vocabulary 128256, tied "
+                    "embeddings), random weights",
+}
 lines = [
     "# Language-model performance",
     "",
@@ -132,12 +193,6 @@ lines = [
     "",
     f"* Machine: {cpu}, {cores} cores, a last-level cache of {cache}; one "
     f"core reads memory at {bandwidth:.1f} GB/s (bench/read_bandwidth.c).",
-    f"* Model: the Llama-style decoder of scripts/make-llm-model.py at its "
-    f"default size, {int(parameters) / 1e6:.1f} million f32 parameters; a "
-    f"token reads {weight_bytes / 1e6:.1f} MB of matrices, so that token "
-    f"generation from memory is bound by {bound:.0f} tokens/s at that "
-    "bandwidth. (Matrices that fit in the last-level cache are read from "
-    "it, faster, at least in part.)",
     "* tract q4_0: the same model with `-t block-quant`, its products' "
     "weights as Q4_0 blocks (4.5 bits a weight) decoded in the kernels; "
     "its logits stay within 0.15 of the f32 model's (the llm-decoder "
@@ -146,22 +201,56 @@ lines = [
     "128 steps of one token over a past of 0 to 127, summed. Throughputs: "
     "higher is better; each figure is the best of the rounds, ± the spread "
     "of the rounds (best minus worst, in % of the best).",
-    "",
-    "| threads | measure | tract tokens/s | onnxruntime tokens/s | tract / onnxruntime | tract q4_0 tokens/s | q4_0 / f32 |",
-    "|--:|---|--:|--:|--:|--:|--:|",
+    "* Load: tract's import, declutter and compile of the f32 model with "
+    "nothing cached (`--no-cache`), from `--timing`; onnxruntime's session "
+    "creation. Peak: the process's peak resident memory (GNU time), the "
+    "benchmark's inputs and outputs and the engine itself included, and its "
+    "ratio to the size of the weights as stored (f32).",
 ]
-for threads in sorted({t for t, _ in runs}):
-    ours, theirs = runs[(threads, "tract")], runs[(threads, "onnxruntime")]
-    quantized = runs[(threads, "q4_0")]
-    for index, name in enumerate(("PP512", "TG128")):
-        (a, sa), (b, sb) = best([r[index] for r in ours]), best([r[index] for r in theirs])
-        q, sq = best([r[index] for r in quantized])
-        lines.append(f"| {threads} | {name} | {a:.1f} ±{sa:.0f}% | {b:.1f} ±{sb:.0f}% | {a / b:.2f} "
-                     f"| {q:.1f} ±{sq:.0f}% | {q / a:.2f} |")
-lines += ["", f"TG128 at one thread against the bandwidth bound: "
-          f"{best([r[1] for r in runs[(1, 'tract')]])[0] / bound * 100:.0f}% "
-          f"for tract, {best([r[1] for r in runs[(1, 'onnxruntime')]])[0] / bound * 100:.0f}% "
-          "for onnxruntime.", ""]
+for config in [c for c in ("small", "smollm2-135m", "llama-3.2-1b") if c in shapes]:
+    read, stored, parameters = shapes[config]
+    bound = bandwidth * 1e9 / read
+    text = descriptions[config]
+    lines += [
+        "",
+        f"## {config}: {parameters / 1e6:.1f} million parameters",
+        "",
+        f"{text[0].upper()}{text[1:]}; {stored / 1e6:.0f} MB of f32 weights, "
+        f"of which a token reads {read / 1e6:.1f} MB of matrices: token "
+        f"generation from memory is bound by {bound:.1f} tokens/s at the "
+        "bandwidth above.",
+        "",
+        "| threads | measure | tract tokens/s | onnxruntime tokens/s | tract / onnxruntime | tract q4_0 tokens/s | q4_0 / f32 |",
+        "|--:|---|--:|--:|--:|--:|--:|",
+    ]
+    measured = sorted({t for c, t, _ in runs if c == config})
+    for threads in measured:
+        ours = runs[(config, threads, "tract")]
+        theirs = runs[(config, threads, "onnxruntime")]
+        quantized = runs[(config, threads, "q4_0")]
+        for index, name in enumerate(("PP512", "TG128")):
+            (a, sa) = best([r[index] for r in ours])
+            (b, sb) = best([r[index] for r in theirs])
+            q, sq = best([r[index] for r in quantized])
+            lines.append(f"| {threads} | {name} | {a:.1f} ±{sa:.0f}% | {b:.1f} ±{sb:.0f}% "
+                         f"| {a / b:.2f} | {q:.1f} ±{sq:.0f}% | {q / a:.2f} |")
+    lines += ["", "| threads | tract load s | onnxruntime load s | tract peak MB "
+              "| onnxruntime peak MB |", "|--:|--:|--:|--:|--:|"]
+    for threads in measured:
+        row = [str(threads)]
+        for engine in ("tract", "onnxruntime"):
+            row.append(f"{min(r[2] for r in runs[(config, threads, engine)]):.2f}")
+        for engine in ("tract", "onnxruntime"):
+            peak = max(r[3] for r in runs[(config, threads, engine)]) * 1024
+            row.append(f"{peak / 1e6:.0f} ({peak / stored:.2f}×)")
+        lines.append("| " + " | ".join(row) + " |")
+    if 1 in measured:
+        tg = {e: best([r[1] for r in runs[(config, 1, e)]])[0]
+              for e in ("tract", "onnxruntime")}
+        lines += ["", "TG128 at one thread against the bandwidth bound: "
+                  f"{tg['tract'] / bound * 100:.0f}% for tract, "
+                  f"{tg['onnxruntime'] / bound * 100:.0f}% for onnxruntime."]
+lines.append("")
 open(out, "w").write("\n".join(lines))
 print("\n".join(lines))
 EOF

@@ -33,8 +33,9 @@ Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
   llama-3.2-1b   hidden 2048, 16 layers, 32 heads, 8 key/value heads,
                  MLP 8192, vocabulary 128256, tied embeddings, rope θ 500000
 the other options then change single values. A vocabulary above 256 takes
-the prompt's bytes as token ids all the same. Models above 2 GB keep their
-weights in one external data file beside OUT.onnx (OUT.onnx.data).
+the prompt's bytes as token ids all the same. torch writes a model above
+2 GB with its weights as external data, a file per tensor beside OUT.onnx:
+give such a model a folder of its own.
 
 The default size (4 layers of width 384, 6 query and 2 key/value heads of
 64, an MLP of 1024: 6.5 million parameters) is the benchmark's; the tests

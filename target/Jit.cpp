@@ -18,7 +18,9 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -57,14 +59,22 @@ std::vector<CachedConstant> referenceLargeConstants(ModuleOp module) {
   module.walk([&](LLVM::GlobalOp global) {
     if (!global.getConstant() || !global.getValueAttr())
       return;
-    auto value = dyn_cast<DenseElementsAttr>(global.getValueAttr());
-    if (!value || value.isSplat() ||
-        value.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
-        value.getRawData().size() < kMinBytes)
+    ArrayRef<char> data;
+    if (auto value = dyn_cast<DenseElementsAttr>(global.getValueAttr())) {
+      if (value.isSplat() ||
+          value.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+        return;
+      data = value.getRawData();
+    } else if (auto resource =
+                   dyn_cast<DenseResourceElementsAttr>(global.getValueAttr())) {
+      // Packed weights, in memory of their own (tract-cpu-pack-weights).
+      if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+        data = blob->getData();
+    }
+    if (data.size() < kMinBytes)
       return;
-    references.push_back(
-        {global.getSymName().str(),
-         llvm::StringRef(value.getRawData().data(), value.getRawData().size())});
+    references.push_back({global.getSymName().str(),
+                          llvm::StringRef(data.data(), data.size())});
     global.removeValueAttr();
     global.setLinkage(LLVM::Linkage::External);
     // The attribute's data is aligned for its elements only.

@@ -19,7 +19,12 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cstring>
+#include <sys/mman.h>
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCPUPACKWEIGHTS
@@ -41,35 +46,109 @@ DenseElementsAttr constantOf(Value value) {
   return dense;
 }
 
-/// `value`, (k…, n), as (ceil(n / width), k…, width) panels, the last one
-/// padded with zeros where n is not a multiple of `width`.
-DenseElementsAttr intoPanels(DenseElementsAttr value, int64_t width) {
+/// Zeroed memory of `size` bytes for packed weights: mapped pages, in huge
+/// pages where the system gives them (the packing writes each page once;
+/// in 4 KB pages the faults cost more than the copy), freed with the blob.
+AsmResourceBlob allocateWeights(size_t size) {
+  void *memory = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(size, 64);
+    std::memset(blob.getMutableData().data(), 0, size);
+    return blob;
+  }
+#ifdef MADV_HUGEPAGE
+  madvise(memory, size, MADV_HUGEPAGE);
+#endif
+  return AsmResourceBlob(
+      ArrayRef<char>(static_cast<char *>(memory), size), 64,
+      [](void *data, size_t size, size_t) { munmap(data, size); },
+      /*dataIsMutable=*/true);
+}
+
+/// `value` with its axes permuted (result axis i is source axis
+/// `permutation[i]`), (k…, n), and with `width` > 0 laid out as
+/// (ceil(n / width), k…, width) panels, the last one padded with zeros
+/// where n is not a multiple of `width`. One pass over the bytes, into
+/// memory of its own from `ownMemoryBytes` (see allocateWeights).
+ElementsAttr layOut(DenseElementsAttr value, ArrayRef<int64_t> permutation,
+                    int64_t width, int64_t ownMemoryBytes) {
   auto type = cast<RankedTensorType>(value.getType());
-  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape;
+  for (int64_t axis : permutation)
+    shape.push_back(type.getDimSize(axis));
   int64_t n = shape.back();
-  int64_t k = type.getNumElements() / n;
-  int64_t count = llvm::divideCeil(n, width);
-  SmallVector<int64_t> panels{count};
-  llvm::append_range(panels, shape.drop_back());
-  panels.push_back(width);
-  auto resultType = RankedTensorType::get(panels, type.getElementType());
-  if (value.isSplat() && n % width == 0)
+  int64_t k = type.getNumElements() / std::max<int64_t>(n, 1);
+  SmallVector<int64_t> resultShape;
+  int64_t columns = width > 0 ? width : n;
+  int64_t count = width > 0 ? llvm::divideCeil(n, width) : 1;
+  if (width > 0)
+    resultShape.push_back(count);
+  resultShape.append(shape.begin(), shape.end() - 1);
+  resultShape.push_back(columns);
+  auto resultType = RankedTensorType::get(resultShape, type.getElementType());
+  if (value.isSplat() && n % columns == 0)
     return value.resizeSplat(resultType);
+  if (width <= 0 && llvm::equal(permutation, llvm::seq<int64_t>(0, rank)))
+    return value;
   size_t element = type.getElementTypeBitWidth() / 8;
-  ArrayRef<char> source = value.getRawData();
-  std::vector<char> result(count * k * width * element, 0);
-  for (int64_t row = 0; row < k; ++row)
-    for (int64_t column = 0; column < n; column += width) {
-      int64_t from = value.isSplat() ? 0 : (row * n + column) * element;
-      int64_t taken = std::min(width, n - column);
-      char *to = result.data() + ((column / width) * k + row) * width * element;
-      if (value.isSplat())
-        for (int64_t i = 0; i < taken; ++i)
-          std::memcpy(to + i * element, source.data(), element);
+  size_t bytes = count * k * columns * element;
+  if (static_cast<int64_t>(bytes) < ownMemoryBytes || value.isSplat()) {
+    // Small: an attribute, as before (the packing tests read it).
+    DenseElementsAttr moved = tract::transposeDense(value, permutation);
+    if (width <= 0)
+      return moved;
+    ArrayRef<char> source = moved.getRawData();
+    std::vector<char> result(bytes, 0);
+    for (int64_t row = 0; row < k; ++row)
+      for (int64_t column = 0; column < n; column += width) {
+        int64_t from = moved.isSplat() ? 0 : (row * n + column) * element;
+        int64_t taken = std::min(width, n - column);
+        char *to =
+            result.data() + ((column / width) * k + row) * width * element;
+        if (moved.isSplat())
+          for (int64_t i = 0; i < taken; ++i)
+            std::memcpy(to + i * element, source.data(), element);
+        else
+          std::memcpy(to, source.data() + from, taken * element);
+      }
+    return DenseElementsAttr::getFromRawBuffer(resultType, result);
+  }
+
+  // Row r of the permuted value starts at the source offset of its index
+  // and walks the source axis that became the last one.
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t axis = rank - 2; axis >= 0; --axis)
+    strides[axis] = strides[axis + 1] * type.getDimSize(axis + 1);
+  int64_t step = strides[permutation.back()];
+  AsmResourceBlob blob = allocateWeights(bytes);
+  char *out = blob.getMutableData().data();
+  const char *source = value.getRawData().data();
+  SmallVector<int64_t> index(rank - 1, 0);
+  for (int64_t row = 0; row < k; ++row) {
+    int64_t base = 0;
+    for (auto [axis, at] : llvm::enumerate(index))
+      base += at * strides[permutation[axis]];
+    for (int64_t column = 0; column < n; column += columns) {
+      int64_t taken = std::min(columns, n - column);
+      char *to = out + ((column / columns) * k + row) * columns * element;
+      const char *from = source + (base + column * step) * element;
+      if (step == 1)
+        std::memcpy(to, from, taken * element);
       else
-        std::memcpy(to, source.data() + from, taken * element);
+        for (int64_t i = 0; i < taken; ++i)
+          std::memcpy(to + i * element, from + i * step * element, element);
+      // The padding is zero already: the mapped memory starts zeroed.
     }
-  return DenseElementsAttr::getFromRawBuffer(resultType, result);
+    for (int64_t axis = rank - 2; axis >= 0; --axis) {
+      if (++index[axis] < shape[axis])
+        break;
+      index[axis] = 0;
+    }
+  }
+  return DenseResourceElementsAttr::get(resultType, "tract_packed_weights",
+                                        std::move(blob));
 }
 
 struct TractCpuPackWeights
@@ -156,15 +235,14 @@ struct TractCpuPackWeights
         permutation.push_back(axis);
     }
     permutation.push_back(laneAxis);
-    DenseElementsAttr packed =
-        tract::transposeDense(constantOf(operand->get()), permutation);
+    ElementsAttr packed = layOut(constantOf(operand->get()), permutation,
+                                 paneled ? int64_t(panel) : 0, ownMemoryBytes);
     SmallVector<AffineExpr> results;
     for (int64_t axis : permutation)
       results.push_back(map.getResult(axis));
     if (paneled) {
       // (k…, n) as (n / P, k…, P), read at (n floordiv P, k…, n mod P).
       AffineExpr n = results.back();
-      packed = intoPanels(packed, panel);
       results.pop_back();
       results.insert(results.begin(), n.floorDiv(panel));
       results.push_back(n % panel);

@@ -736,21 +736,32 @@ DenseElementsAttr mlir::tract::transposeDense(DenseElementsAttr value,
   auto resultType = RankedTensorType::get(shape, type.getElementType());
   if (value.isSplat())
     return value.resizeSplat(resultType);
-  size_t element = type.getElementTypeBitWidth() / 8;
+  // The axes that stay last, in order, move as runs of bytes; an identity
+  // is the value itself (no copy of a weight that is already in place).
+  int64_t rank = type.getRank();
+  int64_t kept = 0;
+  while (kept < rank && permutation[rank - 1 - kept] == rank - 1 - kept)
+    ++kept;
+  if (kept == rank)
+    return value;
+  size_t run = type.getElementTypeBitWidth() / 8;
+  for (int64_t axis = rank - kept; axis < rank; ++axis)
+    run *= type.getDimSize(axis);
+  int64_t outer = rank - kept;
   ArrayRef<char> source = value.getRawData();
-  SmallVector<int64_t> sourceStrides(type.getRank(), 1);
-  for (int64_t axis = type.getRank() - 2; axis >= 0; --axis)
+  SmallVector<int64_t> sourceStrides(rank, 1);
+  for (int64_t axis = rank - 2; axis >= 0; --axis)
     sourceStrides[axis] = sourceStrides[axis + 1] * type.getDimSize(axis + 1);
+  size_t element = type.getElementTypeBitWidth() / 8;
   std::vector<char> result(source.size());
-  int64_t count = type.getNumElements();
-  SmallVector<int64_t> index(type.getRank(), 0);
+  int64_t count = source.size() / run;
+  SmallVector<int64_t> index(outer, 0);
   for (int64_t i = 0; i < count; ++i) {
     int64_t from = 0;
     for (auto [axis, at] : llvm::enumerate(index))
       from += at * sourceStrides[permutation[axis]];
-    std::memcpy(result.data() + i * element, source.data() + from * element,
-                element);
-    for (int64_t axis = type.getRank() - 1; axis >= 0; --axis) {
+    std::memcpy(result.data() + i * run, source.data() + from * element, run);
+    for (int64_t axis = outer - 1; axis >= 0; --axis) {
       if (++index[axis] < shape[axis])
         break;
       index[axis] = 0;

@@ -51,6 +51,10 @@ struct ModelState {
   /// Where assertions go while an If branch is imported: they hold only
   /// when that branch runs (null: the model's).
   std::vector<std::string> *branchAssertions = nullptr;
+  /// The main graph, when the importer owns the parsed model: each
+  /// initializer's data goes as soon as its attribute holds a copy, so
+  /// that the weights are not in memory twice.
+  ::onnx::GraphProto *ownedGraph = nullptr;
 };
 
 /// The MLIR element type of an ONNX `TensorProto.DataType`, or null with

@@ -9,6 +9,7 @@
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/NodeContext.h"
 #include "frontends/onnx/onnx.pb.h"
+#include "google/protobuf/io/zero_copy_stream_impl.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -173,10 +174,11 @@ GraphImporter::convertType(const ::onnx::TypeProto &type, StringRef what,
 
 namespace {
 
-/// Reads `length` bytes at `offset` of an external data file, refusing paths
-/// that leave the model's folder.
+/// Maps `tensor`'s external data (`length` bytes at `offset` of a file)
+/// into `mapped`, refusing paths that leave the model's folder.
 LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
-                           std::string &bytes, std::string &error) {
+                           std::unique_ptr<llvm::MemoryBuffer> &mapped,
+                           std::string &error) {
   std::string location;
   int64_t offset = 0, length = -1;
   for (const auto &entry : tensor.external_data()) {
@@ -207,21 +209,27 @@ LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
     }
   SmallString<256> path(baseDir);
   llvm::sys::path::append(path, location);
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    error = "cannot read external data '" + location +
-            "': " + buffer.getError().message();
+  uint64_t fileSize = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize)) {
+    error = "cannot read external data '" + location + "': " + ec.message();
     return failure();
   }
-  int64_t size = (*buffer)->getBufferSize();
+  int64_t size = static_cast<int64_t>(fileSize);
   if (offset <= size && length < 0)
     length = size - offset;
   if (offset > size || length > size - offset) {
     error = "external data '" + location + "' is shorter than the tensor";
     return failure();
   }
-  bytes.assign((*buffer)->getBufferStart() + offset, length);
+  // Mapped, not read: the attribute's copy is the only one made.
+  auto buffer = llvm::MemoryBuffer::getFileSlice(path, length, offset,
+                                                 /*IsVolatile=*/false);
+  if (!buffer) {
+    error = "cannot read external data '" + location +
+            "': " + buffer.getError().message();
+    return failure();
+  }
+  mapped = std::move(*buffer);
   return success();
 }
 
@@ -267,13 +275,14 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
       elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
   std::string bytes;
   // Raw data is read where protobuf holds it, not copied first.
+  std::unique_ptr<llvm::MemoryBuffer> mapped;
   StringRef data;
   if (tensor.data_location() == TP::EXTERNAL) {
-    if (failed(readExternal(tensor, model.baseDir, bytes, error))) {
+    if (failed(readExternal(tensor, model.baseDir, mapped, error))) {
       error = "tensor '" + tensor.name() + "': " + error;
       return failure();
     }
-    data = bytes;
+    data = mapped->getBuffer();
   } else {
     data = onnxInlineBytes(tensor, bytes);
   }
@@ -308,15 +317,33 @@ FailureOr<Value> GraphImporter::importTensor(const ::onnx::TensorProto &tensor,
 // Nodes
 //===----------------------------------------------------------------------===//
 
+/// Frees the data of `tensor`, which an attribute now holds.
+static void releaseData(::onnx::TensorProto &tensor) {
+  auto release = [](std::string *bytes) {
+    bytes->clear();
+    bytes->shrink_to_fit();
+  };
+  release(tensor.mutable_raw_data());
+  auto drop = [](auto *values) {
+    std::remove_pointer_t<decltype(values)>().Swap(values);
+  };
+  drop(tensor.mutable_float_data());
+  drop(tensor.mutable_double_data());
+  drop(tensor.mutable_int32_data());
+  drop(tensor.mutable_int64_data());
+}
+
 LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
                                          OpBuilder &builder) {
-  for (const ::onnx::TensorProto &initializer : graph.initializer()) {
+  for (auto [index, initializer] : llvm::enumerate(graph.initializer())) {
     std::string error;
     Location loc = nodeLocation(initializer.name());
     FailureOr<Value> value = importTensor(initializer, builder, loc, error);
     if (failed(value))
       return emitError(loc) << "initializer: " << error;
     define(initializer.name(), *value);
+    if (&graph == model.ownedGraph)
+      releaseData(*model.ownedGraph->mutable_initializer(index));
   }
   const OpRegistry &registry = OpRegistry::get();
   for (const ::onnx::NodeProto &node : graph.node()) {
@@ -642,9 +669,12 @@ LogicalResult resolveInputFacts(ArrayRef<std::string> texts,
 }
 
 /// Imports a parsed model; `path` names it and locates its external data.
+/// `owned`: the same model, when the caller lets the import free its
+/// weights' data as it goes.
 OwningOpRef<ModuleOp> importModelProto(const ::onnx::ModelProto &proto,
                                        StringRef path, MLIRContext *context,
-                                       const ImportOptions &options) {
+                                       const ImportOptions &options,
+                                       ::onnx::ModelProto *owned = nullptr) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
   if (!proto.has_graph()) {
     emitError(fileLoc) << "'" << path << "' is not an ONNX model: it has no "
@@ -654,6 +684,8 @@ OwningOpRef<ModuleOp> importModelProto(const ::onnx::ModelProto &proto,
   ModelState model;
   model.context = context;
   model.fileName = path.str();
+  if (owned)
+    model.ownedGraph = owned->mutable_graph();
   model.baseDir = llvm::sys::path::parent_path(path).str();
   if (model.baseDir.empty())
     model.baseDir = ".";
@@ -777,23 +809,25 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
                           "(store weights as external data)";
     return {};
   }
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    emitError(fileLoc) << "cannot read '" << path
-                       << "': " << buffer.getError().message();
+  // Read through a small buffer, not mapped whole: the parsed proto holds
+  // a copy of the weights, and the file's pages would be a second one.
+  int fd = -1;
+  if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd)) {
+    emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
     return {};
   }
   ::onnx::ModelProto proto;
-  if (!proto.ParseFromArray((*buffer)->getBufferStart(),
-                            static_cast<int>((*buffer)->getBufferSize()))) {
+  bool parsed;
+  {
+    google::protobuf::io::FileInputStream stream(fd, 1 << 20);
+    stream.SetCloseOnDelete(true);
+    parsed = proto.ParseFromZeroCopyStream(&stream);
+  }
+  if (!parsed) {
     emitError(fileLoc) << "'" << path << "' is not a valid ONNX model";
     return {};
   }
-  // The proto holds its own copy of the weights: the file's bytes can go
-  // before the weights are copied once more into attributes.
-  buffer->reset();
-  return importModelProto(proto, path, context, options);
+  return importModelProto(proto, path, context, options, &proto);
 }
 
 OwningOpRef<ModuleOp>
@@ -808,7 +842,7 @@ mlir::tract::onnx::importOnnxBytes(StringRef bytes, StringRef path,
         << "'" << path << "' is not a valid ONNX model";
     return {};
   }
-  return importModelProto(proto, path, context, options);
+  return importModelProto(proto, path, context, options, &proto);
 }
 
 std::vector<std::pair<std::string, int>>

@@ -1,5 +1,6 @@
 // RUN: tract-opt --tract-cpu-pack-weights="lanes=16" --split-input-file %s | FileCheck %s
 // RUN: tract-opt --tract-cpu-pack-weights="lanes=16 panel=16" --split-input-file %s | FileCheck %s --check-prefix=PANEL
+// RUN: tract-opt --tract-cpu-pack-weights="lanes=16 panel=16 own-memory-bytes=0" --split-input-file %s | FileCheck %s --check-prefix=OWN
 
 // A Linear layer, x · Wᵀ: the lanes walk the 32 outputs, which the weight
 // holds on its first axis. The weight is transposed to (in, out) and the
@@ -8,6 +9,12 @@
 // CHECK:         %[[W:.*]] = arith.constant dense<{{\[}}[0.000000e+00, 2.000000e+00, 4.000000e+00], [1.000000e+00, 3.000000e+00, 5.000000e+00]]> : tensor<2x3xf32>
 // CHECK:         linalg.generic {indexing_maps = [#{{.*}}, #[[WT:.*]], #{{.*}}]
 // CHECK-SAME:      ins(%{{.*}}, %[[W]] : tensor<4x2xf32>, tensor<2x3xf32>)
+// From own-memory-bytes, the packed weights are a resource blob of their
+// own: its alignment (64), then 0, 2, 4, 1, 3, 5 as f32.
+// OWN-LABEL: func.func @linear(
+// OWN:         %[[W:.*]] = arith.constant dense_resource<tract_packed_weights> : tensor<2x3xf32>
+// OWN:         ins(%{{.*}}, %[[W]] : tensor<4x2xf32>, tensor<2x3xf32>)
+// OWN:       tract_packed_weights: "0x400000000000000000000040000080400000803F000040400000A040"
 #x = affine_map<(m, n, k) -> (m, k)>
 #w = affine_map<(m, n, k) -> (n, k)>
 #y = affine_map<(m, n, k) -> (m, n)>
@@ -105,6 +112,11 @@ func.func @panels(%x: tensor<?x2xf32>, %init: tensor<?x32xf32>) -> tensor<?x32xf
 // PANEL:         %[[W:.*]] = arith.constant dense<{{\[\[\[}}0.000000e+00, {{.*}}, 1.500000e+01], [2.000000e+01, {{.*}}, 3.500000e+01]], {{\[\[}}1.600000e+01, 1.700000e+01, 1.800000e+01, 1.900000e+01, 0.000000e+00, {{.*}}, 0.000000e+00], [3.600000e+01, 3.700000e+01, 3.800000e+01, 3.900000e+01, 0.000000e+00, {{.*}}]]]> : tensor<2x2x16xf32>
 // PANEL:         linalg.generic
 // PANEL-SAME:      ins(%{{.*}}, %[[W]] : tensor<?x2xf32>, tensor<2x2x16xf32>) outs(%{{.*}} : tensor<?x20xf32>)
+// The same in a blob: rows 0-15 and 20-35, then 16-19 and 36-39 with
+// twelve zeros after each.
+// OWN-LABEL: func.func @padded_panel(
+// OWN:         arith.constant dense_resource<tract_packed_weights> : tensor<2x2x16xf32>
+// OWN:       tract_packed_weights: "0x40000000000000000000803F0000004000004040000080400000A0400000C0400000E04000000041000010410000204100003041000040410000504100006041000070410000A0410000A8410000B0410000B8410000C0410000C8410000D0410000D8410000E0410000E8410000F0410000F84100000042000004420000084200000C420000804100008841000090410000984100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000001042000014420000184200001C42000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000"
 func.func @padded_panel(%x: tensor<?x2xf32>, %init: tensor<?x20xf32>) -> tensor<?x20xf32> {
   %w = arith.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0], [20.0, 21.0, 22.0, 23.0, 24.0, 25.0, 26.0, 27.0, 28.0, 29.0, 30.0, 31.0, 32.0, 33.0, 34.0, 35.0, 36.0, 37.0, 38.0, 39.0]]> : tensor<2x20xf32>
   %r = linalg.matmul ins(%x, %w : tensor<?x2xf32>, tensor<2x20xf32>) outs(%init : tensor<?x20xf32>) -> tensor<?x20xf32>

@@ -527,38 +527,50 @@ int llmBench(lib::Model &model, const cli::Invocation &invocation) {
                               /*allowFloatCasts=*/false, values);
   };
 
-  lib::ModelInputs prompt;
-  if (llvm::Error error = inputsAt(kPrompt, 0, prompt))
-    return fail(std::move(error));
-  int64_t loops;
-  double elapsed;
-  if (llvm::Error error = benchRuns(code, prompt, invocation, loops, elapsed))
-    return fail(std::move(error));
-  llvm::outs() << "PP" << kPrompt << ": "
-               << llvm::format("%.1f", kPrompt * loops / (elapsed / 1e3))
-               << " tokens/sec\n";
-  llvm::outs().flush();
+  {
+    lib::ModelInputs prompt;
+    if (llvm::Error error = inputsAt(kPrompt, 0, prompt))
+      return fail(std::move(error));
+    int64_t loops;
+    double elapsed;
+    if (llvm::Error error = benchRuns(code, prompt, invocation, loops, elapsed))
+      return fail(std::move(error));
+    llvm::outs() << "PP" << kPrompt << ": "
+                 << llvm::format("%.1f", kPrompt * loops / (elapsed / 1e3))
+                 << " tokens/sec\n";
+    llvm::outs().flush();
+  }
 
-  // The generation's inputs are made before its clock starts, and so are
-  // the warm-up's: one pass over the 128 steps per warm-up loop.
-  std::vector<lib::ModelInputs> steps(kGenerated);
-  std::vector<std::vector<const tract_tensor *>> arguments;
-  for (int64_t past = 0; past < kGenerated; ++past) {
-    if (llvm::Error error = inputsAt(1, past, steps[past]))
+  // Each step's inputs are made before its clock starts, one step's at a
+  // time (all 128 pasts of a real model's cache would take more memory
+  // than its weights); the warm-up passes over the 128 steps the same way.
+  auto generate = [&](double *elapsed) -> llvm::Error {
+    for (int64_t past = 0; past < kGenerated; ++past) {
+      lib::ModelInputs step;
+      if (llvm::Error error = inputsAt(1, past, step))
+        return error;
+      Clock::time_point start = Clock::now();
+      if (llvm::Error error = lib::runOnce(code, step.arguments))
+        return error;
+      if (elapsed)
+        *elapsed += std::chrono::duration<double, std::milli>(Clock::now() -
+                                                              start)
+                        .count();
+    }
+    return llvm::Error::success();
+  };
+  lib::BenchOptions warmup = benchOptions(invocation);
+  Clock::time_point warmupStart = Clock::now();
+  for (int64_t loop = 0;
+       loop < warmup.warmupLoops ||
+       std::chrono::duration<double, std::milli>(Clock::now() - warmupStart)
+               .count() < warmup.warmupTimeMs;
+       ++loop)
+    if (llvm::Error error = generate(nullptr))
       return fail(std::move(error));
-    arguments.push_back(steps[past].arguments);
-  }
-  if (llvm::Error error =
-          lib::warmUp(code, arguments, benchOptions(invocation)))
-    return fail(std::move(error));
   double generation = 0;
-  for (const lib::ModelInputs &step : steps) {
-    Clock::time_point start = Clock::now();
-    if (llvm::Error error = lib::runOnce(code, step.arguments))
-      return fail(std::move(error));
-    generation +=
-        std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  }
+  if (llvm::Error error = generate(&generation))
+    return fail(std::move(error));
   llvm::outs() << "TG" << kGenerated << ": "
                << llvm::format("%.1f", kGenerated / (generation / 1e3))
                << " tokens/sec\n";
