@@ -39,6 +39,8 @@ struct ModelState {
   int64_t opset = 1;
   /// The opset of the ai.onnx.ml domain (1 when the model does not say).
   int64_t mlOpset = 1;
+  /// The opset of onnxruntime's com.microsoft domain (1 when not said).
+  int64_t msOpset = 1;
   /// Symbolic values of small integer tensors (shapes being computed).
   DenseMap<Value, SmallVector<TDim>> dims;
   /// Every symbol in use, for the module's `tract.symbols`.

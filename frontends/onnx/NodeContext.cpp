@@ -498,6 +498,7 @@ const OpRegistry &OpRegistry::get() {
     registerSignalOps(r);
     registerSequenceOps(r);
     registerMlOps(r);
+    registerMicrosoftOps(r);
     return r;
   }();
   return registry;

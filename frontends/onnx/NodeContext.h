@@ -293,6 +293,9 @@ void registerSignalOps(OpRegistry &registry);
 void registerSequenceOps(OpRegistry &registry);
 /// The `ai.onnx.ml` domain, registered as `ai.onnx.ml.OP` at its own opset.
 void registerMlOps(OpRegistry &registry);
+/// onnxruntime's contrib ops of the `com.microsoft` domain, registered as
+/// `com.microsoft.OP` at that domain's opset (NNOps.cpp).
+void registerMicrosoftOps(OpRegistry &registry);
 
 } // namespace mlir::tract::onnx
 

@@ -353,13 +353,15 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
                                             : node.op_type();
     Location loc = nodeLocation(name);
     bool ml = node.domain() == "ai.onnx.ml";
+    bool ms = node.domain() == "com.microsoft";
     auto describe = [&]() {
       return "node '" + name + "' (" + node.op_type() +
-             (ml ? ", ai.onnx.ml opset " + std::to_string(model.mlOpset)
-                 : ", opset " + std::to_string(model.opset)) +
+             (ml   ? ", ai.onnx.ml opset " + std::to_string(model.mlOpset)
+              : ms ? ", com.microsoft opset " + std::to_string(model.msOpset)
+                   : ", opset " + std::to_string(model.opset)) +
              ")";
     };
-    if (!node.domain().empty() && node.domain() != "ai.onnx" && !ml)
+    if (!node.domain().empty() && node.domain() != "ai.onnx" && !ml && !ms)
       return emitError(loc) << describe() << ": operators of domain '"
                             << node.domain() << "' are unsupported";
     for (const std::string &input : node.input())
@@ -376,9 +378,12 @@ LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
                                  "order)";
         return diagnostic;
       }
-    int64_t opset = ml ? model.mlOpset : model.opset;
+    int64_t opset = ml ? model.mlOpset : ms ? model.msOpset : model.opset;
     const OpHandler *handler = registry.lookup(
-        ml ? "ai.onnx.ml." + node.op_type() : node.op_type(), opset);
+        ml   ? "ai.onnx.ml." + node.op_type()
+        : ms ? "com.microsoft." + node.op_type()
+             : node.op_type(),
+        opset);
     if (!handler)
       return emitError(loc) << describe() << ": unsupported operator";
     NodeContext context(*this, node, opset, builder, loc);
@@ -696,6 +701,8 @@ OwningOpRef<ModuleOp> importModelProto(const ::onnx::ModelProto &proto,
       hasDefaultDomain = true;
     } else if (opset.domain() == "ai.onnx.ml") {
       model.mlOpset = opset.version();
+    } else if (opset.domain() == "com.microsoft") {
+      model.msOpset = opset.version();
     }
   if (!hasDefaultDomain)
     model.opset = 1;

@@ -686,6 +686,89 @@ LogicalResult layerNormHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// The root-mean-square norm of onnxruntime's contrib ops over the axes
+/// from `axis` on: x / sqrt(mean(x * x) + epsilon). tract's rms_norm when
+/// that is the last axis alone and its inverse is not asked for.
+Value rmsNormalize(NodeContext &ctx, Value x, int64_t axis, double epsilon,
+                   Value *invStdOut) {
+  int64_t rank = NodeContext::rank(x);
+  if (axis == rank - 1 && !invStdOut)
+    return ctx.create<RmsNormOp>(x, axis, APFloat(epsilon));
+  Value meanSquare =
+      ctx.create<ReduceOp>(x, Reducer::MeanOfSquares, range(axis, rank));
+  Value invStd = ctx.create<RsqrtOp>(
+      ctx.binary<AddOp>(meanSquare, ctx.scalarLike(meanSquare, epsilon)));
+  if (invStdOut)
+    *invStdOut = invStd;
+  return ctx.binary<MulOp>(x, invStd);
+}
+
+/// SimplifiedLayerNormalization (onnxruntime registers it in the ONNX
+/// domain; Llama-style exports use it for their RMS norms): X, scale ->
+/// Y, and the inverse root mean square as an optional second output.
+LogicalResult simplifiedLayerNormHandler(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (failed(requireRank(ctx, x, 1, "X")) || failed(requireFloat(ctx, x)))
+    return failure();
+  int64_t rank = NodeContext::rank(x);
+  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+  if (failed(axis))
+    return failure();
+  if (!ctx.input(1))
+    return ctx.error("expected a scale input");
+  Type type = NodeContext::elementType(x);
+  Type stash = stashType(ctx, type);
+  if (!stash)
+    return failure();
+  Value invStd;
+  Value y = rmsNormalize(ctx, ctx.castTo(x, stash), *axis,
+                         ctx.getFloat("epsilon", 1e-5f),
+                         ctx.hasOutput(1) ? &invStd : nullptr);
+  outputs.push_back(ctx.binary<MulOp>(ctx.castTo(y, type), ctx.input(1)));
+  outputs.push_back(invStd);
+  return success();
+}
+
+/// com.microsoft's SkipLayerNormalization and
+/// SkipSimplifiedLayerNormalization (`simplified`: an RMS norm, no beta):
+/// the residual sum input + skip (+ bias), normalized over the last axis,
+/// times gamma (plus beta). Outputs: the result, the mean and the inverse
+/// standard deviation (optional; no mean for the RMS norm), and the sum.
+OpHandler skipLayerNormHandler(bool simplified) {
+  return [simplified](NodeContext &ctx, Outputs &outputs) -> LogicalResult {
+    Value x = ctx.input(0), skip = ctx.input(1), gamma = ctx.input(2);
+    if (failed(requireRank(ctx, x, 2, "input")) ||
+        failed(requireFloat(ctx, x)))
+      return failure();
+    if (!skip || !gamma)
+      return ctx.error("expected skip and gamma inputs");
+    Value beta = simplified ? Value() : ctx.input(3);
+    Value bias = ctx.input(simplified ? 3 : 4);
+    Value sum = ctx.binary<AddOp>(x, skip);
+    if (bias)
+      sum = ctx.binary<AddOp>(sum, bias);
+    int64_t rank = NodeContext::rank(x);
+    // onnxruntime's default.
+    double epsilon = ctx.getFloat("epsilon", 1e-12f);
+    Value mean, invStd;
+    Value y = simplified
+                  ? rmsNormalize(ctx, sum, rank - 1, epsilon,
+                                 ctx.hasOutput(2) ? &invStd : nullptr)
+                  : standardize(ctx, sum, {rank - 1}, epsilon, &mean, &invStd);
+    y = ctx.binary<MulOp>(y, gamma);
+    if (beta)
+      y = ctx.binary<AddOp>(y, beta);
+    outputs.push_back(y);
+    if (simplified && ctx.hasOutput(1))
+      return ctx.unsupported("the mean output of an RMS norm (onnxruntime "
+                             "does not compute it)");
+    outputs.push_back(ctx.hasOutput(1) ? mean : Value());
+    outputs.push_back(ctx.hasOutput(2) ? invStd : Value());
+    outputs.push_back(sum);
+    return success();
+  };
+}
+
 LogicalResult groupNormHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
@@ -1705,6 +1788,8 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   registry.add("GroupNormalization", {18, 21}, groupNormHandler);
   registry.add("LRN", {1, 13}, lrnHandler);
   registry.add("MeanVarianceNormalization", {9, 13}, mvnHandler);
+  // onnxruntime's, in the ONNX domain.
+  registry.add("SimplifiedLayerNormalization", 1, simplifiedLayerNormHandler);
 
   // Matrix products.
   registry.add("Gemm", {1, 6, 7, 9, 11, 13}, gemmHandler);
@@ -1728,4 +1813,13 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   // Losses, at inference.
   registry.add("NegativeLogLikelihoodLoss", {12, 13, 22}, nllLossHandler);
   registry.add("SoftmaxCrossEntropyLoss", {12, 13}, softmaxCrossEntropyHandler);
+}
+
+void mlir::tract::onnx::registerMicrosoftOps(OpRegistry &registry) {
+  registry.add("com.microsoft.SimplifiedLayerNormalization", 1,
+               simplifiedLayerNormHandler);
+  registry.add("com.microsoft.SkipLayerNormalization", 1,
+               skipLayerNormHandler(/*simplified=*/false));
+  registry.add("com.microsoft.SkipSimplifiedLayerNormalization", 1,
+               skipLayerNormHandler(/*simplified=*/true));
 }
