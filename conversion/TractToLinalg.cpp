@@ -9,6 +9,7 @@
 #include "conversion/EntryFacts.h"
 #include "conversion/LoweringUtils.h"
 #include "conversion/Passes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "dialects/tract/TractDialect.h"
 #include "dialects/tract/TractOps.h"
@@ -176,6 +177,16 @@ struct ConstLowering : public OpConversionPattern<ConstOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type =
         cast<RankedTensorType>(getTypeConverter()->convertType(op.getType()));
+    // A large weight imported without a copy: the same blob, of the plain
+    // type.
+    if (auto resource = dyn_cast<DenseResourceElementsAttr>(op.getValue())) {
+      if (resource.getType().getElementType() != type.getElementType())
+        return rewriter.notifyMatchFailure(op, "a resource of another type");
+      rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+          op, type,
+          DenseResourceElementsAttr::get(type, resource.getRawHandle()));
+      return success();
+    }
     auto value = dyn_cast<DenseElementsAttr>(op.getValue());
     if (!value)
       return rewriter.notifyMatchFailure(op, "not a dense constant");

@@ -13,6 +13,7 @@
 #include "dialects/tract/BlockQuant.h"
 #include "dialects/tract/EinsumExpr.h"
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 #include "passes/Passes.h"
@@ -21,6 +22,7 @@
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
+#include <cstring>
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTBLOCKQUANT
@@ -96,7 +98,11 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
     Value rows = einsum.getInputs()[1 - slot];
     if (!constant || isProtected(constant) || isProtected(einsum))
       continue;
-    auto weights = dyn_cast<DenseElementsAttr>(constant.getValue());
+    // Dense, or a resource (a large weight mapped from the model file).
+    auto weights = dyn_cast<ElementsAttr>(constant.getValue());
+    if (weights && !isa<DenseElementsAttr>(weights) &&
+        !tract::constantBytes(weights))
+      weights = nullptr;
     const std::string &spec = expr.inputs[slot];
     const std::string &rowSpec = expr.inputs[1 - slot];
     if (!weights || !isa<Float32Type, Float16Type>(weights.getElementType()) ||
@@ -133,8 +139,25 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
 
     // The matrix n x k, quantized row by row (the other axes are 1).
     SmallVector<float> values;
-    for (const APFloat &value : weights.getValues<APFloat>())
-      values.push_back(value.convertToFloat());
+    if (auto dense = dyn_cast<DenseElementsAttr>(weights)) {
+      for (const APFloat &value : dense.getValues<APFloat>())
+        values.push_back(value.convertToFloat());
+    } else {
+      ArrayRef<char> bytes = *tract::constantBytes(weights);
+      const llvm::fltSemantics &semantics =
+          cast<FloatType>(weights.getElementType()).getFloatSemantics();
+      size_t width = weights.getElementType().getIntOrFloatBitWidth() / 8;
+      values.resize(bytes.size() / width);
+      if (width == 4) {
+        std::memcpy(values.data(), bytes.data(), bytes.size());
+      } else {
+        for (size_t i = 0; i < values.size(); ++i) {
+          uint16_t bits;
+          std::memcpy(&bits, bytes.data() + i * width, 2);
+          values[i] = APFloat(semantics, APInt(16, bits)).convertToFloat();
+        }
+      }
+    }
     if (!llvm::all_of(values, [&](float value) {
           return std::isfinite(value) &&
                  (!halves || std::abs(value) <= kMaxHalf);
@@ -166,8 +189,11 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
     einsum.erase();
     if (widening && widening->use_empty())
       widening.erase();
-    if (constant->use_empty())
+    if (constant->use_empty()) {
+      // A mapped source's pages can go: the stored form replaces it.
+      tract::dropMappedPages(constant.getValue());
       constant.erase();
+    }
     return;
   }
 }

@@ -35,15 +35,21 @@ using namespace mlir;
 
 namespace {
 
-/// The dense constant behind an operand, if it is one of a byte-sized type.
-DenseElementsAttr constantOf(Value value) {
+/// The constant behind an operand, if it is one of a byte-sized type:
+/// dense, or a resource (a large weight imported without a copy).
+ElementsAttr constantOf(Value value) {
   auto constant = value.getDefiningOp<arith::ConstantOp>();
   if (!constant)
     return nullptr;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (!dense || dense.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+  if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+    return dense.getElementType().getIntOrFloatBitWidth() % 8 == 0 ? dense
+                                                                  : nullptr;
+  auto resource = dyn_cast<DenseResourceElementsAttr>(constant.getValue());
+  if (!resource || !tract::constantBytes(resource) ||
+      !resource.getElementType().isIntOrFloat() ||
+      resource.getElementType().getIntOrFloatBitWidth() % 8 != 0)
     return nullptr;
-  return dense;
+  return resource;
 }
 
 /// Zeroed memory of `size` bytes for packed weights: mapped pages, in huge
@@ -71,9 +77,10 @@ AsmResourceBlob allocateWeights(size_t size) {
 /// (ceil(n / width), k…, width) panels, the last one padded with zeros
 /// where n is not a multiple of `width`. One pass over the bytes, into
 /// memory of its own from `ownMemoryBytes` (see allocateWeights).
-ElementsAttr layOut(DenseElementsAttr value, ArrayRef<int64_t> permutation,
+ElementsAttr layOut(ElementsAttr value, ArrayRef<int64_t> permutation,
                     int64_t width, int64_t ownMemoryBytes) {
   auto type = cast<RankedTensorType>(value.getType());
+  auto dense = dyn_cast<DenseElementsAttr>(value);
   int64_t rank = type.getRank();
   SmallVector<int64_t> shape;
   for (int64_t axis : permutation)
@@ -88,15 +95,16 @@ ElementsAttr layOut(DenseElementsAttr value, ArrayRef<int64_t> permutation,
   resultShape.append(shape.begin(), shape.end() - 1);
   resultShape.push_back(columns);
   auto resultType = RankedTensorType::get(resultShape, type.getElementType());
-  if (value.isSplat() && n % columns == 0)
-    return value.resizeSplat(resultType);
+  if (dense && dense.isSplat() && n % columns == 0)
+    return dense.resizeSplat(resultType);
   if (width <= 0 && llvm::equal(permutation, llvm::seq<int64_t>(0, rank)))
     return value;
   size_t element = type.getElementTypeBitWidth() / 8;
   size_t bytes = count * k * columns * element;
-  if (static_cast<int64_t>(bytes) < ownMemoryBytes || value.isSplat()) {
+  if (dense && (static_cast<int64_t>(bytes) < ownMemoryBytes ||
+                dense.isSplat())) {
     // Small: an attribute, as before (the packing tests read it).
-    DenseElementsAttr moved = tract::transposeDense(value, permutation);
+    DenseElementsAttr moved = tract::transposeDense(dense, permutation);
     if (width <= 0)
       return moved;
     ArrayRef<char> source = moved.getRawData();
@@ -124,7 +132,7 @@ ElementsAttr layOut(DenseElementsAttr value, ArrayRef<int64_t> permutation,
   int64_t step = strides[permutation.back()];
   AsmResourceBlob blob = allocateWeights(bytes);
   char *out = blob.getMutableData().data();
-  const char *source = value.getRawData().data();
+  const char *source = tract::constantBytes(value)->data();
   SmallVector<int64_t> index(rank - 1, 0);
   for (int64_t row = 0; row < k; ++row) {
     int64_t base = 0;
@@ -269,6 +277,9 @@ struct TractCpuPackWeights
       generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
       generic->setOperand(input, weights);
     });
+    // Weights read in place from the model file: their pages go back to
+    // the system now that the packed copy holds them.
+    tract::dropMappedPages(cast<arith::ConstantOp>(constant).getValue());
   }
 };
 

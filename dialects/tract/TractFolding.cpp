@@ -1,11 +1,17 @@
 #include "dialects/tract/TractFolding.h"
 
 #include "dialects/tract/EinsumExpr.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Operation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/APSInt.h"
 
+#include "llvm/Support/Process.h"
+
 #include <cstring>
 #include <map>
+#include <sys/mman.h>
 #include <vector>
 
 using namespace mlir;
@@ -722,6 +728,51 @@ Attribute mlir::tract::foldEinsum(ArrayRef<Attribute> inputs, Type resultType,
       [&](const APInt &v) -> Attribute {
         return IntegerAttr::get(elementType, v);
       });
+}
+
+std::optional<ArrayRef<char>> mlir::tract::constantBytes(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    if (dense.isSplat() || !dense.getElementType().isIntOrFloat() ||
+        dense.getElementType().getIntOrFloatBitWidth() % 8 != 0)
+      return std::nullopt;
+    return dense.getRawData();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      return blob->getData();
+  return std::nullopt;
+}
+
+DenseElementsAttr mlir::tract::denseOf(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense;
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  std::optional<ArrayRef<char>> bytes = constantBytes(value);
+  if (!resource || !bytes)
+    return nullptr;
+  auto type = cast<ShapedType>(resource.getType());
+  bool splat = false;
+  if (!DenseElementsAttr::isValidRawBuffer(type, *bytes, splat) || splat)
+    return nullptr;
+  return DenseElementsAttr::getFromRawBuffer(type, *bytes);
+}
+
+void mlir::tract::dropMappedPages(Attribute value) {
+  auto resource = dyn_cast_or_null<DenseResourceElementsAttr>(value);
+  if (!resource || !resource.getRawHandle().getKey().starts_with(
+                       kMappedWeightsPrefix))
+    return;
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob)
+    return;
+  // The whole pages inside the data.
+  uintptr_t page = llvm::sys::Process::getPageSizeEstimate();
+  uintptr_t begin = reinterpret_cast<uintptr_t>(blob->getData().data());
+  uintptr_t end = begin + blob->getData().size();
+  begin = llvm::alignTo(begin, page);
+  end = end / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
 DenseElementsAttr mlir::tract::transposeDense(DenseElementsAttr value,

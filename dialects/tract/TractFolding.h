@@ -33,6 +33,26 @@ DenseElementsAttr transposeDense(DenseElementsAttr value,
 DenseElementsAttr sliceDense(DenseElementsAttr value, int64_t axis,
                              int64_t begin, int64_t end);
 
+/// The bytes of a constant's elements in row-major order: a dense
+/// attribute's raw data (not a splat's) or a resource blob's (large
+/// weights imported without a copy); nullopt otherwise.
+std::optional<ArrayRef<char>> constantBytes(Attribute value);
+
+/// `value` as a dense attribute: itself, or a copy of a resource blob's
+/// bytes (for the few places that compute on a large weight's values);
+/// null when it is neither.
+DenseElementsAttr denseOf(Attribute value);
+
+/// The prefix of the resource blobs that map a model file's weights
+/// (ONNX initializers read in place, not copied).
+constexpr const char *kMappedWeightsPrefix = "tract_mapped_";
+
+/// When `value` is a resource mapping a model file (kMappedWeightsPrefix),
+/// lets the system take back its pages (they are read from the file again
+/// if anything reads the weights again): once a weight is packed or
+/// quantized, its source stops counting in the process's memory.
+void dropMappedPages(Attribute value);
+
 using FloatUnaryFn = function_ref<APFloat(const APFloat &)>;
 /// On integers; `isUnsigned` tells the signedness. nullopt: do not fold.
 using IntUnaryFn =

@@ -12,6 +12,7 @@
 #include "dialects/tract/BlockQuant.h"
 #include "dialects/tract/TractAttrs.h"
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -488,7 +489,8 @@ LogicalResult GraphWriter::writeExternal(BlockArgument arg, StringRef name) {
 }
 
 LogicalResult GraphWriter::writeConstant(ConstOp op, StringRef name) {
-  auto dense = dyn_cast<DenseElementsAttr>(op.getValue());
+  // A weight mapped from its model file is written as a dense one.
+  DenseElementsAttr dense = tract::denseOf(op.getValue());
   if (!dense)
     return unsupported(op) << "only dense constants are written";
   // The weights of block-quantized products: a Q4_0 variable of n x k (f16

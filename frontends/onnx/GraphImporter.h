@@ -16,6 +16,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <memory>
 #include <set>
 #include <string>
 
@@ -27,6 +28,8 @@ class ValueInfoProto;
 } // namespace onnx
 
 namespace mlir::tract::onnx {
+
+struct MappedFile;
 
 /// What one model import shares across its graphs.
 struct ModelState {
@@ -57,6 +60,13 @@ struct ModelState {
   /// initializer's data goes as soon as its attribute holds a copy, so
   /// that the weights are not in memory twice.
   ::onnx::GraphProto *ownedGraph = nullptr;
+  /// The model file, mapped, and where each main-graph initializer's raw
+  /// data is in it (MappedWeights.h): large weights are read in place.
+  std::shared_ptr<MappedFile> modelFile;
+  std::vector<std::pair<int64_t, int64_t>> initializerData;
+  /// The main-graph initializers whose raw data the parse skipped
+  /// (stripLargeData), and where it is in the mapped file.
+  DenseMap<const ::onnx::TensorProto *, std::pair<int64_t, int64_t>> stripped;
 };
 
 /// The MLIR element type of an ONNX `TensorProto.DataType`, or null with
@@ -86,6 +96,14 @@ public:
 
   /// Builds a `tract.const` from a TensorProto, reading external data when
   /// the tensor says so.
+  /// `tensor`'s type, with its element count; failure with `error` set.
+  FailureOr<RankedTensorType> typeOf(const ::onnx::TensorProto &tensor,
+                                     int64_t &count, std::string &error);
+  /// The `index`-th initializer of the main graph as a constant over the
+  /// mapped model or external data file (MappedWeights.h); null when it is
+  /// not a large float weight that can be mapped.
+  Value importMappedWeight(const ::onnx::TensorProto &tensor, size_t index,
+                           OpBuilder &builder, Location loc);
   FailureOr<Value> importTensor(const ::onnx::TensorProto &tensor,
                                 OpBuilder &builder, Location loc,
                                 std::string &error);

@@ -7,6 +7,7 @@
 #include "dialects/tract/TractModule.h"
 #include "dialects/tract/TractOps.h"
 #include "frontends/onnx/GraphImporter.h"
+#include "frontends/onnx/MappedWeights.h"
 #include "frontends/onnx/NodeContext.h"
 #include "frontends/onnx/onnx.pb.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
@@ -174,13 +175,16 @@ GraphImporter::convertType(const ::onnx::TypeProto &type, StringRef what,
 
 namespace {
 
-/// Maps `tensor`'s external data (`length` bytes at `offset` of a file)
-/// into `mapped`, refusing paths that leave the model's folder.
-LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
-                           std::unique_ptr<llvm::MemoryBuffer> &mapped,
-                           std::string &error) {
+/// Where `tensor`'s external data is: a path under `baseDir` (refusing
+/// paths that leave the model's folder), an offset, and a length that
+/// fits in the file.
+LogicalResult resolveExternal(const ::onnx::TensorProto &tensor,
+                              StringRef baseDir, SmallString<256> &path,
+                              int64_t &offset, int64_t &length,
+                              std::string &error) {
   std::string location;
-  int64_t offset = 0, length = -1;
+  offset = 0;
+  length = -1;
   for (const auto &entry : tensor.external_data()) {
     if (entry.key() == "location")
       location = entry.value();
@@ -207,7 +211,7 @@ LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
       error = "external data path '" + location + "' leaves the model folder";
       return failure();
     }
-  SmallString<256> path(baseDir);
+  path = baseDir;
   llvm::sys::path::append(path, location);
   uint64_t fileSize = 0;
   if (std::error_code ec = llvm::sys::fs::file_size(path, fileSize)) {
@@ -221,11 +225,22 @@ LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
     error = "external data '" + location + "' is shorter than the tensor";
     return failure();
   }
+  return success();
+}
+
+/// Maps `tensor`'s external data into `mapped`.
+LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
+                           std::unique_ptr<llvm::MemoryBuffer> &mapped,
+                           std::string &error) {
+  SmallString<256> path;
+  int64_t offset, length;
+  if (failed(resolveExternal(tensor, baseDir, path, offset, length, error)))
+    return failure();
   // Mapped, not read: the attribute's copy is the only one made.
   auto buffer = llvm::MemoryBuffer::getFileSlice(path, length, offset,
                                                  /*IsVolatile=*/false);
   if (!buffer) {
-    error = "cannot read external data '" + location +
+    error = "cannot read external data '" + path.str().str() +
             "': " + buffer.getError().message();
     return failure();
   }
@@ -235,10 +250,9 @@ LogicalResult readExternal(const ::onnx::TensorProto &tensor, StringRef baseDir,
 
 } // namespace
 
-FailureOr<DenseElementsAttr>
-GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
-                          std::string &error) {
-  using TP = ::onnx::TensorProto;
+FailureOr<RankedTensorType>
+GraphImporter::typeOf(const ::onnx::TensorProto &tensor, int64_t &count,
+                      std::string &error) {
   std::string dtypeName;
   Type elementType =
       convertDataType(model.context, tensor.data_type(), dtypeName);
@@ -252,7 +266,7 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
     return failure();
   }
   SmallVector<int64_t> shape;
-  int64_t count = 1;
+  count = 1;
   for (int64_t dim : tensor.dims()) {
     if (dim < 0) {
       error = "tensor '" + tensor.name() + "' has a negative dim";
@@ -269,7 +283,50 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
     shape.push_back(dim);
     count *= dim;
   }
-  auto type = RankedTensorType::get(shape, elementType);
+  return RankedTensorType::get(shape, elementType);
+}
+
+Value GraphImporter::importMappedWeight(const ::onnx::TensorProto &tensor,
+                                        size_t index, OpBuilder &builder,
+                                        Location loc) {
+  using TP = ::onnx::TensorProto;
+  std::string error;
+  int64_t count;
+  FailureOr<RankedTensorType> type = typeOf(tensor, count, error);
+  if (failed(type) || !isa<FloatType>(type->getElementType()))
+    return nullptr;
+  int64_t bytes = count * (type->getElementTypeBitWidth() / 8);
+  if (bytes < kMappedWeightBytes)
+    return nullptr;
+  DenseResourceElementsAttr value;
+  if (tensor.data_location() == TP::EXTERNAL) {
+    SmallString<256> path;
+    int64_t offset, length;
+    if (failed(resolveExternal(tensor, model.baseDir, path, offset, length,
+                               error)) ||
+        length != bytes)
+      return nullptr;
+    value = mapExternalWeight(path, offset, length, *type, tensor.name());
+  } else if (model.modelFile && index < model.initializerData.size() &&
+             model.initializerData[index].second == bytes) {
+    auto [offset, length] = model.initializerData[index];
+    value = mapWeight(model.modelFile, offset, length, *type, tensor.name());
+  }
+  if (!value)
+    return nullptr;
+  return ConstOp::create(builder, loc, *type, value).getResult();
+}
+
+FailureOr<DenseElementsAttr>
+GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
+                          std::string &error) {
+  using TP = ::onnx::TensorProto;
+  int64_t count;
+  FailureOr<RankedTensorType> tensorType = typeOf(tensor, count, error);
+  if (failed(tensorType))
+    return failure();
+  RankedTensorType type = *tensorType;
+  Type elementType = type.getElementType();
   // The element size in bytes as stored in raw data (bools are bytes).
   int64_t width =
       elementType.isInteger(1) ? 1 : elementType.getIntOrFloatBitWidth() / 8;
@@ -283,6 +340,11 @@ GraphImporter::readTensor(const ::onnx::TensorProto &tensor,
       return failure();
     }
     data = mapped->getBuffer();
+  } else if (auto skipped = model.stripped.find(&tensor);
+             skipped != model.stripped.end()) {
+    // Left in the mapped file by the parse: copied from there once.
+    data = toStringRef(model.modelFile->bytes().slice(skipped->second.first,
+                                                       skipped->second.second));
   } else {
     data = onnxInlineBytes(tensor, bytes);
   }
@@ -335,15 +397,31 @@ static void releaseData(::onnx::TensorProto &tensor) {
 
 LogicalResult GraphImporter::importNodes(const ::onnx::GraphProto &graph,
                                          OpBuilder &builder) {
+  // Large weights that only products and gathers read are mapped from
+  // the model's files, when the import owns the parsed model.
+  std::set<std::string> mappable;
+  if (&graph == model.ownedGraph)
+    mappable = weightsOnlyProductsRead(graph);
   for (auto [index, initializer] : llvm::enumerate(graph.initializer())) {
     std::string error;
     Location loc = nodeLocation(initializer.name());
+    if (mappable.count(initializer.name()))
+      if (Value mapped = importMappedWeight(initializer, index, builder, loc)) {
+        define(initializer.name(), mapped);
+        releaseData(*model.ownedGraph->mutable_initializer(index));
+        continue;
+      }
     FailureOr<Value> value = importTensor(initializer, builder, loc, error);
     if (failed(value))
       return emitError(loc) << "initializer: " << error;
     define(initializer.name(), *value);
     if (&graph == model.ownedGraph)
       releaseData(*model.ownedGraph->mutable_initializer(index));
+    // Copied from the mapped file: its pages can go.
+    if (auto skipped = model.stripped.find(&initializer);
+        skipped != model.stripped.end())
+      dropPages(model.modelFile->bytes().slice(skipped->second.first,
+                                               skipped->second.second));
   }
   const OpRegistry &registry = OpRegistry::get();
   for (const ::onnx::NodeProto &node : graph.node()) {
@@ -679,7 +757,8 @@ LogicalResult resolveInputFacts(ArrayRef<std::string> texts,
 OwningOpRef<ModuleOp> importModelProto(const ::onnx::ModelProto &proto,
                                        StringRef path, MLIRContext *context,
                                        const ImportOptions &options,
-                                       ::onnx::ModelProto *owned = nullptr) {
+                                       ::onnx::ModelProto *owned = nullptr,
+                                       std::shared_ptr<MappedFile> file = {}) {
   Location fileLoc = FileLineColLoc::get(context, path, 0, 0);
   if (!proto.has_graph()) {
     emitError(fileLoc) << "'" << path << "' is not an ONNX model: it has no "
@@ -691,6 +770,21 @@ OwningOpRef<ModuleOp> importModelProto(const ::onnx::ModelProto &proto,
   model.fileName = path.str();
   if (owned)
     model.ownedGraph = owned->mutable_graph();
+  if (owned && file) {
+    model.initializerData = findInitializerData(*file);
+    if (model.initializerData.size() ==
+        static_cast<size_t>(owned->graph().initializer_size())) {
+      model.modelFile = std::move(file);
+      for (auto [index, span] : llvm::enumerate(model.initializerData)) {
+        const ::onnx::TensorProto &tensor = owned->graph().initializer(index);
+        if (span.second >= kMappedWeightBytes && tensor.raw_data().empty() &&
+            tensor.data_location() != ::onnx::TensorProto::EXTERNAL)
+          model.stripped[&tensor] = span;
+      }
+    } else {
+      model.initializerData.clear();
+    }
+  }
   model.baseDir = llvm::sys::path::parent_path(path).str();
   if (model.baseDir.empty())
     model.baseDir = ".";
@@ -816,16 +910,23 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
                           "(store weights as external data)";
     return {};
   }
-  // Read through a small buffer, not mapped whole: the parsed proto holds
-  // a copy of the weights, and the file's pages would be a second one.
-  int fd = -1;
-  if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd)) {
-    emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
-    return {};
-  }
+  // Mapped, and parsed without the large weights' raw data, which the
+  // import then reads where the file holds it (MappedWeights.h); else read
+  // through a small buffer, not mapped whole beside the proto's copy.
+  std::shared_ptr<MappedFile> mapped = mapModelFile(path);
+  std::optional<std::string> skeleton =
+      mapped ? stripLargeData(*mapped) : std::nullopt;
   ::onnx::ModelProto proto;
   bool parsed;
-  {
+  if (skeleton) {
+    parsed = proto.ParseFromString(*skeleton);
+    skeleton.reset();
+  } else {
+    int fd = -1;
+    if (std::error_code ec = llvm::sys::fs::openFileForRead(path, fd)) {
+      emitError(fileLoc) << "cannot read '" << path << "': " << ec.message();
+      return {};
+    }
     google::protobuf::io::FileInputStream stream(fd, 1 << 20);
     stream.SetCloseOnDelete(true);
     parsed = proto.ParseFromZeroCopyStream(&stream);
@@ -834,7 +935,8 @@ mlir::tract::onnx::importOnnxFile(StringRef path, MLIRContext *context,
     emitError(fileLoc) << "'" << path << "' is not a valid ONNX model";
     return {};
   }
-  return importModelProto(proto, path, context, options, &proto);
+  return importModelProto(proto, path, context, options, &proto,
+                          std::move(mapped));
 }
 
 OwningOpRef<ModuleOp>
