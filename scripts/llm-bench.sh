@@ -180,10 +180,12 @@ descriptions = {
              "are read from it, faster, at least in part)",
     "smollm2-135m": "SmolLM2-135M's shape (hidden 576, 30 layers, 9 heads, "
                     "3 key/value heads, MLP 1536, vocabulary 49152, tied "
-                    "embeddings), random weights",
+                    "embeddings, which the export stores twice: as the "
+                    "table and transposed for the output head), random "
+                    "weights",
     "llama-3.2-1b": "Llama-3.2-1B's shape (hidden 2048, 16 layers, 32 heads, "
                     "8 key/value heads, MLP 8192, vocabulary 128256, tied "
-                    "embeddings), random weights",
+                    "embeddings, stored twice), random weights",
 }
 lines = [
     "# Language-model performance",
@@ -213,7 +215,7 @@ for config in [c for c in ("small", "smollm2-135m", "llama-3.2-1b") if c in shap
     text = descriptions[config]
     lines += [
         "",
-        f"## {config}: {parameters / 1e6:.1f} million parameters",
+        f"## {config}: {parameters / 1e6:.1f} million parameters in the export",
         "",
         f"{text[0].upper()}{text[1:]}; {stored / 1e6:.0f} MB of f32 weights, "
         f"of which a token reads {read / 1e6:.1f} MB of matrices: token "
