@@ -9,6 +9,7 @@
 
 #include "frontends/onnx/NodeContext.h"
 
+#include "dialects/tract/BlockQuant.h"
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/ops/Conv.h"
 #include "frontends/onnx/ops/Random.h"
@@ -21,6 +22,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -915,6 +917,128 @@ LogicalResult matMulHandler(NodeContext &ctx, Outputs &outputs) {
   std::string out = batchLetters + (ra > 1 ? "m" : "") + (rb > 1 ? "n" : "");
   outputs.push_back(
       ctx.create<EinsumOp>(ValueRange{a, b}, specA + "," + specB + "->" + out));
+  return success();
+}
+
+/// com.microsoft's MatMulNBits: A (..., K) times the transpose of B, an
+/// N x K matrix stored in blocks of `block_size` values of `bits` bits
+/// along K (B: N x blocks x block bytes, two 4-bit values a byte, the low
+/// nibble first), each value (q - zero point) * scale, a scale and a zero
+/// point per block (zero points packed the same way, or absent: 2^(bits-1)).
+/// 4-bit blocks of 32 whose zero points are all 8 are tract's Q4_0, the
+/// scale rounded to f16: a block_quant_matmul whose kernel reads them.
+/// Other layouts are dequantized into f32 weights at import.
+LogicalResult matMulNBitsHandler(NodeContext &ctx, Outputs &outputs) {
+  Value a = ctx.input(0);
+  if (!a || failed(requireFloat(ctx, a)))
+    return failure();
+  std::optional<int64_t> k = ctx.getOptInt("K"), n = ctx.getOptInt("N"),
+                         blockSize = ctx.getOptInt("block_size");
+  int64_t bits = ctx.getInt("bits", 4);
+  if (!k || !n || !blockSize || *k < 1 || *n < 1 || *blockSize < 16 ||
+      (*blockSize & (*blockSize - 1)))
+    return ctx.error("K, N and block_size (a power of two from 16) are "
+                     "required");
+  if (bits != 4 && bits != 8)
+    return ctx.unsupported("MatMulNBits of " + Twine(bits) + " bits");
+  if (ctx.hasInput(4))
+    return ctx.unsupported("g_idx (blocks in another order)");
+  DenseElementsAttr b = ctx.getConstant(1), scales = ctx.getConstant(2);
+  DenseElementsAttr zeros = ctx.hasInput(3) ? ctx.getConstant(3) : nullptr;
+  if (!b || !scales || (ctx.hasInput(3) && !zeros))
+    return ctx.unsupported("B, scales or zero points that are not constants");
+  int64_t blocks = llvm::divideCeil(*k, *blockSize);
+  int64_t blockBytes = *blockSize * bits / 8;
+  if (!b.getElementType().isInteger(8) ||
+      b.getNumElements() != *n * blocks * blockBytes ||
+      !isa<FloatType>(scales.getElementType()) ||
+      scales.getNumElements() != *n * blocks)
+    return ctx.error("B must be " + Twine(*n) + " x " + Twine(blocks) +
+                     " x " + Twine(blockBytes) + " bytes and scales " +
+                     Twine(*n * blocks) + " floats");
+  std::vector<char> codes = b.isSplat()
+                                ? std::vector<char>(b.getNumElements(),
+                                                    b.getRawData()[0])
+                                : std::vector<char>(b.getRawData().begin(),
+                                                    b.getRawData().end());
+  SmallVector<float> scale;
+  for (const APFloat &value : scales.getValues<APFloat>())
+    scale.push_back(value.convertToFloat());
+  // Zero points: packed like B (a row of blocks per output), or floats.
+  int64_t zeroRow = llvm::divideCeil(blocks * bits, 8);
+  SmallVector<float> zero(*n * blocks, float(1 << (bits - 1)));
+  if (zeros && isa<FloatType>(zeros.getElementType()) &&
+      zeros.getNumElements() == *n * blocks) {
+    zero.clear();
+    for (const APFloat &value : zeros.getValues<APFloat>())
+      zero.push_back(value.convertToFloat());
+  } else if (zeros && zeros.getElementType().isInteger(8) &&
+             zeros.getNumElements() == *n * zeroRow) {
+    SmallVector<uint8_t> packed;
+    for (const APInt &value : zeros.getValues<APInt>())
+      packed.push_back(static_cast<uint8_t>(value.getZExtValue()));
+    for (int64_t row = 0; row < *n; ++row)
+      for (int64_t block = 0; block < blocks; ++block) {
+        uint8_t byte = packed[row * zeroRow + block * bits / 8];
+        zero[row * blocks + block] =
+            bits == 8 ? byte : (block % 2 ? byte >> 4 : byte & 0x0f);
+      }
+  } else if (zeros) {
+    return ctx.error("zero points must be " + Twine(*n * zeroRow) +
+                     " packed bytes or " + Twine(*n * blocks) + " floats");
+  }
+  auto code = [&](int64_t row, int64_t index) -> int {
+    int64_t block = index / *blockSize, at = index % *blockSize;
+    auto byte = static_cast<uint8_t>(
+        codes[(row * blocks + block) * blockBytes + at * bits / 8]);
+    return bits == 8 ? byte : (at % 2 ? byte >> 4 : byte & 0x0f);
+  };
+
+  Type elementType = NodeContext::elementType(a);
+  Value product;
+  bool q4_0 = bits == 4 && *blockSize == kQ4_0BlockValues &&
+              *k % kQ4_0BlockValues == 0 && elementType.isF32() &&
+              llvm::all_of(zero, [](float z) { return z == 8; });
+  if (q4_0) {
+    // B's 16 bytes of codes per block are Q4_0's; the scale goes first,
+    // as an f16.
+    std::vector<char> stored(*n * blocks * kQ4_0BlockBytes);
+    for (int64_t block = 0; block < *n * blocks; ++block) {
+      char *to = stored.data() + block * kQ4_0BlockBytes;
+      uint16_t half = floatToHalf(scale[block]);
+      to[0] = static_cast<char>(half & 0xff);
+      to[1] = static_cast<char>(half >> 8);
+      std::memcpy(to + 2, codes.data() + block * blockBytes, blockBytes);
+    }
+    auto type = RankedTensorType::get({*n, blocks, kQ4_0BlockBytes},
+                                      IntegerType::get(ctx.getContext(), 8));
+    Value weights = ctx.constant(DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(stored)));
+    product = ctx.create<BlockQuantMatmulOp>(a, weights);
+  } else {
+    // K x N floats.
+    std::vector<float> values(*k * *n);
+    for (int64_t row = 0; row < *n; ++row)
+      for (int64_t index = 0; index < *k; ++index) {
+        int64_t block = row * blocks + index / *blockSize;
+        values[index * *n + row] =
+            (code(row, index) - zero[block]) * scale[block];
+      }
+    auto type = RankedTensorType::get({*k, *n}, ctx.getBuilder().getF32Type());
+    Value weights = ctx.castTo(
+        ctx.constant(DenseElementsAttr::get(type, ArrayRef<float>(values))),
+        elementType);
+    std::string batch = NodeContext::rank(a) > 1
+                            ? std::string(NodeContext::rank(a) - 1, 'm')
+                            : "";
+    for (size_t i = 0; i < batch.size(); ++i)
+      batch[i] = static_cast<char>('a' + i);
+    product = ctx.create<EinsumOp>(ValueRange{a, weights},
+                                   batch + "k,kn->" + batch + "n");
+  }
+  if (ctx.hasInput(5))
+    product = ctx.binary<AddOp>(product, ctx.input(5));
+  outputs.push_back(product);
   return success();
 }
 
@@ -1822,4 +1946,5 @@ void mlir::tract::onnx::registerMicrosoftOps(OpRegistry &registry) {
                skipLayerNormHandler(/*simplified=*/false));
   registry.add("com.microsoft.SkipSimplifiedLayerNormalization", 1,
                skipLayerNormHandler(/*simplified=*/true));
+  registry.add("com.microsoft.MatMulNBits", 1, matMulNBitsHandler);
 }
