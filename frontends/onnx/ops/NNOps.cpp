@@ -661,33 +661,6 @@ Type stashType(NodeContext &ctx, Type elementType) {
   return type;
 }
 
-LogicalResult layerNormHandler(NodeContext &ctx, Outputs &outputs) {
-  Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 1, "X")) || failed(requireFloat(ctx, x)))
-    return failure();
-  int64_t rank = NodeContext::rank(x);
-  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
-  if (failed(axis))
-    return failure();
-  if (!ctx.input(1))
-    return ctx.error("expected a Scale input");
-  Type type = NodeContext::elementType(x);
-  Type stash = stashType(ctx, type);
-  if (!stash)
-    return failure();
-  Value mean, invStd;
-  Value y = standardize(ctx, ctx.castTo(x, stash), range(*axis, rank),
-                        ctx.getFloat("epsilon", 1e-5f), &mean, &invStd);
-  y = ctx.castTo(y, type);
-  y = ctx.binary<MulOp>(y, ctx.input(1));
-  if (ctx.hasInput(2))
-    y = ctx.binary<AddOp>(y, ctx.input(2));
-  outputs.push_back(y);
-  outputs.push_back(ctx.hasOutput(1) ? mean : Value());
-  outputs.push_back(ctx.hasOutput(2) ? invStd : Value());
-  return success();
-}
-
 /// The root-mean-square norm of onnxruntime's contrib ops over the axes
 /// from `axis` on: x / sqrt(mean(x * x) + epsilon). tract's rms_norm when
 /// that is the last axis alone and its inverse is not asked for.
@@ -705,30 +678,46 @@ Value rmsNormalize(NodeContext &ctx, Value x, int64_t axis, double epsilon,
   return ctx.binary<MulOp>(x, invStd);
 }
 
-/// SimplifiedLayerNormalization (onnxruntime registers it in the ONNX
-/// domain; Llama-style exports use it for their RMS norms): X, scale ->
-/// Y, and the inverse root mean square as an optional second output.
-LogicalResult simplifiedLayerNormHandler(NodeContext &ctx, Outputs &outputs) {
-  Value x = ctx.input(0);
-  if (failed(requireRank(ctx, x, 1, "X")) || failed(requireFloat(ctx, x)))
-    return failure();
-  int64_t rank = NodeContext::rank(x);
-  FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
-  if (failed(axis))
-    return failure();
-  if (!ctx.input(1))
-    return ctx.error("expected a scale input");
-  Type type = NodeContext::elementType(x);
-  Type stash = stashType(ctx, type);
-  if (!stash)
-    return failure();
-  Value invStd;
-  Value y = rmsNormalize(ctx, ctx.castTo(x, stash), *axis,
-                         ctx.getFloat("epsilon", 1e-5f),
-                         ctx.hasOutput(1) ? &invStd : nullptr);
-  outputs.push_back(ctx.binary<MulOp>(ctx.castTo(y, type), ctx.input(1)));
-  outputs.push_back(invStd);
-  return success();
+/// LayerNormalization, and with `rms` onnxruntime's
+/// SimplifiedLayerNormalization (registered in the ONNX domain as
+/// onnxruntime does; Llama-style exports use it for their RMS norms): X,
+/// scale (and B) -> Y over the axes from `axis`, computed in the stash
+/// type, with the mean (not for the RMS norm) and the inverse deviation as
+/// optional outputs.
+OpHandler layerNormHandler(bool rms) {
+  return [rms](NodeContext &ctx, Outputs &outputs) -> LogicalResult {
+    Value x = ctx.input(0);
+    if (failed(requireRank(ctx, x, 1, "X")) || failed(requireFloat(ctx, x)))
+      return failure();
+    int64_t rank = NodeContext::rank(x);
+    FailureOr<int64_t> axis = ctx.normalizeAxis(ctx.getInt("axis", -1), rank);
+    if (failed(axis))
+      return failure();
+    if (!ctx.input(1))
+      return ctx.error("expected a Scale input");
+    Type type = NodeContext::elementType(x);
+    Type stash = stashType(ctx, type);
+    if (!stash)
+      return failure();
+    double epsilon = ctx.getFloat("epsilon", 1e-5f);
+    Value mean, invStd;
+    Value y =
+        rms ? rmsNormalize(ctx, ctx.castTo(x, stash), *axis, epsilon,
+                           ctx.hasOutput(1) ? &invStd : nullptr)
+            : standardize(ctx, ctx.castTo(x, stash), range(*axis, rank),
+                          epsilon, &mean, &invStd);
+    y = ctx.binary<MulOp>(ctx.castTo(y, type), ctx.input(1));
+    if (!rms && ctx.hasInput(2))
+      y = ctx.binary<AddOp>(y, ctx.input(2));
+    outputs.push_back(y);
+    if (rms) {
+      outputs.push_back(invStd);
+      return success();
+    }
+    outputs.push_back(ctx.hasOutput(1) ? mean : Value());
+    outputs.push_back(ctx.hasOutput(2) ? invStd : Value());
+    return success();
+  };
 }
 
 /// com.microsoft's SkipLayerNormalization and
@@ -1908,12 +1897,13 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
   // Normalizations.
   registry.add("BatchNormalization", {1, 6, 7, 9, 14, 15}, batchNormHandler);
   registry.add("InstanceNormalization", {1, 6}, instanceNormHandler);
-  registry.add("LayerNormalization", 17, layerNormHandler);
+  registry.add("LayerNormalization", 17, layerNormHandler(/*rms=*/false));
   registry.add("GroupNormalization", {18, 21}, groupNormHandler);
   registry.add("LRN", {1, 13}, lrnHandler);
   registry.add("MeanVarianceNormalization", {9, 13}, mvnHandler);
   // onnxruntime's, in the ONNX domain.
-  registry.add("SimplifiedLayerNormalization", 1, simplifiedLayerNormHandler);
+  registry.add("SimplifiedLayerNormalization", 1,
+               layerNormHandler(/*rms=*/true));
 
   // Matrix products.
   registry.add("Gemm", {1, 6, 7, 9, 11, 13}, gemmHandler);
@@ -1941,7 +1931,7 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
 
 void mlir::tract::onnx::registerMicrosoftOps(OpRegistry &registry) {
   registry.add("com.microsoft.SimplifiedLayerNormalization", 1,
-               simplifiedLayerNormHandler);
+               layerNormHandler(/*rms=*/true));
   registry.add("com.microsoft.SkipLayerNormalization", 1,
                skipLayerNormHandler(/*simplified=*/false));
   registry.add("com.microsoft.SkipSimplifiedLayerNormalization", 1,
