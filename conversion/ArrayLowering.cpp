@@ -1163,10 +1163,11 @@ struct ShapeValuesLowering : public ArrayLoweringPattern<OpTy> {
 using ShapeOfLowering = ShapeValuesLowering<ShapeOfOp>;
 using ShapeValueLowering = ShapeValuesLowering<ShapeValueOp>;
 
-/// Each lone symbol of `dims` not bound yet takes its element of `values`.
-/// The elements must make dims the model can take: non-negative, and
-/// satisfying the model's assertions over the symbols they bind (a
-/// reshape's volume). Otherwise tract_fail reports them and the symbols
+/// Each lone symbol of `dims` not bound yet takes its element of `values`;
+/// the other entries are what the model expects of theirs. The elements
+/// must make dims the model can take: non-negative, equal to the expected
+/// ones, and satisfying the model's assertions over the symbols they bind
+/// (a reshape's volume). Otherwise tract_fail reports them and the symbols
 /// become 0, so that everything they size is empty rather than out of
 /// bounds. The op leaves nothing behind but the index values.
 struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
@@ -1182,20 +1183,40 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
       ok = ok ? arith::AndIOp::create(rewriter, loc, ok, holds).getResult()
               : holds;
     };
-    for (auto [i, dim] : llvm::enumerate(op.getDims().getDims())) {
+    ArrayRef<TDim> dims = op.getDims().getDims();
+    auto elementAt = [&](size_t i) {
+      return toIndex(rewriter, loc,
+                     tensor::ExtractOp::create(
+                         rewriter, loc, adaptor.getValues(),
+                         ValueRange{indexConstant(rewriter, loc, i)}),
+                     elementType);
+    };
+    SmallVector<size_t> known;
+    for (auto [i, dim] : llvm::enumerate(dims)) {
       std::optional<std::string> name = dim.getSymbolName();
-      if (!name || materializeDim(rewriter, loc, dim))
+      if (!name || materializeDim(rewriter, loc, dim)) {
+        known.push_back(i);
         continue;
-      Value element = tensor::ExtractOp::create(
-          rewriter, loc, adaptor.getValues(),
-          ValueRange{indexConstant(rewriter, loc, i)});
-      Value value = toIndex(rewriter, loc, element, elementType);
+      }
+      Value value = elementAt(i);
       bindSymbol(rewriter, loc, *name, value);
       bound.emplace_back(*name, value);
       require(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
                                     value, zero));
     }
-    if (bound.empty()) {
+    // The entries the model already knows (constants, symbols bound before,
+    // expressions) are what it expects of the values.
+    SmallVector<std::tuple<size_t, Value, Value>> expected;
+    for (size_t i : known) {
+      Value wanted = materializeDim(rewriter, loc, dims[i]);
+      if (!wanted)
+        continue;
+      Value value = elementAt(i);
+      expected.emplace_back(i, value, wanted);
+      require(arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
+                                    value, wanted));
+    }
+    if (!ok) {
       rewriter.eraseOp(op);
       return success();
     }
@@ -1227,12 +1248,26 @@ struct BindDimsLowering : public ArrayLoweringPattern<BindDimsOp> {
     std::string format =
         "the values that '" + escapeFormat(nodeName(op)) + "' reads as dims (";
     SmallVector<Value> values;
+    auto print = [&](Value value) {
+      values.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getI64Type(), value));
+    };
+    SmallVector<std::string> clauses;
     for (auto [i, entry] : llvm::enumerate(bound)) {
       format += (i ? ", " : "") + entry.first + "=%lld";
-      values.push_back(arith::IndexCastOp::create(
-          rewriter, loc, rewriter.getI64Type(), entry.second));
+      print(entry.second);
     }
-    format += ") must be >= 0";
+    if (!bound.empty())
+      clauses.push_back(">= 0");
+    for (auto [i, value, wanted] : expected) {
+      format += (format.back() == '(' ? "" : ", ") + Twine(i).str() +
+                ": %lld";
+      print(value);
+      clauses.push_back(escapeFormat(dims[i].toString()) + " = %lld");
+    }
+    for (auto [i, value, wanted] : expected)
+      print(wanted);
+    format += ") must be " + llvm::join(clauses, ", ");
     if (!checked.empty())
       format += " and satisfy " + llvm::join(checked, " and ");
     Value failed = arith::XOrIOp::create(

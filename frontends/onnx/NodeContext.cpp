@@ -499,6 +499,7 @@ const OpRegistry &OpRegistry::get() {
     registerSequenceOps(r);
     registerMlOps(r);
     registerMicrosoftOps(r);
+    registerTransformerOps(r);
     return r;
   }();
   return registry;

@@ -296,6 +296,9 @@ void registerMlOps(OpRegistry &registry);
 /// onnxruntime's contrib ops of the `com.microsoft` domain, registered as
 /// `com.microsoft.OP` at that domain's opset (NNOps.cpp).
 void registerMicrosoftOps(OpRegistry &registry);
+/// RotaryEmbedding (both domains) and com.microsoft's GroupQueryAttention
+/// (TransformerOps.cpp).
+void registerTransformerOps(OpRegistry &registry);
 
 } // namespace mlir::tract::onnx
 

@@ -7,14 +7,19 @@ SkipLayerNormalization (com.microsoft: the residual add fused with the
 norm, with and without a bias, with the sum as a second output); and
 MatMulNBits (4-bit weights in blocks of 32: without zero points and with
 scales that f16 holds exactly, as tract's Q4_0 stores them; with f32
-scales; with packed zero points and a bias; 8 bits in blocks of 16). The
-lit test frontends/onnx/contrib.test runs them.
+scales; with packed zero points and a bias; 8 bits in blocks of 16);
+RotaryEmbedding (com.microsoft's: per-token positions, a constant or a
+run-time first position, interleaved pairs, a partial rotary dim; the ONNX
+domain's of opset 23); GroupQueryAttention (with a past and rotary
+embeddings; a packed first prompt with interleaved rotary pairs and a
+scale; a decode step without rotary). The lit test
+frontends/onnx/contrib.test runs them.
 """
 import sys
 from pathlib import Path
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, mapping
 
 HIDDEN = 32
 
@@ -138,9 +143,152 @@ def nbits_cases(rng):
         bias=False), {"a": a}
 
 
+def graph_model(node, inputs, outputs, initializers, opset=17):
+    """A one-node model of com.microsoft's domain: inputs and outputs are
+    (name, element type, shape), initializers numpy arrays."""
+    def info(name, kind, shape):
+        return helper.make_tensor_value_info(name, kind, shape)
+    graph = helper.make_graph(
+        [node], node.op_type, [info(*spec) for spec in inputs],
+        [info(*spec) for spec in outputs],
+        initializer=[helper.make_tensor(
+            name, mapping.NP_TYPE_TO_TENSOR_TYPE[value.dtype], value.shape,
+            value.flatten().tolist()) for name, value in initializers.items()])
+    return helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", opset), helper.make_opsetid("com.microsoft", 1)])
+
+
+def rotary_tables(positions, half, theta=10000.0):
+    angles = np.outer(np.arange(positions),
+                      theta ** (-np.arange(half) / half)).astype(np.float32)
+    return np.cos(angles), np.sin(angles)
+
+
+F32, I64, I32 = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32
+
+
+def rotary_cases(rng):
+    cos, sin = rotary_tables(32, 8)
+    tables = {"cos": cos, "sin": sin}
+    x = rng.normal(size=(2, 3, 64)).astype(np.float32)
+    positions = rng.integers(0, 32, size=(2, 3))
+    # Hidden 64 as 4 heads of 16, each token at its own position.
+    yield "rotary_embedding", graph_model(
+        helper.make_node("RotaryEmbedding", ["x", "positions", "cos", "sin"],
+                         ["y"], domain="com.microsoft", num_heads=4),
+        [("x", F32, ["B", "S", 64]), ("positions", I64, ["B", "S"])],
+        [("y", F32, ["B", "S", 64])], tables), \
+        {"x": x, "positions": positions}
+    # (B, N, S, H) from a first position given as a constant, pairs
+    # interleaved.
+    yield "rotary_embedding_interleaved", graph_model(
+        helper.make_node("RotaryEmbedding", ["x", "first", "cos", "sin"],
+                         ["y"], domain="com.microsoft", interleaved=1),
+        [("x", F32, ["B", 2, "S", 16])], [("y", F32, ["B", 2, "S", 16])],
+        {**tables, "first": np.array([5], np.int64)}), \
+        {"x": rng.normal(size=(1, 2, 4, 16)).astype(np.float32)}
+    # Half of each head of 16 turns (tables of width 4), from a first
+    # position read when the model runs.
+    cos4, sin4 = rotary_tables(32, 4)
+    yield "rotary_embedding_partial", graph_model(
+        helper.make_node("RotaryEmbedding", ["x", "first", "cos", "sin"],
+                         ["y"], domain="com.microsoft", num_heads=2,
+                         rotary_embedding_dim=8),
+        [("x", F32, ["B", "S", 32]), ("first", I64, [1])],
+        [("y", F32, ["B", "S", 32])], {"cos": cos4, "sin": sin4}), \
+        {"x": rng.normal(size=(2, 3, 32)).astype(np.float32),
+         "first": np.array([7], np.int64)}
+    # The ONNX domain's (opset 23): the tables come before the positions.
+    yield "rotary_embedding_onnx", graph_model(
+        helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "positions"],
+                         ["y"], num_heads=4),
+        [("x", F32, ["B", "S", 64]), ("positions", I64, ["B", "S"])],
+        [("y", F32, ["B", "S", 64])], tables, opset=23), \
+        {"x": x, "positions": positions}
+
+
+def gqa_model(heads, kv_heads, head, packed, past, tables, **attributes):
+    width = (heads + 2 * kv_heads if packed else heads) * head
+    kv_width = kv_heads * head
+    names = ["query", "" if packed else "key", "" if packed else "value",
+             "past_key" if past else "", "past_value" if past else "",
+             "seqlens_k", "total_sequence_length"]
+    inputs = [("query", F32, ["B", "S", width])]
+    if not packed:
+        inputs += [("key", F32, ["B", "S", kv_width]),
+                   ("value", F32, ["B", "S", kv_width])]
+    if past:
+        inputs += [(name, F32, ["B", kv_heads, "P", head])
+                   for name in ("past_key", "past_value")]
+    inputs += [("seqlens_k", I32, ["B"]), ("total_sequence_length", I32, [])]
+    if tables:
+        names += ["cos", "sin"]
+        attributes["do_rotary"] = 1
+    node = helper.make_node(
+        "GroupQueryAttention", names,
+        ["output", "present_key", "present_value"], domain="com.microsoft",
+        num_heads=heads, kv_num_heads=kv_heads, **attributes)
+    outputs = [("output", F32, ["B", "S", heads * head])] + [
+        (name, F32, ["B", kv_heads, "T", head])
+        for name in ("present_key", "present_value")]
+    return graph_model(node, inputs, outputs, tables or {})
+
+
+def gqa_inputs(rng, batch, length, past, heads, kv_heads, head, packed):
+    normal = lambda *shape: rng.normal(size=shape).astype(np.float32)
+    inputs = {}
+    if packed:
+        inputs["query"] = normal(batch, length, (heads + 2 * kv_heads) * head)
+    else:
+        inputs["query"] = normal(batch, length, heads * head)
+        inputs["key"] = normal(batch, length, kv_heads * head)
+        inputs["value"] = normal(batch, length, kv_heads * head)
+    if past is not None:
+        inputs["past_key"] = normal(batch, kv_heads, past, head)
+        inputs["past_value"] = normal(batch, kv_heads, past, head)
+    total = (past or 0) + length
+    inputs["seqlens_k"] = np.full(batch, total - 1, np.int32)
+    inputs["total_sequence_length"] = np.array(total, np.int32)
+    return inputs
+
+
+def gqa_cases(rng):
+    cos, sin = rotary_tables(64, 8)
+    tables = {"cos": cos, "sin": sin}
+    # Two new tokens after three, 4 query heads on 2 key/value heads of 16,
+    # turned at positions 3 and 4.
+    yield "group_query_attention", gqa_model(
+        4, 2, 16, packed=False, past=True, tables=tables), \
+        gqa_inputs(rng, 1, 2, 3, 4, 2, 16, packed=False)
+    # A first prompt of 5 with packed query, key and value, interleaved
+    # rotary pairs and a given scale, for a batch of 2.
+    yield "group_query_attention_prompt", gqa_model(
+        4, 2, 16, packed=True, past=False, tables=tables,
+        rotary_interleaved=1, scale=0.2), \
+        gqa_inputs(rng, 2, 5, None, 4, 2, 16, packed=True)
+    # One token after six, no rotary, 6 query heads on 3.
+    yield "group_query_attention_decode", gqa_model(
+        6, 3, 16, packed=False, past=True, tables=None), \
+        gqa_inputs(rng, 2, 1, 6, 6, 3, 16, packed=False)
+
+
 def all_cases(rng):
     yield from cases(rng)
     yield from nbits_cases(rng)
+    yield from rotary_cases(rng)
+    yield from gqa_cases(rng)
+
+
+def write_inconsistent_lengths(out):
+    """Inputs of group_query_attention whose seqlens_k says that the second
+    of the past's three positions is the last one written (onnxruntime's
+    shared past and present buffers, or padding): tract refuses them when
+    the model runs."""
+    inputs = gqa_inputs(np.random.default_rng(SEED), 1, 2, 3, 4, 2, 16,
+                        packed=False)
+    inputs["seqlens_k"] = np.array([3], np.int32)
+    inputs["total_sequence_length"] = np.array(4, np.int32)
+    np.savez(Path(out) / "group_query_attention_lengths.npz", **inputs)
 
 
 if __name__ == "__main__":
@@ -149,3 +297,4 @@ if __name__ == "__main__":
                            "reference-outputs"))
     from make_references import write_cases
     write_cases(__doc__, SEED, all_cases, __file__)
+    write_inconsistent_lengths(Path(__file__).resolve().parent)
