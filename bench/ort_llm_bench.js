@@ -10,7 +10,9 @@
 //   TG128: 128 steps of one token over a past of 0 to 127 tokens, one run
 //          each, their times summed.
 // The inputs are made up (tokens 0..7, values in [-1, 1)), as tract's
-// llm-bench makes them. Prints one JSON line:
+// llm-bench makes them; an attention_mask (B, P+S) is all ones and
+// position_ids (B, S) count from P, as onnxruntime's generative-AI exports
+// take them. Prints one JSON line:
 //   {"pp512_tokens_per_s", "pp512_runs", "tg128_tokens_per_s", "load_ms"}
 // (load_ms: the session's creation, the model's loading and optimization).
 'use strict';
@@ -67,7 +69,20 @@ async function main() {
     const feeds = {};
     for (const [index, name] of inputNames.entries()) {
       const info = metadata[index] || metadata[name];
-      if (info.type === 'int64' || info.type === 'int32') {
+      const isInteger = info.type === 'int64' || info.type === 'int32';
+      if (isInteger && (name === 'attention_mask' || name === 'position_ids')) {
+        // As tract's llm-bench gives them: every position seen, and the
+        // new tokens' positions.
+        const mask = name === 'attention_mask';
+        const count = mask ? past + tokens : tokens;
+        const data = info.type === 'int64' ? new BigInt64Array(count)
+                                           : new Int32Array(count);
+        for (let i = 0; i < count; ++i) {
+          const value = mask ? 1 : past + i;
+          data[i] = info.type === 'int64' ? BigInt(value) : value;
+        }
+        feeds[name] = new ort.Tensor(info.type, data, [1, count]);
+      } else if (isInteger) {
         const count = tokens;
         const data = info.type === 'int64' ? new BigInt64Array(count)
                                            : new Int32Array(count);

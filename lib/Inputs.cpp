@@ -246,6 +246,44 @@ mlir::tract::lib::findLlmSymbols(llvm::ArrayRef<TensorSignature> inputs) {
   return symbols;
 }
 
+llvm::Expected<std::optional<Bundle>>
+mlir::tract::lib::llmStepInputs(llvm::ArrayRef<TensorSignature> inputs,
+                                int64_t batch, int64_t tokens, int64_t past) {
+  std::vector<HostTensor> made;
+  for (const TensorSignature &signature : inputs) {
+    bool mask = signature.name == "attention_mask";
+    if ((!mask && signature.name != "position_ids") ||
+        signature.shape.size() != 2 || isFloat(signature.dtype) ||
+        signature.dtype == TRACT_DT_BOOL)
+      continue;
+    int64_t width = mask ? past + tokens : tokens;
+    auto tensor = HostTensor::create(signature.name, signature.dtype,
+                                     {batch, width});
+    if (!tensor)
+      return tensor.takeError();
+    for (int64_t row = 0; row < batch; ++row)
+      for (int64_t i = 0; i < width; ++i) {
+        int64_t value = mask ? 1 : past + i;
+        int64_t at = row * width + i;
+        switch (signature.dtype) {
+        case TRACT_DT_I64:
+          tensor->getMutableValues<int64_t>()[at] = value;
+          break;
+        case TRACT_DT_I32:
+          tensor->getMutableValues<int32_t>()[at] = int32_t(value);
+          break;
+        default:
+          return makeError("llm-bench: input '" + signature.name +
+                           "' must hold 32- or 64-bit integers");
+        }
+      }
+    made.push_back(std::move(*tensor));
+  }
+  if (made.empty())
+    return std::nullopt;
+  return Bundle(BundleKind::Npz, "language-model step", std::move(made), {});
+}
+
 /// --input-facts-from-bundle: the inputs' symbols take the values that the
 /// bundle's tensors (matched by name, else by position) give their dims, as
 /// --set would; ranks, known dims and types must agree.

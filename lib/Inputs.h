@@ -24,6 +24,8 @@ namespace mlir::tract::lib {
 
 /// The tensors a model runs on, and what keeps them alive.
 struct ModelInputs {
+  /// Tensors the caller gives without a bundle file (llm-bench's masks).
+  std::optional<Bundle> given;
   std::vector<HostTensor> made;
   /// The tensor of each input: the bundle's, or one of `made`.
   std::vector<const HostTensor *> tensors;
@@ -68,6 +70,16 @@ struct LlmSymbols {
 };
 llvm::Expected<LlmSymbols>
 findLlmSymbols(llvm::ArrayRef<TensorSignature> inputs);
+
+/// The inputs of a language-model step (a batch of `batch`, `tokens` new
+/// tokens after `past`) that made-up values would get wrong, as onnxruntime's
+/// generative-AI exports take them: `attention_mask` (batch, past + tokens),
+/// all ones, and `position_ids` (batch, tokens), past .. past + tokens - 1,
+/// for the integer inputs of rank 2 so named; none when the model has
+/// neither.
+llvm::Expected<std::optional<Bundle>>
+llmStepInputs(llvm::ArrayRef<TensorSignature> inputs, int64_t batch,
+              int64_t tokens, int64_t past);
 
 } // namespace mlir::tract::lib
 

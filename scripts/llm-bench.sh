@@ -14,6 +14,11 @@
 #                  weights); several --config measure each in turn
 #   --rounds N     rounds of (tract, onnxruntime) per thread count (3)
 #   --one-thread   measure one thread only
+#   --contrib      also measure the export with onnxruntime's contrib ops
+#                  (make-llm-model.py --contrib: GroupQueryAttention, the
+#                  fused norms; and --contrib-q4: MatMulNBits), tract and
+#                  onnxruntime on each file, the form onnxruntime's own
+#                  generative-AI exports take
 #   --out FILE     where to write the report (docs/llm-performance.md)
 #
 # Both engines make up their inputs as tract's llm-bench does: PP512 runs
@@ -36,6 +41,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 command_line="scripts/llm-bench.sh${*:+ $*}"
 
 rounds=3
+contrib=0
 thread_counts=(1 2)
 configs=()
 out="$root/docs/llm-performance.md"
@@ -51,6 +57,7 @@ while (($#)); do
       esac
       shift 2 ;;
     --one-thread) thread_counts=(1); shift ;;
+    --contrib) contrib=1; shift ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "llm-bench: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -86,6 +93,18 @@ load_seconds() {
     awk '{ sum += $1 } END { printf "%.2f", sum }'
 }
 
+# onnxruntime's llm-bench on MODEL, recorded as ENGINE.
+ort_round() {
+  local ort_out
+  ort_out=$(/usr/bin/time -f %M -o "$work/peak" node "$root/bench/ort_llm_bench.js" "$1" --threads "$threads")
+  "$python" - "$config" "$threads" "$ort_out" "$(tail -n 1 "$work/peak")" "$2" >>"$results" <<'EOF'
+import json, sys
+r = json.loads(sys.argv[3])
+print(f"{sys.argv[1]}\t{sys.argv[2]}\t{sys.argv[5]}\t{r['pp512_tokens_per_s']}\t"
+      f"{r['tg128_tokens_per_s']}\t{r['load_ms'] / 1e3:.2f}\t{sys.argv[4]}")
+EOF
+}
+
 for config in "${configs[@]}"; do
   if [ "$config" = small ]; then
     model="${TRACT_MODELS_DIR:-$root/models}/bench/llm.onnx"
@@ -95,10 +114,14 @@ for config in "${configs[@]}"; do
     model="${TRACT_MODELS_DIR:-$root/models}/bench/llm-$config/model.onnx"
     options=(--config "$config")
   fi
-  if [ ! -f "$model" ]; then
+  contrib_f32="${model%.onnx}-contrib.onnx"
+  contrib_q4="${model%.onnx}-contrib-q4.onnx"
+  if [ ! -f "$model" ] || { ((contrib)) && [ ! -f "$contrib_q4" ]; }; then
     mkdir -p "$(dirname "$model")"
     echo "llm-bench: making $model" >&2
-    "$python" -W ignore "$root/scripts/make-llm-model.py" "$model" "${options[@]}"
+    extra=()
+    ((contrib)) && extra=(--contrib "$contrib_f32" --contrib-q4 "$contrib_q4")
+    "$python" -W ignore "$root/scripts/make-llm-model.py" "$model" "${options[@]}" "${extra[@]}"
   fi
   # The bytes of the matrices a token reads (the products' weights), of
   # all the weights as stored, and the parameter count.
@@ -137,13 +160,22 @@ EOF
       tg=$(sed -n 's/^TG128: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$q4_out")
       [ -n "$pp" ] && [ -n "$tg" ] || { echo "llm-bench: tract -t block-quant printed: $q4_out" >&2; exit 1; }
       printf '%s\t%s\tq4_0\t%s\t%s\t\t\n' "$config" "$threads" "$pp" "$tg" >>"$results"
-      ort_out=$(/usr/bin/time -f %M -o "$work/peak" node "$root/bench/ort_llm_bench.js" "$model" --threads "$threads")
-      "$python" - "$config" "$threads" "$ort_out" "$(tail -n 1 "$work/peak")" >>"$results" <<'EOF'
-import json, sys
-r = json.loads(sys.argv[3])
-print(f"{sys.argv[1]}\t{sys.argv[2]}\tonnxruntime\t{r['pp512_tokens_per_s']}\t"
-      f"{r['tg128_tokens_per_s']}\t{r['load_ms'] / 1e3:.2f}\t{sys.argv[4]}")
-EOF
+      ort_round "$model" onnxruntime
+      if ((contrib)); then
+        for kind in f32 q4; do
+          file=$contrib_f32
+          [ $kind = q4 ] && file=$contrib_q4
+          contrib_out=$(/usr/bin/time -f %M -o "$work/peak" "$tract" "$file" -O --threads "$threads" \
+                  llm-bench --max-time 2000 --warmup-time 300 2>"$work/timing") ||
+            { cat "$work/timing" >&2; exit 1; }
+          pp=$(sed -n 's/^PP512: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$contrib_out")
+          tg=$(sed -n 's/^TG128: \([0-9.]*\) tokens\/sec$/\1/p' <<<"$contrib_out")
+          [ -n "$pp" ] && [ -n "$tg" ] || { echo "llm-bench: tract printed: $contrib_out" >&2; exit 1; }
+          printf '%s\t%s\tcontrib-%s-tract\t%s\t%s\t\t%s\n' "$config" "$threads" "$kind" \
+            "$pp" "$tg" "$(tail -n 1 "$work/peak")" >>"$results"
+          ort_round "$file" "contrib-$kind-onnxruntime"
+        done
+      fi
     done
   done
 done
@@ -246,6 +278,32 @@ for config in [c for c in ("small", "smollm2-135m", "llama-3.2-1b") if c in shap
             peak = max(r[3] for r in runs[(config, threads, engine)]) * 1024
             row.append(f"{peak / 1e6:.0f} ({peak / stored:.2f}×)")
         lines.append("| " + " | ".join(row) + " |")
+    if any(e.startswith("contrib-") for c, _, e in runs if c == config):
+        lines += ["", "The export with onnxruntime's contrib ops "
+                  "(`make-llm-model.py --contrib`: GroupQueryAttention, "
+                  "SkipSimplifiedLayerNormalization; q4: `--contrib-q4`, "
+                  "MatMulNBits with 4-bit blocks of 32), each engine on the "
+                  "same file:", "",
+                  "| threads | weights | measure | tract tokens/s "
+                  "| onnxruntime tokens/s | tract / onnxruntime | tract peak MB "
+                  "| onnxruntime peak MB |",
+                  "|--:|---|---|--:|--:|--:|--:|--:|"]
+        for threads in measured:
+            for kind in ("f32", "q4"):
+                ours = runs.get((config, threads, f"contrib-{kind}-tract"))
+                theirs = runs.get((config, threads,
+                                   f"contrib-{kind}-onnxruntime"))
+                if not ours or not theirs:
+                    continue
+                peaks = [max(r[3] for r in rs) * 1024 / 1e6
+                         for rs in (ours, theirs)]
+                for index, name in enumerate(("PP512", "TG128")):
+                    (a, sa) = best([r[index] for r in ours])
+                    (b, sb) = best([r[index] for r in theirs])
+                    lines.append(
+                        f"| {threads} | {kind} | {name} | {a:.1f} ±{sa:.0f}% "
+                        f"| {b:.1f} ±{sb:.0f}% | {a / b:.2f} "
+                        f"| {peaks[0]:.0f} | {peaks[1]:.0f} |")
     if 1 in measured:
         tg = {e: best([r[1] for r in runs[(config, 1, e)]])[0]
               for e in ("tract", "onnxruntime")}

@@ -25,7 +25,8 @@ Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
                                   [--layers N] [--hidden N] [--heads N]
                                   [--kv-heads N] [--ffn N] [--vocab N]
                                   [--rope-theta X] [--tied]
-                                  [--q4-0 | --f16]
+                                  [--q4-0 | --f16] [--contrib PATH]
+                                  [--contrib-q4 PATH]
 
 --config takes the shape of a released model (the weights stay random):
   smollm2-135m   hidden 576, 30 layers, 9 heads, 3 key/value heads,
@@ -53,9 +54,19 @@ input axis, each value (q - 8) * d with an f16 scale d and a code q of 4
 bits), so that `tract -t block-quant` can be checked against them; the ONNX
 export keeps the f32 weights. --f16 does the same for `-t f16-weights`:
 the same weights rounded to f16, the products still summed in f32.
+
+--contrib writes the same model as onnxruntime's generative-AI exports lay
+a decoder out, with its contrib ops: SimplifiedLayerNormalization,
+SkipSimplifiedLayerNormalization (the residual add fused with the next
+norm), GroupQueryAttention with its rotary embeddings, and the inputs
+input_ids, attention_mask (B, P+S: ones) and the past keys and values;
+--contrib-q4 the same with MatMulNBits (4-bit blocks of 32, no zero
+points) for the products that tract's block-quant quantizes, their values
+those of --q4-0. The bundles then carry an attention_mask too.
 """
 import argparse
 import math
+import os
 
 import numpy as np
 import torch
@@ -186,10 +197,11 @@ class Decoder(torch.nn.Module):
         return (self.lm_head(self.norm(x)), *presents)
 
 
-def q4_0(weight):
+def q4_0_blocks(weight):
     """`weight` (out, in) with each run of 32 inputs through Q4_0: the value
     of largest magnitude maps to code 0, its scale d = value / -8 in f16,
-    the others to the code floor(x / d + 8.5) clamped to 0..15."""
+    the others to the code floor(x / d + 8.5) clamped to 0..15. Returns the
+    codes (out, in / 32, 32) and the scales (out, in / 32), as f32."""
     w = weight.detach().numpy().astype(np.float32)
     blocks = w.reshape(-1, 32)
     extreme = blocks[np.arange(len(blocks)), np.abs(blocks).argmax(axis=1)]
@@ -198,24 +210,181 @@ def q4_0(weight):
                         where=scale != 0)
     scaled = blocks * inverse[:, None]
     codes = np.clip(np.floor(scaled + np.float32(8.5)), 0, 15)
-    values = (codes - np.float32(8)) * scale[:, None]
-    return torch.from_numpy(values.astype(np.float32).reshape(w.shape))
+    rows = w.shape[0]
+    return codes.reshape(rows, -1, 32), scale.reshape(rows, -1)
+
+
+def q4_0(weight):
+    """`weight` with its values replaced by their Q4_0 ones, (q - 8) * d."""
+    codes, scale = q4_0_blocks(weight)
+    values = (codes - np.float32(8)) * scale[..., None]
+    return torch.from_numpy(values.astype(np.float32).reshape(weight.shape))
+
+
+def block_quantized(name, module):
+    """Whether tract's block-quant stores the weights of `module` as Q4_0:
+    the products with at least 2^14 weights, an input axis in blocks of 32
+    and outputs in groups of 16, but the output head."""
+    out_features, in_features = module.weight.shape
+    return ("lm_head" not in name and in_features * out_features >= 1 << 14
+            and in_features % 32 == 0 and out_features % 16 == 0)
 
 
 def quantize_as_tract(model, halves):
     """The weights tract's block-quant quantizes, as Q4_0 values (or, with
-    `halves`, those -t f16-weights stores, rounded to f16): those of the
-    products with at least 2^14 weights, an input axis in blocks of 32 (any
-    for f16) and outputs in groups of 16, but the output head."""
+    `halves`, those of the same products that -t f16-weights stores, rounded
+    to f16; an input axis of any size)."""
     for name, module in model.named_modules():
         if not isinstance(module, torch.nn.Linear) or "lm_head" in name:
             continue
         out_features, in_features = module.weight.shape
-        if (in_features * out_features >= 1 << 14 and
-                (halves or in_features % 32 == 0) and out_features % 16 == 0):
-            weight = module.weight.data
-            module.weight.data = (weight.half().float() if halves
-                                  else q4_0(weight))
+        if halves:
+            if (in_features * out_features >= 1 << 14 and
+                    out_features % 16 == 0):
+                module.weight.data = module.weight.data.half().float()
+        elif block_quantized(name, module):
+            module.weight.data = q4_0(module.weight.data)
+
+
+def contrib_export(model, path, q4):
+    """Writes `model` as onnxruntime's generative-AI exports lay a decoder
+    out with its contrib ops: SimplifiedLayerNormalization, then
+    SkipSimplifiedLayerNormalization (the residual add fused with the next
+    norm), GroupQueryAttention with its rotary embeddings (tables of
+    MAX_POSITIONS rows) and, with `q4`, MatMulNBits (4-bit blocks of 32
+    without zero points: the Q4_0 values of block_quantized products) in
+    place of MatMul. Inputs input_ids (B, S), attention_mask (B, P+S) and
+    the past keys and values (B, KV, P, D); outputs logits and the present
+    ones, under the names of the plain export."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, initializers = [], []
+
+    def constant(name, array):
+        initializers.append(numpy_helper.from_array(array, name))
+        return name
+
+    def node(op, inputs, outputs, domain=None, **attributes):
+        nodes.append(helper.make_node(op, inputs, outputs, name=outputs[0],
+                                      domain=domain, **attributes))
+        return outputs[0]
+
+    def linear(name, module, x, out):
+        weight = module.weight.detach()
+        if q4 and block_quantized(name, module):
+            codes, scales = q4_0_blocks(weight)
+            codes = codes.astype(np.uint8)
+            packed = codes[..., 0::2] | (codes[..., 1::2] << 4)
+            rows, columns = weight.shape
+            return node("MatMulNBits",
+                        [x, constant(name + ".qweight", packed),
+                         constant(name + ".scales", scales)], [out],
+                        domain="com.microsoft", K=columns, N=rows, bits=4,
+                        block_size=32)
+        return node("MatMul", [x, constant(name + ".weight",
+                                           weight.numpy().T.copy())], [out])
+
+    def norm_weight(name, norm):
+        return constant(name, norm.weight.detach().numpy())
+
+    # Each sequence's length less one, and the total, as GQA reads them.
+    ones = constant("axes.1", np.array([1], np.int64))
+    one = constant("one", np.array(1, np.int64))
+    summed = node("ReduceSum", ["attention_mask", ones], ["mask_sum"],
+                  keepdims=0)
+    last = node("Sub", [summed, one], ["seqlens_k_i64"])
+    seqlens = node("Cast", [last], ["seqlens_k"], to=TensorProto.INT32)
+    shape = node("Shape", ["attention_mask"], ["mask_shape"])
+    total = node("Gather", [shape, one], ["total_i64"], axis=0)
+    total = node("Cast", [total], ["total_sequence_length"],
+                 to=TensorProto.INT32)
+    half = HEAD_DIM // 2
+    cos = constant("cos_cache", model.cos_cached[:, :half].numpy().copy())
+    sin = constant("sin_cache", model.sin_cached[:, :half].numpy().copy())
+
+    x = node("Gather", [constant("embed_tokens.weight",
+                                 model.embed_tokens.weight.detach().numpy()),
+                        "input_ids"], ["embedded"], axis=0)
+    residual = x
+    normed = node("SimplifiedLayerNormalization",
+                  [x, norm_weight("layers.0.input_layernorm.weight",
+                                  model.layers[0].input_layernorm)],
+                  ["layers.0.input_norm"], axis=-1, epsilon=EPS)
+    for index, layer in enumerate(model.layers):
+        prefix = f"layers.{index}"
+        attention = layer.self_attn
+        q, k, v = (linear(f"{prefix}.self_attn.{part}_proj",
+                          getattr(attention, f"{part}_proj"), normed,
+                          f"{prefix}.{part}")
+                   for part in "qkv")
+        attended = node(
+            "GroupQueryAttention",
+            [q, k, v, f"past_key_values.{index}.key",
+             f"past_key_values.{index}.value", seqlens, total, cos, sin],
+            [f"{prefix}.attention", f"present.{index}.key",
+             f"present.{index}.value"], domain="com.microsoft",
+            num_heads=HEADS, kv_num_heads=KV_HEADS, do_rotary=1)
+        projected = linear(f"{prefix}.self_attn.o_proj", attention.o_proj,
+                           attended, f"{prefix}.o")
+        post = node("SkipSimplifiedLayerNormalization",
+                    [projected, residual,
+                     norm_weight(f"{prefix}.post_attention_layernorm.weight",
+                                 layer.post_attention_layernorm)],
+                    [f"{prefix}.post_norm", "", "", f"{prefix}.residual1"],
+                    domain="com.microsoft", epsilon=EPS)
+        residual = f"{prefix}.residual1"
+        mlp = layer.mlp
+        gate = linear(f"{prefix}.mlp.gate_proj", mlp.gate_proj, post,
+                      f"{prefix}.gate")
+        up = linear(f"{prefix}.mlp.up_proj", mlp.up_proj, post,
+                    f"{prefix}.up")
+        sigmoid = node("Sigmoid", [gate], [f"{prefix}.sigmoid"])
+        silu = node("Mul", [gate, sigmoid], [f"{prefix}.silu"])
+        product = node("Mul", [silu, up], [f"{prefix}.gated"])
+        down = linear(f"{prefix}.mlp.down_proj", mlp.down_proj, product,
+                      f"{prefix}.down")
+        if index + 1 < len(model.layers):
+            following = model.layers[index + 1].input_layernorm
+            weight = norm_weight(f"layers.{index + 1}.input_layernorm.weight",
+                                 following)
+            output = f"layers.{index + 1}.input_norm"
+        else:
+            weight = norm_weight("norm.weight", model.norm)
+            output = "final_norm"
+        normed = node("SkipSimplifiedLayerNormalization",
+                      [down, residual, weight],
+                      [output, "", "", f"{prefix}.residual2"],
+                      domain="com.microsoft", epsilon=EPS)
+        residual = f"{prefix}.residual2"
+    linear("lm_head", model.lm_head, normed, "logits")
+
+    def info(name, kind, shape):
+        return helper.make_tensor_value_info(name, kind, shape)
+    past_shape = ["B", KV_HEADS, "P", HEAD_DIM]
+    present_shape = ["B", KV_HEADS, "P+S", HEAD_DIM]
+    inputs = [info("input_ids", TensorProto.INT64, ["B", "S"]),
+              info("attention_mask", TensorProto.INT64, ["B", "P+S"])]
+    outputs = [info("logits", TensorProto.FLOAT, ["B", "S", VOCAB])]
+    for index in range(LAYERS):
+        for kind in ("key", "value"):
+            inputs.append(info(f"past_key_values.{index}.{kind}",
+                               TensorProto.FLOAT, past_shape))
+            outputs.append(info(f"present.{index}.{kind}", TensorProto.FLOAT,
+                                present_shape))
+    graph = helper.make_graph(nodes, "decoder", inputs, outputs,
+                              initializer=initializers)
+    exported = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    size = sum(len(tensor.raw_data) for tensor in initializers)
+    if size < 2 << 30:
+        onnx.save_model(exported, path)
+    else:
+        # Above protobuf's 2 GB: the weights in one file beside the model.
+        onnx.save_model(exported, path, save_as_external_data=True,
+                        all_tensors_to_one_file=True,
+                        location=os.path.basename(path) + ".data",
+                        size_threshold=1024)
 
 
 def names():
@@ -262,6 +431,8 @@ def main():
     stored = parser.add_mutually_exclusive_group()
     stored.add_argument("--q4-0", action="store_true")
     stored.add_argument("--f16", action="store_true")
+    parser.add_argument("--contrib", metavar="PATH")
+    parser.add_argument("--contrib-q4", metavar="PATH")
     args = parser.parse_args()
     shape = dict(hidden=HIDDEN, layers=LAYERS, heads=HEADS,
                  kv_heads=KV_HEADS, ffn=FFN, vocab=VOCAB, tied=TIED,
@@ -290,6 +461,10 @@ def main():
         torch.onnx.export(model, (example_ids, *example_past), args.out,
                           input_names=inputs, output_names=outputs,
                           dynamic_axes=dynamic, opset_version=17)
+    if args.contrib:
+        contrib_export(model, args.contrib, q4=False)
+    if args.contrib_q4:
+        contrib_export(model, args.contrib_q4, q4=True)
     if not args.bundles:
         return
     if args.q4_0 or args.f16:
@@ -301,6 +476,9 @@ def main():
             results = model(ids, *past)
             arrays = {name: tensor.numpy()
                       for name, tensor in zip(inputs, (ids, *past))}
+            # The contrib export's: every token of the past and the new ones.
+            arrays["attention_mask"] = np.ones(
+                (1, past[0].shape[2] + ids.shape[1]), np.int64)
             arrays.update((name, tensor.numpy())
                           for name, tensor in zip(outputs, results))
             np.savez(f"{args.bundles}.{step}.npz", **arrays)

@@ -21,6 +21,14 @@ takes a few seconds. Checks:
 * the same with `-t f16-weights` (the same weights as f16, summed in f32),
   against torch with those weights rounded to f16 (make-llm-model.py
   --f16), and within F16_TOLERANCE of the f32 model;
+* the same weights written as onnxruntime's generative-AI exports lay a
+  decoder out (make-llm-model.py --contrib: SimplifiedLayerNormalization,
+  SkipSimplifiedLayerNormalization, GroupQueryAttention with its rotary
+  embeddings, an attention_mask input): the prompt and decode steps 1 and 8
+  match torch's, llm-bench runs it (the mask made all ones), and the
+  --contrib-q4 export's match torch's with the --q4-0 weights, its
+  MatMulNBits products (all 10 that block-quant would quantize) running as
+  block_quant_matmul;
 * `tract --set B=1 --set S=1 --set P=127 MODEL run` on made-up inputs gives
   logits of 1,1,256 and a present cache of 128 positions;
 * `tract MODEL llm-bench` prints tract's two lines, PP512 and TG128 in
@@ -77,11 +85,26 @@ def check_stored_weights(args, work, model, prefix, flag, transform,
     and STEPS, and the prompt's logits against the f32 model's."""
     label = flag[2:].replace("-", "_")
     rounded = os.path.join(work, label)
+    contrib = os.path.join(work, f"contrib-{label}.onnx")
     made = run([sys.executable, args.script, os.path.join(work, "same.onnx"),
-                "--bundles", rounded, "--steps", str(STEPS), flag] + SMALL)
+                "--bundles", rounded, "--steps", str(STEPS), flag] +
+               (["--contrib-q4", contrib] if flag == "--q4-0" else []) +
+               SMALL)
     if made.returncode != 0:
         print(made.stderr)
         return False
+    if flag == "--q4-0":
+        check_steps(args, contrib, [], (0, STEPS),
+                    lambda step: f"{rounded}.{step}.npz",
+                    "contrib ops with MatMulNBits, ",
+                    "torch's rounded weights", failures)
+        dumped = run([args.tract, contrib, "dump"])
+        products = dumped.stdout.count(" block_quant_matmul ")
+        if dumped.returncode != 0 or products != 10:
+            failures.append(f"MatMulNBits: {products} block_quant_matmul, "
+                            "expected 10\n" + dumped.stderr)
+        else:
+            print("ok    MatMulNBits: 10 block_quant_matmul")
     check_steps(args, model, ["-t", transform], (0, 1, STEPS),
                 lambda step: f"{rounded}.{step}.npz", f"{label} ",
                 "torch's rounded weights", failures)
@@ -112,8 +135,9 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         model = os.path.join(work, "llm.onnx")
         prefix = os.path.join(work, "step")
+        contrib = os.path.join(work, "contrib.onnx")
         made = run([sys.executable, args.script, model, "--bundles", prefix,
-                    "--steps", str(STEPS)] + SMALL)
+                    "--steps", str(STEPS), "--contrib", contrib] + SMALL)
         if made.returncode != 0:
             print(made.stderr)
             return 1
@@ -123,6 +147,14 @@ def main():
         def bundle_of(step):
             return f"{prefix}.{step}.npz"
         check_steps(args, model, [], steps, bundle_of, "", "torch", failures)
+        check_steps(args, contrib, [], (0, 1, STEPS), bundle_of,
+                    "contrib ops, ", "torch", failures)
+        bench = run([args.tract, contrib, "llm-bench", "--max-time", "200"])
+        if bench.returncode != 0 or "TG128:" not in bench.stdout:
+            failures.append("llm-bench, contrib ops: " + bench.stdout +
+                            bench.stderr)
+        else:
+            print("ok    llm-bench with the contrib ops")
 
         internal = ["-t", "detect-kv-cache"]
         dumped = run([args.tract, model] + internal + ["dump"])

@@ -522,7 +522,11 @@ int llmBench(lib::Model &model, const cli::Invocation &invocation) {
       values[*symbols->batch] = 1;
     values[symbols->tokens] = tokens;
     values[symbols->past] = past;
-    return lib::prepareInputs(code.getInputs(), std::nullopt,
+    auto given = lib::llmStepInputs(code.getInputs(), 1, tokens, past);
+    if (!given)
+      return given.takeError();
+    inputs.given = std::move(*given);
+    return lib::prepareInputs(code.getInputs(), inputs.given,
                               /*allowRandom=*/true, inputs,
                               /*allowFloatCasts=*/false, values);
   };
