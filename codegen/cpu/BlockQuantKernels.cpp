@@ -5,18 +5,21 @@
 // memory, which is what a token of a language model's decoding reads.
 //
 // At compile time the blocks are laid out for vectors along n: groups of
-// `kLanes` columns, and in each group, per block of 32 k, the f32 scales of
-// its columns, then per pair of k one byte per column holding both codes
-// (k in the low nibble, k + 1 in the high one; they are one byte of tract's
-// block already). A step of the inner loop reads those bytes as one vector,
-// widens them, splits the nibbles, and multiply-adds the two decoded
-// vectors with each row's two inputs. Tiles of `kRows` rows by `kGroups`
-// groups keep their sums in registers; the groups of the tiles are shared
-// among threads (an scf.forall).
+// `kLanes` columns, and tiles of up to `kMaxGroups` groups. Per tile and
+// block of 32 k come the f32 scales of its columns, and per pair of k and
+// group one byte per column holding both codes (k in the low nibble, k + 1
+// in the high one; they are one byte of tract's block already), so that a
+// tile's weights, and the tiles one after the other, are each one
+// sequential stream: a decoding step reads the matrix from memory once, in
+// order, as the hardware prefetchers like it. A step of the inner loop
+// reads a group's bytes as one vector, widens them, splits the nibbles,
+// and multiply-adds the two decoded vectors with each row's two inputs.
+// Tiles of `kRows` rows by a tile's groups keep their sums in registers;
+// the tiles are shared among threads (an scf.forall).
 //
-// f16 weights are laid out the same way, (groups, k, lanes): a step reads
-// one vector of halves per group and widens it to f32 for the
-// multiply-adds, for a prompt as for a decoding step.
+// f16 weights are laid out the same way, (tiles, k, groups of the tile,
+// lanes): a step reads one vector of halves per group and widens it to f32
+// for the multiply-adds, for a prompt as for a decoding step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,31 +63,44 @@ constexpr int64_t kDecodedRows = 16;
 constexpr int64_t kPanelRows = 6;
 constexpr int64_t kPairs = kQ4_0BlockValues / 2;
 
-/// The weights as the kernel reads them: codes (groups, blocks, pairs,
-/// lanes) as bytes and scales (groups, blocks, lanes) as f32.
+/// The groups of a tile: the most, up to kMaxGroups, that divide `groups`.
+int64_t groupsPerTile(int64_t groups) {
+  int64_t perTile = kMaxGroups;
+  while (groups % perTile)
+    --perTile;
+  return perTile;
+}
+
+/// The weights as the kernel reads them: codes (tiles, blocks, pairs,
+/// groups of the tile, lanes) as bytes and scales (tiles, blocks, groups
+/// of the tile, lanes) as f32.
 struct KernelWeights {
   DenseElementsAttr codes, scales;
 };
 
 KernelWeights layOut(MLIRContext *context, ArrayRef<char> raw, int64_t n,
                      int64_t blocks) {
-  int64_t groups = n / kLanes;
+  int64_t groups = n / kLanes, perTile = groupsPerTile(groups);
+  int64_t tiles = groups / perTile;
   std::vector<uint8_t> codes(groups * blocks * kPairs * kLanes);
   std::vector<float> scales(groups * blocks * kLanes);
   const auto *data = reinterpret_cast<const uint8_t *>(raw.data());
   for (int64_t column = 0; column < n; ++column) {
     int64_t group = column / kLanes, lane = column % kLanes;
+    int64_t tile = group / perTile, g = group % perTile;
     for (int64_t block = 0; block < blocks; ++block) {
       const uint8_t *in = data + (column * blocks + block) * kQ4_0BlockBytes;
-      int64_t at = group * blocks + block;
-      scales[at * kLanes + lane] = q4_0Scale(in);
+      int64_t at = tile * blocks + block;
+      scales[(at * perTile + g) * kLanes + lane] = q4_0Scale(in);
       for (int64_t pair = 0; pair < kPairs; ++pair)
-        codes[(at * kPairs + pair) * kLanes + lane] = in[2 + pair];
+        codes[((at * kPairs + pair) * perTile + g) * kLanes + lane] =
+            in[2 + pair];
     }
   }
-  auto codeType = RankedTensorType::get({groups, blocks, kPairs, kLanes},
-                                        IntegerType::get(context, 8));
-  auto scaleType = RankedTensorType::get({groups, blocks, kLanes},
+  auto codeType =
+      RankedTensorType::get({tiles, blocks, kPairs, perTile, kLanes},
+                            IntegerType::get(context, 8));
+  auto scaleType = RankedTensorType::get({tiles, blocks, perTile, kLanes},
                                          Float32Type::get(context));
   return {
       DenseElementsAttr::getFromRawBuffer(
@@ -93,22 +109,28 @@ KernelWeights layOut(MLIRContext *context, ArrayRef<char> raw, int64_t n,
       DenseElementsAttr::get(scaleType, ArrayRef<float>(scales))};
 }
 
-/// f16 weights n x k as the kernel reads them: (groups, k, lanes).
+/// f16 weights n x k as the kernel reads them: (tiles, k, groups of the
+/// tile, lanes).
 DenseElementsAttr layOutHalves(DenseElementsAttr weights) {
   auto type = cast<RankedTensorType>(weights.getType());
   int64_t n = type.getDimSize(0), k = type.getDimSize(1);
+  int64_t groups = n / kLanes, perTile = groupsPerTile(groups);
   std::vector<uint16_t> halves(n * k);
   int64_t column = 0, at = 0;
   for (const APFloat &value : weights.getValues<APFloat>()) {
     uint16_t bits = uint16_t(value.bitcastToAPInt().getZExtValue());
-    halves[((column / kLanes) * k + at) * kLanes + column % kLanes] = bits;
+    int64_t group = column / kLanes;
+    halves[(((group / perTile) * k + at) * perTile + group % perTile) *
+               kLanes +
+           column % kLanes] = bits;
     if (++at == k) {
       at = 0;
       ++column;
     }
   }
   return DenseElementsAttr::getFromRawBuffer(
-      RankedTensorType::get({n / kLanes, k, kLanes}, type.getElementType()),
+      RankedTensorType::get({groups / perTile, k, perTile, kLanes},
+                            type.getElementType()),
       ArrayRef<char>(reinterpret_cast<const char *>(halves.data()),
                      halves.size() * sizeof(uint16_t)));
 }
@@ -132,9 +154,7 @@ public:
   /// rather than as rows then reshaped: expanding a dynamic dim into
   /// several dynamic ones breaks expand-strided-metadata in MLIR 22.)
   Value emit(Value init, Value rows) {
-    int64_t perTile = kMaxGroups;
-    while (groups % perTile)
-      --perTile;
+    int64_t perTile = groupsPerTile(groups);
     int64_t width = perTile * kLanes;
     auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
                      SmallVectorImpl<OpFoldResult> &sizes) {
@@ -147,13 +167,12 @@ public:
     return forallOverSlices(
         b, loc, {b.getIndexAttr(groups / perTile)}, init, where,
         [&](ValueRange ivs, Value slice) {
-          Value group = arith::MulIOp::create(b, loc, ivs[0], index(perTile));
+          Value tile = ivs[0];
           if (halves) {
             auto widened = [&](Value k, int64_t g) -> Value {
-              Value at = arith::AddIOp::create(b, loc, group, index(g));
               Value read = vector::TransferReadOp::create(
                   b, loc, vectorOf(b.getF16Type()), halves,
-                  ValueRange{at, k, index(0)},
+                  ValueRange{tile, k, index(g), index(0)},
                   arith::ConstantOp::create(b, loc, b.getF16FloatAttr(0)),
                   ArrayRef<bool>{true});
               return arith::ExtFOp::create(b, loc, vectorOf(b.getF32Type()),
@@ -168,7 +187,7 @@ public:
           auto choice = scf::IfOp::create(
               b, loc, many,
               [&](OpBuilder &, Location) {
-                Value panel = decodePanel(group, perTile);
+                Value panel = decodePanel(tile, perTile);
                 auto decoded = [&](Value k, int64_t g) -> Value {
                   return vector::TransferReadOp::create(
                       b, loc, vectorOf(b.getF32Type()), panel,
@@ -183,7 +202,7 @@ public:
                 Value result = forRowBlocks(
                     b, loc, rows, kRows, slice,
                     [&](Value r, int64_t height, Value out) {
-                      return tileAt(r, height, group, perTile, out);
+                      return tileAt(r, height, tile, perTile, out);
                     });
                 scf::YieldOp::create(b, loc, result);
               });
@@ -235,9 +254,9 @@ private:
         b, loc, DenseElementsAttr::get(vectorOf(element), value));
   }
 
-  /// The weights of groups [group, group + count), decoded: a (k, count *
+  /// The weights of the `count` groups of `tile`, decoded: a (k, count *
   /// kLanes) f32 tensor.
-  Value decodePanel(Value group, int64_t count) {
+  Value decodePanel(Value tile, int64_t count) {
     Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
     Value panel = tensor::EmptyOp::create(
         b, loc, ArrayRef<int64_t>{kValues, count * kLanes}, f32);
@@ -254,15 +273,14 @@ private:
                 arith::MulIOp::create(b, loc, pair, index(2)));
             Value kNext = arith::AddIOp::create(b, loc, k, index(1));
             for (int64_t g = 0; g < count; ++g) {
-              Value at = arith::AddIOp::create(b, loc, group, index(g));
               Value scale = vector::TransferReadOp::create(
                   b, loc, vectorOf(f32), scales,
-                  ValueRange{at, block, index(0)},
+                  ValueRange{tile, block, index(g), index(0)},
                   arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
                   ArrayRef<bool>{true});
               Value bytes = vector::TransferReadOp::create(
                   b, loc, vectorOf(i8), codes,
-                  ValueRange{at, block, pair, index(0)},
+                  ValueRange{tile, block, pair, index(g), index(0)},
                   arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
                   ArrayRef<bool>{true});
               Value wide = arith::ExtUIOp::create(b, loc, vectorOf(i32), bytes);
@@ -348,16 +366,13 @@ private:
     return out;
   }
 
-  /// Rows [r, r + rows) by groups [group, group + count) of the tile's
-  /// slice `out` (its columns start at the first group's).
-  Value tileAt(Value r, int64_t rows, Value group, int64_t count, Value out) {
+  /// Rows [r, r + rows) by the `count` groups of `tile`, into the tile's
+  /// slice `out`.
+  Value tileAt(Value r, int64_t rows, Value tile, int64_t count, Value out) {
     Type f32 = b.getF32Type();
     Value zeros = vectorConstant(f32, b.getF32FloatAttr(0));
     SmallVector<Value> init(rows * count, zeros);
     ValueRange sums = loop(blocks, init, [&](Value block, ValueRange carried) {
-      SmallVector<Value> at;
-      for (int64_t g = 0; g < count; ++g)
-        at.push_back(arith::AddIOp::create(b, loc, group, index(g)));
       // The block's codes times the inputs (rows x groups vectors), then
       // each row's sum of its inputs (scalars).
       SmallVector<Value> blockInit(rows * count, zeros);
@@ -365,14 +380,15 @@ private:
                        arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)));
       ValueRange blockSums =
           loop(kPairs, blockInit, [&](Value pair, ValueRange sums) {
-            return pairStep(r, rows, at, block, pair, sums);
+            return pairStep(r, rows, tile, count, block, pair, sums);
           });
       // sum of (q - 8) * d * x = d * (sum of q * x - 8 * sum of x).
       SmallVector<Value> next(carried);
       Value eight = vectorConstant(f32, b.getF32FloatAttr(8));
       for (int64_t g = 0; g < count; ++g) {
         Value scale = vector::TransferReadOp::create(
-            b, loc, vectorOf(f32), scales, ValueRange{at[g], block, index(0)},
+            b, loc, vectorOf(f32), scales,
+            ValueRange{tile, block, index(g), index(0)},
             arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
             ArrayRef<bool>{true});
         for (int64_t i = 0; i < rows; ++i) {
@@ -409,14 +425,14 @@ private:
   /// times each row's two inputs, added to `sums` (rows by groups, then
   /// each row's sum of its inputs); the block's scale and centering come
   /// after its last pair.
-  SmallVector<Value> pairStep(Value r, int64_t rows, ArrayRef<Value> at,
-                              Value block, Value pair, ValueRange sums) {
+  SmallVector<Value> pairStep(Value r, int64_t rows, Value tile,
+                              int64_t count, Value block, Value pair,
+                              ValueRange sums) {
     Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
     Value k = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, block, index(kQ4_0BlockValues)),
         arith::MulIOp::create(b, loc, pair, index(2)));
     Value kNext = arith::AddIOp::create(b, loc, k, index(1));
-    int64_t count = at.size();
     SmallVector<Value> next(sums.begin(), sums.end());
     SmallVector<Value> low, high;
     for (int64_t i = 0; i < rows; ++i) {
@@ -436,7 +452,8 @@ private:
     Value four = vectorConstant(i32, b.getI32IntegerAttr(4));
     for (int64_t g = 0; g < count; ++g) {
       Value bytes = vector::TransferReadOp::create(
-          b, loc, vectorOf(i8), codes, ValueRange{at[g], block, pair, index(0)},
+          b, loc, vectorOf(i8), codes,
+          ValueRange{tile, block, pair, index(g), index(0)},
           arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
           ArrayRef<bool>{true});
       Value wide = arith::ExtUIOp::create(b, loc, vectorOf(i32), bytes);
