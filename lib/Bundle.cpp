@@ -21,11 +21,15 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
+#include <numeric>
+#include <set>
 
 using namespace mlir::tract::lib;
 using llvm::ArrayRef;
@@ -969,6 +973,70 @@ Tolerance mlir::tract::lib::getTolerance(Approximation level,
     return {0.2, 0.1, 5e-4};
   }
   return {};
+}
+
+llvm::Expected<RankOverlap>
+mlir::tract::lib::rankBiasedOverlap(const HostTensor &expected,
+                                    const HostTensor &got, double p,
+                                    int64_t depth) {
+  std::string subject = expected.getName().empty()
+                            ? ""
+                            : "tensor " + quote(expected.getName()) + ": ";
+  if (expected.getShape() != got.getShape() || expected.getRank() == 0 ||
+      !isFloat(expected.getDtype()) || !isFloat(got.getDtype()))
+    return makeError(subject + "ranks compare float tensors of one shape, "
+                               "not " +
+                     expected.summary() + " and " + got.summary());
+  int64_t width = expected.getShape().back();
+  RankOverlap overlap;
+  if (width == 0 || expected.getNumElements() == 0)
+    return overlap;
+  int64_t ranks = std::min(depth, width);
+  // Each vector's entries, best first (NaN last, ties by index).
+  auto ranking = [&](const HostTensor &tensor, int64_t at) {
+    std::vector<int64_t> order(width);
+    std::iota(order.begin(), order.end(), 0);
+    auto value = [&](int64_t i) {
+      double v = floatAt(tensor, at + i);
+      return std::isnan(v) ? -std::numeric_limits<double>::infinity() : v;
+    };
+    std::partial_sort(order.begin(), order.begin() + ranks, order.end(),
+                      [&](int64_t a, int64_t b) {
+                        double x = value(a), y = value(b);
+                        return x > y || (x == y && a < b);
+                      });
+    order.resize(ranks);
+    return order;
+  };
+  double sum = 0;
+  overlap.vectors = expected.getNumElements() / width;
+  for (int64_t vector = 0; vector < overlap.vectors; ++vector) {
+    std::vector<int64_t> a = ranking(expected, vector * width),
+                         b = ranking(got, vector * width);
+    std::set<int64_t> seenA, seenB;
+    int64_t common = 0;
+    double weighted = 0, weight = 1, agreement = 0;
+    for (int64_t d = 1; d <= ranks; ++d) {
+      int64_t x = a[d - 1], y = b[d - 1];
+      if (x == y) {
+        ++common;
+      } else {
+        common += seenB.count(x) + seenA.count(y);
+        seenA.insert(x);
+        seenB.insert(y);
+      }
+      agreement = double(common) / double(d);
+      weight *= p; // p^d
+      weighted += agreement * weight;
+    }
+    // Extrapolated: the agreement at the last rank holds below it.
+    double rbo = p == 0 ? (a[0] == b[0] ? 1.0 : 0.0)
+                        : agreement * weight + (1 - p) / p * weighted;
+    overlap.lowest = std::min(overlap.lowest, rbo);
+    sum += rbo;
+  }
+  overlap.mean = sum / double(overlap.vectors);
+  return overlap;
 }
 
 Error mlir::tract::lib::compareTensors(const HostTensor &expected,

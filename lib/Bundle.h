@@ -226,6 +226,21 @@ llvm::Expected<HostTensor> castFloats(const HostTensor &tensor,
 llvm::Error compareTensors(const HostTensor &expected, const HostTensor &got,
                            Approximation approximation);
 
+/// How alike the rankings of two tensors' entries are along their last
+/// axis (a language model's logits: the tokens, best first), as the
+/// rank-biased overlap of Webber, Moffat and Zobel extrapolated from
+/// `depth` ranks with persistence `p`: the overlap of the top d entries,
+/// over d, weighted by p^(d-1) (1 for the same order, 0 for disjoint
+/// tops; with p = 0, whether the first entries agree). `lowest` and `mean`
+/// are over the vectors (every position of a sequence).
+struct RankOverlap {
+  double lowest = 1, mean = 1;
+  int64_t vectors = 0;
+};
+llvm::Expected<RankOverlap> rankBiasedOverlap(const HostTensor &expected,
+                                              const HostTensor &got, double p,
+                                              int64_t depth);
+
 } // namespace mlir::tract::lib
 
 #endif // LIB_BUNDLE_H

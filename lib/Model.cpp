@@ -485,7 +485,8 @@ llvm::ArrayRef<llvm::StringRef> Model::transformNames() {
   static const llvm::StringRef kNames[] = {
       "declutter",         "pulse(S=8)",  "set_symbols(values:{\"S\":1})",
       "export_scan_state", "block-quant", "f16-weights",
-      "detect-kv-cache",   "nnef-cycle"};
+      "detect-kv-cache",   "unfold-kv-cache", "transformers-detect-all",
+      "nnef-cycle"};
   return kNames;
 }
 
@@ -506,12 +507,25 @@ llvm::Error Model::transform(llvm::StringRef spec) {
       pm.addPass(createTractBlockQuant({format}));
     });
   }
-  if (text == "detect-kv-cache") {
+  // tract's names take '-' and '_' alike; transformers_detect_all is
+  // detect_kv_cache after the declutter that finds rotary embeddings and
+  // attention.
+  std::string name = text.str();
+  std::replace(name.begin(), name.end(), '_', '-');
+  if (name == "detect-kv-cache" || name == "transformers-detect-all") {
     if (!decluttered)
       if (llvm::Error error = declutter())
         return error;
     return runPasses("detect-kv-cache", [](OpPassManager &pm) {
       pm.addPass(createTractDetectKvCache());
+    });
+  }
+  if (name == "unfold-kv-cache") {
+    if (!decluttered)
+      if (llvm::Error error = declutter())
+        return error;
+    return runPasses("unfold-kv-cache", [](OpPassManager &pm) {
+      pm.addPass(createTractUnfoldKvCache());
     });
   }
   if (text == "nnef-cycle") {

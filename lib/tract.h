@@ -160,7 +160,8 @@ TRACT_API TRACT_RESULT tract_model_concretize_symbols(
     const int64_t *values);
 /* A transform by name: "declutter", "pulse(S=8)", "set_symbols(values:
  * {\"S\":1})", "export_scan_state", "block-quant", "f16-weights",
- * "detect-kv-cache", "nnef-cycle". */
+ * "detect-kv-cache", "unfold-kv-cache", "transformers-detect-all" ('-' or
+ * '_' alike in these three), "nnef-cycle". */
 TRACT_API TRACT_RESULT tract_model_transform(TractModel *model,
                                              const char *transform);
 TRACT_API TRACT_RESULT tract_model_declutter(TractModel *model);

@@ -5,7 +5,8 @@
 // returns the concatenation as an output (HuggingFace's past_key_values /
 // present). tract's DynamicKeyValueCache keeps that cache inside the
 // model: the input and the output disappear, and tract.dyn_kv_cache appends
-// the new keys to what the previous call left.
+// the new keys to what the previous call left. tract-unfold-kv-cache undoes
+// it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTDETECTKVCACHE
+#define GEN_PASS_DEF_TRACTUNFOLDKVCACHE
 #include "passes/Passes.h.inc"
 } // namespace mlir::tract
 
@@ -113,6 +115,42 @@ struct TractDetectKvCache
       return signalPassFailure();
     if (failed(inferShapes(getOperation())))
       return signalPassFailure();
+  }
+};
+
+struct TractUnfoldKvCache
+    : public tract::impl::TractUnfoldKvCacheBase<TractUnfoldKvCache> {
+  void runOnOperation() override {
+    auto main = getOperation().lookupSymbol<func::FuncOp>("main");
+    if (!main || main.isExternal())
+      return;
+    MLIRContext *context = &getContext();
+    auto ret = cast<func::ReturnOp>(main.getBody().front().getTerminator());
+    SmallVector<DynKvCacheOp> caches(main.getBody().getOps<DynKvCacheOp>());
+    OpBuilder builder(context);
+    for (DynKvCacheOp cache : caches) {
+      Shape shape = getShape(cache.getInput());
+      shape[cache.getAxis()] = cache.getPast().getValue();
+      RankedTensorType type = getTensorTypeLike(cache.getInput(), shape);
+      unsigned index = main.getNumArguments();
+      if (failed(main.insertArgument(index, type, {}, cache.getLoc())))
+        return signalPassFailure();
+      main.setArgAttr(index, "tract.name", cache.getNameAttr());
+      builder.setInsertionPoint(cache);
+      auto concat = ConcatOp::create(
+          builder, cache.getLoc(), cache.getType(),
+          ValueRange{main.getArgument(index), cache.getInput()},
+          cache.getAxis());
+      cache.getOutput().replaceAllUsesWith(concat.getOutput());
+      cache.erase();
+      unsigned result = main.getNumResults();
+      ret->insertOperands(ret->getNumOperands(), concat.getOutput());
+      if (failed(main.insertResult(result, concat.getType(), {})))
+        return signalPassFailure();
+      main.setResultAttr(
+          result, "tract.name",
+          StringAttr::get(context, cache.getName() + "_concat"));
+    }
   }
 };
 

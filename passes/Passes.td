@@ -248,6 +248,18 @@ def TractDetectKvCache : Pass<"tract-detect-kv-cache", "ModuleOp"> {
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }
 
+def TractUnfoldKvCache : Pass<"tract-unfold-kv-cache", "ModuleOp"> {
+  let summary = "Key/value caches inside the model made inputs and outputs again";
+  let description = [{
+    The reverse of tract-detect-kv-cache, as tract's `unfold-kv-cache`:
+    each `tract.dyn_kv_cache` of `main` becomes a concat of a new input
+    (the past, named after the cache, appended to the inputs) and what the
+    cache appended, and the concat is appended to the outputs, named
+    `NAME_concat`. The model then takes its cache from the caller again.
+  }];
+  let dependentDialects = ["::mlir::tract::TractDialect"];
+}
+
 def TractConvRegions : Pass<"tract-conv-regions", "ModuleOp"> {
   let summary = "Convolutions cut into regions where their taps read padding";
   let description = [{

@@ -533,7 +533,8 @@ PYBIND11_MODULE(_tract_mlir, m) {
       .def("transform", &PyModel::transform, py::arg("transform"), self,
            "A transform by name: 'declutter', 'pulse(S=8)', "
            "'set_symbols(values:{\"S\":1})', 'export_scan_state', "
-           "'block-quant', 'f16-weights', 'detect-kv-cache', 'nnef-cycle'.")
+           "'block-quant', 'f16-weights', 'detect-kv-cache', "
+           "'unfold-kv-cache', 'transformers-detect-all', 'nnef-cycle'.")
       .def("declutter", &PyModel::declutter, self)
       .def("into_optimized", &PyModel::optimize, self,
            "Declutters the model (the code generator does the rest of "

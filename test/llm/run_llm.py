@@ -29,6 +29,12 @@ takes a few seconds. Checks:
   --contrib-q4 export's match torch's with the --q4-0 weights, its
   MatMulNBits products (all 10 that block-quant would quantize) running as
   block_quant_matmul;
+* tract's LLM command line: `--llm -t block-quant` (the caches inside, Q4_0
+  weights) against torch's f32 logits by the rank-biased overlap of the
+  tokens' rankings, at least RBO_FLOOR at every position of the prompt and
+  decode steps 1 and 8, and a floor of 0.999 refused; `-t detect-kv-cache
+  -t unfold-kv-cache` gives the caches back as inputs and NAME_concat
+  outputs, whose logits match torch's with --allow-missing-outputs;
 * `tract --set B=1 --set S=1 --set P=127 MODEL run` on made-up inputs gives
   logits of 1,1,256 and a present cache of 128 positions;
 * `tract MODEL llm-bench` prints tract's two lines, PP512 and TG128 in
@@ -52,6 +58,10 @@ STEPS = 8
 Q4_TOLERANCE = 0.15
 # The same for f16 weights (measured: 0.0002).
 F16_TOLERANCE = 0.002
+# The lowest rank-biased overlap (p 0.9, depth 100) of the Q4_0 model's
+# token rankings with torch's f32 ones at any position of the prompt and
+# decode steps 1 and 8 (measured: 0.949).
+RBO_FLOOR = 0.9
 
 
 def run(command):
@@ -200,6 +210,43 @@ def main():
             if not check_stored_weights(args, work, model, prefix, flag,
                                         transform, tolerance, failures):
                 return 1
+
+        for step in (0, 1, STEPS):
+            bundle = bundle_of(step)
+            checked = run([args.tract, model, "--llm", "-t", "block-quant",
+                           "run", "--input-from-bundle", bundle,
+                           "--assert-output-bundle", bundle,
+                           "--assert-llm-rbo", str(RBO_FLOOR)])
+            overlap = re.search(r"rank-biased overlap ([0-9.]+) at worst",
+                                checked.stdout)
+            if checked.returncode != 0 or not overlap:
+                failures.append(f"--llm -t block-quant, step {step}: " +
+                                checked.stdout + checked.stderr)
+            else:
+                print(f"ok    --llm -t block-quant step {step}: rank-biased "
+                      f"overlap {overlap.group(1)} >= {RBO_FLOOR}")
+        refused = run([args.tract, model, "--llm", "-t", "block-quant", "run",
+                       "--input-from-bundle", bundle_of(0),
+                       "--assert-output-bundle", bundle_of(0),
+                       "--assert-llm-rbo", "0.999"])
+        if refused.returncode == 0 or "rank-biased overlap" not in \
+                refused.stderr:
+            failures.append("--assert-llm-rbo 0.999 passed Q4_0 logits: " +
+                            refused.stdout + refused.stderr)
+        else:
+            print("ok    --assert-llm-rbo 0.999 refuses the Q4_0 logits")
+        unfolded = run([args.tract, model, "-t", "detect-kv-cache", "-t",
+                        "unfold-kv-cache", "run", "--input-from-bundle",
+                        bundle_of(1), "--assert-output-bundle", bundle_of(1),
+                        "--approx", "approximate", "--allow-missing-outputs"])
+        if (unfolded.returncode != 0 or
+                "past_key_values.0.key_concat" not in unfolded.stdout or
+                "not checked" not in unfolded.stderr):
+            failures.append("unfold-kv-cache: " + unfolded.stdout +
+                            unfolded.stderr)
+        else:
+            print("ok    unfold-kv-cache: the caches are inputs and outputs "
+                  "again")
 
         made_up = run([args.tract, "--set", "B=1", "--set", "S=1", "--set",
                        "P=127", model, "run", "--allow-random-input"])

@@ -702,3 +702,29 @@ TEST(Compare, DtypeAndShapeMustMatch) {
 }
 
 } // namespace
+
+TEST(Compare, RankBiasedOverlapOfTokenRankings) {
+  // Two positions of four tokens. The first's top two are swapped: the
+  // tops agree from depth 2 on, so with p = 0.5 the extrapolated overlap
+  // is 0.0625 * 1 + (0.25 + 0.125 + 0.0625) = 0.5; the second's rankings
+  // are the same (1).
+  HostTensor reference = makeTensor<float>(TRACT_DT_F32, {1, 2, 4},
+                                           {4, 3, 2, 1, 0.5, 0.1, 0.9, 0.2});
+  HostTensor got = makeTensor<float>(TRACT_DT_F32, {1, 2, 4},
+                                     {3, 4, 2, 1, 5, 1, 9, 2});
+  auto overlap = rankBiasedOverlap(reference, got, 0.5, 4);
+  ASSERT_TRUE(bool(overlap)) << llvm::toString(overlap.takeError());
+  EXPECT_DOUBLE_EQ(overlap->lowest, 0.5);
+  EXPECT_DOUBLE_EQ(overlap->mean, 0.75);
+  EXPECT_EQ(overlap->vectors, 2);
+  // p = 0: whether the first tokens agree.
+  overlap = rankBiasedOverlap(reference, got, 0.0, 100);
+  ASSERT_TRUE(bool(overlap)) << llvm::toString(overlap.takeError());
+  EXPECT_DOUBLE_EQ(overlap->lowest, 0.0);
+  EXPECT_DOUBLE_EQ(overlap->mean, 0.5);
+  // Shapes must agree.
+  overlap = rankBiasedOverlap(reference,
+                              makeTensor<float>(TRACT_DT_F32, {4}, {1, 2, 3, 4}),
+                              0.9, 100);
+  EXPECT_CONTAINS(errorOf(overlap.takeError()), "float tensors of one shape");
+}

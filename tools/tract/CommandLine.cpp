@@ -45,7 +45,15 @@ const Flag kFlags[] = {
      "transform the loaded model: set_symbols(values:{\"S\":1}) "
      "concretizes symbols as --set does; export_scan_state makes the state "
      "of a one-iteration stateful scan an input and an output; block-quant "
-     "stores the constant weights of products as Q4_0 blocks (repeatable)"},
+     "stores the constant weights of products as Q4_0 blocks, f16-weights "
+     "as f16; detect-kv-cache keeps a decoder's key/value caches inside it, "
+     "unfold-kv-cache makes them inputs and outputs again, "
+     "transformers-detect-all is detect-kv-cache after the declutter that "
+     "finds rotary embeddings and attention ('-' or '_' alike; "
+     "repeatable)"},
+    {Scope::Global, "--llm", "", false,
+     "a causal language model: the transform transformers-detect-all "
+     "before the others, as tract's --llm"},
     {Scope::Global, "--output-node", "", true,
      "make this node (an op's name, an output or an input) an output of "
      "the model; repeatable, in order, replacing the model's outputs"},
@@ -134,6 +142,12 @@ const Flag kFlags[] = {
     {Scope::Dump, "--input-from-bundle", "", true,
      "with --profile: inputs from an .npz file or test_data_set folder "
      "(default: made up)"},
+    {Scope::Dump, "--allow-random-input", "", false,
+     "with --profile: make up the inputs the bundle does not give (as run "
+     "does; dump --profile always may)"},
+    {Scope::Dump, "--allow-float-casts", "", false,
+     "with --profile: cast bundle inputs of another float type to the "
+     "model's (as run's)"},
     {Scope::Dump, "--max-loops", "", true,
      "with --profile: stop after this many runs (default 100000)"},
     {Scope::Dump, "--max-time", "", true,
@@ -163,6 +177,19 @@ const Flag kFlags[] = {
     {Scope::Run, "--set", "", true,
      "S=3 sizes the made-up inputs; the model stays symbolic, compiled once "
      "(repeatable)"},
+    {Scope::Run, "--allow-missing-outputs", "", false,
+     "with --assert-output-bundle: outputs the bundle does not give are not "
+     "checked (a note says which)"},
+    {Scope::Run, "--assert-llm-rbo", "", true,
+     "with --assert-output-bundle: the model's first output (a language "
+     "model's logits) is checked by the rank-biased overlap of its tokens' "
+     "rankings with the bundle's, at every position, instead of --approx: "
+     "the lowest must be at least this (0 to 1)"},
+    {Scope::Run, "--assert-llm-rbo-p", "", true,
+     "the persistence of --assert-llm-rbo: the weight of each rank is p "
+     "times the previous one's (default 0.9)"},
+    {Scope::Run, "--assert-llm-rbo-depth", "", true,
+     "the ranks --assert-llm-rbo compares (default 100)"},
     {Scope::Run, "--steps", "", false,
      "print every op's output (its fact and first values) as well"},
     {Scope::Run, "--assert-op-count", "", true,
@@ -439,6 +466,30 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       invocation.outputFacts.push_back(value);
     else if (longName == "--allow-random-input")
       invocation.allowRandomInput = true;
+    else if (longName == "--allow-missing-outputs")
+      invocation.allowMissingOutputs = true;
+    else if (longName == "--llm")
+      invocation.llm = true;
+    else if (longName == "--assert-llm-rbo" ||
+             longName == "--assert-llm-rbo-p") {
+      double number;
+      if (StringRef(value).trim().getAsDouble(number) || number < 0 ||
+          number > 1)
+        return makeError("option '" + name.str() +
+                         "' expects a number from 0 to 1, not '" + value +
+                         "'");
+      if (longName == "--assert-llm-rbo")
+        invocation.llmRbo = number;
+      else
+        invocation.llmRboP = number;
+    } else if (longName == "--assert-llm-rbo-depth") {
+      int64_t number;
+      if (StringRef(value).trim().getAsInteger(10, number) || number < 1)
+        return makeError("option '" + name.str() +
+                         "' expects a positive number of ranks, not '" +
+                         value + "'");
+      invocation.llmRboDepth = number;
+    }
     else if (longName == "--save-outputs-npz" || longName == "--save-outputs")
       invocation.saveOutputs = value;
     else if (longName == "--max-loops" || longName == "--warmup-loops" ||
@@ -501,6 +552,14 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
   if (!haveModel && !invocation.help && !invocation.version) {
     return makeError("no model given; see 'tract --help'");
   }
+  if (invocation.llm)
+    invocation.transforms.insert(invocation.transforms.begin(),
+                                 "transformers-detect-all");
+  if ((invocation.llmRbo || invocation.allowMissingOutputs) &&
+      !invocation.outputBundle)
+    return makeError(std::string(invocation.llmRbo ? "--assert-llm-rbo"
+                                                   : "--allow-missing-outputs") +
+                     " needs --assert-output-bundle");
   return invocation;
 }
 

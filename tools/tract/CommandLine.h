@@ -63,6 +63,12 @@ struct Invocation {
   /// --approx; unset, run checks at close and compare at approximate.
   std::optional<std::string> approx;
   bool allowRandomInput = false;           ///< --allow-random-input
+  bool allowMissingOutputs = false;        ///< --allow-missing-outputs
+  /// --assert-llm-rbo: the lowest rank-biased overlap the first output's
+  /// rankings may have with the bundle's; its persistence and depth.
+  std::optional<double> llmRbo;
+  double llmRboP = 0.9;
+  int64_t llmRboDepth = 100;
   std::optional<std::string> saveOutputs;  ///< --save-outputs-npz
   bool steps = false; ///< run --steps: print every op's output too
   /// --set S=3 after dump, run or bench: the symbol's value for the made-up
@@ -71,6 +77,8 @@ struct Invocation {
   std::vector<std::pair<std::string, int64_t>> runSets;
   /// run --allow-float-casts: bundle floats of another width are cast.
   bool allowFloatCasts = false;
+  /// --llm: transformers-detect-all goes first among the transforms.
+  bool llm = false;
   /// --assert-output FACT (repeatable): an output's shape and type, and
   /// optionally the one value of all its elements: `name:1,1,f32=0`.
   std::vector<std::string> outputFacts;

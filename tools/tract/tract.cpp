@@ -317,10 +317,36 @@ int run(lib::Model &model, const cli::Invocation &invocation) {
       const lib::HostTensor *expected = lib::reinterpretBf16(
           lib::findTensor(outputBundle->getOutputs(), output.getName(), index),
           output.getDtype(), made);
+      if (!expected && invocation.allowMissingOutputs) {
+        llvm::errs() << "tract: note: the bundle has no value for output '"
+                     << output.getName() << "': not checked\n";
+        continue;
+      }
       if (!expected) {
         llvm::errs() << "tract: error: the bundle has no value for output '"
                      << output.getName() << "'\n";
         status = 1;
+        continue;
+      }
+      if (index == 0 && invocation.llmRbo) {
+        auto overlap = lib::rankBiasedOverlap(*expected, output,
+                                              invocation.llmRboP,
+                                              invocation.llmRboDepth);
+        if (!overlap)
+          return fail(overlap.takeError());
+        bool holds = overlap->lowest >= *invocation.llmRbo;
+        if (!invocation.quiet || !holds)
+          (holds ? llvm::outs() : llvm::errs())
+              << (holds ? "" : "tract: error: ") << "output '"
+              << output.getName() << "': rank-biased overlap "
+              << llvm::format("%.4f", overlap->lowest) << " at worst, "
+              << llvm::format("%.4f", overlap->mean) << " on average over "
+              << overlap->vectors << " position(s) (p "
+              << llvm::format("%g", invocation.llmRboP) << ", depth "
+              << invocation.llmRboDepth << "; at least "
+              << llvm::format("%g", *invocation.llmRbo) << " asked)\n";
+        if (!holds)
+          status = 1;
         continue;
       }
       // --allow-float-casts: the output is compared in the bundle's type.
@@ -593,7 +619,7 @@ llvm::Expected<lib::ModelProfile> profile(lib::Model &model,
   lib::ModelInputs inputs;
   if (llvm::Error error = lib::prepareInputs(
           signature->inputs, *inputBundle, /*allowRandom=*/true, inputs,
-          /*allowFloatCasts=*/false, runSymbols(invocation)))
+          invocation.allowFloatCasts, runSymbols(invocation)))
     return std::move(error);
   auto measured = model.profile(inputs.arguments, runOptions(invocation),
                                 benchOptions(invocation));
@@ -717,20 +743,25 @@ llvm::Error splitTransforms(llvm::ArrayRef<std::string> transforms,
                             std::vector<std::string> &afterDeclutter) {
   for (const std::string &transform : transforms) {
     llvm::StringRef text = llvm::StringRef(transform).trim();
+    // tract spells its transforms with '-' or '_'.
+    std::string name = text.str();
+    std::replace(name.begin(), name.end(), '_', '-');
     if (text.starts_with("set_symbols")) {
       if (llvm::Error error = lib::parseSetSymbols(transform, sets))
         return error;
     } else if (text == "export_scan_state") {
       afterSets.push_back(transform);
     } else if (text == "block-quant" || text == "f16-weights" ||
-               text == "detect-kv-cache") {
+               name == "detect-kv-cache" || name == "unfold-kv-cache" ||
+               name == "transformers-detect-all") {
       afterDeclutter.push_back(transform);
     } else {
       return lib::makeError(
           "transform '" + transform +
           "': not supported; the transforms are "
           "set_symbols(values:{\"S\":1}), export_scan_state, block-quant, "
-          "f16-weights and detect-kv-cache");
+          "f16-weights, detect-kv-cache, unfold-kv-cache and "
+          "transformers-detect-all (- or _ alike)");
     }
   }
   return llvm::Error::success();
