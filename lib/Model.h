@@ -272,6 +272,18 @@ public:
   llvm::Expected<std::vector<HostTensor>>
   streamBatch(llvm::ArrayRef<HostTensor> inputs) const;
 
+  /// tract's run --prompt-chunk-size: a language model that keeps its
+  /// key/value caches runs its prompt `chunk` tokens at a time, each chunk
+  /// on the caches the previous one left. `inputs` are the compiled
+  /// model's (getCompiled().getInputs(): states included, the caches the
+  /// first chunk starts from); the token input (the first integer one, as
+  /// llm-bench finds it) is cut along its tokens axis. The outputs are the
+  /// compiled model's: those over the tokens joined along that axis, the
+  /// others and the states as the last chunk left them.
+  llvm::Expected<std::vector<HostTensor>>
+  runPromptInChunks(llvm::ArrayRef<const tract_tensor *> inputs,
+                    int64_t chunk) const;
+
   /// The compiled model, all inputs and outputs included.
   const CompiledModel &getCompiled() const { return *compiled; }
   int64_t getThreads() const { return threads; }

@@ -1,6 +1,7 @@
 //===- Runnable.cpp - compiled models: run, stream, bench, profile --------===//
 
 #include "lib/Error.h"
+#include "lib/Inputs.h"
 #include "lib/Model.h"
 
 #include "dialects/tract/TractDialect.h"
@@ -388,6 +389,152 @@ Runnable::streamBatch(llvm::ArrayRef<HostTensor> bundle) const {
     batch.push_back(std::move(*output));
   }
   return batch;
+}
+
+llvm::Expected<std::vector<HostTensor>>
+Runnable::runPromptInChunks(llvm::ArrayRef<const tract_tensor *> inputs,
+                            int64_t chunk) const {
+  ArrayRef<TensorSignature> inputSignatures = compiled->getInputs(),
+                            outputSignatures = compiled->getOutputs();
+  if (chunk < 1)
+    return makeError("the prompt chunk size must be positive");
+  if (inputs.size() != inputSignatures.size())
+    return makeError("expected " + llvm::Twine(inputSignatures.size()) +
+                     " inputs, got " + llvm::Twine(inputs.size()));
+  if (llvm::none_of(inputSignatures, [](const TensorSignature &signature) {
+        return signature.role == TRACT_IO_STATE;
+      }))
+    return makeError("the prompt is cut into chunks for a model that keeps "
+                     "its key/value caches (--llm or -t detect-kv-cache)");
+  auto symbols = findLlmSymbols(inputSignatures);
+  if (!symbols)
+    return symbols.takeError();
+  TDim tokens = TDim::symbol(symbols->tokens);
+  auto axisOf = [&](const TensorSignature &signature) -> int64_t {
+    for (auto [axis, dim] : llvm::enumerate(signature.shape))
+      if (dim == tokens)
+        return axis;
+    return -1;
+  };
+  std::optional<size_t> tokenInput;
+  for (auto [index, signature] : llvm::enumerate(inputSignatures)) {
+    std::set<std::string> used;
+    for (const TDim &dim : signature.shape)
+      dim.collectSymbols(used);
+    if (!used.count(symbols->tokens))
+      continue;
+    if (tokenInput || axisOf(signature) < 0)
+      return makeError("input '" + signature.name + "' (" +
+                       signature.shapeString() +
+                       ") depends on the number of new tokens " +
+                       symbols->tokens +
+                       "; only the tokens are cut into chunks");
+    tokenInput = index;
+  }
+  const TensorSignature &tokenSignature = inputSignatures[*tokenInput];
+  int64_t axis = axisOf(tokenSignature);
+  const tract_tensor *prompt = inputs[*tokenInput];
+  llvm::ArrayRef<int64_t> promptShape(prompt->dims, prompt->rank);
+  int64_t promptElements = 1;
+  for (int64_t dim : promptShape)
+    promptElements *= dim;
+  auto whole = HostTensor::fromBytes(
+      tokenSignature.name, prompt->dtype, promptShape,
+      llvm::StringRef(static_cast<const char *>(prompt->data),
+                      promptElements * tract_dtype_size(prompt->dtype)));
+  if (!whole)
+    return whole.takeError();
+  int64_t length = whole->getShape()[axis];
+
+  std::vector<const tract_tensor *> arguments(inputs.begin(), inputs.end());
+  std::vector<HostTensor> states, outputs;
+  std::vector<tract_tensor> stateDescriptors;
+  std::vector<std::vector<HostTensor>> pieces(outputSignatures.size());
+  for (int64_t start = 0; start < length || start == 0; start += chunk) {
+    int64_t count = std::min(chunk, length - start);
+    SmallVector<int64_t> shape(whole->getShape());
+    shape[axis] = count;
+    auto piece =
+        HostTensor::create(tokenSignature.name, whole->getDtype(), shape);
+    if (!piece)
+      return piece.takeError();
+    copyFrames(*whole, axis, start, count, *piece, 0);
+    auto descriptor = piece->getRuntimeTensor();
+    if (!descriptor)
+      return descriptor.takeError();
+    arguments[*tokenInput] = &*descriptor;
+    auto results = compiled->run(arguments);
+    if (!results)
+      return results.takeError();
+    outputs.clear();
+    for (auto [signature, result] : llvm::zip(outputSignatures, *results)) {
+      auto tensor = HostTensor::fromRuntime(signature.name, result);
+      if (!tensor)
+        return tensor.takeError();
+      outputs.push_back(std::move(*tensor));
+    }
+    // The next chunk starts from the caches this one left.
+    std::vector<HostTensor> next;
+    for (const TensorSignature &signature : inputSignatures) {
+      if (signature.role != TRACT_IO_STATE)
+        continue;
+      const std::string &name = signature.name;
+      auto found = llvm::find_if(outputs, [&](const HostTensor &output) {
+        return output.getName() == name;
+      });
+      if (found == outputs.end())
+        return makeError("no output carries state '" + name + "'");
+      auto copy = found->clone();
+      if (!copy)
+        return copy.takeError();
+      next.push_back(std::move(*copy));
+    }
+    states = std::move(next);
+    stateDescriptors.clear();
+    stateDescriptors.reserve(states.size());
+    size_t state = 0;
+    for (auto [index, signature] : llvm::enumerate(inputSignatures)) {
+      if (signature.role != TRACT_IO_STATE)
+        continue;
+      auto stateDescriptor = states[state++].getRuntimeTensor();
+      if (!stateDescriptor)
+        return stateDescriptor.takeError();
+      stateDescriptors.push_back(*stateDescriptor);
+      arguments[index] = &stateDescriptors.back();
+    }
+    for (auto [index, signature] : llvm::enumerate(outputSignatures))
+      if (signature.role != TRACT_IO_STATE && axisOf(signature) >= 0) {
+        auto copy = outputs[index].clone();
+        if (!copy)
+          return copy.takeError();
+        pieces[index].push_back(std::move(*copy));
+      }
+    if (length == 0)
+      break;
+  }
+  // The outputs over the tokens, joined.
+  for (auto [index, signature] : llvm::enumerate(outputSignatures)) {
+    int64_t outputAxis = axisOf(signature);
+    if (signature.role == TRACT_IO_STATE || outputAxis < 0 ||
+        pieces[index].size() < 2)
+      continue;
+    SmallVector<int64_t> shape(pieces[index].front().getShape());
+    shape[outputAxis] = 0;
+    for (const HostTensor &piece : pieces[index])
+      shape[outputAxis] += piece.getShape()[outputAxis];
+    auto joined = HostTensor::create(signature.name,
+                                     pieces[index].front().getDtype(), shape);
+    if (!joined)
+      return joined.takeError();
+    int64_t at = 0;
+    for (const HostTensor &piece : pieces[index]) {
+      int64_t frames = piece.getShape()[outputAxis];
+      copyFrames(piece, outputAxis, 0, frames, *joined, at);
+      at += frames;
+    }
+    outputs[index] = std::move(*joined);
+  }
+  return outputs;
 }
 
 //===----------------------------------------------------------------------===//

@@ -32,7 +32,9 @@ takes a few seconds. Checks:
 * tract's LLM command line: `--llm -t block-quant` (the caches inside, Q4_0
   weights) against torch's f32 logits by the rank-biased overlap of the
   tokens' rankings, at least RBO_FLOOR at every position of the prompt and
-  decode steps 1 and 8, and a floor of 0.999 refused; `-t detect-kv-cache
+  decode steps 1 and 8, and a floor of 0.999 refused; `--llm run
+  --prompt-chunk-size 7` runs the prompt in chunks that match torch's
+  logits; `-t detect-kv-cache
   -t unfold-kv-cache` gives the caches back as inputs and NAME_concat
   outputs, whose logits match torch's with --allow-missing-outputs;
 * `tract --set B=1 --set S=1 --set P=127 MODEL run` on made-up inputs gives
@@ -225,6 +227,17 @@ def main():
             else:
                 print(f"ok    --llm -t block-quant step {step}: rank-biased "
                       f"overlap {overlap.group(1)} >= {RBO_FLOOR}")
+        # The prompt of 25 tokens in chunks of 7 (and a last one of 4), each
+        # on the caches the previous one left.
+        chunked = run([args.tract, model, "--llm", "run", "--input-from-bundle",
+                       bundle_of(0), "--assert-output-bundle", bundle_of(0),
+                       "--approx", "approximate", "--prompt-chunk-size", "7"])
+        if chunked.returncode != 0:
+            failures.append("--prompt-chunk-size 7: " + chunked.stdout +
+                            chunked.stderr)
+        else:
+            print("ok    --prompt-chunk-size 7: the prompt in 4 chunks "
+                  "matches torch")
         refused = run([args.tract, model, "--llm", "-t", "block-quant", "run",
                        "--input-from-bundle", bundle_of(0),
                        "--assert-output-bundle", bundle_of(0),

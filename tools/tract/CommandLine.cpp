@@ -177,6 +177,10 @@ const Flag kFlags[] = {
     {Scope::Run, "--set", "", true,
      "S=3 sizes the made-up inputs; the model stays symbolic, compiled once "
      "(repeatable)"},
+    {Scope::Run, "--prompt-chunk-size", "", true,
+     "a language model that keeps its caches (--llm) runs the prompt this "
+     "many tokens at a time, each chunk on the caches the previous one "
+     "left; the outputs over the tokens are joined"},
     {Scope::Run, "--allow-missing-outputs", "", false,
      "with --assert-output-bundle: outputs the bundle does not give are not "
      "checked (a note says which)"},
@@ -482,6 +486,13 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
         invocation.llmRbo = number;
       else
         invocation.llmRboP = number;
+    } else if (longName == "--prompt-chunk-size") {
+      int64_t number;
+      if (StringRef(value).trim().getAsInteger(10, number) || number < 1)
+        return makeError("option '" + name.str() +
+                         "' expects a positive number of tokens, not '" +
+                         value + "'");
+      invocation.promptChunkSize = number;
     } else if (longName == "--assert-llm-rbo-depth") {
       int64_t number;
       if (StringRef(value).trim().getAsInteger(10, number) || number < 1)

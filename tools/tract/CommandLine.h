@@ -64,6 +64,7 @@ struct Invocation {
   std::optional<std::string> approx;
   bool allowRandomInput = false;           ///< --allow-random-input
   bool allowMissingOutputs = false;        ///< --allow-missing-outputs
+  std::optional<int64_t> promptChunkSize; ///< run --prompt-chunk-size N
   /// --assert-llm-rbo: the lowest rank-biased overlap the first output's
   /// rankings may have with the bundle's; its persistence and depth.
   std::optional<double> llmRbo;

@@ -273,7 +273,19 @@ int run(lib::Model &model, const cli::Invocation &invocation) {
       return fail(std::move(error));
     made = std::move(inputs.made);
 
-    auto results = code.run(inputs.arguments);
+    if (invocation.promptChunkSize) {
+      if (invocation.steps)
+        return fail("--steps shows one run, not a prompt in chunks");
+      auto chunked = (*runnable)->runPromptInChunks(inputs.arguments,
+                                                    *invocation.promptChunkSize);
+      if (!chunked)
+        return fail(chunked.takeError());
+      outputs = std::move(*chunked);
+    }
+    auto results = invocation.promptChunkSize
+                       ? llvm::Expected<std::vector<tract_tensor *>>(
+                             std::vector<tract_tensor *>())
+                       : code.run(inputs.arguments);
     if (!results) {
       // The model's checks name the input; say where it came from.
       if (!*inputBundle)
@@ -282,10 +294,12 @@ int run(lib::Model &model, const cli::Invocation &invocation) {
                                  " (inputs from " +
                                  (*inputBundle)->getPath().str() + ")"));
     }
-    auto returned = hostOutputs(code.getOutputs(), *results);
-    if (!returned)
-      return fail(returned.takeError());
-    outputs = std::move(*returned);
+    if (!invocation.promptChunkSize) {
+      auto returned = hostOutputs(code.getOutputs(), *results);
+      if (!returned)
+        return fail(returned.takeError());
+      outputs = std::move(*returned);
+    }
     // The steps come after the model's own outputs.
     if (!invocation.quiet)
       for (auto [name, step] :
