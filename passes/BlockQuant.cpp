@@ -37,15 +37,23 @@ namespace {
 /// tract's rule: these stay f32, their precision matters more than their
 /// size.
 bool isProtected(Operation *op) {
-  auto name = dyn_cast<NameLoc>(op->getLoc());
-  if (!name)
-    return false;
-  StringRef text = name.getName().strref();
-  for (StringRef word : {"embed", "Embed", "norm", "Norm", "pooler",
-                         "classifier", "lm_head", "logits"})
-    if (text.contains(word))
-      return true;
-  return false;
+  // Every name the location holds: a constant folded from a named weight
+  // keeps it among others.
+  bool found = false;
+  op->getLoc()->walk([&](Location loc) {
+    auto name = dyn_cast<NameLoc>(loc);
+    if (!name)
+      return WalkResult::advance();
+    StringRef text = name.getName().strref();
+    for (StringRef word : {"embed", "Embed", "norm", "Norm", "pooler",
+                           "classifier", "lm_head", "logits"})
+      if (text.contains(word)) {
+        found = true;
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return found;
 }
 
 /// Lanes of the kernels' column groups: n must fill them.

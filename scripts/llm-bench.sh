@@ -83,7 +83,7 @@ bandwidth=$("$work/read_bandwidth")
 # CONFIG <tab> THREADS <tab> ENGINE <tab> PP <tab> TG <tab> LOAD_S <tab> PEAK_KB
 results="$work/results.tsv"
 : >"$results"
-# CONFIG <tab> READ_BYTES <tab> STORED_BYTES <tab> PARAMETERS
+# CONFIG <tab> READ_BYTES <tab> STORED_BYTES <tab> PARAMETERS <tab> Q4_READ_BYTES
 models="$work/models.tsv"
 : >"$models"
 
@@ -137,11 +137,22 @@ def size(t):
 sizes = {t.name: size(t) for t in model.graph.initializer}
 counts = {t.name: int(np.prod(t.dims)) for t in model.graph.initializer}
 read = set()
+head = set()
 for node in model.graph.node:
     if node.op_type in ("MatMul", "Gemm"):
         read.update(name for name in node.input if name in sizes)
+        if "lm_head" in node.name or "lm_head" in "".join(node.input):
+            head.update(name for name in node.input if name in sizes)
+# What a token reads under -t block-quant: Q4_0 blocks (18 bytes per 32
+# weights) for the products it quantizes, f32 for the others (the head).
+dims = {t.name: list(t.dims) for t in model.graph.initializer}
+def q4_bytes(name):
+    k, n = (dims[name] + [1, 1])[:2]
+    if (name in head or k * n < 1 << 14 or k % 32 or n % 16):
+        return sizes[name]
+    return k * n // 32 * 18
 print(f"{sys.argv[1]}\t{sum(sizes[n] for n in read)}\t{sum(sizes.values())}\t"
-      f"{sum(counts.values())}")
+      f"{sum(counts.values())}\t{sum(q4_bytes(n) for n in read)}")
 EOF
 
   for threads in "${thread_counts[@]}"; do
@@ -192,8 +203,8 @@ results, models, out, bandwidth, command, cores, cpu, cache = sys.argv[1:]
 bandwidth = float(bandwidth)
 shapes = {}
 for line in open(models):
-    config, read, stored, parameters = line.rstrip("\n").split("\t")
-    shapes[config] = (int(read), int(stored), int(parameters))
+    config, read, stored, parameters, q4_read = line.rstrip("\n").split("\t")
+    shapes[config] = (int(read), int(stored), int(parameters), int(q4_read))
 runs = collections.defaultdict(list)
 for line in open(results):
     config, threads, engine, pp, tg, load, peak = line.rstrip("\n").split("\t")
@@ -242,7 +253,7 @@ lines = [
     "ratio to the size of the weights as stored (f32).",
 ]
 for config in [c for c in ("small", "smollm2-135m", "llama-3.2-1b") if c in shapes]:
-    read, stored, parameters = shapes[config]
+    read, stored, parameters, q4_read = shapes[config]
     bound = bandwidth * 1e9 / read
     text = descriptions[config]
     lines += [
@@ -305,6 +316,14 @@ for config in [c for c in ("small", "smollm2-135m", "llama-3.2-1b") if c in shap
                         f"| {b:.1f} ±{sb:.0f}% | {a / b:.2f} "
                         f"| {peaks[0]:.0f} | {peaks[1]:.0f} |")
     if 1 in measured:
+        q4_tg = best([r[1] for r in runs[(config, 1, "q4_0")]])[0]
+        q4_bound = bandwidth * 1e9 / q4_read
+        lines += ["", f"Under `-t block-quant` a token reads "
+                  f"{q4_read / 1e6:.1f} MB (the output head stays f32, as "
+                  f"tract keeps it): q4_0 decoding is bound by "
+                  f"{q4_bound:.1f} tokens/s, at most {read / q4_read:.2f}× "
+                  f"f32's bound; at one thread tract reaches "
+                  f"{q4_tg / q4_bound * 100:.0f}% of it."]
         tg = {e: best([r[1] for r in runs[(config, 1, e)]])[0]
               for e in ("tract", "onnxruntime")}
         lines += ["", "TG128 at one thread against the bandwidth bound: "

@@ -26,7 +26,8 @@ Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
                                   [--kv-heads N] [--ffn N] [--vocab N]
                                   [--rope-theta X] [--tied]
                                   [--q4-0 | --f16] [--contrib PATH]
-                                  [--contrib-q4 PATH]
+                                  [--contrib-q4 PATH] [--nnef FOLDER]
+                                  [--nnef-weights f32|f16|q4_0]
 
 --config takes the shape of a released model (the weights stay random):
   smollm2-135m   hidden 576, 30 layers, 9 heads, 3 key/value heads,
@@ -54,6 +55,18 @@ input axis, each value (q - 8) * d with an f16 scale d and a code q of 4
 bits), so that `tract -t block-quant` can be checked against them; the ONNX
 export keeps the f32 weights. --f16 does the same for `-t f16-weights`:
 the same weights rounded to f16, the products still summed in f32.
+
+--nnef FOLDER writes the same model as tract NNEF the way torch-to-nnef
+lays a causal language model out (graph.nnef and a .dat file per weight):
+inputs input_ids and in_cache_key_{i} / in_cache_value_{i}, outputs
+`outputs` and out_cache_key_{i} / out_cache_value_{i}, symbols S and P with
+S >= 1, P >= 0, S+P < 4096 and scenarios pp (P == 0) and tg (S == 1),
+tract_transformers_rms_norm, apply_rope and sdpa; --nnef-weights f16 or
+q4_0 stores the weights of the products that -t f16-weights or -t
+block-quant would store so as f16 (cast to f32 in the graph) or as Q4_0
+blocks (tract's .dat item type 0x2040), with the values of --f16 or
+--q4-0. The bundles then come
+twice, PREFIX.nnef.N.npz holding them under those names.
 
 --contrib writes the same model as onnxruntime's generative-AI exports lay
 a decoder out, with its contrib ops: SimplifiedLayerNormalization,
@@ -230,6 +243,14 @@ def block_quantized(name, module):
             and in_features % 32 == 0 and out_features % 16 == 0)
 
 
+def half_stored(name, module):
+    """Whether tract's f16-weights stores the weights of `module` as f16:
+    block_quantized's products, whatever the size of their input axis."""
+    out_features, in_features = module.weight.shape
+    return ("lm_head" not in name and in_features * out_features >= 1 << 14
+            and out_features % 16 == 0)
+
+
 def quantize_as_tract(model, halves):
     """The weights tract's block-quant quantizes, as Q4_0 values (or, with
     `halves`, those of the same products that -t f16-weights stores, rounded
@@ -239,8 +260,7 @@ def quantize_as_tract(model, halves):
             continue
         out_features, in_features = module.weight.shape
         if halves:
-            if (in_features * out_features >= 1 << 14 and
-                    out_features % 16 == 0):
+            if half_stored(name, module):
                 module.weight.data = module.weight.data.half().float()
         elif block_quantized(name, module):
             module.weight.data = q4_0(module.weight.data)
@@ -387,6 +407,162 @@ def contrib_export(model, path, q4):
                         size_threshold=1024)
 
 
+def nnef_export(model, folder, weights):
+    """Writes `model` as tract NNEF the way torch-to-nnef lays a causal
+    language model out: graph.nnef over inputs input_ids (1, S) and
+    in_cache_key_{i} / in_cache_value_{i} (1, KV, P, D), outputs `outputs`
+    (the logits) and out_cache_key_{i} / out_cache_value_{i}; symbols S and
+    P with S >= 1, P >= 0 and S+P < MAX_POSITIONS, scenarios pp (P == 0)
+    and tg (S == 1); tract_transformers_rms_norm, apply_rope and sdpa; a
+    .dat file per weight, the products' in `weights` (f32, f16, or q4_0 for
+    those tract's block-quant quantizes, the others f32)."""
+    import struct
+
+    os.makedirs(folder, exist_ok=True)
+    lines = []
+    declared = []
+
+    def dat(label, array, kind):
+        header = bytearray(128)
+        dims = list(array.shape) + [0] * (8 - array.ndim)
+        if kind == "q4_0":
+            codes, scales = q4_0_blocks(torch.from_numpy(array))
+            codes = codes.astype(np.uint8)
+            packed = codes[..., 0::2] | (codes[..., 1::2] << 4)
+            halves = scales.astype(np.float16)
+            blocks = np.concatenate(
+                [halves.reshape(-1, 1).view(np.uint8),
+                 packed.reshape(-1, 16)], axis=1)
+            data = blocks.tobytes()
+            bits, code, vendor = 0xFFFFFFFF, 0x2040, 0x5452
+        else:
+            dtype = np.float16 if kind == "f16" else np.float32
+            data = np.ascontiguousarray(array, dtype).tobytes()
+            bits, code, vendor = 8 * np.dtype(dtype).itemsize, 0, 0
+        struct.pack_into("<2sBBII8IIHH", header, 0, b"\x4e\xef", 1, 0,
+                         len(data), array.ndim, *dims, bits, code, vendor)
+        with open(os.path.join(folder, label + ".dat"), "wb") as f:
+            f.write(header + data)
+
+    def variable(name, array, kind="f32"):
+        dat(name, array, kind)
+        shape = ", ".join(str(d) for d in array.shape)
+        stored = name + "_f16" if kind == "f16" else name
+        lines.append(f"  {stored} = variable<scalar>(label = '{name}', "
+                     f"shape = [{shape}]);")
+        if kind == "f16":
+            # f16 weights, f32 products (as -t f16-weights computes them).
+            let(name, f"tract_core_cast({stored}, to = 'f32')")
+        return name
+
+    def let(name, expression):
+        lines.append(f"  {name} = {expression};")
+        return name
+
+    def linear(name, module, x, out):
+        weight = module.weight.detach().numpy()
+        kind = "f32"
+        if weights == "f16" and half_stored(name, module):
+            kind = "f16"
+        elif weights == "q4_0" and block_quantized(name, module):
+            kind = "q4_0"
+        w = variable(name.replace(".", "_"), weight, kind)
+        return let(out, f"matmul({x}, {w}, transposeA = false, "
+                        "transposeB = true)")
+
+    def norm(x, module, name, out):
+        weight = variable(name, module.weight.detach().numpy()[None, None])
+        normed = let(out + "_rms", f"tract_transformers_rms_norm({x}, "
+                                   f"axis = 2, eps = {EPS})")
+        return let(out, f"mul({normed}, {weight})")
+
+    def heads(x, count, out):
+        split = let(out + "_split", f"reshape({x}, shape = [0, 0, {count}, "
+                                    f"{HEAD_DIM}])")
+        return let(out, f"transpose({split}, axes = [0, 2, 1, 3])")
+
+    inputs, outputs = ["input_ids"], ["outputs"]
+    for index in range(LAYERS):
+        inputs += [f"in_cache_key_{index}", f"in_cache_value_{index}"]
+        outputs += [f"out_cache_key_{index}", f"out_cache_value_{index}"]
+    let("input_ids", "tract_core_external(shape = [1, S], "
+                     "datum_type = 'i64')")
+    for name in inputs[1:]:
+        let(name, f"tract_core_external(shape = [1, {KV_HEADS}, P, "
+                  f"{HEAD_DIM}], datum_type = 'f32')")
+    table = variable("embed_tokens_weight",
+                     model.embed_tokens.weight.detach().numpy())
+    x = let("embedded", f"tract_core_gather({table}, input_ids, axis = 0)")
+    # The rotary tables' rows of positions P .. P+S-1, as (1, 1, S, D).
+    for kind, values in (("cos", model.cos_cached), ("sin", model.sin_cached)):
+        rows = variable(f"{kind}_table", values.numpy())
+        sliced = let(f"{kind}_rows", f"slice({rows}, axes = [0], "
+                                     "begin = [P], end = [P + S])")
+        let(kind, f"unsqueeze({sliced}, axes = [0, 1])")
+    for index, layer in enumerate(model.layers):
+        prefix = f"layers.{index}"
+        tag = f"l{index}"
+        attention = layer.self_attn
+        normed = norm(x, layer.input_layernorm,
+                      f"{tag}_input_layernorm", f"{tag}_normed")
+        q, k, v = (linear(f"{prefix}.self_attn.{part}_proj",
+                          getattr(attention, f"{part}_proj"), normed,
+                          f"{tag}_{part}") for part in "qkv")
+        q = heads(q, HEADS, f"{tag}_q_heads")
+        k = heads(k, KV_HEADS, f"{tag}_k_heads")
+        v = heads(v, KV_HEADS, f"{tag}_v_heads")
+        q = let(f"{tag}_q_rope", f"tract_transformers_apply_rope({q}, cos, "
+                                 "sin)")
+        k = let(f"{tag}_k_rope", f"tract_transformers_apply_rope({k}, cos, "
+                                 "sin)")
+        keys = let(f"out_cache_key_{index}",
+                   f"concat([in_cache_key_{index}, {k}], axis = 2)")
+        values = let(f"out_cache_value_{index}",
+                     f"concat([in_cache_value_{index}, {v}], axis = 2)")
+        attended = let(f"{tag}_attended",
+                       f"tract_transformers_sdpa({q}, {keys}, {values}, "
+                       "is_causal = true)")
+        moved = let(f"{tag}_moved", f"transpose({attended}, "
+                                    "axes = [0, 2, 1, 3])")
+        merged = let(f"{tag}_merged", f"reshape({moved}, shape = [0, 0, "
+                                      f"{HEADS * HEAD_DIM}])")
+        projected = linear(f"{prefix}.self_attn.o_proj", attention.o_proj,
+                           merged, f"{tag}_o")
+        x = let(f"{tag}_residual1", f"add({x}, {projected})")
+        post = norm(x, layer.post_attention_layernorm,
+                    f"{tag}_post_attention_layernorm", f"{tag}_post")
+        mlp = layer.mlp
+        gate = linear(f"{prefix}.mlp.gate_proj", mlp.gate_proj, post,
+                      f"{tag}_gate")
+        up = linear(f"{prefix}.mlp.up_proj", mlp.up_proj, post, f"{tag}_up")
+        silu = let(f"{tag}_silu", f"mul({gate}, sigmoid({gate}))")
+        gated = let(f"{tag}_gated", f"mul({silu}, {up})")
+        down = linear(f"{prefix}.mlp.down_proj", mlp.down_proj, gated,
+                      f"{tag}_down")
+        x = let(f"{tag}_residual2", f"add({x}, {down})")
+    final = norm(x, model.norm, "norm_weight", "final_normed")
+    linear("lm_head", model.lm_head, final, "outputs")
+
+    header = [
+        "version 1.0;",
+        "",
+        "extension tract_registry tract_core;",
+        "extension tract_registry tract_transformers;",
+        "extension tract_symbol S;",
+        "extension tract_symbol P;",
+        "extension tract_assert S >= 1;",
+        "extension tract_assert P >= 0;",
+        f"extension tract_assert S+P < {MAX_POSITIONS};",
+        "extension tract_assert pp: P == 0;",
+        "extension tract_assert tg: S == 1;",
+        "",
+        f"graph network({', '.join(inputs)}) -> ({', '.join(outputs)})",
+        "{",
+    ]
+    with open(os.path.join(folder, "graph.nnef"), "w") as f:
+        f.write("\n".join(header + lines + ["}", ""]))
+
+
 def names():
     inputs, outputs = ["input_ids"], ["logits"]
     for layer in range(LAYERS):
@@ -433,6 +609,9 @@ def main():
     stored.add_argument("--f16", action="store_true")
     parser.add_argument("--contrib", metavar="PATH")
     parser.add_argument("--contrib-q4", metavar="PATH")
+    parser.add_argument("--nnef", metavar="FOLDER")
+    parser.add_argument("--nnef-weights", choices=("f32", "f16", "q4_0"),
+                        default="f32")
     args = parser.parse_args()
     shape = dict(hidden=HIDDEN, layers=LAYERS, heads=HEADS,
                  kv_heads=KV_HEADS, ffn=FFN, vocab=VOCAB, tied=TIED,
@@ -465,6 +644,8 @@ def main():
         contrib_export(model, args.contrib, q4=False)
     if args.contrib_q4:
         contrib_export(model, args.contrib_q4, q4=True)
+    if args.nnef:
+        nnef_export(model, args.nnef, args.nnef_weights)
     if not args.bundles:
         return
     if args.q4_0 or args.f16:
@@ -482,6 +663,17 @@ def main():
             arrays.update((name, tensor.numpy())
                           for name, tensor in zip(outputs, results))
             np.savez(f"{args.bundles}.{step}.npz", **arrays)
+            if args.nnef:
+                # The same under torch-to-nnef's names.
+                renamed = {"input_ids": arrays["input_ids"],
+                           "outputs": arrays["logits"]}
+                for index in range(LAYERS):
+                    for kind in ("key", "value"):
+                        renamed[f"in_cache_{kind}_{index}"] = arrays[
+                            f"past_key_values.{index}.{kind}"]
+                        renamed[f"out_cache_{kind}_{index}"] = arrays[
+                            f"present.{index}.{kind}"]
+                np.savez(f"{args.bundles}.nnef.{step}.npz", **renamed)
             past = list(results[1:])
             ids = results[0][:, -1].argmax(-1, keepdim=True)
 

@@ -1025,8 +1025,19 @@ Value matmul(Invocation &call, Value a, Value b, bool transposeA,
     return {};
   }
   int64_t rank = std::max(ra, rb);
-  a = call.unsqueezeTo(a, rank);
-  b = call.unsqueezeTo(b, rank);
+  // A weight's leading unit axes keep its location: its name says what it
+  // is (tract's block-quant leaves an output head's weights in f32).
+  auto widen = [&](Value x) {
+    auto constant = x.getDefiningOp<ConstOp>();
+    if (!constant)
+      return call.unsqueezeTo(x, rank);
+    while (Invocation::rank(x) < rank)
+      x = AddAxisOp::create(call.getBuilder(), constant.getLoc(), x,
+                            uint64_t(0));
+    return x;
+  };
+  a = widen(a);
+  b = widen(b);
   std::string batch = std::string("abcdefgh").substr(0, rank - 2);
   std::string expr = batch + (transposeA ? "km" : "mk") + "," + batch +
                      (transposeB ? "nk" : "kn") + "->" + batch + "mn";

@@ -29,6 +29,12 @@ takes a few seconds. Checks:
   --contrib-q4 export's match torch's with the --q4-0 weights, its
   MatMulNBits products (all 10 that block-quant would quantize) running as
   block_quant_matmul;
+* the same weights as tract NNEF in torch-to-nnef's layout
+  (make-llm-model.py --nnef: in_cache_*/out_cache_* tensors, symbols S and
+  P with their assertions and scenarios, tract_transformers_* ops): the
+  prompt and decode steps match torch's as they are and with --llm (the
+  caches inside), and the NNEF with Q4_0 or f16 .dat weights matches
+  torch's rounded weights through -t block-quant and -t f16-weights;
 * tract's LLM command line: `--llm -t block-quant` (the caches inside, Q4_0
   weights) against torch's f32 logits by the rank-biased overlap of the
   tokens' rankings, at least RBO_FLOOR at every position of the prompt and
@@ -98,13 +104,20 @@ def check_stored_weights(args, work, model, prefix, flag, transform,
     label = flag[2:].replace("-", "_")
     rounded = os.path.join(work, label)
     contrib = os.path.join(work, f"contrib-{label}.onnx")
+    nnef = os.path.join(work, f"nnef-{label}")
     made = run([sys.executable, args.script, os.path.join(work, "same.onnx"),
-                "--bundles", rounded, "--steps", str(STEPS), flag] +
+                "--bundles", rounded, "--steps", str(STEPS), flag,
+                "--nnef", nnef, "--nnef-weights", label] +
                (["--contrib-q4", contrib] if flag == "--q4-0" else []) +
                SMALL)
     if made.returncode != 0:
         print(made.stderr)
         return False
+    # The NNEF export with those weights stored so, read by the transform.
+    check_steps(args, nnef, ["-t", transform], (0, STEPS),
+                lambda step: f"{rounded}.nnef.{step}.npz",
+                f"NNEF with {label} weights, ", "torch's rounded weights",
+                failures)
     if flag == "--q4-0":
         check_steps(args, contrib, [], (0, STEPS),
                     lambda step: f"{rounded}.{step}.npz",
@@ -148,8 +161,10 @@ def main():
         model = os.path.join(work, "llm.onnx")
         prefix = os.path.join(work, "step")
         contrib = os.path.join(work, "contrib.onnx")
+        nnef = os.path.join(work, "nnef")
         made = run([sys.executable, args.script, model, "--bundles", prefix,
-                    "--steps", str(STEPS), "--contrib", contrib] + SMALL)
+                    "--steps", str(STEPS), "--contrib", contrib, "--nnef",
+                    nnef] + SMALL)
         if made.returncode != 0:
             print(made.stderr)
             return 1
@@ -161,6 +176,13 @@ def main():
         check_steps(args, model, [], steps, bundle_of, "", "torch", failures)
         check_steps(args, contrib, [], (0, 1, STEPS), bundle_of,
                     "contrib ops, ", "torch", failures)
+        # torch-to-nnef's layout: explicit caches, then kept inside (--llm).
+        check_steps(args, nnef, [], (0, 1, STEPS),
+                    lambda step: f"{prefix}.nnef.{step}.npz", "NNEF, ",
+                    "torch", failures)
+        check_steps(args, nnef, ["--llm"], (0, STEPS),
+                    lambda step: f"{prefix}.nnef.{step}.npz",
+                    "NNEF with --llm, ", "torch", failures)
         bench = run([args.tract, contrib, "llm-bench", "--max-time", "200"])
         if bench.returncode != 0 or "TG128:" not in bench.stdout:
             failures.append("llm-bench, contrib ops: " + bench.stdout +
