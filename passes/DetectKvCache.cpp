@@ -129,6 +129,7 @@ struct TractUnfoldKvCache
     SmallVector<DynKvCacheOp> caches(main.getBody().getOps<DynKvCacheOp>());
     OpBuilder builder(context);
     for (DynKvCacheOp cache : caches) {
+      std::string name = cache.getName().str();
       Shape shape = getShape(cache.getInput());
       shape[cache.getAxis()] = cache.getPast().getValue();
       RankedTensorType type = getTensorTypeLike(cache.getInput(), shape);
@@ -147,9 +148,8 @@ struct TractUnfoldKvCache
       ret->insertOperands(ret->getNumOperands(), concat.getOutput());
       if (failed(main.insertResult(result, concat.getType(), {})))
         return signalPassFailure();
-      main.setResultAttr(
-          result, "tract.name",
-          StringAttr::get(context, cache.getName() + "_concat"));
+      main.setResultAttr(result, "tract.name",
+                         StringAttr::get(context, name + "_concat"));
     }
   }
 };
