@@ -12,6 +12,15 @@ module the model was exported from, for `tract run --assert-output-bundle`:
                        2 layers, feed-forward 512, sequence 64, batch 1
   gru_speech           1x100x80 features -> 2-layer GRU, hidden 256 ->
                        linear to 32
+  qlinear_matmul512    matmul512 in 8 bits: QLinearMatMul of a uint8 A by
+                       int8 B, per-tensor scales and zero points
+  qlinear_conv3x3_64   conv3x3_64 in 8 bits: QLinearConv of uint8 x by
+                       int8 W with per-channel scales, an int32 bias
+
+The quantized models' expected outputs are their integer arithmetic done
+exactly (sums in int64), requantized as ONNX says: the sum times
+x_scale * w_scale / y_scale in float32, rounded half to even, plus the
+output's zero point, saturated.
 
 Run with /usr/bin/python3 (Debian's, with torch and onnx). Every run writes
 the files again (a few seconds); the same seeds give the same tensors.
@@ -122,11 +131,76 @@ def gru_speech(path, rng):
     return export_torch(Model(), features, path, "features", "logits")
 
 
+def requantize(sums, multiplier, zero):
+    """ONNX's requantization of int64 sums to uint8."""
+    scaled = sums.astype(np.float32) * np.asarray(multiplier, np.float32)
+    return np.clip(np.rint(scaled) + zero, 0, 255).astype(np.uint8)
+
+
+def qlinear_matmul512(path, rng):
+    n = 512
+    a_scale, a_zero, b_scale = 0.02, 120, 0.004
+    y_scale, y_zero = 0.02 * 0.004 * np.sqrt(n) * 60 / 127, 128
+    b = rng.integers(-127, 128, size=(n, n)).astype(np.int8)
+    params = {"a_scale": np.float32(a_scale), "a_zero": np.uint8(a_zero),
+              "b_scale": np.float32(b_scale), "b_zero": np.int8(0),
+              "y_scale": np.float32(y_scale), "y_zero": np.uint8(y_zero)}
+    save_onnx_graph(
+        path, [helper.make_node("QLinearMatMul",
+                                ["A", "a_scale", "a_zero", "B", "b_scale",
+                                 "b_zero", "y_scale", "y_zero"], ["Y"])],
+        [helper.make_tensor_value_info("A", TensorProto.UINT8, [n, n])],
+        [helper.make_tensor_value_info("Y", TensorProto.UINT8, [n, n])],
+        [numpy_helper.from_array(b, "B")] +
+        [numpy_helper.from_array(v, k) for k, v in params.items()])
+    a = rng.integers(0, 256, size=(n, n)).astype(np.uint8)
+    sums = (a.astype(np.int64) - a_zero) @ b.astype(np.int64)
+    multiplier = np.float32(np.float32(a_scale) * np.float32(b_scale)) / \
+        np.float32(y_scale)
+    return {"A": a}, {"Y": requantize(sums, multiplier, y_zero)}
+
+
+def qlinear_conv3x3_64(path, rng):
+    c, size = 64, 56
+    x_scale, x_zero = 0.02, 110
+    w_scale = (rng.uniform(0.5, 1.5, size=c) * 0.004).astype(np.float32)
+    y_scale, y_zero = 0.02 * 0.004 * np.sqrt(9 * c) * 60 / 127, 128
+    w = rng.integers(-127, 128, size=(c, c, 3, 3)).astype(np.int8)
+    bias = rng.integers(-3000, 3000, size=c).astype(np.int32)
+    params = {"x_scale": np.float32(x_scale), "x_zero": np.uint8(x_zero),
+              "w_scale": w_scale, "w_zero": np.zeros(c, np.int8),
+              "y_scale": np.float32(y_scale), "y_zero": np.uint8(y_zero)}
+    save_onnx_graph(
+        path,
+        [helper.make_node("QLinearConv",
+                          ["x", "x_scale", "x_zero", "W", "w_scale", "w_zero",
+                           "y_scale", "y_zero", "bias"], ["y"],
+                          kernel_shape=[3, 3], pads=[1, 1, 1, 1])],
+        [helper.make_tensor_value_info("x", TensorProto.UINT8,
+                                       [1, c, size, size])],
+        [helper.make_tensor_value_info("y", TensorProto.UINT8,
+                                       [1, c, size, size])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(bias, "bias")]
+        + [numpy_helper.from_array(v, k) for k, v in params.items()])
+    x = rng.integers(0, 256, size=(1, c, size, size)).astype(np.uint8)
+    # The padding is the zero point: zero once it is taken off.
+    sums = torch.nn.functional.conv2d(
+        torch.from_numpy(x.astype(np.float64) - x_zero),
+        torch.from_numpy(w.astype(np.float64)), padding=1).numpy()
+    sums = np.rint(sums).astype(np.int64) + bias.reshape(1, c, 1, 1)
+    multiplier = (np.float32(x_scale) * w_scale).astype(np.float32) / \
+        np.float32(y_scale)
+    return {"x": x}, {"y": requantize(sums, multiplier.reshape(1, c, 1, 1),
+                                      y_zero)}
+
+
 MODELS = {
     "matmul512": matmul512,
     "conv3x3_64": conv3x3_64,
     "transformer_encoder": transformer_encoder,
     "gru_speech": gru_speech,
+    "qlinear_matmul512": qlinear_matmul512,
+    "qlinear_conv3x3_64": qlinear_conv3x3_64,
 }
 
 
@@ -148,7 +222,8 @@ def main():
         # One seed per model, so that writing one does not change another.
         rng = np.random.default_rng(list(MODELS).index(name) + 16)
         inputs, outputs = MODELS[name](model, rng)
-        outputs = {k: v.astype(np.float32) for k, v in outputs.items()}
+        outputs = {k: v if v.dtype == np.uint8 else v.astype(np.float32)
+                   for k, v in outputs.items()}
         np.savez(os.path.join(args.out, name + ".npz"), **inputs, **outputs)
         print("make_models: %s" % os.path.relpath(model))
     return 0

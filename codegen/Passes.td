@@ -32,6 +32,29 @@ def TractCpuAttentionKernels
   ];
 }
 
+def TractCpuQuantKernels : Pass<"tract-cpu-quant-kernels", "func::FuncOp"> {
+  let summary = "8-bit integer products on the target's dot-product lanes";
+  let description = [{
+    Lowers each `tract.quant_matmul` to one loop nest on tensors whose inner
+    step sums four byte products into each i32 lane, written in plain
+    vector ops (`tract-convert-vector-to-llvm` selects AVX-512 VNNI's
+    `vpdpbusd` for it where the target has one). The constant weights are laid out at compile time with
+    their zero-point corrections; weights on the right are read as vectors
+    of 16 channels by 4 k, and the input's four bytes broadcast; weights on
+    the left (a convolution) broadcast their four bytes against panels of
+    the input packed at run time. The requantization is the epilogue of
+    each register tile. Column tiles are shared among threads (an
+    `scf.forall`).
+
+    `tract-lower-to-linalg` has no other lowering of the op: this pass runs
+    before it.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
+  ];
+}
+
 def TractCpuBlockQuantKernels
     : Pass<"tract-cpu-block-quant-kernels", "func::FuncOp"> {
   let summary = "Products with Q4_0 or f16 weights that decode them in place";
@@ -464,10 +487,18 @@ def TractConvertVectorToLLVM : Pass<"tract-convert-vector-to-llvm", "ModuleOp"> 
     upstream's pass always converts it to i64, so on a 32-bit target the
     memref descriptors it makes would not match those of the other
     conversions.
+
+    With `dot-product=vnni`, each sum of four byte products per lane as
+    `tract-cpu-quant-kernels` writes it (a `vector.multi_reduction <add>`
+    over the last dim of `16x4` products of unsigned by signed bytes, each
+    widened to i32) becomes AVX-512 VNNI's `vpdpbusd` (an LLVM intrinsic,
+    which must not meet the bufferization: its memory effects are unknown).
   }];
   let options = [
     Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"0",
-           "Bits of index; 0 takes them from the data layout">
+           "Bits of index; 0 takes them from the data layout">,
+    Option<"dotProduct", "dot-product", "std::string", /*default=*/"\"none\"",
+           "The byte dot-product instruction to select: vnni or none">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",

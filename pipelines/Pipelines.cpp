@@ -162,6 +162,7 @@ void mlir::tract::buildLowerToLinalgPipeline(
   TractCpuBlockQuantKernelsOptions blockQuant;
   blockQuant.registerFile = options.registerFile;
   pm.addNestedPass<func::FuncOp>(createTractCpuBlockQuantKernels(blockQuant));
+  pm.addNestedPass<func::FuncOp>(createTractCpuQuantKernels());
   pm.addPass(createTractLowerToLinalg());
   TractEntryChecksOptions checks;
   checks.bodyMayFail = options.bodyMayFail;
@@ -315,8 +316,9 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass({/*includeBf16=*/true}));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createTractConvertVectorToLLVM(
-      withIndexBitwidth<TractConvertVectorToLLVMOptions>(target)));
+  auto vectorToLLVM = withIndexBitwidth<TractConvertVectorToLLVMOptions>(target);
+  vectorToLLVM.dotProduct = target.dotProduct;
+  pm.addPass(createTractConvertVectorToLLVM(vectorToLLVM));
   // Transfers lowered lane by lane start from a poison vector.
   pm.addPass(createUBToLLVMConversionPass(
       withIndexBitwidth<UBToLLVMConversionPassOptions>(target)));

@@ -21,8 +21,11 @@ TargetInfo::forFeatures(llvm::StringRef arch,
                         llvm::function_ref<bool(llvm::StringRef)> has) {
   TargetInfo info;
   if (arch == "x86_64" || arch == "x86-64") {
-    if (has("avx512f"))
+    if (has("avx512f")) {
       info = {"avx512", 16, 32, 48 * 1024, 1024 * 1024};
+      if (has("avx512vnni") && has("avx512bw"))
+        info.dotProduct = "vnni";
+    }
     else if (has("avx2") && has("fma"))
       info = {"avx2", 8, 16, 32 * 1024, 512 * 1024};
     else

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/Transforms/LoweringPatterns.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Vector/Transforms/VectorRewritePatterns.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -27,6 +28,90 @@ namespace mlir::tract {
 using namespace mlir;
 
 namespace {
+
+/// The operand of `value`, an arith.extui (`isUnsigned`) or extsi, when it
+/// widens bytes.
+Value widenedBytes(Value value, bool isUnsigned) {
+  Operation *op = value.getDefiningOp();
+  if (!op || !(isUnsigned ? isa<arith::ExtUIOp>(op) : isa<arith::ExtSIOp>(op)))
+    return {};
+  Value source = op->getOperand(0);
+  return getElementTypeOrSelf(source).isInteger(8) ? source : Value();
+}
+
+/// acc + the sums over the last dim of 16x4 products of unsigned by signed
+/// bytes widened to i32 (tract-cpu-quant-kernels' inner step), or of
+/// unsigned bytes alone (the same against ones, folded), as AVX-512 VNNI's
+/// vpdpbusd.
+struct DotProductToVnni : OpRewritePattern<vector::MultiDimReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(op.getSourceVectorType());
+    if (op.getKind() != vector::CombiningKind::ADD || !type ||
+        type.getShape() != ArrayRef<int64_t>{16, 4} ||
+        !type.getElementType().isInteger(32) ||
+        op.getReductionMask() != ArrayRef<bool>{false, true})
+      return failure();
+    Location loc = op.getLoc();
+    auto bytes = VectorType::get({64}, rewriter.getI8Type());
+    Value u, s;
+    if (auto product = op.getSource().getDefiningOp<arith::MulIOp>()) {
+      u = widenedBytes(product.getLhs(), true);
+      s = widenedBytes(product.getRhs(), false);
+      if (!u || !s) {
+        u = widenedBytes(product.getRhs(), true);
+        s = widenedBytes(product.getLhs(), false);
+      }
+    } else if ((u = widenedBytes(op.getSource(), true))) {
+      // Sums of unsigned bytes: their products with ones.
+      s = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(bytes, rewriter.getI8IntegerAttr(1)));
+    }
+    if (!u || !s)
+      return failure();
+    u = vector::ShapeCastOp::create(rewriter, loc, bytes, u);
+    s = vector::ShapeCastOp::create(rewriter, loc, bytes, s);
+    rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
+        op, op.getType(), rewriter.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
+        ValueRange{op.getAcc(), u, s});
+    return success();
+  }
+};
+
+/// A sum over the last dim of an Nx4 vector of i32 as four strided
+/// shuffles added lane to lane, where no instruction does it: lowered as
+/// it is, each lane's four would be one horizontal reduction.
+struct SumsOfQuadsAsShuffles : OpRewritePattern<vector::MultiDimReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(op.getSourceVectorType());
+    if (op.getKind() != vector::CombiningKind::ADD || !type ||
+        type.getRank() != 2 || type.getShape()[1] != 4 ||
+        type.isScalable() || !type.getElementType().isInteger(32) ||
+        op.getReductionMask() != ArrayRef<bool>{false, true})
+      return failure();
+    Location loc = op.getLoc();
+    int64_t lanes = type.getShape()[0];
+    Value flat = vector::ShapeCastOp::create(
+        rewriter, loc, VectorType::get({lanes * 4}, type.getElementType()),
+        op.getSource());
+    Value sum = op.getAcc();
+    for (int64_t i = 0; i < 4; ++i) {
+      SmallVector<int64_t> mask;
+      for (int64_t lane = 0; lane < lanes; ++lane)
+        mask.push_back(lane * 4 + i);
+      Value part = vector::ShuffleOp::create(rewriter, loc, flat, flat, mask);
+      sum = arith::AddIOp::create(rewriter, loc, sum, part);
+    }
+    rewriter.replaceOp(op, sum);
+    return success();
+  }
+};
 
 struct TractConvertVectorToLLVMPass
     : public tract::impl::TractConvertVectorToLLVMBase<
@@ -40,6 +125,16 @@ struct TractConvertVectorToLLVMPass
     // vector ops; mask indices in i32 when they fit.
     {
       RewritePatternSet patterns(context);
+      if (dotProduct == "vnni")
+        patterns.add<DotProductToVnni>(context, /*benefit=*/10);
+      else if (dotProduct != "none") {
+        module.emitError("tract-convert-vector-to-llvm: unknown dot-product '")
+            << dotProduct << "' (vnni or none)";
+        return signalPassFailure();
+      }
+      patterns.add<SumsOfQuadsAsShuffles>(context, /*benefit=*/5);
+      vector::populateVectorMultiReductionLoweringPatterns(
+          patterns, vector::VectorMultiReductionLowering::InnerReduction);
       vector::populateVectorToVectorCanonicalizationPatterns(patterns);
       vector::populateVectorBitCastLoweringPatterns(patterns);
       vector::populateVectorBroadcastLoweringPatterns(patterns);

@@ -256,6 +256,14 @@ OpCost BlockQuantMatmulOp::getCost() {
           operandAndResultBytes(*this)};
 }
 
+// A multiply-add per input value and channel.
+OpCost QuantMatmulOp::getCost() {
+  Shape weights = getShape(getWeights());
+  return {TDim(2) * elementCount(getInput()) *
+              weights[getWeightsLeft() ? 0 : 1],
+          operandAndResultBytes(*this)};
+}
+
 // Per state value: three adds and a mul for the gates, two sigmoids and a
 // tanh, and the update's sub, two muls and an add.
 OpCost GruEpilogueOp::getCost() {

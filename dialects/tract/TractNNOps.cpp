@@ -515,6 +515,70 @@ LogicalResult BlockQuantMatmulOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult QuantMatmulOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  bool left = adaptor.getWeightsLeft();
+  Value input = left ? adaptor.getRhs() : adaptor.getLhs();
+  Value weights = left ? adaptor.getLhs() : adaptor.getRhs();
+  auto isByte = [](Value value) {
+    Type element = getElementTypeOrSelf(value);
+    return element.isSignlessInteger(8) || element.isUnsignedInteger(8);
+  };
+  if (!isByte(input) || !isByte(weights))
+    return emitOptionalError(location,
+                             "the input and the weights must be ui8 or i8");
+  Shape in = getShape(input), w = getShape(weights);
+  if (w.size() != 2)
+    return emitOptionalError(location, "the weights must be a matrix");
+  TDim k = left ? w[1] : w[0], channels = left ? w[0] : w[1];
+  Shape output;
+  if (left) {
+    if (in.size() != 2 && in.size() != 3)
+      return emitOptionalError(location, "the input must be K x N or B x K x "
+                                         "N with the weights on the left");
+    if (in[in.size() - 2] != k)
+      return emitOptionalError(location, "the input sums ",
+                               in[in.size() - 2].toString(),
+                               " values but the weights ", k.toString());
+    output = in;
+    output[in.size() - 2] = channels;
+  } else {
+    if (in.empty() || in.back() != k)
+      return emitOptionalError(location, "the input sums ",
+                               in.empty() ? "no" : in.back().toString(),
+                               " values but the weights ", k.toString());
+    output = in;
+    output.back() = channels;
+  }
+  std::optional<int64_t> count = channels.getConstant();
+  auto perChannel = [&](size_t size) {
+    return size == 1 || (count && int64_t(size) == *count);
+  };
+  if (!adaptor.getWeightZero().empty() &&
+      !perChannel(adaptor.getWeightZero().size()))
+    return emitOptionalError(location,
+                             "weight_zero needs one value or one per channel");
+  if (adaptor.getMultiplier() && !perChannel(adaptor.getMultiplier()->size()))
+    return emitOptionalError(location,
+                             "multiplier needs one value or one per channel");
+  if (Value bias = adaptor.getBias()) {
+    Shape b = getShape(bias);
+    if (!getElementTypeOrSelf(bias).isSignlessInteger(32) || b.size() != 1 ||
+        b[0] != channels)
+      return emitOptionalError(location, "the bias must be ",
+                               channels.toString(), " i32");
+  }
+  Type element = IntegerType::get(context, 32);
+  if (adaptor.getMultiplier())
+    element = adaptor.getOutputSigned()
+                  ? IntegerType::get(context, 8)
+                  : IntegerType::get(context, 8, IntegerType::Unsigned);
+  results.push_back(
+      getTensorTypeLike(input, output).cloneWith(std::nullopt, element));
+  return success();
+}
+
 LogicalResult GruEpilogueOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {

@@ -174,6 +174,52 @@ def Tract_BlockQuantMatmulOp : Tract_InferredOp<"block_quant_matmul",
   }];
 }
 
+def Tract_QuantMatmulOp : Tract_InferredOp<"quant_matmul",
+    [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+  let summary = "8-bit integer product with constant weights, summed in i32";
+  let description = [{
+    The integer product of quantized inputs (`ui8` or `i8`) by quantized
+    weights (`ui8` or `i8`) that QLinearMatMul, MatMulInteger, QLinearConv,
+    ConvInteger and the quantize-dequantize pairs around float products
+    come to:
+
+    `acc[c] = sum over k of (input[k] - input_zero) * (w[k, c] - weight_zero[c]) + bias[c]`
+
+    where `c` is the weights' channel. Two forms:
+    - by default `lhs` is the input, `…, K`, and `rhs` the weights, `K, C`;
+      the result is `…, C`;
+    - with `weights_left`, `lhs` is the weights, `C, K`, and `rhs` the
+      input, `K, N` or `B, K, N` (a convolution's patches); the result is
+      `C, N` or `B, C, N`.
+    `weight_zero` holds one value, or one per channel, or none (zero);
+    `bias`, if present, is `C` i32. Without `multiplier` the result is the
+    i32 sums. With it (one value or one per channel) each sum is
+    requantized: `round_half_even(acc * multiplier[c]) + output_zero`,
+    saturated to `ui8`, or to `i8` with `output_signed`.
+
+    The CPU lowering packs the weights at compile time with their zero-point
+    corrections and sums four byte products per lane and instruction where
+    the target has them (AVX-512 VNNI's `vpdpbusd`).
+  }];
+  let arguments = (ins Tract_IntTensor:$lhs, Tract_IntTensor:$rhs,
+                   Optional<Tract_IntTensor>:$bias,
+                   UnitAttr:$weights_left,
+                   DefaultValuedAttr<I64Attr, "0">:$input_zero,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$weight_zero,
+                   OptionalAttr<DenseF32ArrayAttr>:$multiplier,
+                   DefaultValuedAttr<I64Attr, "0">:$output_zero,
+                   UnitAttr:$output_signed);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The operands that hold the input and the weights.
+    ::mlir::Value getInput() { return getWeightsLeft() ? getRhs() : getLhs(); }
+    ::mlir::Value getWeights() { return getWeightsLeft() ? getLhs() : getRhs(); }
+  }];
+}
+
 def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the gates of a GRU step, from its input and recurrent products";
   let description = [{

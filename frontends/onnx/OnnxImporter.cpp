@@ -8,6 +8,7 @@
 #include "dialects/tract/TractOps.h"
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/MappedWeights.h"
+#include "frontends/onnx/QdqFusion.h"
 #include "frontends/onnx/NodeContext.h"
 #include "frontends/onnx/onnx.pb.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
@@ -768,8 +769,11 @@ OwningOpRef<ModuleOp> importModelProto(const ::onnx::ModelProto &proto,
   ModelState model;
   model.context = context;
   model.fileName = path.str();
-  if (owned)
+  if (owned) {
     model.ownedGraph = owned->mutable_graph();
+    // Quantized products in the QDQ form run as integer ops, not in float.
+    fuseQdqProducts(*model.ownedGraph);
+  }
   if (owned && file) {
     model.initializerData = findInitializerData(*file);
     if (model.initializerData.size() ==

@@ -13,6 +13,18 @@
 
 namespace mlir::tract::onnx {
 
+/// The spatial attributes of a convolution or pool in tract's terms.
+struct Window {
+  SmallVector<int64_t> strides, dilations, before, after;
+  Padding padding = Padding::Valid;
+};
+
+/// Reads strides, dilations, auto_pad and pads for `spatialRank` axes.
+/// Zero explicit pads become valid padding unless `keepExplicit` (ceil
+/// mode, where tract's valid padding does not round up).
+FailureOr<Window> readWindow(NodeContext &ctx, int64_t spatialRank,
+                             bool keepExplicit = false);
+
 /// A `tract.conv` of `x` by kernel `w` (and optional bias `b`) with the
 /// node's convolution attributes; null (with the reason recorded) when they
 /// are invalid.

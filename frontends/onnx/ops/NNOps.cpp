@@ -107,17 +107,11 @@ LogicalResult requireFloat(NodeContext &ctx, Value x) {
 // Window attributes
 //===----------------------------------------------------------------------===//
 
-/// The spatial attributes of a convolution or pool in tract's terms.
-struct Window {
-  SmallVector<int64_t> strides, dilations, before, after;
-  Padding padding = Padding::Valid;
-};
+} // namespace
 
-/// Reads strides, dilations, auto_pad and pads for `spatialRank` axes.
-/// Zero explicit pads become valid padding unless `keepExplicit` (ceil
-/// mode, where tract's valid padding does not round up).
-FailureOr<Window> readWindow(NodeContext &ctx, int64_t spatialRank,
-                             bool keepExplicit = false) {
+FailureOr<Window> mlir::tract::onnx::readWindow(NodeContext &ctx,
+                                                int64_t spatialRank,
+                                                bool keepExplicit) {
   Window window;
   auto read = [&](StringRef name,
                   SmallVector<int64_t> &values) -> LogicalResult {
@@ -165,6 +159,8 @@ FailureOr<Window> readWindow(NodeContext &ctx, int64_t spatialRank,
   }
   return window;
 }
+
+namespace {
 
 /// Checks a kernel_shape attribute against the kernel's spatial dims.
 LogicalResult checkKernelShape(NodeContext &ctx, Value kernel) {

@@ -10,6 +10,8 @@
 #include "frontends/onnx/NodeContext.h"
 #include "frontends/onnx/ops/Conv.h"
 
+#include "dialects/tract/TractFolding.h"
+
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -178,13 +180,279 @@ Value integerMatmul(NodeContext &ctx, Value a, Value aZero, Value b,
   return ctx.create<EinsumOp>(ValueRange{a, b}, *expr);
 }
 
+
+//===----------------------------------------------------------------------===//
+// Integer products on constant weights: tract.quant_matmul
+//===----------------------------------------------------------------------===//
+
+/// The constant behind `value` (dense or a mapped weight), or null.
+DenseElementsAttr constantOf(Value value) {
+  auto op = value ? value.getDefiningOp<ConstOp>() : ConstOp();
+  return op ? denseOf(op.getValue()) : DenseElementsAttr();
+}
+
+bool isByteType(Type type) {
+  return type.isSignlessInteger(8) || type.isUnsignedInteger(8);
+}
+
+/// Input `i`, a constant holding one value or `channels` values (or
+/// absent: none); nullopt when it is neither.
+std::optional<SmallVector<double>> channelValues(NodeContext &ctx, unsigned i,
+                                                 int64_t channels) {
+  if (!ctx.input(i))
+    return SmallVector<double>();
+  std::optional<SmallVector<double>> values = ctx.getConstFloats(i);
+  if (!values || values->empty())
+    return std::nullopt;
+  if (llvm::all_equal(*values))
+    return SmallVector<double>{values->front()};
+  if (static_cast<int64_t>(values->size()) != channels)
+    return std::nullopt;
+  return values;
+}
+
+/// The parameters of a product that tract.quant_matmul takes, from the
+/// node's constants: zero points and the requantization's multiplier,
+/// computed in f32 as x_scale * w_scale / y_scale.
+struct QuantParams {
+  int64_t inputZero = 0;
+  SmallVector<int64_t> weightZero;
+  std::optional<SmallVector<float>> multiplier;
+  int64_t outputZero = 0;
+  bool outputSigned = false;
+};
+
+/// The parameters, from the inputs at `xZero`, `wZero` and (when
+/// requantizing) `xScale`, `wScale`, `yScale`, `yZero`; nullopt when one
+/// is not a constant of the form the op takes. `outputType` is the
+/// requantized result's type.
+std::optional<QuantParams>
+readQuantParams(NodeContext &ctx, int64_t channels, unsigned xZero,
+                unsigned wZero, std::optional<unsigned> xScale = {},
+                unsigned wScale = 0, unsigned yScale = 0, unsigned yZero = 0,
+                Type outputType = {}) {
+  QuantParams params;
+  // ~0u: a zero point the caller applies itself.
+  std::optional<SmallVector<double>> x =
+      xZero == ~0u ? SmallVector<double>() : channelValues(ctx, xZero, 1);
+  std::optional<SmallVector<double>> w = channelValues(ctx, wZero, channels);
+  if (!x || !w || x->size() > 1)
+    return std::nullopt;
+  params.inputZero = x->empty() ? 0 : int64_t(x->front());
+  if (llvm::any_of(*w, [](double value) { return value != 0; }))
+    for (double value : *w)
+      params.weightZero.push_back(int64_t(value));
+  if (!xScale)
+    return params;
+  std::optional<SmallVector<double>> xs = channelValues(ctx, *xScale, 1);
+  std::optional<SmallVector<double>> ws = channelValues(ctx, wScale, channels);
+  std::optional<SmallVector<double>> ys = channelValues(ctx, yScale, 1);
+  std::optional<SmallVector<double>> yz = channelValues(ctx, yZero, 1);
+  if (!xs || !ws || !ys || !yz || xs->size() != 1 || ws->empty() ||
+      ys->size() != 1 || yz->size() > 1 || !isByteType(outputType))
+    return std::nullopt;
+  params.multiplier.emplace();
+  for (double scale : *ws)
+    params.multiplier->push_back(float(float(xs->front()) * float(scale)) /
+                                 float(ys->front()));
+  params.outputZero = yz->empty() ? 0 : int64_t(yz->front());
+  params.outputSigned = !outputType.isUnsignedInteger();
+  return params;
+}
+
+Value createQuantMatmul(NodeContext &ctx, Value lhs, Value rhs, Value bias,
+                        bool weightsLeft, const QuantParams &params) {
+  OpBuilder &b = ctx.getBuilder();
+  return ctx.create<QuantMatmulOp>(
+      lhs, rhs, bias, weightsLeft ? b.getUnitAttr() : UnitAttr(),
+      b.getI64IntegerAttr(params.inputZero),
+      b.getDenseI64ArrayAttr(params.weightZero),
+      params.multiplier ? b.getDenseF32ArrayAttr(*params.multiplier)
+                        : DenseF32ArrayAttr(),
+      b.getI64IntegerAttr(params.outputZero),
+      params.outputSigned ? b.getUnitAttr() : UnitAttr());
+}
+
+/// Whether `x` by constant `w` can be a tract.quant_matmul with the
+/// weights on the right: byte types, w a matrix.
+bool quantMatmulApplies(Value x, Value w) {
+  return x && w && isByteType(NodeContext::elementType(x)) &&
+         isByteType(NodeContext::elementType(w)) &&
+         NodeContext::rank(x) >= 1 && NodeContext::rank(w) == 2 &&
+         constantOf(w);
+}
+
+/// A 2-D convolution of bytes `x` by constant bytes `w` (group 1) as
+/// tract.quant_matmul: the kernel on the left of the input's patches,
+/// (C * kh * kw, OH * OW) per image, made from the input padded with its
+/// zero point. Null when the node is not of that form (the caller falls
+/// back to the general integer convolution).
+Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
+                const QuantParams &params) {
+  if (!x || !w || NodeContext::rank(x) != 4 || NodeContext::rank(w) != 4 ||
+      !isByteType(NodeContext::elementType(x)) ||
+      !isByteType(NodeContext::elementType(w)) || ctx.getInt("group", 1) != 1)
+    return {};
+  DenseElementsAttr kernel = constantOf(w);
+  if (!kernel || (bias && !constantOf(bias)))
+    return {};
+  if (bias && !NodeContext::elementType(bias).isSignlessInteger(32))
+    return {};
+  Shape xShape = getShape(x), wShape = getShape(w);
+  std::optional<int64_t> c = xShape[1].getConstant(),
+                         h = xShape[2].getConstant(),
+                         wd = xShape[3].getConstant();
+  if (!c || !h || !wd || TDim(*c) != wShape[1])
+    return {};
+  int64_t out = *wShape[0].getConstant(), kh = *wShape[2].getConstant(),
+          kw = *wShape[3].getConstant();
+  FailureOr<Window> window = readWindow(ctx, 2);
+  if (failed(window))
+    return {};
+  SmallVector<int64_t> strides = window->strides.empty()
+                                     ? SmallVector<int64_t>{1, 1}
+                                     : window->strides;
+  SmallVector<int64_t> dilations = window->dilations.empty()
+                                       ? SmallVector<int64_t>{1, 1}
+                                       : window->dilations;
+  int64_t sizes[2] = {*h, *wd}, kernelSizes[2] = {kh, kw};
+  SmallVector<int64_t> before(2, 0), after(2, 0);
+  for (int64_t i = 0; i < 2; ++i) {
+    int64_t field = (kernelSizes[i] - 1) * dilations[i] + 1;
+    if (window->padding == Padding::Explicit) {
+      before[i] = window->before[i];
+      after[i] = window->after[i];
+    } else if (window->padding == Padding::SameUpper ||
+               window->padding == Padding::SameLower) {
+      int64_t outSize = (sizes[i] + strides[i] - 1) / strides[i];
+      int64_t total =
+          std::max<int64_t>((outSize - 1) * strides[i] + field - sizes[i], 0);
+      before[i] = window->padding == Padding::SameUpper ? total / 2
+                                                        : (total + 1) / 2;
+      after[i] = total - before[i];
+    }
+  }
+  int64_t outSizes[2];
+  for (int64_t i = 0; i < 2; ++i) {
+    int64_t field = (kernelSizes[i] - 1) * dilations[i] + 1;
+    int64_t padded = sizes[i] + before[i] + after[i];
+    if (padded < field)
+      return {};
+    outSizes[i] = (padded - field) / strides[i] + 1;
+  }
+
+  Value padded = x;
+  if (llvm::any_of(before, [](int64_t p) { return p; }) ||
+      llvm::any_of(after, [](int64_t p) { return p; })) {
+    Type element = NodeContext::elementType(x);
+    padded = ctx.create<PadOp>(
+        x, ArrayRef<int64_t>{0, 0, before[0], before[1]},
+        ArrayRef<int64_t>{0, 0, after[0], after[1]}, PadMode::Constant,
+        IntegerAttr::get(element, params.inputZero));
+  }
+  // One (B, C, 1, OH, OW) slice of the padded input per tap.
+  SmallVector<Value> taps;
+  for (int64_t ky = 0; ky < kh; ++ky)
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      Value tap = padded;
+      int64_t offsets[2] = {ky * dilations[0], kx * dilations[1]};
+      for (int64_t i = 0; i < 2; ++i) {
+        int64_t start = offsets[i];
+        int64_t end = start + (outSizes[i] - 1) * strides[i] + 1;
+        Shape shape = getShape(tap);
+        if (start != 0 || TDim(end) != shape[2 + i])
+          tap = ctx.create<SliceOp>(tap, int64_t(2 + i),
+                                    DimAttr::get(ctx.getContext(), TDim(start)),
+                                    DimAttr::get(ctx.getContext(), TDim(end)));
+        if (strides[i] != 1)
+          tap = ctx.create<DownsampleOp>(tap, int64_t(2 + i), strides[i],
+                                         int64_t(0));
+      }
+      taps.push_back(kh * kw == 1 ? tap : ctx.create<AddAxisOp>(tap, int64_t(2)));
+    }
+  Value patches = taps.size() == 1
+                      ? taps.front()
+                      : ctx.create<ConcatOp>(ValueRange(taps), int64_t(2));
+  if (!patches)
+    return {};
+  auto shapeOf = [&](ArrayRef<TDim> dims) {
+    return ShapeAttr::get(ctx.getContext(), dims);
+  };
+  // (B, C, taps, OH, OW) -> (B, C * taps, OH * OW).
+  int64_t spatialAt = taps.size() == 1 ? 2 : 3;
+  patches = ctx.create<ReshapeOp>(patches, spatialAt, int64_t(2),
+                                  shapeOf({TDim(outSizes[0] * outSizes[1])}));
+  if (taps.size() > 1)
+    patches = ctx.create<ReshapeOp>(patches, int64_t(1), int64_t(2),
+                                    shapeOf({TDim(*c * kh * kw)}));
+  Value matrix = ctx.constant(kernel.reshape(RankedTensorType::get(
+      {out, *c * kh * kw}, kernel.getElementType())));
+  Value y = createQuantMatmul(ctx, matrix, patches, bias, true, params);
+  if (!y)
+    return {};
+  return ctx.create<ReshapeOp>(y, int64_t(2), int64_t(1),
+                               shapeOf({TDim(outSizes[0]), TDim(outSizes[1])}));
+}
+
 LogicalResult matMulInteger(NodeContext &ctx, Outputs &outputs) {
+  Value a = ctx.input(0), b = ctx.input(1);
+  if (quantMatmulApplies(a, b)) {
+    int64_t channels = getShape(b)[1].getConstant().value_or(-1);
+    // A zero point computed at run time (dynamic quantization): the
+    // product with none, then a_zero times the weights' column sums
+    // (less their zero points) taken off.
+    bool runtimeZero = ctx.input(2) && !ctx.getConstant(2);
+    if (std::optional<QuantParams> params = readQuantParams(
+            ctx, channels, runtimeZero ? ~0u : 2, 3)) {
+      Value y = createQuantMatmul(ctx, a, b, Value(), false, *params);
+      if (y && runtimeZero && NodeContext::rank(ctx.input(2)) <= 1 &&
+          getShape(ctx.input(2)) == Shape(NodeContext::rank(ctx.input(2)),
+                                          TDim(1))) {
+        DenseElementsAttr weights = constantOf(b);
+        SmallVector<int32_t> sums(channels, 0);
+        int64_t k = getShape(b)[0].getConstant().value_or(0);
+        bool isUnsigned = weights.getElementType().isUnsignedInteger();
+        SmallVector<int64_t> values = readIntValues(weights);
+        for (int64_t row = 0; row < k; ++row)
+          for (int64_t c = 0; c < channels; ++c) {
+            int64_t value = values[weights.isSplat() ? 0 : row * channels + c];
+            if (isUnsigned)
+              value &= 0xff;
+            int64_t zero = params->weightZero.empty()
+                               ? 0
+                               : params->weightZero[params->weightZero.size() ==
+                                                            1
+                                                        ? 0
+                                                        : c];
+            sums[c] += int32_t(value - zero);
+          }
+        Type i32 = IntegerType::get(ctx.getContext(), 32);
+        Value columnSums = ctx.constant(DenseElementsAttr::get(
+            RankedTensorType::get({channels}, i32), ArrayRef(sums)));
+        Value zero = ctx.castTo(ctx.input(2), i32);
+        if (NodeContext::rank(zero) == 1)
+          zero = ctx.create<RmAxisOp>(zero, int64_t(0));
+        return pushOutput(outputs, ctx.binary<SubOp>(
+                                       y, ctx.binary<MulOp>(columnSums, zero)));
+      }
+      if (y && !runtimeZero)
+        return pushOutput(outputs, y);
+      return failure();
+    }
+  }
   Value result = integerMatmul(ctx, ctx.input(0), ctx.input(2), ctx.input(1),
                                ctx.input(3));
   return pushOutput(outputs, result);
 }
 
 LogicalResult qlinearMatMul(NodeContext &ctx, Outputs &outputs) {
+  Value a = ctx.input(0), b = ctx.input(3);
+  if (quantMatmulApplies(a, b) && ctx.input(7))
+    if (std::optional<QuantParams> params = readQuantParams(
+            ctx, getShape(b)[1].getConstant().value_or(-1), 2, 5, 1u, 4, 6, 7,
+            NodeContext::elementType(ctx.input(7))))
+      return pushOutput(outputs,
+                        createQuantMatmul(ctx, a, b, Value(), false, *params));
   Value acc = integerMatmul(ctx, ctx.input(0), ctx.input(2), ctx.input(3),
                             ctx.input(5));
   Value aScale = ctx.input(1), bScale = ctx.input(4), yScale = ctx.input(6);
@@ -231,6 +499,11 @@ Value integerConv(NodeContext &ctx, Value x, Value xZero, Value w, Value wZero,
 }
 
 LogicalResult convInteger(NodeContext &ctx, Outputs &outputs) {
+  if (Value w = ctx.input(1); w && NodeContext::rank(w) == 4)
+    if (std::optional<QuantParams> params = readQuantParams(
+            ctx, getShape(w)[0].getConstant().value_or(-1), 2, 3))
+      if (Value y = quantConv(ctx, ctx.input(0), w, Value(), *params))
+        return pushOutput(outputs, y);
   Value y = integerConv(ctx, ctx.input(0), ctx.input(2), ctx.input(1),
                         ctx.input(3), Value());
   return pushOutput(outputs, y);
@@ -240,6 +513,17 @@ LogicalResult convInteger(NodeContext &ctx, Outputs &outputs) {
 /// requantized: round_even(acc * x_scale * w_scale / y_scale) + y_zero,
 /// saturated; w_scale per tensor or per output channel.
 LogicalResult qlinearConv(NodeContext &ctx, Outputs &outputs) {
+  if (Value w = ctx.input(3); w && NodeContext::rank(w) == 4) {
+    Type outputType =
+        ctx.input(7)
+            ? NodeContext::elementType(ctx.input(7))
+            : Type(IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned));
+    if (std::optional<QuantParams> params = readQuantParams(
+            ctx, getShape(w)[0].getConstant().value_or(-1), 2, 5, 1u, 4, 6, 7,
+            outputType))
+      if (Value y = quantConv(ctx, ctx.input(0), w, ctx.input(8), *params))
+        return pushOutput(outputs, y);
+  }
   Value acc = integerConv(ctx, ctx.input(0), ctx.input(2), ctx.input(3),
                           ctx.input(5), ctx.input(8));
   Value xScale = ctx.input(1), wScale = ctx.input(4), yScale = ctx.input(6);

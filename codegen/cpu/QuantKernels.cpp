@@ -1,0 +1,713 @@
+//===- QuantKernels.cpp - 8-bit integer products on dot-product lanes -----===//
+//
+// tract.quant_matmul becomes one loop nest whose inner step sums four byte
+// products per i32 lane, spelled out in vector ops (widen, multiply, sum
+// each lane's four), which tract-convert-vector-to-llvm turns into
+// `vpdpbusd` on AVX-512 VNNI (unsigned bytes times signed bytes, added to
+// 16 i32 sums).
+//
+// Both operands are brought to that instruction's signedness with their
+// zero points moved to match: a signed input byte x becomes x + 128
+// (x ^ 0x80) with its zero point + 128, an unsigned weight w becomes
+// w - 128 with its zero points - 128. The product of the shifted values
+// with the shifted zero points is the same. With x' and w' those values,
+//
+//   sum_k (x' - xz')(w' - wz'[c]) = sum_k x' w'  - xz' sum_k w'[k, c]
+//                                  - wz'[c] sum_k x' + K xz' wz'[c],
+//
+// the second and fourth terms, and the bias, are one i32 per channel
+// computed at compile time; the third is there only when a weight zero
+// point is not zero, and its sums of inputs come from the same instruction
+// against a vector of ones.
+//
+// The lanes run along the output's columns:
+//   * weights on the right (a product by a constant matrix, K x C): the
+//     weights are laid out at compile time as (groups of 16 channels, k / 4,
+//     16, 4), so that one 64-byte vector holds four k of 16 channels; each
+//     input row's four bytes are broadcast;
+//   * weights on the left (a convolution's C x K kernel by its K x N
+//     patches): each tile of 64 columns of the input is packed at run time
+//     into the same (k / 4, 16, 4) quads, and each channel's four bytes of
+//     weights are broadcast.
+// The requantization (scale, rounding half to even, zero point, saturation)
+// is the tile's epilogue: the i32 sums never reach memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+#include "codegen/cpu/KernelLowering.h"
+#include "conversion/LoweringUtils.h"
+
+#include "dialects/tract/TractFolding.h"
+#include "dialects/tract/TractOps.h"
+#include "dialects/tract/TractShapes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTCPUQUANTKERNELS
+#include "codegen/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+using namespace mlir::tract;
+
+namespace {
+
+/// i32 sums per vector.
+constexpr int64_t kLanes = 16;
+/// Bytes summed into each lane by one step.
+constexpr int64_t kQuad = 4;
+/// Rows of a register tile, and its most groups of kLanes columns.
+constexpr int64_t kRows = 6;
+constexpr int64_t kMaxGroups = 4;
+
+/// The groups of a tile: the most, up to kMaxGroups, that divide `groups`.
+int64_t groupsPerTile(int64_t groups) {
+  int64_t perTile = std::min(kMaxGroups, std::max<int64_t>(groups, 1));
+  while (groups % perTile)
+    --perTile;
+  return perTile;
+}
+
+/// The weights and what the kernels add to their sums, per channel, all
+/// with the shifts of the header applied.
+struct Prepared {
+  /// Right: (groups, k / 4, 64); left: (channels, k rounded up to 4).
+  DenseElementsAttr weights;
+  /// bias - xz' * sum_k w' + K * xz' * wz', per channel.
+  std::vector<int32_t> correction;
+  /// wz' per channel; empty when all are zero.
+  std::vector<int32_t> weightZero;
+  /// Per channel; empty without requantization.
+  std::vector<float> multiplier;
+};
+
+/// The weights' values as signed bytes w' (k x channels, row-major, or
+/// channels x k with `left`), from a constant of ui8 or i8.
+std::vector<int8_t> shiftedWeights(DenseElementsAttr weights) {
+  bool isUnsigned = weights.getElementType().isUnsignedInteger();
+  std::vector<int8_t> values;
+  values.reserve(weights.getNumElements());
+  ArrayRef<char> raw = weights.getRawData();
+  for (int64_t i = 0, e = weights.getNumElements(); i < e; ++i) {
+    uint8_t byte = uint8_t(raw[weights.isSplat() ? 0 : i]);
+    values.push_back(int8_t(isUnsigned ? uint8_t(byte ^ 0x80) : byte));
+  }
+  return values;
+}
+
+FailureOr<Prepared> prepare(QuantMatmulOp op, DenseElementsAttr weights,
+                            int64_t inputZeroShifted) {
+  bool left = op.getWeightsLeft();
+  auto type = cast<RankedTensorType>(weights.getType());
+  int64_t channels = type.getDimSize(left ? 0 : 1);
+  int64_t k = type.getDimSize(left ? 1 : 0);
+  int64_t k4 = llvm::divideCeil(k, kQuad) * kQuad;
+  std::vector<int8_t> w = shiftedWeights(weights);
+  auto at = [&](int64_t kk, int64_t c) -> int32_t {
+    return left ? w[c * k + kk] : w[kk * channels + c];
+  };
+  bool weightsUnsigned = weights.getElementType().isUnsignedInteger();
+
+  Prepared prepared;
+  ArrayRef<int64_t> zeros = op.getWeightZero();
+  std::vector<int32_t> weightZero(channels, 0);
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t zero = zeros.empty() ? 0 : zeros[zeros.size() == 1 ? 0 : c];
+    weightZero[c] = int32_t(zero - (weightsUnsigned ? 128 : 0));
+  }
+  if (llvm::any_of(weightZero, [](int32_t z) { return z != 0; }))
+    prepared.weightZero = weightZero;
+
+  std::vector<int32_t> bias(channels, 0);
+  if (Value biasValue = op.getBias()) {
+    Attribute attr;
+    if (!matchPattern(biasValue, m_Constant(&attr)))
+      return op.emitOpError("needs a constant bias");
+    DenseElementsAttr dense = denseOf(attr);
+    if (!dense)
+      return op.emitOpError("needs a constant bias");
+    int64_t c = 0;
+    for (const APInt &value : dense.getValues<APInt>())
+      bias[c++] = int32_t(value.getSExtValue());
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    int64_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk)
+      sum += at(kk, c);
+    prepared.correction.push_back(int32_t(
+        bias[c] - inputZeroShifted * sum + k * inputZeroShifted * weightZero[c]));
+  }
+  if (std::optional<ArrayRef<float>> multiplier = op.getMultiplier())
+    for (int64_t c = 0; c < channels; ++c)
+      prepared.multiplier.push_back(
+          (*multiplier)[multiplier->size() == 1 ? 0 : c]);
+
+  MLIRContext *context = op.getContext();
+  Type i8 = IntegerType::get(context, 8);
+  std::vector<int8_t> laidOut;
+  RankedTensorType laidOutType;
+  if (left) {
+    laidOut.assign(channels * k4, 0);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t kk = 0; kk < k; ++kk)
+        laidOut[c * k4 + kk] = int8_t(at(kk, c));
+    laidOutType = RankedTensorType::get({channels, k4}, i8);
+  } else {
+    int64_t groups = llvm::divideCeil(channels, kLanes);
+    int64_t quads = k4 / kQuad;
+    laidOut.assign(groups * quads * kLanes * kQuad, 0);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t kk = 0; kk < k; ++kk)
+        laidOut[((c / kLanes * quads + kk / kQuad) * kLanes + c % kLanes) *
+                    kQuad +
+                kk % kQuad] = int8_t(at(kk, c));
+    laidOutType =
+        RankedTensorType::get({groups, quads, kLanes * kQuad}, i8);
+    // The per-channel vectors are read a group at a time: padded.
+    prepared.correction.resize(groups * kLanes, 0);
+    if (!prepared.weightZero.empty())
+      prepared.weightZero.resize(groups * kLanes, 0);
+    if (!prepared.multiplier.empty())
+      prepared.multiplier.resize(groups * kLanes, 0.0f);
+  }
+  prepared.weights = DenseElementsAttr::getFromRawBuffer(
+      laidOutType, ArrayRef<char>(reinterpret_cast<const char *>(laidOut.data()),
+                                  laidOut.size()));
+  return prepared;
+}
+
+class KernelEmitter {
+public:
+  KernelEmitter(OpBuilder &b, Location loc, bool inputSigned,
+                const Prepared &prepared, int64_t k, int64_t outputZero,
+                bool outputSigned, bool requantized)
+      : b(b), loc(loc), inputSigned(inputSigned), k(k),
+        quads(llvm::divideCeil(k, kQuad)), outputZero(outputZero),
+        outputSigned(outputSigned), requantized(requantized) {
+    Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
+    weights = arith::ConstantOp::create(b, loc, prepared.weights);
+    int64_t count = prepared.correction.size();
+    auto table = [&](Type element, auto values) -> Value {
+      return arith::ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(RankedTensorType::get({count}, element),
+                                 ArrayRef(values)));
+    };
+    correction = table(i32, prepared.correction);
+    if (!prepared.weightZero.empty())
+      weightZero = table(i32, prepared.weightZero);
+    if (!prepared.multiplier.empty())
+      multiplier = table(f32, prepared.multiplier);
+    // Padding reads as a zero x' once shifted.
+    inputPadding = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(i8, inputSigned ? -128 : 0));
+  }
+
+  /// Weights on the right: `input` is (rows, k), the result `init` has the
+  /// input's leading dims `leading` then `channels`.
+  Value emitRight(Value init, Value input, Value rows,
+                  ArrayRef<OpFoldResult> leading, int64_t channels) {
+    int64_t groups = llvm::divideCeil(channels, kLanes);
+    int64_t perTile = groupsPerTile(groups);
+    int64_t width = perTile * kLanes;
+    auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes) {
+      offsets.assign(leading.size(), b.getIndexAttr(0));
+      Value first = mul(ivs[0], width);
+      offsets.push_back(first);
+      sizes.assign(leading.begin(), leading.end());
+      sizes.push_back(channels % width == 0
+                          ? OpFoldResult(b.getIndexAttr(width))
+                          : OpFoldResult(arith::MinSIOp::create(
+                                b, loc, index(width),
+                                arith::SubIOp::create(b, loc, index(channels),
+                                                      first))
+                                             .getResult()));
+    };
+    return forallOverSlices(
+        b, loc, {b.getIndexAttr(groups / perTile)}, init, where,
+        [&](ValueRange ivs, Value slice) {
+          Value firstGroup = mul(ivs[0], perTile);
+          return forRowBlocks(
+              b, loc, rows, kRows, slice,
+              [&](Value r, int64_t height, Value out) {
+                return rightTile(input, r, height, firstGroup, perTile,
+                                 leading, channels % width != 0, out);
+              });
+        });
+  }
+
+  /// Weights on the left: `input` is (batch, k, n), the result `init`
+  /// (batch, channels, n).
+  Value emitLeft(Value init, Value input, OpFoldResult batch, Value n,
+                 int64_t channels) {
+    int64_t width = kMaxGroups * kLanes;
+    Value tiles = arith::DivUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, n, index(width - 1)),
+        index(width));
+    auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes) {
+      Value first = mul(ivs[1], width);
+      offsets.assign({OpFoldResult(ivs[0]), b.getIndexAttr(0),
+                      OpFoldResult(first)});
+      Value columns = arith::MinSIOp::create(
+          b, loc, index(width), arith::SubIOp::create(b, loc, n, first));
+      sizes.assign({OpFoldResult(b.getIndexAttr(1)),
+                    OpFoldResult(b.getIndexAttr(channels)),
+                    OpFoldResult(columns)});
+    };
+    return forallOverSlices(
+        b, loc, {batch, OpFoldResult(tiles)}, init, where,
+        [&](ValueRange ivs, Value slice) {
+          Value first = mul(ivs[1], width);
+          SmallVector<Value> columnSums;
+          Value panel = packPanel(input, ivs[0], first, columnSums);
+          return forRowBlocks(
+              b, loc, index(channels), kRows, slice,
+              [&](Value c, int64_t height, Value out) {
+                return leftTile(panel, columnSums, c, height, out);
+              });
+        });
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  bool inputSigned;
+  int64_t k, quads, outputZero;
+  bool outputSigned, requantized;
+  Value weights, correction, weightZero, multiplier, inputPadding;
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value mul(Value value, int64_t factor) {
+    return arith::MulIOp::create(b, loc, value, index(factor));
+  }
+  Value add(Value value, int64_t offset) {
+    return arith::AddIOp::create(b, loc, value, index(offset));
+  }
+  VectorType lanes(Type element) { return VectorType::get({kLanes}, element); }
+  VectorType bytes(int64_t count) {
+    return VectorType::get({count}, b.getI8Type());
+  }
+  Value splatVector(VectorType type, Attribute value) {
+    return arith::ConstantOp::create(b, loc,
+                                     DenseElementsAttr::get(type, value));
+  }
+  Value zeros() { return splatVector(lanes(b.getI32Type()), b.getI32IntegerAttr(0)); }
+
+  /// acc + the sums of the four products of unsigned `u` by signed `s`
+  /// bytes in each lane, in the form tract-convert-vector-to-llvm selects
+  /// a dot-product instruction for.
+  Value dot(Value acc, Value u, Value s) {
+    Type i32 = b.getI32Type();
+    auto quadType = VectorType::get({kLanes, kQuad}, b.getI8Type());
+    auto wideType = VectorType::get({kLanes, kQuad}, i32);
+    Value uWide = arith::ExtUIOp::create(
+        b, loc, wideType, vector::ShapeCastOp::create(b, loc, quadType, u));
+    Value sWide = arith::ExtSIOp::create(
+        b, loc, wideType, vector::ShapeCastOp::create(b, loc, quadType, s));
+    Value product = arith::MulIOp::create(b, loc, uWide, sWide);
+    return vector::MultiDimReductionOp::create(
+        b, loc, product, acc, ArrayRef<bool>{false, true},
+        vector::CombiningKind::ADD);
+  }
+
+  /// Four bytes at `indices` of `source` (the last index the first byte),
+  /// shifted as inputs when `isInput`, repeated in every lane.
+  Value broadcastQuad(Value source, ValueRange indices, bool isInput) {
+    Value quad = vector::TransferReadOp::create(
+        b, loc, bytes(kQuad), source, indices,
+        isInput ? inputPadding
+                : arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+        ArrayRef<bool>{!isInput});
+    if (isInput && inputSigned)
+      quad = flipSign(quad, kQuad);
+    Value word = vector::ExtractOp::create(
+        b, loc,
+        vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()),
+                                  quad),
+        ArrayRef<int64_t>{0});
+    return vector::BitCastOp::create(
+        b, loc, bytes(kLanes * kQuad),
+        vector::BroadcastOp::create(b, loc, lanes(b.getI32Type()), word));
+  }
+
+  Value flipSign(Value value, int64_t count) {
+    return arith::XOrIOp::create(
+        b, loc, value, splatVector(bytes(count), b.getI8IntegerAttr(-128)));
+  }
+
+  Value ones() {
+    return splatVector(bytes(kLanes * kQuad), b.getI8IntegerAttr(1));
+  }
+
+  /// An scf.for over quads [0, count) carrying `inits`.
+  ValueRange loop(Value lower, Value upper, ValueRange inits,
+                  function_ref<SmallVector<Value>(Value, ValueRange)> body) {
+    auto forOp = scf::ForOp::create(b, loc, lower, upper, index(1), inits);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(forOp.getBody());
+    scf::YieldOp::create(
+        b, loc, body(forOp.getInductionVar(), forOp.getRegionIterArgs()));
+    return forOp.getResults();
+  }
+
+  /// The sums `acc` corrected (`corr`, and `zero` times `inputSums` when
+  /// weight zero points are present) and written as the result's elements.
+  Value finish(Value acc, Value corr, Value zero, Value inputSums,
+               Value scale) {
+    Value sums = arith::AddIOp::create(b, loc, acc, corr);
+    if (zero)
+      sums = arith::SubIOp::create(
+          b, loc, sums, arith::MulIOp::create(b, loc, zero, inputSums));
+    if (!requantized)
+      return sums;
+    Type f32 = b.getF32Type();
+    Value x = arith::SIToFPOp::create(b, loc, lanes(f32), sums);
+    x = math::RoundEvenOp::create(b, loc, arith::MulFOp::create(b, loc, x, scale));
+    x = arith::AddFOp::create(
+        b, loc, x, splatVector(lanes(f32), b.getF32FloatAttr(outputZero)));
+    double lo = outputSigned ? -128 : 0, hi = outputSigned ? 127 : 255;
+    x = arith::MaximumFOp::create(
+        b, loc, x, splatVector(lanes(f32), b.getF32FloatAttr(lo)));
+    x = arith::MinimumFOp::create(
+        b, loc, x, splatVector(lanes(f32), b.getF32FloatAttr(hi)));
+    Value integers =
+        arith::FPToSIOp::create(b, loc, lanes(b.getI32Type()), x);
+    return arith::TruncIOp::create(b, loc, lanes(b.getI8Type()), integers);
+  }
+
+  Value readTable(Value table, Value at, Type element) {
+    Value padding = element.isF32()
+                        ? Value(arith::ConstantOp::create(
+                              b, loc, b.getF32FloatAttr(0)))
+                        : Value(arith::ConstantOp::create(
+                              b, loc, b.getI32IntegerAttr(0)));
+    return vector::TransferReadOp::create(b, loc, lanes(element), table,
+                                          ValueRange{at}, padding,
+                                          ArrayRef<bool>{true});
+  }
+
+  Value broadcastEntry(Value table, Value at, Type element) {
+    return vector::BroadcastOp::create(
+        b, loc, lanes(element),
+        tensor::ExtractOp::create(b, loc, table, ValueRange{at}));
+  }
+
+  /// Rows [r, r + height) of `input` by the tile's `count` groups from
+  /// `firstGroup`, into the tile's slice `out`.
+  Value rightTile(Value input, Value r, int64_t height, Value firstGroup,
+                  int64_t count, ArrayRef<OpFoldResult> leading, bool ragged,
+                  Value out) {
+    SmallVector<Value> init(height * count + (weightZero ? height : 0),
+                            zeros());
+    ValueRange sums = loop(
+        index(0), index(quads), init, [&](Value q, ValueRange carried) {
+          SmallVector<Value> packed;
+          for (int64_t g = 0; g < count; ++g)
+            packed.push_back(vector::TransferReadOp::create(
+                b, loc, bytes(kLanes * kQuad), weights,
+                ValueRange{arith::AddIOp::create(b, loc, firstGroup, index(g)),
+                           q, index(0)},
+                arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+                ArrayRef<bool>{true}));
+          SmallVector<Value> next(carried);
+          Value kk = mul(q, kQuad);
+          for (int64_t i = 0; i < height; ++i) {
+            Value x = broadcastQuad(input, ValueRange{add(r, i), kk},
+                                    /*isInput=*/true);
+            for (int64_t g = 0; g < count; ++g)
+              next[i * count + g] = dot(next[i * count + g], x, packed[g]);
+            if (weightZero)
+              next[height * count + i] =
+                  dot(next[height * count + i], x, ones());
+          }
+          return next;
+        });
+    for (int64_t i = 0; i < height; ++i) {
+      SmallVector<Value> at = leadingIndices(add(r, i), leading);
+      at.push_back(nullptr);
+      for (int64_t g = 0; g < count; ++g) {
+        Value channel =
+            mul(arith::AddIOp::create(b, loc, firstGroup, index(g)), kLanes);
+        Value value = finish(
+            sums[i * count + g], readTable(correction, channel, b.getI32Type()),
+            weightZero ? readTable(weightZero, channel, b.getI32Type())
+                       : Value(),
+            weightZero ? sums[height * count + i] : Value(),
+            multiplier ? readTable(multiplier, channel, b.getF32Type())
+                       : Value());
+        at.back() = index(g * kLanes);
+        out = vector::TransferWriteOp::create(b, loc, value, out, at,
+                                              ArrayRef<bool>{!ragged})
+                  .getResult();
+      }
+    }
+    return out;
+  }
+
+  /// The indices along the leading dims of row `row` (row-major).
+  SmallVector<Value> leadingIndices(Value row, ArrayRef<OpFoldResult> leading) {
+    SmallVector<Value> indices(leading.size());
+    for (int64_t axis = leading.size() - 1; axis >= 0; --axis) {
+      if (axis == 0) {
+        indices[axis] = row;
+        break;
+      }
+      Value dim = getValueOrCreateConstantIndexOp(b, loc, leading[axis]);
+      indices[axis] = arith::RemUIOp::create(b, loc, row, dim);
+      row = arith::DivUIOp::create(b, loc, row, dim);
+    }
+    return indices;
+  }
+
+  /// Columns [first, first + 64) of image `image` of `input` (batch, k, n)
+  /// as (quads, kMaxGroups, 64) bytes x': in each lane, four k of one
+  /// column. With weight zero points, `columnSums` gets each group's sums
+  /// of x' over k.
+  Value packPanel(Value input, Value image, Value first,
+                  SmallVectorImpl<Value> &columnSums) {
+    Type i8 = b.getI8Type();
+    Value panel = tensor::EmptyOp::create(
+        b, loc, ArrayRef<int64_t>{quads, kMaxGroups, kLanes * kQuad}, i8);
+    SmallVector<Value> init{panel};
+    if (weightZero)
+      init.append(kMaxGroups, zeros());
+    int64_t full = k / kQuad;
+    auto step = [&](Value q, ValueRange carried, int64_t valid) {
+      SmallVector<Value> next(carried);
+      Value kk = mul(q, kQuad);
+      for (int64_t g = 0; g < kMaxGroups; ++g) {
+        Value column = add(first, g * kLanes);
+        SmallVector<Value> rows;
+        for (int64_t i = 0; i < kQuad; ++i) {
+          if (i >= valid) {
+            rows.push_back(splatVector(bytes(kLanes), b.getI8IntegerAttr(0)));
+            continue;
+          }
+          Value row = vector::TransferReadOp::create(
+              b, loc, bytes(kLanes), input, ValueRange{image, add(kk, i), column},
+              inputPadding, ArrayRef<bool>{false});
+          rows.push_back(inputSigned ? flipSign(row, kLanes) : row);
+        }
+        Value quad = interleave(rows);
+        next[0] = vector::TransferWriteOp::create(
+                      b, loc, quad, next[0], ValueRange{q, index(g), index(0)},
+                      ArrayRef<bool>{true})
+                      .getResult();
+        if (weightZero)
+          next[1 + g] = dot(next[1 + g], quad, ones());
+      }
+      return next;
+    };
+    ValueRange packed = loop(index(0), index(full), init,
+                             [&](Value q, ValueRange carried) {
+                               return step(q, carried, kQuad);
+                             });
+    SmallVector<Value> result(packed);
+    if (k % kQuad)
+      result = step(index(full), result, k % kQuad);
+    if (weightZero)
+      columnSums.assign(result.begin() + 1, result.end());
+    return result[0];
+  }
+
+  /// Four vectors of 16 bytes as 64: lane j holds byte j of each in order.
+  Value interleave(ArrayRef<Value> rows) {
+    SmallVector<int64_t> byteMask, wordMask;
+    for (int64_t j = 0; j < kLanes; ++j) {
+      byteMask.append({j, j + kLanes});
+      wordMask.append({j, j + kLanes});
+    }
+    Value low = vector::ShuffleOp::create(b, loc, rows[0], rows[1], byteMask);
+    Value high = vector::ShuffleOp::create(b, loc, rows[2], rows[3], byteMask);
+    auto halves = VectorType::get({kLanes}, b.getI16Type());
+    Value words = vector::ShuffleOp::create(
+        b, loc, vector::BitCastOp::create(b, loc, halves, low),
+        vector::BitCastOp::create(b, loc, halves, high), wordMask);
+    return vector::BitCastOp::create(b, loc, bytes(kLanes * kQuad), words);
+  }
+
+  /// Channels [c, c + height) by the panel's columns, into `out` (1,
+  /// channels, up to 64 columns).
+  Value leftTile(Value panel, ArrayRef<Value> columnSums, Value c,
+                 int64_t height, Value out) {
+    SmallVector<Value> init(height * kMaxGroups, zeros());
+    ValueRange sums = loop(
+        index(0), index(quads), init, [&](Value q, ValueRange carried) {
+          SmallVector<Value> columns;
+          for (int64_t g = 0; g < kMaxGroups; ++g)
+            columns.push_back(vector::TransferReadOp::create(
+                b, loc, bytes(kLanes * kQuad), panel,
+                ValueRange{q, index(g), index(0)},
+                arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+                ArrayRef<bool>{true}));
+          SmallVector<Value> next(carried);
+          Value kk = mul(q, kQuad);
+          for (int64_t i = 0; i < height; ++i) {
+            Value w = broadcastQuad(weights, ValueRange{add(c, i), kk},
+                                    /*isInput=*/false);
+            for (int64_t g = 0; g < kMaxGroups; ++g)
+              next[i * kMaxGroups + g] =
+                  dot(next[i * kMaxGroups + g], columns[g], w);
+          }
+          return next;
+        });
+    for (int64_t i = 0; i < height; ++i) {
+      Value channel = add(c, i);
+      Value corr = broadcastEntry(correction, channel, b.getI32Type());
+      Value zero = weightZero
+                       ? broadcastEntry(weightZero, channel, b.getI32Type())
+                       : Value();
+      Value scale = multiplier
+                        ? broadcastEntry(multiplier, channel, b.getF32Type())
+                        : Value();
+      for (int64_t g = 0; g < kMaxGroups; ++g) {
+        Value value = finish(sums[i * kMaxGroups + g], corr, zero,
+                             zero ? columnSums[g] : Value(), scale);
+        out = vector::TransferWriteOp::create(
+                  b, loc, value, out,
+                  ValueRange{index(0), channel, index(g * kLanes)},
+                  ArrayRef<bool>{false})
+                  .getResult();
+      }
+    }
+    return out;
+  }
+};
+
+struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
+  using TractLoweringPattern::TractLoweringPattern;
+
+  LogicalResult lower(QuantMatmulOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Attribute attr;
+    if (!matchPattern(op.getWeights(), m_Constant(&attr)))
+      return op.emitOpError("needs constant weights");
+    DenseElementsAttr weights = denseOf(attr);
+    if (!weights)
+      return op.emitOpError("needs constant weights");
+    bool left = op.getWeightsLeft();
+    auto weightsType = cast<RankedTensorType>(weights.getType());
+    int64_t channels = weightsType.getDimSize(left ? 0 : 1);
+    int64_t k = weightsType.getDimSize(left ? 1 : 0);
+    bool inputSigned = !getElementTypeOrSelf(op.getInput()).isUnsignedInteger();
+    int64_t inputZero = op.getInputZero() + (inputSigned ? 128 : 0);
+    FailureOr<Prepared> prepared = prepare(op, weights, inputZero);
+    if (failed(prepared))
+      return failure();
+    Value init = emptyTensor(rewriter, loc, op.getType());
+    if (!init)
+      return failure();
+    KernelEmitter emitter(rewriter, loc, inputSigned, *prepared, k,
+                          op.getOutputZero(), op.getOutputSigned(),
+                          op.getMultiplier().has_value());
+    Value input = left ? adaptor.getRhs() : adaptor.getLhs();
+    Shape inputShape = getShape(op.getInput());
+    int64_t rank = inputShape.size();
+
+    if (left) {
+      if (rank == 2) {
+        input = tensor::ExpandShapeOp::create(
+            rewriter, loc,
+            RankedTensorType::get(
+                {1, cast<RankedTensorType>(input.getType()).getDimSize(0),
+                 cast<RankedTensorType>(input.getType()).getDimSize(1)},
+                rewriter.getI8Type()),
+            input, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+        auto outType = cast<RankedTensorType>(init.getType());
+        init = tensor::ExpandShapeOp::create(
+            rewriter, loc,
+            RankedTensorType::get(
+                {1, outType.getDimSize(0), outType.getDimSize(1)},
+                outType.getElementType()),
+            init, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+      }
+      FailureOr<OpFoldResult> batch =
+          size(rewriter, loc, rank == 3 ? inputShape[0] : TDim(1));
+      FailureOr<OpFoldResult> n = size(rewriter, loc, inputShape.back());
+      if (failed(batch) || failed(n))
+        return failure();
+      Value result = emitter.emitLeft(
+          init, input, *batch, getValueOrCreateConstantIndexOp(rewriter, loc, *n),
+          channels);
+      if (rank == 2)
+        result = tensor::CollapseShapeOp::create(
+            rewriter, loc, result, ArrayRef<ReassociationIndices>{{0, 1}, {2}});
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+
+    // The rows: every axis of the input but the last, as one.
+    TDim rowCount(1);
+    SmallVector<OpFoldResult> leading;
+    for (const TDim &dim : ArrayRef<TDim>(inputShape).drop_back()) {
+      rowCount = rowCount * dim;
+      FailureOr<OpFoldResult> value = size(rewriter, loc, dim);
+      if (failed(value))
+        return failure();
+      leading.push_back(*value);
+    }
+    FailureOr<OpFoldResult> rows = size(rewriter, loc, rowCount);
+    if (failed(rows))
+      return failure();
+    if (rank == 1) {
+      input = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({1, k}, rewriter.getI8Type()),
+          input, ArrayRef<ReassociationIndices>{{0, 1}});
+    } else if (rank > 2) {
+      ReassociationIndices first;
+      for (int64_t axis = 0; axis + 1 < rank; ++axis)
+        first.push_back(axis);
+      input = tensor::CollapseShapeOp::create(
+          rewriter, loc, input,
+          ArrayRef<ReassociationIndices>{first, {rank - 1}});
+    }
+    rewriter.replaceOp(
+        op, emitter.emitRight(
+                init, input,
+                getValueOrCreateConstantIndexOp(rewriter, loc, *rows), leading,
+                channels));
+    return success();
+  }
+};
+
+struct TractCpuQuantKernelsPass
+    : public tract::impl::TractCpuQuantKernelsBase<TractCpuQuantKernelsPass> {
+  using TractCpuQuantKernelsBase::TractCpuQuantKernelsBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (func.isExternal() ||
+        !func.walk([](QuantMatmulOp) { return WalkResult::interrupt(); })
+             .wasInterrupted())
+      return;
+    // No other lowering: a product left is an error.
+    if (failed(lowerToKernels(
+            func,
+            [&](const TypeConverter &converter, RewritePatternSet &patterns) {
+              patterns.add<QuantMatmulLowering>(converter, &getContext());
+            },
+            [](ConversionTarget &target) {
+              target.addIllegalOp<QuantMatmulOp>();
+            })))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

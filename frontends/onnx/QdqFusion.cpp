@@ -1,0 +1,231 @@
+//===- QdqFusion.cpp - quantize-dequantize pairs as integer ops -----------===//
+
+#include "frontends/onnx/QdqFusion.h"
+
+#include "frontends/onnx/onnx.pb.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tract::onnx {
+
+namespace {
+
+using ::onnx::NodeProto;
+
+class Fusion {
+public:
+  explicit Fusion(::onnx::GraphProto &graph) : graph(graph) {
+    for (const auto &output : graph.output())
+      graphOutputs.insert(output.name());
+    for (const auto &initializer : graph.initializer())
+      initializers[initializer.name()] = &initializer;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const NodeProto &node = graph.node(i);
+      for (const std::string &output : node.output())
+        if (!output.empty())
+          producers[output] = i;
+      for (const std::string &input : node.input())
+        if (!input.empty()) {
+          ++uses[input];
+          consumers[input] = i;
+        }
+    }
+  }
+
+  int run() {
+    int fused = 0;
+    std::vector<bool> removed(graph.node_size(), false);
+    std::vector<std::pair<int, std::vector<NodeProto>>> replacements;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const NodeProto &node = graph.node(i);
+      bool conv = node.op_type() == "Conv" && node.domain().empty();
+      bool matmul = node.op_type() == "MatMul" && node.domain().empty();
+      if (!conv && !matmul)
+        continue;
+      std::optional<Match> match = matchAround(i, conv);
+      if (!match)
+        continue;
+      for (int at : match->removed)
+        removed[at] = true;
+      replacements.push_back({match->quantizeIndex, build(node, *match, conv)});
+      ++fused;
+    }
+    if (!fused)
+      return 0;
+    // The fused nodes take the place of the QuantizeLinear each ends in:
+    // every input of the pattern is computed by then.
+    std::vector<std::vector<NodeProto>> at(graph.node_size());
+    for (auto &[index, nodes] : replacements)
+      at[index] = std::move(nodes);
+    google::protobuf::RepeatedPtrField<NodeProto> nodes;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      if (!at[i].empty()) {
+        for (NodeProto &node : at[i])
+          *nodes.Add() = std::move(node);
+        continue;
+      }
+      if (!removed[i])
+        *nodes.Add() = std::move(*graph.mutable_node(i));
+    }
+    graph.mutable_node()->Swap(&nodes);
+    return fused;
+  }
+
+private:
+  ::onnx::GraphProto &graph;
+  llvm::DenseSet<llvm::StringRef> graphOutputs;
+  llvm::StringMap<const ::onnx::TensorProto *> initializers;
+  llvm::StringMap<int> producers;
+  llvm::StringMap<int> uses;
+  /// A node that reads each value (the only one where `uses` is 1).
+  llvm::StringMap<int> consumers;
+
+  struct Match {
+    const NodeProto *x, *w, *bias, *quantize;
+    bool relu;
+    int quantizeIndex;
+    std::vector<int> removed;
+  };
+
+  const NodeProto *producer(const std::string &value, llvm::StringRef type) {
+    auto it = producers.find(value);
+    if (it == producers.end())
+      return nullptr;
+    const NodeProto &node = graph.node(it->second);
+    return node.op_type() == type && node.domain().empty() ? &node : nullptr;
+  }
+
+  /// The single node that reads `value`, when nothing else does.
+  int onlyConsumer(const std::string &value) {
+    if (graphOutputs.contains(value) || uses.lookup(value) != 1)
+      return -1;
+    return consumers.lookup(value);
+  }
+
+  std::optional<int64_t> intAttribute(const NodeProto &node,
+                                      llvm::StringRef name) {
+    for (const auto &attribute : node.attribute())
+      if (attribute.name() == name)
+        return attribute.i();
+    return std::nullopt;
+  }
+
+  /// The rank of an initializer, or -1 when `name` is not one.
+  int rankOf(const std::string &name) {
+    const ::onnx::TensorProto *tensor = initializers.lookup(name);
+    return tensor ? tensor->dims_size() : -1;
+  }
+
+  /// Whether `dequantize` has per-tensor parameters, or per-channel ones
+  /// along `axis` of its input of rank `rank`.
+  bool plainDequantize(const NodeProto &dequantize, int64_t axis, int rank) {
+    if (intAttribute(dequantize, "block_size").value_or(0) != 0)
+      return false;
+    int scaleRank = rankOf(dequantize.input(1));
+    if (scaleRank < 0)
+      return false;
+    if (scaleRank == 0)
+      return true;
+    int64_t given = intAttribute(dequantize, "axis").value_or(1);
+    if (given < 0)
+      given += rank;
+    return scaleRank == 1 && given == axis;
+  }
+
+  std::optional<Match> matchAround(int index, bool conv) {
+    const NodeProto &node = graph.node(index);
+    if (node.input_size() < 2 || node.output_size() != 1)
+      return std::nullopt;
+    Match match{};
+    match.x = producer(node.input(0), "DequantizeLinear");
+    match.w = producer(node.input(1), "DequantizeLinear");
+    if (!match.x || !match.w || !plainDequantize(*match.x, 0, 0))
+      return std::nullopt;
+    int weightRank = rankOf(match.w->input(0));
+    if (weightRank < 2 ||
+        !plainDequantize(*match.w, conv ? 0 : weightRank - 1, weightRank) ||
+        (!conv && weightRank != 2))
+      return std::nullopt;
+    if (conv && node.input_size() > 2 && !node.input(2).empty()) {
+      match.bias = producer(node.input(2), "DequantizeLinear");
+      const ::onnx::TensorProto *bias =
+          match.bias ? initializers.lookup(match.bias->input(0)) : nullptr;
+      if (!bias || bias->data_type() != ::onnx::TensorProto::INT32)
+        return std::nullopt;
+    }
+    int consumer = onlyConsumer(node.output(0));
+    if (consumer < 0)
+      return std::nullopt;
+    match.removed.push_back(index);
+    if (graph.node(consumer).op_type() == "Relu" &&
+        graph.node(consumer).domain().empty()) {
+      match.relu = true;
+      match.removed.push_back(consumer);
+      consumer = onlyConsumer(graph.node(consumer).output(0));
+      if (consumer < 0)
+        return std::nullopt;
+    }
+    const NodeProto &quantize = graph.node(consumer);
+    if (quantize.op_type() != "QuantizeLinear" || !quantize.domain().empty() ||
+        rankOf(quantize.input(1)) != 0 ||
+        intAttribute(quantize, "block_size").value_or(0) != 0 ||
+        intAttribute(quantize, "output_dtype").has_value() ||
+        intAttribute(quantize, "saturate").has_value())
+      return std::nullopt;
+    // QLinearMatMul needs the output's zero point (its type).
+    bool hasZero = quantize.input_size() > 2 && !quantize.input(2).empty();
+    if (!conv && !hasZero)
+      return std::nullopt;
+    match.quantize = &quantize;
+    match.quantizeIndex = consumer;
+    return match;
+  }
+
+  static std::string input(const NodeProto &node, int i) {
+    return i < node.input_size() ? node.input(i) : std::string();
+  }
+
+  std::vector<NodeProto> build(const NodeProto &node, const Match &match,
+                               bool conv) {
+    NodeProto fused;
+    fused.set_op_type(conv ? "QLinearConv" : "QLinearMatMul");
+    fused.set_name(node.name().empty() ? match.quantize->name()
+                                       : node.name());
+    for (const std::string &name :
+         {input(*match.x, 0), input(*match.x, 1), input(*match.x, 2),
+          input(*match.w, 0), input(*match.w, 1), input(*match.w, 2),
+          input(*match.quantize, 1), input(*match.quantize, 2)})
+      fused.add_input(name);
+    if (match.bias)
+      fused.add_input(match.bias->input(0));
+    if (conv)
+      for (const auto &attribute : node.attribute())
+        *fused.add_attribute() = attribute;
+    std::string output = match.quantize->output(0);
+    std::string zero = input(*match.quantize, 2);
+    if (!match.relu || zero.empty()) {
+      // A zero point of 0 (the default) is the floor already.
+      fused.add_output(output);
+      return {fused};
+    }
+    fused.add_output(output + "_before_relu");
+    NodeProto floor;
+    floor.set_op_type("Max");
+    floor.set_name(fused.name() + "_relu");
+    floor.add_input(fused.output(0));
+    floor.add_input(zero);
+    floor.add_output(output);
+    return {fused, floor};
+  }
+};
+
+} // namespace
+
+int fuseQdqProducts(::onnx::GraphProto &graph) { return Fusion(graph).run(); }
+
+} // namespace mlir::tract::onnx

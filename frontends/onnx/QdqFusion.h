@@ -1,0 +1,35 @@
+//===- QdqFusion.h - quantize-dequantize pairs as integer ops ---*- C++ -*-===//
+//
+// onnxruntime's quantizer writes a quantized model as float ops between
+// DequantizeLinear and QuantizeLinear nodes (the QDQ form). Run as written,
+// such a model computes in float: right-looking numbers at float speed.
+// Before the import, each float product whose inputs are dequantized and
+// whose result is quantized becomes the QOperator node that means the same
+// (QLinearConv, QLinearMatMul), which the import lowers to integer kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FRONTENDS_ONNX_QDQFUSION_H
+#define FRONTENDS_ONNX_QDQFUSION_H
+
+namespace onnx {
+class GraphProto;
+} // namespace onnx
+
+namespace mlir::tract::onnx {
+
+/// Rewrites in `graph` (not its subgraphs) each
+///   DequantizeLinear(x), DequantizeLinear(w) [, DequantizeLinear(b)]
+///     -> Conv [-> Relu] -> QuantizeLinear
+/// into a QLinearConv (then the output's zero point as a floor for Relu:
+/// quantizing max(y, 0) is the maximum of y quantized and the zero point),
+/// and the same around MatMul into a QLinearMatMul. A pattern is left as it
+/// is when a value inside it is used elsewhere or is a graph output, when
+/// the bias is not dequantized int32, when the weights' per-channel axis is
+/// not the output channel's, or when a dequantization is blocked. Returns
+/// the number of nodes fused.
+int fuseQdqProducts(::onnx::GraphProto &graph);
+
+} // namespace mlir::tract::onnx
+
+#endif // FRONTENDS_ONNX_QDQFUSION_H

@@ -1,0 +1,101 @@
+// RUN: tract-opt --tract-cpu-quant-kernels --canonicalize --cse %s | FileCheck %s
+// RUN: tract-opt --tract-convert-vector-to-llvm="dot-product=vnni" %s | FileCheck %s --check-prefix=VNNI
+// RUN: tract-opt --tract-convert-vector-to-llvm %s | FileCheck %s --check-prefix=PLAIN
+
+// Weights on the right (10 x 20 ui8 inputs by i8 weights): laid out at
+// compile time as (2 groups of 16 channels, 3 quads of k, 64 bytes), the
+// last group and quad padded with zeros; the input's zero point folded
+// into one i32 per channel (-5 * 10 sums of ones), padded to the groups.
+// Per row (3 rows: one at a time) and quad, each group's 64 bytes times
+// the row's four bytes broadcast, summed four products to a lane; then
+// the correction, the requantization (times 0.5, rounded half to even,
+// plus 3, saturated to 0..255) and the write of 16 bytes, the last group
+// masked (20 channels).
+// CHECK-LABEL: func.func @right(
+// CHECK-DAG:   %[[CORRECTION:.*]] = arith.constant dense<[-50, {{.*}}, -50, 0, {{.*}}, 0]> : tensor<32xi32>
+// CHECK-DAG:   %[[WEIGHTS:.*]] = arith.constant dense<"0x{{.*}}"> : tensor<2x3x64xi8>
+// CHECK:       scf.for %[[ROW:.*]] = %c0 to %c3 step %c1
+// CHECK:         scf.for %[[Q:.*]] = %c0 to %c3 step %c1 iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<16xi32>, vector<16xi32>)
+// CHECK:           vector.transfer_read %[[WEIGHTS]][%c0, %[[Q]], %c0]
+// CHECK:           vector.transfer_read %[[WEIGHTS]][%c1, %[[Q]], %c0]
+// CHECK:           %[[K:.*]] = arith.muli %[[Q]], %c4
+// CHECK:           %[[QUAD:.*]] = vector.transfer_read %{{.*}}[%[[ROW]], %[[K]]], %c0_i8 : tensor<3x10xi8>, vector<4xi8>
+// CHECK:           %[[WORD:.*]] = vector.bitcast %[[QUAD]] : vector<4xi8> to vector<1xi32>
+// CHECK:           vector.broadcast %{{.*}} : i32 to vector<16xi32>
+// CHECK:           arith.extui %{{.*}} : vector<16x4xi8> to vector<16x4xi32>
+// CHECK:           arith.extsi %{{.*}} : vector<16x4xi8> to vector<16x4xi32>
+// CHECK:           vector.multi_reduction <add>, %{{.*}}, %{{.*}} [1] : vector<16x4xi32> to vector<16xi32>
+// CHECK:         vector.transfer_read %[[CORRECTION]][%c0]
+// CHECK:         math.roundeven
+// CHECK:         arith.maximumf
+// CHECK:         arith.minimumf
+// CHECK:         arith.trunci %{{.*}} : vector<16xi32> to vector<16xi8>
+// CHECK:         vector.transfer_write %{{.*}}[%[[ROW]], %c0] {in_bounds = [true]} : vector<16xi8>, tensor<3x20xi8>
+// CHECK:         vector.transfer_write %{{.*}}[%[[ROW]], %c16] : vector<16xi8>, tensor<3x20xi8>
+func.func @right(%x: tensor<3x10xui8>) -> tensor<3x20xui8> {
+  %w = tract.const dense<1> : tensor<10x20xi8>
+  %y = tract.quant_matmul %x, %w {input_zero = 5 : i64, multiplier = array<f32: 0.5>, output_zero = 3 : i64} : (tensor<3x10xui8>, tensor<10x20xi8>) -> tensor<3x20xui8>
+  return %y : tensor<3x20xui8>
+}
+
+// Weights on the left (a convolution's 2 x 6 kernel by 6 x 70 patches):
+// i32 sums, no requantization. The weights (ui8, shifted by -128 to i8
+// with their zero point 130 becoming 2) are rows of k rounded up to 8;
+// each tile of 64 columns of the input is packed at run time into quads,
+// four rows of 16 bytes interleaved, the second quad's last two rows
+// zeros; with a weight zero point, each group's sums of inputs come from
+// the same four-product sums against ones (folded to a widening and a
+// reduction). Then per channel the four groups, corrected by the channel's
+// constant (bias - xz' * sum of w' + K * xz' * wz') and by its zero point
+// times the group's sums of inputs.
+// CHECK-LABEL: func.func @left(
+// CHECK-DAG:   %[[CORRECTION:.*]] = arith.constant dense<[759, 723]> : tensor<2xi32>
+// CHECK-DAG:   %[[WEIGHTS:.*]] = arith.constant dense<{{\[}}[-127, -126, -125, -124, -123, -122, 0, 0], [-121, -120, -119, -118, -117, -116, 0, 0]]> : tensor<2x8xi8>
+// CHECK:       scf.forall (%[[T:.*]]) in (2) shared_outs(%{{.*}} = %{{.*}}) -> (tensor<1x2x70xi32>)
+// CHECK:         %[[PANEL:.*]] = tensor.empty() : tensor<2x4x64xi8>
+// CHECK-COUNT-4: vector.transfer_read %{{.*}} : tensor<1x6x70xi8>, vector<16xi8>
+// CHECK:         vector.interleave %{{.*}}, %{{.*}} : vector<16xi8> -> vector<32xi8>
+// CHECK:         vector.interleave %{{.*}}, %{{.*}} : vector<16xi8> -> vector<32xi8>
+// CHECK:         vector.interleave %{{.*}}, %{{.*}} : vector<16xi16> -> vector<32xi16>
+// CHECK:         vector.transfer_write %{{.*}}, %[[PANEL]][%c0, %c0, %c0] {in_bounds = [true]} : vector<64xi8>, tensor<2x4x64xi8>
+// CHECK:         vector.multi_reduction <add>
+// CHECK:         vector.transfer_read %[[WEIGHTS]]{{.*}} : tensor<2x8xi8>, vector<4xi8>
+// CHECK:         tensor.extract %[[CORRECTION]]
+// CHECK:         arith.muli %{{.*}} : vector<16xi32>
+// CHECK:         vector.transfer_write %{{.*}} : vector<16xi32>, tensor<1x2x?xi32>
+func.func @left(%x: tensor<6x70xui8>) -> tensor<2x70xi32> {
+  %w = tract.const dense<[[1, 2, 3, 4, 5, 6], [7, 8, 9, 10, 11, 12]]> : tensor<2x6xui8>
+  %y = tract.quant_matmul %w, %x {input_zero = 1 : i64, weight_zero = array<i64: 130>, weights_left} : (tensor<2x6xui8>, tensor<6x70xui8>) -> tensor<2x70xi32>
+  return %y : tensor<2x70xi32>
+}
+
+// The four-product sums become AVX-512 VNNI's vpdpbusd when the target has
+// it (so do the sums of four unsigned bytes, against ones), and a
+// widening multiply whose quads are added lane to lane from four strided
+// shuffles otherwise.
+// VNNI-LABEL: func.func @dot(
+// VNNI:       llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xi32>, vector<64xi8>, vector<64xi8>) -> vector<16xi32>
+// VNNI-LABEL: func.func @sum(
+// VNNI:       %[[ONES:.*]] = arith.constant dense<1> : vector<64xi8>
+// VNNI:       llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"(%{{.*}}, %{{.*}}, %[[ONES]])
+// PLAIN-LABEL: func.func @dot(
+// PLAIN-NOT:   vpdpbusd
+// PLAIN:       llvm.shufflevector %{{.*}} [0, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60] : vector<64xi32>
+// PLAIN:       arith.addi %{{.*}} : vector<16xi32>
+// PLAIN:       llvm.shufflevector %{{.*}} [3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63] : vector<64xi32>
+func.func @dot(%acc: vector<16xi32>, %u: vector<64xi8>, %s: vector<64xi8>) -> vector<16xi32> {
+  %a = vector.shape_cast %u : vector<64xi8> to vector<16x4xi8>
+  %b = vector.shape_cast %s : vector<64xi8> to vector<16x4xi8>
+  %aw = arith.extui %a : vector<16x4xi8> to vector<16x4xi32>
+  %bw = arith.extsi %b : vector<16x4xi8> to vector<16x4xi32>
+  %p = arith.muli %aw, %bw : vector<16x4xi32>
+  %r = vector.multi_reduction <add>, %p, %acc [1] : vector<16x4xi32> to vector<16xi32>
+  return %r : vector<16xi32>
+}
+
+func.func @sum(%acc: vector<16xi32>, %u: vector<64xi8>) -> vector<16xi32> {
+  %a = vector.shape_cast %u : vector<64xi8> to vector<16x4xi8>
+  %aw = arith.extui %a : vector<16x4xi8> to vector<16x4xi32>
+  %r = vector.multi_reduction <add>, %aw, %acc [1] : vector<16x4xi32> to vector<16xi32>
+  return %r : vector<16xi32>
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Development script: writes small quantized models in ONNX's QOperator
+and dynamic forms, built with onnx's helper, with onnxruntime's outputs:
+QLinearConv (uint8 inputs by int8 weights with per-channel scales and a
+bias, padded; strided with uneven pads; int8 inputs with a dilated
+kernel; a 5x5 stem of 3 channels whose sums are not a multiple of four,
+with uint8 weights whose zero point is not 128; a 1x1 convolution on a
+batch of two), QLinearMatMul (batched rows by int8 weights; uint8 weights
+with a zero point), ConvInteger, and dynamic quantization
+(DynamicQuantizeLinear, MatMulInteger with the zero point it computes,
+then the scales), and the QDQ form onnxruntime's quantizer writes: two
+convolutions, the first with a bias and a Relu, between
+DequantizeLinear and QuantizeLinear nodes, then a product by a
+dequantized matrix (which tract's import fuses into QLinearConv and
+QLinearMatMul, and onnxruntime into its own integer kernels). The lit
+test frontends/onnx/quant.test runs them.
+"""
+import sys
+from pathlib import Path
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+SEED = 11
+U8, I8, I32, F32 = (TensorProto.UINT8, TensorProto.INT8, TensorProto.INT32,
+                    TensorProto.FLOAT)
+
+
+def tensor(name, value):
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def one_node_model(node, inputs, outputs, initializers, opset=13):
+    graph = helper.make_graph(
+        [node] if not isinstance(node, list) else node, "quantized",
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+        initializer=[tensor(n, v) for n, v in initializers.items()])
+    return helper.make_model(graph,
+                             opset_imports=[helper.make_opsetid("", opset)])
+
+
+def qlinear_conv(rng, name, x_type, w_type, shape, kernel, per_channel=True,
+                 bias=True, w_zero=0, **attributes):
+    out_channels = kernel[0]
+    x_dtype = np.uint8 if x_type == U8 else np.int8
+    w_dtype = np.uint8 if w_type == U8 else np.int8
+    info = np.iinfo(x_dtype)
+    x = rng.integers(info.min, info.max + 1, size=shape).astype(x_dtype)
+    winfo = np.iinfo(w_dtype)
+    w = rng.integers(winfo.min, winfo.max + 1, size=kernel).astype(w_dtype)
+    fan_in = int(np.prod(kernel[1:]))
+    w_scale = (rng.uniform(0.5, 1.5, size=out_channels if per_channel else ())
+               * 0.02).astype(np.float32)
+    init = {
+        "x_scale": np.float32(0.05),
+        "x_zero": x_dtype(7 if x_type == U8 else -3),
+        "w": w, "w_scale": w_scale,
+        "w_zero": (np.full(out_channels, w_zero, w_dtype) if per_channel
+                   else w_dtype(w_zero)),
+        # The output's range spans a few hundred steps of its scale.
+        "y_scale": np.float32(0.05 * 0.02 * np.sqrt(fan_in) * 40 / 127),
+        "y_zero": x_dtype(120 if x_type == U8 else 5),
+    }
+    inputs = ["x", "x_scale", "x_zero", "w", "w_scale", "w_zero", "y_scale",
+              "y_zero"]
+    if bias:
+        init["bias"] = rng.integers(-2000, 2000,
+                                    size=out_channels).astype(np.int32)
+        inputs.append("bias")
+    node = helper.make_node("QLinearConv", inputs, ["y"], **attributes)
+    model = one_node_model(node, [("x", x_type, list(shape))],
+                           [("y", x_type, None)], init)
+    return name, model, {"x": x}
+
+
+def cases(rng):
+    yield qlinear_conv(rng, "qlinear_conv_3x3", U8, I8, (1, 16, 20, 20),
+                       (24, 16, 3, 3), auto_pad="SAME_UPPER")
+    yield qlinear_conv(rng, "qlinear_conv_strided", U8, I8, (1, 8, 17, 17),
+                       (32, 8, 3, 3), strides=[2, 2], pads=[1, 1, 0, 0])
+    yield qlinear_conv(rng, "qlinear_conv_signed_dilated", I8, I8,
+                       (1, 12, 15, 13), (16, 12, 3, 3), per_channel=False,
+                       dilations=[2, 2], pads=[2, 2, 2, 2])
+    yield qlinear_conv(rng, "qlinear_conv_stem", U8, U8, (1, 3, 23, 23),
+                       (20, 3, 5, 5), per_channel=False, w_zero=100,
+                       strides=[2, 2], pads=[2, 2, 2, 2])
+    yield qlinear_conv(rng, "qlinear_conv_1x1", U8, I8, (2, 32, 7, 9),
+                       (40, 32, 1, 1), bias=False)
+
+    # QLinearMatMul: rows of a batch by int8 weights; uint8 weights with a
+    # zero point (the correction by each row's sum).
+    for name, w_type, w_zero in [("qlinear_matmul", I8, 0),
+                                 ("qlinear_matmul_u8_weights", U8, 3)]:
+        w_dtype = np.uint8 if w_type == U8 else np.int8
+        info = np.iinfo(w_dtype)
+        a = rng.integers(0, 256, size=(2, 5, 42)).astype(np.uint8)
+        init = {
+            "a_scale": np.float32(0.04), "a_zero": np.uint8(9),
+            "b": rng.integers(info.min, info.max + 1,
+                              size=(42, 50)).astype(w_dtype),
+            "b_scale": np.float32(0.01), "b_zero": w_dtype(w_zero),
+            "y_scale": np.float32(0.04 * 0.01 * np.sqrt(42) * 60 / 127),
+            "y_zero": np.uint8(128),
+        }
+        node = helper.make_node(
+            "QLinearMatMul", ["a", "a_scale", "a_zero", "b", "b_scale",
+                              "b_zero", "y_scale", "y_zero"], ["y"])
+        yield name, one_node_model(node, [("a", U8, [2, 5, 42])],
+                                   [("y", U8, None)], init), {"a": a}
+
+    # ConvInteger: uint8 by uint8 with zero points, summed in int32.
+    x = rng.integers(0, 256, size=(1, 6, 11, 11)).astype(np.uint8)
+    init = {"x_zero": np.uint8(12),
+            "w": rng.integers(0, 256, size=(18, 6, 3, 3)).astype(np.uint8),
+            "w_zero": np.uint8(130)}
+    node = helper.make_node("ConvInteger", ["x", "w", "x_zero", "w_zero"],
+                            ["y"], pads=[1, 1, 1, 1])
+    yield "conv_integer", one_node_model(
+        node, [("x", U8, [1, 6, 11, 11])], [("y", I32, None)], init), {"x": x}
+
+    # Dynamic quantization of a product, as onnxruntime's quantize_dynamic
+    # writes it: the input's scale and zero point computed when it runs.
+    x = rng.normal(size=(3, 7, 40)).astype(np.float32)
+    w_scale = np.float32(0.008)
+    init = {"w": rng.integers(-127, 128, size=(40, 33)).astype(np.int8),
+            "w_zero": np.int8(0), "w_scale": w_scale}
+    nodes = [
+        helper.make_node("DynamicQuantizeLinear", ["x"],
+                         ["xq", "x_scale", "x_zero"]),
+        helper.make_node("MatMulInteger", ["xq", "w", "x_zero", "w_zero"],
+                         ["acc"]),
+        helper.make_node("Cast", ["acc"], ["accf"], to=F32),
+        helper.make_node("Mul", ["x_scale", "w_scale"], ["scale"]),
+        helper.make_node("Mul", ["accf", "scale"], ["y"]),
+    ]
+    yield "dynamic_matmul", one_node_model(
+        nodes, [("x", F32, [3, 7, 40])], [("y", F32, None)], init), {"x": x}
+
+    yield qdq_model(rng)
+
+
+def qdq_model(rng):
+    """x (float) -> Q -> DQ -> Conv(DQ w1, DQ b1) -> Relu -> Q -> DQ ->
+    Conv(DQ w2 per channel) -> Q -> DQ -> Flatten -> Q -> DQ -> MatMul(DQ
+    w3) -> Q -> DQ -> y (float)."""
+    nodes, init = [], {}
+
+    def param(name, value):
+        init[name] = value
+        return name
+
+    def dq(name, q, scale, zero, axis=None):
+        attributes = {} if axis is None else {"axis": axis}
+        nodes.append(helper.make_node("DequantizeLinear", [q, scale, zero],
+                                      [name], **attributes))
+        return name
+
+    def q(name, x, scale, zero):
+        nodes.append(helper.make_node("QuantizeLinear", [x, scale, zero],
+                                      [name]))
+        return name
+
+    a_scale, a_zero = param("a_scale", np.float32(0.03)), param(
+        "a_zero", np.uint8(100))
+    x = dq("x_dq", q("x_q", "x", a_scale, a_zero), a_scale, a_zero)
+    w1 = rng.integers(-127, 128, size=(16, 8, 3, 3)).astype(np.int8)
+    w1_scale = np.float32(0.01)
+    b1 = rng.integers(-500, 500, size=16).astype(np.int32)
+    conv1 = helper.make_node(
+        "Conv", [x, dq("w1_dq", param("w1", w1), param("w1_scale", w1_scale),
+                       param("w1_zero", np.int8(0))),
+                 dq("b1_dq", param("b1", b1),
+                    param("b1_scale", np.float32(0.03 * 0.01)),
+                    param("b1_zero", np.int32(0)))],
+        ["c1"], pads=[1, 1, 1, 1])
+    nodes.append(conv1)
+    nodes.append(helper.make_node("Relu", ["c1"], ["r1"]))
+    h_scale, h_zero = param("h_scale", np.float32(0.05)), param(
+        "h_zero", np.uint8(20))
+    h = dq("h_dq", q("h_q", "r1", h_scale, h_zero), h_scale, h_zero)
+    w2 = rng.integers(-127, 128, size=(24, 16, 1, 1)).astype(np.int8)
+    w2_scale = (rng.uniform(0.5, 1.5, size=24) * 0.01).astype(np.float32)
+    nodes.append(helper.make_node(
+        "Conv", [h, dq("w2_dq", param("w2", w2), param("w2_scale", w2_scale),
+                       param("w2_zero", np.zeros(24, np.int8)), axis=0)],
+        ["c2"], strides=[2, 2]))
+    g_scale, g_zero = param("g_scale", np.float32(0.08)), param(
+        "g_zero", np.uint8(128))
+    g = dq("g_dq", q("g_q", "c2", g_scale, g_zero), g_scale, g_zero)
+    nodes.append(helper.make_node("Flatten", [g], ["flat"]))
+    f = dq("f_dq", q("f_q", "flat", g_scale, g_zero), g_scale, g_zero)
+    w3 = rng.integers(-127, 128, size=(24 * 5 * 5, 10)).astype(np.int8)
+    nodes.append(helper.make_node(
+        "MatMul", [f, dq("w3_dq", param("w3", w3),
+                         param("w3_scale", np.float32(0.002)),
+                         param("w3_zero", np.int8(0)))], ["m"]))
+    y_scale, y_zero = param("y_scale", np.float32(0.1)), param(
+        "y_zero", np.uint8(128))
+    dq("y", q("y_q", "m", y_scale, y_zero), y_scale, y_zero)
+    model = one_node_model(nodes, [("x", F32, [1, 8, 10, 10])],
+                           [("y", F32, None)], init)
+    x = rng.uniform(-2, 5, size=(1, 8, 10, 10)).astype(np.float32)
+    return "qdq_convs", model, {"x": x}
+
+
+if __name__ == "__main__":
+    # Options, onnxruntime and the bundles as for the real models' references.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts" /
+                           "reference-outputs"))
+    from make_references import write_cases
+    write_cases(__doc__, SEED, cases, __file__)
