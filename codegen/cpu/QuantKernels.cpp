@@ -607,7 +607,7 @@ struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
     int64_t channels = weightsType.getDimSize(left ? 0 : 1);
     int64_t k = weightsType.getDimSize(left ? 1 : 0);
     bool inputSigned = !getElementTypeOrSelf(op.getInput()).isUnsignedInteger();
-    int64_t inputZero = op.getInputZero() + (inputSigned ? 128 : 0);
+    int64_t inputZero = int64_t(op.getInputZero()) + (inputSigned ? 128 : 0);
     FailureOr<Prepared> prepared = prepare(op, weights, inputZero);
     if (failed(prepared))
       return failure();
@@ -615,7 +615,7 @@ struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
     if (!init)
       return failure();
     KernelEmitter emitter(rewriter, loc, inputSigned, *prepared, k,
-                          op.getOutputZero(), op.getOutputSigned(),
+                          int64_t(op.getOutputZero()), op.getOutputSigned(),
                           op.getMultiplier().has_value());
     Value input = left ? adaptor.getRhs() : adaptor.getLhs();
     Shape inputShape = getShape(op.getInput());
@@ -687,6 +687,214 @@ struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
   }
 };
 
+/// tract.quant_depthwise as f32 lanes along the output's columns, one
+/// channel per iteration of an scf.forall: blocks of kDepthwiseRows output
+/// rows share each input row they read, loaded and widened once per tap
+/// column. The sums of byte products (and the constant correction) are
+/// integers below 2^24 (the import checks it), so f32 holds them exactly.
+constexpr int64_t kDepthwiseRows = 4;
+
+struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
+  using TractLoweringPattern::TractLoweringPattern;
+
+  LogicalResult lower(QuantDepthwiseOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Attribute attr;
+    if (!matchPattern(op.getWeights(), m_Constant(&attr)))
+      return op.emitOpError("needs constant weights");
+    DenseElementsAttr weights = denseOf(attr);
+    if (!weights)
+      return op.emitOpError("needs constant weights");
+    auto weightsType = cast<RankedTensorType>(weights.getType());
+    int64_t channels = weightsType.getDimSize(0);
+    int64_t kh = weightsType.getDimSize(1), kw = weightsType.getDimSize(2);
+    int64_t taps = kh * kw;
+    bool weightsUnsigned = weights.getElementType().isUnsignedInteger();
+    ArrayRef<char> raw = weights.getRawData();
+    ArrayRef<int64_t> zeros = op.getWeightZero();
+    std::vector<int32_t> bias(channels, 0);
+    if (Value biasValue = op.getBias()) {
+      Attribute biasAttr;
+      DenseElementsAttr dense;
+      if (!matchPattern(biasValue, m_Constant(&biasAttr)) ||
+          !(dense = denseOf(biasAttr)))
+        return op.emitOpError("needs a constant bias");
+      int64_t c = 0;
+      for (const APInt &value : dense.getValues<APInt>())
+        bias[c++] = int32_t(value.getSExtValue());
+    }
+    // (w - weight_zero) per channel and tap, and bias - x_zero * their sum.
+    std::vector<float> taps32(channels * taps), correction(channels),
+        scales(channels, 1.0f);
+    for (int64_t c = 0; c < channels; ++c) {
+      int64_t zero = zeros.empty() ? 0 : zeros[zeros.size() == 1 ? 0 : c];
+      int64_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        uint8_t byte = uint8_t(raw[weights.isSplat() ? 0 : c * taps + t]);
+        int64_t value = weightsUnsigned ? int64_t(byte) : int64_t(int8_t(byte));
+        taps32[c * taps + t] = float(value - zero);
+        sum += value - zero;
+      }
+      correction[c] = float(bias[c] - int64_t(op.getInputZero()) * sum);
+      if (std::optional<ArrayRef<float>> multiplier = op.getMultiplier())
+        scales[c] = (*multiplier)[multiplier->size() == 1 ? 0 : c];
+    }
+    Type f32 = rewriter.getF32Type(), i32 = rewriter.getI32Type(),
+         i8 = rewriter.getI8Type();
+    auto table = [&](ArrayRef<int64_t> shape, ArrayRef<float> values) -> Value {
+      return arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(RankedTensorType::get(shape, f32), values));
+    };
+    Value tapTable = table({channels, taps}, taps32);
+    Value correctionTable = table({channels}, correction);
+    Value scaleTable = table({channels}, scales);
+
+    Value init = emptyTensor(rewriter, loc, op.getType());
+    if (!init)
+      return failure();
+    auto outType = cast<RankedTensorType>(init.getType());
+    int64_t outH = outType.getDimSize(2), outW = outType.getDimSize(3);
+    FailureOr<OpFoldResult> batch = size(rewriter, loc, getShape(op.getInput())[0]);
+    if (failed(batch))
+      return failure();
+    ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+    bool inputSigned = !getElementTypeOrSelf(op.getInput()).isUnsignedInteger();
+    bool requantized = op.getMultiplier().has_value();
+    bool outputSigned = op.getOutputSigned();
+    double outputZero = double(int64_t(op.getOutputZero()));
+    Value input = adaptor.getInput();
+    OpBuilder &b = rewriter;
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto lanes = [&](Type element) {
+      return VectorType::get({kLanes}, element);
+    };
+    auto splat = [&](Type element, Attribute value) -> Value {
+      return arith::ConstantOp::create(
+          b, loc, DenseElementsAttr::get(lanes(element), value));
+    };
+    int64_t columnVectors = llvm::divideCeil(outW, kLanes);
+
+    auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes) {
+      offsets.assign({OpFoldResult(ivs[0]), OpFoldResult(ivs[1]),
+                      b.getIndexAttr(0), b.getIndexAttr(0)});
+      sizes.assign({b.getIndexAttr(1), b.getIndexAttr(1),
+                    b.getIndexAttr(outH), b.getIndexAttr(outW)});
+    };
+    Value result = forallOverSlices(
+        b, loc, {*batch, b.getIndexAttr(channels)}, init, where,
+        [&](ValueRange ivs, Value slice) {
+          Value image = ivs[0], channel = ivs[1];
+          SmallVector<Value> tapVectors;
+          for (int64_t t = 0; t < taps; ++t)
+            tapVectors.push_back(vector::BroadcastOp::create(
+                b, loc, lanes(f32),
+                tensor::ExtractOp::create(b, loc, tapTable,
+                                          ValueRange{channel, index(t)})));
+          Value corr = vector::BroadcastOp::create(
+              b, loc, lanes(f32),
+              tensor::ExtractOp::create(b, loc, correctionTable,
+                                        ValueRange{channel}));
+          Value scale = vector::BroadcastOp::create(
+              b, loc, lanes(f32),
+              tensor::ExtractOp::create(b, loc, scaleTable,
+                                        ValueRange{channel}));
+          // A row of the input from column `x` on, every stride-th byte,
+          // widened to f32.
+          auto load = [&](Value row, Value x) -> Value {
+            int64_t width = kLanes * strides[1];
+            Value bytes = vector::TransferReadOp::create(
+                b, loc, VectorType::get({width}, i8), input,
+                ValueRange{image, channel, row, x},
+                arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+                ArrayRef<bool>{false});
+            if (strides[1] != 1) {
+              SmallVector<int64_t> mask;
+              for (int64_t i = 0; i < kLanes; ++i)
+                mask.push_back(i * strides[1]);
+              bytes = vector::ShuffleOp::create(b, loc, bytes, bytes, mask);
+            }
+            Value wide =
+                inputSigned
+                    ? Value(arith::ExtSIOp::create(b, loc, lanes(i32), bytes))
+                    : Value(arith::ExtUIOp::create(b, loc, lanes(i32), bytes));
+            return arith::SIToFPOp::create(b, loc, lanes(f32), wide);
+          };
+          auto finish = [&](Value acc) -> Value {
+            if (!requantized)
+              return arith::FPToSIOp::create(b, loc, lanes(i32), acc);
+            Value x = arith::MulFOp::create(b, loc, acc, scale);
+            x = math::RoundEvenOp::create(b, loc, x);
+            x = arith::AddFOp::create(b, loc, x,
+                                      splat(f32, b.getF32FloatAttr(outputZero)));
+            double lo = outputSigned ? -128 : 0, hi = outputSigned ? 127 : 255;
+            x = arith::MaximumFOp::create(b, loc, x,
+                                          splat(f32, b.getF32FloatAttr(lo)));
+            x = arith::MinimumFOp::create(b, loc, x,
+                                          splat(f32, b.getF32FloatAttr(hi)));
+            return arith::TruncIOp::create(
+                b, loc, lanes(i8),
+                arith::FPToSIOp::create(b, loc, lanes(i32), x));
+          };
+          auto rows = [&](Value oy, int64_t height, Value out) -> Value {
+            auto columns = scf::ForOp::create(b, loc, index(0),
+                                              index(columnVectors), index(1),
+                                              ValueRange{out});
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(columns.getBody());
+            Value column = columns.getInductionVar();
+            Value x0 = arith::MulIOp::create(b, loc, column,
+                                             index(kLanes * strides[1]));
+            Value y0 = arith::MulIOp::create(b, loc, oy, index(strides[0]));
+            SmallVector<Value> acc(height, corr);
+            int64_t span = (height - 1) * strides[0] + (kh - 1) * dilations[0];
+            for (int64_t r = 0; r <= span; ++r) {
+              // The output rows this input row feeds, and through which tap row.
+              SmallVector<std::pair<int64_t, int64_t>> uses;
+              for (int64_t j = 0; j < height; ++j) {
+                int64_t offset = r - j * strides[0];
+                if (offset >= 0 && offset % dilations[0] == 0 &&
+                    offset / dilations[0] < kh)
+                  uses.push_back({j, offset / dilations[0]});
+              }
+              if (uses.empty())
+                continue;
+              Value row = arith::AddIOp::create(b, loc, y0, index(r));
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                Value x = arith::AddIOp::create(b, loc, x0,
+                                                index(kx * dilations[1]));
+                Value values = load(row, x);
+                for (auto [j, ky] : uses)
+                  acc[j] = vector::FMAOp::create(
+                      b, loc, values, tapVectors[ky * kw + kx], acc[j]);
+              }
+            }
+            Value written = columns.getRegionIterArgs().front();
+            Value xOut = arith::MulIOp::create(b, loc, column, index(kLanes));
+            for (int64_t j = 0; j < height; ++j)
+              written = vector::TransferWriteOp::create(
+                            b, loc, finish(acc[j]), written,
+                            ValueRange{index(0), index(0),
+                                       arith::AddIOp::create(b, loc, oy,
+                                                             index(j)),
+                                       xOut},
+                            ArrayRef<bool>{outW % kLanes == 0})
+                            .getResult();
+            scf::YieldOp::create(b, loc, written);
+            return columns.getResult(0);
+          };
+          return forRowBlocks(b, loc, index(outH), kDepthwiseRows, slice,
+                              rows);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct TractCpuQuantKernelsPass
     : public tract::impl::TractCpuQuantKernelsBase<TractCpuQuantKernelsPass> {
   using TractCpuQuantKernelsBase::TractCpuQuantKernelsBase;
@@ -694,17 +902,21 @@ struct TractCpuQuantKernelsPass
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     if (func.isExternal() ||
-        !func.walk([](QuantMatmulOp) { return WalkResult::interrupt(); })
-             .wasInterrupted())
+        !func.walk([](Operation *op) {
+              return isa<QuantMatmulOp, QuantDepthwiseOp>(op)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            }).wasInterrupted())
       return;
     // No other lowering: a product left is an error.
     if (failed(lowerToKernels(
             func,
             [&](const TypeConverter &converter, RewritePatternSet &patterns) {
-              patterns.add<QuantMatmulLowering>(converter, &getContext());
+              patterns.add<QuantMatmulLowering, QuantDepthwiseLowering>(
+                  converter, &getContext());
             },
             [](ConversionTarget &target) {
-              target.addIllegalOp<QuantMatmulOp>();
+              target.addIllegalOp<QuantMatmulOp, QuantDepthwiseOp>();
             })))
       return signalPassFailure();
   }

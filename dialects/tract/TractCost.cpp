@@ -264,6 +264,13 @@ OpCost QuantMatmulOp::getCost() {
           operandAndResultBytes(*this)};
 }
 
+// A multiply-add per output and tap.
+OpCost QuantDepthwiseOp::getCost() {
+  Shape weights = getShape(getWeights());
+  return {TDim(2) * elementCount(getOutput()) * weights[1] * weights[2],
+          operandAndResultBytes(*this)};
+}
+
 // Per state value: three adds and a mul for the gates, two sigmoids and a
 // tanh, and the update's sub, two muls and an add.
 OpCost GruEpilogueOp::getCost() {

@@ -579,6 +579,68 @@ LogicalResult QuantMatmulOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult QuantDepthwiseOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Value input = adaptor.getInput(), weights = adaptor.getWeights();
+  auto isByte = [](Value value) {
+    Type element = getElementTypeOrSelf(value);
+    return element.isSignlessInteger(8) || element.isUnsignedInteger(8);
+  };
+  if (!isByte(input) || !isByte(weights))
+    return emitOptionalError(location,
+                             "the input and the weights must be ui8 or i8");
+  Shape in = getShape(input), w = getShape(weights);
+  if (in.size() != 4 || w.size() != 3 || in[1] != w[0])
+    return emitOptionalError(location, "the input must be B x C x H x W and "
+                                       "the weights C x kh x kw");
+  ArrayRef<int64_t> strides = adaptor.getStrides(),
+                    dilations = adaptor.getDilations();
+  if (strides.size() != 2 || dilations.size() != 2 ||
+      llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return emitOptionalError(location,
+                             "strides and dilations need two positive values");
+  Shape output = in;
+  for (int64_t i = 0; i < 2; ++i) {
+    std::optional<int64_t> size = in[2 + i].getConstant(),
+                           kernel = w[1 + i].getConstant();
+    if (!size || !kernel)
+      return emitOptionalError(location, "the spatial dims must be known");
+    int64_t field = (*kernel - 1) * dilations[i] + 1;
+    if (*size < field)
+      return emitOptionalError(location, "the input is smaller than the "
+                                         "kernel's field");
+    output[2 + i] = TDim((*size - field) / strides[i] + 1);
+  }
+  std::optional<int64_t> channels = in[1].getConstant();
+  auto perChannel = [&](size_t size) {
+    return size == 1 || (channels && int64_t(size) == *channels);
+  };
+  if (!adaptor.getWeightZero().empty() &&
+      !perChannel(adaptor.getWeightZero().size()))
+    return emitOptionalError(location,
+                             "weight_zero needs one value or one per channel");
+  if (adaptor.getMultiplier() && !perChannel(adaptor.getMultiplier()->size()))
+    return emitOptionalError(location,
+                             "multiplier needs one value or one per channel");
+  if (Value bias = adaptor.getBias()) {
+    Shape b = getShape(bias);
+    if (!getElementTypeOrSelf(bias).isSignlessInteger(32) || b.size() != 1 ||
+        b[0] != in[1])
+      return emitOptionalError(location, "the bias must be ",
+                               in[1].toString(), " i32");
+  }
+  Type element = IntegerType::get(context, 32);
+  if (adaptor.getMultiplier())
+    element = adaptor.getOutputSigned()
+                  ? IntegerType::get(context, 8)
+                  : IntegerType::get(context, 8, IntegerType::Unsigned);
+  results.push_back(
+      getTensorTypeLike(input, output).cloneWith(std::nullopt, element));
+  return success();
+}
+
 LogicalResult GruEpilogueOp::inferReturnTypes(
     MLIRContext *, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {

@@ -220,6 +220,39 @@ def Tract_QuantMatmulOp : Tract_InferredOp<"quant_matmul",
   }];
 }
 
+def Tract_QuantDepthwiseOp : Tract_InferredOp<"quant_depthwise",
+    [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+  let summary = "8-bit depthwise convolution with constant weights";
+  let description = [{
+    The depthwise form of QLinearConv and ConvInteger (one channel in, one
+    out per group), on an input already padded with its zero point:
+
+    `acc[b, c, y, x] = sum over (i, j) of (input[b, c, y * s0 + i * d0, x * s1 + j * d1] - input_zero) * (w[c, i, j] - weight_zero[c]) + bias[c]`
+
+    `input` is `B, C, H, W` (`ui8` or `i8`), `weights` `C, kh, kw` (`ui8`
+    or `i8`), the result `B, C, (H - (kh - 1) * d0 - 1) / s0 + 1,
+    (W - (kw - 1) * d1 - 1) / s1 + 1`. `weight_zero`, `bias`, `multiplier`,
+    `output_zero` and `output_signed` mean what they mean for
+    `tract.quant_matmul`: i32 sums, or requantized when `multiplier` is
+    given.
+
+    The CPU lowering sums in f32 lanes, which is exact: each output sums a
+    few products of bytes (a 3x3 kernel, 9), below 2^24.
+  }];
+  let arguments = (ins Tract_IntTensor:$input, Tract_IntTensor:$weights,
+                   Optional<Tract_IntTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<I64Attr, "0">:$input_zero,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$weight_zero,
+                   OptionalAttr<DenseF32ArrayAttr>:$multiplier,
+                   DefaultValuedAttr<I64Attr, "0">:$output_zero,
+                   UnitAttr:$output_signed);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tract_GruEpilogueOp : Tract_InferredOp<"gru_epilogue", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "the gates of a GRU step, from its input and recurrent products";
   let description = [{

@@ -87,7 +87,8 @@ private:
 
   struct Match {
     const NodeProto *x, *w, *bias, *quantize;
-    bool relu;
+    /// A Relu or Clip between the product and the quantization.
+    const NodeProto *activation;
     int quantizeIndex;
     std::vector<int> removed;
   };
@@ -162,11 +163,15 @@ private:
     if (consumer < 0)
       return std::nullopt;
     match.removed.push_back(index);
-    if (graph.node(consumer).op_type() == "Relu" &&
-        graph.node(consumer).domain().empty()) {
-      match.relu = true;
+    const NodeProto &next = graph.node(consumer);
+    // Clip's bounds as inputs (opset 11 on), not attributes.
+    bool clip = next.op_type() == "Clip" && next.domain().empty() &&
+                !intAttribute(next, "min") && !intAttribute(next, "max") &&
+                next.attribute_size() == 0;
+    if ((next.op_type() == "Relu" && next.domain().empty()) || clip) {
+      match.activation = &next;
       match.removed.push_back(consumer);
-      consumer = onlyConsumer(graph.node(consumer).output(0));
+      consumer = onlyConsumer(next.output(0));
       if (consumer < 0)
         return std::nullopt;
     }
@@ -207,20 +212,65 @@ private:
       for (const auto &attribute : node.attribute())
         *fused.add_attribute() = attribute;
     std::string output = match.quantize->output(0);
+    std::string scale = input(*match.quantize, 1);
     std::string zero = input(*match.quantize, 2);
-    if (!match.relu || zero.empty()) {
-      // A zero point of 0 (the default) is the floor already.
+    if (!match.activation) {
       fused.add_output(output);
       return {fused};
     }
-    fused.add_output(output + "_before_relu");
-    NodeProto floor;
-    floor.set_op_type("Max");
-    floor.set_name(fused.name() + "_relu");
-    floor.add_input(fused.output(0));
-    floor.add_input(zero);
-    floor.add_output(output);
-    return {fused, floor};
+    // Quantizing is monotonic: quantizing max(y, lo) is the maximum of y
+    // quantized and lo quantized, and the same for min.
+    std::vector<NodeProto> nodes;
+    std::string value = output + "_unclipped";
+    fused.add_output(value);
+    nodes.push_back(fused);
+    auto bound = [&](const std::string &real, const char *op,
+                     const char *suffix) {
+      std::string name = fused.name() + suffix;
+      std::string quantized = real;
+      if (!real.empty()) {
+        NodeProto quantize;
+        quantize.set_op_type("QuantizeLinear");
+        quantize.set_name(name + "_bound");
+        quantize.add_input(real);
+        quantize.add_input(scale);
+        if (!zero.empty())
+          quantize.add_input(zero);
+        quantized = name + "_bound";
+        quantize.add_output(quantized);
+        nodes.push_back(quantize);
+      }
+      NodeProto limit;
+      limit.set_op_type(op);
+      limit.set_name(name);
+      limit.add_input(value);
+      limit.add_input(quantized);
+      value = name;
+      limit.add_output(value);
+      nodes.push_back(limit);
+    };
+    const NodeProto &activation = *match.activation;
+    if (activation.op_type() == "Relu") {
+      // The floor is the zero point (absent: 0, the type's floor already).
+      if (!zero.empty()) {
+        NodeProto floor;
+        floor.set_op_type("Max");
+        floor.set_name(fused.name() + "_relu");
+        floor.add_input(value);
+        floor.add_input(zero);
+        value = floor.name();
+        floor.add_output(value);
+        nodes.push_back(floor);
+      }
+    } else {
+      if (!input(activation, 1).empty())
+        bound(input(activation, 1), "Max", "_clip_min");
+      if (!input(activation, 2).empty())
+        bound(input(activation, 2), "Min", "_clip_max");
+    }
+    // The last node writes the pattern's output.
+    *nodes.back().mutable_output(0) = output;
+    return nodes;
   }
 };
 

@@ -20,9 +20,10 @@ namespace mlir::tract::onnx {
 
 /// Rewrites in `graph` (not its subgraphs) each
 ///   DequantizeLinear(x), DequantizeLinear(w) [, DequantizeLinear(b)]
-///     -> Conv [-> Relu] -> QuantizeLinear
-/// into a QLinearConv (then the output's zero point as a floor for Relu:
-/// quantizing max(y, 0) is the maximum of y quantized and the zero point),
+///     -> Conv [-> Relu or Clip] -> QuantizeLinear
+/// into a QLinearConv, then the activation on the quantized values
+/// (quantizing is monotonic: the quantized max(y, lo) is the maximum of y
+/// quantized and lo quantized; Relu's floor is the zero point),
 /// and the same around MatMul into a QLinearMatMul. A pattern is left as it
 /// is when a value inside it is used elsewhere or is a graph output, when
 /// the bias is not dequantized int32, when the weights' per-channel axis is

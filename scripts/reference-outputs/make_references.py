@@ -210,7 +210,7 @@ def write_npz(path, arrays):
                                           allow_pickle=False)
 
 
-def run_onnxruntime(node_path, model, inputs):
+def run_onnxruntime(node_path, model, inputs, optimized=False):
     with tempfile.TemporaryDirectory() as work:
         entries = []
         for index, (name, array) in enumerate(inputs.items()):
@@ -222,8 +222,9 @@ def run_onnxruntime(node_path, model, inputs):
         with open(os.path.join(work, "inputs.json"), "w") as f:
             json.dump(entries, f)
         env = dict(os.environ, NODE_PATH=node_path)
-        subprocess.run(["node", os.path.join(HERE, "run_onnxruntime.js"),
-                        model, work], check=True, env=env)
+        subprocess.run(["node", os.path.join(HERE, "run_onnxruntime.js")] +
+                       (["--optimized"] if optimized else []) + [model, work],
+                       check=True, env=env)
         with open(os.path.join(work, "outputs.json")) as f:
             entries = json.load(f)
         outputs = {}
@@ -242,12 +243,13 @@ def bundle_name(name):
         ".npz"
 
 
-def write_cases(doc, seed, cases, script):
+def write_cases(doc, seed, cases, script, optimized=False):
     """The main of the scripts that write test models with onnxruntime's
     outputs (test/onnx/*/make_*models.py): `cases(rng)` yields (name, model,
     inputs) from a generator seeded with `seed`; `doc` describes the models
     and `script` is the caller's __file__, whose folder is the default
-    OUT_DIR."""
+    OUT_DIR. With `optimized`, onnxruntime runs with its graph
+    optimizations (run_onnxruntime.js --optimized)."""
     parser = argparse.ArgumentParser(
         description=doc,
         epilog="Writes each model as OUT_DIR/NAME.onnx, runs onnxruntime-node "
@@ -262,7 +264,7 @@ def write_cases(doc, seed, cases, script):
         path = os.path.join(args.out, name + ".onnx")
         with open(path, "wb") as f:
             f.write(model.SerializeToString())
-        outputs = run_onnxruntime(args.node_path, path, inputs)
+        outputs = run_onnxruntime(args.node_path, path, inputs, optimized)
         write_npz(os.path.join(args.out, name + ".npz"), {**inputs, **outputs})
         print(name, {k: v.shape for k, v in outputs.items()})
 

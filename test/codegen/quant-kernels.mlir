@@ -99,3 +99,29 @@ func.func @sum(%acc: vector<16xi32>, %u: vector<64xi8>) -> vector<16xi32> {
   %r = vector.multi_reduction <add>, %aw, %acc [1] : vector<16x4xi32> to vector<16xi32>
   return %r : vector<16xi32>
 }
+
+// Depthwise, stride 2 along both axes: an scf.forall over (images,
+// channels); per channel the nine taps (w - weight_zero, f32) and the
+// correction (bias - x_zero * their sum) broadcast; blocks of 4 output rows
+// (then single rows), each input row they read loaded once per tap column
+// (32 bytes, every other one kept, widened to f32) and multiply-added into
+// the rows it feeds; then requantized and written 16 at a time (masked: 3
+// columns).
+// CHECK-LABEL: func.func @depthwise(
+// CHECK-DAG:   arith.constant dense<{{\[}}{{.*}}]> : tensor<2x9xf32>
+// CHECK:       scf.forall (%[[C:.*]]) in (2) shared_outs
+// CHECK-COUNT-9: tensor.extract %{{.*}}[%[[C]], %{{.*}}] : tensor<2x9xf32>
+// CHECK:         tensor.extract %{{.*}}[%[[C]]] : tensor<2xf32>
+// CHECK:         scf.for %[[ROW:.*]] = %c0 to %c3 step %c1
+// CHECK:           %[[Y:.*]] = arith.muli %[[ROW]], %c2 : index
+// CHECK:           vector.transfer_read %{{.*}}[%c0, %[[C]], %[[Y]], %c0], %c0_i8 : tensor<1x2x7x7xi8>, vector<32xi8>
+// CHECK:           vector.shuffle %{{.*}}, %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30] : vector<32xi8>, vector<32xi8>
+// CHECK:           arith.extui %{{.*}} : vector<16xi8> to vector<16xi32>
+// CHECK:           vector.fma
+// CHECK:           math.roundeven
+// CHECK:           vector.transfer_write %{{.*}}[%c0, %c0, %[[ROW]], %c0] : vector<16xi8>, tensor<1x1x3x3xi8>
+func.func @depthwise(%x: tensor<1x2x7x7xui8>) -> tensor<1x2x3x3xui8> {
+  %w = tract.const dense<[[[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[-1, -2, -3], [-4, -5, -6], [-7, -8, -9]]]> : tensor<2x3x3xi8>
+  %y = tract.quant_depthwise %x, %w {dilations = array<i64: 1, 1>, input_zero = 3 : i64, multiplier = array<f32: 0.1, 0.2>, output_zero = 7 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xui8>, tensor<2x3x3xi8>) -> tensor<1x2x3x3xui8>
+  return %y : tensor<1x2x3x3xui8>
+}

@@ -282,16 +282,29 @@ bool quantMatmulApplies(Value x, Value w) {
          constantOf(w);
 }
 
+/// Whether a depthwise convolution's sums, and its constant correction
+/// (the bias less the input's zero point times the weights' sums), are
+/// integers that f32 holds exactly: each output sums `taps` products of at
+/// most 255 * 255.
+bool exactDepthwise(DenseElementsAttr kernel, Value bias, int64_t taps) {
+  int64_t largest = 0;
+  if (bias)
+    for (int64_t value : readIntValues(constantOf(bias)))
+      largest = std::max<int64_t>(largest, std::abs(value));
+  return 2 * taps * 255 * 255 + largest < (int64_t(1) << 24);
+}
+
 /// A 2-D convolution of bytes `x` by constant bytes `w` (group 1) as
 /// tract.quant_matmul: the kernel on the left of the input's patches,
 /// (C * kh * kw, OH * OW) per image, made from the input padded with its
-/// zero point. Null when the node is not of that form (the caller falls
+/// zero point; or, depthwise (group = channels), as tract.quant_depthwise
+/// on that padded input. Null when the node is not of that form (the caller falls
 /// back to the general integer convolution).
 Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
                 const QuantParams &params) {
   if (!x || !w || NodeContext::rank(x) != 4 || NodeContext::rank(w) != 4 ||
       !isByteType(NodeContext::elementType(x)) ||
-      !isByteType(NodeContext::elementType(w)) || ctx.getInt("group", 1) != 1)
+      !isByteType(NodeContext::elementType(w)))
     return {};
   DenseElementsAttr kernel = constantOf(w);
   if (!kernel || (bias && !constantOf(bias)))
@@ -302,10 +315,15 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
   std::optional<int64_t> c = xShape[1].getConstant(),
                          h = xShape[2].getConstant(),
                          wd = xShape[3].getConstant();
-  if (!c || !h || !wd || TDim(*c) != wShape[1])
+  int64_t group = ctx.getInt("group", 1);
+  if (!c || !h || !wd || TDim(*c / std::max<int64_t>(group, 1)) != wShape[1])
     return {};
   int64_t out = *wShape[0].getConstant(), kh = *wShape[2].getConstant(),
           kw = *wShape[3].getConstant();
+  // Depthwise (one channel in and one out per group), or group 1.
+  bool depthwise = group == *c && out == *c && group > 1;
+  if (group != 1 && !(depthwise && exactDepthwise(kernel, bias, kh * kw)))
+    return {};
   FailureOr<Window> window = readWindow(ctx, 2);
   if (failed(window))
     return {};
@@ -350,6 +368,20 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
         ArrayRef<int64_t>{0, 0, after[0], after[1]}, PadMode::Constant,
         IntegerAttr::get(element, params.inputZero));
   }
+  OpBuilder &b = ctx.getBuilder();
+  if (depthwise)
+    return ctx.create<QuantDepthwiseOp>(
+        padded,
+        ctx.constant(kernel.reshape(RankedTensorType::get(
+            {out, kh, kw}, kernel.getElementType()))),
+        bias, b.getDenseI64ArrayAttr(strides),
+        b.getDenseI64ArrayAttr(dilations),
+        b.getI64IntegerAttr(params.inputZero),
+        b.getDenseI64ArrayAttr(params.weightZero),
+        params.multiplier ? b.getDenseF32ArrayAttr(*params.multiplier)
+                          : DenseF32ArrayAttr(),
+        b.getI64IntegerAttr(params.outputZero),
+        params.outputSigned ? b.getUnitAttr() : UnitAttr());
   // One (B, C, 1, OH, OW) slice of the padded input per tap.
   SmallVector<Value> taps;
   for (int64_t ky = 0; ky < kh; ++ky)

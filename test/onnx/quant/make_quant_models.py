@@ -11,8 +11,12 @@ with a zero point), ConvInteger, and dynamic quantization
 then the scales), and the QDQ form onnxruntime's quantizer writes: two
 convolutions, the first with a bias and a Relu, between
 DequantizeLinear and QuantizeLinear nodes, then a product by a
-dequantized matrix (which tract's import fuses into QLinearConv and
-QLinearMatMul, and onnxruntime into its own integer kernels). The lit
+dequantized matrix; and an inverted residual block as MobileNetV2 has
+them (1x1, depthwise 3x3 and 1x1 convolutions, the first two with Clip
+as ReLU6, and the residual Add in float between dequantized tensors).
+tract's import fuses the products into QLinearConv and QLinearMatMul,
+onnxruntime into its own integer kernels; its outputs here are computed
+with its graph optimizations on, as its users run it. The lit
 test frontends/onnx/quant.test runs them.
 """
 import sys
@@ -138,6 +142,7 @@ def cases(rng):
         nodes, [("x", F32, [3, 7, 40])], [("y", F32, None)], init), {"x": x}
 
     yield qdq_model(rng)
+    yield qdq_mobile_block(rng)
 
 
 def qdq_model(rng):
@@ -204,9 +209,60 @@ def qdq_model(rng):
     return "qdq_convs", model, {"x": x}
 
 
+def qdq_mobile_block(rng):
+    nodes, init = [], {}
+
+    def param(name, value):
+        init[name] = value
+        return name
+
+    def dq(name, q, scale, zero, axis=None):
+        attributes = {} if axis is None else {"axis": axis}
+        nodes.append(helper.make_node("DequantizeLinear", [q, scale, zero],
+                                      [name], **attributes))
+        return name
+
+    def qdq(name, x, scale, zero):
+        s, z = param(name + "_s", np.float32(scale)), param(
+            name + "_z", np.uint8(zero))
+        nodes.append(helper.make_node("QuantizeLinear", [x, s, z],
+                                      [name + "_q"]))
+        return dq(name, name + "_q", s, z)
+
+    def conv(name, x, w, scale, clip, **attributes):
+        w_scale = (rng.uniform(0.5, 1.5, size=w.shape[0]) * scale) \
+            .astype(np.float32)
+        wdq = dq(name + "_w", param(name + "_wq", w),
+                 param(name + "_ws", w_scale),
+                 param(name + "_wz", np.zeros(w.shape[0], np.int8)), axis=0)
+        nodes.append(helper.make_node("Conv", [x, wdq], [name], **attributes))
+        if not clip:
+            return name
+        nodes.append(helper.make_node("Clip", [name, "zero", "six"],
+                                      [name + "_clip"]))
+        return name + "_clip"
+
+    init["zero"], init["six"] = np.float32(0), np.float32(6)
+    x = qdq("xq", "x", 0.04, 128)
+    weights = lambda *shape: rng.integers(-127, 128, size=shape).astype(
+        np.int8)
+    h = qdq("h", conv("expand", x, weights(48, 16, 1, 1), 0.01, True),
+            6 / 255, 0)
+    d = qdq("d", conv("depthwise", h, weights(48, 1, 3, 3), 0.02, True,
+                      group=48, pads=[1, 1, 1, 1]), 6 / 255, 0)
+    p = qdq("p", conv("project", d, weights(16, 48, 1, 1), 0.005, False),
+            0.05, 128)
+    nodes.append(helper.make_node("Add", [x, p], ["sum"]))
+    qdq("y", "sum", 0.06, 128)
+    model = one_node_model(nodes, [("x", F32, [1, 16, 12, 12])],
+                           [("y", F32, None)], init)
+    return "qdq_mobile_block", model, {
+        "x": rng.uniform(-4, 4, size=(1, 16, 12, 12)).astype(np.float32)}
+
+
 if __name__ == "__main__":
     # Options, onnxruntime and the bundles as for the real models' references.
     sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "scripts" /
                            "reference-outputs"))
     from make_references import write_cases
-    write_cases(__doc__, SEED, cases, __file__)
+    write_cases(__doc__, SEED, cases, __file__, optimized=True)
