@@ -27,6 +27,7 @@ import sys
 
 import numpy as np
 import onnx
+import onnx.version_converter
 from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,6 +35,39 @@ sys.path.insert(0, os.path.join(HERE, "..", "scripts", "reference-outputs"))
 from make_references import run_onnxruntime, write_npz  # noqa: E402
 
 PRODUCTS = {"Conv", "MatMul"}
+
+
+def prepare(model, inputs):
+    """Constant nodes' tensors as initializers (exporters such as Paddle's
+    write weights that way), the inputs' dims those of the calibration
+    inputs, and the opset raised to 13 where it is lower: per-channel
+    DequantizeLinear needs it."""
+    graph = model.graph
+    for value in graph.input:
+        if value.name in inputs:
+            dims = value.type.tensor_type.shape.dim
+            for dim, size in zip(dims, inputs[value.name].shape):
+                dim.Clear()
+                dim.dim_value = size
+    nodes = []
+    for node in graph.node:
+        value = [a for a in node.attribute if a.name == "value"]
+        if node.op_type == "Constant" and len(node.attribute) == 1 and value:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(value[0].t)
+            tensor.name = node.output[0]
+            graph.initializer.append(tensor)
+            continue
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    opset = next((o.version for o in model.opset_import
+                  if o.domain in ("", "ai.onnx")), 13)
+    if opset < 13:
+        # The converter's adapters need the shapes (Softmax's axis).
+        model = onnx.version_converter.convert_version(
+            onnx.shape_inference.infer_shapes(model), 13)
+    return model
 
 
 def gemm_to_matmul(model):
@@ -87,7 +121,8 @@ def calibrate(model, inputs, node_path, work):
     onnx.save(probe, path)
     outputs = run_onnxruntime(node_path, path, inputs)
     ranges = {name: (float(v.min()), float(v.max()))
-              for name, v in outputs.items() if v.dtype == np.float32}
+              for name, v in outputs.items()
+              if v.dtype == np.float32 and v.size}
     for name, value in inputs.items():
         if value.dtype == np.float32:
             ranges[name] = (float(value.min()), float(value.max()))
@@ -228,6 +263,7 @@ def main():
         {t.name for t in model.graph.initializer}
     inputs = {k: bundle[k] for k in bundle.files if k in graph_inputs}
     os.makedirs(args.out, exist_ok=True)
+    model = prepare(model, inputs)
     gemm_to_matmul(model)
     ranges = calibrate(model, inputs, args.node_path, args.out)
     count = quantize(model, ranges)

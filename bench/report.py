@@ -8,7 +8,9 @@ MODEL '-' for the run's facts (date, cpu, fma_peak, command...). Keys
 repeated over rounds (tract_ms, ort_ms) keep every round. A model whose
 key 'table' is 'vision' (bench/make_vision_models.py's) goes to the second
 table, "Convolutional networks outside the suite", with its own means and
-targets; the suite's figures and checks leave it out.
+targets; one whose 'table' is 'int8' to the third, "8-bit models", with
+tract's time on the float model it comes from (tract_f32_ms); the suite's
+figures and checks leave both out.
 """
 import collections
 import math
@@ -36,6 +38,9 @@ TARGET_MATMUL_PEAK_2T = 0.80
 # at two threads.
 TARGET_VISION_GEOMEAN = 0.85
 TARGET_VISION_MAX_RATIO = 1.2
+# Issue 46's, for the 8-bit models.
+TARGET_INT8_GEOMEAN = 0.8
+TARGET_INT8_RESNET_SPEEDUP = 2.0
 
 
 def load(path):
@@ -274,15 +279,104 @@ def vision(values, models, status):
     return lines, checks
 
 
+def int8(values, models, status):
+    """The third table: 8-bit models, each engine on one thread and two on
+    the same file, and tract's time on the float model each comes from;
+    issue 46's targets. Returns the section's lines and the targets' rows."""
+    threads = [(1, "", "one thread")]
+    if any(values[m].get("tract_ms_2t") or values[m].get("ort_ms_2t")
+           for m in models):
+        threads.append((2, "_2t", "two threads"))
+    rows = []
+    ratios = {count: {} for count, _, _ in threads}
+    speedups = {count: {} for count, _, _ in threads}
+    for model in models:
+        v = values[model]
+        first = lambda key: v[key][0] if v.get(key) else None
+        tract_error, ort_error = first("tract_error"), first("ort_error")
+        cells = [model, first("float_model") or "—", first("input") or "—"]
+        for count, suffix, _ in threads:
+            tract, tract_spread = best_and_spread(v.get("tract_ms" + suffix,
+                                                        []))
+            ort, ort_spread = best_and_spread(v.get("ort_ms" + suffix, []))
+            f32, _ = best_and_spread(v.get("tract_f32_ms" + suffix, []))
+            if tract_error:
+                tract = None
+            if ort_error:
+                ort = None
+            if tract and ort:
+                ratios[count][model] = tract / ort
+            if tract and f32:
+                speedups[count][model] = f32 / tract
+            cells += [
+                error_cell("tract", tract_error) if tract_error and count == 1
+                else timing_cell(tract, tract_spread),
+                error_cell("onnxruntime", ort_error)
+                if ort_error and count == 1 else timing_cell(ort, ort_spread),
+                "%.2f" % ratios[count][model] if model in ratios[count]
+                else "—",
+                "%.2f×" % speedups[count][model]
+                if model in speedups[count] else "—",
+            ]
+        rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return [], []
+    header = ["model", "float model", "input"]
+    for count, _, _ in threads:
+        at = "" if count == 1 else ", %d threads" % count
+        header += ["tract ms" + at, "onnxruntime ms" + at,
+                   "tract / ort" + at, "tract f32 / int8" + at]
+    lines = [
+        "## 8-bit models",
+        "",
+        "The suite's models quantized in the QDQ form by "
+        "`bench/quantize_models.py` (int8 weights per output channel, uint8 "
+        "activations per tensor, calibrated on the reference input; the "
+        "reference outputs are onnxruntime's on the quantized file, with its "
+        "graph optimizations, which run it on its integer kernels), and "
+        "`bench/make_models.py`'s QLinearMatMul and QLinearConv. Both "
+        "engines run the same 8-bit file; *tract f32 / int8* is tract's "
+        "time on the float model it was quantized from over its time on the "
+        "8-bit one (above 1, the 8-bit model is faster).",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|---|---|---|" + "--:|" * (len(header) - 3),
+    ] + rows + [""]
+    checks = []
+    for count, _, label in threads:
+        measured = ratios[count]
+        if not measured:
+            continue
+        geomean = geomean_of(measured)
+        lines += ["**Geometric mean of tract / onnxruntime on %s: %.2f** "
+                  "over %d 8-bit models." % (label, geomean, len(measured)),
+                  ""]
+        checks.append(status(geomean <= TARGET_INT8_GEOMEAN,
+                             "%.2f" % geomean,
+                             "8-bit: geometric mean on %s ≤ %.2f" %
+                             (label, TARGET_INT8_GEOMEAN)))
+    speedup = speedups[1].get("resnet18_qdq")
+    if speedup:
+        checks.append(status(speedup >= TARGET_INT8_RESNET_SPEEDUP,
+                             "%.2f×" % speedup,
+                             "8-bit ResNet-18 ≥ %.0f× faster than tract's "
+                             "f32 one (one thread)" %
+                             TARGET_INT8_RESNET_SPEEDUP))
+    return lines, checks
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     values, order = load(sys.argv[1])
     vision_models = [m for m in order
                      if values[m].get("table", [""])[-1] == "vision"]
+    int8_models = [m for m in order
+                   if values[m].get("table", [""])[-1] == "int8"]
     # The suite: what every figure and check below is about, but the
-    # second table's.
-    models = [m for m in order if m not in vision_models]
+    # second and third tables'.
+    models = [m for m in order
+              if m not in vision_models and m not in int8_models]
     run = {key: vals[-1] for key, vals in values["-"].items()}
     peak = float(run["fma_peak"])
     rows, ratios = [], {}
@@ -427,11 +521,14 @@ def main():
                                      (label, key, target)))
     vision_lines, vision_checks = vision(values, vision_models, status)
     checks += vision_checks
+    int8_lines, int8_checks = int8(values, int8_models, status)
+    checks += int8_checks
     if checks:
-        lines += ["## Targets (issues 16 and 49)", "",
+        lines += ["## Targets (issues 16, 46 and 49)", "",
                   "| target | measured | |", "|---|---|---|"] + checks + [""]
     lines += two_threads(values, models, peak, status)
     lines += vision_lines
+    lines += int8_lines
 
     lines += [
         "## How it is measured",

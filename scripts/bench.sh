@@ -6,12 +6,16 @@
 #
 # Usage: scripts/bench.sh [--rounds N] [--models a,b,...] [--quick]
 #                         [--time-ms MS] [--one-thread] [--vision]
-#                         [--out FILE]
+#                         [--int8] [--out FILE]
 #   --rounds N    rounds of (tract bench, onnxruntime bench) per model (3)
 #   --models LIST only these models (default: the suite; names as in the
-#                 tables, or 'suite' or 'vision' for all of one table)
+#                 tables, or 'suite', 'vision' or 'int8' for all of one
+#                 table)
 #   --vision      the convolutional networks outside the suite as well, as a
 #                 second table (about doubles the run time)
+#   --int8        the quantized models as well, as a third table: each
+#                 engine on the same 8-bit file, and tract's time on the
+#                 float model it was quantized from
 #   --quick       1 round of 500 ms per engine: a smoke run, not a result
 #   --time-ms MS  time budget of each engine in each round (2000)
 #   --one-thread  measure one thread only (half the time)
@@ -37,7 +41,11 @@
 # networks outside the suite (bench/make_vision_models.py: torchvision's, with
 # random weights, written into models/vision/ when missing) run on the
 # bundles next to them, as a second table with a mean of its own, so that
-# the suite's fast audio and OCR models cannot hide a slow vision one. tract
+# the suite's fast audio and OCR models cannot hide a slow vision one. With
+# --int8 (or when --models names them), 8-bit models: the suite's real
+# models quantized in the QDQ form by bench/quantize_models.py (into
+# models/quant/, with onnxruntime's outputs) and the synthetic QLinearMatMul
+# and QLinearConv of bench/make_models.py, as a third table. tract
 # gets the bundle's shapes as input facts. Both engines check their outputs
 # against the bundle's before any timing: a fast wrong result is a failure,
 # not a figure.
@@ -58,6 +66,20 @@ vision_models=(mobilenet_v3_small mobilenet_v3_large efficientnet_b0
                convnext_tiny regnet_y_400mf shufflenet_v2_x1_0 squeezenet1_1
                densenet121 googlenet mnasnet1_0 resnext50_32x4d
                deeplabv3_mobilenet_v3_large lraspp_mobilenet_v3_large r3d_18)
+# The third table: 8-bit models, each with the float model it comes from
+# (NAME=FLOAT).
+int8_entries=(resnet18_qdq=resnet18 mobilenet_v2_qdq=mobilenet_v2
+              ppocr_det_qdq=ppocr_det transformer_encoder_qdq=transformer_encoder
+              qlinear_matmul512=matmul512 qlinear_conv3x3_64=conv3x3_64)
+int8_models=()
+for entry in "${int8_entries[@]}"; do int8_models+=("${entry%%=*}"); done
+float_model_of() {
+  local entry
+  for entry in "${int8_entries[@]}"; do
+    [ "${entry%%=*}" = "$1" ] && { echo "${entry#*=}"; return 0; }
+  done
+  return 1
+}
 large_model_of() {
   local entry
   for entry in "${large_models[@]}"; do
@@ -71,6 +93,7 @@ time_ms=2000
 warmup_ms=300
 selected=""
 vision=0
+int8=0
 thread_counts=(1 2)
 out="$root/docs/performance.md"
 while (($#)); do
@@ -83,6 +106,7 @@ while (($#)); do
     --quick) rounds=1; time_ms=500; warmup_ms=100; shift ;;
     --one-thread) thread_counts=(1); shift ;;
     --vision) vision=1; shift ;;
+    --int8) int8=1; shift ;;
     --time-ms) time_ms=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -94,6 +118,7 @@ done
 
 models=("${all_models[@]}")
 ((vision)) && models+=("${vision_models[@]}")
+((int8)) && models+=("${int8_models[@]}")
 if [ -n "$selected" ]; then
   IFS=, read -r -a requested <<<"$selected"
   models=()
@@ -101,10 +126,11 @@ if [ -n "$selected" ]; then
     case $name in
       suite) models+=("${all_models[@]}"); continue ;;
       vision) models+=("${vision_models[@]}"); continue ;;
+      int8) models+=("${int8_models[@]}"); continue ;;
     esac
-    case " ${all_models[*]} ${vision_models[*]} " in
+    case " ${all_models[*]} ${vision_models[*]} ${int8_models[*]} " in
       *" $name "*) models+=("$name") ;;
-      *) echo "bench: unknown model $name (known: suite, vision, ${all_models[*]} ${vision_models[*]})" >&2; exit 2 ;;
+      *) echo "bench: unknown model $name (known: suite, vision, int8, ${all_models[*]} ${vision_models[*]} ${int8_models[*]})" >&2; exit 2 ;;
     esac
   done
 fi
@@ -140,7 +166,23 @@ missing=()
 synthetic_wanted=()
 large_wanted=()
 vision_wanted=()
+quant_wanted=()
 for name in "${models[@]}"; do
+  if float=$(float_model_of "$name"); then
+    # The float model too: tract's int8 is reported against it. NAME_qdq
+    # is quantized from it; the others are bench/make_models.py's.
+    case " ${synthetic_models[*]} " in
+      *" $float "*) synthetic_wanted+=("$float") ;;
+      *) [ -f "$models_dir/$float.onnx" ] || missing+=("$float.onnx") ;;
+    esac
+    case $name in
+      *_qdq)
+        [ -f "$models_dir/quant/$name.onnx" ] && [ -f "$models_dir/quant/$name.npz" ] ||
+          quant_wanted+=("$float") ;;
+      *) synthetic_wanted+=("$name") ;;
+    esac
+    continue
+  fi
   case " ${vision_models[*]} " in
     *" $name "*)
       [ -f "$models_dir/vision/$name.onnx" ] && [ -f "$models_dir/vision/$name.npz" ] ||
@@ -172,6 +214,16 @@ if ((${#vision_wanted[@]})); then
     --out "$models_dir/vision" "${vision_wanted[@]}" ||
     echo "bench: could not write every vision model; their rows will say so" >&2
 fi
+
+for float in "${quant_wanted[@]}"; do
+  case " ${synthetic_models[*]} " in
+    *" $float "*) source=("$models_dir/bench/$float.onnx" "$models_dir/bench/$float.npz") ;;
+    *) source=("$models_dir/$float.onnx" "$root/test/onnx/reference/$float.npz") ;;
+  esac
+  "$python" "$root/bench/quantize_models.py" --node-path "$NODE_PATH" \
+    "${source[@]}" "$models_dir/quant" ||
+    echo "bench: could not quantize $float; its row will say so" >&2
+done
 
 if ((${#large_wanted[@]})); then
   "$python" "$root/bench/make_large_bundles.py" --models "$models_dir" \
@@ -225,6 +277,28 @@ bench_model() {
       model="$models_dir/vision/$name.onnx"; bundle="$models_dir/vision/$name.npz"
       record "$name" table vision ;; # report.py's second table
   esac
+  local float float_cmd=()
+  if float=$(float_model_of "$name"); then
+    record "$name" table int8 # report.py's third table
+    record "$name" float_model "$float"
+    local float_model="$models_dir/$float.onnx"
+    local float_bundle="$root/test/onnx/reference/$float.npz"
+    case " ${synthetic_models[*]} " in
+      *" $float "*)
+        float_model="$models_dir/bench/$float.onnx"
+        float_bundle="$models_dir/bench/$float.npz" ;;
+    esac
+    case $name in
+      *_qdq) model="$models_dir/quant/$name.onnx"; bundle="$models_dir/quant/$name.npz" ;;
+      *) model="$models_dir/bench/$name.onnx"; bundle="$models_dir/bench/$name.npz" ;;
+    esac
+    if [ -f "$float_model" ] && [ -f "$float_bundle" ] &&
+       step tract "$name" "$python" "$root/bench/bundle_facts.py" "$float_model" "$float_bundle"; then
+      float_cmd=("$tract" -O)
+      while IFS= read -r line; do float_cmd+=(-i "$line"); done <"$work/out"
+      float_cmd+=("$float_model" bench --input-from-bundle "$float_bundle")
+    fi
+  fi
   # Silero v5 takes the sample rate as a constant, as the example and the
   # tests give it (sr as a run-time input does not import yet).
   case $name in silero_vad_v5|silero_vad_jjhbw) extras=(sr:i64=16000) ;; esac
@@ -296,6 +370,12 @@ bench_model() {
             record "$name" "tract_ms$suffix" "$(sed -n 's/^Bench ran [0-9]* times, \([0-9.]*\) ms\/i\.$/\1/p' "$work/out")"
           else
             tract_ok=0
+          fi
+          # An 8-bit model: tract on its float model, in the same turn.
+          if ((tract_ok && ${#float_cmd[@]})) &&
+             step tract_f32 "$name" "${float_cmd[@]}" --threads "$threads" \
+               --max-time "$time_ms" --warmup-loops 1 --warmup-time "$warmup_ms"; then
+            record "$name" "tract_f32_ms$suffix" "$(sed -n 's/^Bench ran [0-9]* times, \([0-9.]*\) ms\/i\.$/\1/p' "$work/out")"
           fi
         elif [ "$engine" = ort ] && ((ort_ok)); then
           if step ort "$name" node "$root/bench/ort_bench.js" "$model" "$bundle" \
