@@ -583,6 +583,144 @@ LogicalResult qlinearConv(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// com.microsoft's QLinear element-wise ops and pools (QOperator form)
+//===----------------------------------------------------------------------===//
+
+/// scale * (q - zero) in f32 (no zero point: 0).
+Value dequantizeTensor(NodeContext &ctx, Value q, Value scale, Value zero) {
+  if (!q || !scale)
+    return {};
+  Type f32 = Float32Type::get(ctx.getContext());
+  Value x = ctx.castTo(q, f32);
+  if (zero)
+    x = ctx.binary<SubOp>(x, ctx.castTo(zero, f32));
+  return ctx.binary<MulOp>(x, ctx.castTo(scale, f32));
+}
+
+/// round_half_even(x / scale) + zero, saturated to the zero point's type
+/// (no zero point: `fallback`'s, the input's).
+Value quantizeTensor(NodeContext &ctx, Value x, Value scale, Value zero,
+                     Type fallback) {
+  if (!x || !scale)
+    return {};
+  Type type = zero ? NodeContext::elementType(zero) : fallback;
+  if (!isQuantType(type)) {
+    (void)ctx.unsupported("quantized type " + NodeContext::typeName(type));
+    return {};
+  }
+  Value scaled = ctx.binary<DivOp>(
+      x, ctx.castTo(scale, Float32Type::get(ctx.getContext())));
+  return saturateTo(ctx, scaled, zero, type);
+}
+
+/// The per-tensor parameters these ops take: a refusal names any other.
+LogicalResult requirePerTensor(NodeContext &ctx,
+                               std::initializer_list<unsigned> inputs) {
+  for (unsigned i : inputs)
+    if (Value value = ctx.input(i);
+        value && getShape(value) != Shape(NodeContext::rank(value), TDim(1)))
+      return ctx.unsupported("a per-axis quantization parameter (input " +
+                             Twine(i) + ")");
+  return success();
+}
+
+/// QLinearAdd and QLinearMul: A and B dequantized, added or multiplied in
+/// f32 and quantized to C's parameters, as ONNX's QDQ form of the same op
+/// defines it.
+template <typename OpTy>
+LogicalResult qlinearBinary(NodeContext &ctx, Outputs &outputs) {
+  if (failed(requirePerTensor(ctx, {1, 2, 4, 5, 6, 7})))
+    return failure();
+  Value a = dequantizeTensor(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
+  Value b = dequantizeTensor(ctx, ctx.input(3), ctx.input(4), ctx.input(5));
+  if (!a || !b)
+    return failure();
+  return pushOutput(outputs,
+                    quantizeTensor(ctx, ctx.binary<OpTy>(a, b), ctx.input(6),
+                                   ctx.input(7),
+                                   NodeContext::elementType(ctx.input(0))));
+}
+
+/// A unary QLinear op: X dequantized, `apply` in f32, quantized to Y's
+/// parameters (inputs X, X_scale, X_zero, Y_scale, Y_zero).
+LogicalResult qlinearUnary(NodeContext &ctx, Outputs &outputs,
+                           function_ref<Value(Value)> apply) {
+  if (failed(requirePerTensor(ctx, {1, 2, 3, 4})))
+    return failure();
+  Value x = dequantizeTensor(ctx, ctx.input(0), ctx.input(1), ctx.input(2));
+  if (!x)
+    return failure();
+  return pushOutput(outputs,
+                    quantizeTensor(ctx, apply(x), ctx.input(3), ctx.input(4),
+                                   NodeContext::elementType(ctx.input(0))));
+}
+
+LogicalResult qlinearSigmoid(NodeContext &ctx, Outputs &outputs) {
+  return qlinearUnary(ctx, outputs,
+                      [&](Value x) { return ctx.create<SigmoidOp>(x); });
+}
+
+LogicalResult qlinearLeakyRelu(NodeContext &ctx, Outputs &outputs) {
+  float alpha = ctx.getFloat("alpha", 0.01f);
+  return qlinearUnary(ctx, outputs, [&](Value x) {
+    Value zero = ctx.scalarLike(x, 0.0);
+    return ctx.binary<AddOp>(
+        ctx.binary<MaxOp>(x, zero),
+        ctx.binary<MulOp>(ctx.binary<MinOp>(x, zero),
+                          ctx.scalarLike(x, alpha)));
+  });
+}
+
+/// QLinearGlobalAveragePool: the mean over the spatial axes (after the
+/// channels, or before them with channels_last), kept as axes of 1.
+LogicalResult qlinearGlobalAveragePool(NodeContext &ctx, Outputs &outputs) {
+  bool channelsLast = ctx.getInt("channels_last", 0) != 0;
+  return qlinearUnary(ctx, outputs, [&](Value x) -> Value {
+    int64_t rank = NodeContext::rank(x);
+    if (rank < 3) {
+      (void)ctx.error("X needs a batch, channel and spatial axes");
+      return {};
+    }
+    SmallVector<int64_t> axes;
+    for (int64_t axis = channelsLast ? 1 : 2;
+         axis < (channelsLast ? rank - 1 : rank); ++axis)
+      axes.push_back(axis);
+    Value sum = ctx.create<ReduceOp>(x, Reducer::Sum, axes, false);
+    return ctx.binary<DivOp>(sum, ctx.axesVolume(x, axes));
+  });
+}
+
+/// QLinearConcat: Y_scale, Y_zero, then (X, X_scale, X_zero) per input,
+/// each dequantized, concatenated along `axis` and quantized.
+LogicalResult qlinearConcat(NodeContext &ctx, Outputs &outputs) {
+  unsigned count = ctx.getNumInputs();
+  if (count < 5 || (count - 2) % 3 != 0)
+    return ctx.error("QLinearConcat takes Y_scale, Y_zero_point and a "
+                     "(tensor, scale, zero point) triple per input, got " +
+                     Twine(count) + " inputs");
+  SmallVector<Value> parts;
+  for (unsigned i = 2; i < count; i += 3) {
+    if (failed(requirePerTensor(ctx, {i + 1, i + 2})))
+      return failure();
+    Value part =
+        dequantizeTensor(ctx, ctx.input(i), ctx.input(i + 1), ctx.input(i + 2));
+    if (!part)
+      return failure();
+    parts.push_back(part);
+  }
+  if (failed(requirePerTensor(ctx, {0, 1})))
+    return failure();
+  FailureOr<int64_t> axis =
+      ctx.normalizeAxis(ctx.getInt("axis", 0), NodeContext::rank(parts[0]));
+  if (failed(axis))
+    return failure();
+  Value joined = ctx.create<ConcatOp>(ValueRange(parts), *axis);
+  return pushOutput(outputs,
+                    quantizeTensor(ctx, joined, ctx.input(0), ctx.input(1),
+                                   NodeContext::elementType(ctx.input(2))));
+}
+
 } // namespace
 
 void mlir::tract::onnx::registerQuantOps(OpRegistry &registry) {
@@ -593,4 +731,11 @@ void mlir::tract::onnx::registerQuantOps(OpRegistry &registry) {
   registry.add("QLinearMatMul", {10, 21}, qlinearMatMul);
   registry.add("ConvInteger", 10, convInteger);
   registry.add("QLinearConv", {10, 21}, qlinearConv);
+  registry.add("com.microsoft.QLinearAdd", 1, qlinearBinary<AddOp>);
+  registry.add("com.microsoft.QLinearMul", 1, qlinearBinary<MulOp>);
+  registry.add("com.microsoft.QLinearSigmoid", 1, qlinearSigmoid);
+  registry.add("com.microsoft.QLinearLeakyRelu", 1, qlinearLeakyRelu);
+  registry.add("com.microsoft.QLinearGlobalAveragePool", 1,
+               qlinearGlobalAveragePool);
+  registry.add("com.microsoft.QLinearConcat", 1, qlinearConcat);
 }

@@ -16,7 +16,10 @@ them (1x1, depthwise 3x3 and 1x1 convolutions, the first two with Clip
 as ReLU6, and the residual Add in float between dequantized tensors).
 tract's import fuses the products into QLinearConv and QLinearMatMul,
 onnxruntime into its own integer kernels; its outputs here are computed
-with its graph optimizations on, as its users run it. The lit
+with its graph optimizations on, as its users run it. And com.microsoft's
+QOperator element-wise ops and pools: QLinearAdd (also broadcast),
+QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool and
+QLinearConcat. The lit
 test frontends/onnx/quant.test runs them.
 """
 import sys
@@ -143,6 +146,7 @@ def cases(rng):
 
     yield qdq_model(rng)
     yield qdq_mobile_block(rng)
+    yield from qoperator_cases(rng)
 
 
 def qdq_model(rng):
@@ -258,6 +262,61 @@ def qdq_mobile_block(rng):
                            [("y", F32, None)], init)
     return "qdq_mobile_block", model, {
         "x": rng.uniform(-4, 4, size=(1, 16, 12, 12)).astype(np.float32)}
+
+
+def ms_model(node, inputs, outputs, init):
+    graph = helper.make_graph(
+        [node], node.op_type,
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in inputs],
+        [helper.make_tensor_value_info(n, t, s) for n, t, s in outputs],
+        initializer=[tensor(n, v) for n, v in init.items()])
+    return helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+
+
+def qoperator_cases(rng):
+    def u8(*shape):
+        return rng.integers(0, 256, size=shape).astype(np.uint8)
+
+    for name, op, b_shape in [("qlinear_add", "QLinearAdd", (1, 8, 5, 5)),
+                              ("qlinear_add_broadcast", "QLinearAdd",
+                               (1, 8, 1, 1)),
+                              ("qlinear_mul", "QLinearMul", (1, 8, 5, 5))]:
+        init = {"a_s": np.float32(0.05), "a_z": np.uint8(100),
+                "b_s": np.float32(0.03), "b_z": np.uint8(80),
+                "c_s": np.float32(0.07 if op == "QLinearAdd" else 0.02),
+                "c_z": np.uint8(128)}
+        node = helper.make_node(op, ["a", "a_s", "a_z", "b", "b_s", "b_z",
+                                     "c_s", "c_z"], ["c"],
+                                domain="com.microsoft")
+        yield name, ms_model(node, [("a", U8, [1, 8, 5, 5]),
+                                    ("b", U8, list(b_shape))],
+                             [("c", U8, None)], init), {
+            "a": u8(1, 8, 5, 5), "b": u8(*b_shape)}
+
+    unary = {"x_s": np.float32(0.05), "x_z": np.uint8(128),
+             "y_s": np.float32(1 / 255), "y_z": np.uint8(0)}
+    for name, op, attributes, y_scale in [
+            ("qlinear_sigmoid", "QLinearSigmoid", {}, 1 / 255),
+            ("qlinear_leaky_relu", "QLinearLeakyRelu", {"alpha": 0.1}, 0.03),
+            ("qlinear_global_average_pool", "QLinearGlobalAveragePool",
+             {"channels_last": 0}, 0.02)]:
+        init = dict(unary, y_s=np.float32(y_scale),
+                    y_z=np.uint8(0 if op == "QLinearSigmoid" else 100))
+        node = helper.make_node(op, ["x", "x_s", "x_z", "y_s", "y_z"], ["y"],
+                                domain="com.microsoft", **attributes)
+        yield name, ms_model(node, [("x", U8, [1, 8, 6, 7])],
+                             [("y", U8, None)], init), {"x": u8(1, 8, 6, 7)}
+
+    init = {"y_s": np.float32(0.06), "y_z": np.uint8(120),
+            "a_s": np.float32(0.05), "a_z": np.uint8(100),
+            "b_s": np.float32(0.08), "b_z": np.uint8(140)}
+    node = helper.make_node("QLinearConcat", ["y_s", "y_z", "a", "a_s", "a_z",
+                                              "b", "b_s", "b_z"], ["y"],
+                            axis=1, domain="com.microsoft")
+    yield "qlinear_concat", ms_model(
+        node, [("a", U8, [1, 3, 4, 4]), ("b", U8, [1, 5, 4, 4])],
+        [("y", U8, None)], init), {"a": u8(1, 3, 4, 4), "b": u8(1, 5, 4, 4)}
 
 
 if __name__ == "__main__":
