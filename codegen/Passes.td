@@ -46,9 +46,18 @@ def TractCpuQuantKernels : Pass<"tract-cpu-quant-kernels", "func::FuncOp"> {
     each register tile. Column tiles are shared among threads (an
     `scf.forall`).
 
+    With `signed-products`, the input's bytes are made signed rather than
+    unsigned (their zero point moved by 128 to match), for a target whose
+    instruction multiplies signed bytes by signed bytes (AArch64's `sdot`).
+
     `tract-lower-to-linalg` has no other lowering of the op: this pass runs
     before it.
   }];
+  let options = [
+    Option<"signedProducts", "signed-products", "bool", /*default=*/"false",
+           "Products of signed input bytes by signed weight bytes (sdot) "
+           "rather than unsigned by signed (vpdpbusd)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
@@ -492,13 +501,15 @@ def TractConvertVectorToLLVM : Pass<"tract-convert-vector-to-llvm", "ModuleOp"> 
     `tract-cpu-quant-kernels` writes it (a `vector.multi_reduction <add>`
     over the last dim of `16x4` products of unsigned by signed bytes, each
     widened to i32) becomes AVX-512 VNNI's `vpdpbusd` (an LLVM intrinsic,
-    which must not meet the bufferization: its memory effects are unknown).
+    which must not meet the bufferization: its memory effects are unknown);
+    with `dot-product=sdot`, the same sums of signed by signed bytes become
+    four of AArch64's `sdot` on 128-bit vectors.
   }];
   let options = [
     Option<"indexBitwidth", "index-bitwidth", "unsigned", /*default=*/"0",
            "Bits of index; 0 takes them from the data layout">,
     Option<"dotProduct", "dot-product", "std::string", /*default=*/"\"none\"",
-           "The byte dot-product instruction to select: vnni or none">
+           "The byte dot-product instruction to select: vnni, sdot or none">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::LLVM::LLVMDialect",

@@ -162,7 +162,9 @@ void mlir::tract::buildLowerToLinalgPipeline(
   TractCpuBlockQuantKernelsOptions blockQuant;
   blockQuant.registerFile = options.registerFile;
   pm.addNestedPass<func::FuncOp>(createTractCpuBlockQuantKernels(blockQuant));
-  pm.addNestedPass<func::FuncOp>(createTractCpuQuantKernels());
+  TractCpuQuantKernelsOptions quant;
+  quant.signedProducts = options.signedProducts;
+  pm.addNestedPass<func::FuncOp>(createTractCpuQuantKernels(quant));
   pm.addPass(createTractLowerToLinalg());
   TractEntryChecksOptions checks;
   checks.bodyMayFail = options.bodyMayFail;
@@ -173,6 +175,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
                                            const TargetInfo &target) {
   LowerToLinalgOptions lowering;
   lowering.registerFile = target.vectorRegisters * target.f32Lanes;
+  lowering.signedProducts = target.dotProduct == "sdot";
   lowering.bodyMayFail = !target.gpu.empty();
   // Convolutions with their channels on the vector lanes: a layout for the
   // CPU kernels (the GPU path keeps the model's). Then those whose taps

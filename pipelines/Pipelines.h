@@ -40,6 +40,9 @@ struct LowerToLinalgOptions {
   /// The f32 values the vector registers hold, for the CPU's fused kernels
   /// (512: AVX-512's 32 registers of 16).
   int64_t registerFile = 512;
+  /// tract-cpu-quant-kernels' signed-products: the target multiplies
+  /// signed bytes by signed bytes (AArch64's sdot).
+  bool signedProducts = false;
   /// tract-entry-checks' body-may-fail: the body launches GPU kernels.
   bool bodyMayFail = false;
 };

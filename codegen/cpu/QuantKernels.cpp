@@ -9,7 +9,9 @@
 // Both operands are brought to that instruction's signedness with their
 // zero points moved to match: a signed input byte x becomes x + 128
 // (x ^ 0x80) with its zero point + 128, an unsigned weight w becomes
-// w - 128 with its zero points - 128. The product of the shifted values
+// w - 128 with its zero points - 128. For AArch64's sdot (signed by
+// signed bytes, `signed-products`), the input bytes are made signed
+// instead: an unsigned x becomes x - 128, its zero point - 128. The product of the shifted values
 // with the shifted zero points is the same. With x' and w' those values,
 //
 //   sum_k (x' - xz')(w' - wz'[c]) = sum_k x' w'  - xz' sum_k w'[k, c]
@@ -190,10 +192,15 @@ FailureOr<Prepared> prepare(QuantMatmulOp op, DenseElementsAttr weights,
 
 class KernelEmitter {
 public:
-  KernelEmitter(OpBuilder &b, Location loc, bool inputSigned,
-                const Prepared &prepared, int64_t k, int64_t outputZero,
-                bool outputSigned, bool requantized)
-      : b(b), loc(loc), inputSigned(inputSigned), k(k),
+  /// `flipInput`: the input's bytes are xor-ed with 0x80 on their way to
+  /// the products (to unsigned for vpdpbusd from signed inputs, to signed
+  /// for sdot from unsigned ones); `signedProducts`: the products take
+  /// them as signed.
+  KernelEmitter(OpBuilder &b, Location loc, bool flipInput,
+                bool signedProducts, const Prepared &prepared, int64_t k,
+                int64_t outputZero, bool outputSigned, bool requantized)
+      : b(b), loc(loc), flipInput(flipInput),
+        signedProducts(signedProducts), k(k),
         quads(llvm::divideCeil(k, kQuad)), outputZero(outputZero),
         outputSigned(outputSigned), requantized(requantized) {
     Type i8 = b.getI8Type(), i32 = b.getI32Type(), f32 = b.getF32Type();
@@ -210,9 +217,9 @@ public:
       weightZero = table(i32, prepared.weightZero);
     if (!prepared.multiplier.empty())
       multiplier = table(f32, prepared.multiplier);
-    // Padding reads as a zero x' once shifted.
+    // Padding reads as a zero once flipped.
     inputPadding = arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(i8, inputSigned ? -128 : 0));
+        b, loc, b.getIntegerAttr(i8, flipInput ? -128 : 0));
   }
 
   /// Weights on the right: `input` is (rows, k), the result `init` has the
@@ -285,7 +292,9 @@ public:
 private:
   OpBuilder &b;
   Location loc;
-  bool inputSigned;
+  /// Whether the input's bytes are flipped (see the constructor).
+  bool flipInput;
+  bool signedProducts;
   int64_t k, quads, outputZero;
   bool outputSigned, requantized;
   Value weights, correction, weightZero, multiplier, inputPadding;
@@ -316,8 +325,11 @@ private:
     Type i32 = b.getI32Type();
     auto quadType = VectorType::get({kLanes, kQuad}, b.getI8Type());
     auto wideType = VectorType::get({kLanes, kQuad}, i32);
-    Value uWide = arith::ExtUIOp::create(
-        b, loc, wideType, vector::ShapeCastOp::create(b, loc, quadType, u));
+    Value uBytes = vector::ShapeCastOp::create(b, loc, quadType, u);
+    Value uWide =
+        signedProducts
+            ? Value(arith::ExtSIOp::create(b, loc, wideType, uBytes))
+            : Value(arith::ExtUIOp::create(b, loc, wideType, uBytes));
     Value sWide = arith::ExtSIOp::create(
         b, loc, wideType, vector::ShapeCastOp::create(b, loc, quadType, s));
     Value product = arith::MulIOp::create(b, loc, uWide, sWide);
@@ -334,7 +346,7 @@ private:
         isInput ? inputPadding
                 : arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
         ArrayRef<bool>{!isInput});
-    if (isInput && inputSigned)
+    if (isInput && flipInput)
       quad = flipSign(quad, kQuad);
     Value word = vector::ExtractOp::create(
         b, loc,
@@ -502,7 +514,7 @@ private:
           Value row = vector::TransferReadOp::create(
               b, loc, bytes(kLanes), input, ValueRange{image, add(kk, i), column},
               inputPadding, ArrayRef<bool>{false});
-          rows.push_back(inputSigned ? flipSign(row, kLanes) : row);
+          rows.push_back(flipInput ? flipSign(row, kLanes) : row);
         }
         Value quad = interleave(rows);
         next[0] = vector::TransferWriteOp::create(
@@ -591,7 +603,12 @@ private:
 };
 
 struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
-  using TractLoweringPattern::TractLoweringPattern;
+  QuantMatmulLowering(const TypeConverter &converter, MLIRContext *context,
+                      bool signedProducts)
+      : TractLoweringPattern(converter, context),
+        signedProducts(signedProducts) {}
+
+  bool signedProducts;
 
   LogicalResult lower(QuantMatmulOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
@@ -607,14 +624,19 @@ struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
     int64_t channels = weightsType.getDimSize(left ? 0 : 1);
     int64_t k = weightsType.getDimSize(left ? 1 : 0);
     bool inputSigned = !getElementTypeOrSelf(op.getInput()).isUnsignedInteger();
-    int64_t inputZero = int64_t(op.getInputZero()) + (inputSigned ? 128 : 0);
+    // The products take unsigned input bytes (vpdpbusd) or signed ones
+    // (sdot): the others are flipped (xor 0x80), their zero point moved
+    // by 128 with them.
+    bool flip = signedProducts ? !inputSigned : inputSigned;
+    int64_t inputZero = int64_t(op.getInputZero()) +
+                        (flip ? (inputSigned ? 128 : -128) : 0);
     FailureOr<Prepared> prepared = prepare(op, weights, inputZero);
     if (failed(prepared))
       return failure();
     Value init = emptyTensor(rewriter, loc, op.getType());
     if (!init)
       return failure();
-    KernelEmitter emitter(rewriter, loc, inputSigned, *prepared, k,
+    KernelEmitter emitter(rewriter, loc, flip, signedProducts, *prepared, k,
                           int64_t(op.getOutputZero()), op.getOutputSigned(),
                           op.getMultiplier().has_value());
     Value input = left ? adaptor.getRhs() : adaptor.getLhs();
@@ -912,8 +934,9 @@ struct TractCpuQuantKernelsPass
     if (failed(lowerToKernels(
             func,
             [&](const TypeConverter &converter, RewritePatternSet &patterns) {
-              patterns.add<QuantMatmulLowering, QuantDepthwiseLowering>(
-                  converter, &getContext());
+              patterns.add<QuantMatmulLowering>(converter, &getContext(),
+                                                signedProducts);
+              patterns.add<QuantDepthwiseLowering>(converter, &getContext());
             },
             [](ConversionTarget &target) {
               target.addIllegalOp<QuantMatmulOp, QuantDepthwiseOp>();

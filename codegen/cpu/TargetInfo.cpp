@@ -32,6 +32,8 @@ TargetInfo::forFeatures(llvm::StringRef arch,
       info = {"sse", 4, 16, 32 * 1024, 256 * 1024};
   } else if (arch == "aarch64" || arch == "arm64") {
     info = {"neon", 4, 32, 64 * 1024, 512 * 1024};
+    if (has("dotprod"))
+      info.dotProduct = "sdot";
   } else if (arch == "arm" || arch == "armv7") {
     if (has("neon"))
       info = {"neon", 4, 16, 32 * 1024, 256 * 1024};

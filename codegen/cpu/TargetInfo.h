@@ -21,7 +21,9 @@ struct TargetInfo {
   int64_t l1Bytes = 32 * 1024;
   int64_t l2Bytes = 512 * 1024;
   /// The instruction that sums four byte products into each i32 lane, for
-  /// the 8-bit products: "vnni" (AVX-512 VNNI's vpdpbusd) or "none".
+  /// the 8-bit products: "vnni" (AVX-512 VNNI's vpdpbusd, unsigned by
+  /// signed bytes), "sdot" (AArch64's dot product, signed by signed) or
+  /// "none".
   std::string dotProduct = "none";
   /// Threads the code is made for: above one, large ops share their tiles
   /// among OpenMP threads (the code then needs LLVM's OpenMP runtime).

@@ -81,6 +81,59 @@ struct DotProductToVnni : OpRewritePattern<vector::MultiDimReductionOp> {
   }
 };
 
+/// The same sums of signed by signed bytes (or of signed bytes alone,
+/// against ones) as four of AArch64's sdot, each on a quarter: 4 lanes of
+/// i32 and their 16 bytes.
+struct DotProductToSdot : OpRewritePattern<vector::MultiDimReductionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<VectorType>(op.getSourceVectorType());
+    if (op.getKind() != vector::CombiningKind::ADD || !type ||
+        type.getShape() != ArrayRef<int64_t>{16, 4} ||
+        !type.getElementType().isInteger(32) ||
+        op.getReductionMask() != ArrayRef<bool>{false, true})
+      return failure();
+    Location loc = op.getLoc();
+    auto bytes = VectorType::get({64}, rewriter.getI8Type());
+    Value a, b;
+    if (auto product = op.getSource().getDefiningOp<arith::MulIOp>()) {
+      a = widenedBytes(product.getLhs(), false);
+      b = widenedBytes(product.getRhs(), false);
+    } else if ((a = widenedBytes(op.getSource(), false))) {
+      b = arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(bytes, rewriter.getI8IntegerAttr(1)));
+    }
+    if (!a || !b)
+      return failure();
+    a = vector::ShapeCastOp::create(rewriter, loc, bytes, a);
+    b = vector::ShapeCastOp::create(rewriter, loc, bytes, b);
+    Value result = op.getAcc();
+    auto quarter = VectorType::get({4}, rewriter.getI32Type());
+    for (int64_t q = 0; q < 4; ++q) {
+      auto slice = [&](Value vector, int64_t offset, int64_t size) -> Value {
+        return vector::ExtractStridedSliceOp::create(
+            rewriter, loc, vector, ArrayRef<int64_t>{offset},
+            ArrayRef<int64_t>{size}, ArrayRef<int64_t>{1});
+      };
+      Value sums =
+          LLVM::CallIntrinsicOp::create(
+              rewriter, loc, quarter,
+              rewriter.getStringAttr("llvm.aarch64.neon.sdot.v4i32.v16i8"),
+              ValueRange{slice(op.getAcc(), 4 * q, 4), slice(a, 16 * q, 16),
+                         slice(b, 16 * q, 16)})
+              .getResult(0);
+      result = vector::InsertStridedSliceOp::create(
+          rewriter, loc, sums, result, ArrayRef<int64_t>{4 * q},
+          ArrayRef<int64_t>{1});
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// A sum over the last dim of an Nx4 vector of i32 as four strided
 /// shuffles added lane to lane, where no instruction does it: lowered as
 /// it is, each lane's four would be one horizontal reduction.
@@ -127,9 +180,11 @@ struct TractConvertVectorToLLVMPass
       RewritePatternSet patterns(context);
       if (dotProduct == "vnni")
         patterns.add<DotProductToVnni>(context, /*benefit=*/10);
+      else if (dotProduct == "sdot")
+        patterns.add<DotProductToSdot>(context, /*benefit=*/10);
       else if (dotProduct != "none") {
         module.emitError("tract-convert-vector-to-llvm: unknown dot-product '")
-            << dotProduct << "' (vnni or none)";
+            << dotProduct << "' (vnni, sdot or none)";
         return signalPassFailure();
       }
       patterns.add<SumsOfQuadsAsShuffles>(context, /*benefit=*/5);

@@ -1,6 +1,8 @@
 // RUN: tract-opt --tract-cpu-quant-kernels --canonicalize --cse %s | FileCheck %s
 // RUN: tract-opt --tract-convert-vector-to-llvm="dot-product=vnni" %s | FileCheck %s --check-prefix=VNNI
 // RUN: tract-opt --tract-convert-vector-to-llvm %s | FileCheck %s --check-prefix=PLAIN
+// RUN: tract-opt --tract-convert-vector-to-llvm="dot-product=sdot" %s | FileCheck %s --check-prefix=SDOT
+// RUN: tract-opt --tract-cpu-quant-kernels="signed-products=true" --canonicalize --cse %s | FileCheck %s --check-prefix=SIGNED
 
 // Weights on the right (10 x 20 ui8 inputs by i8 weights): laid out at
 // compile time as (2 groups of 16 channels, 3 quads of k, 64 bytes), the
@@ -125,3 +127,27 @@ func.func @depthwise(%x: tensor<1x2x7x7xui8>) -> tensor<1x2x3x3xui8> {
   %y = tract.quant_depthwise %x, %w {dilations = array<i64: 1, 1>, input_zero = 3 : i64, multiplier = array<f32: 0.1, 0.2>, output_zero = 7 : i64, strides = array<i64: 2, 2>} : (tensor<1x2x7x7xui8>, tensor<2x3x3xi8>) -> tensor<1x2x3x3xui8>
   return %y : tensor<1x2x3x3xui8>
 }
+
+// Signed by signed bytes: four of AArch64's sdot, each on a quarter.
+// SDOT-LABEL: func.func @signed_dot(
+// SDOT-COUNT-4: llvm.call_intrinsic "llvm.aarch64.neon.sdot.v4i32.v16i8"(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<4xi32>, vector<16xi8>, vector<16xi8>) -> vector<4xi32>
+// VNNI-LABEL: func.func @signed_dot(
+// VNNI-NOT:   vpdpbusd
+func.func @signed_dot(%acc: vector<16xi32>, %u: vector<64xi8>, %s: vector<64xi8>) -> vector<16xi32> {
+  %a = vector.shape_cast %u : vector<64xi8> to vector<16x4xi8>
+  %b = vector.shape_cast %s : vector<64xi8> to vector<16x4xi8>
+  %aw = arith.extsi %a : vector<16x4xi8> to vector<16x4xi32>
+  %bw = arith.extsi %b : vector<16x4xi8> to vector<16x4xi32>
+  %p = arith.muli %aw, %bw : vector<16x4xi32>
+  %r = vector.multi_reduction <add>, %p, %acc [1] : vector<16x4xi32> to vector<16xi32>
+  return %r : vector<16xi32>
+}
+
+// With signed products, unsigned inputs are flipped to signed bytes (xor
+// 0x80) and their zero point moved by -128: the correction of @right is
+// -(5 - 128) * 10 = 1230 per channel, and the inputs widen as signed.
+// SIGNED-LABEL: func.func @right(
+// SIGNED:       arith.constant dense<[1230, {{.*}}, 1230, 0, {{.*}}, 0]> : tensor<32xi32>
+// SIGNED:       arith.xori %{{.*}} : vector<4xi8>
+// SIGNED:       arith.extsi %{{.*}} : vector<16x4xi8> to vector<16x4xi32>
+// SIGNED:       arith.extsi %{{.*}} : vector<16x4xi8> to vector<16x4xi32>

@@ -140,8 +140,10 @@ def model_case(tract, spec, work, seed):
     return Case(name, path, command, inputs, bundle)
 
 
-def run_case(tract, targets_dir, target, case, work, approx, timeout):
-    """(status, message) of `case` on `target`."""
+def run_case(tract, targets_dir, target, case, work, approx, timeout,
+             cpus={}):
+    """(status, message) of `case` on `target` (compiled for cpus[target]
+    when given)."""
     import numpy
     here = os.path.join(work, case.name, target)
     os.makedirs(here, exist_ok=True)
@@ -162,7 +164,8 @@ def run_case(tract, targets_dir, target, case, work, approx, timeout):
 
     _, error = step("compile", [tract] + case.facts + [
         case.model, "compile", "--target", target, "--name", "model",
-        "-o", obj, "--header", os.path.join(here, "model.h")])
+        "-o", obj, "--header", os.path.join(here, "model.h")] +
+        (["--cpu", cpus[target]] if target in cpus else []))
     if error:
         return "fail", error
     _, error = step("link", cross.cc_command(
@@ -208,12 +211,18 @@ def main():
     parser.add_argument("--min", type=int, default=0,
                         help="node tests each target must have compared")
     parser.add_argument("--approx", default="approximate")
+    parser.add_argument("--cpu", action="append", default=[],
+                        metavar="TARGET=CPU",
+                        help="compile for this CPU of TARGET (tract compile "
+                             "--cpu), e.g. aarch64=neoverse-n1 for its dot "
+                             "product instructions")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--timeout", type=int, default=300)
     parser.add_argument("--report", help="markdown file to write")
     args = parser.parse_args()
 
     targets = [t for t in args.targets.split(",") if t]
+    cpus = dict(spec.split("=", 1) for spec in args.cpu)
     runnable = []
     for target in targets:
         reason = cross.missing(args.targets_dir, target)
@@ -241,7 +250,8 @@ def main():
         jobs = [(target, case) for target in runnable for case in cases]
         results = list(pool.map(
             lambda job: run_case(args.tract, args.targets_dir, job[0], job[1],
-                                 work, args.approx, args.timeout), jobs))
+                                 work, args.approx, args.timeout, cpus),
+            jobs))
 
     table = {}
     for (target, case), result in zip(jobs, results):
