@@ -165,7 +165,20 @@ def quantize(model, ranges):
         activations.update([node.input[0], result])
         weight_nodes.append(node)
 
+    # A max pool between two quantized tensors keeps its input's scale and
+    # zero point, as onnxruntime's quantizer does: the pool then runs on
+    # the quantized values.
+    producers = {o: n for n in graph.node for o in n.output}
+    for node in graph.node:
+        if node.op_type == "MaxPool" and node.input[0] in ranges and \
+                node.output[0] in activations:
+            activations.add(node.input[0])
     params = {name: uint8_parameters(*ranges[name]) for name in activations}
+    for name in sorted(activations):
+        node = producers.get(name)
+        if node is not None and node.op_type == "MaxPool" and \
+                node.input[0] in params:
+            params[name] = params[node.input[0]]
     new_inits = []
     renamed = {}  # tensor -> its dequantized copy
     qdq_nodes = {}

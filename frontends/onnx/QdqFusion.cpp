@@ -45,6 +45,14 @@ public:
       const NodeProto &node = graph.node(i);
       bool conv = node.op_type() == "Conv" && node.domain().empty();
       bool matmul = node.op_type() == "MatMul" && node.domain().empty();
+      if (node.op_type() == "MaxPool" && node.domain().empty()) {
+        if (std::optional<std::pair<int, NodeProto>> pool = matchPool(i)) {
+          removed[i] = true;
+          replacements.push_back({pool->first, {pool->second}});
+          ++fused;
+        }
+        continue;
+      }
       if (!conv && !matmul)
         continue;
       std::optional<Match> match = matchAround(i, conv);
@@ -189,6 +197,57 @@ private:
     match.quantize = &quantize;
     match.quantizeIndex = consumer;
     return match;
+  }
+
+  /// An initializer's type and values as bytes, when `name` is one.
+  std::optional<std::string> initializerBytes(const std::string &name) {
+    const ::onnx::TensorProto *tensor = initializers.lookup(name);
+    if (!tensor)
+      return std::nullopt;
+    ::onnx::TensorProto values = *tensor;
+    values.clear_name();
+    return values.SerializeAsString();
+  }
+
+  /// Whether two (scale, zero point) pairs of the same value are equal:
+  /// the same names, or initializers of the same bytes.
+  bool sameParameters(const NodeProto &a, const NodeProto &b) {
+    for (int i = 1; i <= 2; ++i) {
+      std::string x = input(a, i), y = input(b, i);
+      if (x == y)
+        continue;
+      std::optional<std::string> xb = initializerBytes(x),
+                                 yb = initializerBytes(y);
+      if (!xb || !yb || *xb != *yb)
+        return false;
+    }
+    return true;
+  }
+
+  /// DequantizeLinear -> MaxPool -> QuantizeLinear of the same scale and
+  /// zero point: the maximum commutes with the (monotonic) quantization,
+  /// so the pool runs on the quantized tensor itself. Returns the index of
+  /// the QuantizeLinear the pool replaces, and the pool.
+  std::optional<std::pair<int, NodeProto>> matchPool(int index) {
+    const NodeProto &pool = graph.node(index);
+    if (pool.input_size() != 1 || pool.output_size() != 1)
+      return std::nullopt;
+    const NodeProto *dequantize = producer(pool.input(0), "DequantizeLinear");
+    if (!dequantize || rankOf(dequantize->input(1)) != 0 ||
+        intAttribute(*dequantize, "block_size").value_or(0) != 0)
+      return std::nullopt;
+    int consumer = onlyConsumer(pool.output(0));
+    if (consumer < 0)
+      return std::nullopt;
+    const NodeProto &quantize = graph.node(consumer);
+    if (quantize.op_type() != "QuantizeLinear" || !quantize.domain().empty() ||
+        quantize.attribute_size() != 0 ||
+        !sameParameters(*dequantize, quantize))
+      return std::nullopt;
+    NodeProto fused = pool;
+    *fused.mutable_input(0) = dequantize->input(0);
+    *fused.mutable_output(0) = quantize.output(0);
+    return std::make_pair(consumer, fused);
   }
 
   static std::string input(const NodeProto &node, int i) {

@@ -28,7 +28,9 @@ namespace mlir::tract::onnx {
 /// is when a value inside it is used elsewhere or is a graph output, when
 /// the bias is not dequantized int32, when the weights' per-channel axis is
 /// not the output channel's, or when a dequantization is blocked. Returns
-/// the number of nodes fused.
+/// the number of nodes fused. And DequantizeLinear -> MaxPool ->
+/// QuantizeLinear of the same parameters becomes the MaxPool on the
+/// quantized tensor.
 int fuseQdqProducts(::onnx::GraphProto &graph);
 
 } // namespace mlir::tract::onnx

@@ -19,7 +19,8 @@ onnxruntime into its own integer kernels; its outputs here are computed
 with its graph optimizations on, as its users run it. And com.microsoft's
 QOperator element-wise ops and pools: QLinearAdd (also broadcast),
 QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool and
-QLinearConcat. The lit
+QLinearConcat. And a max pool between a dequantization and a quantization
+of the same parameters (which runs on the quantized values). The lit
 test frontends/onnx/quant.test runs them.
 """
 import sys
@@ -147,6 +148,7 @@ def cases(rng):
     yield qdq_model(rng)
     yield qdq_mobile_block(rng)
     yield from qoperator_cases(rng)
+    yield qdq_pool(rng)
 
 
 def qdq_model(rng):
@@ -262,6 +264,23 @@ def qdq_mobile_block(rng):
                            [("y", F32, None)], init)
     return "qdq_mobile_block", model, {
         "x": rng.uniform(-4, 4, size=(1, 16, 12, 12)).astype(np.float32)}
+
+
+def qdq_pool(rng):
+    init = {"s": np.float32(0.05), "z": np.uint8(30),
+            "s2": np.float32(0.05), "z2": np.uint8(30)}
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s", "z"], ["xq"]),
+        helper.make_node("DequantizeLinear", ["xq", "s", "z"], ["xd"]),
+        helper.make_node("MaxPool", ["xd"], ["p"], kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["p", "s2", "z2"], ["pq"]),
+        helper.make_node("DequantizeLinear", ["pq", "s2", "z2"], ["y"]),
+    ]
+    model = one_node_model(nodes, [("x", F32, [1, 4, 9, 9])],
+                           [("y", F32, None)], init)
+    return "qdq_pool", model, {
+        "x": rng.uniform(-1, 8, size=(1, 4, 9, 9)).astype(np.float32)}
 
 
 def ms_model(node, inputs, outputs, init):
