@@ -95,6 +95,31 @@ struct Prepared {
   std::vector<float> multiplier;
 };
 
+/// The values of a constant operand (dense, or a mapped weight copied),
+/// or null.
+DenseElementsAttr constantOperand(Value value) {
+  Attribute attr;
+  return matchPattern(value, m_Constant(&attr)) ? denseOf(attr)
+                                                : DenseElementsAttr();
+}
+
+/// The constant bias of `op` (a quant_matmul or quant_depthwise), one i32
+/// per channel; zeros without one.
+template <typename OpTy>
+FailureOr<std::vector<int32_t>> readBias(OpTy op, int64_t channels) {
+  std::vector<int32_t> bias(channels, 0);
+  Value value = op.getBias();
+  if (!value)
+    return bias;
+  DenseElementsAttr dense = constantOperand(value);
+  if (!dense)
+    return op.emitOpError("needs a constant bias");
+  int64_t c = 0;
+  for (const APInt &entry : dense.getValues<APInt>())
+    bias[c++] = int32_t(entry.getSExtValue());
+  return bias;
+}
+
 /// The weights' values as signed bytes w' (k x channels, row-major, or
 /// channels x k with `left`), from a constant of ui8 or i8.
 std::vector<int8_t> shiftedWeights(DenseElementsAttr weights) {
@@ -132,18 +157,10 @@ FailureOr<Prepared> prepare(QuantMatmulOp op, DenseElementsAttr weights,
   if (llvm::any_of(weightZero, [](int32_t z) { return z != 0; }))
     prepared.weightZero = weightZero;
 
-  std::vector<int32_t> bias(channels, 0);
-  if (Value biasValue = op.getBias()) {
-    Attribute attr;
-    if (!matchPattern(biasValue, m_Constant(&attr)))
-      return op.emitOpError("needs a constant bias");
-    DenseElementsAttr dense = denseOf(attr);
-    if (!dense)
-      return op.emitOpError("needs a constant bias");
-    int64_t c = 0;
-    for (const APInt &value : dense.getValues<APInt>())
-      bias[c++] = int32_t(value.getSExtValue());
-  }
+  FailureOr<std::vector<int32_t>> biasValues = readBias(op, channels);
+  if (failed(biasValues))
+    return failure();
+  const std::vector<int32_t> &bias = *biasValues;
   for (int64_t c = 0; c < channels; ++c) {
     int64_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk)
@@ -613,10 +630,7 @@ struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
   LogicalResult lower(QuantMatmulOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Attribute attr;
-    if (!matchPattern(op.getWeights(), m_Constant(&attr)))
-      return op.emitOpError("needs constant weights");
-    DenseElementsAttr weights = denseOf(attr);
+    DenseElementsAttr weights = constantOperand(op.getWeights());
     if (!weights)
       return op.emitOpError("needs constant weights");
     bool left = op.getWeightsLeft();
@@ -722,10 +736,7 @@ struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
   LogicalResult lower(QuantDepthwiseOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Attribute attr;
-    if (!matchPattern(op.getWeights(), m_Constant(&attr)))
-      return op.emitOpError("needs constant weights");
-    DenseElementsAttr weights = denseOf(attr);
+    DenseElementsAttr weights = constantOperand(op.getWeights());
     if (!weights)
       return op.emitOpError("needs constant weights");
     auto weightsType = cast<RankedTensorType>(weights.getType());
@@ -735,17 +746,10 @@ struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
     bool weightsUnsigned = weights.getElementType().isUnsignedInteger();
     ArrayRef<char> raw = weights.getRawData();
     ArrayRef<int64_t> zeros = op.getWeightZero();
-    std::vector<int32_t> bias(channels, 0);
-    if (Value biasValue = op.getBias()) {
-      Attribute biasAttr;
-      DenseElementsAttr dense;
-      if (!matchPattern(biasValue, m_Constant(&biasAttr)) ||
-          !(dense = denseOf(biasAttr)))
-        return op.emitOpError("needs a constant bias");
-      int64_t c = 0;
-      for (const APInt &value : dense.getValues<APInt>())
-        bias[c++] = int32_t(value.getSExtValue());
-    }
+    FailureOr<std::vector<int32_t>> biasValues = readBias(op, channels);
+    if (failed(biasValues))
+      return failure();
+    const std::vector<int32_t> &bias = *biasValues;
     // (w - weight_zero) per channel and tap, and bias - x_zero * their sum.
     std::vector<float> taps32(channels * taps), correction(channels),
         scales(channels, 1.0f);

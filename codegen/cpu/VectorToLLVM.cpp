@@ -39,6 +39,41 @@ Value widenedBytes(Value value, bool isUnsigned) {
   return getElementTypeOrSelf(source).isInteger(8) ? source : Value();
 }
 
+/// The two byte operands (64 each, the first `firstUnsigned` or signed,
+/// the second signed) of a sum over the last dim of 16x4 i32 products of
+/// widened bytes, as tract-cpu-quant-kernels writes its inner step; of the
+/// bytes alone, the second operand is ones. Null when `op` is not one.
+std::pair<Value, Value> matchByteDot(vector::MultiDimReductionOp op,
+                                     bool firstUnsigned,
+                                     PatternRewriter &rewriter) {
+  auto type = dyn_cast<VectorType>(op.getSourceVectorType());
+  if (op.getKind() != vector::CombiningKind::ADD || !type ||
+      type.getShape() != ArrayRef<int64_t>{16, 4} ||
+      !type.getElementType().isInteger(32) ||
+      op.getReductionMask() != ArrayRef<bool>{false, true})
+    return {};
+  Location loc = op.getLoc();
+  auto bytes = VectorType::get({64}, rewriter.getI8Type());
+  Value first, second;
+  if (auto product = op.getSource().getDefiningOp<arith::MulIOp>()) {
+    first = widenedBytes(product.getLhs(), firstUnsigned);
+    second = widenedBytes(product.getRhs(), false);
+    if (!first || !second) {
+      first = widenedBytes(product.getRhs(), firstUnsigned);
+      second = widenedBytes(product.getLhs(), false);
+    }
+  } else if ((first = widenedBytes(op.getSource(), firstUnsigned))) {
+    // Sums of bytes: their products with ones.
+    second = arith::ConstantOp::create(
+        rewriter, loc,
+        DenseElementsAttr::get(bytes, rewriter.getI8IntegerAttr(1)));
+  }
+  if (!first || !second)
+    return {};
+  return {vector::ShapeCastOp::create(rewriter, loc, bytes, first),
+          vector::ShapeCastOp::create(rewriter, loc, bytes, second)};
+}
+
 /// acc + the sums over the last dim of 16x4 products of unsigned by signed
 /// bytes widened to i32 (tract-cpu-quant-kernels' inner step), or of
 /// unsigned bytes alone (the same against ones, folded), as AVX-512 VNNI's
@@ -48,32 +83,9 @@ struct DotProductToVnni : OpRewritePattern<vector::MultiDimReductionOp> {
 
   LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = dyn_cast<VectorType>(op.getSourceVectorType());
-    if (op.getKind() != vector::CombiningKind::ADD || !type ||
-        type.getShape() != ArrayRef<int64_t>{16, 4} ||
-        !type.getElementType().isInteger(32) ||
-        op.getReductionMask() != ArrayRef<bool>{false, true})
+    auto [u, s] = matchByteDot(op, /*firstUnsigned=*/true, rewriter);
+    if (!u)
       return failure();
-    Location loc = op.getLoc();
-    auto bytes = VectorType::get({64}, rewriter.getI8Type());
-    Value u, s;
-    if (auto product = op.getSource().getDefiningOp<arith::MulIOp>()) {
-      u = widenedBytes(product.getLhs(), true);
-      s = widenedBytes(product.getRhs(), false);
-      if (!u || !s) {
-        u = widenedBytes(product.getRhs(), true);
-        s = widenedBytes(product.getLhs(), false);
-      }
-    } else if ((u = widenedBytes(op.getSource(), true))) {
-      // Sums of unsigned bytes: their products with ones.
-      s = arith::ConstantOp::create(
-          rewriter, loc,
-          DenseElementsAttr::get(bytes, rewriter.getI8IntegerAttr(1)));
-    }
-    if (!u || !s)
-      return failure();
-    u = vector::ShapeCastOp::create(rewriter, loc, bytes, u);
-    s = vector::ShapeCastOp::create(rewriter, loc, bytes, s);
     rewriter.replaceOpWithNewOp<LLVM::CallIntrinsicOp>(
         op, op.getType(), rewriter.getStringAttr("llvm.x86.avx512.vpdpbusd.512"),
         ValueRange{op.getAcc(), u, s});
@@ -89,27 +101,10 @@ struct DotProductToSdot : OpRewritePattern<vector::MultiDimReductionOp> {
 
   LogicalResult matchAndRewrite(vector::MultiDimReductionOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = dyn_cast<VectorType>(op.getSourceVectorType());
-    if (op.getKind() != vector::CombiningKind::ADD || !type ||
-        type.getShape() != ArrayRef<int64_t>{16, 4} ||
-        !type.getElementType().isInteger(32) ||
-        op.getReductionMask() != ArrayRef<bool>{false, true})
+    auto [a, b] = matchByteDot(op, /*firstUnsigned=*/false, rewriter);
+    if (!a)
       return failure();
     Location loc = op.getLoc();
-    auto bytes = VectorType::get({64}, rewriter.getI8Type());
-    Value a, b;
-    if (auto product = op.getSource().getDefiningOp<arith::MulIOp>()) {
-      a = widenedBytes(product.getLhs(), false);
-      b = widenedBytes(product.getRhs(), false);
-    } else if ((a = widenedBytes(op.getSource(), false))) {
-      b = arith::ConstantOp::create(
-          rewriter, loc,
-          DenseElementsAttr::get(bytes, rewriter.getI8IntegerAttr(1)));
-    }
-    if (!a || !b)
-      return failure();
-    a = vector::ShapeCastOp::create(rewriter, loc, bytes, a);
-    b = vector::ShapeCastOp::create(rewriter, loc, bytes, b);
     Value result = op.getAcc();
     auto quarter = VectorType::get({4}, rewriter.getI32Type());
     for (int64_t q = 0; q < 4; ++q) {

@@ -515,6 +515,43 @@ LogicalResult BlockQuantMatmulOp::inferReturnTypes(
   return success();
 }
 
+/// What tract.quant_matmul and tract.quant_depthwise share: their
+/// per-channel parameters checked against `channels`, and the result, of
+/// `shape` like `input`: i32 sums, or bytes when requantized.
+template <typename Adaptor>
+static LogicalResult inferQuantResult(MLIRContext *context,
+                                      std::optional<Location> location,
+                                      Adaptor adaptor, const TDim &channels,
+                                      Value input, const Shape &shape,
+                                      SmallVectorImpl<Type> &results) {
+  std::optional<int64_t> count = channels.getConstant();
+  auto perChannel = [&](size_t size) {
+    return size == 1 || (count && int64_t(size) == *count);
+  };
+  if (!adaptor.getWeightZero().empty() &&
+      !perChannel(adaptor.getWeightZero().size()))
+    return emitOptionalError(location,
+                             "weight_zero needs one value or one per channel");
+  if (adaptor.getMultiplier() && !perChannel(adaptor.getMultiplier()->size()))
+    return emitOptionalError(location,
+                             "multiplier needs one value or one per channel");
+  if (Value bias = adaptor.getBias()) {
+    Shape b = getShape(bias);
+    if (!getElementTypeOrSelf(bias).isSignlessInteger(32) || b.size() != 1 ||
+        b[0] != channels)
+      return emitOptionalError(location, "the bias must be ",
+                               channels.toString(), " i32");
+  }
+  Type element = IntegerType::get(context, 32);
+  if (adaptor.getMultiplier())
+    element = adaptor.getOutputSigned()
+                  ? IntegerType::get(context, 8)
+                  : IntegerType::get(context, 8, IntegerType::Unsigned);
+  results.push_back(
+      getTensorTypeLike(input, shape).cloneWith(std::nullopt, element));
+  return success();
+}
+
 LogicalResult QuantMatmulOp::inferReturnTypes(
     MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
     SmallVectorImpl<Type> &results) {
@@ -551,32 +588,8 @@ LogicalResult QuantMatmulOp::inferReturnTypes(
     output = in;
     output.back() = channels;
   }
-  std::optional<int64_t> count = channels.getConstant();
-  auto perChannel = [&](size_t size) {
-    return size == 1 || (count && int64_t(size) == *count);
-  };
-  if (!adaptor.getWeightZero().empty() &&
-      !perChannel(adaptor.getWeightZero().size()))
-    return emitOptionalError(location,
-                             "weight_zero needs one value or one per channel");
-  if (adaptor.getMultiplier() && !perChannel(adaptor.getMultiplier()->size()))
-    return emitOptionalError(location,
-                             "multiplier needs one value or one per channel");
-  if (Value bias = adaptor.getBias()) {
-    Shape b = getShape(bias);
-    if (!getElementTypeOrSelf(bias).isSignlessInteger(32) || b.size() != 1 ||
-        b[0] != channels)
-      return emitOptionalError(location, "the bias must be ",
-                               channels.toString(), " i32");
-  }
-  Type element = IntegerType::get(context, 32);
-  if (adaptor.getMultiplier())
-    element = adaptor.getOutputSigned()
-                  ? IntegerType::get(context, 8)
-                  : IntegerType::get(context, 8, IntegerType::Unsigned);
-  results.push_back(
-      getTensorTypeLike(input, output).cloneWith(std::nullopt, element));
-  return success();
+  return inferQuantResult(context, location, adaptor, channels, input, output,
+                          results);
 }
 
 LogicalResult QuantDepthwiseOp::inferReturnTypes(
@@ -613,32 +626,8 @@ LogicalResult QuantDepthwiseOp::inferReturnTypes(
                                          "kernel's field");
     output[2 + i] = TDim((*size - field) / strides[i] + 1);
   }
-  std::optional<int64_t> channels = in[1].getConstant();
-  auto perChannel = [&](size_t size) {
-    return size == 1 || (channels && int64_t(size) == *channels);
-  };
-  if (!adaptor.getWeightZero().empty() &&
-      !perChannel(adaptor.getWeightZero().size()))
-    return emitOptionalError(location,
-                             "weight_zero needs one value or one per channel");
-  if (adaptor.getMultiplier() && !perChannel(adaptor.getMultiplier()->size()))
-    return emitOptionalError(location,
-                             "multiplier needs one value or one per channel");
-  if (Value bias = adaptor.getBias()) {
-    Shape b = getShape(bias);
-    if (!getElementTypeOrSelf(bias).isSignlessInteger(32) || b.size() != 1 ||
-        b[0] != in[1])
-      return emitOptionalError(location, "the bias must be ",
-                               in[1].toString(), " i32");
-  }
-  Type element = IntegerType::get(context, 32);
-  if (adaptor.getMultiplier())
-    element = adaptor.getOutputSigned()
-                  ? IntegerType::get(context, 8)
-                  : IntegerType::get(context, 8, IntegerType::Unsigned);
-  results.push_back(
-      getTensorTypeLike(input, output).cloneWith(std::nullopt, element));
-  return success();
+  return inferQuantResult(context, location, adaptor, in[1], input, output,
+                          results);
 }
 
 LogicalResult GruEpilogueOp::inferReturnTypes(

@@ -320,12 +320,23 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
     return {};
   int64_t out = *wShape[0].getConstant(), kh = *wShape[2].getConstant(),
           kw = *wShape[3].getConstant();
+  // Sizes of a plausible model only, so that the products below cannot
+  // overflow: larger ones go the general way, which checks them.
+  constexpr int64_t kLargest = int64_t(1) << 20;
+  auto plausible = [&](ArrayRef<int64_t> values) {
+    return llvm::all_of(values,
+                        [&](int64_t v) { return v >= 0 && v <= kLargest; });
+  };
+  if (!plausible({*c, *h, *wd, out, kh, kw, group}))
+    return {};
   // Depthwise (one channel in and one out per group), or group 1.
   bool depthwise = group == *c && out == *c && group > 1;
   if (group != 1 && !(depthwise && exactDepthwise(kernel, bias, kh * kw)))
     return {};
   FailureOr<Window> window = readWindow(ctx, 2);
-  if (failed(window))
+  if (failed(window) || !plausible(window->strides) ||
+      !plausible(window->dilations) || !plausible(window->before) ||
+      !plausible(window->after))
     return {};
   SmallVector<int64_t> strides = window->strides.empty()
                                      ? SmallVector<int64_t>{1, 1}

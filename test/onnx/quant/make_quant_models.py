@@ -151,27 +151,34 @@ def cases(rng):
     yield qdq_pool(rng)
 
 
+class Graph:
+    """Nodes and initializers of a QDQ graph being written."""
+
+    def __init__(self):
+        self.nodes, self.init = [], {}
+
+    def param(self, name, value):
+        self.init[name] = value
+        return name
+
+    def dq(self, name, q, scale, zero, axis=None):
+        attributes = {} if axis is None else {"axis": axis}
+        self.nodes.append(helper.make_node(
+            "DequantizeLinear", [q, scale, zero], [name], **attributes))
+        return name
+
+    def q(self, name, x, scale, zero):
+        self.nodes.append(helper.make_node("QuantizeLinear", [x, scale, zero],
+                                           [name]))
+        return name
+
+
 def qdq_model(rng):
     """x (float) -> Q -> DQ -> Conv(DQ w1, DQ b1) -> Relu -> Q -> DQ ->
     Conv(DQ w2 per channel) -> Q -> DQ -> Flatten -> Q -> DQ -> MatMul(DQ
     w3) -> Q -> DQ -> y (float)."""
-    nodes, init = [], {}
-
-    def param(name, value):
-        init[name] = value
-        return name
-
-    def dq(name, q, scale, zero, axis=None):
-        attributes = {} if axis is None else {"axis": axis}
-        nodes.append(helper.make_node("DequantizeLinear", [q, scale, zero],
-                                      [name], **attributes))
-        return name
-
-    def q(name, x, scale, zero):
-        nodes.append(helper.make_node("QuantizeLinear", [x, scale, zero],
-                                      [name]))
-        return name
-
+    g = Graph()
+    nodes, init, param, dq, q = g.nodes, g.init, g.param, g.dq, g.q
     a_scale, a_zero = param("a_scale", np.float32(0.03)), param(
         "a_zero", np.uint8(100))
     x = dq("x_dq", q("x_q", "x", a_scale, a_zero), a_scale, a_zero)
@@ -216,17 +223,8 @@ def qdq_model(rng):
 
 
 def qdq_mobile_block(rng):
-    nodes, init = [], {}
-
-    def param(name, value):
-        init[name] = value
-        return name
-
-    def dq(name, q, scale, zero, axis=None):
-        attributes = {} if axis is None else {"axis": axis}
-        nodes.append(helper.make_node("DequantizeLinear", [q, scale, zero],
-                                      [name], **attributes))
-        return name
+    g = Graph()
+    nodes, init, param, dq = g.nodes, g.init, g.param, g.dq
 
     def qdq(name, x, scale, zero):
         s, z = param(name + "_s", np.float32(scale)), param(
