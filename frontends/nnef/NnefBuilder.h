@@ -137,6 +137,10 @@ public:
   template <typename OpTy> Value binary(Value lhs, Value rhs) {
     if (!lhs || !rhs)
       return {};
+    if (Type common = commonSuperType(elementType(lhs), elementType(rhs))) {
+      lhs = castTo(lhs, common);
+      rhs = castTo(rhs, common);
+    }
     int64_t r = std::max(rank(lhs), rank(rhs));
     return create<OpTy>(unsqueezeTo(lhs, r), unsqueezeTo(rhs, r));
   }
@@ -150,6 +154,13 @@ public:
   Value arrayConstant(const NValue &array, Type likeElementType,
                       std::string &why);
   Value castTo(Value value, Type elementType);
+  /// A dim, symbolic or not, as a 0-d i64 tensor of its value when the
+  /// model runs; the import keeps knowing the value.
+  Value dimValue(const TDim &dim);
+  /// The type two operands of different element types meet in, as tract
+  /// promotes them (an f16 by an f32 is an f32, an integer by a float is the
+  /// float, u8 by i8 is i16); null when they are equal or do not meet.
+  static Type commonSuperType(Type a, Type b);
   static int64_t rank(Value value) {
     return cast<RankedTensorType>(value.getType()).getRank();
   }
@@ -177,6 +188,11 @@ public:
   /// A new symbol, `hint` or `hint_N`, for a size known when the model
   /// runs; declared.
   TDim freshSymbol(StringRef hint);
+  /// The values of a 0-d or 1-d integer tensor of static length that the
+  /// import cannot know (computed from an input's values): a fresh symbol
+  /// per value, bound by tract.bind_dims when the model runs.
+  std::optional<SmallVector<TDim>> bindValuesAsDims(Value values,
+                                                    StringRef hint);
 };
 
 using OpHandler = std::function<std::optional<NValue>(Invocation &)>;

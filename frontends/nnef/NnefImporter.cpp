@@ -301,6 +301,43 @@ Value Invocation::unsqueezeTo(Value value, int64_t target) {
   return value;
 }
 
+Type Invocation::commonSuperType(Type a, Type b) {
+  if (a == b)
+    return {};
+  auto fa = dyn_cast<FloatType>(a), fb = dyn_cast<FloatType>(b);
+  auto ia = dyn_cast<IntegerType>(a), ib = dyn_cast<IntegerType>(b);
+  if ((!fa && !ia) || (!fb && !ib))
+    return {}; // quantized, complex, strings: not promoted
+  if (fa && fb) {
+    if (fa.getWidth() != fb.getWidth())
+      return fa.getWidth() > fb.getWidth() ? a : b;
+    return Float32Type::get(a.getContext()); // f16 with bf16
+  }
+  if (fa || fb)
+    return fa ? a : b;
+  // Booleans rise to the other integer type.
+  if (ia.getWidth() == 1 || ib.getWidth() == 1)
+    return ia.getWidth() == 1 ? b : a;
+  bool sa = !ia.isUnsigned(), sb = !ib.isUnsigned();
+  if (sa == sb)
+    return ia.getWidth() >= ib.getWidth() ? a : b;
+  // Signed with unsigned: a signed type that holds both.
+  unsigned unsignedWidth = sa ? ib.getWidth() : ia.getWidth();
+  unsigned signedWidth = sa ? ia.getWidth() : ib.getWidth();
+  unsigned width = std::max(signedWidth, 2 * unsignedWidth);
+  if (width > 64)
+    return {};
+  return IntegerType::get(a.getContext(), width);
+}
+
+Value Invocation::dimValue(const TDim &dim) {
+  Value value = create<ShapeValueOp>(
+      ShapeAttr::get(getContext(), ArrayRef<TDim>{dim}));
+  value = create<RmAxisOp>(value, int64_t(0));
+  setKnownDims(value, {dim});
+  return value;
+}
+
 Value Invocation::castTo(Value value, Type type) {
   if (!value || elementType(value) == type)
     return value;
@@ -420,7 +457,9 @@ std::optional<Value> Invocation::tensor(StringRef name, Type like) {
   case NValue::Kind::Integer:
     if (auto c = v.integer.getConstant())
       return scalarConstant(like ? like : b.getI64Type(), double(*c));
-    break;
+    // A symbol or a dim expression (`tract_core_range(0, T, 1)`): its
+    // value when the model runs.
+    return castTo(dimValue(v.integer), like ? like : b.getI64Type());
   case NValue::Kind::Logical:
     return scalarConstant(b.getI1Type(), v.logical ? 1 : 0);
   case NValue::Kind::Array: {
@@ -443,12 +482,29 @@ std::optional<std::vector<Value>> Invocation::tensors(StringRef name) {
     return error("missing argument '" + name + "'");
   if (it->second.kind != NValue::Kind::Array)
     return error("argument '" + name + "' must be an array of tensors");
+  // Literal items (`concat([[1], h], axis = 0)`, as torch-to-nnef writes
+  // shape arithmetic) take the element type of the first tensor item.
+  Type like;
+  for (const NValue &item : it->second.items)
+    if (item.kind == NValue::Kind::Tensor) {
+      like = elementType(item.tensor);
+      break;
+    }
   std::vector<Value> values;
   for (const NValue &item : it->second.items) {
     // A named literal is a constant too (see runBody).
-    if (item.kind != NValue::Kind::Tensor && !item.tensor)
+    if (item.kind == NValue::Kind::Tensor ||
+        (item.tensor && (!like || elementType(item.tensor) == like))) {
+      values.push_back(item.tensor);
+      continue;
+    }
+    std::string why;
+    Value literal;
+    if (item.kind == NValue::Kind::Array)
+      literal = arrayConstant(item, like, why);
+    if (!literal)
       return error("argument '" + name + "' must be an array of tensors");
-    values.push_back(item.tensor);
+    values.push_back(literal);
   }
   return values;
 }
@@ -460,10 +516,14 @@ std::optional<TDim> Invocation::dim(StringRef name) {
   const NValue &v = it->second;
   if (v.kind == NValue::Kind::Integer)
     return v.integer;
-  if (v.kind == NValue::Kind::Tensor)
-    if (auto dims = knownDims(v.tensor);
-        dims && dims->size() == 1 && rank(v.tensor) == 0)
+  if (v.kind == NValue::Kind::Tensor && rank(v.tensor) == 0) {
+    auto dims = knownDims(v.tensor);
+    // Computed from an input's values: a symbol bound when the model runs.
+    if (!dims)
+      dims = bindValuesAsDims(v.tensor, name);
+    if (dims && dims->size() == 1)
       return (*dims)[0];
+  }
   return error("argument '" + name + "' must be an integer, not " +
                kindName(v.kind));
 }
@@ -486,8 +546,14 @@ std::optional<SmallVector<TDim>> Invocation::dims(StringRef name) {
   if (v.kind == NValue::Kind::Tensor) {
     if (auto known = knownDims(v.tensor))
       return *known;
+    // Computed from an input's values (tract takes a tensor where NNEF has
+    // an integer array): symbols bound to the values when the model runs,
+    // as the shape inputs of ONNX.
+    if (auto bound = bindValuesAsDims(v.tensor, name))
+      return *bound;
     return error("argument '" + name +
-                 "' is a tensor whose values are not known at import");
+                 "' is a tensor whose values are not known at import and "
+                 "that is not a 0-d or 1-d integer tensor of known length");
   }
   if (v.kind != NValue::Kind::Array)
     return error("argument '" + name + "' must be an integer array, not " +
@@ -498,12 +564,15 @@ std::optional<SmallVector<TDim>> Invocation::dims(StringRef name) {
   std::function<bool(const NValue &)> append = [&](const NValue &array) {
     for (const NValue &item : array.items) {
       // A tensor of known values counts as those integers.
-      if (item.kind == NValue::Kind::Tensor)
-        if (auto known = knownDims(item.tensor);
-            known && (known->size() == 1 || rank(item.tensor) == 1)) {
+      if (item.kind == NValue::Kind::Tensor && rank(item.tensor) <= 1) {
+        auto known = knownDims(item.tensor);
+        if (!known)
+          known = bindValuesAsDims(item.tensor, name);
+        if (known) {
           out.append(known->begin(), known->end());
           continue;
         }
+      }
       if (item.kind == NValue::Kind::Array) {
         if (!append(item))
           return false;
@@ -577,16 +646,27 @@ Invocation::pairs(StringRef name) {
   std::vector<std::pair<int64_t, int64_t>> out;
   if (it->second.kind != NValue::Kind::Array)
     return error("argument '" + name + "' must be an array of pairs");
+  // An item may be a 0-d tensor whose value the import knows (a size read
+  // from tract_core_shape_of): tract takes those where they fold.
+  auto constantOf = [&](const NValue &v) -> std::optional<int64_t> {
+    if (v.kind == NValue::Kind::Integer)
+      return v.integer.getConstant();
+    if (v.kind == NValue::Kind::Tensor && rank(v.tensor) == 0)
+      if (auto known = knownDims(v.tensor); known && known->size() == 1)
+        return known->front().getConstant();
+    return std::nullopt;
+  };
   for (const NValue &item : it->second.items) {
-    if (item.kind != NValue::Kind::Tuple || item.items.size() != 2 ||
-        item.items[0].kind != NValue::Kind::Integer ||
-        item.items[1].kind != NValue::Kind::Integer ||
-        !item.items[0].integer.getConstant() ||
-        !item.items[1].integer.getConstant())
+    std::optional<int64_t> before, after;
+    if (item.kind == NValue::Kind::Tuple && item.items.size() == 2) {
+      before = constantOf(item.items[0]);
+      after = constantOf(item.items[1]);
+    }
+    if (!before || !after)
       return error("argument '" + name +
-                   "' must be an array of (integer, integer) pairs");
-    out.emplace_back(*item.items[0].integer.getConstant(),
-                     *item.items[1].integer.getConstant());
+                   "' must be an array of (integer, integer) pairs known "
+                   "when the model is loaded");
+    out.emplace_back(*before, *after);
   }
   return out;
 }
@@ -619,6 +699,27 @@ TDim Invocation::freshSymbol(StringRef hint) {
     name = (hint + "_" + Twine(n)).str();
   model.symbols.insert(name);
   return TDim::symbol(name);
+}
+
+std::optional<SmallVector<TDim>>
+Invocation::bindValuesAsDims(Value values, StringRef hint) {
+  auto type = dyn_cast<RankedTensorType>(values.getType());
+  if (!type || type.getRank() > 1 || !isa<IntegerType>(type.getElementType()) ||
+      type.getElementType().isInteger(1))
+    return std::nullopt;
+  Value vector = type.getRank() == 0 ? create<AddAxisOp>(values, int64_t(0))
+                                     : values;
+  std::optional<int64_t> count = getShape(vector)[0].getConstant();
+  if (!count || *count > 64)
+    return std::nullopt;
+  SmallVector<TDim> dims;
+  for (int64_t i = 0; i < *count; ++i)
+    dims.push_back(freshSymbol(hint));
+  BindDimsOp::create(getBuilder(), loc, vector,
+                     ShapeAttr::get(getContext(), dims));
+  setKnownDims(values, dims);
+  setKnownDims(vector, dims);
+  return dims;
 }
 
 //===----------------------------------------------------------------------===//

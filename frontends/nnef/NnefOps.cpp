@@ -594,13 +594,78 @@ Result split(Invocation &call) {
   return NValue::ofArray(std::move(items));
 }
 
+/// Element `i` of a 0-d or 1-d integer tensor, as a 0-d i64 tensor.
+Value elementAt(Invocation &call, Value values, int64_t i) {
+  if (Invocation::rank(values) == 1)
+    values = call.create<RmAxisOp>(
+        call.create<SliceOp>(values, int64_t(0), call.dimAttr(TDim(i)),
+                             call.dimAttr(TDim(i + 1))),
+        int64_t(0));
+  return call.castTo(values, call.getBuilder().getI64Type());
+}
+
+/// A slice whose begin or end tensor holds values only known when the model
+/// runs (computed from an input's values): per axis, the bounds are read as
+/// the constant ones are (negative from the end, an end of 0 or less from
+/// the end too), clamped into the axis, and sliced by tract.dyn_slice, so a
+/// value past the axis cannot read outside it.
+Result sliceOfValues(Invocation &call, Value input, ArrayRef<int64_t> axes,
+                     Value beginValues, Value endValues) {
+  auto strides = call.integers("stride");
+  if (!strides)
+    return std::nullopt;
+  if (llvm::any_of(*strides, [](int64_t s) { return s != 1; }))
+    return call.error("strides other than 1 with begin or end known only "
+                      "when the model runs");
+  std::optional<SmallVector<TDim>> begins, ends;
+  if (!beginValues && !(begins = call.dims("begin")))
+    return std::nullopt;
+  if (!endValues && !(ends = call.dims("end")))
+    return std::nullopt;
+  Type i64 = call.getBuilder().getI64Type();
+  Value zero = call.scalarConstant(i64, 0);
+  Value v = input;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = axes[i] < 0 ? axes[i] + Invocation::rank(v) : axes[i];
+    if (axis < 0 || axis >= Invocation::rank(v))
+      return call.error("axis out of range");
+    Value dim = call.dimValue(getShape(v)[axis]);
+    auto bound = [&](Value values, std::optional<SmallVector<TDim>> &dims,
+                     bool isEnd) -> Value {
+      Value b = values ? elementAt(call, values, i)
+                       : call.dimValue((*dims)[i]);
+      Value fromEnd = isEnd ? call.binary<LeOp>(b, zero)
+                            : call.binary<LtOp>(b, zero);
+      b = call.create<SelectOp>(fromEnd, call.binary<AddOp>(b, dim), b);
+      return call.binary<MinOp>(call.binary<MaxOp>(b, zero), dim);
+    };
+    Value start = bound(beginValues, begins, false);
+    Value end = call.binary<MaxOp>(bound(endValues, ends, true), start);
+    TDim len = call.freshSymbol("slice");
+    v = call.create<DynSliceOp>(v, start, end, axis, call.dimAttr(len));
+  }
+  return tensorResult(call, v);
+}
+
 Result slice(Invocation &call) {
   auto input = call.tensor("input");
   auto axes = call.integers("axes");
+  if (!input || !axes)
+    return std::nullopt;
+  // Bounds computed from an input's values: clamped when the model runs.
+  auto runtimeValues = [&](StringRef name) -> Value {
+    const NValue &v = call.args[name.str()];
+    if (v.kind == NValue::Kind::Tensor && !call.knownDims(v.tensor))
+      return v.tensor;
+    return {};
+  };
+  Value beginValues = runtimeValues("begin"), endValues = runtimeValues("end");
+  if (beginValues || endValues)
+    return sliceOfValues(call, *input, *axes, beginValues, endValues);
   auto begins = call.dims("begin");
   auto ends = call.dims("end");
   auto strides = call.integers("stride");
-  if (!input || !axes || !begins || !ends || !strides)
+  if (!begins || !ends || !strides)
     return std::nullopt;
   if (begins->size() != axes->size() || ends->size() != axes->size() ||
       (!strides->empty() && strides->size() != axes->size()))
@@ -1299,7 +1364,8 @@ Result range(Invocation &call) {
   bool literal = llvm::all_of(
       std::initializer_list<StringRef>{"start", "end", "step"},
       [&](StringRef n) {
-        return call.args[std::string(n)].kind == NValue::Kind::Integer;
+        const NValue &v = call.args[std::string(n)];
+        return v.kind == NValue::Kind::Integer && v.integer.getConstant();
       });
   if (!literal) {
     // Tensors: tract.range, of the given or a computable length.

@@ -410,6 +410,19 @@ bool Parser::parseBody(std::vector<Assignment> &body) {
     assignment.lhs = parsePrimary();
     if (!assignment.lhs)
       return false;
+    // `a, b = split(...)`: tract writes (and reads) a tuple of results
+    // without its parentheses; it means `(a, b) = ...`.
+    if (isPunct(",")) {
+      auto tuple = std::make_unique<Expr>(Expr::Kind::Tuple, assignment.pos);
+      tuple->items.push_back(std::move(assignment.lhs));
+      while (consumePunct(",")) {
+        ExprPtr item = parsePrimary();
+        if (!item)
+          return false;
+        tuple->items.push_back(std::move(item));
+      }
+      assignment.lhs = std::move(tuple);
+    }
     if (!expectPunct("="))
       return false;
     assignment.rhs = parseExpr();

@@ -290,6 +290,21 @@ def tract_files(out):
              positions=np.arange(0, 5, 2))
 
 
+def computed_args(out):
+    fixture("computed_args", out)
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 6)).astype(np.float32)
+    h = rng.standard_normal((2, 6)).astype(np.float32)
+    half = x[:, :3]
+    np.savez(os.path.join(out, "io.npz"), x=x, n=np.array([4]), h=h,
+             half=half, padded=np.pad(half, ((0, 0), (1, 2))),
+             tiled=np.tile(x, (1, 3)), reshaped=half.reshape(1, 3, 2),
+             positions=np.arange(6), firsts=x[:, :4], left=x[:1],
+             right=x[1:],
+             scaled=h.astype(np.float16).astype(np.float32) * x,
+             repeated=np.tile(x, (1, 4)))
+
+
 def attention(q, k, v, scale, mask=None, causal=False):
     """softmax(q k^T * scale + mask) v, with key/value heads repeated for
     grouped queries; mask is boolean (keep) or absent."""
@@ -464,4 +479,5 @@ if __name__ == "__main__":
      "tract_files": tract_files, "sdpa": sdpa, "sdpa_fused": sdpa_fused,
      "tract_gru": tract_gru,
      "tract_stft": tract_stft, "gdn": gdn,
-     "stream_table": stream_table, "quantized": quantized}[sys.argv[1]](sys.argv[2])
+     "stream_table": stream_table, "quantized": quantized,
+     "computed_args": computed_args}[sys.argv[1]](sys.argv[2])
