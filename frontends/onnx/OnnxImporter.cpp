@@ -151,7 +151,11 @@ GraphImporter::convertType(const ::onnx::TypeProto &type, StringRef what,
   }
   Shape shape;
   for (const auto &dim : tensor.shape().dim()) {
-    if (dim.has_dim_value()) {
+    // Kaldi and TensorFlow exporters write an unknown dim as -1: a fresh
+    // symbol, as an absent dim, that the input facts may then set.
+    if (dim.has_dim_value() && dim.dim_value() == -1) {
+      shape.push_back(freshSymbol("unk"));
+    } else if (dim.has_dim_value()) {
       if (dim.dim_value() < 0 || dim.dim_value() >= kDimCeiling) {
         error = (what + " has the dim " + Twine(dim.dim_value()) +
                  ", outside 0 to 2^31")

@@ -160,6 +160,15 @@ def squeeze_symbolic():
                     [("y", F32, None)], [const("axes", [1], np.int64)])
 
 
+def relu_minus_one():
+    """Relu of an input whose first dim is written -1, as Kaldi and
+    TensorFlow exporters write an unknown dim."""
+    return one_node("Relu", 13, [("x", F32, [-1, 4])], [("y", F32, None)])
+
+
+MODELS["relu_minus_one"] = relu_minus_one
+
+
 def add_symbolic():
     """Add of two inputs whose dims are different symbols."""
     return one_node("Add", 14, [("a", F32, ["A", 2]), ("b", F32, ["B", 2])],
