@@ -490,6 +490,16 @@ llvm::ArrayRef<llvm::StringRef> Model::transformNames() {
   return kNames;
 }
 
+std::vector<std::pair<std::string, std::vector<std::string>>>
+Model::supportedOps() {
+  std::set<std::string> onnxOps;
+  for (const auto &[op, version] : onnx::listSupportedOnnxOps())
+    onnxOps.insert(op);
+  std::vector<std::string> nnefOps = nnef::listSupportedNnefOps();
+  llvm::sort(nnefOps);
+  return {{"Onnx", {onnxOps.begin(), onnxOps.end()}}, {"Nnef", nnefOps}};
+}
+
 llvm::Error Model::transform(llvm::StringRef spec) {
   llvm::StringRef text = spec.trim();
   if (text == "declutter" || text == "optimize")

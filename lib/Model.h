@@ -160,6 +160,11 @@ public:
   llvm::Error pulse(llvm::StringRef spec);
   /// The transform names transform() knows, for messages and docs.
   static llvm::ArrayRef<llvm::StringRef> transformNames();
+  /// The operators the importers read, by format ("Onnx": op types, with
+  /// their domain when not the default one; "Nnef": fragment names), each
+  /// list sorted.
+  static std::vector<std::pair<std::string, std::vector<std::string>>>
+  supportedOps();
 
   bool isDecluttered() const { return decluttered; }
   /// Whether the model streams (it has pulse properties).

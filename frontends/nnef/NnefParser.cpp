@@ -154,7 +154,29 @@ bool Parser::tokenize() {
     Token token;
     token.pos = {line, column};
     token.offset = i;
-    if (llvm::isAlpha(c) || c == '_') {
+    if (c == 'i' && i + 1 < source.size() && source[i + 1] == '"') {
+      // tract's escaped identifier, i"any.name": the text between the quotes
+      // (backslash escapes the next character).
+      size_t j = i + 2;
+      std::string value;
+      while (j < source.size() && source[j] != '"' && source[j] != '\n') {
+        if (source[j] == '\\' && j + 1 < source.size())
+          ++j;
+        value.push_back(source[j]);
+        ++j;
+      }
+      if (j >= source.size() || source[j] != '"') {
+        fail(token.pos, "unterminated escaped identifier");
+        return false;
+      }
+      if (value.empty()) {
+        fail(token.pos, "empty escaped identifier");
+        return false;
+      }
+      token.kind = Token::Kind::Identifier;
+      token.text = value;
+      advance(j + 1 - i);
+    } else if (llvm::isAlpha(c) || c == '_') {
       size_t j = i;
       while (j < source.size() &&
              (llvm::isAlnum(source[j]) || source[j] == '_'))

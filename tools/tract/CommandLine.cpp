@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 
 #include <cmath>
 
@@ -96,6 +97,15 @@ const Flag kFlags[] = {
      "(run, bench, dump, which marks the ops on the device, compile; the "
      "shape arithmetic and control stay on the CPU), or metal (compile "
      "only: a Mac's program)"},
+    {Scope::Global, "--runtime", "-r", true,
+     "tract's runtimes: default (the CPU; -O or not), unoptimized (the "
+     "same here), cuda, vulkan or metal (as --gpu); 'tract list-runtimes' "
+     "lists them"},
+    {Scope::Global, "--cuda", "", false, "as tract's: --runtime cuda"},
+    {Scope::Global, "--metal", "", false, "as tract's: --runtime metal"},
+    {Scope::Global, "--opl", "", false,
+     "accepted, as tract's: every NNEF extension is read in any case, "
+     "escaped identifiers (i\"a.b\") included"},
     {Scope::Global, "--spirv-dir", "", true,
      "with --gpu vulkan (run, compile): also write the kernels' SPIR-V "
      "modules into this "
@@ -142,7 +152,7 @@ const Flag kFlags[] = {
     {Scope::Dump, "--input-from-bundle", "", true,
      "with --profile: inputs from an .npz file or test_data_set folder "
      "(default: made up)"},
-    {Scope::Dump, "--allow-random-input", "", false,
+    {Scope::Dump, "--allow-random-input", "-R", false,
      "with --profile: make up the inputs the bundle does not give (as run "
      "does; dump --profile always may)"},
     {Scope::Dump, "--allow-float-casts", "", false,
@@ -164,7 +174,7 @@ const Flag kFlags[] = {
     {Scope::Run, "--approx", "", true,
      "tolerance of the check: exact, close (default), approximate, very, "
      "super, ultra"},
-    {Scope::Run, "--allow-random-input", "", false,
+    {Scope::Run, "--allow-random-input", "-R", false,
      "make up the inputs the bundle does not give"},
     {Scope::Run, "--save-outputs", "", true,
      "write the outputs to an .npz (as --save-outputs-npz)"},
@@ -203,6 +213,8 @@ const Flag kFlags[] = {
      "name:1,1,f32=0 (repeatable)"},
     {Scope::Bench, "--input-from-bundle", "", true,
      "inputs from an .npz file or test_data_set folder (default: made up)"},
+    {Scope::Bench, "--allow-random-input", "-R", false,
+     "accepted: bench makes up the inputs the bundle does not give"},
     {Scope::Bench, "--max-loops", "", true,
      "stop after this many runs (default 100000)"},
     {Scope::Bench, "--max-time", "", true,
@@ -223,7 +235,7 @@ const Flag kFlags[] = {
      "always streamed)"},
     {Scope::Compare, "--input-from-bundle", "", true,
      "inputs from an .npz file or test_data_set folder"},
-    {Scope::Compare, "--allow-random-input", "", false,
+    {Scope::Compare, "--allow-random-input", "-R", false,
      "make up the inputs the bundle does not give (unset symbols: 32)"},
     {Scope::Compare, "--approx", "", true,
      "tolerance: exact, close, approximate (default), very, super, ultra"},
@@ -247,6 +259,17 @@ const Flag kFlags[] = {
 
 const StringRef kSubcommands[] = {"dump",    "run",     "bench",
                                   "compare", "compile", "llm-bench"};
+/// tract's commands that take no model.
+const StringRef kModelFreeCommands[] = {"list-ops", "list-runtimes"};
+
+/// What --runtime NAME (or --cuda, --metal) sets --gpu to; null if unknown.
+std::optional<StringRef> gpuOfRuntime(StringRef runtime) {
+  if (runtime == "default" || runtime == "unoptimized" || runtime == "cpu")
+    return StringRef();
+  if (runtime == "cuda" || runtime == "vulkan" || runtime == "metal")
+    return runtime;
+  return std::nullopt;
+}
 
 const Flag *findFlag(Scope scope, StringRef name) {
   for (const Flag &flag : kFlags)
@@ -295,10 +318,17 @@ std::string unknownFlagError(Scope scope, StringRef arg, StringRef subcommand) {
 llvm::Expected<Invocation>
 mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
   Invocation invocation;
-  bool haveModel = false, haveSubcommand = false;
+  bool haveModel = false, haveSubcommand = false, explicitRuntime = false;
   for (size_t i = 0; i < args.size(); ++i) {
     StringRef arg = args[i];
     if (!arg.starts_with("-") || arg == "-") {
+      if (!haveModel && !haveSubcommand &&
+          llvm::is_contained(kModelFreeCommands, arg) &&
+          !llvm::sys::fs::exists(arg)) {
+        invocation.subcommand = arg.str();
+        haveSubcommand = true;
+        continue;
+      }
       if (!haveModel) {
         invocation.model = arg.str();
         haveModel = true;
@@ -474,6 +504,21 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
       invocation.allowMissingOutputs = true;
     else if (longName == "--llm")
       invocation.llm = true;
+    else if (longName == "--opl")
+      continue;
+    else if (longName == "--runtime" || longName == "--cuda" ||
+             longName == "--metal") {
+      StringRef runtime = longName == "--runtime" ? StringRef(value)
+                                                  : longName.drop_front(2);
+      std::optional<StringRef> gpu = gpuOfRuntime(runtime);
+      if (!gpu)
+        return makeError("runtime '" + runtime.str() +
+                         "' not found; 'tract list-runtimes' lists them");
+      // An explicit --runtime wins over --cuda and --metal, as in tract.
+      if (longName == "--runtime" || !explicitRuntime)
+        invocation.gpu = gpu->str();
+      explicitRuntime |= longName == "--runtime";
+    }
     else if (longName == "--assert-llm-rbo" ||
              longName == "--assert-llm-rbo-p") {
       double number;
@@ -560,7 +605,8 @@ mlir::tract::cli::parse(llvm::ArrayRef<StringRef> args) {
     else if (longName == "--name")
       invocation.name = value;
   }
-  if (!haveModel && !invocation.help && !invocation.version) {
+  if (!haveModel && !invocation.help && !invocation.version &&
+      !llvm::is_contained(kModelFreeCommands, invocation.subcommand)) {
     return makeError("no model given; see 'tract --help'");
   }
   if (invocation.llm)
@@ -593,6 +639,9 @@ std::string mlir::tract::cli::usage() {
       "  llm-bench  time a causal language model as tract does: prompt\n"
       "           processing (PP512) and generation (TG128) in tokens/sec;\n"
       "           takes bench's options\n"
+      "\n"
+      "       tract list-ops       the ONNX and NNEF operators it reads\n"
+      "       tract list-runtimes  the names --runtime takes\n"
       "\n"
       "OPTIONS:\n";
   auto describe = [&](Scope scope) {

@@ -800,6 +800,19 @@ int main(int argc, char **argv) {
                     ")\n";
     return 0;
   }
+  // tract's commands without a model.
+  if (invocation->subcommand == "list-ops") {
+    // As tract prints them: per format, the names joined by commas.
+    for (const auto &[format, ops] : lib::Model::supportedOps())
+      llvm::outs() << format << ":\n\n" << llvm::join(ops, ", ") << "\n\n";
+    return 0;
+  }
+  if (invocation->subcommand == "list-runtimes") {
+    for (llvm::StringRef runtime :
+         {"default", "unoptimized", "cuda", "vulkan", "metal"})
+      llvm::outs() << " * " << runtime << "\n";
+    return 0;
+  }
   // tract's stage names mean the stage they fall in here: the typing
   // stages come before declutter, before-optimize and optimize after.
   static const std::pair<llvm::StringRef, llvm::StringRef> kStages[] = {
