@@ -206,6 +206,81 @@ Value normalizeIndex(OpBuilder &b, Location loc, Value index, Value dim) {
   return clamp(b, loc, wrapped, zero, last);
 }
 
+/// Fails the run through the runtime (tract_fail), naming `op` and the
+/// offending value, when an index of `indices` is outside [-dim, dim): one
+/// min/max pass over the indices, before the op reads them (the op still
+/// clamps, so a failing run never addresses memory outside its tensors).
+/// `axisDims` holds the dim every index addresses, or with `perColumn`
+/// the dim each entry of the last axis addresses (GatherND, ScatterND: the
+/// k-th entry of a row indexes the k-th data axis from `firstAxis`).
+void checkIndices(OpBuilder &b, Operation *op, Value indices,
+                  Type indexElement, ArrayRef<Value> axisDims,
+                  int64_t firstAxis, bool perColumn = false) {
+  Location loc = op->getLoc();
+  auto type = cast<RankedTensorType>(indices.getType());
+  int64_t rank = type.getRank();
+  if (perColumn && rank == 0)
+    return;
+  Type i64 = b.getI64Type();
+  SmallVector<int64_t> boundShape;
+  if (perColumn)
+    boundShape.push_back(int64_t(axisDims.size()));
+  auto boundOf = [&](int64_t initial) {
+    Value empty = tensor::EmptyOp::create(b, loc, boundShape, i64);
+    Value value = arith::ConstantIntOp::create(b, loc, i64, initial);
+    return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+  };
+  Value lowest = boundOf(std::numeric_limits<int64_t>::max());
+  Value highest = boundOf(std::numeric_limits<int64_t>::min());
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::reduction);
+  SmallVector<AffineExpr> boundExprs;
+  if (perColumn) {
+    iterators.back() = utils::IteratorType::parallel;
+    boundExprs.push_back(b.getAffineDimExpr(rank - 1));
+  }
+  AffineMap boundMap = AffineMap::get(rank, 0, boundExprs, b.getContext());
+  auto pass = linalg::GenericOp::create(
+      b, loc, TypeRange{lowest.getType(), highest.getType()}, indices,
+      ValueRange{lowest, highest},
+      {b.getMultiDimIdentityMap(rank), boundMap, boundMap}, iterators,
+      [&](OpBuilder &nb, Location bodyLoc, ValueRange args) {
+        Value index = arith::IndexCastOp::create(
+            nb, bodyLoc, i64, toIndex(nb, bodyLoc, args[0], indexElement));
+        linalg::YieldOp::create(
+            nb, bodyLoc,
+            ValueRange{arith::MinSIOp::create(nb, bodyLoc, index, args[1]),
+                       arith::MaxSIOp::create(nb, bodyLoc, index, args[2])});
+      });
+  for (auto [k, dim] : llvm::enumerate(axisDims)) {
+    SmallVector<Value> at;
+    if (perColumn)
+      at.push_back(indexConstant(b, loc, k));
+    Value low = tensor::ExtractOp::create(b, loc, pass.getResult(0), at);
+    Value high = tensor::ExtractOp::create(b, loc, pass.getResult(1), at);
+    Value size = arith::IndexCastOp::create(b, loc, i64, dim);
+    Value below = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, low,
+        arith::SubIOp::create(
+            b, loc, arith::ConstantIntOp::create(b, loc, i64, 0), size));
+    Value above =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, high, size);
+    Value offending = arith::SelectOp::create(b, loc, below, low, high);
+    auto report = scf::IfOp::create(
+        b, loc, arith::OrIOp::create(b, loc, below, above),
+        /*withElseRegion=*/false);
+    OpBuilder reportBuilder = report.getThenBodyBuilder();
+    callFail(reportBuilder, op,
+             "'" + escapeFormat(nodeName(op)) + "' (" +
+                 op->getName().getStringRef().str() +
+                 "): index %lld is out of range for axis " +
+                 std::to_string(firstAxis + (perColumn ? k : 0)) +
+                 " of size %lld",
+             {offending, size});
+    b.setInsertionPointAfter(report);
+  }
+}
+
 /// Whether a dim of `shape` is the constant 0. Slices of such tensors are
 /// left out: the tensor and memref verifiers reject any static offset into an
 /// empty axis, even for an empty slice.
@@ -675,6 +750,7 @@ struct GatherLowering : public ArrayLoweringPattern<GatherOp> {
     AffineMap indicesMap =
         AffineMap::get(rank, 0, indicesExprs, rewriter.getContext());
     Value input = adaptor.getInput();
+    checkIndices(rewriter, op, adaptor.getIndices(), indexElement, dim, axis);
     Value result = buildGeneric(
         rewriter, loc, init, adaptor.getIndices(), indicesMap,
         [&](OpBuilder &b, Location bodyLoc, ValueRange args) -> Value {
@@ -704,6 +780,7 @@ struct GatherElementsLowering : public ArrayLoweringPattern<GatherElementsOp> {
     if (!dim || !init)
       return unboundSize(rewriter, op);
     Value input = adaptor.getInput();
+    checkIndices(rewriter, op, adaptor.getIndices(), indexElement, dim, axis);
     Value result = buildGeneric(
         rewriter, loc, init, adaptor.getIndices(),
         rewriter.getMultiDimIdentityMap(rank),
@@ -742,6 +819,8 @@ struct GatherNdLowering : public ArrayLoweringPattern<GatherNdOp> {
     if (!init)
       return unboundSize(rewriter, op);
     Value input = adaptor.getInput(), indices = adaptor.getIndices();
+    checkIndices(rewriter, op, indices, indexElement, dims, batchDims,
+                 /*perColumn=*/true);
     Value result = buildGeneric(
         rewriter, loc, init, {}, {},
         [&](OpBuilder &b, Location bodyLoc, ValueRange) -> Value {
@@ -879,6 +958,15 @@ struct ScatterLoweringBase : public ArrayLoweringPattern<OpTy> {
     Type element = getElementTypeOrSelf(op.getData().getType());
     ScatterReduction reduction = op.getReduction();
     Value indices = adaptor.getIndices(), updates = adaptor.getUpdates();
+    Type indexElement = getElementTypeOrSelf(op.getIndices().getType());
+    if constexpr (std::is_same_v<OpTy, ScatterNdOp>) {
+      int64_t n = *getShape(op.getIndices()).back().getConstant();
+      checkIndices(rewriter, op, indices, indexElement,
+                   ArrayRef(dataDims).take_front(n), 0, /*perColumn=*/true);
+    } else {
+      int64_t axis = op.getAxis();
+      checkIndices(rewriter, op, indices, indexElement, dataDims[axis], axis);
+    }
     SmallVector<Value> lbs(updateDims.size(), indexConstant(rewriter, loc, 0));
     SmallVector<Value> steps(updateDims.size(),
                              indexConstant(rewriter, loc, 1));

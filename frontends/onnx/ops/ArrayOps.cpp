@@ -291,7 +291,8 @@ Value positions(NodeContext &ctx, Value input, int64_t axis, int64_t at,
   return result;
 }
 
-/// Indices that may count from the end, made non-negative. The k-th element
+/// Indices that may count from the end, made non-negative (those before the
+/// start stay, for the op to report). The k-th element
 /// (in row-major order) indexes an axis of dim `dims[k % dims.size()]`;
 /// `dimsTensor` builds those dims as a tensor that broadcasts against the
 /// indices. Constant indices are rewritten; others get a select.
@@ -313,9 +314,12 @@ Value normalizeIndices(NodeContext &ctx, Value indices, ArrayRef<TDim> dims,
       return indices;
     std::optional<SmallVector<int64_t>> sizes = constantValues(dims);
     if (values && sizes) {
+      // One past the start stays negative: the op fails on it when the
+      // model runs, as onnxruntime does.
       for (auto [k, value] : llvm::enumerate(*values))
-        if (value < 0)
-          value += (*sizes)[k % sizes->size()];
+        if (int64_t size = (*sizes)[k % sizes->size()];
+            value < 0 && value >= -size)
+          value += size;
       return intConstant(ctx, *values, elementType,
                          constant.getType().getShape());
     }
@@ -330,10 +334,13 @@ Value normalizeIndices(NodeContext &ctx, Value indices, ArrayRef<TDim> dims,
   } else {
     dim = ctx.unsqueezeTo(dimsTensor(elementType), rank);
   }
-  Value isNegative = ctx.binary<LtOp>(
-      indices, intConstant(ctx, 0, elementType, SmallVector<int64_t>(rank, 1)));
+  Value zero = intConstant(ctx, 0, elementType, SmallVector<int64_t>(rank, 1));
+  Value isNegative = ctx.binary<LtOp>(indices, zero);
   Value wrapped = ctx.binary<AddOp>(indices, dim);
-  return ctx.create<SelectOp>(isNegative, wrapped, indices);
+  // An index before the start stays as it is, out of range: the op's check
+  // reports it when the model runs.
+  Value inRange = ctx.binary<AndOp>(isNegative, ctx.binary<GeOp>(wrapped, zero));
+  return ctx.create<SelectOp>(inRange, wrapped, indices);
 }
 
 /// Indices along `axis` of `data`, made non-negative.
