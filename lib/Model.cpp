@@ -729,6 +729,32 @@ std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
        {"TypedConcat", "concat"},
        {"MultiBroadcastTo", "broadcast"},
        {"Iff", "select"},
+       // Comparisons, as tract names them.
+       {"Less", "lt"},
+       {"LessEqual", "le"},
+       {"Greater", "gt"},
+       {"GreaterEqual", "ge"},
+       {"Equals", "eq"},
+       {"NotEquals", "ne"},
+       // Bitwise ops and shifts.
+       {"BitAnd", "bitand"},
+       {"BitOr", "bitor"},
+       {"BitXor", "bitxor"},
+       {"BitNot", "bitnot"},
+       {"ShiftLeft", "shl"},
+       {"ShiftRight", "shr"},
+       {"RoundHalfToEven", "round_even"},
+       // tract's specialised forms of ours: a power by a constant is
+       // Square, Sqrt, Rsqrt or Recip in both (snake_case finds them); a
+       // product after tract's optimizer is an OptMatMul (here an einsum
+       // until the lowering); its scan after codegen an OptScan.
+       {"OptMatMul", "einsum"},
+       {"OptScan", "scan"},
+       {"LirScan", "scan"},
+       {"DynamicKeyValueCache", "dyn_kv_cache"},
+       {"DynKeyValueCache", "dyn_kv_cache"},
+       {"GeluApproximate", "gelu_approx"},
+       {"Topk", "topk"},
        {"ElementWiseOp", ""},
        {"TypedBinOp", ""}};
   llvm::StringRef base = tractName.split('<').first;

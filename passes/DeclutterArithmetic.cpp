@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialects/tract/TractFolding.h"
+#include "dialects/tract/TractInterfaces.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 #include "passes/DeclutterPatterns.h"
@@ -139,12 +140,54 @@ template <typename Op> struct CombineConstantOperands : OpRewritePattern<Op> {
   }
 };
 
+/// An explicit broadcast into an element-wise op that broadcasts its
+/// operands anyway (Expand before Add, as exporters write a bias or a mask)
+/// is dropped when the op's result keeps its shape without it, as tract's
+/// declutter does: the op reads the smaller tensor instead.
+struct DropImplicitBroadcast : RewritePattern {
+  DropImplicitBroadcast(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isElementwise(op) || op->getNumOperands() < 2 ||
+        op->getNumResults() != 1)
+      return failure();
+    Shape result = getShape(op->getResult(0).getType());
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      auto broadcast = op->getOperand(i).getDefiningOp<BroadcastOp>();
+      if (!broadcast)
+        continue;
+      Value input = broadcast.getInput();
+      if (getShape(input).size() != result.size())
+        continue;
+      // The shape the op would have with the broadcast's input instead.
+      Shape shape = getShape(input);
+      bool fits = true;
+      for (unsigned j = 0; j < op->getNumOperands() && fits; ++j) {
+        if (j == i)
+          continue;
+        FailureOr<Shape> both = broadcastShapes(
+            std::nullopt, shape, getShape(op->getOperand(j).getType()));
+        fits = succeeded(both);
+        if (fits)
+          shape = *both;
+      }
+      if (!fits || shape != result)
+        continue;
+      rewriter.modifyOpInPlace(op, [&] { op->setOperand(i, input); });
+      return success();
+    }
+    return failure();
+  }
+};
+
 } // namespace
 
 void mlir::tract::populateDeclutterArithmeticPatterns(
     RewritePatternSet &patterns) {
   patterns.add(integerMulByZero)
       .add(divByConstantToMul)
-      .add<CombineConstantOperands<AddOp>, CombineConstantOperands<MulOp>>(
-          patterns.getContext());
+      .add<CombineConstantOperands<AddOp>, CombineConstantOperands<MulOp>,
+           DropImplicitBroadcast>(patterns.getContext());
 }

@@ -138,3 +138,21 @@ func.func @shared_inner_product_is_kept(%x: tensor<4xf32>) -> (tensor<4xf32>, te
   %1 = tract.mul %0, %three : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
   return %0, %1 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// A broadcast into an element-wise op that broadcasts anyway is dropped
+// (tract's declutter does the same); one that sizes the result stays.
+// CHECK-LABEL: func.func @implicit_broadcast
+// CHECK-NEXT: %[[WIDE:.*]] = tract.broadcast %arg0 {shape = #tract.shape<[2, 4, 3]>}
+// CHECK-NEXT: %[[SUM:.*]] = tract.add %arg0, %arg1 : (tensor<2x1x3xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: %[[SEL:.*]] = tract.select %arg2, %arg0, %arg0 : (tensor<2x4x1xi1>, tensor<2x1x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
+// CHECK-NEXT: %[[KEPT:.*]] = tract.mul %[[WIDE]], %arg0
+// CHECK-NEXT: return %[[SUM]], %[[SEL]], %[[KEPT]]
+func.func @implicit_broadcast(%x: tensor<2x1x3xf32>, %y: tensor<2x4x3xf32>, %c: tensor<2x4x1xi1>) -> (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<2x4x3xf32>) {
+  %b = tract.broadcast %x {shape = #tract.shape<[2, 4, 3]>} : tensor<2x1x3xf32> -> tensor<2x4x3xf32>
+  %0 = tract.add %b, %y : (tensor<2x4x3xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+  %1 = tract.select %c, %b, %x : (tensor<2x4x1xi1>, tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
+  %2 = tract.mul %b, %x : (tensor<2x4x3xf32>, tensor<2x1x3xf32>) -> tensor<2x4x3xf32>
+  return %0, %1, %2 : tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<2x4x3xf32>
+}
