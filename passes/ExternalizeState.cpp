@@ -76,6 +76,7 @@ private:
                             int64_t begin, const TDim &end, TypedAttr value);
   LogicalResult externalize(ScanOp op);
   LogicalResult externalize(StreamSliceOp op);
+  LogicalResult externalize(StreamPositionOp op);
   LogicalResult externalize(DynKvCacheOp op);
 
   func::FuncOp func;
@@ -281,6 +282,23 @@ LogicalResult Externalizer::externalize(StreamSliceOp op) {
   return success();
 }
 
+/// start + step * (pulse_step * pulse + k), in the op's integer type.
+LogicalResult Externalizer::externalize(StreamPositionOp op) {
+  Location loc = op.getLoc();
+  builder.setInsertionPoint(op);
+  Value positions = AddOp::create(
+      builder, loc,
+      MulOp::create(builder, loc, framePositions(loc, op.getPulse(), 0, 1),
+                    i64Scalar(loc, op.getStep(), 1)),
+      i64Scalar(loc, op.getStart(), 1));
+  Type elementType = getElementTypeOrSelf(op.getType());
+  if (elementType != builder.getI64Type())
+    positions = CastOp::create(builder, loc, op.getType(), positions);
+  op.getOutput().replaceAllUsesWith(positions);
+  op.erase();
+  return success();
+}
+
 /// The cache is a state of the past's length: the output is the past and
 /// the input concatenated, and the next past.
 LogicalResult Externalizer::externalize(DynKvCacheOp op) {
@@ -415,6 +433,8 @@ LogicalResult Externalizer::run() {
                            mask.getEnd().getValue(), mask.getValue());
     else if (auto window = dyn_cast<StreamSliceOp>(op))
       result = externalize(window);
+    else if (auto positions = dyn_cast<StreamPositionOp>(op))
+      result = externalize(positions);
     else if (auto scan = dyn_cast<ScanOp>(op))
       result = externalize(scan);
     else if (auto cache = dyn_cast<DynKvCacheOp>(op))

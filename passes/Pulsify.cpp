@@ -33,6 +33,7 @@
 #include "dialects/tract/TractPulse.h"
 #include "dialects/tract/TractShapes.h"
 #include "passes/Passes.h"
+#include "passes/PulseWindows.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -91,6 +92,9 @@ LogicalResult Pulsifier::pulsifyOp(Operation *op) {
 LogicalResult Pulsifier::run() {
   StringRef symbol = context.getSymbol();
   int64_t pulse = context.getPulse();
+  // Blocks over the stream twice (attention masked to a window) first.
+  if (failed(unfoldStreamWindows(func, symbol)))
+    return failure();
   Block &entry = func.getBody().front();
   SmallVector<int64_t> inputAxes;
   for (BlockArgument argument : entry.getArguments()) {

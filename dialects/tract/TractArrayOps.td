@@ -331,7 +331,7 @@ def Tract_TriluOp : Tract_InferredOp<"trilu"> {
   }];
 }
 
-def Tract_RangeOp : Tract_InferredOp<"range"> {
+def Tract_RangeOp : Tract_InferredOp<"range", [DeclareOpInterfaceMethods<Tract_PulsifyOpInterface, ["startsStream"]>]> {
   let summary = "start, start + step, … up to end (excluded)";
   let description = [{
     Scalar operands; `len` is the symbolic length `ceil((end - start) / step)`.

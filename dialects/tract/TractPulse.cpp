@@ -256,6 +256,15 @@ LogicalResult pulsifyTile(PulseContext &context, TileOp op) {
 }
 
 LogicalResult pulsifyGather(PulseContext &context, GatherOp op) {
+  if (!context.isStreamed(op.getInput())) {
+    // A fixed table read at streamed indices (a mask's rows by position):
+    // the indices' frames, where the indices' axes land.
+    Stream stream = context.getStream(op.getIndices());
+    stream.axis += op.getAxis();
+    return context.reinferWith(op, stream, getShape(op.getOutput()));
+  }
+  if (context.isStreamed(op.getIndices()))
+    return context.error(op) << "both its table and its indices stream";
   int64_t axis = streamAxis(context, op);
   if (static_cast<int64_t>(op.getAxis()) <= axis)
     return context.error(op) << "it gathers on or before the streaming axis";
@@ -840,6 +849,37 @@ LogicalResult BroadcastOp::pulsify(PulseContext &context) {
   return pulsifyBroadcast(context, *this);
 }
 bool BroadcastOp::startsStream(PulseContext &context) {
+  return mentionsSymbol(getOutput().getType(), context.getSymbol());
+}
+
+/// A range of the stream's length (`range(0, S, 1)`, the positions that a
+/// mask over time compares) is the positions of the pulse's frames in the
+/// whole stream: tract.stream_position, for constant start and step.
+LogicalResult RangeOp::pulsify(PulseContext &context) {
+  auto scalar = [](Value value) -> std::optional<int64_t> {
+    DenseElementsAttr attr;
+    if (!matchPattern(value, m_Constant(&attr)) || attr.getNumElements() != 1 ||
+        !isa<IntegerType>(attr.getElementType()))
+      return std::nullopt;
+    return (*attr.getValues<APInt>().begin()).getSExtValue();
+  };
+  std::optional<int64_t> start = scalar(getStart()), step = scalar(getStep());
+  if (!start || !step)
+    return context.error(*this)
+           << "its positions over the stream need a constant integer start "
+              "and step";
+  TDim length = getLen().getValue();
+  OpBuilder builder(*this);
+  auto positions = StreamPositionOp::create(
+      builder, getLoc(),
+      getTensorTypeLike(getOutput().getType(), {TDim(context.getPulse())}),
+      *start, *step, context.getPulse());
+  getOutput().replaceAllUsesWith(positions.getOutput());
+  erase();
+  context.setStream(positions.getOutput(), Stream{0, 0, length});
+  return success();
+}
+bool RangeOp::startsStream(PulseContext &context) {
   return mentionsSymbol(getOutput().getType(), context.getSymbol());
 }
 

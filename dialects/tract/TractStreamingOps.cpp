@@ -72,6 +72,14 @@ LogicalResult StreamSliceOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult StreamPositionOp::verify() {
+  Shape shape = getShape(getOutput().getType());
+  if (shape.size() != 1 || shape[0] != TDim(getPulse()))
+    return emitOpError("the result must be 1-D of the pulse's ")
+           << getPulse() << " frames";
+  return success();
+}
+
 LogicalResult SdpaOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> location,
                                        Adaptor adaptor,

@@ -61,6 +61,25 @@ def Tract_StreamSliceOp : Tract_InferredOp<"stream_slice", [Tract_Stateful]> {
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($output)";
 }
 
+def Tract_StreamPositionOp : Tract_Op<"stream_position", [Tract_Stateful]> {
+  let summary = "the positions in the whole stream of a pulse's frames (stateful)";
+  let description = [{
+    Made by tract-pulsify from a `range` of the stream's length (the
+    positions of the frames, which masks over time compare): each call
+    gives `start + step * (position + k)` for the `pulse` frames `k` of the
+    call, `position` being the frames the stream has passed before it.
+
+    ```mlir
+    %i = tract.stream_position {pulse = 4 : i64, start = 0 : i64, step = 1 : i64} : tensor<4xi64>
+    ```
+  }];
+  let arguments = (ins I64Attr:$start, I64Attr:$step,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$pulse);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = "attr-dict `:` type($output)";
+  let hasVerifier = 1;
+}
+
 def Tract_SdpaOp : Tract_InferredOp<"sdpa", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "scaled dot-product attention";
   let description = [{
