@@ -16,9 +16,11 @@
 #include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
+#include "passes/DeclutterPatterns.h"
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
 #include <cmath>
@@ -87,6 +89,41 @@ DenseElementsAttr toQ4_0(OpBuilder &b, ArrayRef<float> nk, int64_t n,
                      blocks.size()));
 }
 
+/// The axes of the weights (operand `slot` of `einsum`, of `shape`) in a
+/// product of rows by them: rows `...k`, weights with k and n (and axes of
+/// 1 that broadcast), output `...n`.
+struct WeightsAxes {
+  size_t k, n;
+};
+std::optional<WeightsAxes> matchRowsByWeights(const EinsumExpr &expr,
+                                              unsigned slot,
+                                              ArrayRef<int64_t> shape) {
+  const std::string &spec = expr.inputs[slot];
+  const std::string &rowSpec = expr.inputs[1 - slot];
+  if (rowSpec.empty() || spec.size() != shape.size())
+    return std::nullopt;
+  char k = rowSpec.back();
+  std::string prefix = rowSpec.substr(0, rowSpec.size() - 1);
+  size_t kAxis = spec.find(k), nAxis = std::string::npos;
+  bool otherAxesOfOne = true;
+  for (auto [axis, letter] : llvm::enumerate(spec)) {
+    if (axis == kAxis || shape[axis] == 1)
+      continue;
+    if (nAxis != std::string::npos)
+      otherAxesOfOne = false;
+    nAxis = axis;
+  }
+  if (kAxis == std::string::npos || nAxis == std::string::npos ||
+      !otherAxesOfOne || spec.find(k, kAxis + 1) != std::string::npos)
+    return std::nullopt;
+  char n = spec[nAxis];
+  if (expr.output != prefix + n || prefix.find(k) != std::string::npos ||
+      prefix.find(n) != std::string::npos ||
+      spec.find(n, nAxis + 1) != std::string::npos)
+    return std::nullopt;
+  return WeightsAxes{kAxis, nAxis};
+}
+
 /// `einsum` as a product with compactly stored weights (`halves`: f16,
 /// else Q4_0), when it is one of rows by a constant matrix that may be
 /// stored so.
@@ -111,33 +148,14 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
     if (weights && !isa<DenseElementsAttr>(weights) &&
         !tract::constantBytes(weights))
       weights = nullptr;
-    const std::string &spec = expr.inputs[slot];
-    const std::string &rowSpec = expr.inputs[1 - slot];
-    if (!weights || !isa<Float32Type, Float16Type>(weights.getElementType()) ||
-        rowSpec.empty())
+    if (!weights || !isa<Float32Type, Float16Type>(weights.getElementType()))
       continue;
-    // rows ...k, weights with k and n (and axes of 1 that broadcast),
-    // output ...n.
-    char k = rowSpec.back();
-    std::string prefix = rowSpec.substr(0, rowSpec.size() - 1);
     auto type = cast<RankedTensorType>(weights.getType());
-    size_t kAxis = spec.find(k), nAxis = std::string::npos;
-    bool otherAxesOfOne = true;
-    for (auto [axis, letter] : llvm::enumerate(spec)) {
-      if (axis == kAxis || type.getDimSize(axis) == 1)
-        continue;
-      if (nAxis != std::string::npos)
-        otherAxesOfOne = false;
-      nAxis = axis;
-    }
-    if (kAxis == std::string::npos || nAxis == std::string::npos ||
-        !otherAxesOfOne || spec.find(k, kAxis + 1) != std::string::npos)
+    std::optional<WeightsAxes> axes =
+        matchRowsByWeights(expr, slot, type.getShape());
+    if (!axes)
       continue;
-    char n = spec[nAxis];
-    if (expr.output != prefix + n || prefix.find(k) != std::string::npos ||
-        prefix.find(n) != std::string::npos ||
-        spec.find(n, nAxis + 1) != std::string::npos)
-      continue;
+    size_t kAxis = axes->k, nAxis = axes->n;
     int64_t kSize = type.getDimSize(kAxis), nSize = type.getDimSize(nAxis);
     Shape rowShape = getShape(rows);
     if (rowShape.back() != TDim(kSize) ||
@@ -206,6 +224,40 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
   }
 }
 
+/// A product of rows by Q4_0 blocks read from a file (block_dequant of a
+/// constant) whose blocks run along the summed axis: block_quant_matmul on
+/// the stored bytes, which are never decoded into a copy.
+LogicalResult absorbBlockDequant(EinsumOp einsum, PatternRewriter &rewriter) {
+  if (einsum.getInputs().size() != 2 ||
+      !getElementTypeOrSelf(einsum.getType()).isF32())
+    return failure();
+  EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
+  for (unsigned slot = 0; slot < 2; ++slot) {
+    auto dequant = einsum.getInputs()[slot].getDefiningOp<BlockDequantOp>();
+    if (!dequant)
+      continue;
+    DenseElementsAttr blocks =
+        getConstantValue(dequant.getBlocks());
+    ArrayRef<int64_t> shape = dequant.getType().getShape();
+    std::optional<WeightsAxes> axes = matchRowsByWeights(expr, slot, shape);
+    // The blocks follow the values' row-major order: they run along k when
+    // k is the last axis and whole blocks fill it.
+    if (!blocks || !axes || axes->k + 1 != shape.size() ||
+        axes->n > axes->k || shape[axes->k] % kQ4_0BlockValues != 0 ||
+        shape[axes->n] % kColumnGroup != 0)
+      continue;
+    int64_t n = shape[axes->n], k = shape[axes->k];
+    auto type = RankedTensorType::get(
+        {n, k / kQ4_0BlockValues, kQ4_0BlockBytes}, rewriter.getI8Type());
+    Value stored = ConstOp::create(rewriter, dequant.getBlocks().getLoc(), type,
+                                   cast<ElementsAttr>(blocks.reshape(type)));
+    rewriter.replaceOpWithNewOp<BlockQuantMatmulOp>(
+        einsum, einsum.getType(), einsum.getInputs()[1 - slot], stored);
+    return success();
+  }
+  return failure();
+}
+
 struct TractBlockQuant
     : public tract::impl::TractBlockQuantBase<TractBlockQuant> {
   using TractBlockQuantBase::TractBlockQuantBase;
@@ -225,3 +277,29 @@ struct TractBlockQuant
 };
 
 } // namespace
+
+void mlir::tract::populateBlockDequantPatterns(RewritePatternSet &patterns) {
+  patterns.add(absorbBlockDequant);
+}
+
+void mlir::tract::foldBlockDequant(Operation *root) {
+  SmallVector<BlockDequantOp> ops;
+  root->walk([&](BlockDequantOp op) { ops.push_back(op); });
+  for (BlockDequantOp op : ops) {
+    DenseElementsAttr blocks = getConstantValue(op.getBlocks());
+    if (!blocks)
+      continue;
+    std::vector<char> bytes = blockBytes(blocks);
+    std::vector<float> values = dequantizeQ4_0(ArrayRef<uint8_t>(
+        reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+    OpBuilder b(op);
+    auto dense = DenseElementsAttr::get(op.getType(), ArrayRef<float>(values));
+    Value folded = ConstOp::create(b, op.getLoc(), op.getType(),
+                                   cast<ElementsAttr>(dense));
+    op.getOutput().replaceAllUsesWith(folded);
+    Operation *source = op.getBlocks().getDefiningOp();
+    op.erase();
+    if (source && source->use_empty())
+      source->erase();
+  }
+}

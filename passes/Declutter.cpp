@@ -29,6 +29,7 @@ void populateDeclutterPatterns(MLIRContext *context,
   populateDeclutterActivationPatterns(patterns);
   populateDeclutterAxisPatterns(patterns);
   populateDeclutterScanPatterns(patterns);
+  populateBlockDequantPatterns(patterns);
 }
 
 struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
@@ -55,6 +56,8 @@ struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
       getOperation().emitError("tract-declutter did not converge");
       signalPassFailure();
     }
+    // Q4_0 weights that no product reads as they are: their values.
+    foldBlockDequant(getOperation());
   }
 
   std::shared_ptr<FrozenRewritePatternSet> patterns, latePatterns;

@@ -50,6 +50,12 @@ void populateDeclutterAxisPatterns(RewritePatternSet &patterns);
 /// (the input half of a recurrent matmul) hoisted out of the loop.
 void populateDeclutterScanPatterns(RewritePatternSet &patterns);
 
+/// A product by Q4_0 blocks read from a file becomes block_quant_matmul on
+/// them (BlockQuant.cpp).
+void populateBlockDequantPatterns(RewritePatternSet &patterns);
+/// The block_dequant ops that no product took: f32 constants.
+void foldBlockDequant(Operation *root);
+
 /// A tract op applied to each element: one operand and a result of its type
 /// (neg, exp, sigmoid...).
 /// The padding before and after spatial axis `axis` (0 for the first

@@ -515,6 +515,20 @@ LogicalResult BlockQuantMatmulOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult BlockDequantOp::verify() {
+  auto blocks = cast<RankedTensorType>(getBlocks().getType());
+  auto output = cast<RankedTensorType>(getOutput().getType());
+  if (!blocks.getElementType().isInteger(8) || blocks.getRank() != 2 ||
+      blocks.getDimSize(1) != kQ4_0BlockBytes || !blocks.hasStaticShape())
+    return emitOpError("the blocks must be b x ")
+           << kQ4_0BlockBytes << " bytes (i8) of Q4_0";
+  if (!output.hasStaticShape() || output.getEncoding() ||
+      output.getNumElements() != blocks.getDimSize(0) * kQ4_0BlockValues)
+    return emitOpError("the result must be a static shape of ")
+           << blocks.getDimSize(0) * kQ4_0BlockValues << " values";
+  return success();
+}
+
 /// What tract.quant_matmul and tract.quant_depthwise share: their
 /// per-channel parameters checked against `channels`, and the result, of
 /// `shape` like `input`: i32 sums, or bytes when requantized.

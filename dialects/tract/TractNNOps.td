@@ -174,6 +174,27 @@ def Tract_BlockQuantMatmulOp : Tract_InferredOp<"block_quant_matmul",
   }];
 }
 
+def Tract_BlockDequantOp : Tract_Op<"block_dequant", [Pure]> {
+  let summary = "the f32 values of tract's Q4_0 blocks";
+  let description = [{
+    `blocks` is `b x 18` bytes (i8) of tract's Q4_0 blocks (an f16 scale,
+    then 16 bytes of 4-bit codes, the low nibble first); the result holds
+    their `b * 32` values `(q - 8) * d` in the row-major order of its
+    shape. The NNEF importer makes it of a Q4_0 `.dat` file, so that the
+    weights stay as stored: declutter turns a product of rows by it, with
+    the blocks along the summed axis, into `block_quant_matmul` on the same
+    bytes, and folds what remains into an f32 constant.
+
+    ```mlir
+    %w = tract.block_dequant %blocks : tensor<64x18xi8> -> tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins Tract_IntTensor:$blocks);
+  let results = (outs Tract_FloatTensor:$output);
+  let assemblyFormat = "$blocks attr-dict `:` type($blocks) `->` type($output)";
+  let hasVerifier = 1;
+}
+
 def Tract_QuantMatmulOp : Tract_InferredOp<"quant_matmul",
     [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "8-bit integer product with constant weights, summed in i32";

@@ -15,6 +15,7 @@
 #include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/StringExtras.h"
@@ -493,6 +494,12 @@ LogicalResult GraphWriter::writeConstant(ConstOp op, StringRef name) {
   DenseElementsAttr dense = tract::denseOf(op.getValue());
   if (!dense)
     return unsupported(op) << "only dense constants are written";
+  // Q4_0 blocks read from a file: the block_dequant that uses them writes
+  // them (a variable of its shape).
+  if (!op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+        return isa<BlockDequantOp>(user);
+      }))
+    return success();
   // The weights of block-quantized products: a Q4_0 variable of n x k (f16
   // ones are written as they are).
   if (dense.getElementType().isInteger(8) && !op->use_empty() &&
@@ -1461,6 +1468,20 @@ LogicalResult GraphWriter::writeOps(Block &block,
     if (auto konst = dyn_cast<ConstOp>(op)) {
       if (failed(writeConstant(konst, resultNames[0])))
         return failure();
+      continue;
+    }
+    if (auto dequant = dyn_cast<BlockDequantOp>(op)) {
+      // The Q4_0 file it was read from, written again.
+      DenseElementsAttr blocks;
+      if (!matchPattern(dequant.getBlocks(), mlir::m_Constant(&blocks)))
+        return unsupported(&op) << "its blocks are not a constant";
+      ArrayRef<int64_t> shape = dequant.getType().getShape();
+      std::string bytes;
+      writeQ4_0DatTensor(shape, blockBytes(blocks), bytes);
+      files.files[resultNames[0] + ".dat"] = std::move(bytes);
+      assign(resultNames[0], "variable<scalar>(label = " +
+                                 quoted(resultNames[0]) + ", shape = " +
+                                 listText(shape) + ")");
       continue;
     }
     FailureOr<std::string> text = expression(&op);

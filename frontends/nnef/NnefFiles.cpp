@@ -187,14 +187,14 @@ constexpr uint16_t kTractVendor = 0x5452;
 /// tract's code for Q4_0 blocks (dialects/tract/BlockQuant.h).
 constexpr uint16_t kTractQ4_0 = 0x2040;
 
-/// Block-quantized tensors are dequantized to f32 at load; `-t block-quant`
-/// (tract-block-quant) quantizes the weights of products again, which gives
-/// back the same blocks when they were along the product's sum.
+/// Block-quantized tensors: the blocks as stored (b x 18 bytes) when
+/// `keepBlocks`, else their values as f32.
 template <typename Fail>
 bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
                          uint64_t count, uint64_t dataSize,
                          llvm::StringRef payload, MLIRContext *context,
-                         DenseElementsAttr &tensor, Fail fail) {
+                         DenseElementsAttr &tensor, bool keepBlocks,
+                         Fail fail) {
   if (itemType != kTractQ4_0)
     return fail("tract item type code 0x" + llvm::utohexstr(itemType) +
                 " is not supported (Q4_0, 0x2040, is)");
@@ -212,6 +212,13 @@ bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
                 " data bytes declared, " + llvm::Twine(payload.size()) +
                 " present");
   const auto *data = reinterpret_cast<const uint8_t *>(payload.data());
+  if (keepBlocks) {
+    auto type = RankedTensorType::get(
+        {int64_t(blocks), tract::kQ4_0BlockBytes}, IntegerType::get(context, 8));
+    tensor = DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(payload.data(), expected));
+    return true;
+  }
   std::vector<float> values =
       tract::dequantizeQ4_0(ArrayRef<uint8_t>(data, expected));
   auto type = RankedTensorType::get(shape, Float32Type::get(context));
@@ -225,7 +232,8 @@ bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
                                       llvm::StringRef what,
                                       MLIRContext *context,
                                       DenseElementsAttr &tensor,
-                                      std::string &error) {
+                                      std::string &error,
+                                      SmallVectorImpl<int64_t> *q4_0Shape) {
   using namespace llvm::support;
   auto fail = [&](const llvm::Twine &message) {
     error = (what + ": " + message).str();
@@ -259,10 +267,15 @@ bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
   uint32_t bits = u32(44);
   uint16_t itemType = endian::read16le(data + 48);
   uint16_t vendor = endian::read16le(data + 50);
-  if (vendor == kTractVendor)
-    return readTractBlockQuant(itemType, shape, count, dataSize,
-                               bytes.drop_front(kHeaderSize), context, tensor,
-                               fail);
+  if (vendor == kTractVendor) {
+    if (!readTractBlockQuant(itemType, shape, count, dataSize,
+                             bytes.drop_front(kHeaderSize), context, tensor,
+                             q4_0Shape != nullptr, fail))
+      return false;
+    if (q4_0Shape)
+      q4_0Shape->assign(shape.begin(), shape.end());
+    return true;
+  }
   if (vendor != 0)
     return fail("unsupported item type vendor " + llvm::Twine(vendor));
   Builder b(context);

@@ -60,9 +60,14 @@ bool writeModelArchive(const ModelFiles &files, llvm::StringRef path,
 /// data size, rank, dims, bits per item, item type) and the data. The sizes
 /// the header declares are checked against each other and against the bytes
 /// present before anything is allocated.
+///
+/// tract's Q4_0 block-quantized files are dequantized to f32, unless
+/// `q4_0Shape` is given: then `tensor` holds the blocks as they are (b x 18
+/// i8) and `q4_0Shape` the shape of their values.
 bool readDatTensor(llvm::StringRef bytes, llvm::StringRef what,
                    MLIRContext *context, DenseElementsAttr &tensor,
-                   std::string &error);
+                   std::string &error,
+                   SmallVectorImpl<int64_t> *q4_0Shape = nullptr);
 
 /// Encodes a tensor in the NNEF tensor file format (the exporter's side and
 /// tests).

@@ -92,8 +92,22 @@ Result variable(Invocation &call) {
     return call.error("no tensor file '" + *label + ".dat' in the model");
   DenseElementsAttr value;
   std::string error;
-  if (!readDatTensor(*bytes, *label + ".dat", call.getContext(), value, error))
+  SmallVector<int64_t> blockShape;
+  if (!readDatTensor(*bytes, *label + ".dat", call.getContext(), value, error,
+                     &blockShape))
     return call.error(error);
+  if (!blockShape.empty()) {
+    // tract's Q4_0 blocks stay as stored: declutter makes products read
+    // them as they are (block_quant_matmul) and folds the other uses.
+    if (blockShape != ArrayRef<int64_t>(*shape))
+      return call.error("'" + *label + ".dat' holds Q4_0 blocks of another "
+                        "shape than the graph declares");
+    auto type = RankedTensorType::get(blockShape,
+                                      Float32Type::get(call.getContext()));
+    auto values = BlockDequantOp::create(call.getBuilder(), call.loc, type,
+                                         call.constant(value));
+    return NValue::ofTensor(values.getOutput());
+  }
   if (value.getType().getShape() != ArrayRef<int64_t>(*shape)) {
     std::string declared, stored;
     llvm::raw_string_ostream d(declared), s(stored);

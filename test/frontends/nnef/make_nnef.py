@@ -305,6 +305,19 @@ def computed_args(out):
              repeated=np.tile(x, (1, 4)))
 
 
+def q4_linear(out):
+    fixture("q4_linear", out)
+    rng = np.random.default_rng(12)
+    dat, w = q4_0_bytes(rng.standard_normal((32, 64)).astype(np.float32))
+    write(out, "weight.dat", dat)
+    dat, table = q4_0_bytes(rng.standard_normal((10, 64)).astype(np.float32))
+    write(out, "table.dat", dat)
+    x = rng.standard_normal((5, 64)).astype(np.float32)
+    ids = np.array([7, 0, 3])
+    np.savez(os.path.join(out, "io.npz"), input=x, ids=ids,
+             output=(x @ w.T).astype(np.float32), rows=table[ids])
+
+
 def attention(q, k, v, scale, mask=None, causal=False):
     """softmax(q k^T * scale + mask) v, with key/value heads repeated for
     grouped queries; mask is boolean (keep) or absent."""
@@ -480,4 +493,4 @@ if __name__ == "__main__":
      "tract_gru": tract_gru,
      "tract_stft": tract_stft, "gdn": gdn,
      "stream_table": stream_table, "quantized": quantized,
-     "computed_args": computed_args}[sys.argv[1]](sys.argv[2])
+     "computed_args": computed_args, "q4_linear": q4_linear}[sys.argv[1]](sys.argv[2])
