@@ -278,8 +278,24 @@ struct TractBlockQuant
 
 } // namespace
 
+/// A unit axis added or removed, or a reshape, of Q4_0 values: the same
+/// values in the same order, so the same blocks of another shape (the
+/// weight of a batched product, `matmul` of rank-3 rows by a matrix).
+template <typename OpTy>
+LogicalResult reshapeBlockDequant(OpTy op, PatternRewriter &rewriter) {
+  auto dequant = op.getInput().template getDefiningOp<BlockDequantOp>();
+  auto type = dyn_cast<RankedTensorType>(op.getType());
+  if (!dequant || !type || !type.hasStaticShape() || type.getEncoding())
+    return failure();
+  rewriter.replaceOpWithNewOp<BlockDequantOp>(op, type, dequant.getBlocks());
+  return success();
+}
+
 void mlir::tract::populateBlockDequantPatterns(RewritePatternSet &patterns) {
-  patterns.add(absorbBlockDequant);
+  patterns.add(absorbBlockDequant)
+      .add(reshapeBlockDequant<AddAxisOp>)
+      .add(reshapeBlockDequant<RmAxisOp>)
+      .add(reshapeBlockDequant<ReshapeOp>);
 }
 
 void mlir::tract::foldBlockDequant(Operation *root) {

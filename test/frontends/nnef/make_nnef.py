@@ -315,7 +315,8 @@ def q4_linear(out):
     x = rng.standard_normal((5, 64)).astype(np.float32)
     ids = np.array([7, 0, 3])
     np.savez(os.path.join(out, "io.npz"), input=x, ids=ids,
-             output=(x @ w.T).astype(np.float32), rows=table[ids])
+             output=(x @ w.T).astype(np.float32),
+             batched=(x @ w.T)[None].astype(np.float32), rows=table[ids])
 
 
 def attention(q, k, v, scale, mask=None, causal=False):
