@@ -321,10 +321,17 @@ Result selectOp(Invocation &call) {
   int64_t rank =
       std::max({Invocation::rank(*cond), Invocation::rank((*values)[0]),
                 Invocation::rank((*values)[1])});
+  // Branches of different types meet in tract's common type.
+  Value a = (*values)[0], b = (*values)[1];
+  if (Type common = Invocation::commonSuperType(Invocation::elementType(a),
+                                                Invocation::elementType(b))) {
+    a = call.castTo(a, common);
+    b = call.castTo(b, common);
+  }
   return tensorResult(
       call, call.create<SelectOp>(call.unsqueezeTo(*cond, rank),
-                                  call.unsqueezeTo((*values)[0], rank),
-                                  call.unsqueezeTo((*values)[1], rank)));
+                                  call.unsqueezeTo(a, rank),
+                                  call.unsqueezeTo(b, rank)));
 }
 
 Result clamp(Invocation &call) {

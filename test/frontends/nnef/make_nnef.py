@@ -302,7 +302,9 @@ def computed_args(out):
              positions=np.arange(6), firsts=x[:, :4], left=x[:1],
              right=x[1:],
              scaled=h.astype(np.float16).astype(np.float32) * x,
-             repeated=np.tile(x, (1, 4)))
+             repeated=np.tile(x, (1, 4)),
+             picked=np.where(x > 0, h.astype(np.float16).astype(np.float32),
+                             x))
 
 
 def q4_linear(out):
