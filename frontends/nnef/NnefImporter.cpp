@@ -707,6 +707,22 @@ Invocation::bindValuesAsDims(Value values, StringRef hint) {
   if (!type || type.getRank() > 1 || !isa<IntegerType>(type.getElementType()) ||
       type.getElementType().isInteger(1))
     return std::nullopt;
+  // A concatenation of known and computed parts (`concat([[1], n])`): the
+  // known values stay, each computed part gets its symbols.
+  if (auto concat = values.getDefiningOp<ConcatOp>();
+      concat && type.getRank() == 1) {
+    SmallVector<TDim> dims;
+    for (Value part : concat.getInputs()) {
+      std::optional<SmallVector<TDim>> known = knownDims(part);
+      if (!known)
+        known = bindValuesAsDims(part, hint);
+      if (!known)
+        return std::nullopt;
+      dims.append(known->begin(), known->end());
+    }
+    setKnownDims(values, dims);
+    return dims;
+  }
   Value vector = type.getRank() == 0 ? create<AddAxisOp>(values, int64_t(0))
                                      : values;
   std::optional<int64_t> count = getShape(vector)[0].getConstant();
