@@ -155,6 +155,25 @@ std::optional<double> applyElementwise(Operation *op, ArrayRef<double> in) {
   return std::nullopt;
 }
 
+/// The value a reduction ignores (its neutral element), for the reductions
+/// a window can take.
+std::optional<double> neutralOf(Reducer reducer) {
+  switch (reducer) {
+  case Reducer::Sum:
+  case Reducer::Any:
+    return 0.0;
+  case Reducer::Prod:
+  case Reducer::All:
+    return 1.0;
+  case Reducer::Max:
+    return -std::numeric_limits<double>::infinity();
+  case Reducer::Min:
+    return std::numeric_limits<double>::infinity();
+  default:
+    return std::nullopt;
+  }
+}
+
 /// One (time, time) block: the einsum that makes it, the ops that keep both
 /// axes, and the ops that take the key axis away.
 struct TimeBlock {
@@ -376,24 +395,10 @@ bool WindowRewriter::excluded(const TimeBlock &block, int64_t i, int64_t j) {
     double neutral = 0;
     if (auto reduce = dyn_cast<ReduceOp>(end)) {
       input = reduce.getInput();
-      switch (reduce.getReducer()) {
-      case Reducer::Sum:
-      case Reducer::Any:
-        neutral = 0;
-        break;
-      case Reducer::Prod:
-      case Reducer::All:
-        neutral = 1;
-        break;
-      case Reducer::Max:
-        neutral = -std::numeric_limits<double>::infinity();
-        break;
-      case Reducer::Min:
-        neutral = std::numeric_limits<double>::infinity();
-        break;
-      default:
+      std::optional<double> value = neutralOf(reduce.getReducer());
+      if (!value)
         return false;
-      }
+      neutral = *value;
     } else {
       for (Value operand : end->getOperands())
         if (inBlock(operand, block))
@@ -718,27 +723,12 @@ LogicalResult WindowRewriter::rewrite(TimeBlock &block) {
   for (Operation *end : block.ends) {
     OpBuilder at(end);
     if (auto reduce = dyn_cast<ReduceOp>(end)) {
-      double neutral = 0;
-      switch (reduce.getReducer()) {
-      case Reducer::Sum:
-      case Reducer::Any:
-        break;
-      case Reducer::Prod:
-      case Reducer::All:
-        neutral = 1;
-        break;
-      case Reducer::Max:
-        neutral = minusInf;
-        break;
-      case Reducer::Min:
-        neutral = -minusInf;
-        break;
-      default:
+      std::optional<double> neutral = neutralOf(reduce.getReducer());
+      if (!neutral)
         return end->emitError("cannot stream: this reduction over a "
                               "window of the stream is not a sum, product, "
                               "minimum or maximum");
-      }
-      reduce->setOperand(0, masked(at, reduce.getInput(), neutral));
+      reduce->setOperand(0, masked(at, reduce.getInput(), *neutral));
       continue;
     }
     auto einsum = cast<EinsumOp>(end);
