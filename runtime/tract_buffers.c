@@ -9,6 +9,16 @@
  * a C program than under `tract bench`. Freed buffers are therefore kept,
  * by size class, up to a limit, and handed out again.
  *
+ * A kept buffer that the runs stop asking for goes back, though: a
+ * language model's prompt leaves buffers of its length that no step of
+ * the generation after it can use, and kept, they stood beside the
+ * generation's own (the 135M decoder's llm-bench held 267 MB of them).
+ * Each kept buffer remembers the run it was freed in; when a run starts,
+ * those left unasked for over IDLE_RUNS runs are freed, so that the C
+ * library can hand their memory out again. Models run one after another
+ * or side by side on threads keep theirs: each run asks for its own again
+ * within a few runs.
+ *
  * Each buffer starts with a header, just before the address handed out,
  * that says how large the buffer is and where its allocation starts.
  * Small buffers (below POOL_MIN) go to the C library at once: it keeps
@@ -30,12 +40,15 @@ enum {
   POOL_MIN = 16 * 1024,
   /* Distinct sizes kept at once. */
   CLASSES = 128,
+  /* Runs a kept buffer may stay unasked for. */
+  IDLE_RUNS = 4,
 };
 
 typedef struct header {
   void *allocation;    /* what aligned_alloc returned */
   size_t capacity;     /* usable bytes from the buffer's address */
   struct header *next; /* in its class's free list */
+  uint64_t run;        /* the run it was kept in */
 } header;
 
 static header *header_of(void *buffer) { return (header *)buffer - 1; }
@@ -43,11 +56,12 @@ static header *header_of(void *buffer) { return (header *)buffer - 1; }
 static struct {
   atomic_flag lock;
   size_t limit, kept;
+  uint64_t runs; /* runs started */
   struct {
     size_t capacity;
     header *free;
   } classes[CLASSES];
-} pool = {ATOMIC_FLAG_INIT, (size_t)1 << 30, 0, {{0, NULL}}};
+} pool = {ATOMIC_FLAG_INIT, (size_t)1 << 30, 0, 0, {{0, NULL}}};
 
 static void lock(void) {
   while (atomic_flag_test_and_set_explicit(&pool.lock, memory_order_acquire))
@@ -108,6 +122,7 @@ static int keep(header *h) {
     }
     if (slot >= 0) {
       pool.classes[slot].capacity = h->capacity;
+      h->run = pool.runs;
       h->next = pool.classes[slot].free;
       pool.classes[slot].free = h;
       pool.kept += h->capacity;
@@ -154,6 +169,34 @@ void tract_buffer_free(void *buffer) {
   if (h->capacity >= POOL_MIN && keep(h))
     return;
   free(h->allocation);
+}
+
+void tract_buffers_run_started(void) {
+  header *idle = NULL;
+  lock();
+  uint64_t run = ++pool.runs;
+  for (int i = 0; i < CLASSES; ++i) {
+    /* Each list holds the latest kept first. */
+    header **link = &pool.classes[i].free;
+    while (*link && run - (*link)->run <= IDLE_RUNS)
+      link = &(*link)->next;
+    for (header *h = *link; h; h = h->next)
+      pool.kept -= h->capacity;
+    if (*link) {
+      header *last = *link;
+      while (last->next)
+        last = last->next;
+      last->next = idle;
+      idle = *link;
+      *link = NULL;
+    }
+  }
+  unlock();
+  while (idle) {
+    header *next = idle->next;
+    free(idle->allocation);
+    idle = next;
+  }
 }
 
 void tract_buffer_cache_limit(size_t bytes) {

@@ -407,6 +407,7 @@ tract_status tract_model_run(const tract_model *model,
 #endif
   }
 
+  tract_buffers_run_started();
   /* One block: input descriptors, the pointers to them, the results'
    * descriptors, and the packed arguments. */
   size_t inputs_size = 0, results_size = 0;

@@ -73,7 +73,8 @@ void tract_tensor_free(tract_tensor *t);
  * tract_buffer_aligned_alloc and free them with tract_buffer_free; tensors'
  * data comes from there too. Large freed buffers are kept for the next
  * run, by size class, up to a limit (1 GiB unless set): a model that runs
- * again finds its buffers without asking the system for pages. Every
+ * again finds its buffers without asking the system for pages. A kept
+ * buffer that four runs in a row do not ask for is freed. Every
  * function here may be called from any thread.
  *
  * tract_buffer_aligned_alloc returns `size` bytes (at least) aligned to
@@ -85,6 +86,9 @@ void tract_buffer_free(void *buffer);
 void tract_buffer_cache_limit(size_t bytes);
 /* Gives every kept buffer back to the system. */
 void tract_release_buffers(void);
+/* Says that a model run starts (tract_model_run calls it): the kept
+ * buffers that no run has asked for over the last four are freed. */
+void tract_buffers_run_started(void);
 /* Bytes of freed buffers kept now. */
 size_t tract_buffers_kept(void);
 /* The most bytes one tensor of a compiled model may take: this machine's

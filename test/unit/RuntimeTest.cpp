@@ -149,6 +149,22 @@ TEST(RuntimeBuffers, TheLimitBoundsWhatIsKept) {
   EXPECT_EQ(tract_buffers_kept(), 0u) << "setting the limit releases";
 }
 
+TEST(RuntimeBuffers, BuffersNoRunAsksForGoBack) {
+  // A prompt's buffer, then steps that ask for another size: the prompt's
+  // goes back after four runs without it; the steps' own stays kept.
+  tract_release_buffers();
+  void *prompt = tract_buffer_aligned_alloc(64, 1 << 20);
+  tract_buffer_free(prompt);
+  for (int run = 1; run <= 5; ++run) {
+    tract_buffers_run_started();
+    void *step = tract_buffer_aligned_alloc(64, 64 * 1024);
+    tract_buffer_free(step);
+    size_t expected = size_t{64} * 1024 + (run <= 4 ? size_t{1} << 20 : 0);
+    EXPECT_EQ(tract_buffers_kept(), expected) << "after run " << run;
+  }
+  tract_release_buffers();
+}
+
 TEST(RuntimeBuffers, ThreadsShareThePool) {
   tract_release_buffers();
   auto work = [](int seed) {
