@@ -22,6 +22,7 @@
 #include <cstring>
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/mman.h>
 #include <utime.h>
 
 using namespace mlir;
@@ -138,6 +139,17 @@ void write64(llvm::raw_ostream &os, uint64_t value) {
   os.write(bytes, 8);
 }
 
+/// Lets the system take back the whole pages inside [`data`, `data` +
+/// `size`) of a read-only file mapping: they are read from the file again
+/// when touched.
+void dropPages(const char *data, size_t size) {
+  uintptr_t page = llvm::sys::Process::getPageSizeEstimate();
+  uintptr_t begin = llvm::alignTo(reinterpret_cast<uintptr_t>(data), page);
+  uintptr_t end = (reinterpret_cast<uintptr_t>(data) + size) / page * page;
+  if (end > begin)
+    madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
+}
+
 /// Parses an entry; std::nullopt when the file is not a complete entry
 /// of `key`.
 std::optional<CacheEntry> parseEntry(std::unique_ptr<llvm::MemoryBuffer> file,
@@ -157,6 +169,10 @@ std::optional<CacheEntry> parseEntry(std::unique_ptr<llvm::MemoryBuffer> file,
       bytes.slice(kHeader, bytes.size() - 8)));
   if (bytes.substr(kDigestOffset, 32) != llvm::toStringRef(digest))
     return std::nullopt;
+  // Checked, the pages can go until the run reads them again from the file:
+  // the check read every byte, a gathered table's unread rows included.
+  if (file->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap)
+    dropPages(bytes.data() + kHeader, bytes.size() - kHeader);
   uint64_t objects = read64(bytes.data() + kDigestOffset + 32);
   uint64_t constants = read64(bytes.data() + kDigestOffset + 40);
   size_t at = kHeader;

@@ -3,6 +3,7 @@
 #include "target/Jit.h"
 
 #include "codegen/cpu/TargetInfo.h"
+#include "dialects/tract/TractFolding.h"
 #include "pipelines/Pipelines.h"
 #include "runtime/tract_cuda.h"
 #include "runtime/tract_gpu.h"
@@ -52,8 +53,9 @@ llvm::Error makeError(const llvm::Twine &message) {
 /// the JIT links, instead of being copied into LLVM IR, an object file and
 /// JIT memory (three copies of every weight, and most of the compile
 /// time). The data lives in the MLIRContext, which outlives the model.
-/// Returns each global's name and data.
-std::vector<CachedConstant> referenceLargeConstants(ModuleOp module) {
+/// Returns each global's name and data, and appends its value to `values`.
+std::vector<CachedConstant>
+referenceLargeConstants(ModuleOp module, SmallVectorImpl<Attribute> &values) {
   constexpr size_t kMinBytes = 4096;
   std::vector<CachedConstant> references;
   module.walk([&](LLVM::GlobalOp global) {
@@ -75,6 +77,7 @@ std::vector<CachedConstant> referenceLargeConstants(ModuleOp module) {
       return;
     references.push_back({global.getSymName().str(),
                           llvm::StringRef(data.data(), data.size())});
+    values.push_back(global.getValueAttr());
     global.removeValueAttr();
     global.setLinkage(LLVM::Linkage::External);
     // The attribute's data is aligned for its elements only.
@@ -347,7 +350,9 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     return target.takeError();
   if (failed(lowerModelToLLVM(module, main, *target, &compileTiming)))
     return makeError("the model could not be lowered");
-  std::vector<CachedConstant> weights = referenceLargeConstants(module);
+  SmallVector<Attribute> values;
+  std::vector<CachedConstant> weights =
+      referenceLargeConstants(module, values);
 
   TimingScope translation = compileTiming.nest("translation to LLVM IR");
   llvm::LLVMContext llvmContext;
@@ -386,6 +391,10 @@ CompiledModel::compile(ModuleOp module, const JitOptions &jitOptions,
     if (llvm::Error error =
             storeCache(jitOptions.cacheDir, cacheKey, objectRefs, weights))
       emitWarning(module.getLoc()) << llvm::toString(std::move(error));
+    // Written, the weights read in place from the model file can go until
+    // the run reads them: a gathered table would stay resident whole.
+    for (Attribute value : values)
+      tract::dropMappedPages(value);
   }
 
   TimingScope linking = compileTiming.nest("linking");
