@@ -165,6 +165,29 @@ def TractPrivateFills : Pass<"tract-private-fills", "func::FuncOp"> {
   ];
 }
 
+def TractFreeEarly : Pass<"tract-free-early", "func::FuncOp"> {
+  let summary = "Free each buffer after its last use, not at the end";
+  let description = [{
+    Ownership-based deallocation frees a buffer at the end of the block
+    that allocated it, and `tract-outline-steps` at the end of the step
+    that last uses it: every intermediate of a step stayed allocated until
+    the step ended, so the runtime's buffer pool could not hand one op's
+    freed buffer to the next (a 135M-parameter decoder's prompt kept 56
+    such buffers more than it needed). This pass moves each
+    `memref.dealloc` of a `memref.alloc` in the same block, or of an
+    argument of that block (a step frees what earlier steps hand it), to
+    just after the op of that block that last uses the buffer or a view of
+    it. A buffer whose uses cannot all be seen (passed to a call, returned
+    or yielded, its address taken as an integer) stays freed where it was.
+
+    The CPU pipeline runs it once the kernels are made, before
+    `tract-share-kernels` turns loop nests into calls: the kernels' passes
+    look for a buffer's death in the ops that follow a product, and a
+    dealloc moved between a product and the copy after it kept a 1x1
+    convolution from writing into its consumer's buffer.
+  }];
+}
+
 def TractFillBorders : Pass<"tract-fill-borders", "func::FuncOp"> {
   let summary = "Fill only the border of a padded buffer";
   let description = [{
@@ -220,7 +243,7 @@ def TractCpuPackWeights : Pass<"tract-cpu-pack-weights", "func::FuncOp"> {
     Option<"panel", "panel", "int64_t", /*default=*/"0",
            "columns per panel of a constant matrix (0: no panels)">,
     Option<"ownMemoryBytes", "own-memory-bytes", "int64_t",
-           /*default=*/"1048576",
+           /*default=*/"65536",
            "Size from which a packed constant is a resource blob in memory "
            "of its own rather than an attribute">
   ];

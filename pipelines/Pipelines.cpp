@@ -290,6 +290,11 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createTractApproximateMath());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Once the kernels are made (they read the buffers' deaths from where
+  // deallocation put them), each buffer goes back to the pool after its
+  // last use, not at the end of its step.
+  if (target.gpu.empty())
+    pm.addNestedPass<func::FuncOp>(createTractFreeEarly());
   // Repeated kernels (a model's layers) compiled once from here on.
   if (target.gpu.empty())
     pm.addPass(createTractShareKernels());

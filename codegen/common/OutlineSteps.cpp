@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/common/BufferUses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -160,32 +161,6 @@ func::FuncOp outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
   return step;
 }
 
-/// The top-level op of `block` that last uses `buffer` or a view of it,
-/// but for `dealloc`; null when a use lets it escape (a call, a return).
-Operation *lastUse(Block &block, Value buffer, Operation *dealloc) {
-  Operation *last = nullptr;
-  SmallVector<Value> aliases{buffer};
-  while (!aliases.empty()) {
-    Value alias = aliases.pop_back_val();
-    for (Operation *user : alias.getUsers()) {
-      if (user == dealloc)
-        continue;
-      if (isa<CallOpInterface>(user) ||
-          user->hasTrait<OpTrait::ReturnLike>())
-        return nullptr;
-      if (auto view = dyn_cast<ViewLikeOpInterface>(user);
-          view && view.getViewSource() == alias)
-        llvm::append_range(aliases, user->getResults());
-      Operation *top = block.findAncestorOpInBlock(*user);
-      if (!top)
-        return nullptr;
-      if (!last || last->isBeforeInBlock(top))
-        last = top;
-    }
-  }
-  return last;
-}
-
 /// Moves each dealloc (deallocation puts them at the end of the body) to
 /// the end of the step that last uses its buffer: a buffer is then not
 /// handed from step to step only to be freed, and the kernels see it die
@@ -200,7 +175,9 @@ void freeInLastStep(Block &block, SmallVectorImpl<SmallVector<Operation *>> &run
     Value buffer = dealloc.getMemref();
     if (!buffer.getDefiningOp<memref::AllocOp>() || !runOf.count(dealloc))
       continue;
-    Operation *last = lastUse(block, buffer, dealloc);
+    std::optional<Operation *> used =
+        tract::lastUseInBlock(block, buffer, dealloc);
+    Operation *last = used ? *used : nullptr;
     if (!last || !runOf.count(last))
       continue;
     size_t from = runOf[dealloc], to = runOf[last];

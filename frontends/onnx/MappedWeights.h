@@ -31,8 +31,10 @@ class TensorProto;
 
 namespace mlir::tract::onnx {
 
-/// Weights of at least this many bytes are mapped.
-constexpr int64_t kMappedWeightBytes = int64_t(1) << 20;
+/// Weights of at least this many bytes are mapped. A copy in an attribute
+/// lives as long as the MLIRContext: a decoder's key and value projections
+/// (442 KB each in SmolLM2-135M) stood in memory twice, as read and packed.
+constexpr int64_t kMappedWeightBytes = int64_t(64) << 10;
 
 /// A read-only mapping of a model file, or of a range of one.
 struct MappedFile {

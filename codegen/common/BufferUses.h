@@ -1,0 +1,30 @@
+//===- BufferUses.h - where a buffer is last used -------------------------===//
+//
+// The deallocation pipeline frees each buffer at the end of the block that
+// made it. Passes that move a `memref.dealloc` earlier ask where the buffer,
+// or a view of it, is last used.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TRACT_CODEGEN_COMMON_BUFFERUSES_H
+#define TRACT_CODEGEN_COMMON_BUFFERUSES_H
+
+#include "mlir/IR/Block.h"
+#include "mlir/IR/Value.h"
+
+#include <optional>
+
+namespace mlir::tract {
+
+/// The op of `block` that holds the last use of `buffer` or of a view of it
+/// (subview, reshape, cast, transpose: any op that takes it and gives a
+/// buffer), `except` (its dealloc) left out: null when nothing else uses
+/// it; std::nullopt when a use lets it escape where uses cannot be followed
+/// (a call, a return or yield, its address as an integer, a use outside
+/// `block`).
+std::optional<Operation *> lastUseInBlock(Block &block, Value buffer,
+                                          Operation *except);
+
+} // namespace mlir::tract
+
+#endif // TRACT_CODEGEN_COMMON_BUFFERUSES_H

@@ -1,0 +1,89 @@
+//===- FreeEarly.cpp - buffers freed after their last use -----------------===//
+//
+// See TractFreeEarly in codegen/Passes.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/Passes.h"
+#include "codegen/common/BufferUses.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/CallInterfaces.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTFREEEARLY
+#include "codegen/Passes.h.inc"
+} // namespace mlir::tract
+
+using namespace mlir;
+
+std::optional<Operation *> mlir::tract::lastUseInBlock(Block &block,
+                                                       Value buffer,
+                                                       Operation *except) {
+  Operation *last = nullptr;
+  SmallVector<Value> aliases{buffer};
+  DenseSet<Value> seen{buffer};
+  while (!aliases.empty()) {
+    Value alias = aliases.pop_back_val();
+    for (Operation *user : alias.getUsers()) {
+      if (user == except)
+        continue;
+      // Ways out of what the uses show: the buffer's address as a value,
+      // another function, or a region's result.
+      if (isa<CallOpInterface, memref::ExtractAlignedPointerAsIndexOp,
+              UnrealizedConversionCastOp>(user) ||
+          user->hasTrait<OpTrait::ReturnLike>() ||
+          user->getDialect()->getNamespace() == "llvm")
+        return std::nullopt;
+      // Any buffer made from it may be a view of it.
+      for (Value result : user->getResults())
+        if (isa<BaseMemRefType>(result.getType()) && seen.insert(result).second)
+          aliases.push_back(result);
+      Operation *top = block.findAncestorOpInBlock(*user);
+      if (!top)
+        return std::nullopt;
+      if (!last || last->isBeforeInBlock(top))
+        last = top;
+    }
+  }
+  return last;
+}
+
+namespace {
+
+struct TractFreeEarly
+    : public tract::impl::TractFreeEarlyBase<TractFreeEarly> {
+  void runOnOperation() override {
+    SmallVector<memref::DeallocOp> deallocs;
+    getOperation().walk(
+        [&](memref::DeallocOp dealloc) { deallocs.push_back(dealloc); });
+    for (memref::DeallocOp dealloc : deallocs) {
+      // A buffer made in the block, or handed to it (a step's argument
+      // that the step frees).
+      Value buffer = dealloc.getMemref();
+      Block *block = dealloc->getBlock();
+      auto alloc = buffer.getDefiningOp<memref::AllocOp>();
+      bool argument = isa<BlockArgument>(buffer) &&
+                      cast<BlockArgument>(buffer).getOwner() == block;
+      if (!(alloc && alloc->getBlock() == block) && !argument)
+        continue;
+      std::optional<Operation *> last =
+          tract::lastUseInBlock(*block, buffer, dealloc);
+      if (!last)
+        continue;
+      if (!*last) {
+        if (alloc)
+          dealloc->moveAfter(alloc);
+        else
+          dealloc->moveBefore(&block->front());
+        continue;
+      }
+      if ((*last)->isBeforeInBlock(dealloc))
+        dealloc->moveAfter(*last);
+    }
+  }
+};
+
+} // namespace
