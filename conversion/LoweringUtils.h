@@ -71,6 +71,7 @@ Value readSymbol(OpBuilder &builder, Location loc, Value size,
 /// of its entry block: a dim that is exactly a symbol binds it; a dim
 /// `a*S+b` binds S when it is the only unbound symbol. Fails with an error
 /// naming a symbol that neither an input nor an op of `func` determines.
+/// A kernel function (kKernelFunctionAttrName) has no symbols to bind.
 LogicalResult bindInputSymbols(Operation *func);
 
 /// Binds `symbol` to `value` (an index) at the builder's insertion point,

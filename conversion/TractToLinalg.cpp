@@ -40,7 +40,7 @@ namespace {
 /// symbols read their dims) and tract ops see them through casts the
 /// conversion removes; results are copied into fresh tensors.
 LogicalResult prepareFunction(func::FuncOp func) {
-  if (func.isExternal())
+  if (func.isExternal() || func->hasAttr(kKernelFunctionAttrName))
     return success();
   if (failed(bindInputSymbols(func)))
     return failure();

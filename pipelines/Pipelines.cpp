@@ -161,7 +161,7 @@ void mlir::tract::buildLowerToLinalgPipeline(
   pm.addNestedPass<func::FuncOp>(createTractCpuAttentionKernels(attention));
   TractCpuBlockQuantKernelsOptions blockQuant;
   blockQuant.registerFile = options.registerFile;
-  pm.addNestedPass<func::FuncOp>(createTractCpuBlockQuantKernels(blockQuant));
+  pm.addPass(createTractCpuBlockQuantKernels(blockQuant));
   TractCpuQuantKernelsOptions quant;
   quant.signedProducts = options.signedProducts;
   pm.addNestedPass<func::FuncOp>(createTractCpuQuantKernels(quant));
@@ -215,6 +215,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   bufferization.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferization));
+  pm.addPass(createTractKernelResultsInPlace());
   bufferization::BufferDeallocationPipelineOptions deallocation;
   bufferization::buildBufferDeallocationPipeline(pm, deallocation);
   // Deallocation may return clones of buffers it cannot give away.

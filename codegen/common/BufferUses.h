@@ -20,8 +20,8 @@ namespace mlir::tract {
 /// (subview, reshape, cast, transpose: any op that takes it and gives a
 /// buffer), `except` (its dealloc) left out: null when nothing else uses
 /// it; std::nullopt when a use lets it escape where uses cannot be followed
-/// (a call, a return or yield, its address as an integer, a use outside
-/// `block`).
+/// (a call but a kernel's, a return or yield, its address as an integer, a
+/// use outside `block`).
 std::optional<Operation *> lastUseInBlock(Block &block, Value buffer,
                                           Operation *except);
 

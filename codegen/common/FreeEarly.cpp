@@ -6,6 +6,7 @@
 
 #include "codegen/Passes.h"
 #include "codegen/common/BufferUses.h"
+#include "dialects/tract/TractDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -30,16 +31,22 @@ std::optional<Operation *> mlir::tract::lastUseInBlock(Block &block,
     for (Operation *user : alias.getUsers()) {
       if (user == except)
         continue;
+      // A kernel's call reads or writes the buffer and returns buffers of
+      // its own (kKernelFunctionAttrName).
+      bool kernelCall = isa<CallOpInterface>(user) &&
+                        user->hasAttr(tract::kKernelFunctionAttrName);
       // Ways out of what the uses show: the buffer's address as a value,
       // another function, or a region's result.
-      if (isa<CallOpInterface, memref::ExtractAlignedPointerAsIndexOp,
+      if ((isa<CallOpInterface>(user) && !kernelCall) ||
+          isa<memref::ExtractAlignedPointerAsIndexOp,
               UnrealizedConversionCastOp>(user) ||
           user->hasTrait<OpTrait::ReturnLike>() ||
           user->getDialect()->getNamespace() == "llvm")
         return std::nullopt;
-      // Any buffer made from it may be a view of it.
+      // Any other buffer made from it may be a view of it.
       for (Value result : user->getResults())
-        if (isa<BaseMemRefType>(result.getType()) && seen.insert(result).second)
+        if (!kernelCall && isa<BaseMemRefType>(result.getType()) &&
+            seen.insert(result).second)
           aliases.push_back(result);
       Operation *top = block.findAncestorOpInBlock(*user);
       if (!top)

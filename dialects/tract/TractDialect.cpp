@@ -87,6 +87,12 @@ LogicalResult TractDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << name << " is a unit attribute of tract.scan";
     return success();
   }
+  if (name == kKernelFunctionAttrName) {
+    if (!isa<UnitAttr>(attribute.getValue()) || isa<ModuleOp>(op))
+      return op->emitError() << name << " is a unit attribute of a kernel's "
+                             << "function, region or call";
+    return success();
+  }
   if (name != kPropertiesAttrName && !isa<ModuleOp>(op))
     return op->emitError() << name << " belongs on the module";
   if (name == kSymbolsAttrName) {

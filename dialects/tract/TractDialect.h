@@ -23,6 +23,13 @@ constexpr llvm::StringLiteral kPropertiesAttrName = "tract.properties";
 /// states at each call.
 constexpr llvm::StringLiteral kStatefulScanAttrName = "tract.stateful";
 
+/// On a private function that a kernel pass made from lowered ops (plain
+/// tensors and sizes in, plain tensors out), on the region it is made
+/// from while the pass runs, and on its calls: the passes that lower tract
+/// functions leave the function as it is; a call's buffers are read or
+/// written there, and what it returns is a buffer of its own.
+constexpr llvm::StringLiteral kKernelFunctionAttrName = "tract.kernel";
+
 /// On a lowered public function, what its callers' inputs must satisfy
 /// (recorded by tract-lower-to-linalg, read by tract-entry-checks): the
 /// tract shapes of its inputs (an array of #tract.shape), and the dims and

@@ -96,3 +96,35 @@ func.func private @step(%in: memref<16xf32>, %x: f32) -> memref<16xf32> {
   memref.dealloc %in : memref<16xf32>
   return %out : memref<16xf32>
 }
+
+// -----
+
+// A kernel's call (tract.kernel) only reads and writes the buffers it is
+// given: its input is freed right after it. Another call keeps its
+// buffer's dealloc where it was.
+
+func.func private @kernel(memref<16xf32>, memref<16xf32>) attributes {tract.kernel}
+func.func private @other(memref<16xf32>)
+
+// CHECK-LABEL: func.func @calls
+// CHECK: %[[IN:.*]] = memref.alloc()
+// CHECK: %[[OUT:.*]] = memref.alloc()
+// CHECK: call @kernel(%[[IN]], %[[OUT]]) {tract.kernel}
+// CHECK-NEXT: memref.dealloc %[[IN]]
+// CHECK: %[[KEPT:.*]] = memref.alloc()
+// CHECK: call @other(%[[KEPT]])
+// CHECK: linalg.fill
+// CHECK-NEXT: memref.dealloc %[[KEPT]]
+// CHECK-NEXT: return %[[OUT]]
+func.func @calls(%x: f32) -> memref<16xf32> {
+  %in = memref.alloc() : memref<16xf32>
+  linalg.fill ins(%x : f32) outs(%in : memref<16xf32>)
+  %out = memref.alloc() : memref<16xf32>
+  call @kernel(%in, %out) {tract.kernel} : (memref<16xf32>, memref<16xf32>) -> ()
+  %kept = memref.alloc() : memref<16xf32>
+  call @other(%kept) : (memref<16xf32>) -> ()
+  linalg.fill ins(%x : f32) outs(%out : memref<16xf32>)
+  memref.dealloc %in : memref<16xf32>
+  memref.dealloc %kept : memref<16xf32>
+  return %out : memref<16xf32>
+}
