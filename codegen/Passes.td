@@ -81,6 +81,12 @@ def TractCpuBlockQuantKernels
     the square of the model's size: 17 s of a 135M-parameter decoder's 31 s
     compile).
 
+    With `dot-product=vnni` or `sdot`, a product marked `q8_inputs` with
+    fewer than 16 rows (a decoding step) rounds its rows to 8 bits per
+    block of 32 (Q8_0) and sums the codes' byte products, in the form
+    `tract-convert-vector-to-llvm` selects `vpdpbusd` or `sdot` for; the
+    others decode the codes to f32.
+
     `tract-lower-to-linalg` has no other lowering of the op: this pass runs
     before it. Binds the function's symbols first, as `tract-bind-symbols`
     does, when it has a product to lower.
@@ -88,10 +94,13 @@ def TractCpuBlockQuantKernels
   let options = [
     Option<"registerFile", "register-file", "int64_t", /*default=*/"512",
            "The f32 values the target's vector registers hold (512: 32 "
-           "registers of 16, AVX-512)">
+           "registers of 16, AVX-512)">,
+    Option<"dotProduct", "dot-product", "std::string", /*default=*/"\"none\"",
+           "The target's byte dot-product instruction: vnni, sdot or none">
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect"
   ];
 }

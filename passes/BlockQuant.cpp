@@ -58,6 +58,24 @@ bool isProtected(Operation *op) {
   return found;
 }
 
+/// Whether `op` computes a language model's output head (its name says
+/// so). Under Q4_0 its weights are stored as f16 (ours): tract keeps them
+/// f32 for their precision, which 11 bits keep, while a decoding step of
+/// a 1B model would read a gigabyte of f32 logit weights per token.
+bool isOutputHead(Operation *op) {
+  bool found = false;
+  op->getLoc()->walk([&](Location loc) {
+    auto name = dyn_cast<NameLoc>(loc);
+    if (name && (name.getName().strref().contains("lm_head") ||
+                 name.getName().strref().contains("logits"))) {
+      found = true;
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return found;
+}
+
 /// Lanes of the kernels' column groups: n must fill them.
 constexpr int64_t kColumnGroup = 16;
 /// Smaller weights are not worth it (tract's threshold).
@@ -127,10 +145,11 @@ std::optional<WeightsAxes> matchRowsByWeights(const EinsumExpr &expr,
 /// `einsum` as a product with compactly stored weights (`halves`: f16,
 /// else Q4_0), when it is one of rows by a constant matrix that may be
 /// stored so.
-void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
+void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked) {
   if (einsum.getInputs().size() != 2 ||
       !getElementTypeOrSelf(einsum.getType()).isF32())
     return;
+  bool halves = halvesAsked;
   EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
   for (unsigned slot = 0; slot < 2; ++slot) {
     // f32 weights, or f16 ones cast to f32 (a model stored with f16
@@ -141,7 +160,13 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
       operand = widening.getInput();
     auto constant = operand.getDefiningOp<ConstOp>();
     Value rows = einsum.getInputs()[1 - slot];
-    if (!constant || isProtected(constant) || isProtected(einsum))
+    // The output head as f16 under Q4_0 (isOutputHead), named so by the
+    // product or by its weights (which may be named for the embedding
+    // table they are tied to).
+    bool head = constant && !halvesAsked &&
+                (isOutputHead(einsum) || isOutputHead(constant));
+    halves = halvesAsked || head;
+    if (!constant || (!head && (isProtected(constant) || isProtected(einsum))))
       continue;
     // Dense, or a resource (a large weight mapped from the model file).
     auto weights = dyn_cast<ElementsAttr>(constant.getValue());
@@ -209,8 +234,11 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halves) {
                                                 (halves ? ".f16" : ".q4_0")),
                                 name.getChildLoc());
     Value packed = ConstOp::create(b, weightsLoc, stored.getType(), stored);
+    // Q4_0 products may round their rows to bytes (tract-cpu-block-quant-
+    // kernels); f16 ones keep them exact.
     auto product = BlockQuantMatmulOp::create(b, einsum.getLoc(),
-                                              einsum.getType(), rows, packed);
+                                              einsum.getType(), rows, packed,
+                                              /*q8_inputs=*/!halves);
     einsum.replaceAllUsesWith(product.getOutput());
     einsum.erase();
     if (widening && widening->use_empty())
@@ -252,7 +280,8 @@ LogicalResult absorbBlockDequant(EinsumOp einsum, PatternRewriter &rewriter) {
     Value stored = ConstOp::create(rewriter, dequant.getBlocks().getLoc(), type,
                                    cast<ElementsAttr>(blocks.reshape(type)));
     rewriter.replaceOpWithNewOp<BlockQuantMatmulOp>(
-        einsum, einsum.getType(), einsum.getInputs()[1 - slot], stored);
+        einsum, einsum.getType(), einsum.getInputs()[1 - slot], stored,
+        /*q8_inputs=*/true);
     return success();
   }
   return failure();

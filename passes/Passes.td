@@ -215,10 +215,13 @@ def TractBlockQuant : Pass<"tract-block-quant", "ModuleOp"> {
     product's) says they are an embedding, a normalization, a pooler, a
     classifier or the output head (`embed`, `norm`, `pooler`,
     `classifier`, `lm_head`, `logits`, any case of the first letter) stay
-    f32. So do products whose k is not a multiple of 32 (the block) or
+    f32, and so do products whose k is not a multiple of 32 (the block) or
     whose n is not a multiple of 16 (the kernels' lanes), and weights that
-    are not all finite. Weights read from Q4_0 files (dequantized at load)
-    get their blocks back exactly.
+    are not all finite. The output head (a product named `lm_head` or
+    `logits`) is the exception, ours: its weights are stored as f16, which
+    keeps their precision, so that a decoding step reads half their bytes
+    (for a 1B model, a gigabyte in f32). Weights read from Q4_0 files
+    (dequantized at load) get their blocks back exactly.
 
     With `format=f16` (`-t f16-weights`, ours: tract's `f32-to-f16` makes
     the whole model f16) the same products keep their weights as f16

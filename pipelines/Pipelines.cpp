@@ -161,6 +161,7 @@ void mlir::tract::buildLowerToLinalgPipeline(
   pm.addNestedPass<func::FuncOp>(createTractCpuAttentionKernels(attention));
   TractCpuBlockQuantKernelsOptions blockQuant;
   blockQuant.registerFile = options.registerFile;
+  blockQuant.dotProduct = options.dotProduct;
   pm.addPass(createTractCpuBlockQuantKernels(blockQuant));
   TractCpuQuantKernelsOptions quant;
   quant.signedProducts = options.signedProducts;
@@ -176,6 +177,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   LowerToLinalgOptions lowering;
   lowering.registerFile = target.vectorRegisters * target.f32Lanes;
   lowering.signedProducts = target.dotProduct == "sdot";
+  lowering.dotProduct = target.dotProduct;
   lowering.bodyMayFail = !target.gpu.empty();
   // Convolutions with their channels on the vector lanes: a layout for the
   // CPU kernels (the GPU path keeps the model's). Then those whose taps

@@ -43,6 +43,9 @@ struct LowerToLinalgOptions {
   /// tract-cpu-quant-kernels' signed-products: the target multiplies
   /// signed bytes by signed bytes (AArch64's sdot).
   bool signedProducts = false;
+  /// The byte dot-product instruction (TargetInfo::dotProduct), for
+  /// tract-cpu-block-quant-kernels' decoding steps.
+  std::string dotProduct = "none";
   /// tract-entry-checks' body-may-fail: the body launches GPU kernels.
   bool bodyMayFail = false;
 };

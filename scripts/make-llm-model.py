@@ -25,7 +25,8 @@ Usage: make-llm-model.py OUT.onnx [--bundles PREFIX] [--prompt TEXT]
                                   [--layers N] [--hidden N] [--heads N]
                                   [--kv-heads N] [--ffn N] [--vocab N]
                                   [--rope-theta X] [--tied]
-                                  [--q4-0 | --f16] [--contrib PATH]
+                                  [--q4-0 [--q8-inputs] | --f16]
+                                  [--contrib PATH]
                                   [--contrib-q4 PATH] [--nnef FOLDER]
                                   [--nnef-weights f32|f16|q4_0]
 
@@ -52,9 +53,13 @@ argmax of the previous step's last logits.
 --q4-0 computes the bundles with the weights that tract's `block-quant`
 transform quantizes replaced by their Q4_0 values (blocks of 32 along the
 input axis, each value (q - 8) * d with an f16 scale d and a code q of 4
-bits), so that `tract -t block-quant` can be checked against them; the ONNX
+bits) and the output head's rounded to f16 (which block-quant stores so),
+so that `tract -t block-quant` can be checked against them; the ONNX
 export keeps the f32 weights. --f16 does the same for `-t f16-weights`:
 the same weights rounded to f16, the products still summed in f32.
+With --q8-inputs too, those products round their inputs to 8 bits per
+block of 32 (Q8_0) when they have fewer than 16 rows, as tract's kernels
+do on a CPU that sums byte products (AVX-512 VNNI, AArch64's dot product).
 
 --nnef FOLDER writes the same model as tract NNEF the way torch-to-nnef
 lays a causal language model out (graph.nnef and a .dat file per weight):
@@ -74,8 +79,10 @@ SkipSimplifiedLayerNormalization (the residual add fused with the next
 norm), GroupQueryAttention with its rotary embeddings, and the inputs
 input_ids, attention_mask (B, P+S: ones) and the past keys and values;
 --contrib-q4 the same with MatMulNBits (4-bit blocks of 32, no zero
-points) for the products that tract's block-quant quantizes, their values
-those of --q4-0. The bundles then carry an attention_mask too.
+points, accuracy level 4: onnxruntime may round A to 8 bits, as its
+generative-AI builder writes them for CPUs) for the products that tract's
+block-quant quantizes, their values those of --q4-0, and the output head's
+weights as f16 (a Cast to f32 before its MatMul). The bundles then carry an attention_mask too.
 """
 import argparse
 import math
@@ -234,6 +241,28 @@ def q4_0(weight):
     return torch.from_numpy(values.astype(np.float32).reshape(weight.shape))
 
 
+def q8_0(x):
+    """`x` with each run of 32 along its last axis rounded to 8 bits, as
+    tract's kernels round the rows of a Q4_0 product's decoding step: the
+    scale is the largest magnitude over 127, each code the value times 127
+    over that magnitude, rounded to nearest (ties to even), in f32."""
+    blocks = x.reshape(-1, 32)
+    largest = blocks.abs().amax(dim=1, keepdim=True)
+    inverse = torch.where(largest > 0, 127 / largest,
+                          torch.zeros_like(largest))
+    codes = torch.round(blocks * inverse)
+    return (codes * (largest / 127)).reshape(x.shape)
+
+
+def round_inputs(module, inputs):
+    """A forward pre-hook: the input of a product of fewer than 16 rows,
+    through q8_0."""
+    x = inputs[0]
+    if x.numel() // x.shape[-1] < 16:
+        return (q8_0(x),)
+    return None
+
+
 def block_quantized(name, module):
     """Whether tract's block-quant stores the weights of `module` as Q4_0:
     the products with at least 2^14 weights, an input axis in blocks of 32
@@ -251,12 +280,21 @@ def half_stored(name, module):
             and out_features % 16 == 0)
 
 
-def quantize_as_tract(model, halves):
-    """The weights tract's block-quant quantizes, as Q4_0 values (or, with
-    `halves`, those of the same products that -t f16-weights stores, rounded
-    to f16; an input axis of any size)."""
+def quantize_as_tract(model, halves, q8_inputs=False):
+    """The weights tract's block-quant quantizes, as Q4_0 values, and the
+    output head's rounded to f16 (or, with `halves`, those of the same
+    products that -t f16-weights stores, rounded to f16; an input axis of
+    any size); with `q8_inputs`, the Q4_0 products round the inputs of a
+    decoding step (round_inputs)."""
     for name, module in model.named_modules():
-        if not isinstance(module, torch.nn.Linear) or "lm_head" in name:
+        if not isinstance(module, torch.nn.Linear):
+            continue
+        if "lm_head" in name:
+            # Block-quant stores the output head as f16 (untied from the
+            # embedding table, which stays f32).
+            if not halves:
+                module.weight = torch.nn.Parameter(
+                    module.weight.data.half().float())
             continue
         out_features, in_features = module.weight.shape
         if halves:
@@ -264,6 +302,8 @@ def quantize_as_tract(model, halves):
                 module.weight.data = module.weight.data.half().float()
         elif block_quantized(name, module):
             module.weight.data = q4_0(module.weight.data)
+            if q8_inputs:
+                module.register_forward_pre_hook(round_inputs)
 
 
 def contrib_export(model, path, q4):
@@ -301,7 +341,14 @@ def contrib_export(model, path, q4):
                         [x, constant(name + ".qweight", packed),
                          constant(name + ".scales", scales)], [out],
                         domain="com.microsoft", K=columns, N=rows, bits=4,
-                        block_size=32)
+                        block_size=32, accuracy_level=4)
+        if q4 and name == "lm_head":
+            # The output head as f16, as block-quant stores it.
+            half = constant(name + ".weight",
+                            weight.numpy().T.astype(np.float16))
+            return node("MatMul", [x, node("Cast", [half],
+                                           [name + ".weight_f32"],
+                                           to=TensorProto.FLOAT)], [out])
         return node("MatMul", [x, constant(name + ".weight",
                                            weight.numpy().T.copy())], [out])
 
@@ -607,6 +654,7 @@ def main():
     stored = parser.add_mutually_exclusive_group()
     stored.add_argument("--q4-0", action="store_true")
     stored.add_argument("--f16", action="store_true")
+    parser.add_argument("--q8-inputs", action="store_true")
     parser.add_argument("--contrib", metavar="PATH")
     parser.add_argument("--contrib-q4", metavar="PATH")
     parser.add_argument("--nnef", metavar="FOLDER")
@@ -649,7 +697,8 @@ def main():
     if not args.bundles:
         return
     if args.q4_0 or args.f16:
-        quantize_as_tract(model, halves=args.f16)
+        quantize_as_tract(model, halves=args.f16,
+                          q8_inputs=args.q4_0 and args.q8_inputs)
     ids = torch.tensor([list(args.prompt.encode())], dtype=torch.int64)
     past = empty_past(1)
     with torch.no_grad():

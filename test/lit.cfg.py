@@ -30,6 +30,22 @@ for api in ["vulkan", "cuda"]:
         ("%tract_runtime_" + api + "_lib",
          os.path.join(config.tract_obj_root, "runtime",
                       "libtract_runtime_%s.a" % api) + " -ldl -lpthread"))
+# A host CPU that sums byte products (AVX-512 VNNI with AVX-512 BW, or
+# AArch64's dot product), as the code generator's TargetInfo reads it: the
+# decoding steps of Q4_0 products then round their rows to 8 bits.
+def _cpu_flags():
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            return set(word for line in cpuinfo
+                       if line.startswith(("flags", "Features"))
+                       for word in line.split(":", 1)[1].split())
+    except OSError:
+        return set()
+
+
+_flags = _cpu_flags()
+if {"avx512_vnni", "avx512bw"} <= _flags or "asimddp" in _flags:
+    config.available_features.add("byte-dot")
 # NVIDIA's PTX assembler, where the CUDA toolkit is (PATH, CUDA_PATH or
 # /usr/local/cuda): REQUIRES: ptxas.
 import shutil  # noqa: E402

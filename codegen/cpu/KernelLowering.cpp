@@ -80,3 +80,31 @@ LogicalResult mlir::tract::lowerToKernels(
     configure(target);
   return applyPartialConversion(func, target, std::move(patterns));
 }
+
+Value mlir::tract::repeatQuad(OpBuilder &b, Location loc, Value quad,
+                              int64_t lanes) {
+  Type i32 = b.getI32Type();
+  Value word = vector::ExtractOp::create(
+      b, loc, vector::BitCastOp::create(b, loc, VectorType::get({1}, i32), quad),
+      ArrayRef<int64_t>{0});
+  return vector::BitCastOp::create(
+      b, loc, VectorType::get({lanes * 4}, b.getI8Type()),
+      vector::BroadcastOp::create(b, loc, VectorType::get({lanes}, i32), word));
+}
+
+Value mlir::tract::byteDot(OpBuilder &b, Location loc, Value acc, Value first,
+                           Value second, bool firstSigned) {
+  int64_t lanes = cast<VectorType>(acc.getType()).getDimSize(0);
+  auto quadType = VectorType::get({lanes, 4}, b.getI8Type());
+  auto wideType = VectorType::get({lanes, 4}, b.getI32Type());
+  Value firstBytes = vector::ShapeCastOp::create(b, loc, quadType, first);
+  Value firstWide =
+      firstSigned
+          ? Value(arith::ExtSIOp::create(b, loc, wideType, firstBytes))
+          : Value(arith::ExtUIOp::create(b, loc, wideType, firstBytes));
+  Value secondWide = arith::ExtSIOp::create(
+      b, loc, wideType, vector::ShapeCastOp::create(b, loc, quadType, second));
+  return vector::MultiDimReductionOp::create(
+      b, loc, arith::MulIOp::create(b, loc, firstWide, secondWide), acc,
+      ArrayRef<bool>{false, true}, vector::CombiningKind::ADD);
+}

@@ -39,6 +39,16 @@ Value forallOverSlices(
 /// time and then the rows left one by one, carrying the tensor it writes.
 Value forRowBlocks(OpBuilder &b, Location loc, Value count, int64_t block,
                    Value init, function_ref<Value(Value, int64_t, Value)> body);
+/// The four bytes of `quad` (a vector<4xi8>) as one i32 repeated in
+/// `lanes` lanes, viewed as `lanes * 4` bytes: the operand of a byte dot
+/// product that every lane shares.
+Value repeatQuad(OpBuilder &b, Location loc, Value quad, int64_t lanes);
+/// acc (`lanes` i32) + the sums of the four products of `first` by signed
+/// `second` bytes (`lanes * 4` each, `first` signed when `firstSigned`, else
+/// unsigned) in each lane, in the form tract-convert-vector-to-llvm selects
+/// a dot-product instruction for (vpdpbusd, sdot).
+Value byteDot(OpBuilder &b, Location loc, Value acc, Value first,
+              Value second, bool firstSigned);
 
 } // namespace mlir::tract
 

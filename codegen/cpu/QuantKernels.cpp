@@ -339,20 +339,7 @@ private:
   /// bytes in each lane, in the form tract-convert-vector-to-llvm selects
   /// a dot-product instruction for.
   Value dot(Value acc, Value u, Value s) {
-    Type i32 = b.getI32Type();
-    auto quadType = VectorType::get({kLanes, kQuad}, b.getI8Type());
-    auto wideType = VectorType::get({kLanes, kQuad}, i32);
-    Value uBytes = vector::ShapeCastOp::create(b, loc, quadType, u);
-    Value uWide =
-        signedProducts
-            ? Value(arith::ExtSIOp::create(b, loc, wideType, uBytes))
-            : Value(arith::ExtUIOp::create(b, loc, wideType, uBytes));
-    Value sWide = arith::ExtSIOp::create(
-        b, loc, wideType, vector::ShapeCastOp::create(b, loc, quadType, s));
-    Value product = arith::MulIOp::create(b, loc, uWide, sWide);
-    return vector::MultiDimReductionOp::create(
-        b, loc, product, acc, ArrayRef<bool>{false, true},
-        vector::CombiningKind::ADD);
+    return byteDot(b, loc, acc, u, s, signedProducts);
   }
 
   /// Four bytes at `indices` of `source` (the last index the first byte),
@@ -365,14 +352,7 @@ private:
         ArrayRef<bool>{!isInput});
     if (isInput && flipInput)
       quad = flipSign(quad, kQuad);
-    Value word = vector::ExtractOp::create(
-        b, loc,
-        vector::BitCastOp::create(b, loc, VectorType::get({1}, b.getI32Type()),
-                                  quad),
-        ArrayRef<int64_t>{0});
-    return vector::BitCastOp::create(
-        b, loc, bytes(kLanes * kQuad),
-        vector::BroadcastOp::create(b, loc, lanes(b.getI32Type()), word));
+    return repeatQuad(b, loc, quad, kLanes);
   }
 
   Value flipSign(Value value, int64_t count) {

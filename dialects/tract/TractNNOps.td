@@ -165,9 +165,18 @@ def Tract_BlockQuantMatmulOp : Tract_InferredOp<"block_quant_matmul",
     The lowering reads the stored form in its inner loop instead of a
     decoded copy: a decoding step of a language model reads the weights'
     bytes once per token.
+
+    `q8_inputs` allows the lowering to round the input to 8 bits per run
+    of 32 along k (Q8_0: one scale, the largest magnitude over 127, and
+    codes rounded to nearest, ties to even) where few rows are multiplied,
+    so that Q4_0 codes and inputs multiply as bytes (the accuracy level 4
+    of onnxruntime's MatMulNBits). Its error, a 254th of the run's largest
+    input at most, is a small part of the weights' own; without it the
+    input is used as it is.
   }];
   let arguments = (ins Tract_FloatTensor:$input,
-                   Tract_TensorOf<[AnyInteger, F16], "integers or f16">:$weights);
+                   Tract_TensorOf<[AnyInteger, F16], "integers or f16">:$weights,
+                   UnitAttr:$q8_inputs);
   let results = (outs Tract_FloatTensor:$output);
   let assemblyFormat = [{
     $input `,` $weights attr-dict `:` functional-type(operands, results)

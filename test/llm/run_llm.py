@@ -17,7 +17,9 @@ takes a few seconds. Checks:
 * with `-t block-quant` (weights of the products as Q4_0 blocks), the
   prompt and decode steps 1 and 8 match torch's with the same weights
   quantized (make-llm-model.py --q4-0) at --approx approximate, and the
-  prompt's logits stay within Q4_TOLERANCE of the f32 model's;
+  prompt's logits stay within Q4_TOLERANCE of the f32 model's; on a CPU
+  that sums byte products, torch rounds the inputs of the decoding steps'
+  quantized products to 8 bits as tract's kernels do (--q8-inputs);
 * the same with `-t f16-weights` (the same weights as f16, summed in f32),
   against torch with those weights rounded to f16 (make-llm-model.py
   --f16), and within F16_TOLERANCE of the f32 model;
@@ -72,6 +74,20 @@ F16_TOLERANCE = 0.002
 RBO_FLOOR = 0.9
 
 
+def byte_dots():
+    """Whether this CPU sums byte products as tract's code generator sees
+    it (AVX-512 VNNI with AVX-512 BW, or AArch64's dot product): the
+    decoding steps of Q4_0 products then round their inputs to bytes."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            flags = set(word for line in cpuinfo
+                        if line.startswith(("flags", "Features"))
+                        for word in line.split(":", 1)[1].split())
+    except OSError:
+        return False
+    return {"avx512_vnni", "avx512bw"} <= flags or "asimddp" in flags
+
+
 def run(command):
     return subprocess.run(command, capture_output=True, text=True)
 
@@ -109,6 +125,7 @@ def check_stored_weights(args, work, model, prefix, flag, transform,
                 "--bundles", rounded, "--steps", str(STEPS), flag,
                 "--nnef", nnef, "--nnef-weights", label] +
                (["--contrib-q4", contrib] if flag == "--q4-0" else []) +
+               (["--q8-inputs"] if flag == "--q4-0" and byte_dots() else []) +
                SMALL)
     if made.returncode != 0:
         print(made.stderr)

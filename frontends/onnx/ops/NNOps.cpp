@@ -911,8 +911,8 @@ LogicalResult matMulHandler(NodeContext &ctx, Outputs &outputs) {
 /// nibble first), each value (q - zero point) * scale, a scale and a zero
 /// point per block (zero points packed the same way, or absent: 2^(bits-1)).
 /// 4-bit blocks of 32 whose zero points are all 8 are tract's Q4_0, the
-/// scale rounded to f16: a block_quant_matmul whose kernel reads them.
-/// Other layouts are dequantized into f32 weights at import.
+/// scale rounded to f16: a block_quant_matmul whose kernel reads them
+/// (`q8_inputs` at accuracy level 4). Other layouts are dequantized into f32 weights at import.
 LogicalResult matMulNBitsHandler(NodeContext &ctx, Outputs &outputs) {
   Value a = ctx.input(0);
   if (!a || failed(requireFloat(ctx, a)))
@@ -1000,6 +1000,10 @@ LogicalResult matMulNBitsHandler(NodeContext &ctx, Outputs &outputs) {
     Value weights = ctx.constant(DenseElementsAttr::getFromRawBuffer(
         type, ArrayRef<char>(stored)));
     product = ctx.create<BlockQuantMatmulOp>(a, weights);
+    // Accuracy level 4 lets onnxruntime round A to 8 bits per block and
+    // multiply bytes; the kernel may do the same.
+    if (ctx.getInt("accuracy_level", 0) == 4)
+      cast<BlockQuantMatmulOp>(product.getDefiningOp()).setQ8Inputs(true);
   } else {
     // K x N floats.
     std::vector<float> values(*k * *n);

@@ -6,13 +6,20 @@ stored as Q4_0 (OUT/weight.dat: vendor 'TR', item type 0x2040, blocks of
 32 values along the 256, each an f16 scale then 16 bytes of 4-bit codes,
 the low nibble first); OUT/io.npz holds an input at S = 5 and the product
 numpy computes from the blocks decoded here; OUT/io_prompt.npz the same
-at S = 40 (enough rows for the kernel to decode the weights first).
+at S = 40 (enough rows for the kernel to decode the weights first);
+OUT/io_q8.npz the input at S = 5 with the product of its rows rounded to
+8 bits per block of 32 (Q8_0), as the kernel of a decoding step rounds
+them on a CPU that sums byte products.
 """
 import os
 import struct
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from q8_reference import q8_0  # noqa: E402  (test/)
 
 N, K, S, PROMPT = 80, 256, 5, 40
 
@@ -53,6 +60,9 @@ graph network(input) -> (output)
         x = rng.standard_normal((1, rows, K)).astype(np.float32)
         np.savez(os.path.join(out, name), input=x,
                  output=(x @ weights.T).astype(np.float32))
+        if rows == S:
+            np.savez(os.path.join(out, "io_q8.npz"), input=x,
+                     output=(q8_0(x) @ weights.T).astype(np.float32))
 
 
 if __name__ == "__main__":

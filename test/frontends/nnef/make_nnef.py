@@ -10,6 +10,10 @@ import tarfile
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+from q8_reference import q8_0  # noqa: E402  (test/)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 KINDS = {"f": 0, "u": 1, "i": 4, "b": 5}
 
@@ -319,6 +323,13 @@ def q4_linear(out):
     np.savez(os.path.join(out, "io.npz"), input=x, ids=ids,
              output=(x @ w.T).astype(np.float32),
              batched=(x @ w.T)[None].astype(np.float32), rows=table[ids])
+    # The same with the 5 rows rounded to 8 bits per block of 32, as the
+    # kernel of a decoding step rounds them where the CPU sums bytes.
+    rounded = q8_0(x)
+    np.savez(os.path.join(out, "io_q8.npz"), input=x, ids=ids,
+             output=(rounded @ w.T).astype(np.float32),
+             batched=(rounded @ w.T)[None].astype(np.float32),
+             rows=table[ids])
 
 
 def attention(q, k, v, scale, mask=None, causal=False):

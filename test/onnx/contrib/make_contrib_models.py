@@ -7,7 +7,8 @@ SkipLayerNormalization (com.microsoft: the residual add fused with the
 norm, with and without a bias, with the sum as a second output); and
 MatMulNBits (4-bit weights in blocks of 32: without zero points and with
 scales that f16 holds exactly, as tract's Q4_0 stores them; with f32
-scales; with packed zero points and a bias; 8 bits in blocks of 16);
+scales; with packed zero points and a bias; 8 bits in blocks of 16; at
+accuracy level 4, for a decoding step's rows and a prompt's);
 RotaryEmbedding (com.microsoft's: per-token positions, a constant or a
 run-time first position, interleaved pairs, a partial rotary dim; the ONNX
 domain's of opset 23); GroupQueryAttention (with a past and rotary
@@ -272,11 +273,27 @@ def gqa_cases(rng):
         gqa_inputs(rng, 2, 1, 6, 6, 3, 16, packed=False)
 
 
+def int8_nbits_cases(rng):
+    """MatMulNBits at accuracy level 4, where onnxruntime (and tract's
+    kernel of a decoding step) may round A to 8 bits per block: 6 rows,
+    and 20 (a prompt's, which tract multiplies in f32)."""
+    for name, rows in (("matmul_nbits_q4_0_int8", 3),
+                       ("matmul_nbits_q4_0_int8_prompt", 10)):
+        model = matmul_nbits(rng, 128, 48, 4, 32, zero_points=False,
+                             f16_scales=True, bias=False)
+        model.graph.node[0].attribute.append(
+            helper.make_attribute("accuracy_level", 4))
+        yield name, model, {
+            "a": rng.normal(size=(2, rows, 128)).astype(np.float32)}
+
+
 def all_cases(rng):
     yield from cases(rng)
     yield from nbits_cases(rng)
     yield from rotary_cases(rng)
     yield from gqa_cases(rng)
+    # Its own generator: the cases above keep their values.
+    yield from int8_nbits_cases(np.random.default_rng(SEED + 1))
 
 
 def write_inconsistent_lengths(out):
