@@ -193,6 +193,12 @@ def TractKernelResultsInPlace
     arguments (through casts), and each call then uses the buffer it
     passed, which its caller allocated and frees. The calls keep their
     attributes.
+
+    A function that returns such an output gets it copied by One-Shot
+    Bufferize into a buffer of its own (`%b = alloc; linalg.copy ins(%a)
+    outs(%b); return %b`): where nothing uses `%a`, an allocation of the
+    same block and type, after the copy, the function returns `%a` and the
+    copy goes (a 512-token prompt's logits: 100 MB copied, and held twice).
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }

@@ -144,11 +144,15 @@ std::optional<WeightsAxes> matchRowsByWeights(const EinsumExpr &expr,
 
 /// `einsum` as a product with compactly stored weights (`halves`: f16,
 /// else Q4_0), when it is one of rows by a constant matrix that may be
-/// stored so.
-void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked) {
+/// stored so. With `storedHalvesOnly`, only weights the model stores as
+/// f16 (cast to f32) are taken, as f16 whatever their name: their values
+/// do not change.
+void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked,
+              bool storedHalvesOnly = false) {
   if (einsum.getInputs().size() != 2 ||
       !getElementTypeOrSelf(einsum.getType()).isF32())
     return;
+  halvesAsked |= storedHalvesOnly;
   bool halves = halvesAsked;
   EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
   for (unsigned slot = 0; slot < 2; ++slot) {
@@ -156,8 +160,12 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked) {
     // weights, too large for the cast to have been folded).
     Value operand = einsum.getInputs()[slot];
     auto widening = operand.getDefiningOp<CastOp>();
-    if (widening && getElementTypeOrSelf(widening.getInput()).isF16())
+    bool storedHalves =
+        widening && getElementTypeOrSelf(widening.getInput()).isF16();
+    if (storedHalves)
       operand = widening.getInput();
+    else if (storedHalvesOnly)
+      continue;
     auto constant = operand.getDefiningOp<ConstOp>();
     Value rows = einsum.getInputs()[1 - slot];
     // The output head as f16 under Q4_0 (isOutputHead), named so by the
@@ -166,7 +174,9 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked) {
     bool head = constant && !halvesAsked &&
                 (isOutputHead(einsum) || isOutputHead(constant));
     halves = halvesAsked || head;
-    if (!constant || (!head && (isProtected(constant) || isProtected(einsum))))
+    if (!constant ||
+        (!head && !storedHalvesOnly &&
+         (isProtected(constant) || isProtected(einsum))))
       continue;
     // Dense, or a resource (a large weight mapped from the model file).
     auto weights = dyn_cast<ElementsAttr>(constant.getValue());
@@ -252,6 +262,36 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked) {
   }
 }
 
+/// A product by weights the model stores as f16 (declutter took them as
+/// they are: absorbStoredHalves), under Q4_0: Q4_0 blocks of those values,
+/// but for the output head, which stays f16, and a k not in blocks of 32.
+void requantizeHalves(OpBuilder &b, BlockQuantMatmulOp product) {
+  auto constant = product.getWeights().getDefiningOp<ConstOp>();
+  if (!constant || isOutputHead(product) || isOutputHead(constant))
+    return;
+  auto halves = dyn_cast<DenseElementsAttr>(constant.getValue());
+  auto type = dyn_cast<RankedTensorType>(product.getWeights().getType());
+  if (!halves || !type || !type.getElementType().isF16() ||
+      type.getRank() != 2 || type.getDimSize(1) % kQ4_0BlockValues != 0)
+    return;
+  std::vector<float> values;
+  values.reserve(halves.getNumElements());
+  for (const APFloat &value : halves.getValues<APFloat>())
+    values.push_back(value.convertToFloat());
+  DenseElementsAttr blocks =
+      toQ4_0(b, values, type.getDimSize(0), type.getDimSize(1));
+  b.setInsertionPoint(product);
+  Value stored =
+      ConstOp::create(b, constant.getLoc(), blocks.getType(), blocks);
+  auto quantized = BlockQuantMatmulOp::create(
+      b, product.getLoc(), product.getType(), product.getInput(), stored,
+      /*q8_inputs=*/true);
+  product.getOutput().replaceAllUsesWith(quantized.getOutput());
+  product.erase();
+  if (constant->use_empty())
+    constant.erase();
+}
+
 /// A product of rows by Q4_0 blocks read from a file (block_dequant of a
 /// constant) whose blocks run along the summed axis: block_quant_matmul on
 /// the stored bytes, which are never decoded into a copy.
@@ -302,6 +342,13 @@ struct TractBlockQuant
     OpBuilder b(&getContext());
     for (EinsumOp einsum : einsums)
       quantize(b, einsum, format == "f16");
+    if (format == "q4_0") {
+      SmallVector<BlockQuantMatmulOp> products;
+      getOperation().walk(
+          [&](BlockQuantMatmulOp op) { products.push_back(op); });
+      for (BlockQuantMatmulOp product : products)
+        requantizeHalves(b, product);
+    }
   }
 };
 
@@ -325,6 +372,14 @@ void mlir::tract::populateBlockDequantPatterns(RewritePatternSet &patterns) {
       .add(reshapeBlockDequant<AddAxisOp>)
       .add(reshapeBlockDequant<RmAxisOp>)
       .add(reshapeBlockDequant<ReshapeOp>);
+}
+
+void mlir::tract::absorbStoredHalves(Operation *root) {
+  SmallVector<EinsumOp> einsums;
+  root->walk([&](EinsumOp op) { einsums.push_back(op); });
+  OpBuilder b(root->getContext());
+  for (EinsumOp einsum : einsums)
+    quantize(b, einsum, /*halvesAsked=*/true, /*storedHalvesOnly=*/true);
 }
 
 void mlir::tract::foldBlockDequant(Operation *root) {

@@ -58,6 +58,8 @@ struct DeclutterPass : mlir::tract::impl::TractDeclutterBase<DeclutterPass> {
     }
     // Q4_0 weights that no product reads as they are: their values.
     foldBlockDequant(getOperation());
+    // f16 weights read by products as they are stored.
+    absorbStoredHalves(getOperation());
   }
 
   std::shared_ptr<FrozenRewritePatternSet> patterns, latePatterns;

@@ -55,6 +55,11 @@ void populateDeclutterScanPatterns(RewritePatternSet &patterns);
 void populateBlockDequantPatterns(RewritePatternSet &patterns);
 /// The block_dequant ops that no product took: f32 constants.
 void foldBlockDequant(Operation *root);
+/// Products of rows by weights a model stores as f16 (a large f16 constant
+/// cast to f32): block_quant_matmul on the f16 values, which the kernel
+/// widens as it reads them, rather than the cast at every run and an f32
+/// product (BlockQuant.cpp).
+void absorbStoredHalves(Operation *root);
 
 /// A tract op applied to each element: one operand and a result of its type
 /// (neg, exp, sigmoid...).

@@ -53,7 +53,12 @@ def TractDeclutter : Pass<"tract-declutter", "ModuleOp"> {
       a grouped-query repetition; a mask built from position ranges, `j >
       i + past`, is the causal flag), followed by the moves to the second
       einsum's output order; rms_norm is also found as `x * (1 /
-      sqrt(mean(x²) + eps))`.
+      sqrt(mean(x²) + eps))`;
+    * weights: a product by Q4_0 blocks read from a file becomes
+      `block_quant_matmul` on them (the others are folded to f32), and a
+      product by weights the model stores as f16 (a constant cast to f32,
+      too large to fold) becomes `block_quant_matmul` on the halves,
+      rather than a cast at every run.
 
     Identical ops are merged by the CSE pass that
     `tract-declutter-pipeline` runs between two rounds of this pass.

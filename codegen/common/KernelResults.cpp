@@ -8,6 +8,7 @@
 #include "dialects/tract/TractDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -21,6 +22,41 @@ namespace mlir::tract {
 using namespace mlir;
 
 namespace {
+
+/// A function result that One-Shot Bufferize copied out of a kernel's
+/// output (`%b = alloc; linalg.copy ins(%a) outs(%b); return %b`, with
+/// %a an allocation of the same block and type that nothing reads or
+/// writes after the copy): the function returns %a itself.
+void returnKernelOutputs(func::FuncOp func) {
+  SmallVector<linalg::CopyOp> copies;
+  func.walk([&](linalg::CopyOp copy) { copies.push_back(copy); });
+  for (linalg::CopyOp copy : copies) {
+    if (!copy.hasPureBufferSemantics())
+      continue;
+    Value source = copy.getInputs()[0], target = copy.getOutputs()[0];
+    auto from = source.getDefiningOp<memref::AllocOp>();
+    auto to = target.getDefiningOp<memref::AllocOp>();
+    Block *block = copy->getBlock();
+    if (!from || !to || source.getType() != target.getType() ||
+        from->getBlock() != block || to->getBlock() != block)
+      continue;
+    // %a: nothing after the copy; %b: sizes before it, then only returned.
+    auto after = [&](Operation *user) {
+      return user != copy && copy->isBeforeInBlock(
+                                 block->findAncestorOpInBlock(*user));
+    };
+    bool returnedOnly = llvm::all_of(target.getUsers(), [&](Operation *user) {
+      return user == copy ||
+             (isa<func::ReturnOp>(user) && user->getBlock() == block) ||
+             (isa<memref::DimOp>(user) && !after(user));
+    });
+    if (!returnedOnly || llvm::any_of(source.getUsers(), after))
+      continue;
+    target.replaceAllUsesWith(source);
+    copy->erase();
+    to->erase();
+  }
+}
 
 struct TractKernelResultsInPlace
     : public tract::impl::TractKernelResultsInPlaceBase<
@@ -83,6 +119,9 @@ struct TractKernelResultsInPlace
         rewriter.replaceOp(call, results);
       }
     }
+    for (func::FuncOp func : module.getOps<func::FuncOp>())
+      if (!func.isExternal())
+        returnKernelOutputs(func);
   }
 };
 
