@@ -219,7 +219,9 @@ void checkIndices(OpBuilder &b, Operation *op, Value indices,
   Location loc = op->getLoc();
   auto type = cast<RankedTensorType>(indices.getType());
   int64_t rank = type.getRank();
-  if (perColumn && rank == 0)
+  // No index, nothing to check (an empty gather along an axis that may be
+  // empty too: the bounds of an empty pass are not indices).
+  if ((perColumn && rank == 0) || llvm::is_contained(type.getShape(), 0))
     return;
   Type i64 = b.getI64Type();
   SmallVector<int64_t> boundShape;
@@ -252,6 +254,17 @@ void checkIndices(OpBuilder &b, Operation *op, Value indices,
             ValueRange{arith::MinSIOp::create(nb, bodyLoc, index, args[1]),
                        arith::MaxSIOp::create(nb, bodyLoc, index, args[2])});
       });
+  // Indices of a dynamic shape may be none at run time.
+  Value some;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    if (!type.isDynamicDim(axis))
+      continue;
+    Value dim = tensor::DimOp::create(b, loc, indices, axis);
+    Value positive = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::sgt, dim, indexConstant(b, loc, 0));
+    some = some ? arith::AndIOp::create(b, loc, some, positive).getResult()
+                : positive;
+  }
   for (auto [k, dim] : llvm::enumerate(axisDims)) {
     SmallVector<Value> at;
     if (perColumn)
@@ -266,9 +279,10 @@ void checkIndices(OpBuilder &b, Operation *op, Value indices,
     Value above =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, high, size);
     Value offending = arith::SelectOp::create(b, loc, below, low, high);
-    auto report = scf::IfOp::create(
-        b, loc, arith::OrIOp::create(b, loc, below, above),
-        /*withElseRegion=*/false);
+    Value wrong = arith::OrIOp::create(b, loc, below, above);
+    if (some)
+      wrong = arith::AndIOp::create(b, loc, some, wrong);
+    auto report = scf::IfOp::create(b, loc, wrong, /*withElseRegion=*/false);
     OpBuilder reportBuilder = report.getThenBodyBuilder();
     callFail(reportBuilder, op,
              "'" + escapeFormat(nodeName(op)) + "' (" +
