@@ -570,7 +570,8 @@ struct ConvLowering : public TractLoweringPattern<ConvOp> {
   }
 
   /// N, spatial…, C by a kernel k…, C/group, O: linalg's channels-last
-  /// convolutions, dense or depthwise (tract-channels-last makes no other).
+  /// convolutions, dense or depthwise, and a linalg.generic for the
+  /// grouped ones.
   LogicalResult lowerChannelsLast(ConvOp op, OpAdaptor adaptor,
                                   ConversionPatternRewriter &rewriter,
                                   ArrayRef<TDim> input, ArrayRef<TDim> kernel,
@@ -619,10 +620,53 @@ struct ConvLowering : public TractLoweringPattern<ConvOp> {
         result = namedConv<linalg::DepthwiseConv3DNdhwcDhwcOp>(builder, x, w,
                                                                init, window);
     }
-    if (!result)
-      return op.emitError() << "cannot lower a channels-last convolution of "
-                            << rank << " spatial axes and group " << group
-                            << " (dense and depthwise ones only)";
+    if (!result) {
+      // Grouped: the input (N, x…, C) as (N, x…, G, C/G), the kernel
+      // (k…, C/G, O) as (k…, C/G, G, O/G) and the output (N, y…, O) as
+      // (N, y…, G, O/G), in one linalg.generic over (n, y…, g, o, k…, c)
+      // whose output channels o are on the lanes, as a dense one's are.
+      // The channels are the innermost reduction, as in linalg's dense
+      // convolutions: a tap's channels of a group share a cache line, and
+      // pixels 2 KB apart (256 channels, stride 2) would otherwise evict
+      // each other's lines from one channel to the next.
+      size_t channels = rank + 1;
+      x = builder.expand(x, splitShape(padded, channels, group),
+                         splitAxis(padded.size(), channels));
+      w = builder.expand(w, splitShape(kernel, channels, group),
+                         splitAxis(kernel.size(), channels));
+      Value groupedInit =
+          builder.expand(init, splitShape(output, channels, group),
+                         splitAxis(output.size(), channels));
+      MLIRContext *context = rewriter.getContext();
+      auto d = [&](size_t i) { return getAffineDimExpr(i, context); };
+      size_t g = rank + 1, o = rank + 2, k = rank + 3, c = 2 * rank + 3;
+      size_t loops = 4 + 2 * rank;
+      SmallVector<AffineExpr> inputExprs{d(0)}, kernelExprs, outputExprs{d(0)};
+      for (size_t i = 0; i < rank; ++i) {
+        inputExprs.push_back(d(1 + i) * window.strides[i] +
+                             d(k + i) * window.dilations[i]);
+        kernelExprs.push_back(d(k + i));
+        outputExprs.push_back(d(1 + i));
+      }
+      inputExprs.append({d(g), d(c)});
+      kernelExprs.append({d(c), d(g), d(o)});
+      outputExprs.append({d(g), d(o)});
+      SmallVector<AffineMap> maps{
+          AffineMap::get(loops, 0, inputExprs, context),
+          AffineMap::get(loops, 0, kernelExprs, context),
+          AffineMap::get(loops, 0, outputExprs, context)};
+      result = linalg::GenericOp::create(
+                   rewriter, op.getLoc(), groupedInit.getType(),
+                   ValueRange{x, w}, groupedInit, maps,
+                   iterators(3 + rank, 1 + rank),
+                   [&](OpBuilder &b, Location loc, ValueRange args) {
+                     linalg::YieldOp::create(
+                         b, loc,
+                         add(b, loc, args[2], mul(b, loc, args[0], args[1])));
+                   })
+                   .getResult(0);
+      result = builder.collapse(result, splitAxis(output.size(), channels));
+    }
     rewriter.replaceOp(op, result);
     return success();
   }

@@ -29,6 +29,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cstring>
+
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCHANNELSLAST
 #include "passes/Passes.h.inc"
@@ -62,10 +64,60 @@ bool isFeatureMap(Value value) {
   return type && type.getRank() >= 3 && type.getRank() <= 6;
 }
 
+/// How many neighbouring groups of a grouped convolution, `perGroup`
+/// outputs each, run as one so that a group's outputs fill a vector of
+/// `lanes`: the largest count that divides both `group` and
+/// lanes / perGroup. The merged groups' kernel is zero between one group's
+/// outputs and the others' inputs: m groups cost m times their products,
+/// as many as the lanes that m·perGroup outputs would leave empty anyway.
+int64_t groupsPerVector(int64_t group, int64_t perGroup, int64_t lanes) {
+  if (perGroup <= 0 || perGroup >= lanes || lanes % perGroup)
+    return 1;
+  for (int64_t merged = lanes / perGroup; merged > 1; --merged)
+    if ((lanes / perGroup) % merged == 0 && group % merged == 0)
+      return merged;
+  return 1;
+}
+
+/// A grouped convolution's kernel `weights` (O, C/G, k…) as the
+/// channels-last kernel (k…, m·C/G, O) of the same convolution with G/m
+/// groups (`merged` = m): input channel j·C/G + c of a merged group feeds
+/// the outputs of its group j only. Null for a constant whose bytes are
+/// not at hand (a splat).
+DenseElementsAttr channelsLastKernel(ElementsAttr weights, int64_t group,
+                                     int64_t merged) {
+  auto type = cast<RankedTensorType>(weights.getType());
+  std::optional<ArrayRef<char>> bytes = tract::constantBytes(weights);
+  if (!bytes || !type.hasStaticShape() || type.getRank() < 3)
+    return nullptr;
+  size_t element = type.getElementTypeBitWidth() / 8;
+  int64_t outputs = type.getDimSize(0), channels = type.getDimSize(1);
+  int64_t taps = type.getNumElements() / (outputs * channels);
+  int64_t perGroup = outputs / group;
+  int64_t mergedChannels = merged * channels;
+  std::vector<char> result(taps * mergedChannels * outputs * element, 0);
+  for (int64_t o = 0; o < outputs; ++o) {
+    int64_t slot = (o / perGroup) % merged;
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        std::memcpy(
+            &result[((t * mergedChannels + slot * channels + c) * outputs +
+                     o) *
+                    element],
+            &(*bytes)[((o * channels + c) * taps + t) * element], element);
+  }
+  SmallVector<int64_t> shape(type.getShape().drop_front(2));
+  shape.push_back(mergedChannels);
+  shape.push_back(outputs);
+  return DenseElementsAttr::getFromRawBuffer(
+      RankedTensorType::get(shape, type.getElementType()), result);
+}
+
 class Converter {
 public:
-  Converter(func::FuncOp function, bool dense)
-      : function(function), builder(function.getContext()), dense(dense) {}
+  Converter(func::FuncOp function, bool dense, int64_t lanes)
+      : function(function), builder(function.getContext()), dense(dense),
+        lanes(lanes) {}
 
   void run() {
     Block &body = function.getBody().front();
@@ -103,6 +155,7 @@ private:
   func::FuncOp function;
   OpBuilder builder;
   bool dense;
+  int64_t lanes;
   /// A channels-first value's channels-last twin: move_axis(value, 1, last).
   DenseMap<Value, Value> last;
   SmallVector<Operation *> backs;
@@ -240,28 +293,47 @@ private:
     size_t rank = input.size();
     if (conv.getChannelsLast() || rank < 3 || rank > 5)
       return;
-    bool depthwise = conv.getGroup() > 1 &&
-                     input[1] == TDim(conv.getGroup()) &&
-                     kernel[0] == TDim(conv.getGroup());
-    if (!depthwise && !(dense && conv.getGroup() == 1))
+    int64_t group = conv.getGroup();
+    bool depthwise = group > 1 && input[1] == TDim(group) &&
+                     kernel[0] == TDim(group);
+    if (!depthwise && !dense)
       return;
     if (!isa<FloatType>(getElementTypeOrSelf(conv.getType())))
       return;
     Value x = toLast(conv.getInput());
-    // The kernel O, C/group, k… as k…, C/group, O.
     builder.setInsertionPoint(conv);
     Location loc = conv.getLoc();
-    SmallVector<int64_t> perm;
-    for (size_t i = 2; i < rank; ++i)
-      perm.push_back(i);
-    perm.push_back(1);
-    perm.push_back(0);
-    Value w = permute(loc, conv.getKernel(), perm);
+    // The kernel O, C/group, k… as k…, C/group, O; a grouped convolution
+    // whose groups have fewer outputs than a vector holds runs neighbouring
+    // groups as one (groupsPerVector).
+    Value w;
+    int64_t merged = 1;
+    ElementsAttr weights;
+    if (!depthwise && group > 1 &&
+        matchPattern(conv.getKernel(), m_Constant(&weights))) {
+      std::optional<int64_t> outputs = kernel[0].getConstant();
+      if (outputs)
+        merged = groupsPerVector(group, *outputs / group, lanes);
+      if (DenseElementsAttr moved = channelsLastKernel(weights, group, merged))
+        w = ConstOp::create(builder, loc, moved.getType(), moved);
+      else
+        merged = 1;
+    }
+    if (!w) {
+      SmallVector<int64_t> perm;
+      for (size_t i = 2; i < rank; ++i)
+        perm.push_back(i);
+      perm.push_back(1);
+      perm.push_back(0);
+      w = permute(loc, conv.getKernel(), perm);
+    }
     SmallVector<Value> operands{x, w};
     if (conv.getBias())
       operands.push_back(conv.getBias());
-    Operation *copy = rebuild(conv, operands, [](Operation *copy) {
+    Operation *copy = rebuild(conv, operands, [&](Operation *copy) {
       copy->setAttr("channels_last", UnitAttr::get(copy->getContext()));
+      if (merged > 1)
+        copy->setAttr("group", builder.getI64IntegerAttr(group / merged));
     });
     if (copy)
       replace(conv, copy->getResult(0));
@@ -406,7 +478,7 @@ struct TractChannelsLast
   void runOnOperation() override {
     getOperation().walk([&](func::FuncOp function) {
       if (!function.getBody().empty())
-        Converter(function, dense).run();
+        Converter(function, dense, lanes).run();
     });
   }
 };

@@ -300,9 +300,12 @@ def TractChannelsLast : Pass<"tract-channels-last", "ModuleOp"> {
   let summary = "Convolutional networks with their channels last";
   let description = [{
     The CPU code generator's layout for convolutions. Each depthwise
-    convolution (and each dense one with `dense`) becomes its
+    convolution (and each dense or grouped one with `dense`) becomes its
     `channels_last` form: input `N, spatial…, C`, kernel `k…, C/group, O`,
-    output `N, spatial…, O`. The layout is carried forward through what
+    output `N, spatial…, O`. A grouped one whose groups have fewer outputs
+    than `lanes` (and a constant kernel) runs neighbouring groups as one,
+    enough to fill a vector: its kernel is zero between a group's outputs
+    and the other groups' inputs. The layout is carried forward through what
     reads the results: element-wise ops whose operands all have the
     result's rank, einsums (their letters move, the result's too when its
     axis 1 is not a pixel axis), reductions, concatenations and rms_norm
@@ -318,7 +321,10 @@ def TractChannelsLast : Pass<"tract-channels-last", "ModuleOp"> {
   }];
   let options = [
     Option<"dense", "dense", "bool", /*default=*/"true",
-           "Dense convolutions (group 1) too, not only the depthwise ones">,
+           "Dense and grouped convolutions too, not only the depthwise ones">,
+    Option<"lanes", "lanes", "int64_t", /*default=*/"16",
+           "f32 lanes of the target's vectors: a grouped convolution whose "
+           "groups have fewer outputs runs neighbouring groups as one">,
   ];
   let dependentDialects = ["::mlir::tract::TractDialect"];
 }

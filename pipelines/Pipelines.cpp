@@ -183,7 +183,9 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   // CPU kernels (the GPU path keeps the model's). Then those whose taps
   // read padding in a large share of their products, cut into regions.
   if (target.gpu.empty()) {
-    pm.addPass(createTractChannelsLast());
+    TractChannelsLastOptions channelsLast;
+    channelsLast.lanes = target.f32Lanes;
+    pm.addPass(createTractChannelsLast(channelsLast));
     pm.addPass(createTractConvRegions());
   }
   buildLowerToLinalgPipeline(pm, lowering);

@@ -4,7 +4,8 @@
 Usage: make_models.py OUTPUT_DIR. For each case NAME, writes NAME.onnx and
 NAME.npz (input "x" and output "y"), for the lowering tests: ConvTranspose
 against torch's conv_transpose on the same weights, Resize against onnx's
-formulas (torch's nearest interpolation for the floor case).
+formulas (torch's nearest interpolation for the floor case), grouped Conv
+against torch's convolutions.
 """
 import os
 import sys
@@ -111,6 +112,70 @@ def write_resize(directory, name, shape, scales, transform, rounding):
     np.savez(os.path.join(directory, name + ".npz"), x=x, y=y)
 
 
+# name: (input shape, output channels, kernel, strides, dilations, pads,
+#        group, bias): grouped convolutions, which run channels last with
+# neighbouring groups merged up to a vector's width (tract-channels-last).
+GROUPED = {
+    # 4 outputs per group: four groups run as one on 16 lanes.
+    "grouped4": ([1, 32, 9, 7], 32, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1], 8,
+                 True),
+    # 8 per group, stride 2; 16 (one vector); 32 in 2 vectors, dilated.
+    "grouped8_s2": ([1, 64, 11, 10], 64, [3, 3], [2, 2], [1, 1],
+                    [1, 1, 1, 1], 8, False),
+    "grouped16": ([1, 48, 6, 6], 48, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1],
+                  3, True),
+    "grouped32_dilated": ([1, 64, 9, 9], 64, [3, 3], [1, 1], [2, 2],
+                          [2, 2, 2, 2], 2, True),
+    # More outputs than inputs per group; a group count that no merge
+    # divides (3 groups of 4); one and three spatial axes.
+    "grouped_widen": ([1, 12, 5, 5], 24, [3, 3], [1, 1], [1, 1],
+                      [1, 0, 1, 0], 6, True),
+    "grouped_odd": ([1, 12, 6, 5], 12, [3, 3], [1, 1], [1, 1], [1, 1, 1, 1],
+                    3, False),
+    "grouped1d": ([2, 16, 13], 16, [5], [1], [1], [2, 2], 4, True),
+    "grouped3d": ([1, 8, 4, 5, 5], 8, [3, 3, 3], [1, 2, 2], [1, 1, 1],
+                  [1, 1, 1, 1, 1, 1], 4, True),
+}
+
+
+def write_grouped(directory, name, shape, outputs, kernel, strides, dilations,
+                  pads, group, bias):
+    rng = np.random.default_rng(len(name))
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal([outputs, shape[1] // group] + kernel).astype(
+        np.float32)
+    b = rng.standard_normal([outputs]).astype(np.float32) if bias else None
+    rank = len(kernel)
+    conv = [torch.nn.functional.conv1d, torch.nn.functional.conv2d,
+            torch.nn.functional.conv3d][rank - 1]
+    # torch pads symmetrically: pad explicitly, begins and ends per axis.
+    padding = []
+    for i in reversed(range(rank)):
+        padding += [pads[i], pads[rank + i]]
+    padded = torch.nn.functional.pad(torch.from_numpy(x), padding)
+    y = conv(padded, torch.from_numpy(w),
+             None if b is None else torch.from_numpy(b), stride=strides,
+             dilation=dilations, groups=group).numpy()
+    inits = [numpy_helper.from_array(w, "w")]
+    inputs = ["x", "w"]
+    if b is not None:
+        inits.append(numpy_helper.from_array(b, "b"))
+        inputs.append("b")
+    node = helper.make_node("Conv", inputs, ["y"], kernel_shape=kernel,
+                            strides=strides, dilations=dilations, pads=pads,
+                            group=group)
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
+        inits)
+    model = helper.make_model(graph, ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with open(os.path.join(directory, name + ".onnx"), "wb") as out:
+        out.write(model.SerializeToString())
+    np.savez(os.path.join(directory, name + ".npz"), x=x, y=y)
+
+
 def main():
     directory = sys.argv[1]
     os.makedirs(directory, exist_ok=True)
@@ -118,6 +183,8 @@ def main():
         write(directory, name, *case)
     for name, case in RESIZES.items():
         write_resize(directory, name, *case)
+    for name, case in GROUPED.items():
+        write_grouped(directory, name, *case)
 
 
 if __name__ == "__main__":

@@ -271,6 +271,29 @@ module {
 
 // -----
 
+// A grouped channels-last convolution: the channels of the input, kernel
+// and output split as (group, per group), and one linalg.generic over
+// (n, y, x, g, o, ky, kx, c): the output channels of a group are the
+// innermost parallel dim, the input channels the innermost reduction.
+// CHECK-DAG:     #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 * 2 + d5, d2 + d6 * 2, d3, d7)>
+// CHECK-DAG:     #[[KER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d6, d7, d3, d4)>
+// CHECK-DAG:     #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func.func @grouped_channels_last(
+// CHECK:         %[[X:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 6, 6, 2, 4]
+// CHECK:         %[[K:.*]] = tensor.expand_shape %arg1 {{\[}}[0], [1], [2], [3, 4]] output_shape [3, 3, 4, 2, 4]
+// CHECK:         %[[O:.*]] = tensor.expand_shape %{{.*}} {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 2, 2, 2, 4]
+// CHECK:         %[[G:.*]] = linalg.generic {indexing_maps = [#[[IN]], #[[KER]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction", "reduction", "reduction"]} ins(%[[X]], %[[K]] : tensor<1x6x6x2x4xf32>, tensor<3x3x4x2x4xf32>) outs(%[[O]] : tensor<1x2x2x2x4xf32>)
+// CHECK:         tensor.collapse_shape %[[G]] {{\[}}[0], [1], [2], [3, 4]] : tensor<1x2x2x2x4xf32> into tensor<1x2x2x8xf32>
+// LLVM-LABEL: llvm.func @grouped_channels_last(
+module {
+  func.func @grouped_channels_last(%x: tensor<1x6x6x8xf32>, %k: tensor<3x3x4x8xf32>) -> tensor<1x2x2x8xf32> {
+    %0 = tract.conv %x, %k {channels_last, group = 2 : i64, strides = array<i64: 2, 1>, dilations = array<i64: 1, 2>} : (tensor<1x6x6x8xf32>, tensor<3x3x4x8xf32>) -> tensor<1x2x2x8xf32>
+    return %0 : tensor<1x2x2x8xf32>
+  }
+}
+
+// -----
+
 // Channels-last pools: the spatial axes 1 and 2 padded (a max pool with the
 // lowest value), linalg's NHWC pools, and an average's divisor counted
 // along axes 1 and 2.

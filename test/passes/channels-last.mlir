@@ -1,5 +1,6 @@
 // RUN: tract-opt %s -tract-channels-last -split-input-file | FileCheck %s
 // RUN: tract-opt %s -tract-channels-last=dense=false -split-input-file | FileCheck %s --check-prefix=DEPTHWISE
+// RUN: tract-opt %s -tract-channels-last=lanes=4 -split-input-file | FileCheck %s --check-prefix=LANES4
 
 // A depthwise block: the convolution takes its input channels last (one
 // move_axis of the argument), its kernel is transposed at compile time to
@@ -93,15 +94,37 @@ func.func @nhwc_input(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
-// A grouped convolution that is not depthwise keeps its layout.
+// A grouped convolution runs channels last too (not with dense=false). Its
+// groups of 2 outputs would merge to fill a vector, but a splat kernel's
+// bytes are not at hand: the groups stay as they are.
 // CHECK-LABEL: func.func @grouped
-// CHECK-NOT: move_axis
-// CHECK-NOT: channels_last
-// CHECK: return
+// CHECK: %[[K:.*]] = tract.const dense<1.000000e+00> : tensor<1x1x2x4xf32>
+// CHECK: tract.conv %{{.*}}, %[[K]] {channels_last, group = 2 : i64, {{.*}}} : (tensor<1x4x4x4xf32>, tensor<1x1x2x4xf32>) -> tensor<1x4x4x4xf32>
+// DEPTHWISE-LABEL: func.func @grouped
+// DEPTHWISE-NOT: move_axis
+// DEPTHWISE-NOT: channels_last
+// DEPTHWISE: return
 func.func @grouped(%x: tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32> {
   %k = tract.const dense<1.0> : tensor<4x2x1x1xf32>
   %c = tract.conv %x, %k {group = 2 : i64, padding = #tract<padding explicit>, pads_after = array<i64: 0, 0>, pads_before = array<i64: 0, 0>} : (tensor<1x4x4x4xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x4x4xf32>
   return %c : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Groups of 2 outputs on vectors of 4 lanes run two by two: the kernel of
+// each merged group feeds input j·2 + c to the outputs of group j only
+// (zeros elsewhere). With 16 lanes all four groups merge into a dense
+// convolution.
+// LANES4-LABEL: func.func @grouped_merged
+// LANES4: %[[K:.*]] = tract.const dense<{{\[}}[{{\[}}[1.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00, 9.000000e+00, 1.100000e+01, 0.000000e+00, 0.000000e+00], [2.000000e+00, 4.000000e+00, 0.000000e+00, 0.000000e+00, 1.000000e+01, 1.200000e+01, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 5.000000e+00, 7.000000e+00, 0.000000e+00, 0.000000e+00, 1.300000e+01, 1.500000e+01], [0.000000e+00, 0.000000e+00, 6.000000e+00, 8.000000e+00, 0.000000e+00, 0.000000e+00, 1.400000e+01, 1.600000e+01]]]]> : tensor<1x1x4x8xf32>
+// LANES4: tract.conv %{{.*}}, %[[K]] {channels_last, group = 2 : i64, {{.*}}} : (tensor<1x2x2x8xf32>, tensor<1x1x4x8xf32>) -> tensor<1x2x2x8xf32>
+// CHECK-LABEL: func.func @grouped_merged
+// CHECK: tract.conv %{{.*}} {channels_last, padding {{.*}}} : (tensor<1x2x2x8xf32>, tensor<1x1x8x8xf32>) -> tensor<1x2x2x8xf32>
+func.func @grouped_merged(%x: tensor<1x8x2x2xf32>) -> tensor<1x8x2x2xf32> {
+  %k = tract.const dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]], [[[5.0]], [[6.0]]], [[[7.0]], [[8.0]]], [[[9.0]], [[10.0]]], [[[11.0]], [[12.0]]], [[[13.0]], [[14.0]]], [[[15.0]], [[16.0]]]]> : tensor<8x2x1x1xf32>
+  %c = tract.conv %x, %k {group = 4 : i64, padding = #tract<padding explicit>, pads_after = array<i64: 0, 0>, pads_before = array<i64: 0, 0>} : (tensor<1x8x2x2xf32>, tensor<8x2x1x1xf32>) -> tensor<1x8x2x2xf32>
+  return %c : tensor<1x8x2x2xf32>
 }
 
 // -----
