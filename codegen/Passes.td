@@ -358,6 +358,10 @@ def TractCpuContractionKernels
            "bytes of the broadcast operand's rows (over one block of k) that "
            "a block of row tiles reads while it walks all the column tiles "
            "(0: no row blocks)">,
+    Option<"prefetchBytes", "prefetch-bytes", "int64_t", /*default=*/"0",
+           "weights (a product's vector operand) from which each step of a "
+           "column tile prefetches, into L2, what the next column tile "
+           "reads at that step (0: never)">,
     Option<"threads", "threads", "int64_t", /*default=*/"1",
            "threads the code is made for: one loop of a large enough op "
            "becomes an scf.parallel">,

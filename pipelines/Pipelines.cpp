@@ -284,6 +284,8 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   kernels.rows = target.tileRows();
   kernels.vectorsPerRow = target.vectorsPerRow();
   kernels.kBlock = target.kBlock();
+  // Weights larger than L2 come from L3 or memory at each run.
+  kernels.prefetchBytes = target.l2Bytes;
   // Half of L2 for the rows the column tiles share, the rest for panels.
   kernels.rowBlockBytes = target.l2Bytes / 2;
   setThreading(kernels, target);

@@ -579,9 +579,9 @@ Split chooseSplit(const OuterProduct &plan, const TileShape &tile,
 class KernelEmitter {
 public:
   KernelEmitter(OuterProduct plan, TileShape tile, int64_t kBlock,
-                int64_t rowBlockBytes, Split split)
+                int64_t rowBlockBytes, Split split, bool prefetch)
       : plan(plan), tile(tile), kBlock(kBlock), rowBlockBytes(rowBlockBytes),
-        split(split) {}
+        split(split), prefetch(prefetch) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
@@ -612,6 +612,13 @@ private:
   int64_t kBlock;
   int64_t rowBlockBytes;
   Split split;
+  /// Whether each step of a full column tile prefetches, into L2, what
+  /// the next column tile reads at that step: a product whose weights
+  /// stream from memory then fetches them while its tiles compute, and
+  /// not only while its first row tile waits for them (the other row
+  /// tiles find them in cache). ResNeXt's 8 MB products on 5×5 maps took
+  /// 1.5 ms, 5.5 GB/s, with the memory idle three quarters of the time.
+  bool prefetch;
   tract::Chunks chunks; ///< this thread's, when split
   std::optional<tract::LoopDims> loops;
   /// The block of the single reduction dim: [begin, end).
@@ -900,6 +907,19 @@ private:
           arith::AddIOp::create(builder, l, row, offset);
     };
     loops->values[plan.vectorDim] = column;
+    // Where the next column tile starts (the last full one for the last),
+    // for the prefetches (prefetch).
+    Value nextColumn;
+    if (prefetch && cols == tile.cols) {
+      AffineExpr d0 = getAffineDimExpr(0, b.getContext());
+      AffineExpr s0 = getAffineSymbolExpr(0, b.getContext());
+      AffineMap next = AffineMap::get(1, 1, {d0 + cols, s0 - cols},
+                                      b.getContext());
+      nextColumn = getValueOrCreateConstantIndexOp(
+          b, loc,
+          affine::makeComposedFoldedAffineMin(
+              b, loc, next, {OpFoldResult(column), size(plan.vectorDim)}));
+    }
     SmallVector<Value> accumulators;
     for (int64_t i = 0; i < rows; ++i) {
       setRow(b, loc, i);
@@ -920,6 +940,26 @@ private:
           for (int64_t i = 0; i < rows; ++i) {
             setRow(builder, l, i);
             Value vector = shared;
+            if (!vector && nextColumn && i == 0) {
+              // One prefetch per cache line of the step's vector.
+              Value current = loops->values[plan.vectorDim];
+              constexpr int64_t kLineLanes = 64 / 4;
+              for (int64_t lane = 0; lane < cols; lane += kLineLanes) {
+                loops->values[plan.vectorDim] =
+                    lane ? arith::AddIOp::create(
+                               builder, l, nextColumn,
+                               arith::ConstantIndexOp::create(builder, l,
+                                                              lane))
+                               .getResult()
+                         : nextColumn;
+                memref::PrefetchOp::create(builder, l, plan.vectors->get(),
+                                           indices(builder, l, plan.vectors),
+                                           /*isWrite=*/false,
+                                           /*localityHint=*/2,
+                                           /*isDataCache=*/true);
+              }
+              loops->values[plan.vectorDim] = current;
+            }
             if (!vector)
               vector = readVector(builder, l, plan.vectors, plan.vectorAxis,
                                   plan.vectorStride, cols);
@@ -1161,6 +1201,15 @@ struct TractCpuContractionKernels
           TractCpuContractionKernels> {
   using Base::Base;
 
+  /// Whether `plan`'s vector operand (the weights) is too large to stay
+  /// in cache from one run to the next (KernelEmitter::prefetch).
+  bool streams(OuterProduct &plan) {
+    auto type = dyn_cast<MemRefType>(plan.vectors->get().getType());
+    return prefetchBytes > 0 && !plan.laneWise && type &&
+           type.hasStaticShape() &&
+           type.getNumElements() * 4 >= prefetchBytes;
+  }
+
   void runOnOperation() override {
     SmallVector<std::pair<linalg::LinalgOp, OuterProduct>, 4> work;
     getOperation().walk([&](linalg::LinalgOp op) {
@@ -1191,7 +1240,9 @@ struct TractCpuContractionKernels
                                      plan.rowGroups, plan.expandedShape);
       }
       Split split = chooseSplit(plan, shape, threads, threadingThreshold);
-      KernelEmitter(plan, shape, kBlock, rowBlockBytes, split).emit(rewriter);
+      KernelEmitter(plan, shape, kBlock, rowBlockBytes, split,
+                    streams(plan))
+          .emit(rewriter);
     }
   }
 };

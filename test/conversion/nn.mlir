@@ -273,11 +273,12 @@ module {
 
 // A grouped channels-last convolution: the channels of the input, kernel
 // and output split as (group, per group), and one linalg.generic over
-// (n, y, x, g, o, ky, kx, c): the output channels of a group are the
-// innermost parallel dim, the input channels the innermost reduction.
-// CHECK-DAG:     #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1 * 2 + d5, d2 + d6 * 2, d3, d7)>
-// CHECK-DAG:     #[[KER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d6, d7, d3, d4)>
-// CHECK-DAG:     #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// (n, g, y, x, o, ky, kx, c): the groups outermost after the batch, the
+// output channels of a group the innermost parallel dim, the input
+// channels the innermost reduction.
+// CHECK-DAG:     #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d2 * 2 + d5, d3 + d6 * 2, d1, d7)>
+// CHECK-DAG:     #[[KER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d6, d7, d1, d4)>
+// CHECK-DAG:     #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d2, d3, d1, d4)>
 // CHECK-LABEL: func.func @grouped_channels_last(
 // CHECK:         %[[X:.*]] = tensor.expand_shape %arg0 {{\[}}[0], [1], [2], [3, 4]] output_shape [1, 6, 6, 2, 4]
 // CHECK:         %[[K:.*]] = tensor.expand_shape %arg1 {{\[}}[0], [1], [2], [3, 4]] output_shape [3, 3, 4, 2, 4]
