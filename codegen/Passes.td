@@ -474,6 +474,11 @@ def TractOutlineSteps : Pass<"tract-outline-steps", "ModuleOp"> {
     `memref.get_global`, are cloned into it instead, so that the kernels
     still see them) and returns those used after it. A run never ends
     where a stack allocation (`memref.alloca`) it made is still in use.
+    A buffer argument whose contents the body never reads after the step
+    (the next op to touch it frees it or overwrites all of it, or none
+    does) is marked `tract.dead_after`: the kernels may then fuse into a
+    product writing it the op that reads it, as they do for a buffer the
+    step allocates itself.
 
     The cut is not free: a step's code sees its buffers as arguments that
     LLVM must assume may alias, where the whole body saw the allocations

@@ -12,6 +12,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTFREEEARLY
@@ -19,6 +21,33 @@ namespace mlir::tract {
 } // namespace mlir::tract
 
 using namespace mlir;
+
+Value mlir::tract::baseBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+bool mlir::tract::touchesBuffers(Operation *op, ArrayRef<Value> buffers,
+                                 bool writesOnly) {
+  if (isMemoryEffectFree(op))
+    return false;
+  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+  if (!effects)
+    return true;
+  SmallVector<MemoryEffects::EffectInstance> list;
+  effects.getEffects(list);
+  for (MemoryEffects::EffectInstance &effect : list) {
+    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+      continue;
+    if (writesOnly && isa<MemoryEffects::Read>(effect.getEffect()))
+      continue;
+    Value value = effect.getValue();
+    if (!value || llvm::is_contained(buffers, baseBuffer(value)))
+      return true;
+  }
+  return false;
+}
 
 std::optional<Operation *> mlir::tract::lastUseInBlock(Block &block,
                                                        Value buffer,

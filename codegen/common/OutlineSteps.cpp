@@ -11,6 +11,7 @@
 #include "codegen/common/BufferUses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -45,6 +46,51 @@ bool isClonable(Operation *op) {
 bool isView(Operation *op) {
   return op && isa<ViewLikeOpInterface>(op) && op->getNumRegions() == 0 &&
          op->getNumResults() == 1 && isMemoryEffectFree(op);
+}
+
+/// Whether what `buffer` (a buffer the body made) holds after `last` is
+/// never read: the next op of the body to touch it, through any view,
+/// frees it or overwrites all of it without reading it (a linalg op with
+/// parallel loops only, whose output is the whole buffer through an
+/// identity map and which reads neither it nor its output's old values);
+/// or nothing does and the body does not return it. The ops after `last`
+/// are those of the body, the later steps not yet outlined.
+bool contentsDeadAfter(Value buffer, Operation *last) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  // An allocation of the body, or one that an earlier step made and
+  // returned (a step returns buffers, never views: those are made again).
+  if (!type || !type.hasStaticShape() ||
+      !(buffer.getDefiningOp<memref::AllocOp>() ||
+        buffer.getDefiningOp<func::CallOp>()))
+    return false;
+  for (Operation *next = last->getNextNode(); next;
+       next = next->getNextNode()) {
+    if (next->hasTrait<OpTrait::IsTerminator>())
+      return llvm::none_of(next->getOperands(), [&](Value operand) {
+        return tract::baseBuffer(operand) == buffer;
+      });
+    if (!tract::touchesBuffers(next, {buffer}, /*writesOnly=*/false))
+      continue;
+    if (auto dealloc = dyn_cast<memref::DeallocOp>(next))
+      return dealloc.getMemref() == buffer;
+    auto overwrite = dyn_cast<linalg::LinalgOp>(next);
+    if (!overwrite || !overwrite.hasPureBufferSemantics() ||
+        overwrite.getNumDpsInits() != 1 ||
+        overwrite.getNumReductionLoops() != 0)
+      return false;
+    OpOperand *output = overwrite.getDpsInitOperand(0);
+    auto outputType = dyn_cast<MemRefType>(output->get().getType());
+    if (tract::baseBuffer(output->get()) != buffer || !outputType ||
+        !outputType.hasStaticShape() ||
+        outputType.getNumElements() != type.getNumElements() ||
+        !overwrite.getMatchingIndexingMap(output).isIdentity() ||
+        overwrite.payloadUsesValueFromOperand(output))
+      return false;
+    return llvm::none_of(overwrite.getDpsInputOperands(), [&](OpOperand *in) {
+      return tract::baseBuffer(in->get()) == buffer;
+    });
+  }
+  return false;
 }
 
 /// Ops, nested ones included.
@@ -117,6 +163,13 @@ func::FuncOp outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
           break;
         }
 
+  // Before the run moves: which buffers it takes hold nothing the body
+  // reads afterwards (kDeadAfterAttrName), so that a product's epilogue
+  // can fuse into a product writing a buffer that an earlier step made.
+  SmallVector<bool> deadAfter = llvm::map_to_vector(captured, [&](Value value) {
+    return contentsDeadAfter(value, run.back());
+  });
+
   builder.setInsertionPoint(function);
   SmallVector<Type> inputs, outputs;
   for (Value value : captured)
@@ -126,6 +179,10 @@ func::FuncOp outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
   auto step = func::FuncOp::create(builder, function.getLoc(), name,
                                    builder.getFunctionType(inputs, outputs));
   step.setPrivate();
+  for (auto [index, dead] : llvm::enumerate(deadAfter))
+    if (dead)
+      step.setArgAttr(index, tract::kDeadAfterAttrName,
+                      builder.getUnitAttr());
   symbols.insert(step);
   Block *body = step.addEntryBlock();
 

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/common/BufferUses.h"
 #include "codegen/cpu/LaneChoice.h"
 #include "codegen/cpu/ParallelChoice.h"
 #include "codegen/cpu/VectorTiles.h"
@@ -115,32 +116,23 @@ bool isTileCompanion(linalg::LinalgOp op) {
   return tract::isLaneWiseBody(op.getBlock(), /*allowIndex=*/false);
 }
 
-/// The buffer `value` is a view of.
-Value baseBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
+using tract::baseBuffer;
+using tract::touchesBuffers;
 
-/// Whether `op` reads or writes any of `buffers` (unknown effects count).
-bool touches(Operation *op, ArrayRef<Value> buffers, bool writesOnly) {
-  if (isMemoryEffectFree(op))
-    return false;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
+/// Whether `buffer` is an allocation, or a step's argument whose contents
+/// the caller does not read afterwards (kDeadAfterAttrName): what the
+/// kernel leaves in it after its last use there is then nobody's.
+bool isOwnBuffer(Value buffer) {
+  if (buffer.getDefiningOp<memref::AllocOp>())
     return true;
-  SmallVector<MemoryEffects::EffectInstance> list;
-  effects.getEffects(list);
-  for (MemoryEffects::EffectInstance &effect : list) {
-    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
-      continue;
-    if (writesOnly && isa<MemoryEffects::Read>(effect.getEffect()))
-      continue;
-    Value value = effect.getValue();
-    if (!value || llvm::is_contained(buffers, baseBuffer(value)))
-      return true;
-  }
-  return false;
+  auto argument = dyn_cast<BlockArgument>(buffer);
+  if (!argument)
+    return false;
+  auto function =
+      dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp());
+  return function && argument.getOwner()->isEntryBlock() &&
+         function.getArgAttr(argument.getArgNumber(),
+                             tract::kDeadAfterAttrName);
 }
 
 /// The buffers `op` reads.
@@ -169,28 +161,28 @@ linalg::LinalgOp findPrologue(const OuterProduct &plan) {
       guarded.push_back(baseBuffer(output));
       for (Operation *between = before->getNextNode(); between != op;
            between = between->getNextNode())
-        if (touches(between, guarded, /*writesOnly=*/false))
+        if (touchesBuffers(between, guarded, /*writesOnly=*/false))
           return nullptr;
       return candidate;
     }
-    if (touches(before, {baseBuffer(output)}, /*writesOnly=*/false))
+    if (touchesBuffers(before, {baseBuffer(output)}, /*writesOnly=*/false))
       return nullptr;
   }
   return nullptr;
 }
 
-/// Whether the contents of `buffer` (allocated in the block of `op`) are
-/// never read after `op`: the next op to touch it overwrites all of it
-/// without reading (the next product's prologue, bufferization reusing
-/// the buffer) or frees it, or nothing touches it and it does not leave
-/// the block.
+/// Whether the contents of `buffer` (allocated in the block of `op`, or
+/// an argument of it that isOwnBuffer) are never read after `op`: the next
+/// op to touch it overwrites all of it without reading (the next product's
+/// prologue, bufferization reusing the buffer) or frees it, or nothing
+/// touches it and it does not leave the block.
 bool isDeadAfter(Value buffer, Operation *op) {
-  if (buffer.getDefiningOp()->getBlock() != op->getBlock())
+  if (buffer.getParentBlock() != op->getBlock())
     return false;
   for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
     if (next->hasTrait<OpTrait::IsTerminator>())
       return !llvm::is_contained(next->getOperands(), buffer);
-    if (!touches(next, {buffer}, /*writesOnly=*/false))
+    if (!touchesBuffers(next, {buffer}, /*writesOnly=*/false))
       continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(next))
       return dealloc.getMemref() == buffer;
@@ -275,11 +267,11 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
                                   collapse.getSrcType());
   if (width || expanded)
     buffer = collapse.getSrc();
-  if (!buffer.getDefiningOp<memref::AllocOp>())
+  if (!isOwnBuffer(buffer))
     return nullptr;
   for (Operation *after = op->getNextNode(); after;
        after = after->getNextNode()) {
-    if (!touches(after, {buffer}, /*writesOnly=*/false))
+    if (!touchesBuffers(after, {buffer}, /*writesOnly=*/false))
       continue;
     auto candidate = dyn_cast<linalg::LinalgOp>(after);
     if (!candidate || !isTileCompanion(candidate))
@@ -340,7 +332,7 @@ linalg::LinalgOp findEpilogue(const OuterProduct &plan,
       llvm::append_range(read, inputBuffers(prologue));
     for (Operation *between = op->getNextNode(); between != after;
          between = between->getNextNode())
-      if (touches(between, read, /*writesOnly=*/true))
+      if (touchesBuffers(between, read, /*writesOnly=*/true))
         return nullptr;
     // Tiles of the result are written while the product still reads: the
     // epilogue must not write in place of what the product reads.

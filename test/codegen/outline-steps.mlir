@@ -19,7 +19,7 @@
 // CHECK: arith.addf
 // CHECK: return %[[B]]
 // CHECK-LABEL: func.func private @body.step1
-// CHECK-SAME: (%[[B1:.*]]: memref<4xf32>, %{{.*}}: index) -> memref<4xf32>
+// CHECK-SAME: (%[[B1:.*]]: memref<4xf32> {tract.dead_after}, %{{.*}}: index) -> memref<4xf32>
 // CHECK: %[[S:.*]] = memref.alloca()
 // CHECK: scf.for
 // CHECK: memref.load %[[B1]]
@@ -45,7 +45,7 @@
 // CHECK-NOT: expand_shape
 // CHECK: return %{{.*}} : memref<8xf32>
 // CHECK-LABEL: func.func private @views.step1
-// CHECK-SAME: (%[[B:.*]]: memref<8xf32>, %{{.*}}: index) -> memref<2x4xf32>
+// CHECK-SAME: (%[[B:.*]]: memref<8xf32> {tract.dead_after}, %{{.*}}: index) -> memref<2x4xf32>
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: arith.constant
 // CHECK-NEXT: %[[V:.*]] = memref.expand_shape %[[B]]
@@ -55,6 +55,20 @@
 // CHECK-LABEL: func.func private @views(
 // CHECK-NOT: expand_shape
 // CHECK: return
+
+// A buffer argument whose contents the body never reads after the step
+// is tract.dead_after: %b, which the next step overwrites whole (a fill)
+// before it reads it, and every buffer the last step frees; not %k, which
+// the last step reads again.
+// CHECK-LABEL: func.func private @scratch.step1
+// CHECK-SAME: (%{{.*}}: memref<4xf32> {tract.dead_after}, %{{.*}}: memref<4xf32>, %{{.*}}: index) -> memref<4xf32>
+// CHECK-LABEL: func.func private @scratch.step2
+// CHECK-SAME: (%[[B2:.*]]: memref<4xf32> {tract.dead_after}, %{{.*}}: memref<4xf32> {tract.dead_after}, %{{.*}}: memref<4xf32> {tract.dead_after}, %{{.*}}: index) -> memref<4xf32>
+// CHECK: linalg.fill ins(%{{.*}} : f32) outs(%[[B2]] : memref<4xf32>)
+// CHECK-LABEL: func.func private @scratch(
+// CHECK: %[[S0:.*]]:2 = call @scratch.step0
+// CHECK-NEXT: %[[S1:.*]] = call @scratch.step1(%[[S0]]#0, %[[S0]]#1, %arg1)
+// CHECK-NEXT: call @scratch.step2(%[[S0]]#0, %[[S0]]#1, %[[S1]], %arg1)
 
 // WHOLE-NOT: @body.step
 memref.global "private" constant @weights : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
@@ -110,4 +124,39 @@ func.func private @views(%a: memref<8xf32>, %n: index) -> memref<2x4xf32> {
   }
   memref.dealloc %b : memref<8xf32>
   return %c : memref<2x4xf32>
+}
+
+func.func private @scratch(%a: memref<4xf32>, %n: index) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = memref.alloc() : memref<4xf32>
+  %k = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<4xf32>
+    %z = arith.addf %x, %x : f32
+    memref.store %z, %b[%i] : memref<4xf32>
+    memref.store %x, %k[%i] : memref<4xf32>
+  }
+  %c = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %b[%i] : memref<4xf32>
+    %y = memref.load %k[%i] : memref<4xf32>
+    %z = arith.mulf %x, %y : f32
+    memref.store %z, %c[%i] : memref<4xf32>
+  }
+  linalg.fill ins(%zero : f32) outs(%b : memref<4xf32>)
+  %d = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %b[%i] : memref<4xf32>
+    %y = memref.load %k[%i] : memref<4xf32>
+    %w = memref.load %c[%i] : memref<4xf32>
+    %z = arith.addf %x, %y : f32
+    %v = arith.addf %z, %w : f32
+    memref.store %v, %d[%i] : memref<4xf32>
+  }
+  memref.dealloc %b : memref<4xf32>
+  memref.dealloc %k : memref<4xf32>
+  memref.dealloc %c : memref<4xf32>
+  return %d : memref<4xf32>
 }
