@@ -145,7 +145,11 @@ def TractFusePads : Pass<"tract-fuse-pads", "func::FuncOp"> {
     convolution), that op now computes straight into the interior of the
     padded tensor (`tensor.insert_slice` into a filled tensor), and
     empty-tensor elimination lets bufferization write it in place: the
-    padded copy of a 4.8 MB activation disappears.
+    padded copy of a 4.8 MB activation disappears. When the op's result
+    has other readers too (a residual block's sum, which the next block
+    both pads and adds), the fusion makes a second copy of the op; those
+    readers then take the interior of the padded tensor instead, and the
+    first copy goes.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
