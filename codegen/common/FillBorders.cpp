@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
+#include "codegen/common/BufferUses.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -28,25 +29,7 @@ namespace {
 /// Whether `op` may read or write `buffer` (or a view of it); ops of
 /// unknown effects may.
 bool mayTouch(Operation *op, Value buffer) {
-  if (isMemoryEffectFree(op))
-    return false;
-  auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-  if (!effects)
-    return true;
-  SmallVector<MemoryEffects::EffectInstance> list;
-  effects.getEffects(list);
-  for (MemoryEffects::EffectInstance &effect : list) {
-    if (isa<MemoryEffects::Allocate>(effect.getEffect()))
-      continue;
-    Value value = effect.getValue();
-    if (!value)
-      return true;
-    while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-      value = view.getViewSource();
-    if (value == buffer)
-      return true;
-  }
-  return false;
+  return tract::touchesBuffers(op, {buffer}, /*writesOnly=*/false);
 }
 
 /// Whether `op` overwrites every element of `view` without reading it: an

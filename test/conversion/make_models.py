@@ -27,6 +27,27 @@ CASES = {
 }
 
 
+def save_conv(directory, name, op, x, w, b, y, **attributes):
+    """Writes NAME.onnx, one `op` node on input x with weights w (and bias
+    b, unless None), and NAME.npz with x and the expected y."""
+    inits = [numpy_helper.from_array(w, "w")]
+    inputs = ["x", "w"]
+    if b is not None:
+        inits.append(numpy_helper.from_array(b, "b"))
+        inputs.append("b")
+    node = helper.make_node(op, inputs, ["y"], **attributes)
+    graph = helper.make_graph(
+        [node], name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
+        inits)
+    model = helper.make_model(graph, ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    with open(os.path.join(directory, name + ".onnx"), "wb") as out:
+        out.write(model.SerializeToString())
+    np.savez(os.path.join(directory, name + ".npz"), x=x, y=y)
+
+
 def write(directory, name, shape, outputs, kernel, strides, pads, group, bias):
     rng = np.random.default_rng(len(name))
     x = rng.standard_normal(shape).astype(np.float32)
@@ -43,23 +64,8 @@ def write(directory, name, shape, outputs, kernel, strides, pads, group, bias):
     crop = tuple([slice(None)] * 2 + [
         slice(pads[i], full.shape[2 + i] - pads[rank + i]) for i in range(rank)])
     y = full[crop]
-    inits = [numpy_helper.from_array(w, "w")]
-    inputs = ["x", "w"]
-    if b is not None:
-        inits.append(numpy_helper.from_array(b, "b"))
-        inputs.append("b")
-    node = helper.make_node("ConvTranspose", inputs, ["y"], kernel_shape=kernel,
-                            strides=strides, pads=pads, group=group)
-    graph = helper.make_graph(
-        [node], name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
-        inits)
-    model = helper.make_model(graph, ir_version=8,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    with open(os.path.join(directory, name + ".onnx"), "wb") as out:
-        out.write(model.SerializeToString())
-    np.savez(os.path.join(directory, name + ".npz"), x=x, y=y)
+    save_conv(directory, name, "ConvTranspose", x, w, b, y, kernel_shape=kernel,
+              strides=strides, pads=pads, group=group)
 
 
 # name: (input shape, scales, coordinate transformation, nearest mode)
@@ -156,24 +162,8 @@ def write_grouped(directory, name, shape, outputs, kernel, strides, dilations,
     y = conv(padded, torch.from_numpy(w),
              None if b is None else torch.from_numpy(b), stride=strides,
              dilation=dilations, groups=group).numpy()
-    inits = [numpy_helper.from_array(w, "w")]
-    inputs = ["x", "w"]
-    if b is not None:
-        inits.append(numpy_helper.from_array(b, "b"))
-        inputs.append("b")
-    node = helper.make_node("Conv", inputs, ["y"], kernel_shape=kernel,
-                            strides=strides, dilations=dilations, pads=pads,
-                            group=group)
-    graph = helper.make_graph(
-        [node], name,
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(y.shape))],
-        inits)
-    model = helper.make_model(graph, ir_version=8,
-                              opset_imports=[helper.make_opsetid("", 17)])
-    with open(os.path.join(directory, name + ".onnx"), "wb") as out:
-        out.write(model.SerializeToString())
-    np.savez(os.path.join(directory, name + ".npz"), x=x, y=y)
+    save_conv(directory, name, "Conv", x, w, b, y, kernel_shape=kernel,
+              strides=strides, dilations=dilations, pads=pads, group=group)
 
 
 def main():
