@@ -1802,6 +1802,20 @@ static Type quantizedTypeOf(DictionaryAttr entry, std::string &why) {
       why = ("'" + op.getValue() + "' needs a numeric '" + name + "'").str();
     return value.value_or(0);
   };
+  // A parameter converted to an integer: the fuzzers reach here with
+  // bits = 1e300 or a NaN zero point, which a plain cast makes undefined.
+  auto integral = [&](StringRef name, double value) -> std::optional<int64_t> {
+    if (!why.empty())
+      return std::nullopt;
+    if (!(std::fabs(value) <= double(INT32_MAX)) ||
+        value != std::trunc(value)) {
+      why = ("'" + op.getValue() + "' needs an integer '" + name +
+             "' within 32 bits")
+                .str();
+      return std::nullopt;
+    }
+    return int64_t(value);
+  };
   if (!op)
     return {};
   MLIRContext *context = entry.getContext();
@@ -1809,23 +1823,39 @@ static Type quantizedTypeOf(DictionaryAttr entry, std::string &why) {
     double zeroPoint = required("zero_point"), scale = required("scale");
     double bits = required("bits");
     bool isSigned = number("signed").value_or(0) != 0;
-    if (!why.empty())
+    std::optional<int64_t> zero = integral("zero_point", zeroPoint);
+    std::optional<int64_t> width = integral("bits", bits);
+    if (!why.empty() || !zero || !width)
       return {};
-    return getQuantizedType(context, unsigned(bits), isSigned, scale,
-                            int64_t(zeroPoint), why);
+    if (*width < 1 || *width > 64) {
+      why = std::to_string(*width) + "-bit quantized integers are not supported";
+      return {};
+    }
+    return getQuantizedType(context, unsigned(*width), isSigned, scale, *zero,
+                            why);
   }
   if (op.getValue() == "linear_quantize") {
     double min = required("min"), max = required("max");
     double bits = required("bits");
-    if (!why.empty())
+    std::optional<int64_t> width = integral("bits", bits);
+    if (!why.empty() || !width)
       return {};
-    if (!(max > min)) {
-      why = "'linear_quantize' needs max > min";
+    if (!(max > min) || !std::isfinite(max - min)) {
+      why = "'linear_quantize' needs finite min and max with max > min";
       return {};
     }
-    double scale = (max - min) / (std::ldexp(1.0, int(bits)) - 1);
-    return getQuantizedType(context, unsigned(bits), /*isSigned=*/false, scale,
-                            int64_t(std::round(-min / scale)), why);
+    if (*width < 1 || *width > 32) {
+      why = std::to_string(*width) + "-bit quantized integers are not supported";
+      return {};
+    }
+    double scale = (max - min) / (std::ldexp(1.0, int(*width)) - 1);
+    double zero = std::round(-min / scale);
+    if (!(std::fabs(zero) <= double(INT32_MAX))) {
+      why = "'linear_quantize' puts the zero point outside 32 bits";
+      return {};
+    }
+    return getQuantizedType(context, unsigned(*width), /*isSigned=*/false,
+                            scale, int64_t(zero), why);
   }
   return {};
 }
