@@ -1184,11 +1184,13 @@ struct RmsNormLowering : public TractLoweringPattern<RmsNormOp> {
 
 /// A pool as a linalg.generic over (n, c, y…, k…): `input`, padded, is read
 /// at y * s + k * d, and an empty tensor of the kernel's shape gives the
-/// ranges of k; `inits` are indexed by (n, c, y…).
+/// ranges of k; `inits` are indexed by (n, c, y…), or by (n, y…, c) with
+/// `channelsLast` (the input too).
 linalg::GenericOp
 poolGeneric(const Builder &builder, Value input, const Window &window,
             Type element, ValueRange inits,
-            function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+            function_ref<void(OpBuilder &, Location, ValueRange)> body,
+            bool channelsLast = false) {
   MLIRContext *context = builder.b.getContext();
   size_t rank = window.rank(), loops = 2 + 2 * rank;
   auto d = [&](size_t i) { return getAffineDimExpr(i, context); };
@@ -1201,6 +1203,10 @@ poolGeneric(const Builder &builder, Value input, const Window &window,
     kernelExprs.push_back(d(2 + rank + i));
     outputExprs.push_back(d(2 + i));
     kernel.push_back(TDim(window.kernel[i]));
+  }
+  if (channelsLast) {
+    inputExprs = channelsLastOf(ArrayRef(inputExprs));
+    outputExprs = channelsLastOf(ArrayRef(outputExprs));
   }
   SmallVector<AffineMap> maps{AffineMap::get(loops, 0, inputExprs, context),
                               AffineMap::get(loops, 0, kernelExprs, context)};
@@ -1268,11 +1274,24 @@ struct MaxPoolLowering : public TractLoweringPattern<MaxPoolOp> {
     // The named pools compare integers signed.
     bool named = !comparesUnsigned(element);
     if (geometry.channelsLast) {
-      if (!named || rank > 2 || op.getWithIndex())
+      if (rank > 2 || op.getWithIndex())
         return op.emitError() << "cannot lower a channels-last max pool of "
                               << rank << " spatial axes"
                               << (op.getWithIndex() ? " with indices" : "")
                               << " (tract-channels-last makes none)";
+      if (!named) {
+        Value result =
+            poolGeneric(
+                builder, x, window, element, init,
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  linalg::YieldOp::create(
+                      b, l, maxOf(b, l, element, args[2], args[0]));
+                },
+                /*channelsLast=*/true)
+                .getResult(0);
+        rewriter.replaceOp(op, {result});
+        return success();
+      }
       Value result =
           rank == 1 ? namedPool<linalg::PoolingNwcMaxOp>(builder, x, init,
                                                          window, element)

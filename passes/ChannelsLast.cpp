@@ -124,6 +124,10 @@ public:
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (auto conv = dyn_cast<ConvOp>(op))
         convertConv(conv);
+      else if (auto conv = dyn_cast<QuantConvOp>(op))
+        convertQuantConv(conv);
+      else if (auto conv = dyn_cast<QuantDepthwiseOp>(op))
+        convertQuantDepthwise(conv);
       else if (!anyLast(&op))
         continue;
       else if (auto einsum = dyn_cast<EinsumOp>(op))
@@ -138,6 +142,10 @@ public:
         cancelMove(move);
       else if (auto norm = dyn_cast<RmsNormOp>(op))
         convertNorm(norm);
+      else if (auto pad = dyn_cast<PadOp>(op))
+        convertPad(pad);
+      else if (auto cast = dyn_cast<CastOp>(op))
+        convertCast(cast);
       else if (isElementwiseOp(&op))
         convertElementwise(&op);
     }
@@ -166,9 +174,13 @@ private:
            isFeatureMap(op->getResult(0));
   }
 
+  /// Whether an operand other than a constant is channels last: a
+  /// constant (a clip's bound, a quantization's scale) that one op took
+  /// channels last does not carry the layout to its other readers.
   bool anyLast(Operation *op) {
-    return llvm::any_of(op->getOperands(),
-                        [&](Value value) { return last.count(value); });
+    return llvm::any_of(op->getOperands(), [&](Value value) {
+      return last.count(value) && !matchPattern(value, m_Constant());
+    });
   }
 
   Value move(Location loc, Value value, int64_t from, int64_t to) {
@@ -339,6 +351,119 @@ private:
       replace(conv, copy->getResult(0));
   }
 
+  /// An 8-bit convolution (group 1) of static shapes. A 1x1 one on an
+  /// input that comes channels first stays so: it is a product on the
+  /// channels-first pixels as it is (MobileNet's, between depthwise ones).
+  void convertQuantConv(QuantConvOp conv) {
+    if (conv.getChannelsLast() || !dense)
+      return;
+    auto input = cast<RankedTensorType>(conv.getInput().getType());
+    auto kernel = cast<RankedTensorType>(conv.getWeights().getType());
+    if (!input.hasStaticShape() || !kernel.hasStaticShape() ||
+        !matchPattern(conv.getWeights(), m_Constant()))
+      return;
+    if (kernel.getDimSize(2) * kernel.getDimSize(3) == 1 &&
+        !last.count(conv.getInput()))
+      return;
+    Value x = toLast(conv.getInput());
+    builder.setInsertionPoint(conv);
+    Location loc = conv.getLoc();
+    Value w = permute(loc, conv.getWeights(), {2, 3, 1, 0});
+    // The kernels read four channels at a time: a stem's three become four,
+    // the fourth the input's zero point (it adds nothing to the sums,
+    // whatever its weights), padded where the input is padded.
+    int64_t channels = input.getDimSize(1);
+    if (int64_t extra = -channels & 3) {
+      DenseElementsAttr weights;
+      if (!matchPattern(w, m_Constant(&weights)) || weights.isSplat())
+        return;
+      auto type = cast<RankedTensorType>(weights.getType());
+      int64_t outputs = type.getDimSize(3),
+              taps = type.getDimSize(0) * type.getDimSize(1);
+      ArrayRef<char> raw = weights.getRawData();
+      std::vector<char> widened(taps * (channels + extra) * outputs, 0);
+      for (int64_t t = 0; t < taps; ++t)
+        std::memcpy(&widened[t * (channels + extra) * outputs],
+                    &raw[t * channels * outputs], channels * outputs);
+      auto widenedType = RankedTensorType::get(
+          {type.getDimSize(0), type.getDimSize(1), channels + extra, outputs},
+          type.getElementType());
+      w = ConstOp::create(builder, loc, widenedType,
+                          DenseElementsAttr::getFromRawBuffer(
+                              widenedType, ArrayRef<char>(widened)));
+      Type element = getElementTypeOrSelf(x);
+      auto zero = IntegerAttr::get(element, conv.getInputZero());
+      SmallVector<int64_t> before(4, 0), after(4, 0);
+      after[3] = extra;
+      // One pad for both: the spatial one before, when it is the same.
+      if (auto pad = x.getDefiningOp<PadOp>();
+          pad && pad->hasOneUse() && pad.getMode() == PadMode::Constant &&
+          pad.getValueAttr() == zero) {
+        before = llvm::to_vector(pad.getBefore());
+        after = llvm::to_vector(pad.getAfter());
+        after[3] += extra;
+        x = pad.getInput();
+      }
+      x = PadOp::create(builder, loc, x, before, after, PadMode::Constant,
+                        zero);
+    }
+    SmallVector<Value> operands{x, w};
+    if (conv.getBias())
+      operands.push_back(conv.getBias());
+    Operation *copy = rebuild(conv, operands, [&](Operation *copy) {
+      copy->setAttr("channels_last", UnitAttr::get(copy->getContext()));
+    });
+    if (copy)
+      replace(conv, copy->getResult(0));
+  }
+
+  /// A cast of a feature map (the dequantization after an 8-bit
+  /// convolution): its type names its result's shape.
+  void convertCast(CastOp cast) {
+    auto type = cast.getType();
+    if (!isFeatureMap(cast.getResult()) || type.getEncoding() ||
+        !type.hasStaticShape())
+      return;
+    builder.setInsertionPoint(cast);
+    auto moved = CastOp::create(
+        builder, cast.getLoc(),
+        RankedTensorType::get(channelsLastOf(type.getShape()),
+                              type.getElementType()),
+        last[cast.getInput()]);
+    replace(cast, moved.getResult());
+  }
+
+  /// An 8-bit depthwise convolution of static shapes, as the float ones:
+  /// always (its channels on the lanes).
+  void convertQuantDepthwise(QuantDepthwiseOp conv) {
+    if (conv.getChannelsLast() ||
+        !cast<RankedTensorType>(conv.getInput().getType()).hasStaticShape())
+      return;
+    SmallVector<Value> operands{toLast(conv.getInput()), conv.getWeights()};
+    if (conv.getBias())
+      operands.push_back(conv.getBias());
+    Operation *copy = rebuild(conv, operands, [&](Operation *copy) {
+      copy->setAttr("channels_last", UnitAttr::get(copy->getContext()));
+    });
+    if (copy)
+      replace(conv, copy->getResult(0));
+  }
+
+  /// A pad of a feature map: its pads move with the axes.
+  void convertPad(PadOp pad) {
+    if (!isFeatureMap(pad.getResult()))
+      return;
+    Value input = last[pad.getInput()];
+    Operation *copy = rebuild(pad, {input}, [&](Operation *copy) {
+      copy->setAttr("before", builder.getDenseI64ArrayAttr(
+                                  channelsLastOf(pad.getBefore())));
+      copy->setAttr("after", builder.getDenseI64ArrayAttr(
+                                 channelsLastOf(pad.getAfter())));
+    });
+    if (copy)
+      replace(pad, copy->getResult(0));
+  }
+
   void convertEinsum(EinsumOp einsum) {
     EinsumExpr expr = EinsumExpr::parse(einsum.getExpr());
     SmallVector<Value> operands;
@@ -444,11 +569,13 @@ private:
   }
 
   /// A max or sum pool of one or two spatial axes (linalg's channels-last
-  /// pools), on floats, without indices.
+  /// pools), on floats (a max pool on integers too), without indices.
   void convertPool(Operation *pool) {
     auto type = cast<RankedTensorType>(pool->getResult(0).getType());
+    Type element = type.getElementType();
+    bool integer = isa<IntegerType>(element) && !element.isInteger(1);
     if (type.getRank() < 3 || type.getRank() > 4 ||
-        !isa<FloatType>(type.getElementType()))
+        !(isa<FloatType>(element) || (integer && isa<MaxPoolOp>(pool))))
       return;
     if (auto max = dyn_cast<MaxPoolOp>(pool); max && max.getWithIndex())
       return;

@@ -305,16 +305,22 @@ def TractChannelsLast : Pass<"tract-channels-last", "ModuleOp"> {
     output `N, spatial…, O`. A grouped one whose groups have fewer outputs
     than `lanes` (and a constant kernel) runs neighbouring groups as one,
     enough to fill a vector: its kernel is zero between a group's outputs
-    and the other groups' inputs. The layout is carried forward through what
-    reads the results: element-wise ops whose operands all have the
-    result's rank, einsums (their letters move, the result's too when its
-    axis 1 is not a pixel axis), reductions, concatenations and rms_norm
-    (their axes move), max and sum pools of one or two spatial axes (their
-    `channels_last` form), and a model's own move of the channels last
+    and the other groups' inputs. With `dense`, so does each 8-bit
+    `quant_conv` of static shapes, but a 1x1 one whose input comes channels
+    first; input channels not a multiple of four (a stem's three) are
+    padded with the input's zero point, the kernel with zeros. The layout
+    is carried forward through what reads the results: element-wise ops
+    whose operands all have the result's rank, casts, pads, einsums (their
+    letters move, the result's too when its axis 1 is not a pixel axis),
+    reductions, concatenations and rms_norm (their axes move), max and sum
+    pools of one or two spatial axes (their `channels_last` form; max pools
+    of integers too), and a model's own move of the channels last
     (ConvNeXt's), which disappears. Any other reader gets a `move_axis`
     back to the channels first. An input that comes channels first gets
     one forward, folded for constants; but an einsum, or an element-wise op
-    read once, writes its result channels last itself.
+    read once, writes its result channels last itself. Constants do not
+    carry the layout: an op whose only operands channels last are constants
+    stays as it is.
 
     Not for NNEF: export and pulsification refuse a channels-last
     convolution.

@@ -134,18 +134,15 @@ std::vector<int8_t> shiftedWeights(DenseElementsAttr weights) {
   return values;
 }
 
-FailureOr<Prepared> prepare(QuantMatmulOp op, DenseElementsAttr weights,
+/// The weights laid out for the kernels with their corrections. `at(kk,
+/// c)` is w' at row kk of the `k` rows laid out (zero for rows that only
+/// pad the quads); `sums` of them over the `realK` values each output sums.
+template <typename OpTy>
+FailureOr<Prepared> prepare(OpTy op, bool left, int64_t k, int64_t realK,
+                            int64_t channels, bool weightsUnsigned,
+                            function_ref<int32_t(int64_t, int64_t)> at,
                             int64_t inputZeroShifted) {
-  bool left = op.getWeightsLeft();
-  auto type = cast<RankedTensorType>(weights.getType());
-  int64_t channels = type.getDimSize(left ? 0 : 1);
-  int64_t k = type.getDimSize(left ? 1 : 0);
   int64_t k4 = llvm::divideCeil(k, kQuad) * kQuad;
-  std::vector<int8_t> w = shiftedWeights(weights);
-  auto at = [&](int64_t kk, int64_t c) -> int32_t {
-    return left ? w[c * k + kk] : w[kk * channels + c];
-  };
-  bool weightsUnsigned = weights.getElementType().isUnsignedInteger();
 
   Prepared prepared;
   ArrayRef<int64_t> zeros = op.getWeightZero();
@@ -165,8 +162,9 @@ FailureOr<Prepared> prepare(QuantMatmulOp op, DenseElementsAttr weights,
     int64_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk)
       sum += at(kk, c);
-    prepared.correction.push_back(int32_t(
-        bias[c] - inputZeroShifted * sum + k * inputZeroShifted * weightZero[c]));
+    prepared.correction.push_back(
+        int32_t(bias[c] - inputZeroShifted * sum +
+                realK * inputZeroShifted * weightZero[c]));
   }
   if (std::optional<ArrayRef<float>> multiplier = op.getMultiplier())
     for (int64_t c = 0; c < channels; ++c)
@@ -206,6 +204,12 @@ FailureOr<Prepared> prepare(QuantMatmulOp op, DenseElementsAttr weights,
                                   laidOut.size()));
   return prepared;
 }
+
+/// The geometry of a channels-last tract.quant_conv.
+struct ConvShape {
+  int64_t channels, kh, kw, outH, outW;
+  int64_t strides[2], dilations[2];
+};
 
 class KernelEmitter {
 public:
@@ -306,6 +310,59 @@ public:
         });
   }
 
+  /// A channels-last convolution: `input` (B, H, W * C), padded, C a
+  /// multiple of 4, by the weights laid out on the right with k = (tap, C); the
+  /// result `init` is (rows = B * OH * OW, channels), a row per output
+  /// pixel. Each step broadcasts four channels of one tap of a pixel, read
+  /// where the tap falls in the input: no patches are copied.
+  Value emitConv(Value init, Value input, int64_t rows, const ConvShape &conv,
+                 int64_t channels) {
+    int64_t groups = llvm::divideCeil(channels, kLanes);
+    int64_t perTile = groupsPerTile(groups);
+    int64_t width = perTile * kLanes;
+    // Blocks of rows for the threads, each a few register tiles tall and
+    // as even as they can be. The column tiles are the outer loop: the
+    // threads split them first (the iterations are split in order), and a
+    // thread's blocks of rows read one tile's weights in turn.
+    int64_t chunk = llvm::divideCeil(rows, llvm::divideCeil(rows, kRows * 8));
+    chunk = llvm::divideCeil(chunk, kRows) * kRows;
+    int64_t chunks = llvm::divideCeil(rows, chunk);
+    bool ragged = channels % width != 0;
+    auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes) {
+      Value firstRow = mul(ivs[1], chunk);
+      Value firstColumn = mul(ivs[0], width);
+      offsets.assign({OpFoldResult(firstRow), OpFoldResult(firstColumn)});
+      sizes.assign(
+          {OpFoldResult(arith::MinSIOp::create(
+                            b, loc, index(chunk),
+                            arith::SubIOp::create(b, loc, index(rows), firstRow))
+                            .getResult()),
+           ragged ? OpFoldResult(arith::MinSIOp::create(
+                                     b, loc, index(width),
+                                     arith::SubIOp::create(b, loc,
+                                                           index(channels),
+                                                           firstColumn))
+                                     .getResult())
+                  : OpFoldResult(b.getIndexAttr(width))});
+    };
+    return forallOverSlices(
+        b, loc, {b.getIndexAttr(groups / perTile), b.getIndexAttr(chunks)},
+        init, where, [&](ValueRange ivs, Value slice) {
+          Value firstRow = mul(ivs[1], chunk);
+          Value firstGroup = mul(ivs[0], perTile);
+          Value count = arith::MinSIOp::create(
+              b, loc, index(chunk),
+              arith::SubIOp::create(b, loc, index(rows), firstRow));
+          return forRowBlocks(
+              b, loc, count, kRows, slice,
+              [&](Value r, int64_t height, Value out) {
+                return convTile(input, conv, firstRow, r, height, firstGroup,
+                                perTile, ragged, out);
+              });
+        });
+  }
+
 private:
   OpBuilder &b;
   Location loc;
@@ -344,12 +401,15 @@ private:
 
   /// Four bytes at `indices` of `source` (the last index the first byte),
   /// shifted as inputs when `isInput`, repeated in every lane.
-  Value broadcastQuad(Value source, ValueRange indices, bool isInput) {
+  /// `inBounds`: the four bytes are known to be within the source (an
+  /// input's are not, by default: past its last k they read as padding).
+  Value broadcastQuad(Value source, ValueRange indices, bool isInput,
+                      bool inBounds = false) {
     Value quad = vector::TransferReadOp::create(
         b, loc, bytes(kQuad), source, indices,
         isInput ? inputPadding
                 : arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
-        ArrayRef<bool>{!isInput});
+        ArrayRef<bool>{!isInput || inBounds});
     if (isInput && flipInput)
       quad = flipSign(quad, kQuad);
     return repeatQuad(b, loc, quad, kLanes);
@@ -466,6 +526,105 @@ private:
                   .getResult();
       }
     }
+    return out;
+  }
+
+  /// Output pixels [first + r, first + r + height) by the tile's `count`
+  /// groups from `firstGroup`, into rows [r, r + height) of `out`.
+  Value convTile(Value input, const ConvShape &conv, Value first, Value r,
+                 int64_t height, Value firstGroup, int64_t count, bool ragged,
+                 Value out) {
+    // Where each pixel's window starts in the input.
+    SmallVector<Value> image, top, left;
+    Value pixels = index(conv.outH * conv.outW);
+    for (int64_t i = 0; i < height; ++i) {
+      Value pixel = arith::AddIOp::create(b, loc, first, add(r, i));
+      image.push_back(arith::DivUIOp::create(b, loc, pixel, pixels));
+      Value within = arith::RemUIOp::create(b, loc, pixel, pixels);
+      top.push_back(mul(arith::DivUIOp::create(b, loc, within,
+                                               index(conv.outW)),
+                        conv.strides[0]));
+      left.push_back(mul(arith::RemUIOp::create(b, loc, within,
+                                                index(conv.outW)),
+                         conv.strides[1] * conv.channels));
+    }
+    // The sums run over segments of k contiguous in the input (H, W * C
+    // viewed as one axis): a kernel row (kw * C bytes) without dilation
+    // across the columns, else one tap (C bytes).
+    bool rowSegments = conv.dilations[1] == 1;
+    int64_t segments = rowSegments ? conv.kh : conv.kh * conv.kw;
+    int64_t segmentQuads =
+        (rowSegments ? conv.kw * conv.channels : conv.channels) / kQuad;
+    SmallVector<Value> init(height * count + (weightZero ? height : 0),
+                            zeros());
+    ValueRange sums = loop(
+        index(0), index(segments), init,
+        [&](Value segment, ValueRange carried) {
+          Value ky = rowSegments ? segment
+                                 : arith::DivUIOp::create(b, loc, segment,
+                                                          index(conv.kw))
+                                       .getResult();
+          Value dy = mul(ky, conv.dilations[0]);
+          Value dx = rowSegments
+                         ? index(0)
+                         : mul(arith::RemUIOp::create(b, loc, segment,
+                                                      index(conv.kw)),
+                               conv.dilations[1] * conv.channels);
+          SmallVector<Value> ys, xs;
+          for (int64_t i = 0; i < height; ++i) {
+            ys.push_back(arith::AddIOp::create(b, loc, top[i], dy));
+            xs.push_back(arith::AddIOp::create(b, loc, left[i], dx));
+          }
+          Value firstQuad = mul(segment, segmentQuads);
+          ValueRange inner = loop(
+              index(0), index(segmentQuads), carried,
+              [&](Value q, ValueRange carried) {
+                SmallVector<Value> packed;
+                Value quad = arith::AddIOp::create(b, loc, firstQuad, q);
+                for (int64_t g = 0; g < count; ++g)
+                  packed.push_back(vector::TransferReadOp::create(
+                      b, loc, bytes(kLanes * kQuad), weights,
+                      ValueRange{arith::AddIOp::create(b, loc, firstGroup,
+                                                       index(g)),
+                                 quad, index(0)},
+                      arith::ConstantOp::create(b, loc,
+                                                b.getI8IntegerAttr(0)),
+                      ArrayRef<bool>{true}));
+                SmallVector<Value> next(carried);
+                Value c = mul(q, kQuad);
+                for (int64_t i = 0; i < height; ++i) {
+                  Value x = broadcastQuad(
+                      input,
+                      ValueRange{image[i], ys[i],
+                                 arith::AddIOp::create(b, loc, xs[i], c)},
+                      /*isInput=*/true, /*inBounds=*/true);
+                  for (int64_t g = 0; g < count; ++g)
+                    next[i * count + g] =
+                        dot(next[i * count + g], x, packed[g]);
+                  if (weightZero)
+                    next[height * count + i] =
+                        dot(next[height * count + i], x, ones());
+                }
+                return next;
+              });
+          return SmallVector<Value>(inner);
+        });
+    for (int64_t i = 0; i < height; ++i)
+      for (int64_t g = 0; g < count; ++g) {
+        Value channel =
+            mul(arith::AddIOp::create(b, loc, firstGroup, index(g)), kLanes);
+        Value value = finish(
+            sums[i * count + g], readTable(correction, channel, b.getI32Type()),
+            weightZero ? readTable(weightZero, channel, b.getI32Type())
+                       : Value(),
+            weightZero ? sums[height * count + i] : Value(),
+            multiplier ? readTable(multiplier, channel, b.getF32Type())
+                       : Value());
+        out = vector::TransferWriteOp::create(
+                  b, loc, value, out, ValueRange{add(r, i), index(g * kLanes)},
+                  ArrayRef<bool>{!ragged})
+                  .getResult();
+      }
     return out;
   }
 
@@ -624,7 +783,13 @@ struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
     bool flip = signedProducts ? !inputSigned : inputSigned;
     int64_t inputZero = int64_t(op.getInputZero()) +
                         (flip ? (inputSigned ? 128 : -128) : 0);
-    FailureOr<Prepared> prepared = prepare(op, weights, inputZero);
+    std::vector<int8_t> w = shiftedWeights(weights);
+    FailureOr<Prepared> prepared = prepare(
+        op, left, k, k, channels, weights.getElementType().isUnsignedInteger(),
+        [&](int64_t kk, int64_t c) -> int32_t {
+          return left ? w[c * k + kk] : w[kk * channels + c];
+        },
+        inputZero);
     if (failed(prepared))
       return failure();
     Value init = emptyTensor(rewriter, loc, op.getType());
@@ -703,6 +868,146 @@ struct QuantMatmulLowering : public TractLoweringPattern<QuantMatmulOp> {
   }
 };
 
+/// A channels-last tract.quant_conv: the weights on the right (kh, kw, C,
+/// O laid out with k = (tap, C rounded up to 4)), the input's pixels read
+/// in place at each tap (KernelEmitter::emitConv).
+struct QuantConvLowering : public TractLoweringPattern<QuantConvOp> {
+  QuantConvLowering(const TypeConverter &converter, MLIRContext *context,
+                    bool signedProducts)
+      : TractLoweringPattern(converter, context),
+        signedProducts(signedProducts) {}
+
+  bool signedProducts;
+
+  LogicalResult lower(QuantConvOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    if (!op.getChannelsLast())
+      return op.emitOpError("channels first should have become patches");
+    DenseElementsAttr weights = constantOperand(op.getWeights());
+    if (!weights)
+      return op.emitOpError("needs constant weights");
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto outputType = cast<RankedTensorType>(op.getType());
+    if (!inputType.hasStaticShape() || !outputType.hasStaticShape())
+      return op.emitOpError("needs static shapes");
+    ArrayRef<int64_t> kernel =
+        cast<RankedTensorType>(weights.getType()).getShape();
+    ConvShape conv{kernel[2], kernel[0], kernel[1], outputType.getDimSize(1),
+                   outputType.getDimSize(2), {op.getStrides()[0],
+                   op.getStrides()[1]}, {op.getDilations()[0],
+                   op.getDilations()[1]}};
+    int64_t channels = kernel[3];
+    if (conv.channels % kQuad)
+      return op.emitOpError("needs input channels in fours "
+                            "(tract-channels-last pads them)");
+    int64_t c4 = conv.channels;
+    int64_t taps = conv.kh * conv.kw;
+    bool inputSigned = !inputType.getElementType().isUnsignedInteger();
+    bool flip = signedProducts ? !inputSigned : inputSigned;
+    int64_t inputZero = int64_t(op.getInputZero()) +
+                        (flip ? (inputSigned ? 128 : -128) : 0);
+    std::vector<int8_t> w = shiftedWeights(weights);
+    FailureOr<Prepared> prepared = prepare(
+        op, /*left=*/false, taps * c4, taps * conv.channels, channels,
+        weights.getElementType().isUnsignedInteger(),
+        [&](int64_t kk, int64_t o) -> int32_t {
+          int64_t tap = kk / c4, c = kk % c4;
+          return c < conv.channels ? w[(tap * conv.channels + c) * channels + o]
+                                   : 0;
+        },
+        inputZero);
+    if (failed(prepared))
+      return failure();
+    KernelEmitter emitter(rewriter, loc, flip, signedProducts, *prepared,
+                          taps * c4, int64_t(op.getOutputZero()),
+                          op.getOutputSigned(), op.getMultiplier().has_value());
+    Value init = emptyTensor(rewriter, loc, op.getType());
+    if (!init)
+      return failure();
+    SmallVector<ReassociationIndices> pixels{{0, 1, 2}, {3}};
+    init = tensor::CollapseShapeOp::create(rewriter, loc, init, pixels);
+    int64_t rows = outputType.getDimSize(0) * conv.outH * conv.outW;
+    // Each image as rows of W * C bytes.
+    Value input = tensor::CollapseShapeOp::create(
+        rewriter, loc, adaptor.getInput(),
+        ArrayRef<ReassociationIndices>{{0}, {1}, {2, 3}});
+    Value result = emitter.emitConv(init, input, rows, conv, channels);
+    rewriter.replaceOp(op, tensor::ExpandShapeOp::create(
+                               rewriter, loc,
+                               getTypeConverter()->convertType(op.getType()),
+                               result, pixels));
+    return success();
+  }
+};
+
+/// A channels-first tract.quant_conv (tract-channels-last left it so, or
+/// did not run) as tract.quant_matmul with the kernel on the left of the
+/// input's patches, (C * kh * kw, OH * OW) per image: one slice of the
+/// padded input per tap, concatenated.
+LogicalResult expandToPatches(QuantConvOp op) {
+  DenseElementsAttr kernel = constantOperand(op.getWeights());
+  if (!kernel)
+    return op.emitOpError("needs constant weights");
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  ArrayRef<int64_t> kernelShape =
+      cast<RankedTensorType>(kernel.getType()).getShape();
+  int64_t out = kernelShape[0], c = kernelShape[1], kh = kernelShape[2],
+          kw = kernelShape[3];
+  Shape result = getShape(op.getType());
+  std::optional<int64_t> outSizes[2] = {result[2].getConstant(),
+                                        result[3].getConstant()};
+  if (!outSizes[0] || !outSizes[1])
+    return op.emitOpError("needs known spatial dims");
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations();
+  SmallVector<Value> taps;
+  for (int64_t ky = 0; ky < kh; ++ky)
+    for (int64_t kx = 0; kx < kw; ++kx) {
+      Value tap = op.getInput();
+      int64_t offsets[2] = {ky * dilations[0], kx * dilations[1]};
+      for (int64_t i = 0; i < 2; ++i) {
+        int64_t start = offsets[i];
+        int64_t end = start + (*outSizes[i] - 1) * strides[i] + 1;
+        if (start != 0 || TDim(end) != getShape(tap)[2 + i])
+          tap = SliceOp::create(b, loc, tap, uint64_t(2 + i),
+                                DimAttr::get(context, TDim(start)),
+                                DimAttr::get(context, TDim(end)));
+        if (strides[i] != 1)
+          tap = DownsampleOp::create(b, loc, tap, uint64_t(2 + i), strides[i],
+                                     uint64_t(0));
+      }
+      taps.push_back(kh * kw == 1 ? tap
+                                  : AddAxisOp::create(b, loc, tap, uint64_t(2))
+                                        .getResult());
+    }
+  Value patches = taps.size() == 1
+                      ? taps.front()
+                      : ConcatOp::create(b, loc, taps, uint64_t(2)).getResult();
+  // (B, C, taps, OH, OW) -> (B, C * taps, OH * OW).
+  int64_t spatialAt = taps.size() == 1 ? 2 : 3;
+  patches = ReshapeOp::create(
+      b, loc, patches, uint64_t(spatialAt), uint64_t(2),
+      ShapeAttr::get(context, {TDim(*outSizes[0] * *outSizes[1])}));
+  if (taps.size() > 1)
+    patches = ReshapeOp::create(b, loc, patches, uint64_t(1), uint64_t(2),
+                                ShapeAttr::get(context, {TDim(c * kh * kw)}));
+  DenseElementsAttr matrix = kernel.reshape(
+      RankedTensorType::get({out, c * kh * kw}, kernel.getElementType()));
+  Value weights = ConstOp::create(b, loc, matrix.getType(), matrix);
+  Value product = QuantMatmulOp::create(
+      b, loc, weights, patches, op.getBias(), b.getUnitAttr(),
+      op.getInputZeroAttr(), op.getWeightZeroAttr(), op.getMultiplierAttr(),
+      op.getOutputZeroAttr(), op.getOutputSignedAttr());
+  Value y = ReshapeOp::create(
+      b, loc, product, uint64_t(2), uint64_t(1),
+      ShapeAttr::get(context, {TDim(*outSizes[0]), TDim(*outSizes[1])}));
+  op.getResult().replaceAllUsesWith(y);
+  op->erase();
+  return success();
+}
+
 /// tract.quant_depthwise as f32 lanes along the output's columns, one
 /// channel per iteration of an scf.forall: blocks of kDepthwiseRows output
 /// rows share each input row they read, loaded and widened once per tap
@@ -761,7 +1066,9 @@ struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
     if (!init)
       return failure();
     auto outType = cast<RankedTensorType>(init.getType());
-    int64_t outH = outType.getDimSize(2), outW = outType.getDimSize(3);
+    bool last = op.getChannelsLast();
+    int64_t outH = outType.getDimSize(last ? 1 : 2),
+            outW = outType.getDimSize(last ? 2 : 3);
     FailureOr<OpFoldResult> batch = size(rewriter, loc, getShape(op.getInput())[0]);
     if (failed(batch))
       return failure();
@@ -782,6 +1089,35 @@ struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
       return arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(lanes(element), value));
     };
+    auto finish = [&](Value acc, Value scale) -> Value {
+      if (!requantized)
+        return arith::FPToSIOp::create(b, loc, lanes(i32), acc);
+      Value x = arith::MulFOp::create(b, loc, acc, scale);
+      x = math::RoundEvenOp::create(b, loc, x);
+      x = arith::AddFOp::create(b, loc, x,
+                                splat(f32, b.getF32FloatAttr(outputZero)));
+      double lo = outputSigned ? -128 : 0, hi = outputSigned ? 127 : 255;
+      x = arith::MaximumFOp::create(b, loc, x,
+                                    splat(f32, b.getF32FloatAttr(lo)));
+      x = arith::MinimumFOp::create(b, loc, x,
+                                    splat(f32, b.getF32FloatAttr(hi)));
+      return arith::TruncIOp::create(
+          b, loc, lanes(i8),
+          arith::FPToSIOp::create(b, loc, lanes(i32), x));
+    };
+    if (last) {
+      // The taps as (taps, channels): one vector of channels per tap.
+      std::vector<float> byTap(taps * channels);
+      for (int64_t c = 0; c < channels; ++c)
+        for (int64_t t = 0; t < taps; ++t)
+          byTap[t * channels + c] = taps32[c * taps + t];
+      rewriter.replaceOp(
+          op, lowerLast(b, loc, input, init, table({taps, channels}, byTap),
+                        correctionTable, scaleTable, *batch, outH, outW,
+                        channels, kh, kw, strides, dilations, inputSigned,
+                        finish));
+      return success();
+    }
     int64_t columnVectors = llvm::divideCeil(outW, kLanes);
 
     auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
@@ -830,22 +1166,6 @@ struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
                     : Value(arith::ExtUIOp::create(b, loc, lanes(i32), bytes));
             return arith::SIToFPOp::create(b, loc, lanes(f32), wide);
           };
-          auto finish = [&](Value acc) -> Value {
-            if (!requantized)
-              return arith::FPToSIOp::create(b, loc, lanes(i32), acc);
-            Value x = arith::MulFOp::create(b, loc, acc, scale);
-            x = math::RoundEvenOp::create(b, loc, x);
-            x = arith::AddFOp::create(b, loc, x,
-                                      splat(f32, b.getF32FloatAttr(outputZero)));
-            double lo = outputSigned ? -128 : 0, hi = outputSigned ? 127 : 255;
-            x = arith::MaximumFOp::create(b, loc, x,
-                                          splat(f32, b.getF32FloatAttr(lo)));
-            x = arith::MinimumFOp::create(b, loc, x,
-                                          splat(f32, b.getF32FloatAttr(hi)));
-            return arith::TruncIOp::create(
-                b, loc, lanes(i8),
-                arith::FPToSIOp::create(b, loc, lanes(i32), x));
-          };
           auto rows = [&](Value oy, int64_t height, Value out) -> Value {
             auto columns = scf::ForOp::create(b, loc, index(0),
                                               index(columnVectors), index(1),
@@ -883,7 +1203,7 @@ struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
             Value xOut = arith::MulIOp::create(b, loc, column, index(kLanes));
             for (int64_t j = 0; j < height; ++j)
               written = vector::TransferWriteOp::create(
-                            b, loc, finish(acc[j]), written,
+                            b, loc, finish(acc[j], scale), written,
                             ValueRange{index(0), index(0),
                                        arith::AddIOp::create(b, loc, oy,
                                                              index(j)),
@@ -899,6 +1219,112 @@ struct QuantDepthwiseLowering : public TractLoweringPattern<QuantDepthwiseOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  /// Channels last: the lanes along the channels. Each iteration of an
+  /// scf.forall computes one output row of one image for 16 channels, in
+  /// blocks of kLastPixels output pixels whose taps read each input pixel
+  /// once (a 3x3 kernel of stride 1: 10 loads for 8 pixels, not 24).
+  static Value lowerLast(OpBuilder &b, Location loc, Value input, Value init,
+                         Value tapTable, Value correctionTable,
+                         Value scaleTable, OpFoldResult batch, int64_t outH,
+                         int64_t outW, int64_t channels, int64_t kh,
+                         int64_t kw, ArrayRef<int64_t> strides,
+                         ArrayRef<int64_t> dilations, bool inputSigned,
+                         function_ref<Value(Value, Value)> finish) {
+    constexpr int64_t kLastPixels = 8;
+    Type f32 = b.getF32Type(), i32 = b.getI32Type(), i8 = b.getI8Type();
+    auto index = [&](int64_t v) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, v);
+    };
+    auto lanes = [&](Type element) {
+      return VectorType::get({kLanes}, element);
+    };
+    int64_t groups = llvm::divideCeil(channels, kLanes);
+    bool exact = channels % kLanes == 0;
+    auto where = [&](ValueRange ivs, SmallVectorImpl<OpFoldResult> &offsets,
+                     SmallVectorImpl<OpFoldResult> &sizes) {
+      Value first = arith::MulIOp::create(b, loc, ivs[2], index(kLanes));
+      offsets.assign({OpFoldResult(ivs[0]), OpFoldResult(ivs[1]),
+                      b.getIndexAttr(0), OpFoldResult(first)});
+      sizes.assign({b.getIndexAttr(1), b.getIndexAttr(1),
+                    b.getIndexAttr(outW),
+                    exact ? OpFoldResult(b.getIndexAttr(kLanes))
+                          : OpFoldResult(arith::MinSIOp::create(
+                                             b, loc, index(kLanes),
+                                             arith::SubIOp::create(
+                                                 b, loc, index(channels),
+                                                 first))
+                                             .getResult())});
+    };
+    return forallOverSlices(
+        b, loc, {batch, b.getIndexAttr(outH), b.getIndexAttr(groups)}, init,
+        where, [&](ValueRange ivs, Value slice) {
+          Value image = ivs[0], oy = ivs[1];
+          Value c0 = arith::MulIOp::create(b, loc, ivs[2], index(kLanes));
+          auto readTable = [&](Value table, ValueRange at) -> Value {
+            return vector::TransferReadOp::create(
+                b, loc, lanes(f32), table, at,
+                arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0)),
+                ArrayRef<bool>{exact});
+          };
+          SmallVector<Value> tapVectors;
+          for (int64_t t = 0; t < kh * kw; ++t)
+            tapVectors.push_back(readTable(tapTable, {index(t), c0}));
+          Value corr = readTable(correctionTable, {c0});
+          Value scale = readTable(scaleTable, {c0});
+          Value y0 = arith::MulIOp::create(b, loc, oy, index(strides[0]));
+          return forRowBlocks(
+              b, loc, index(outW), kLastPixels, slice,
+              [&](Value ox, int64_t count, Value out) -> Value {
+                Value x0 = arith::MulIOp::create(b, loc, ox, index(strides[1]));
+                SmallVector<Value> acc(count, corr);
+                for (int64_t ky = 0; ky < kh; ++ky) {
+                  Value row =
+                      arith::AddIOp::create(b, loc, y0, index(ky * dilations[0]));
+                  // The input pixels of this kernel row, by their offset
+                  // from x0, each loaded and widened once.
+                  DenseMap<int64_t, Value> pixels;
+                  auto pixel = [&](int64_t offset) -> Value {
+                    Value &value = pixels[offset];
+                    if (value)
+                      return value;
+                    Value bytes = vector::TransferReadOp::create(
+                        b, loc, lanes(i8), input,
+                        ValueRange{image, row,
+                                   arith::AddIOp::create(b, loc, x0,
+                                                         index(offset)),
+                                   c0},
+                        arith::ConstantOp::create(b, loc, b.getI8IntegerAttr(0)),
+                        ArrayRef<bool>{exact});
+                    Value wide =
+                        inputSigned
+                            ? Value(arith::ExtSIOp::create(b, loc, lanes(i32),
+                                                           bytes))
+                            : Value(arith::ExtUIOp::create(b, loc, lanes(i32),
+                                                           bytes));
+                    return value =
+                               arith::SIToFPOp::create(b, loc, lanes(f32), wide);
+                  };
+                  for (int64_t p = 0; p < count; ++p)
+                    for (int64_t kx = 0; kx < kw; ++kx)
+                      acc[p] = vector::FMAOp::create(
+                          b, loc,
+                          pixel(p * strides[1] + kx * dilations[1]),
+                          tapVectors[ky * kw + kx], acc[p]);
+                }
+                for (int64_t p = 0; p < count; ++p)
+                  out = vector::TransferWriteOp::create(
+                            b, loc, finish(acc[p], scale), out,
+                            ValueRange{index(0), index(0),
+                                       arith::AddIOp::create(b, loc, ox,
+                                                             index(p)),
+                                       index(0)},
+                            ArrayRef<bool>{exact})
+                            .getResult();
+                return out;
+              });
+        });
+  }
 };
 
 struct TractCpuQuantKernelsPass
@@ -909,21 +1335,32 @@ struct TractCpuQuantKernelsPass
     func::FuncOp func = getOperation();
     if (func.isExternal() ||
         !func.walk([](Operation *op) {
-              return isa<QuantMatmulOp, QuantDepthwiseOp>(op)
+              return isa<QuantMatmulOp, QuantConvOp, QuantDepthwiseOp>(op)
                          ? WalkResult::interrupt()
                          : WalkResult::advance();
             }).wasInterrupted())
       return;
+    SmallVector<QuantConvOp> channelsFirst;
+    func.walk([&](QuantConvOp op) {
+      if (!op.getChannelsLast())
+        channelsFirst.push_back(op);
+    });
+    for (QuantConvOp op : channelsFirst)
+      if (failed(expandToPatches(op)))
+        return signalPassFailure();
     // No other lowering: a product left is an error.
     if (failed(lowerToKernels(
             func,
             [&](const TypeConverter &converter, RewritePatternSet &patterns) {
               patterns.add<QuantMatmulLowering>(converter, &getContext(),
                                                 signedProducts);
+              patterns.add<QuantConvLowering>(converter, &getContext(),
+                                              signedProducts);
               patterns.add<QuantDepthwiseLowering>(converter, &getContext());
             },
             [](ConversionTarget &target) {
-              target.addIllegalOp<QuantMatmulOp, QuantDepthwiseOp>();
+              target.addIllegalOp<QuantMatmulOp, QuantConvOp,
+                                  QuantDepthwiseOp>();
             })))
       return signalPassFailure();
   }

@@ -264,6 +264,15 @@ OpCost QuantMatmulOp::getCost() {
           operandAndResultBytes(*this)};
 }
 
+// A multiply-add per output, tap and input channel.
+OpCost QuantConvOp::getCost() {
+  Shape weights = getShape(getWeights());
+  TDim perOutput = getChannelsLast() ? weights[0] * weights[1] * weights[2]
+                                     : weights[1] * weights[2] * weights[3];
+  return {TDim(2) * elementCount(getOutput()) * perOutput,
+          operandAndResultBytes(*this)};
+}
+
 // A multiply-add per output and tap.
 OpCost QuantDepthwiseOp::getCost() {
   Shape weights = getShape(getWeights());

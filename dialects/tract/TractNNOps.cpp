@@ -617,10 +617,14 @@ LogicalResult QuantDepthwiseOp::inferReturnTypes(
   if (!isByte(input) || !isByte(weights))
     return emitOptionalError(location,
                              "the input and the weights must be ui8 or i8");
+  bool last = adaptor.getChannelsLast();
+  size_t channelAxis = last ? 3 : 1, firstSpatial = last ? 1 : 2;
   Shape in = getShape(input), w = getShape(weights);
-  if (in.size() != 4 || w.size() != 3 || in[1] != w[0])
-    return emitOptionalError(location, "the input must be B x C x H x W and "
-                                       "the weights C x kh x kw");
+  if (in.size() != 4 || w.size() != 3 || in[channelAxis] != w[0])
+    return emitOptionalError(location, last ? "the input must be B x H x W x "
+                                              "C and the weights C x kh x kw"
+                                            : "the input must be B x C x H x "
+                                              "W and the weights C x kh x kw");
   ArrayRef<int64_t> strides = adaptor.getStrides(),
                     dilations = adaptor.getDilations();
   if (strides.size() != 2 || dilations.size() != 2 ||
@@ -630,7 +634,7 @@ LogicalResult QuantDepthwiseOp::inferReturnTypes(
                              "strides and dilations need two positive values");
   Shape output = in;
   for (int64_t i = 0; i < 2; ++i) {
-    std::optional<int64_t> size = in[2 + i].getConstant(),
+    std::optional<int64_t> size = in[firstSpatial + i].getConstant(),
                            kernel = w[1 + i].getConstant();
     if (!size || !kernel)
       return emitOptionalError(location, "the spatial dims must be known");
@@ -638,9 +642,55 @@ LogicalResult QuantDepthwiseOp::inferReturnTypes(
     if (*size < field)
       return emitOptionalError(location, "the input is smaller than the "
                                          "kernel's field");
-    output[2 + i] = TDim((*size - field) / strides[i] + 1);
+    output[firstSpatial + i] = TDim((*size - field) / strides[i] + 1);
   }
-  return inferQuantResult(context, location, adaptor, in[1], input, output,
+  return inferQuantResult(context, location, adaptor, in[channelAxis], input,
+                          output, results);
+}
+
+LogicalResult QuantConvOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Value input = adaptor.getInput(), weights = adaptor.getWeights();
+  auto isByte = [](Value value) {
+    Type element = getElementTypeOrSelf(value);
+    return element.isSignlessInteger(8) || element.isUnsignedInteger(8);
+  };
+  if (!isByte(input) || !isByte(weights))
+    return emitOptionalError(location,
+                             "the input and the weights must be ui8 or i8");
+  bool last = adaptor.getChannelsLast();
+  Shape in = getShape(input), w = getShape(weights);
+  // Where the channels, the spatial axes and the kernel's sizes are.
+  size_t channelAxis = last ? 3 : 1, firstSpatial = last ? 1 : 2;
+  if (in.size() != 4 || w.size() != 4 || in[channelAxis] != w[last ? 2 : 1])
+    return emitOptionalError(
+        location, last ? "the input must be B x H x W x C and the weights "
+                         "kh x kw x C x O"
+                       : "the input must be B x C x H x W and the weights "
+                         "O x C x kh x kw");
+  ArrayRef<int64_t> strides = adaptor.getStrides(),
+                    dilations = adaptor.getDilations();
+  if (strides.size() != 2 || dilations.size() != 2 ||
+      llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return emitOptionalError(location,
+                             "strides and dilations need two positive values");
+  TDim channels = w[last ? 3 : 0];
+  Shape output = in;
+  output[channelAxis] = channels;
+  for (int64_t i = 0; i < 2; ++i) {
+    std::optional<int64_t> size = in[firstSpatial + i].getConstant(),
+                           kernel = w[(last ? 0 : 2) + i].getConstant();
+    if (!size || !kernel)
+      return emitOptionalError(location, "the spatial dims must be known");
+    int64_t field = (*kernel - 1) * dilations[i] + 1;
+    if (*size < field)
+      return emitOptionalError(location, "the input is smaller than the "
+                                         "kernel's field");
+    output[firstSpatial + i] = TDim((*size - field) / strides[i] + 1);
+  }
+  return inferQuantResult(context, location, adaptor, channels, input, output,
                           results);
 }
 

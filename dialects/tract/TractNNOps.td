@@ -250,6 +250,46 @@ def Tract_QuantMatmulOp : Tract_InferredOp<"quant_matmul",
   }];
 }
 
+def Tract_QuantConvOp : Tract_InferredOp<"quant_conv",
+    [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+  let summary = "8-bit 2-D convolution with constant weights, summed in i32";
+  let description = [{
+    The dense form (one group) of QLinearConv and ConvInteger and of the
+    quantize-dequantize pairs around a float `Conv`, on an input already
+    padded with its zero point:
+
+    `acc[b, o, y, x] = sum over (c, i, j) of (input[b, c, y * s0 + i * d0, x * s1 + j * d1] - input_zero) * (w[o, c, i, j] - weight_zero[o]) + bias[o]`
+
+    `input` is `B, C, H, W` (`ui8` or `i8`), `weights` `O, C, kh, kw` (`ui8`
+    or `i8`), the result `B, O, (H - (kh - 1) * d0 - 1) / s0 + 1,
+    (W - (kw - 1) * d1 - 1) / s1 + 1`. With `channels_last` (which only
+    `tract-channels-last` makes) the input is `B, H, W, C`, the weights
+    `kh, kw, C, O` and the result `B, OH, OW, O`. `weight_zero`, `bias`,
+    `multiplier`, `output_zero` and `output_signed` mean what they mean for
+    `tract.quant_matmul`: i32 sums, or requantized when `multiplier` is
+    given.
+
+    The CPU lowering runs the channels-last form as the products of
+    `tract.quant_matmul` with the weights on the right, whose rows are the
+    output's pixels and whose four bytes per step are read from the input
+    at each tap (no patches are copied); the channels-first form as those
+    patches by the kernel on the left.
+  }];
+  let arguments = (ins Tract_IntTensor:$input, Tract_IntTensor:$weights,
+                   Optional<Tract_IntTensor>:$bias,
+                   DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   UnitAttr:$channels_last,
+                   DefaultValuedAttr<I64Attr, "0">:$input_zero,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$weight_zero,
+                   OptionalAttr<DenseF32ArrayAttr>:$multiplier,
+                   DefaultValuedAttr<I64Attr, "0">:$output_zero,
+                   UnitAttr:$output_signed);
+  let results = (outs Tract_IntTensor:$output);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Tract_QuantDepthwiseOp : Tract_InferredOp<"quant_depthwise",
     [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "8-bit depthwise convolution with constant weights";
@@ -264,14 +304,20 @@ def Tract_QuantDepthwiseOp : Tract_InferredOp<"quant_depthwise",
     (W - (kw - 1) * d1 - 1) / s1 + 1`. `weight_zero`, `bias`, `multiplier`,
     `output_zero` and `output_signed` mean what they mean for
     `tract.quant_matmul`: i32 sums, or requantized when `multiplier` is
-    given.
+    given. With `channels_last` (which only `tract-channels-last` makes)
+    the input is `B, H, W, C` and the result `B, OH, OW, C`; the weights
+    stay `C, kh, kw`.
 
     The CPU lowering sums in f32 lanes, which is exact: each output sums a
-    few products of bytes (a 3x3 kernel, 9), below 2^24.
+    few products of bytes (a 3x3 kernel, 9), below 2^24. Channels first,
+    the lanes run along the output's columns; channels last, along its
+    channels, several output pixels of a row sharing each input pixel they
+    read.
   }];
   let arguments = (ins Tract_IntTensor:$input, Tract_IntTensor:$weights,
                    Optional<Tract_IntTensor>:$bias,
                    DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$dilations,
+                   UnitAttr:$channels_last,
                    DefaultValuedAttr<I64Attr, "0">:$input_zero,
                    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$weight_zero,
                    OptionalAttr<DenseF32ArrayAttr>:$multiplier,

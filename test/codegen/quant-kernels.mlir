@@ -151,3 +151,111 @@ func.func @signed_dot(%acc: vector<16xi32>, %u: vector<64xi8>, %s: vector<64xi8>
 // SIGNED:       arith.xori %{{.*}} : vector<4xi8>
 // SIGNED:       arith.extsi %{{.*}} : vector<16x4xi8> to vector<16x4xi32>
 // SIGNED:       arith.extsi %{{.*}} : vector<16x4xi8> to vector<16x4xi32>
+
+// A channels-last convolution (5 x 6 pixels of 4 ui8 channels, a 3x3
+// kernel of i8, strides 1 and 2) is the product with the weights on the
+// right whose rows are the 3 x 2 output pixels: k runs over (ky, kx, c),
+// and each kernel row's 3 x 4 bytes are contiguous in the input seen as
+// (B, H, W * C), so the outer loop is over ky (3) and the inner over its
+// 3 quads. A tile of 6 pixels reads its broadcast quads at rows ky + oy and
+// at byte 4q + 8ox (the column stride 2 times 4 channels); the correction
+// is -5 * 36 per channel.
+// CHECK-LABEL: func.func @conv_last(
+// CHECK-DAG:   %[[CORRECTION:.*]] = arith.constant dense<[-180, {{.*}}, -180, 0, {{.*}}, 0]> : tensor<16xi32>
+// CHECK-DAG:   %[[WEIGHTS:.*]] = arith.constant dense<"0x{{.*}}"> : tensor<1x9x64xi8>
+// CHECK:       %[[OUT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1, 2], [3]] : tensor<1x3x2x8xi8> into tensor<6x8xi8>
+// CHECK:       %[[ROWS:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1], [2, 3]] : tensor<1x5x6x4xi8> into tensor<1x5x24xi8>
+// CHECK:       scf.for %[[KY:.*]] = %c0 to %c3 step %c1 iter_args({{.*}}) -> (vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>, vector<16xi32>)
+// CHECK:         %[[Y1:.*]] = arith.addi %[[KY]], %c1
+// CHECK:         %[[Y2:.*]] = arith.addi %[[KY]], %c2
+// CHECK:         %[[FIRST:.*]] = arith.muli %[[KY]], %c3
+// CHECK:         scf.for %[[Q:.*]] = %c0 to %c3 step %c1
+// CHECK:           %[[QUAD:.*]] = arith.addi %[[FIRST]], %[[Q]]
+// CHECK:           vector.transfer_read %[[WEIGHTS]][%c0, %[[QUAD]], %c0]
+// CHECK:           %[[C:.*]] = arith.muli %[[Q]], %c4
+// CHECK:           vector.transfer_read %[[ROWS]][%c0, %[[KY]], %[[C]]], %c0_i8 {in_bounds = [true]} : tensor<1x5x24xi8>, vector<4xi8>
+// CHECK:           %[[C8:.*]] = arith.addi %[[C]], %c8
+// CHECK:           vector.transfer_read %[[ROWS]][%c0, %[[KY]], %[[C8]]], %c0_i8 {in_bounds = [true]} : tensor<1x5x24xi8>, vector<4xi8>
+// CHECK:           vector.transfer_read %[[ROWS]][%c0, %[[Y1]], %[[C]]]
+// CHECK:           vector.transfer_read %[[ROWS]][%c0, %[[Y1]], %[[C8]]]
+// CHECK:           vector.transfer_read %[[ROWS]][%c0, %[[Y2]], %[[C]]]
+// CHECK:           vector.transfer_read %[[ROWS]][%c0, %[[Y2]], %[[C8]]]
+// CHECK:       vector.transfer_read %[[CORRECTION]][%c0]
+// CHECK:       math.roundeven
+// CHECK:       vector.transfer_write %{{.*}}, %[[OUT]][%c0, %c0] : vector<16xi8>, tensor<6x8xi8>
+// CHECK:       tensor.expand_shape %{{.*}} {{\[}}[0, 1, 2], [3]] output_shape [1, 3, 2, 8] : tensor<6x8xi8> into tensor<1x3x2x8xi8>
+func.func @conv_last(%x: tensor<1x5x6x4xui8>) -> tensor<1x3x2x8xui8> {
+  %w = tract.const dense<1> : tensor<3x3x4x8xi8>
+  %y = tract.quant_conv %x, %w {channels_last, dilations = array<i64: 1, 1>, strides = array<i64: 1, 2>, input_zero = 5 : i64, multiplier = array<f32: 0.5>, output_zero = 3 : i64} : (tensor<1x5x6x4xui8>, tensor<3x3x4x8xi8>) -> tensor<1x3x2x8xui8>
+  return %y : tensor<1x3x2x8xui8>
+}
+
+// Dilated across the columns, the taps are not contiguous: one loop over
+// the 9 taps, each a quad of the 4 channels at (2 ky, 2 kx * 4). i8
+// inputs are flipped to unsigned; ui8 weights with a zero point (2, 126 -
+// 128 shifted) take each pixel's sums of inputs, from the same products
+// against ones: correction -128 * 36 * -127 + 36 * 128 * -126 = 4608.
+// CHECK-LABEL: func.func @conv_dilated(
+// CHECK-DAG:   %[[CORRECTION:.*]] = arith.constant dense<4608> : tensor<16xi32>
+// CHECK-DAG:   %[[ZEROS:.*]] = arith.constant dense<-126> : tensor<16xi32>
+// CHECK:       scf.for %[[TAP:.*]] = %c0 to %c9 step %c1
+// CHECK:         %[[KY:.*]] = arith.divui %[[TAP]], %c3
+// CHECK:         %[[Y:.*]] = arith.muli %[[KY]], %c2
+// CHECK:         %[[KX:.*]] = arith.remui %[[TAP]], %c3
+// CHECK:         %[[X:.*]] = arith.muli %[[KX]], %c8
+// CHECK:         %[[QUAD:.*]] = vector.transfer_read %{{.*}}[%c0, %[[Y]], %[[X]]], %c-128_i8 {in_bounds = [true]} : tensor<1x5x20xi8>, vector<4xi8>
+// CHECK:         arith.xori %[[QUAD]]
+// CHECK:         vector.multi_reduction <add>
+// CHECK:         vector.multi_reduction <add>
+// CHECK:       vector.transfer_read %[[CORRECTION]][%c0]
+// CHECK:       vector.transfer_read %[[ZEROS]][%c0]
+// CHECK:       arith.subi
+func.func @conv_dilated(%x: tensor<1x5x5x4xi8>) -> tensor<1x1x1x16xi32> {
+  %w = tract.const dense<1> : tensor<3x3x4x16xui8>
+  %y = tract.quant_conv %x, %w {channels_last, dilations = array<i64: 2, 2>, strides = array<i64: 1, 1>, weight_zero = array<i64: 2>} : (tensor<1x5x5x4xi8>, tensor<3x3x4x16xui8>) -> tensor<1x1x1x16xi32>
+  return %y : tensor<1x1x1x16xi32>
+}
+
+// Channels first (tract-channels-last did not run, or left a 1x1 one so),
+// the convolution is the patches of its input, a slice per tap
+// concatenated, by its kernel on the left (the input's tiles packed into
+// 5 quads of the 18 k).
+// CHECK-LABEL: func.func @conv_first(
+// CHECK-COUNT-9: tract.add_axis
+// CHECK:       tract.concat {{.*}} {axis = 2 : i64}
+// CHECK:       tract.reshape %{{.*}} {at = 3 : i64, count = 2 : i64, to = #tract.shape<[4]>} : tensor<1x2x9x2x2xui8> -> tensor<1x2x9x4xui8>
+// CHECK:       tract.reshape %{{.*}} {at = 1 : i64, count = 2 : i64, to = #tract.shape<[18]>} : tensor<1x2x9x4xui8> -> tensor<1x18x4xui8>
+// CHECK:       tensor.empty() : tensor<5x4x64xi8>
+// CHECK:       tract.reshape %{{.*}} {at = 2 : i64, count = 1 : i64, to = #tract.shape<[2, 2]>} : tensor<1x3x4xi32> -> tensor<1x3x2x2xi32>
+func.func @conv_first(%x: tensor<1x2x4x4xui8>) -> tensor<1x3x2x2xi32> {
+  %w = tract.const dense<1> : tensor<3x2x3x3xi8>
+  %y = tract.quant_conv %x, %w {dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xui8>, tensor<3x2x3x3xi8>) -> tensor<1x3x2x2xi32>
+  return %y : tensor<1x3x2x2xi32>
+}
+
+// A depthwise convolution channels last: f32 lanes along the 16 channels,
+// one iteration of the scf.forall per output row (the batch and the
+// channel groups, one each, fold away), 8 output pixels at a time whose
+// 3x3 taps read each of the 10 input pixels of a kernel row once: 30
+// loads for 72 multiply-adds. The taps are a (9, 16) table, the correction
+// -3 * 2 * 9 per channel.
+// CHECK-LABEL: func.func @depthwise_last(
+// CHECK-DAG:   %[[TAPS:.*]] = arith.constant dense<2.000000e+00> : tensor<9x16xf32>
+// CHECK-DAG:   %[[CORRECTION:.*]] = arith.constant dense<-5.400000e+01> : tensor<16xf32>
+// CHECK:       scf.forall (%[[OY:.*]]) in (2)
+// CHECK:         tensor.extract_slice %{{.*}}[0, %[[OY]], 0, 0] [1, 1, 8, 16] [1, 1, 1, 1]
+// CHECK-COUNT-9: vector.transfer_read %[[TAPS]]
+// CHECK:         %[[ACC:.*]] = vector.transfer_read %[[CORRECTION]]
+// CHECK:         %[[FIRST:.*]] = vector.transfer_read %[[INPUT:.*]][%c0, %[[OY]], %c0, %c0], %c0_i8 {in_bounds = [true]} : tensor<1x4x10x16xi8>, vector<16xi8>
+// CHECK:         %[[WIDE:.*]] = arith.extui %[[FIRST]] : vector<16xi8> to vector<16xi32>
+// CHECK:         %[[F:.*]] = arith.sitofp %[[WIDE]] : vector<16xi32> to vector<16xf32>
+// CHECK:         vector.fma %[[F]], %{{.*}}, %[[ACC]] : vector<16xf32>
+// CHECK-COUNT-29: vector.transfer_read %[[INPUT]]
+// CHECK-NOT:     vector.transfer_read %[[INPUT]]
+// CHECK:         math.roundeven
+// CHECK:         vector.transfer_write %{{.*}}[%c0, %c0, %c0, %c0] {in_bounds = [true]} : vector<16xi8>, tensor<1x1x8x16xi8>
+func.func @depthwise_last(%x: tensor<1x4x10x16xui8>) -> tensor<1x2x8x16xui8> {
+  %w = tract.const dense<2> : tensor<16x3x3xi8>
+  %y = tract.quant_depthwise %x, %w {channels_last, dilations = array<i64: 1, 1>, strides = array<i64: 1, 1>, input_zero = 3 : i64, multiplier = array<f32: 0.25>, output_zero = 1 : i64} : (tensor<1x4x10x16xui8>, tensor<16x3x3xi8>) -> tensor<1x2x8x16xui8>
+  return %y : tensor<1x2x8x16xui8>
+}

@@ -294,11 +294,9 @@ bool exactDepthwise(DenseElementsAttr kernel, Value bias, int64_t taps) {
   return 2 * taps * 255 * 255 + largest < (int64_t(1) << 24);
 }
 
-/// A 2-D convolution of bytes `x` by constant bytes `w` (group 1) as
-/// tract.quant_matmul: the kernel on the left of the input's patches,
-/// (C * kh * kw, OH * OW) per image, made from the input padded with its
-/// zero point; or, depthwise (group = channels), as tract.quant_depthwise
-/// on that padded input. Null when the node is not of that form (the caller falls
+/// A 2-D convolution of bytes `x` by constant bytes `w` as
+/// tract.quant_conv (group 1) or, depthwise (group = channels),
+/// tract.quant_depthwise, on the input padded with its zero point. Null when the node is not of that form (the caller falls
 /// back to the general integer convolution).
 Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
                 const QuantParams &params) {
@@ -361,13 +359,10 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
       after[i] = total - before[i];
     }
   }
-  int64_t outSizes[2];
   for (int64_t i = 0; i < 2; ++i) {
     int64_t field = (kernelSizes[i] - 1) * dilations[i] + 1;
-    int64_t padded = sizes[i] + before[i] + after[i];
-    if (padded < field)
+    if (sizes[i] + before[i] + after[i] < field)
       return {};
-    outSizes[i] = (padded - field) / strides[i] + 1;
   }
 
   Value padded = x;
@@ -386,55 +381,22 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
         ctx.constant(kernel.reshape(RankedTensorType::get(
             {out, kh, kw}, kernel.getElementType()))),
         bias, b.getDenseI64ArrayAttr(strides),
-        b.getDenseI64ArrayAttr(dilations),
+        b.getDenseI64ArrayAttr(dilations), UnitAttr(),
         b.getI64IntegerAttr(params.inputZero),
         b.getDenseI64ArrayAttr(params.weightZero),
         params.multiplier ? b.getDenseF32ArrayAttr(*params.multiplier)
                           : DenseF32ArrayAttr(),
         b.getI64IntegerAttr(params.outputZero),
         params.outputSigned ? b.getUnitAttr() : UnitAttr());
-  // One (B, C, 1, OH, OW) slice of the padded input per tap.
-  SmallVector<Value> taps;
-  for (int64_t ky = 0; ky < kh; ++ky)
-    for (int64_t kx = 0; kx < kw; ++kx) {
-      Value tap = padded;
-      int64_t offsets[2] = {ky * dilations[0], kx * dilations[1]};
-      for (int64_t i = 0; i < 2; ++i) {
-        int64_t start = offsets[i];
-        int64_t end = start + (outSizes[i] - 1) * strides[i] + 1;
-        Shape shape = getShape(tap);
-        if (start != 0 || TDim(end) != shape[2 + i])
-          tap = ctx.create<SliceOp>(tap, int64_t(2 + i),
-                                    DimAttr::get(ctx.getContext(), TDim(start)),
-                                    DimAttr::get(ctx.getContext(), TDim(end)));
-        if (strides[i] != 1)
-          tap = ctx.create<DownsampleOp>(tap, int64_t(2 + i), strides[i],
-                                         int64_t(0));
-      }
-      taps.push_back(kh * kw == 1 ? tap : ctx.create<AddAxisOp>(tap, int64_t(2)));
-    }
-  Value patches = taps.size() == 1
-                      ? taps.front()
-                      : ctx.create<ConcatOp>(ValueRange(taps), int64_t(2));
-  if (!patches)
-    return {};
-  auto shapeOf = [&](ArrayRef<TDim> dims) {
-    return ShapeAttr::get(ctx.getContext(), dims);
-  };
-  // (B, C, taps, OH, OW) -> (B, C * taps, OH * OW).
-  int64_t spatialAt = taps.size() == 1 ? 2 : 3;
-  patches = ctx.create<ReshapeOp>(patches, spatialAt, int64_t(2),
-                                  shapeOf({TDim(outSizes[0] * outSizes[1])}));
-  if (taps.size() > 1)
-    patches = ctx.create<ReshapeOp>(patches, int64_t(1), int64_t(2),
-                                    shapeOf({TDim(*c * kh * kw)}));
-  Value matrix = ctx.constant(kernel.reshape(RankedTensorType::get(
-      {out, *c * kh * kw}, kernel.getElementType())));
-  Value y = createQuantMatmul(ctx, matrix, patches, bias, true, params);
-  if (!y)
-    return {};
-  return ctx.create<ReshapeOp>(y, int64_t(2), int64_t(1),
-                               shapeOf({TDim(outSizes[0]), TDim(outSizes[1])}));
+  return ctx.create<QuantConvOp>(
+      padded, ctx.constant(kernel), bias, b.getDenseI64ArrayAttr(strides),
+      b.getDenseI64ArrayAttr(dilations), UnitAttr(),
+      b.getI64IntegerAttr(params.inputZero),
+      b.getDenseI64ArrayAttr(params.weightZero),
+      params.multiplier ? b.getDenseF32ArrayAttr(*params.multiplier)
+                        : DenseF32ArrayAttr(),
+      b.getI64IntegerAttr(params.outputZero),
+      params.outputSigned ? b.getUnitAttr() : UnitAttr());
 }
 
 LogicalResult matMulInteger(NodeContext &ctx, Outputs &outputs) {

@@ -20,7 +20,8 @@ with its graph optimizations on, as its users run it. And com.microsoft's
 QOperator element-wise ops and pools: QLinearAdd (also broadcast),
 QLinearMul, QLinearSigmoid, QLinearLeakyRelu, QLinearGlobalAveragePool and
 QLinearConcat. And a max pool between a dequantization and a quantization
-of the same parameters (which runs on the quantized values). The lit
+of the same parameters (which runs on the quantized values), and ResNet's
+stem and first block in the QDQ form. The lit
 test frontends/onnx/quant.test runs them.
 """
 import sys
@@ -149,6 +150,7 @@ def cases(rng):
     yield qdq_mobile_block(rng)
     yield from qoperator_cases(rng)
     yield qdq_pool(rng)
+    yield qdq_resnet_stem(rng)
 
 
 class Graph:
@@ -279,6 +281,51 @@ def qdq_pool(rng):
                            [("y", F32, None)], init)
     return "qdq_pool", model, {
         "x": rng.uniform(-1, 8, size=(1, 4, 9, 9)).astype(np.float32)}
+
+
+def qdq_resnet_stem(rng):
+    """ResNet's stem and first block in the QDQ form: a 3x3 convolution of
+    3 channels (stride 2), Relu, a max pool between the same quantization
+    parameters, a 3x3 convolution whose residual Add and Relu are in float
+    between dequantized tensors, then a strided 1x1 convolution."""
+    g = Graph()
+    nodes, init, param, dq = g.nodes, g.init, g.param, g.dq
+
+    def qdq(name, x, scale, zero):
+        s, z = param(name + "_s", np.float32(scale)), param(
+            name + "_z", np.uint8(zero))
+        nodes.append(helper.make_node("QuantizeLinear", [x, s, z],
+                                      [name + "_q"]))
+        return dq(name, name + "_q", s, z)
+
+    def conv(name, x, shape, scale, **attributes):
+        w = rng.integers(-127, 128, size=shape).astype(np.int8)
+        w_scale = (rng.uniform(0.5, 1.5, size=shape[0]) * scale) \
+            .astype(np.float32)
+        wdq = dq(name + "_w", param(name + "_wq", w),
+                 param(name + "_ws", w_scale),
+                 param(name + "_wz", np.zeros(shape[0], np.int8)), axis=0)
+        nodes.append(helper.make_node("Conv", [x, wdq], [name], **attributes))
+        return name
+
+    x = qdq("xq", "x", 0.04, 114)
+    stem = conv("stem", x, (8, 3, 3, 3), 0.01, strides=[2, 2],
+                pads=[1, 1, 1, 1])
+    nodes.append(helper.make_node("Relu", [stem], ["stem_relu"]))
+    s = qdq("s", "stem_relu", 0.03, 0)
+    nodes.append(helper.make_node("MaxPool", [s], ["pool"], kernel_shape=[3, 3],
+                                  strides=[2, 2], pads=[1, 1, 1, 1]))
+    p = qdq("p", "pool", 0.03, 0)
+    c = qdq("c", conv("block", p, (8, 8, 3, 3), 0.01, pads=[1, 1, 1, 1]),
+            0.05, 132)
+    nodes.append(helper.make_node("Add", [c, p], ["sum"]))
+    nodes.append(helper.make_node("Relu", ["sum"], ["sum_relu"]))
+    r = qdq("r", "sum_relu", 0.04, 0)
+    qdq("y", conv("down", r, (16, 8, 1, 1), 0.02, strides=[2, 2]), 0.05, 128)
+    model = one_node_model(nodes, [("x", F32, [1, 3, 17, 17])],
+                           [("y", F32, None)], init)
+    return "qdq_resnet_stem", model, {
+        "x": rng.uniform(-4, 4, size=(1, 3, 17, 17)).astype(np.float32)}
 
 
 def ms_model(node, inputs, outputs, init):
