@@ -497,8 +497,10 @@ private:
           SmallVector<Value> next(carried);
           Value kk = mul(q, kQuad);
           for (int64_t i = 0; i < height; ++i) {
+            // Rows of k in fours are read whole: no masked loads.
             Value x = broadcastQuad(input, ValueRange{add(r, i), kk},
-                                    /*isInput=*/true);
+                                    /*isInput=*/true,
+                                    /*inBounds=*/k % kQuad == 0);
             for (int64_t g = 0; g < count; ++g)
               next[i * count + g] = dot(next[i * count + g], x, packed[g]);
             if (weightZero)
