@@ -103,6 +103,111 @@ struct TractConvRegions
     getOperation().walk([&](ConvOp conv) { convs.push_back(conv); });
     for (ConvOp conv : convs)
       cut(conv);
+    SmallVector<MaxPoolOp> pools;
+    getOperation().walk([&](MaxPoolOp pool) { pools.push_back(pool); });
+    for (MaxPoolOp pool : pools)
+      cutPool(pool);
+  }
+
+  /// A padded max pool as one valid pool per region, each over the taps
+  /// its outputs read inside the input: padding never wins a maximum, so
+  /// no region reads it, and the interior pools the input in place where
+  /// the whole pool read a padded copy of it (GoogLeNet's pools were
+  /// memory-bound on that copy). Every band is kept (a border's band is
+  /// one or two rows): a region costs no more products than it computes.
+  void cutPool(MaxPoolOp pool) {
+    if (pool.getWithIndex() ||
+        (pool.getPadding() == Padding::Valid && !pool.getCeilMode()))
+      return;
+    Shape input = getShape(pool.getInput());
+    Shape output = getShape(pool.getOutput().getType());
+    ArrayRef<int64_t> kernel = pool.getKernelShape();
+    int64_t inputAxis = pool.getChannelsLast() ? 1 : 2;
+    auto at = [](ArrayRef<int64_t> values, int64_t axis, int64_t otherwise) {
+      return values.empty() ? otherwise : values[axis];
+    };
+    SmallVector<ConvAxis> axes;
+    size_t regions = 1;
+    for (auto [i, taps] : llvm::enumerate(kernel)) {
+      if (inputAxis + i >= input.size())
+        return;
+      std::optional<int64_t> size = input[inputAxis + i].getConstant();
+      std::optional<int64_t> outputs = output[inputAxis + i].getConstant();
+      if (!size || !outputs)
+        return;
+      ConvAxis axis{*size, *outputs, taps, at(pool.getStrides(), i, 1),
+                    at(pool.getDilations(), i, 1), 0, {}};
+      std::optional<std::pair<int64_t, int64_t>> pads =
+          staticPoolPads(pool, i, *size, *outputs, taps);
+      if (!pads)
+        return;
+      axis.low = pads->first;
+      if (failed(cutIntoBands(axis, std::numeric_limits<size_t>::max())))
+        return;
+      regions *= axis.bands.size();
+      axes.push_back(std::move(axis));
+    }
+    // Cut into at most a few regions per axis' borders (3 x 3 for a pool
+    // padded on both sides).
+    if (regions > 16)
+      return;
+    OpBuilder builder(pool);
+    Location loc = pool.getLoc();
+    MLIRContext *context = pool.getContext();
+    // The slices made so far, shared by the regions that read them.
+    std::map<std::tuple<void *, int64_t, int64_t, int64_t>, Value> slices;
+    std::function<Value(SmallVector<size_t> &)> region =
+        [&](SmallVector<size_t> &choice) -> Value {
+      Value piece = pool.getInput();
+      SmallVector<int64_t> taps;
+      for (auto [i, axis] : llvm::enumerate(axes)) {
+        const Band &band = axis.bands[choice[i]];
+        int64_t from = axis.reads(band.begin, band.first);
+        int64_t to = axis.reads(band.end - 1, band.last) + 1;
+        if (from != 0 || to != axis.size) {
+          Value &made = slices[{piece.getAsOpaquePointer(),
+                                int64_t(inputAxis + i), from, to}];
+          if (!made)
+            made = sliceOrCut(builder, loc, piece, inputAxis + i, from, to);
+          piece = made;
+        }
+        taps.push_back(band.last - band.first + 1);
+      }
+      Operation *copy = builder.clone(*pool);
+      copy->setOperands({piece});
+      auto cut = cast<MaxPoolOp>(copy);
+      cut.setKernelShape(taps);
+      cut.setPadding(Padding::Valid);
+      cut.setPadsBefore({});
+      cut.setPadsAfter({});
+      cut.setCeilMode(false);
+      SmallVector<Type> types;
+      if (failed(cut.inferReturnTypes(
+              context, loc, copy->getOperands(), copy->getAttrDictionary(),
+              copy->getPropertiesStorage(), copy->getRegions(), types)))
+        llvm::report_fatal_error("a max pool's region has no type");
+      copy->getResult(0).setType(types[0]);
+      return cut.getOutput();
+    };
+    std::function<Value(SmallVector<size_t> &, size_t)> assemble =
+        [&](SmallVector<size_t> &choice, size_t i) -> Value {
+      if (i == axes.size())
+        return region(choice);
+      SmallVector<Value> parts;
+      for (size_t band = 0; band < axes[i].bands.size(); ++band) {
+        choice[i] = band;
+        parts.push_back(assemble(choice, i + 1));
+      }
+      if (parts.size() == 1)
+        return parts.front();
+      return ConcatOp::create(builder, loc, parts, uint64_t(inputAxis + i));
+    };
+    SmallVector<size_t> choice(axes.size(), 0);
+    Value result = assemble(choice, 0);
+    if (result.getType() != pool.getOutput().getType())
+      llvm::report_fatal_error("a max pool's regions changed its type");
+    pool.getOutput().replaceAllUsesWith(result);
+    pool->erase();
   }
 
   /// The spatial axes of `conv`, when its shapes are known.

@@ -245,29 +245,43 @@ Value mlir::tract::sliceOrCut(OpBuilder &builder, Location loc, Value value,
       DimAttr::get(context, TDim(begin)), DimAttr::get(context, TDim(end)));
 }
 
-std::optional<std::pair<int64_t, int64_t>>
-mlir::tract::staticConvPads(ConvOp conv, int64_t axis, int64_t size,
-                            int64_t outputs, int64_t taps) {
+/// The pads of a window op's spatial axis `axis` (ConvOp, MaxPoolOp).
+template <typename OpTy>
+static std::optional<std::pair<int64_t, int64_t>>
+staticWindowPads(OpTy op, int64_t axis, int64_t size, int64_t outputs,
+                 int64_t taps) {
   auto at = [](ArrayRef<int64_t> values, int64_t axis, int64_t otherwise) {
     return values.empty() ? otherwise : values[axis];
   };
-  switch (conv.getPadding()) {
+  switch (op.getPadding()) {
   case Padding::Valid:
     return std::make_pair(int64_t(0), int64_t(0));
   case Padding::Explicit:
-    return std::make_pair(at(conv.getPadsBefore(), axis, 0),
-                          at(conv.getPadsAfter(), axis, 0));
+    return std::make_pair(at(op.getPadsBefore(), axis, 0),
+                          at(op.getPadsAfter(), axis, 0));
   case Padding::SameUpper:
   case Padding::SameLower: {
-    int64_t stride = at(conv.getStrides(), axis, 1);
-    int64_t field = (taps - 1) * at(conv.getDilations(), axis, 1) + 1;
+    int64_t stride = at(op.getStrides(), axis, 1);
+    int64_t field = (taps - 1) * at(op.getDilations(), axis, 1) + 1;
     int64_t total = std::max<int64_t>(0, (outputs - 1) * stride + field - size);
-    int64_t low = conv.getPadding() == Padding::SameUpper ? total / 2
-                                                          : total - total / 2;
+    int64_t low = op.getPadding() == Padding::SameUpper ? total / 2
+                                                        : total - total / 2;
     return std::make_pair(low, total - low);
   }
   }
   llvm_unreachable("unknown padding");
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::tract::staticConvPads(ConvOp conv, int64_t axis, int64_t size,
+                            int64_t outputs, int64_t taps) {
+  return staticWindowPads(conv, axis, size, outputs, taps);
+}
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::tract::staticPoolPads(MaxPoolOp pool, int64_t axis, int64_t size,
+                            int64_t outputs, int64_t taps) {
+  return staticWindowPads(pool, axis, size, outputs, taps);
 }
 
 namespace {

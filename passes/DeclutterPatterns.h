@@ -70,6 +70,10 @@ void absorbStoredHalves(Operation *root);
 std::optional<std::pair<int64_t, int64_t>>
 staticConvPads(ConvOp conv, int64_t axis, int64_t size, int64_t outputs,
                int64_t taps);
+/// The same for a max pool's window.
+std::optional<std::pair<int64_t, int64_t>>
+staticPoolPads(MaxPoolOp pool, int64_t axis, int64_t size, int64_t outputs,
+               int64_t taps);
 
 /// The range [begin, end) of `value` along `axis`: cut at compile time when
 /// `value` is a constant (a kernel, whatever its size), a tract.slice

@@ -269,7 +269,7 @@ def TractUnfoldKvCache : Pass<"tract-unfold-kv-cache", "ModuleOp"> {
 }
 
 def TractConvRegions : Pass<"tract-conv-regions", "ModuleOp"> {
-  let summary = "Convolutions cut into regions where their taps read padding";
+  let summary = "Convolutions and max pools cut into regions where their taps read padding";
   let description = [{
     With the shapes known, each output position of a convolution reads the
     input through a range of the kernel's taps, the same in the interior
@@ -282,6 +282,12 @@ def TractConvRegions : Pass<"tract-conv-regions", "ModuleOp"> {
     on the slice of the input it reads, concatenated back. Each region's
     kernel is cut at compile time: the regions' kernels may hold at most
     `max-weights` times the kernel's weights.
+
+    A padded max pool (without indices) is cut the same way, every band
+    kept whatever the options: each region a valid pool over the taps its
+    outputs read inside the input, since padding never wins a maximum. The
+    interior then pools the input in place, where the pool read a copy of
+    it padded with the lowest value.
   }];
   let options = [
     Option<"minSaved", "min-saved", "double", /*default=*/"0.25",

@@ -78,3 +78,30 @@ func.func @one_axis(%x: tensor<1x2x16x8xf32>, %k: tensor<3x3x8x4xf32>) -> tensor
   %c = tract.conv %x, %k {channels_last, padding = #tract<padding explicit>, pads_after = array<i64: 1, 1>, pads_before = array<i64: 1, 1>} : (tensor<1x2x16x8xf32>, tensor<3x3x8x4xf32>) -> tensor<1x2x16x4xf32>
   return %c : tensor<1x2x16x4xf32>
 }
+
+// -----
+
+// A padded max pool becomes one valid pool per region, over the taps its
+// outputs read inside the input (padding never wins a maximum): 7 rows,
+// 3x3 windows of stride 2 padded by one, give a first output row reading
+// rows 0-1 through taps 1-2, two reading rows 1-5 through all three and a
+// last reading rows 5-6; the 6 columns, a first column through taps 1-2
+// and two through all. Every band is kept, whatever the options: no region
+// reads a padded copy of the input.
+// SMALL-LABEL: func.func @max_pool
+// SMALL:      %[[TOP:.*]] = tract.slice %arg0 {axis = 1 : i64, end = #tract.dim<2>, start = #tract.dim<0>}
+// SMALL:      %[[CORNER:.*]] = tract.slice %[[TOP]] {axis = 2 : i64, end = #tract.dim<2>, start = #tract.dim<0>}
+// SMALL:      tract.max_pool %[[CORNER]] {channels_last, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x2x8xf32>) -> tensor<1x1x1x8xf32>
+// SMALL:      tract.max_pool %{{.*}} {channels_last, kernel_shape = array<i64: 2, 3>, strides = array<i64: 2, 2>} : (tensor<1x2x5x8xf32>) -> tensor<1x1x2x8xf32>
+// SMALL:      tract.concat %{{.*}}, %{{.*}} {axis = 2 : i64} : (tensor<1x1x1x8xf32>, tensor<1x1x2x8xf32>) -> tensor<1x1x3x8xf32>
+// SMALL:      %[[MIDDLE:.*]] = tract.slice %arg0 {axis = 1 : i64, end = #tract.dim<6>, start = #tract.dim<1>}
+// SMALL:      tract.max_pool %{{.*}} {channels_last, kernel_shape = array<i64: 3, 2>, strides = array<i64: 2, 2>} : (tensor<1x5x2x8xf32>) -> tensor<1x2x1x8xf32>
+// SMALL:      %[[INTERIOR:.*]] = tract.slice %[[MIDDLE]] {axis = 2 : i64, end = #tract.dim<6>, start = #tract.dim<1>}
+// SMALL:      tract.max_pool %[[INTERIOR]] {channels_last, kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>} : (tensor<1x5x5x8xf32>) -> tensor<1x2x2x8xf32>
+// SMALL:      tract.slice %arg0 {axis = 1 : i64, end = #tract.dim<7>, start = #tract.dim<5>}
+// SMALL:      tract.concat %{{.*}}, %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<1x1x3x8xf32>, tensor<1x2x3x8xf32>, tensor<1x1x3x8xf32>) -> tensor<1x4x3x8xf32>
+// SMALL-NOT:  padding
+func.func @max_pool(%x: tensor<1x7x6x8xf32>) -> tensor<1x4x3x8xf32> {
+  %y = tract.max_pool %x {channels_last, kernel_shape = array<i64: 3, 3>, padding = #tract<padding explicit>, pads_after = array<i64: 1, 1>, pads_before = array<i64: 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x7x6x8xf32>) -> tensor<1x4x3x8xf32>
+  return %y : tensor<1x4x3x8xf32>
+}
