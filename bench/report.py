@@ -329,11 +329,14 @@ def int8(values, models, status):
     lines = [
         "## 8-bit models",
         "",
-        "The suite's models quantized in the QDQ form by "
-        "`bench/quantize_models.py` (int8 weights per output channel, uint8 "
-        "activations per tensor, calibrated on the reference input; the "
-        "reference outputs are onnxruntime's on the quantized file, with its "
-        "graph optimizations, which run it on its integer kernels), and "
+        "The suite's models quantized by `bench/quantize_models.py` in the "
+        "QDQ form (`_qdq`) or the QOperator form (`_qop`: QLinearConv, "
+        "QLinearMatMul, QLinearAdd...), both with int8 weights per output "
+        "channel and uint8 activations per tensor calibrated on the "
+        "reference input, or dynamically (`_dyn`: DynamicQuantizeLinear and "
+        "MatMulInteger); the reference outputs are onnxruntime's on the "
+        "quantized file, with its graph optimizations, which run it on its "
+        "integer kernels; and "
         "`bench/make_models.py`'s QLinearMatMul and QLinearConv. Both "
         "engines run the same 8-bit file; *tract f32 / int8* is tract's "
         "time on the float model it was quantized from over its time on the "

@@ -67,11 +67,21 @@ LogicalResult integerMulByZero(MulOp op, PatternRewriter &rewriter) {
 
 /// x / c becomes x * (1 / c) for float constants c. The reciprocal is
 /// rounded, so the result may differ from the division by one ulp; an
-/// integer division is never rewritten.
+/// integer division is never rewritten, and neither is the quantization of
+/// a model's input (an input divided by a scale and rounded to integers
+/// next, as QuantizeLinear does): an image's pixels lie on half steps of
+/// such a scale often enough that the ulp moves some to the other integer
+/// (onnxruntime divides there too; inside the graph, where it computes
+/// quantized ops with scale ratios, the product stays).
 LogicalResult divByConstantToMul(DivOp op, PatternRewriter &rewriter) {
   DenseElementsAttr divisor = getConstantValue(op.getRhs());
   if (!divisor || !isa<FloatType>(divisor.getElementType()))
     return rewriter.notifyMatchFailure(op, "not a float constant divisor");
+  if (isa<BlockArgument>(op.getLhs()) &&
+      llvm::any_of(op->getUsers(), [](Operation *user) {
+        return isa<RoundOp, RoundEvenOp>(user);
+      }))
+    return rewriter.notifyMatchFailure(op, "an input quantized");
   if (!divisor.isSplat() && divisor.getNumElements() > kFoldElementBudget)
     return rewriter.notifyMatchFailure(op, "divisor over the fold budget");
   auto reciprocal = [](const APFloat &value) {

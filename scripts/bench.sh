@@ -42,11 +42,12 @@
 # random weights, written into models/vision/ when missing) run on the
 # bundles next to them, as a second table with a mean of its own, so that
 # the suite's fast audio and OCR models cannot hide a slow vision one. With
-# --int8 (or when --models names them), 8-bit models: the suite's real
-# models quantized in the QDQ form by bench/quantize_models.py (into
-# models/quant/, with onnxruntime's outputs) and the synthetic QLinearMatMul
-# and QLinearConv of bench/make_models.py, as a third table. tract
-# gets the bundle's shapes as input facts. Both engines check their outputs
+# --int8 (or when --models names them), 8-bit models: the suite's models
+# quantized by bench/quantize_models.py in the QDQ form (NAME_qdq), the
+# QOperator form (NAME_qop) or dynamically (NAME_dyn), written into
+# models/quant/ with onnxruntime's outputs when missing, and the synthetic
+# QLinearMatMul and QLinearConv of bench/make_models.py, as a third table.
+# tract gets the bundle's shapes as input facts. Both engines check their outputs
 # against the bundle's before any timing: a fast wrong result is a failure,
 # not a figure.
 set -euo pipefail
@@ -68,8 +69,13 @@ vision_models=(mobilenet_v3_small mobilenet_v3_large efficientnet_b0
                deeplabv3_mobilenet_v3_large lraspp_mobilenet_v3_large r3d_18)
 # The third table: 8-bit models, each with the float model it comes from
 # (NAME=FLOAT).
-int8_entries=(resnet18_qdq=resnet18 mobilenet_v2_qdq=mobilenet_v2
-              ppocr_det_qdq=ppocr_det transformer_encoder_qdq=transformer_encoder
+# NAME_qdq, NAME_qop and NAME_dyn are bench/quantize_models.py's QDQ,
+# QOperator and dynamic forms of NAME; the others bench/make_models.py's.
+int8_entries=(resnet18_qdq=resnet18 resnet18_qop=resnet18
+              mobilenet_v2_qdq=mobilenet_v2 mobilenet_v2_qop=mobilenet_v2
+              ppocr_det_qdq=ppocr_det ppocr_rec_qdq=ppocr_rec
+              transformer_encoder_qdq=transformer_encoder
+              transformer_encoder_dyn=transformer_encoder
               qlinear_matmul512=matmul512 qlinear_conv3x3_64=conv3x3_64)
 int8_models=()
 for entry in "${int8_entries[@]}"; do int8_models+=("${entry%%=*}"); done
@@ -79,6 +85,16 @@ float_model_of() {
     [ "${entry%%=*}" = "$1" ] && { echo "${entry#*=}"; return 0; }
   done
   return 1
+}
+# The --form of bench/quantize_models.py that writes an 8-bit model NAME,
+# by its suffix; fails for the others.
+quant_form_of() {
+  case $1 in
+    *_qdq) echo qdq ;;
+    *_qop) echo qoperator ;;
+    *_dyn) echo dynamic ;;
+    *) return 1 ;;
+  esac
 }
 large_model_of() {
   local entry
@@ -169,18 +185,19 @@ vision_wanted=()
 quant_wanted=()
 for name in "${models[@]}"; do
   if float=$(float_model_of "$name"); then
-    # The float model too: tract's int8 is reported against it. NAME_qdq
-    # is quantized from it; the others are bench/make_models.py's.
+    # The float model too: tract's int8 is reported against it. NAME_qdq,
+    # NAME_qop and NAME_dyn are quantized from it; the others are
+    # bench/make_models.py's.
     case " ${synthetic_models[*]} " in
       *" $float "*) synthetic_wanted+=("$float") ;;
       *) [ -f "$models_dir/$float.onnx" ] || missing+=("$float.onnx") ;;
     esac
-    case $name in
-      *_qdq)
-        [ -f "$models_dir/quant/$name.onnx" ] && [ -f "$models_dir/quant/$name.npz" ] ||
-          quant_wanted+=("$float") ;;
-      *) synthetic_wanted+=("$name") ;;
-    esac
+    if quant_form_of "$name" >/dev/null; then
+      [ -f "$models_dir/quant/$name.onnx" ] && [ -f "$models_dir/quant/$name.npz" ] ||
+        quant_wanted+=("$name")
+    else
+      synthetic_wanted+=("$name")
+    fi
     continue
   fi
   case " ${vision_models[*]} " in
@@ -215,14 +232,15 @@ if ((${#vision_wanted[@]})); then
     echo "bench: could not write every vision model; their rows will say so" >&2
 fi
 
-for float in "${quant_wanted[@]}"; do
+for name in "${quant_wanted[@]}"; do
+  float=$(float_model_of "$name")
   case " ${synthetic_models[*]} " in
     *" $float "*) source=("$models_dir/bench/$float.onnx" "$models_dir/bench/$float.npz") ;;
     *) source=("$models_dir/$float.onnx" "$root/test/onnx/reference/$float.npz") ;;
   esac
   "$python" "$root/bench/quantize_models.py" --node-path "$NODE_PATH" \
-    "${source[@]}" "$models_dir/quant" ||
-    echo "bench: could not quantize $float; its row will say so" >&2
+    --form "$(quant_form_of "$name")" "${source[@]}" "$models_dir/quant" ||
+    echo "bench: could not quantize $float into $name; its row will say so" >&2
 done
 
 if ((${#large_wanted[@]})); then
@@ -288,10 +306,11 @@ bench_model() {
         float_model="$models_dir/bench/$float.onnx"
         float_bundle="$models_dir/bench/$float.npz" ;;
     esac
-    case $name in
-      *_qdq) model="$models_dir/quant/$name.onnx"; bundle="$models_dir/quant/$name.npz" ;;
-      *) model="$models_dir/bench/$name.onnx"; bundle="$models_dir/bench/$name.npz" ;;
-    esac
+    if quant_form_of "$name" >/dev/null; then
+      model="$models_dir/quant/$name.onnx"; bundle="$models_dir/quant/$name.npz"
+    else
+      model="$models_dir/bench/$name.onnx"; bundle="$models_dir/bench/$name.npz"
+    fi
     if [ -f "$float_model" ] && [ -f "$float_bundle" ] &&
        step tract "$name" "$python" "$root/bench/bundle_facts.py" "$float_model" "$float_bundle"; then
       float_cmd=("$tract" -O)

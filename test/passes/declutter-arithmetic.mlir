@@ -69,6 +69,28 @@ func.func @div_by_splat(%x: tensor<8xf16>) -> tensor<8xf16> {
 
 // -----
 
+// A model's input divided by a constant and rounded to integers next
+// (QuantizeLinear's x / scale) stays a division: x * (1 / scale) is one
+// ulp off for some x, and on a half step (0.5 / 0.0392157 here, a pixel of
+// an image scaled by 1/255 quantized with a scale of 10/255) that ulp
+// moves the rounded value. Inside the graph the product is kept.
+// CHECK-LABEL: func.func @rounded_input_div_is_kept
+// CHECK: %[[Q:.*]] = tract.div %arg0
+// CHECK: tract.round_even %[[Q]]
+// CHECK: %[[P:.*]] = tract.mul
+// CHECK: tract.round_even %[[P]]
+func.func @rounded_input_div_is_kept(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %c = tract.const dense<0.0392156877> : tensor<1xf32>
+  %0 = tract.div %x, %c : (tensor<8xf32>, tensor<1xf32>) -> tensor<8xf32>
+  %1 = tract.round_even %0 : tensor<8xf32>
+  %2 = tract.exp %x : tensor<8xf32>
+  %3 = tract.div %2, %c : (tensor<8xf32>, tensor<1xf32>) -> tensor<8xf32>
+  %4 = tract.round_even %3 : tensor<8xf32>
+  return %1, %4 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
 // Integer division truncates: never a multiplication.
 // CHECK-LABEL: func.func @integer_div_is_kept
 // CHECK: tract.div
