@@ -338,7 +338,8 @@ def TractCpuContractionKernels
     own buffer, or in place, into the product's own buffer when it reads
     each element only where it writes it; the product moves down to the epilogue when nothing in
     between writes what it reads, and its own buffer is never written.
-    A k cut in blocks keeps its partial sums in the output: no fusion.
+    A k cut in blocks keeps its partial sums in the product's own buffer:
+    the first block starts from the prologue, the last runs the epilogue.
 
     Made for several threads (`threads`), a large enough op runs its whole
     nest once per thread, in an `scf.parallel` over `threads` chunks, each
@@ -482,7 +483,10 @@ def TractOutlineSteps : Pass<"tract-outline-steps", "ModuleOp"> {
     (the next op to touch it frees it or overwrites all of it, or none
     does) is marked `tract.dead_after`: the kernels may then fuse into a
     product writing it the op that reads it, as they do for a buffer the
-    step allocates itself.
+    step allocates itself. So is a buffer the step returns only for a later
+    step to overwrite whole (bufferization reusing it). A run never ends
+    between a product and the op that next reads its result (its
+    epilogue, which the kernels fuse only within a step).
 
     The cut is not free: a step's code sees its buffers as arguments that
     LLVM must assume may alias, where the whole body saw the allocations

@@ -169,6 +169,12 @@ func::FuncOp outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
   SmallVector<bool> deadAfter = llvm::map_to_vector(captured, [&](Value value) {
     return contentsDeadAfter(value, run.back());
   });
+  // And which buffers it gives back only for a later step to overwrite
+  // (bufferization reusing them): their contents die in this step too.
+  SmallVector<bool> diesInStep =
+      llvm::map_to_vector(escaping, [&](Value value) {
+        return contentsDeadAfter(value, run.back());
+      });
 
   builder.setInsertionPoint(function);
   SmallVector<Type> inputs, outputs;
@@ -183,6 +189,10 @@ func::FuncOp outlineRun(func::FuncOp function, ArrayRef<Operation *> run,
     if (dead)
       step.setArgAttr(index, tract::kDeadAfterAttrName,
                       builder.getUnitAttr());
+  for (auto [index, dead] : llvm::enumerate(diesInStep))
+    if (dead)
+      step.setResultAttr(index, tract::kDeadAfterAttrName,
+                         builder.getUnitAttr());
   symbols.insert(step);
   Block *body = step.addEntryBlock();
 
@@ -247,6 +257,32 @@ void freeInLastStep(Block &block, SmallVectorImpl<SmallVector<Operation *>> &run
   }
 }
 
+/// Whether a cut before `op` would part the last product of `run` (a
+/// linalg op with reduction loops) from its epilogue: nothing in the run
+/// after the product touches its result, and the next op that does, from
+/// `op` on, is a linalg op (which the kernels fuse only within a step).
+bool partsProduct(ArrayRef<Operation *> run, Operation *op) {
+  for (auto [index, ran] : llvm::enumerate(llvm::reverse(run))) {
+    auto product = dyn_cast<linalg::LinalgOp>(ran);
+    if (!product || !product.hasPureBufferSemantics() ||
+        product.getNumReductionLoops() == 0)
+      continue;
+    SmallVector<Value> results = llvm::map_to_vector(
+        product.getDpsInits(),
+        [](Value init) { return tract::baseBuffer(init); });
+    auto touches = [&](Operation *other) {
+      return tract::touchesBuffers(other, results, /*writesOnly=*/false);
+    };
+    if (llvm::any_of(run.take_back(index), touches))
+      return false;
+    for (Operation *next = op; next; next = next->getNextNode())
+      if (touches(next))
+        return isa<linalg::LinalgOp>(next);
+    return false;
+  }
+  return false;
+}
+
 struct TractOutlineSteps
     : public tract::impl::TractOutlineStepsBase<TractOutlineSteps> {
   using TractOutlineStepsBase::TractOutlineStepsBase;
@@ -268,7 +304,8 @@ struct TractOutlineSteps
         if (isClonable(&op))
           op.moveBefore(&block, block.begin());
       // Runs of about stepOps, cut where no stack allocation of the run is
-      // used later.
+      // used later, nor right after a product whose result the next op
+      // reads.
       SmallVector<SmallVector<Operation *>> runs(1);
       int64_t weight = 0;
       llvm::SmallPtrSet<Operation *, 8> stack;
@@ -282,6 +319,10 @@ struct TractOutlineSteps
               return top && !top->isBeforeInBlock(&op);
             });
           });
+          // Nor between a product and the op that reads its result next
+          // (its epilogue, which the kernels fuse only within a step).
+          if (partsProduct(runs.back(), &op))
+            pinned = true;
           if (!pinned) {
             runs.emplace_back();
             weight = 0;

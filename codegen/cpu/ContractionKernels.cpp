@@ -171,6 +171,19 @@ linalg::LinalgOp findPrologue(const OuterProduct &plan) {
   return nullptr;
 }
 
+/// Whether `view` is `buffer` or a reshape of all of it (the next product
+/// of a buffer that bufferization reuses fills it through a collapsed view).
+bool isWholeBuffer(Value view, Value buffer) {
+  while (view != buffer) {
+    Operation *reshape = view.getDefiningOp();
+    if (!isa_and_nonnull<memref::CollapseShapeOp, memref::ExpandShapeOp>(
+            reshape))
+      return false;
+    view = reshape->getOperand(0);
+  }
+  return true;
+}
+
 /// Whether the contents of `buffer` (allocated in the block of `op`, or
 /// an argument of it that isOwnBuffer) are never read after `op`: the next
 /// op to touch it overwrites all of it without reading (the next product's
@@ -180,15 +193,24 @@ bool isDeadAfter(Value buffer, Operation *op) {
   if (buffer.getParentBlock() != op->getBlock())
     return false;
   for (Operation *next = op->getNextNode(); next; next = next->getNextNode()) {
-    if (next->hasTrait<OpTrait::IsTerminator>())
-      return !llvm::is_contained(next->getOperands(), buffer);
+    if (next->hasTrait<OpTrait::IsTerminator>()) {
+      // A step may return it for a later step to overwrite
+      // (kDeadAfterAttrName on the result).
+      auto function = dyn_cast<func::FuncOp>(next->getParentOp());
+      return llvm::all_of(next->getOpOperands(), [&](OpOperand &operand) {
+        return operand.get() != buffer ||
+               (isa<func::ReturnOp>(next) && function &&
+                function.getResultAttr(operand.getOperandNumber(),
+                                       tract::kDeadAfterAttrName));
+      });
+    }
     if (!touchesBuffers(next, {buffer}, /*writesOnly=*/false))
       continue;
     if (auto dealloc = dyn_cast<memref::DeallocOp>(next))
-      return dealloc.getMemref() == buffer;
+      return baseBuffer(dealloc.getMemref()) == baseBuffer(buffer);
     auto overwrite = dyn_cast<linalg::LinalgOp>(next);
     return overwrite && isTileCompanion(overwrite) &&
-           overwrite.getDpsInitOperand(0)->get() == buffer &&
+           isWholeBuffer(overwrite.getDpsInitOperand(0)->get(), buffer) &&
            !llvm::is_contained(inputBuffers(overwrite), buffer) &&
            overwrite.getBlock()->getArguments().back().use_empty();
   }
@@ -495,18 +517,33 @@ FailureOr<OuterProduct> matchOuterProduct(linalg::LinalgOp op,
   return plan;
 }
 
-/// Whether the single reduction dim of `plan` is cut into blocks of
-/// `kBlock`: only when it is long (a block of a third or less would not
-/// pay its accumulator reloads) and several row tiles reuse each panel.
-bool blocksReduction(const OuterProduct &plan, int64_t rows, int64_t kBlock) {
+/// The reduction dim cut into blocks, so that the vector operand's panel
+/// over one block stays in L1 while the row tiles reuse it.
+struct ReductionBlock {
+  unsigned dim;   ///< the dim cut
+  int64_t size;   ///< of a block (the last may be shorter)
+  int64_t length; ///< of the dim
+};
+
+/// The reduction dim of `plan` cut into blocks of `kBlock`, if any: a
+/// single reduction dim (a product's k), only when it is long (a block of
+/// a third or less would not pay its accumulator reloads) and several row
+/// tiles reuse each panel. (A convolution's channels in blocks, inside its
+/// loop on the output rows, cost GoogLeNet 8%: its rows of 14 or 28 pixels
+/// are two to four tiles.)
+std::optional<ReductionBlock> reductionBlock(const OuterProduct &plan,
+                                             int64_t rows, int64_t kBlock) {
   if (plan.reductionDims.size() != 1 || !plan.rowDim)
-    return false;
+    return std::nullopt;
   linalg::LinalgOp op = plan.op;
   SmallVector<int64_t> sizes = op.getStaticLoopRanges();
-  int64_t length = sizes[plan.reductionDims[0]];
+  unsigned dim = plan.reductionDims[0];
+  int64_t length = sizes[dim];
   int64_t rowCount = sizes[*plan.rowDim];
-  return !ShapedType::isDynamic(length) && length > 2 * kBlock &&
-         (ShapedType::isDynamic(rowCount) || rowCount > rows);
+  if (ShapedType::isDynamic(length) || length <= 2 * kBlock ||
+      (!ShapedType::isDynamic(rowCount) && rowCount <= rows))
+    return std::nullopt;
+  return ReductionBlock{dim, kBlock, length};
 }
 
 /// Where a kernel's nest shares its work among threads: the loop whose
@@ -613,7 +650,9 @@ private:
   bool prefetch;
   tract::Chunks chunks; ///< this thread's, when split
   std::optional<tract::LoopDims> loops;
-  /// The block of the single reduction dim: [begin, end).
+  /// The reduction dim cut into blocks, if it is, and the current block:
+  /// [begin, end).
+  std::optional<ReductionBlock> block;
   Value blockBegin, blockEnd;
   /// The block of rows being emitted, [begin, end), when rows go in blocks.
   Value rowBlockBegin, rowBlockEnd;
@@ -650,24 +689,22 @@ private:
 
   OpFoldResult size(unsigned dim) const { return loops->size(dim); }
 
-  /// Blocks a long single reduction dim so that the vector operand's panel
-  /// stays in cache across all row tiles.
+  /// Blocks a long reduction (reductionBlock) so that the vector operand's
+  /// panel stays in cache across all row tiles.
   void emitBlocks(OpBuilder &b, Location loc) {
-    std::optional<int64_t> length;
-    if (blocksReduction(plan, tile.rows, kBlock))
-      length = getConstantIntValue(size(plan.reductionDims[0]));
-    if (!length) {
+    block = reductionBlock(plan, tile.rows, kBlock);
+    if (!block) {
       blockBegin = blockEnd = nullptr;
       return emitColumns(b, loc);
     }
     Value lb = arith::ConstantIndexOp::create(b, loc, 0);
-    Value ub = arith::ConstantIndexOp::create(b, loc, *length);
-    Value step = arith::ConstantIndexOp::create(b, loc, kBlock);
+    Value ub = arith::ConstantIndexOp::create(b, loc, block->length);
+    Value step = arith::ConstantIndexOp::create(b, loc, block->size);
     MLIRContext *context = b.getContext();
     AffineMap end = AffineMap::get(
         1, 0,
-        {getAffineDimExpr(0, context) + kBlock,
-         getAffineConstantExpr(*length, context)},
+        {getAffineDimExpr(0, context) + block->size,
+         getAffineConstantExpr(block->length, context)},
         context);
     scf::ForOp::create(
         b, loc, lb, ub, step, ValueRange{},
@@ -823,7 +860,7 @@ private:
         plan.reductionDims.size() != 1 || split.kind == Split::Rows)
       return std::nullopt;
     SmallVector<int64_t> sizes = plan.op.getStaticLoopRanges();
-    int64_t reduction = blockBegin ? kBlock : sizes[plan.reductionDims[0]];
+    int64_t reduction = blockBegin ? block->size : sizes[plan.reductionDims[0]];
     if (ShapedType::isDynamic(reduction))
       return std::nullopt;
     int64_t tileRows = rowsFor(tile, tile.cols);
@@ -912,16 +949,46 @@ private:
           affine::makeComposedFoldedAffineMin(
               b, loc, next, {OpFoldResult(column), size(plan.vectorDim)}));
     }
+    // With the reduction in blocks, the partial sums of a block go through
+    // the product's own buffer: the first block starts from the prologue,
+    // the last runs the epilogue.
+    Value first, last;
+    if (blockBegin) {
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value length = arith::ConstantIndexOp::create(b, loc, block->length);
+      first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                    blockBegin, zero);
+      last = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                   blockEnd, length);
+    }
+    auto startValues = [&](OpBuilder &builder, Location l, bool fromPrologue) {
+      SmallVector<Value> values;
+      for (int64_t i = 0; i < rows; ++i) {
+        setRow(builder, l, i);
+        if (fromPrologue)
+          values.push_back(runCompanion(builder, l, plan.prologue, nullptr,
+                                        indices(builder, l, plan.output),
+                                        cols));
+        else
+          values.push_back(
+              readVector(builder, l, plan.output, outputAxis, 1, cols));
+      }
+      return values;
+    };
     SmallVector<Value> accumulators;
-    for (int64_t i = 0; i < rows; ++i) {
-      setRow(b, loc, i);
-      if (plan.prologue)
-        accumulators.push_back(runCompanion(b, loc, plan.prologue, nullptr,
-                                            indices(b, loc, plan.output),
-                                            cols));
-      else
-        accumulators.push_back(
-            readVector(b, loc, plan.output, outputAxis, 1, cols));
+    if (plan.prologue && first) {
+      auto choice = scf::IfOp::create(
+          b, loc, first,
+          [&](OpBuilder &nested, Location l) {
+            scf::YieldOp::create(nested, l, startValues(nested, l, true));
+          },
+          [&](OpBuilder &nested, Location l) {
+            scf::YieldOp::create(nested, l, startValues(nested, l, false));
+          });
+      accumulators.assign(choice.getResults().begin(),
+                          choice.getResults().end());
+    } else {
+      accumulators = startValues(b, loc, bool(plan.prologue));
     }
     SmallVector<Value> sums =
         emitReductions(b, loc, accumulators, [&](OpBuilder &builder,
@@ -975,33 +1042,49 @@ private:
           }
           return next;
         });
-    for (int64_t i = 0; i < rows; ++i) {
-      setRow(b, loc, i);
-      SmallVector<Value> at = indices(b, loc, plan.output);
-      if (!plan.epilogue) {
-        tract::writeVector(b, loc, sums[i], plan.output->get(), at,
-                           outputAxis);
-        continue;
-      }
-      Value destination = plan.epilogue.getDpsInitOperand(0)->get();
-      if (!plan.rowGroups.empty()) {
-        SmallVector<Value> expanded = expandRows(b, loc, at);
+    auto writeSums = [&](OpBuilder &builder, Location l, bool finish) {
+      for (int64_t i = 0; i < rows; ++i) {
+        setRow(builder, l, i);
+        SmallVector<Value> at = indices(builder, l, plan.output);
+        if (!finish || !plan.epilogue) {
+          tract::writeVector(builder, l, sums[i], plan.output->get(), at,
+                             outputAxis);
+          continue;
+        }
+        Value destination = plan.epilogue.getDpsInitOperand(0)->get();
+        if (!plan.rowGroups.empty()) {
+          SmallVector<Value> expanded = expandRows(builder, l, at);
+          Value result = runCompanion(builder, l, plan.epilogue, sums[i],
+                                      expanded, cols);
+          tract::writeVector(builder, l, result, destination, expanded,
+                             expanded.size() - 1);
+          continue;
+        }
+        if (plan.rowWidth) {
+          SmallVector<Value> expanded = splitIntoRows(builder, l, at);
+          Value result = runCompanion(builder, l, plan.epilogue, sums[i],
+                                      expanded, cols);
+          writeAcrossRows(builder, l, result, destination, expanded);
+          continue;
+        }
         Value result =
-            runCompanion(b, loc, plan.epilogue, sums[i], expanded, cols);
-        tract::writeVector(b, loc, result, destination, expanded,
-                           expanded.size() - 1);
-        continue;
+            runCompanion(builder, l, plan.epilogue, sums[i], at, cols);
+        tract::writeVector(builder, l, result, destination, at, outputAxis);
       }
-      if (plan.rowWidth) {
-        SmallVector<Value> expanded = splitIntoRows(b, loc, at);
-        Value result =
-            runCompanion(b, loc, plan.epilogue, sums[i], expanded, cols);
-        writeAcrossRows(b, loc, result, destination, expanded);
-        continue;
-      }
-      Value result =
-          runCompanion(b, loc, plan.epilogue, sums[i], at, cols);
-      tract::writeVector(b, loc, result, destination, at, outputAxis);
+    };
+    if (plan.epilogue && last) {
+      scf::IfOp::create(
+          b, loc, last,
+          [&](OpBuilder &nested, Location l) {
+            writeSums(nested, l, true);
+            scf::YieldOp::create(nested, l);
+          },
+          [&](OpBuilder &nested, Location l) {
+            writeSums(nested, l, false);
+            scf::YieldOp::create(nested, l);
+          });
+    } else {
+      writeSums(b, loc, true);
     }
   }
 
@@ -1180,11 +1263,15 @@ private:
       return loops->nest(b, loc, ArrayRef(plan.reductionDims).drop_back(),
                          accumulators, row);
     }
-    auto block = [&](OpBuilder &, Location, unsigned) {
-      return std::make_pair(blockBegin, blockEnd);
+    auto bounds = [&](OpBuilder &builder, Location l, unsigned dim) {
+      if (dim == block->dim)
+        return std::make_pair(blockBegin, blockEnd);
+      return std::make_pair(
+          Value(arith::ConstantIndexOp::create(builder, l, 0)),
+          getValueOrCreateConstantIndexOp(builder, l, size(dim)));
     };
     return loops->nest(b, loc, plan.reductionDims, accumulators, step,
-                       blockBegin ? tract::LoopDims::Bounds(block) : nullptr);
+                       blockBegin ? tract::LoopDims::Bounds(bounds) : nullptr);
   }
 };
 
@@ -1224,13 +1311,11 @@ struct TractCpuContractionKernels
             << " do not divide";
         return signalPassFailure();
       }
-      // Partial sums of k blocks go through the output buffer: no fusion.
-      // (The same tile rows decide here and in the emitter.)
-      if (!blocksReduction(plan, shape.rows, kBlock)) {
-        plan.prologue = findPrologue(plan);
-        plan.epilogue = findEpilogue(plan, plan.prologue, plan.rowWidth,
-                                     plan.rowGroups, plan.expandedShape);
-      }
+      // Partial sums of k blocks go through the product's own buffer, the
+      // companions run on the first and the last block.
+      plan.prologue = findPrologue(plan);
+      plan.epilogue = findEpilogue(plan, plan.prologue, plan.rowWidth,
+                                   plan.rowGroups, plan.expandedShape);
       Split split = chooseSplit(plan, shape, threads, threadingThreshold);
       KernelEmitter(plan, shape, kBlock, rowBlockBytes, split,
                     streams(plan))

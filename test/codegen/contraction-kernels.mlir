@@ -173,6 +173,52 @@ func.func @bias_conv_relu(%x: memref<1x2x4x10xf32>, %w: memref<3x2x3x3xf32>, %b:
 
 // -----
 
+// A matmul between its bias broadcast and its activation, with k (20) cut
+// in blocks of 8: the partial sums of a block go through the product's own
+// buffer; the first block starts from the bias, the last runs the
+// activation and writes its buffer, the others write the partial sums.
+// CHECK-LABEL: func.func @blocked_bias_matmul_relu(
+// CHECK-SAME:    %[[A:.*]]: memref<4x20xf32>, %[[B:.*]]: memref<20x8xf32>, %[[BIAS:.*]]: memref<8xf32>, %[[Y:.*]]: memref<4x8xf32>)
+// CHECK:         %[[ACC:.*]] = memref.alloc() : memref<4x8xf32>
+// CHECK:         scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           %[[K1:.*]] = affine.min #{{.*}}(%[[K0]])
+// CHECK:           %[[FIRST:.*]] = arith.cmpi eq, %[[K0]], %{{.*}} : index
+// CHECK:           %[[LAST:.*]] = arith.cmpi eq, %[[K1]], %{{.*}} : index
+// CHECK:           %[[INIT:.*]]:2 = scf.if %[[FIRST]]
+// CHECK:             vector.transfer_read %[[BIAS]]
+// CHECK:           } else {
+// CHECK:             vector.transfer_read %[[ACC]]
+// CHECK:           %[[SUM:.*]]:2 = scf.for %{{.*}} = %[[K0]] to %[[K1]] {{.*}} iter_args(%{{.*}} = %[[INIT]]#0, %{{.*}} = %[[INIT]]#1)
+// CHECK:           scf.if %[[LAST]] {
+// CHECK:             %[[RELU:.*]] = arith.maximumf %[[SUM]]#0, %{{.*}} : vector<8xf32>
+// CHECK:             vector.transfer_write %[[RELU]], %[[Y]]
+// CHECK:           } else {
+// CHECK:             vector.transfer_write %[[SUM]]#0, %[[ACC]]
+// CHECK-NOT:     linalg.
+// CHECK:         return
+#row = affine_map<(m, n) -> (n)>
+#mn = affine_map<(m, n) -> (m, n)>
+func.func @blocked_bias_matmul_relu(%a: memref<4x20xf32>, %b: memref<20x8xf32>, %bias: memref<8xf32>, %y: memref<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<4x8xf32>
+  linalg.generic {indexing_maps = [#row, #mn], iterator_types = ["parallel", "parallel"]}
+    ins(%bias : memref<8xf32>) outs(%acc : memref<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  linalg.matmul ins(%a, %b : memref<4x20xf32>, memref<20x8xf32>) outs(%acc : memref<4x8xf32>)
+  linalg.generic {indexing_maps = [#mn, #mn], iterator_types = ["parallel", "parallel"]}
+    ins(%acc : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  memref.dealloc %acc : memref<4x8xf32>
+  return
+}
+
+// -----
+
 // The product's buffer is read again after the activation: the activation
 // stays a separate op and the product is stored.
 // CHECK-LABEL: func.func @product_read_twice(
@@ -441,5 +487,66 @@ func.func @pixels_into_padded(%x: memref<6x4xf32>, %w: memref<4x8xf32>, %b: memr
     linalg.yield %r : f32
   }
   memref.dealloc %y : memref<6x8xf32>
+  return
+}
+
+// -----
+
+// The product's buffer is returned, but only for the caller to overwrite
+// (a step's result that is tract.dead_after): the activation still fuses.
+// CHECK-LABEL: func.func private @returned_for_reuse(
+// CHECK-SAME:    %{{.*}}: memref<4x4xf32>, %{{.*}}: memref<4x8xf32>, %[[Y:.*]]: memref<4x8xf32>)
+// CHECK:         %[[RELU:.*]] = arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK:         vector.transfer_write %[[RELU]], %[[Y]]
+// CHECK-NOT:     linalg.generic
+// CHECK:         return
+#mn = affine_map<(m, n) -> (m, n)>
+func.func private @returned_for_reuse(%a: memref<4x4xf32>, %b: memref<4x8xf32>, %y: memref<4x8xf32>) -> (memref<4x8xf32> {tract.dead_after}) {
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<4x8xf32>)
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x8xf32>) outs(%acc : memref<4x8xf32>)
+  linalg.generic {indexing_maps = [#mn, #mn], iterator_types = ["parallel", "parallel"]}
+    ins(%acc : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  return %acc : memref<4x8xf32>
+}
+
+// -----
+
+// The product's buffer is next filled whole through a collapsed view (the
+// next product reusing it): its contents are dead after the activation,
+// which fuses.
+// CHECK-LABEL: func.func @refilled_through_view(
+// CHECK-SAME:    %{{.*}}: memref<4x4xf32>, %{{.*}}: memref<4x8xf32>, %[[Y:.*]]: memref<4x8xf32>, %[[Z:.*]]: memref<32xf32>)
+// CHECK:         %[[RELU:.*]] = arith.maximumf %{{.*}} : vector<8xf32>
+// CHECK:         vector.transfer_write %[[RELU]], %[[Y]]
+// CHECK:         %[[VIEW:.*]] = memref.collapse_shape
+// CHECK-NEXT:    linalg.fill ins(%{{.*}} : f32) outs(%[[VIEW]] : memref<32xf32>)
+#mn = affine_map<(m, n) -> (m, n)>
+#i = affine_map<(i) -> (i)>
+func.func @refilled_through_view(%a: memref<4x4xf32>, %b: memref<4x8xf32>, %y: memref<4x8xf32>, %z: memref<32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %acc = memref.alloc() : memref<4x8xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<4x8xf32>)
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x8xf32>) outs(%acc : memref<4x8xf32>)
+  linalg.generic {indexing_maps = [#mn, #mn], iterator_types = ["parallel", "parallel"]}
+    ins(%acc : memref<4x8xf32>) outs(%y : memref<4x8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  %flat = memref.collapse_shape %acc [[0, 1]] : memref<4x8xf32> into memref<32xf32>
+  linalg.fill ins(%one : f32) outs(%flat : memref<32xf32>)
+  linalg.generic {indexing_maps = [#i, #i], iterator_types = ["parallel"]}
+    ins(%flat : memref<32xf32>) outs(%z : memref<32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  }
+  memref.dealloc %acc : memref<4x8xf32>
   return
 }

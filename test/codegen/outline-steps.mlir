@@ -160,3 +160,74 @@ func.func private @scratch(%a: memref<4xf32>, %n: index) -> memref<4xf32> {
   memref.dealloc %c : memref<4xf32>
   return %d : memref<4xf32>
 }
+
+// A buffer that a step gives back only for a later step to overwrite whole
+// before reading it (bufferization reusing it) dies in that step: the
+// result is tract.dead_after, so that the kernels of the step may fuse an
+// epilogue into the product that writes it. Not %c, which the next step
+// reads.
+// CHECK-LABEL: func.func private @handover.step0
+// CHECK-SAME: -> (memref<4xf32> {tract.dead_after}, memref<4xf32>)
+// CHECK-LABEL: func.func private @handover.step1
+// CHECK: linalg.fill
+func.func private @handover(%a: memref<4xf32>, %n: index) -> memref<4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %b = memref.alloc() : memref<4xf32>
+  %c = memref.alloc() : memref<4xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<4xf32>
+    %z = arith.addf %x, %x : f32
+    memref.store %z, %b[%i] : memref<4xf32>
+    memref.store %x, %c[%i] : memref<4xf32>
+  }
+  linalg.fill ins(%zero : f32) outs(%b : memref<4xf32>)
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %b[%i] : memref<4xf32>
+    %y = memref.load %c[%i] : memref<4xf32>
+    %z = arith.addf %x, %y : f32
+    memref.store %z, %c[%i] : memref<4xf32>
+  }
+  memref.dealloc %b : memref<4xf32>
+  return %c : memref<4xf32>
+}
+
+// A run does not end between a product and the op that next reads its
+// result, even with other ops between them (the borders of the padded
+// buffer the epilogue writes): the kernels fuse an epilogue only within a
+// step. The cut comes after the epilogue.
+// CHECK-LABEL: func.func private @epilogue.step0
+// CHECK: linalg.matmul
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: return
+// CHECK-LABEL: func.func private @epilogue(
+#mn = affine_map<(m, n) -> (m, n)>
+func.func private @epilogue(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %n: index) -> memref<6x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f32
+  %acc = memref.alloc() : memref<4x4xf32>
+  linalg.fill ins(%zero : f32) outs(%acc : memref<4x4xf32>)
+  linalg.matmul ins(%a, %b : memref<4x4xf32>, memref<4x4xf32>) outs(%acc : memref<4x4xf32>)
+  %padded = memref.alloc() : memref<6x4xf32>
+  %top = memref.subview %padded[0, 0] [1, 4] [1, 1] : memref<6x4xf32> to memref<1x4xf32, strided<[4, 1]>>
+  linalg.fill ins(%zero : f32) outs(%top : memref<1x4xf32, strided<[4, 1]>>)
+  %bottom = memref.subview %padded[5, 0] [1, 4] [1, 1] : memref<6x4xf32> to memref<1x4xf32, strided<[4, 1], offset: 20>>
+  linalg.fill ins(%zero : f32) outs(%bottom : memref<1x4xf32, strided<[4, 1], offset: 20>>)
+  %inner = memref.subview %padded[1, 0] [4, 4] [1, 1] : memref<6x4xf32> to memref<4x4xf32, strided<[4, 1], offset: 4>>
+  linalg.generic {indexing_maps = [#mn, #mn], iterator_types = ["parallel", "parallel"]}
+    ins(%acc : memref<4x4xf32>) outs(%inner : memref<4x4xf32, strided<[4, 1], offset: 4>>) {
+  ^bb0(%v: f32, %o: f32):
+    %r = arith.maximumf %v, %zero : f32
+    linalg.yield %r : f32
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %x = memref.load %padded[%i, %c0] : memref<6x4xf32>
+    %z = arith.addf %x, %x : f32
+    memref.store %z, %padded[%i, %c1] : memref<6x4xf32>
+  }
+  memref.dealloc %acc : memref<4x4xf32>
+  return %padded : memref<6x4xf32>
+}
