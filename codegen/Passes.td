@@ -396,7 +396,12 @@ def TractCpuVectorLoops : Pass<"tract-cpu-vector-loops", "func::FuncOp"> {
     small strides, a strided view otherwise) or as one scalar broadcast to
     all lanes; the body runs unchanged on vectors (`linalg.index` of the
     vector dim becomes a step vector); reduction dims become loops around
-    the output tile, which stays in registers.
+    the output tile, which stays in registers. A pool (an outer dim that an
+    input reads shifted by the reduction dims, `ow * stride + kw`, with at
+    most 27 static taps) instead computes 4 outputs along that dim at once,
+    the taps unrolled around their 4 accumulators: 4 chains of maxima or
+    sums interleave, and the taps neighbouring windows share are read once
+    (a 3×3 max pool of stride 1 over 28×28×192: 0.138 → 0.089 ms).
 
     Reductions that an input walks along its last axis, contiguously (a
     global pool, the max and the sum of a softmax), put that axis on the

@@ -43,7 +43,18 @@ struct VectorLoopPlan {
   SmallVector<unsigned> outerDims;
   SmallVector<unsigned> reductionDims;
   bool readsOutput = false;
+  /// A pool: an outer dim that an input reads shifted by a reduction dim
+  /// (`ow * stride + kw`), whose taps, all static and few, are unrolled
+  /// around kWindowPixels neighbouring outputs along it (see windowDim).
+  std::optional<unsigned> windowDim;
 };
+
+/// Outputs of a pool computed together: as many independent chains of the
+/// reduction (a max has a latency of several cycles), and the taps that
+/// neighbouring windows share read once.
+constexpr int64_t kWindowPixels = 4;
+/// The most taps a pool's window may have to be unrolled.
+constexpr int64_t kWindowTaps = 27;
 
 bool isVectorElement(Type type) {
   return isa<FloatType, IntegerType, IndexType>(type);
@@ -53,6 +64,44 @@ bool isVectorElement(Type type) {
 /// of vector reads and writes.
 bool isVectorMemoryElement(Type type) {
   return isVectorElement(type) && !type.isInteger(1);
+}
+
+/// The outer dim of a pool's windows (VectorLoopPlan::windowDim): the
+/// innermost outer dim of the output that an input reads in a sum with a
+/// reduction dim, when the reduction dims are static and have at most
+/// kWindowTaps taps and that outer dim has at least kWindowPixels outputs.
+std::optional<unsigned> windowDim(const VectorLoopPlan &plan) {
+  linalg::LinalgOp op = plan.op;
+  if (plan.reductionDims.empty())
+    return std::nullopt;
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  int64_t taps = 1;
+  for (unsigned dim : plan.reductionDims) {
+    if (ShapedType::isDynamic(sizes[dim]))
+      return std::nullopt;
+    taps *= sizes[dim];
+  }
+  if (taps > kWindowTaps)
+    return std::nullopt;
+  AffineMap outputMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  for (AffineExpr result : llvm::reverse(outputMap.getResults())) {
+    unsigned dim = cast<AffineDimExpr>(result).getPosition();
+    if (dim == plan.vectorDim)
+      continue;
+    if (ShapedType::isDynamic(sizes[dim]) || sizes[dim] < kWindowPixels)
+      return std::nullopt;
+    bool shifted = llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+      AffineMap map = op.getMatchingIndexingMap(in);
+      return llvm::any_of(map.getResults(), [&](AffineExpr expr) {
+        return expr.isFunctionOfDim(dim) &&
+               llvm::any_of(plan.reductionDims, [&](unsigned reduction) {
+                 return expr.isFunctionOfDim(reduction);
+               });
+      });
+    });
+    return shifted ? std::optional<unsigned>(dim) : std::nullopt;
+  }
+  return std::nullopt;
 }
 
 FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
@@ -114,6 +163,7 @@ FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
   plan.readsOutput = !body->getArguments().back().use_empty();
   if (!plan.reductionDims.empty() && !plan.readsOutput)
     return failure();
+  plan.windowDim = windowDim(plan);
   return plan;
 }
 
@@ -177,24 +227,91 @@ public:
         rewriter, op.getLoc(), plan.outerDims, split ? threads : 1,
         chunkedDim,
         [&](OpBuilder &b, Location loc, const tract::Chunks &chunks) {
-          emitColumns(b, loc, chunkedColumns ? chunks : tract::Chunks());
+          tract::Chunks columns = chunkedColumns ? chunks : tract::Chunks();
+          if (!plan.windowDim)
+            return emitColumns(b, loc, columns, nullptr, 1);
+          // The pool's outputs along its window dim, kWindowPixels at a
+          // time, then the rest at once.
+          for (const tract::Piece &piece :
+               tract::cutIntoTiles(b, loc, loops->size(*plan.windowDim),
+                                   kWindowPixels, kWindowPixels)) {
+            int64_t pixels = piece.tile;
+            tract::forEachTile(b, loc, piece,
+                               [&](OpBuilder &nested, Location l, Value at) {
+                                 emitColumns(nested, l, columns, at, pixels);
+                               });
+          }
         });
     rewriter.eraseOp(op);
   }
 
 private:
   /// The vector tiles, this chunk's run of the full ones when `chunks`
-  /// (the rest with the last chunk).
-  void emitColumns(OpBuilder &b, Location loc, const tract::Chunks &chunks) {
+  /// (the rest with the last chunk); for a pool, of the `pixels` outputs
+  /// from `pixel` along its window dim.
+  void emitColumns(OpBuilder &b, Location loc, const tract::Chunks &chunks,
+                   Value pixel, int64_t pixels) {
     SmallVector<tract::Piece> pieces = tract::cutIntoTiles(
         b, loc, loops->size(plan.vectorDim), cols, lanes);
     for (auto [index, piece] : llvm::enumerate(pieces)) {
       const tract::Piece &tiles = piece;
       auto body = [&](OpBuilder &nested, Location l, Value column) {
-        emitTile(nested, l, column, tiles.tile);
+        if (pixel)
+          emitWindows(nested, l, column, tiles.tile, pixel, pixels);
+        else
+          emitTile(nested, l, column, tiles.tile);
       };
       chunks.forEachTile(b, loc, tiles, body,
                          index == 0 && tiles.tile == cols);
+    }
+  }
+
+  /// A pool's `pixels` outputs from `pixel` along its window dim, at
+  /// `column`: one accumulator each, the taps unrolled (each tap of every
+  /// output in turn, so that the chains interleave and neighbouring windows
+  /// read their common taps at the same indices, once after CSE).
+  void emitWindows(OpBuilder &b, Location loc, Value column, int64_t width,
+                   Value pixel, int64_t pixels) {
+    loops->values[plan.vectorDim] = column;
+    unsigned dim = *plan.windowDim;
+    OpOperand *output = plan.op.getDpsInitOperand(0);
+    auto at = [&](int64_t i) {
+      AffineExpr d0 = getAffineDimExpr(0, b.getContext());
+      loops->values[dim] = getValueOrCreateConstantIndexOp(
+          b, loc,
+          affine::makeComposedFoldedAffineApply(b, loc, d0 + i, {pixel}));
+    };
+    SmallVector<Value> accumulators;
+    for (int64_t i = 0; i < pixels; ++i) {
+      at(i);
+      accumulators.push_back(tract::readVector(b, loc, output->get(),
+                                               indices(b, loc, output),
+                                               plan.outputAxis, 1, width));
+    }
+    SmallVector<int64_t> sizes = plan.op.getStaticLoopRanges();
+    SmallVector<int64_t> tap(plan.reductionDims.size(), 0);
+    while (true) {
+      for (auto [index, reduction] : llvm::enumerate(plan.reductionDims))
+        loops->values[reduction] =
+            arith::ConstantIndexOp::create(b, loc, tap[index]);
+      for (int64_t i = 0; i < pixels; ++i) {
+        at(i);
+        accumulators[i] = emitBody(b, loc, accumulators[i], width);
+      }
+      // The next tap, the last reduction dim fastest.
+      int64_t index = static_cast<int64_t>(tap.size()) - 1;
+      for (; index >= 0; --index) {
+        if (++tap[index] < sizes[plan.reductionDims[index]])
+          break;
+        tap[index] = 0;
+      }
+      if (index < 0)
+        break;
+    }
+    for (int64_t i = 0; i < pixels; ++i) {
+      at(i);
+      tract::writeVector(b, loc, accumulators[i], output->get(),
+                         indices(b, loc, output), plan.outputAxis);
     }
   }
 
@@ -302,6 +419,9 @@ struct TractCpuVectorLoops
       (void)tract::emitLaneReduction(rewriter, op, 4 * lanes, lanes, threads,
                                      threadingThreshold);
     for (VectorLoopPlan &plan : work) {
+      // A pool's window dim loops inside the others (emitWindows).
+      if (plan.windowDim)
+        llvm::erase(plan.outerDims, *plan.windowDim);
       // Reductions keep fewer accumulators live across their loops; a
       // gathered operand (a transpose: its lanes are scalar loads, unrolled)
       // keeps tiles to one register so that the code stays small.

@@ -27,18 +27,20 @@ func.func @channel_bias(%x: memref<2x19xf32>, %b: memref<2xf32>, %y: memref<2x19
 
 // -----
 
-// A 2×2 max pool with stride 2: the window is a pair of loops around the
-// output tile; each step keeps every other one of 7 input columns, read as
-// two whole vectors (columns 0-3 and 3-6) merged by a shuffle.
+// A 2×2 max pool with stride 2: the output rows (the window's outer dim)
+// go four at a time, each with its accumulator, the four taps unrolled
+// around them (no loop is left); each tap keeps every other one of 7 input
+// columns, read as two whole vectors (columns 0-3 and 3-6) merged by a
+// shuffle.
 // CHECK-LABEL: func.func @max_pool(
-// CHECK:         %[[INIT:.*]] = vector.transfer_read %{{.*}} : memref<1x1x4x4xf32>, vector<4xf32>
-// CHECK:         scf.for {{.*}} iter_args(%{{.*}} = %[[INIT]]) -> (vector<4xf32>) {
-// CHECK:           scf.for %[[KW:[a-z0-9]+]] = {{.*}} -> (vector<4xf32>) {
-// CHECK:             %[[LOW:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[KW]]], %{{.*}} : memref<1x1x8x8xf32>, vector<4xf32>
-// CHECK:             %[[AT:.*]] = affine.apply #{{.*}}(%[[KW]])
-// CHECK:             %[[HIGH:.*]] = vector.transfer_read %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[AT]]], %{{.*}} : memref<1x1x8x8xf32>, vector<4xf32>
-// CHECK:             %[[X:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 5, 7]
-// CHECK:             arith.maximumf %{{.*}}, %[[X]] : vector<4xf32>
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-4: vector.transfer_read %{{.*}} : memref<1x1x4x4xf32>, vector<4xf32>
+// CHECK:         %[[LOW:.*]] = vector.transfer_read %{{.*}} : memref<1x1x8x8xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[HIGH:.*]] = vector.transfer_read %{{.*}} : memref<1x1x8x8xf32>, vector<4xf32>
+// CHECK-NEXT:    %[[X:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 5, 7]
+// CHECK-NEXT:    arith.maximumf %{{.*}}, %[[X]] : vector<4xf32>
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-4: vector.transfer_write
 func.func @max_pool(%x: memref<1x1x8x8xf32>, %w: memref<2x2xf32>, %y: memref<1x1x4x4xf32>) {
   linalg.pooling_nchw_max {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>}
     ins(%x, %w : memref<1x1x8x8xf32>, memref<2x2xf32>) outs(%y : memref<1x1x4x4xf32>)
