@@ -402,6 +402,12 @@ def TractCpuVectorLoops : Pass<"tract-cpu-vector-loops", "func::FuncOp"> {
     the taps unrolled around their 4 accumulators: 4 chains of maxima or
     sums interleave, and the taps neighbouring windows share are read once
     (a 3×3 max pool of stride 1 over 28×28×192: 0.138 → 0.089 ms).
+    A transpose (a copy of 32-bit items whose input's unit-stride last
+    axis is an outer dim of the output) goes in blocks of `lanes` ×
+    `lanes`: `lanes` rows read whole, log2(`lanes`) rounds of interleaving
+    row i with row i + `lanes`/2, `lanes` rows written whole (56×56×96
+    channels last to channels first: 0.312 → 0.111 ms), instead of a
+    vector gathered lane by lane.
 
     Reductions that an input walks along its last axis, contiguously (a
     global pool, the max and the sum of a softmax), put that axis on the

@@ -47,6 +47,9 @@ struct VectorLoopPlan {
   /// (`ow * stride + kw`), whose taps, all static and few, are unrolled
   /// around kWindowPixels neighbouring outputs along it (see windowDim).
   std::optional<unsigned> windowDim;
+  /// A transpose: a copy whose one input walks, along its last axis, this
+  /// outer dim of the output (see transposeDim).
+  std::optional<unsigned> transposeDim;
 };
 
 /// Outputs of a pool computed together: as many independent chains of the
@@ -64,6 +67,41 @@ bool isVectorElement(Type type) {
 /// of vector reads and writes.
 bool isVectorMemoryElement(Type type) {
   return isVectorElement(type) && !type.isInteger(1);
+}
+
+/// The outer dim of a transpose (VectorLoopPlan::transposeDim): the op
+/// copies its one input, of 32-bit items, whose last axis (unit stride) is
+/// that dim, while the output's last axis (the vector dim) is another axis
+/// of the input; both dims static and at least `lanes` long.
+std::optional<unsigned> transposeDim(const VectorLoopPlan &plan,
+                                     int64_t lanes) {
+  linalg::LinalgOp op = plan.op;
+  if (!plan.reductionDims.empty() || op.getNumDpsInputs() != 1 ||
+      !plan.inputs[0])
+    return std::nullopt;
+  Block *body = op.getBlock();
+  auto yield = cast<linalg::YieldOp>(body->getTerminator());
+  if (body->getOperations().size() != 1 ||
+      yield.getValues().front() != body->getArgument(0))
+    return std::nullopt;
+  auto input = cast<MemRefType>(op.getDpsInputOperand(0)->get().getType());
+  auto output = cast<MemRefType>(op.getDpsInitOperand(0)->get().getType());
+  if (input.getElementType() != output.getElementType() ||
+      input.getElementTypeBitWidth() != 32 || !input.isLastDimUnitStride() ||
+      !output.isLastDimUnitStride() ||
+      plan.inputs[0]->first == static_cast<unsigned>(input.getRank() - 1))
+    return std::nullopt;
+  AffineMap map = op.getMatchingIndexingMap(op.getDpsInputOperand(0));
+  auto last = dyn_cast<AffineDimExpr>(map.getResults().back());
+  if (!last || !llvm::is_contained(plan.outerDims, last.getPosition()))
+    return std::nullopt;
+  SmallVector<int64_t> sizes = op.getStaticLoopRanges();
+  unsigned dim = last.getPosition();
+  if (ShapedType::isDynamic(sizes[dim]) || sizes[dim] < lanes ||
+      ShapedType::isDynamic(sizes[plan.vectorDim]) ||
+      sizes[plan.vectorDim] < lanes)
+    return std::nullopt;
+  return dim;
 }
 
 /// The outer dim of a pool's windows (VectorLoopPlan::windowDim): the
@@ -104,7 +142,8 @@ std::optional<unsigned> windowDim(const VectorLoopPlan &plan) {
   return std::nullopt;
 }
 
-FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
+FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op,
+                                          int64_t lanes) {
   if (!op.hasPureBufferSemantics() || op.getNumDpsInits() != 1)
     return failure();
   VectorLoopPlan plan;
@@ -164,6 +203,7 @@ FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op) {
   if (!plan.reductionDims.empty() && !plan.readsOutput)
     return failure();
   plan.windowDim = windowDim(plan);
+  plan.transposeDim = transposeDim(plan, lanes);
   return plan;
 }
 
@@ -228,6 +268,8 @@ public:
         chunkedDim,
         [&](OpBuilder &b, Location loc, const tract::Chunks &chunks) {
           tract::Chunks columns = chunkedColumns ? chunks : tract::Chunks();
+          if (plan.transposeDim)
+            return emitTransposed(b, loc, columns);
           if (!plan.windowDim)
             return emitColumns(b, loc, columns, nullptr, 1);
           // The pool's outputs along its window dim, kWindowPixels at a
@@ -263,6 +305,88 @@ private:
       };
       chunks.forEachTile(b, loc, tiles, body,
                          index == 0 && tiles.tile == cols);
+    }
+  }
+
+  /// A transpose in tiles of lanes × lanes: `lanes` rows of the input
+  /// along its last axis, transposed in registers, written as `lanes` rows
+  /// of the output along its own; what is left of either dim goes element
+  /// by element along the other (emitTile).
+  void emitTransposed(OpBuilder &b, Location loc, const tract::Chunks &chunks) {
+    unsigned dim = *plan.transposeDim;
+    for (const tract::Piece &piece :
+         tract::cutIntoTiles(b, loc, loops->size(dim), lanes, 1)) {
+      int64_t rows = piece.tile;
+      tract::forEachTile(b, loc, piece, [&](OpBuilder &nested, Location l,
+                                            Value at) {
+        if (rows != lanes) {
+          loops->values[dim] = at;
+          return emitColumns(nested, l, chunks, nullptr, 1);
+        }
+        SmallVector<tract::Piece> columns = tract::cutIntoTiles(
+            nested, l, loops->size(plan.vectorDim), lanes, lanes);
+        for (auto [index, column] : llvm::enumerate(columns)) {
+          int64_t width = column.tile;
+          chunks.forEachTile(
+              nested, l, column,
+              [&](OpBuilder &inner, Location il, Value v) {
+                if (width == lanes)
+                  return emitTransposeTile(inner, il, at, v);
+                for (int64_t i = 0; i < lanes; ++i) {
+                  loops->values[dim] = offset(inner, il, at, i);
+                  emitTile(inner, il, v, width);
+                }
+              },
+              index == 0 && width == lanes);
+        }
+      });
+    }
+  }
+
+  Value offset(OpBuilder &b, Location loc, Value base, int64_t i) {
+    AffineExpr d0 = getAffineDimExpr(0, b.getContext());
+    return getValueOrCreateConstantIndexOp(
+        b, loc, affine::makeComposedFoldedAffineApply(b, loc, d0 + i, {base}));
+  }
+
+  /// The lanes × lanes block from `row` (along the transpose dim) and
+  /// `column` (along the vector dim): log2(lanes) rounds of interleaving
+  /// pairs of rows, row i with row i + lanes/2, leave the columns.
+  void emitTransposeTile(OpBuilder &b, Location loc, Value row, Value column) {
+    unsigned dim = *plan.transposeDim;
+    OpOperand *input = plan.op.getDpsInputOperand(0);
+    OpOperand *output = plan.op.getDpsInitOperand(0);
+    auto inputType = cast<MemRefType>(input->get().getType());
+    unsigned inputAxis = inputType.getRank() - 1;
+    SmallVector<Value> rows;
+    loops->values[dim] = row;
+    for (int64_t i = 0; i < lanes; ++i) {
+      loops->values[plan.vectorDim] = offset(b, loc, column, i);
+      rows.push_back(tract::readVector(b, loc, input->get(),
+                                       indices(b, loc, input), inputAxis, 1,
+                                       lanes));
+    }
+    int64_t half = lanes / 2;
+    SmallVector<int64_t> low, high;
+    for (int64_t i = 0; i < half; ++i) {
+      low.append({i, lanes + i});
+      high.append({half + i, lanes + half + i});
+    }
+    for (int64_t round = 1; round < lanes; round *= 2) {
+      SmallVector<Value> next(lanes);
+      for (int64_t i = 0; i < half; ++i) {
+        next[2 * i] =
+            vector::ShuffleOp::create(b, loc, rows[i], rows[i + half], low);
+        next[2 * i + 1] =
+            vector::ShuffleOp::create(b, loc, rows[i], rows[i + half], high);
+      }
+      rows = next;
+    }
+    loops->values[plan.vectorDim] = column;
+    for (int64_t i = 0; i < lanes; ++i) {
+      loops->values[dim] = offset(b, loc, row, i);
+      tract::writeVector(b, loc, rows[i], output->get(),
+                         indices(b, loc, output), plan.outputAxis);
     }
   }
 
@@ -407,7 +531,7 @@ struct TractCpuVectorLoops
     SmallVector<VectorLoopPlan> work;
     SmallVector<linalg::LinalgOp> others;
     getOperation().walk([&](linalg::LinalgOp op) {
-      FailureOr<VectorLoopPlan> plan = matchVectorLoop(op);
+      FailureOr<VectorLoopPlan> plan = matchVectorLoop(op, lanes);
       if (succeeded(plan))
         work.push_back(*plan);
       else
@@ -422,6 +546,8 @@ struct TractCpuVectorLoops
       // A pool's window dim loops inside the others (emitWindows).
       if (plan.windowDim)
         llvm::erase(plan.outerDims, *plan.windowDim);
+      if (plan.transposeDim)
+        llvm::erase(plan.outerDims, *plan.transposeDim);
       // Reductions keep fewer accumulators live across their loops; a
       // gathered operand (a transpose: its lanes are scalar loads, unrolled)
       // keeps tiles to one register so that the code stays small.
