@@ -27,6 +27,36 @@ def TractBindSymbols : Pass<"tract-bind-symbols", "ModuleOp"> {
   ];
 }
 
+def TractLowerQuantizedTypes : Pass<"tract-lower-quantized-types",
+                                     "ModuleOp"> {
+  let summary = "Quantized values as their integers, products in integers";
+  let description = [{
+    Gives every value of tract's quantized types (QU8, QI8, QI32) the
+    integer type holding it and rewrites the casts and the arithmetic that
+    give those types their meaning into integer and f32 tract ops (which
+    `tract-lower-to-linalg` otherwise does first). Before that, a 2-D
+    convolution (one group, or depthwise) whose input is a quantized value
+    dequantized, whose kernel is a constant quantized then dequantized and
+    whose bias (if any) is a constant, and whose only use quantizes its
+    result to 8 bits, becomes a `tract.quant_conv` (or
+    `tract.quant_depthwise`) on the integers: the kernel's integers are
+    what its quantizing cast makes of it, the bias is counted in units of
+    the input's scale times the kernel's, and the result is requantized in
+    the epilogue. This is what tract's quantized NNEF (graph.quant) comes
+    to, so that its convolutions run in integers and not in float. The CPU
+    pipeline runs this pass before `tract-channels-last`.
+
+    ```mlir
+    %x = tract.cast %q : tensor<1x8x10x10x!quant.uniform<u8:f32, 0.02:128>> to tensor<1x8x10x10xf32>
+    %c = tract.conv %x, %w, %b {...}
+    %y = tract.cast %c : tensor<1x16x10x10xf32> to tensor<1x16x10x10x!quant.uniform<u8:f32, 0.05:120>>
+    // becomes, on the integers:
+    %p = tract.pad %q ... value 128
+    %y = tract.quant_conv %p, %wq, %bq {input_zero = 128, multiplier = [...], output_zero = 120, ...}
+    ```
+  }];
+}
+
 def TractLowerToLinalg : Pass<"tract-lower-to-linalg", "ModuleOp"> {
   let summary = "Lower tract ops to linalg, tensor, arith, math and scf";
   let description = [{

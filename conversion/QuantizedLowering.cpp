@@ -20,11 +20,20 @@
 //===----------------------------------------------------------------------===//
 
 #include "conversion/LoweringUtils.h"
+#include "conversion/Passes.h"
 
+#include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractQuant.h"
+#include "dialects/tract/TractShapes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::tract {
+#define GEN_PASS_DEF_TRACTLOWERQUANTIZEDTYPES
+#include "conversion/Passes.h.inc"
+} // namespace mlir::tract
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -137,15 +146,378 @@ void rewrite(const Rewrite &work) {
   op->erase();
 }
 
+//===----------------------------------------------------------------------===//
+// Convolutions of quantized values in integers
+//===----------------------------------------------------------------------===//
+
+/// A convolution between a dequantizing cast and a quantizing one, with
+/// what it comes to on the integers.
+struct IntegerConv {
+  ConvOp conv;
+  CastOp quantize;   // the conv's only use: its result to 8 bits
+  Value input;       // the quantized input, before its dequantizing cast
+  DenseElementsAttr kernel, bias; // the integers (i8/ui8, i32)
+  bool depthwise = false;
+  SmallVector<int64_t> strides, dilations, before, after;
+  int64_t inputZero = 0, weightZero = 0, outputZero = 0;
+  float multiplier = 0;
+  bool outputSigned = false;
+};
+
+bool isByteQuantized(QType type) {
+  return type && type.getStorageTypeIntegralWidth() == 8;
+}
+
+/// The integers `type`'s cast makes of the real values `real`: round half
+/// away from zero of value / scale, plus the zero point, saturated (what
+/// lowerCast computes), in the storage type of `type` and the shape of
+/// `shape`.
+DenseElementsAttr quantizeConstant(DenseElementsAttr real, QType type,
+                                   RankedTensorType shape) {
+  SmallVector<APInt> values;
+  values.reserve(real.getNumElements());
+  float scale = float(type.getScale());
+  for (const APFloat &value : real.getValues<APFloat>()) {
+    float scaled = value.convertToFloat() / scale;
+    double q = std::round(double(scaled)) + double(type.getZeroPoint());
+    q = std::clamp(q, double(type.getStorageTypeMin()),
+                   double(type.getStorageTypeMax()));
+    values.push_back(APInt(8, uint64_t(int64_t(q)), /*isSigned=*/true));
+  }
+  return DenseElementsAttr::get(
+      RankedTensorType::get(shape.getShape(),
+                            getStorageType(Type(type))),
+      values);
+}
+
+/// The real values and the quantized type of `value` when it is a
+/// constant quantized and then dequantized (`cast(cast(const f32 to Q) to
+/// f32)`, as the NNEF import writes stored integers); nullopt otherwise.
+std::optional<std::pair<DenseElementsAttr, QType>>
+requantizedConstant(Value value) {
+  auto dequantize = value.getDefiningOp<CastOp>();
+  auto quantize =
+      dequantize ? dequantize.getInput().getDefiningOp<CastOp>() : CastOp();
+  auto konst = quantize ? quantize.getInput().getDefiningOp<ConstOp>()
+                        : ConstOp();
+  if (!konst || !getElementTypeOrSelf(value).isF32())
+    return std::nullopt;
+  auto type = dyn_cast<QType>(getElementTypeOrSelf(quantize.getType()));
+  DenseElementsAttr real = denseOf(konst.getValue());
+  if (!isByteQuantized(type) || !real || !real.getElementType().isF32())
+    return std::nullopt;
+  return std::make_pair(real, type);
+}
+
+/// A product by constant weights between a dequantizing cast and a
+/// quantizing one (`linear` and `matmul` of quantized values): an einsum
+/// `…k,nk->…n` or `…k,kn->…n`, then an optional add of a constant bias
+/// along n, then the cast to 8 bits.
+struct IntegerMatmul {
+  EinsumOp einsum;
+  AddOp addBias;     // null without a bias
+  CastOp quantize;
+  Value input;
+  DenseElementsAttr weights, bias; // k x n integers, n i32
+  int64_t inputZero = 0, weightZero = 0, outputZero = 0;
+  float multiplier = 0;
+  bool outputSigned = false;
+};
+
+std::optional<IntegerMatmul> matchIntegerMatmul(EinsumOp einsum) {
+  IntegerMatmul m;
+  m.einsum = einsum;
+  if (einsum.getInputs().size() != 2 || !einsum->hasOneUse())
+    return std::nullopt;
+  // The axes: the input's last is summed with the weights' other one.
+  StringRef expr = einsum.getExpr();
+  auto [operands, output] = expr.split("->");
+  auto [lhs, rhs] = operands.split(',');
+  if (lhs.empty() || rhs.size() != 2 || output.empty() ||
+      lhs.drop_back() != output.drop_back() ||
+      lhs.drop_back().contains(lhs.back()) ||
+      lhs.drop_back().contains(output.back()))
+    return std::nullopt;
+  char k = lhs.back(), n = output.back();
+  bool transposed = rhs == std::string{n, k};
+  if (k == n || (!transposed && rhs != std::string{k, n}))
+    return std::nullopt;
+  Operation *next = *einsum->getUsers().begin();
+  int64_t channels =
+      cast<RankedTensorType>(einsum.getType()).getShape().back();
+  if (auto add = dyn_cast<AddOp>(next)) {
+    Value other = add.getLhs() == einsum.getResult() ? add.getRhs()
+                                                     : add.getLhs();
+    auto konst = other.getDefiningOp<ConstOp>();
+    DenseElementsAttr values = konst ? denseOf(konst.getValue()) : nullptr;
+    auto biasType = dyn_cast<RankedTensorType>(other.getType());
+    if (!values || !values.getElementType().isF32() || !add->hasOneUse() ||
+        !biasType || biasType.getNumElements() != channels ||
+        (biasType.getRank() > 0 && biasType.getShape().back() != channels) ||
+        add.getType() != einsum.getType())
+      return std::nullopt;
+    m.addBias = add;
+    m.bias = values;
+    next = *add->getUsers().begin();
+  }
+  m.quantize = dyn_cast<CastOp>(next);
+  if (!m.quantize)
+    return std::nullopt;
+  auto outType = dyn_cast<QType>(getElementTypeOrSelf(m.quantize.getType()));
+  auto dequantize = einsum.getInputs()[0].getDefiningOp<CastOp>();
+  auto weights = requantizedConstant(einsum.getInputs()[1]);
+  if (!isByteQuantized(outType) || !dequantize || !weights ||
+      !getElementTypeOrSelf(einsum.getType()).isF32())
+    return std::nullopt;
+  m.input = dequantize.getInput();
+  auto inType = dyn_cast<QType>(getElementTypeOrSelf(m.input));
+  auto [real, wType] = *weights;
+  auto wShape = cast<RankedTensorType>(einsum.getInputs()[1].getType());
+  if (!isByteQuantized(inType) || !wShape.hasStaticShape() ||
+      wShape.getDimSize(transposed ? 1 : 0) > (int64_t(1) << 16))
+    return std::nullopt;
+  DenseElementsAttr q = quantizeConstant(real, wType, wShape);
+  if (transposed) {
+    // n x k to k x n.
+    int64_t rows = wShape.getDimSize(0), cols = wShape.getDimSize(1);
+    SmallVector<APInt> values(q.getValues<APInt>());
+    SmallVector<APInt> swapped;
+    swapped.reserve(values.size());
+    for (int64_t i = 0; i < cols; ++i)
+      for (int64_t j = 0; j < rows; ++j)
+        swapped.push_back(values[j * cols + i]);
+    q = DenseElementsAttr::get(
+        RankedTensorType::get({cols, rows}, q.getElementType()), swapped);
+  }
+  m.weights = q;
+  if (m.bias) {
+    double accScale =
+        double(float(inType.getScale()) * float(wType.getScale()));
+    SmallVector<int32_t> ints;
+    for (const APFloat &value : m.bias.getValues<APFloat>()) {
+      double r = std::round(double(value.convertToFloat()) / accScale);
+      if (!(std::abs(r) < double(1 << 30)))
+        return std::nullopt;
+      ints.push_back(int32_t(r));
+    }
+    m.bias = DenseElementsAttr::get(
+        RankedTensorType::get({channels},
+                              IntegerType::get(einsum.getContext(), 32)),
+        ArrayRef(ints));
+  }
+  m.inputZero = inType.getZeroPoint();
+  m.weightZero = wType.getZeroPoint();
+  m.outputZero = outType.getZeroPoint();
+  m.outputSigned = outType.isSigned();
+  m.multiplier = float(float(inType.getScale()) * float(wType.getScale())) /
+                 float(outType.getScale());
+  return m;
+}
+
+void rewriteIntegerMatmul(IntegerMatmul m) {
+  OpBuilder b(m.quantize);
+  Location loc = m.einsum.getLoc();
+  Value weights = ConstOp::create(b, loc, m.weights);
+  Value bias = m.bias ? Value(ConstOp::create(b, loc, m.bias)) : Value();
+  SmallVector<int64_t> weightZero;
+  if (m.weightZero != 0)
+    weightZero.push_back(m.weightZero);
+  Value result = QuantMatmulOp::create(
+      b, loc, m.input, weights, bias, UnitAttr(),
+      b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
+      b.getDenseF32ArrayAttr({m.multiplier}),
+      b.getI64IntegerAttr(m.outputZero),
+      m.outputSigned ? b.getUnitAttr() : UnitAttr());
+  m.quantize.getResult().replaceAllUsesWith(result);
+  m.quantize.erase();
+  if (m.addBias)
+    m.addBias.erase();
+  m.einsum.erase();
+}
+
+/// `conv` as an IntegerConv, when it is of that form.
+std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
+  IntegerConv m;
+  m.conv = conv;
+  if (conv.getChannelsLast() || !conv->hasOneUse())
+    return std::nullopt;
+  m.quantize = dyn_cast<CastOp>(*conv->getUsers().begin());
+  if (!m.quantize)
+    return std::nullopt;
+  auto outType = dyn_cast<QType>(getElementTypeOrSelf(m.quantize.getType()));
+  auto dequantize = conv.getInput().getDefiningOp<CastOp>();
+  if (!isByteQuantized(outType) || !dequantize ||
+      !getElementTypeOrSelf(conv.getType()).isF32())
+    return std::nullopt;
+  m.input = dequantize.getInput();
+  auto inType = dyn_cast<QType>(getElementTypeOrSelf(m.input));
+  auto kernel = requantizedConstant(conv.getKernel());
+  if (!isByteQuantized(inType) || !kernel)
+    return std::nullopt;
+  auto [real, wType] = *kernel;
+  auto inputShape = dyn_cast<RankedTensorType>(m.input.getType());
+  auto kernelShape = cast<RankedTensorType>(conv.getKernel().getType());
+  if (!inputShape ||
+      !inputShape.hasStaticShape() || inputShape.getRank() != 4 ||
+      !kernelShape.hasStaticShape() || kernelShape.getRank() != 4)
+    return std::nullopt;
+  int64_t channels = inputShape.getDimSize(1), outputs = kernelShape.getDimSize(0);
+  int64_t group = int64_t(conv.getGroup());
+  m.depthwise = group > 1 && group == channels && outputs == channels &&
+                kernelShape.getDimSize(1) == 1;
+  if (group != 1 && !m.depthwise)
+    return std::nullopt;
+  // Sums of at most 255 * 255 per tap; a depthwise one in f32 lanes
+  // (tract.quant_depthwise) must stay exact.
+  int64_t taps = kernelShape.getDimSize(2) * kernelShape.getDimSize(3);
+  int64_t perOutput = taps * (m.depthwise ? 1 : channels);
+  if (perOutput > (int64_t(1) << 14))
+    return std::nullopt;
+  m.kernel = quantizeConstant(real, wType, kernelShape);
+  // The bias, in units of the accumulator.
+  double accScale = double(float(inType.getScale()) * float(wType.getScale()));
+  int64_t largestBias = 0;
+  if (Value bias = conv.getBias()) {
+    auto konst = bias.getDefiningOp<ConstOp>();
+    DenseElementsAttr values = konst ? denseOf(konst.getValue()) : nullptr;
+    if (!values || !values.getElementType().isF32() ||
+        values.getNumElements() != outputs)
+      return std::nullopt;
+    SmallVector<int32_t> ints;
+    for (const APFloat &value : values.getValues<APFloat>()) {
+      double q = std::round(double(value.convertToFloat()) / accScale);
+      if (!(std::abs(q) < double(1 << 30)))
+        return std::nullopt;
+      ints.push_back(int32_t(q));
+      largestBias = std::max<int64_t>(largestBias, std::abs(int64_t(q)));
+    }
+    m.bias = DenseElementsAttr::get(
+        RankedTensorType::get({outputs}, IntegerType::get(conv.getContext(), 32)),
+        ArrayRef(ints));
+  }
+  if (m.depthwise && 2 * taps * 255 * 255 + largestBias >= (int64_t(1) << 24))
+    return std::nullopt;
+  // The window, with the padding made explicit.
+  m.strides = llvm::to_vector(conv.getStrides());
+  m.dilations = llvm::to_vector(conv.getDilations());
+  if (m.strides.empty())
+    m.strides = {1, 1};
+  if (m.dilations.empty())
+    m.dilations = {1, 1};
+  if (m.strides.size() != 2 || m.dilations.size() != 2)
+    return std::nullopt;
+  auto outShape = cast<RankedTensorType>(conv.getType());
+  for (int64_t i = 0; i < 2; ++i) {
+    int64_t size = inputShape.getDimSize(2 + i),
+            field = (kernelShape.getDimSize(2 + i) - 1) * m.dilations[i] + 1,
+            out = outShape.getDimSize(2 + i), before = 0, after = 0;
+    switch (conv.getPadding()) {
+    case Padding::Valid:
+      break;
+    case Padding::Explicit:
+      if (conv.getPadsBefore().size() != 2 || conv.getPadsAfter().size() != 2)
+        return std::nullopt;
+      before = conv.getPadsBefore()[i];
+      after = conv.getPadsAfter()[i];
+      break;
+    default: {
+      if (ShapedType::isDynamic(out))
+        return std::nullopt;
+      int64_t total =
+          std::max<int64_t>((out - 1) * m.strides[i] + field - size, 0);
+      before = conv.getPadding() == Padding::SameUpper ? total / 2
+                                                       : (total + 1) / 2;
+      after = total - before;
+    }
+    }
+    // Only what the convolution reads: an output for every position the
+    // window reaches, as tract.quant_conv computes them.
+    if (before < 0 || after < 0 || size + before + after < field ||
+        (size + before + after - field) / m.strides[i] + 1 != out)
+      return std::nullopt;
+    m.before.push_back(before);
+    m.after.push_back(after);
+  }
+  m.inputZero = inType.getZeroPoint();
+  m.weightZero = wType.getZeroPoint();
+  m.outputZero = outType.getZeroPoint();
+  m.outputSigned = outType.isSigned();
+  m.multiplier = float(float(inType.getScale()) * float(wType.getScale())) /
+                 float(outType.getScale());
+  return m;
+}
+
+/// The integer op for `m`, once the input holds its integers.
+void rewriteIntegerConv(IntegerConv m) {
+  OpBuilder b(m.quantize);
+  Location loc = m.conv.getLoc();
+  Value x = m.input;
+  if (llvm::any_of(m.before, [](int64_t p) { return p != 0; }) ||
+      llvm::any_of(m.after, [](int64_t p) { return p != 0; }))
+    x = PadOp::create(
+        b, loc, x, ArrayRef<int64_t>{0, 0, m.before[0], m.before[1]},
+        ArrayRef<int64_t>{0, 0, m.after[0], m.after[1]}, PadMode::Constant,
+        IntegerAttr::get(getElementTypeOrSelf(x), m.inputZero));
+  Value kernel =
+      ConstOp::create(b, loc,
+                      m.depthwise
+                          ? m.kernel.reshape(RankedTensorType::get(
+                                {m.kernel.getType().getDimSize(0),
+                                 m.kernel.getType().getDimSize(2),
+                                 m.kernel.getType().getDimSize(3)},
+                                m.kernel.getElementType()))
+                          : m.kernel);
+  Value bias = m.bias ? Value(ConstOp::create(b, loc, m.bias)) : Value();
+  SmallVector<int64_t> weightZero;
+  if (m.weightZero != 0)
+    weightZero.push_back(m.weightZero);
+  UnitAttr outputSigned = m.outputSigned ? b.getUnitAttr() : UnitAttr();
+  Value result;
+  if (m.depthwise)
+    result = QuantDepthwiseOp::create(
+        b, loc, x, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
+        b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
+        b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
+        b.getDenseF32ArrayAttr({m.multiplier}),
+        b.getI64IntegerAttr(m.outputZero), outputSigned);
+  else
+    result = QuantConvOp::create(
+        b, loc, x, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
+        b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
+        b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
+        b.getDenseF32ArrayAttr({m.multiplier}),
+        b.getI64IntegerAttr(m.outputZero), outputSigned);
+  m.quantize.getResult().replaceAllUsesWith(result);
+  m.quantize.erase();
+  m.conv.erase();
+}
+
 } // namespace
 
 LogicalResult mlir::tract::lowerQuantizedTypes(ModuleOp module) {
   auto quantizedType = [](Type type) { return isQuantized(type); };
+  // The convolutions that run in integers; their quantizing casts are
+  // rewritten with them.
+  std::vector<IntegerConv> convs;
+  DenseSet<Operation *> fused;
+  module.walk([&](ConvOp conv) {
+    if (auto m = matchIntegerConv(conv)) {
+      fused.insert(m->quantize);
+      convs.push_back(std::move(*m));
+    }
+  });
+  std::vector<IntegerMatmul> matmuls;
+  module.walk([&](EinsumOp einsum) {
+    if (auto m = matchIntegerMatmul(einsum)) {
+      fused.insert(m->quantize);
+      matmuls.push_back(std::move(*m));
+    }
+  });
   SmallVector<Rewrite> work;
   WalkResult walk = module.walk([&](Operation *op) {
     bool touches = llvm::any_of(op->getOperandTypes(), quantizedType) ||
                    llvm::any_of(op->getResultTypes(), quantizedType);
-    if (!touches || isa<func::ReturnOp>(op))
+    if (!touches || isa<func::ReturnOp>(op) || fused.contains(op))
       return WalkResult::advance();
     if (!isa<CastOp>(op) && !isQuantizedArithmetic(op)) {
       op->emitError("computes on quantized tensors, which only casts and "
@@ -187,7 +559,29 @@ LogicalResult mlir::tract::lowerQuantizedTypes(ModuleOp module) {
                                            storage(type.getInputs()),
                                            storage(type.getResults())));
   }
+  for (const IntegerConv &m : convs)
+    rewriteIntegerConv(m);
+  for (const IntegerMatmul &m : matmuls)
+    rewriteIntegerMatmul(m);
   for (const Rewrite &item : work)
     rewrite(item);
+  // What only the fused products read (their operands' dequantization).
+  if (!convs.empty() || !matmuls.empty()) {
+    SmallVector<Operation *> ops;
+    module.walk([&](Operation *op) { ops.push_back(op); });
+    for (Operation *op : llvm::reverse(ops))
+      if (op->getNumRegions() == 0 && isOpTriviallyDead(op))
+        op->erase();
+  }
   return success();
 }
+
+namespace {
+struct LowerQuantizedTypesPass
+    : tract::impl::TractLowerQuantizedTypesBase<LowerQuantizedTypesPass> {
+  void runOnOperation() override {
+    if (failed(lowerQuantizedTypes(getOperation())))
+      signalPassFailure();
+  }
+};
+} // namespace

@@ -179,6 +179,10 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   lowering.signedProducts = target.dotProduct == "sdot";
   lowering.dotProduct = target.dotProduct;
   lowering.bodyMayFail = !target.gpu.empty();
+  // Quantized values as their integers, and the convolutions between a
+  // dequantization and a quantization as integer ones, which the layout
+  // below then takes as it takes tract.quant_conv from ONNX.
+  pm.addPass(createTractLowerQuantizedTypes());
   // Convolutions with their channels on the vector lanes: a layout for the
   // CPU kernels (the GPU path keeps the model's). Then those whose taps
   // read padding in a large share of their products, cut into regions.

@@ -9,6 +9,7 @@
 #include "frontends/nnef/NnefImporter.h"
 
 #include "dialects/tract/TractDialect.h"
+#include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractModule.h"
 #include "frontends/nnef/NnefBuilder.h"
 #include "frontends/nnef/NnefParser.h"
@@ -1135,6 +1136,29 @@ void ModelBuilder::dequantizeArguments(Invocation &call) {
             Invocation::elementType(y->second.tensor))
       return;
   }
+  // The integer bias of a product of quantized values (torch-to-nnef's and
+  // tract's quantized conv and linear) counts in units of the accumulator,
+  // input scale times weight scale: its real value, for the product on
+  // dequantized operands.
+  if (llvm::is_contained({"conv", "deconv", "linear"}, op)) {
+    auto input = call.args.find("input"), filter = call.args.find("filter"),
+         bias = call.args.find("bias");
+    if (input != call.args.end() && filter != call.args.end() &&
+        bias != call.args.end() && bias->second.kind == NValue::Kind::Tensor &&
+        input->second.kind == NValue::Kind::Tensor &&
+        filter->second.kind == NValue::Kind::Tensor) {
+      auto x = getQuantizedElement(input->second.tensor.getType());
+      auto w = getQuantizedElement(filter->second.tensor.getType());
+      Value b = bias->second.tensor;
+      if (x && w && isa<IntegerType>(Invocation::elementType(b))) {
+        Value real = call.castTo(b, builder.getF32Type());
+        Value scale = call.constant(DenseElementsAttr::get(
+            RankedTensorType::get({}, builder.getF32Type()),
+            float(x.getScale() * w.getScale())));
+        bias->second.tensor = call.binary<MulOp>(real, scale);
+      }
+    }
+  }
   std::function<void(NValue &)> dequantize = [&](NValue &value) {
     if (value.kind == NValue::Kind::Tensor &&
         isQuantized(value.tensor.getType()))
@@ -1305,6 +1329,25 @@ bool ModelBuilder::applyQuantization(const Expr &rhs, Value &tensor,
     return true;
   }
   Operation *op = tensor.getDefiningOp();
+  // A variable whose file holds the quantized type's integers is those
+  // integers (tract reinterprets them): its real values, which the cast
+  // below quantizes back to the same integers exactly.
+  if (auto konst = dyn_cast_or_null<ConstOp>(op);
+      konst && rhs.kind == Expr::Kind::Invocation && rhs.text == "variable" &&
+      type.getElementType() == getStorageType(quantized)) {
+    DenseElementsAttr stored = denseOf(konst.getValue());
+    auto q = cast<quant::UniformQuantizedType>(quantized);
+    if (!stored)
+      return false;
+    SmallVector<float> real;
+    real.reserve(stored.getNumElements());
+    for (int64_t value : readIntValues(stored))
+      real.push_back(float(q.getScale() * double(value - q.getZeroPoint())));
+    tensor = ConstOp::create(
+        builder, loc(rhs.pos),
+        DenseElementsAttr::get(type.clone(builder.getF32Type()),
+                               ArrayRef(real)));
+  }
   if (op && tensor.use_empty() && tract::isQuantizedArithmetic(op) &&
       isQuantized(op->getOperand(0).getType())) {
     tensor.setType(retyped);

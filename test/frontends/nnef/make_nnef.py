@@ -474,6 +474,89 @@ def quantized(out):
              y=dequantize(p, 0.1, 0), z=dequantize(s, 0.04, -5), r=r)
 
 
+def quantized_convnet(out):
+    """A quantized convolution network as torch-to-nnef writes one: stored
+    QU8/QI8 integers (variables whose .dat holds the graph.quant type's
+    integers), i32 biases in units of input scale times weight scale, a
+    relu on the quantized result, a depthwise strided convolution and a
+    linear layer. The reference is the integer arithmetic the compiled model
+    runs: i32 sums, requantized by round_half_even(acc * multiplier), with
+    the multiplier in float32."""
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    f32 = np.float32
+    rng = np.random.default_rng(5)
+    C, O, H = 3, 8, 9
+    q = {"x": (0.02, 128, False), "w1": (0.01, 0, True), "c1": (0.05, 100, False),
+         "w2": (0.02, 3, True), "c2": (0.04, 110, False),
+         "w3": (0.01, 0, True), "y": (0.1, -5, True)}
+    w1 = rng.integers(-127, 128, (O, C, 3, 3)).astype(np.int8)
+    b1 = rng.integers(-3000, 3000, (O,)).astype(np.int32)
+    w2 = rng.integers(-120, 128, (O, 1, 3, 3)).astype(np.int8)
+    w3 = rng.integers(-127, 128, (5, O * 4 * 4)).astype(np.int8)
+    b3 = rng.integers(-3000, 3000, (1, 5)).astype(np.int32)
+    for n, a in (("w1", w1), ("b1", b1), ("w2", w2), ("w3", w3), ("b3", b3)):
+        write(out, n + ".dat", dat_bytes(a))
+    write(out, "graph.nnef", f"""version 1.0;
+
+graph qnet(x) -> (y)
+{{
+  x = external<scalar>(shape = [1, {C}, {H}, {H}]);
+  w1 = variable<scalar>(label = 'w1', shape = [{O}, {C}, 3, 3]);
+  b1 = variable<integer>(label = 'b1', shape = [{O}]);
+  w2 = variable<scalar>(label = 'w2', shape = [{O}, 1, 3, 3]);
+  w3 = variable<scalar>(label = 'w3', shape = [5, {O * 16}]);
+  b3 = variable<integer>(label = 'b3', shape = [1, 5]);
+  c1 = conv(x, w1, b1, padding = [(1, 1), (1, 1)], border = 'constant');
+  r1 = relu(c1);
+  c2 = conv(r1, w2, padding = [(0, 0), (0, 0)], stride = [2, 2], groups = {O});
+  f = reshape(c2, shape = [1, {O * 16}]);
+  y = linear(f, w3, b3);
+}}
+""".encode())
+    write(out, "graph.quant", "".join(
+        f'"{n}": zero_point_linear_quantize(zero_point = {z}, scale = {s}, '
+        f'bits = 8, signed = {str(sg).lower()}, symmetric = false);\n'
+        for n, (s, z, sg) in q.items()
+        if n not in ("w1", "w3")).encode() + "".join(
+        f'"{n}": zero_point_linear_quantize(zero_point = {q[n][1]}, '
+        f'scale = {q[n][0]}, bits = 8, signed = true, symmetric = true);\n'
+        for n in ("w1", "w3")).encode() + b'"r1": zero_point_linear_quantize('
+        b'zero_point = 100, scale = 0.05, bits = 8, signed = false, '
+        b'symmetric = false);\n"f": zero_point_linear_quantize(zero_point = '
+        b'110, scale = 0.04, bits = 8, signed = false, symmetric = false);\n')
+
+    def requantize(acc, x, w, y):
+        m = f32(f32(q[x][0]) * f32(q[w][0])) / f32(q[y][0])
+        r = np.round(acc.astype(f32) * m) + q[y][1]
+        return np.clip(r, -128 if q[y][2] else 0, 127 if q[y][2] else 255)
+
+    def conv(x, w, stride, pad, groups):
+        x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+        n = (x.shape[2] - 3) // stride + 1
+        acc = np.zeros((1, w.shape[0], n, n), np.int64)
+        per = w.shape[0] // groups
+        for o in range(w.shape[0]):
+            g = o // per
+            cs = range(g * w.shape[1], (g + 1) * w.shape[1])
+            for i in range(3):
+                for j in range(3):
+                    for ci, c in enumerate(cs):
+                        acc[0, o] += w[o, ci, i, j] * x[
+                            0, c, i:i + stride * n:stride, j:j + stride * n:stride]
+        return acc
+
+    x = rng.integers(0, 256, (1, C, H, H)).astype(np.uint8)
+    acc1 = conv(x.astype(np.int64) - 128, w1.astype(np.int64), 1, 1, 1)
+    c1 = requantize(acc1 + b1[None, :, None, None], "x", "w1", "c1")
+    r1 = np.maximum(c1, 100)
+    acc2 = conv(r1.astype(np.int64) - 100, w2.astype(np.int64) - 3, 2, 0, O)
+    c2 = requantize(acc2, "c1", "w2", "c2")
+    acc3 = (c2.reshape(1, -1).astype(np.int64) - 110) @ w3.T.astype(np.int64)
+    y = requantize(acc3 + b3, "c2", "w3", "y").astype(np.int8)
+    np.savez(os.path.join(out, "io.npz"), x=x, y=y)
+
+
 def stream_table(out):
     fixture("stream_table", out)
     table = np.arange(128, dtype=np.float32).reshape(64, 2) / 8
@@ -507,4 +590,5 @@ if __name__ == "__main__":
      "tract_gru": tract_gru,
      "tract_stft": tract_stft, "gdn": gdn,
      "stream_table": stream_table, "quantized": quantized,
+     "quantized_convnet": quantized_convnet,
      "computed_args": computed_args, "q4_linear": q4_linear}[sys.argv[1]](sys.argv[2])
