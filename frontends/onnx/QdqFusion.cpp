@@ -45,6 +45,7 @@ public:
       const NodeProto &node = graph.node(i);
       bool conv = node.op_type() == "Conv" && node.domain().empty();
       bool matmul = node.op_type() == "MatMul" && node.domain().empty();
+      bool gemm = node.op_type() == "Gemm" && node.domain().empty();
       if (node.op_type() == "MaxPool" && node.domain().empty()) {
         if (std::optional<std::pair<int, NodeProto>> pool = matchPool(i)) {
           removed[i] = true;
@@ -53,14 +54,15 @@ public:
         }
         continue;
       }
-      if (!conv && !matmul)
+      if (!conv && !matmul && !gemm)
         continue;
-      std::optional<Match> match = matchAround(i, conv);
+      Kind kind = conv ? Kind::Conv : gemm ? Kind::Gemm : Kind::MatMul;
+      std::optional<Match> match = matchAround(i, kind);
       if (!match)
         continue;
       for (int at : match->removed)
         removed[at] = true;
-      replacements.push_back({match->quantizeIndex, build(node, *match, conv)});
+      replacements.push_back({match->quantizeIndex, build(node, *match, kind)});
       ++fused;
     }
     if (!fused)
@@ -92,6 +94,10 @@ private:
   llvm::StringMap<int> uses;
   /// A node that reads each value (the only one where `uses` is 1).
   llvm::StringMap<int> consumers;
+
+  /// The float products fused: Conv into QLinearConv, MatMul into
+  /// QLinearMatMul, Gemm into com.microsoft's QGemm.
+  enum class Kind { Conv, MatMul, Gemm };
 
   struct Match {
     const NodeProto *x, *w, *bias, *quantize;
@@ -146,25 +152,42 @@ private:
     return scaleRank == 1 && given == axis;
   }
 
-  std::optional<Match> matchAround(int index, bool conv) {
+  std::optional<float> floatAttribute(const NodeProto &node,
+                                      llvm::StringRef name) {
+    for (const auto &attribute : node.attribute())
+      if (attribute.name() == name)
+        return attribute.f();
+    return std::nullopt;
+  }
+
+  std::optional<Match> matchAround(int index, Kind kind) {
     const NodeProto &node = graph.node(index);
+    bool conv = kind == Kind::Conv, gemm = kind == Kind::Gemm;
     if (node.input_size() < 2 || node.output_size() != 1)
       return std::nullopt;
+    // QGemm has no beta: its bias is at the product's scale.
+    if (gemm && (floatAttribute(node, "beta").value_or(1.0f) != 1.0f ||
+                 intAttribute(node, "transA").value_or(0) != 0))
+      return std::nullopt;
+    bool transB = gemm && intAttribute(node, "transB").value_or(0) != 0;
     Match match{};
     match.x = producer(node.input(0), "DequantizeLinear");
     match.w = producer(node.input(1), "DequantizeLinear");
     if (!match.x || !match.w || !plainDequantize(*match.x, 0, 0))
       return std::nullopt;
     int weightRank = rankOf(match.w->input(0));
+    // The weights' per-channel axis is the output channel's.
+    int64_t channelAxis = conv || transB ? 0 : weightRank - 1;
     if (weightRank < 2 ||
-        !plainDequantize(*match.w, conv ? 0 : weightRank - 1, weightRank) ||
+        !plainDequantize(*match.w, channelAxis, weightRank) ||
         (!conv && weightRank != 2))
       return std::nullopt;
-    if (conv && node.input_size() > 2 && !node.input(2).empty()) {
+    if ((conv || gemm) && node.input_size() > 2 && !node.input(2).empty()) {
       match.bias = producer(node.input(2), "DequantizeLinear");
       const ::onnx::TensorProto *bias =
           match.bias ? initializers.lookup(match.bias->input(0)) : nullptr;
-      if (!bias || bias->data_type() != ::onnx::TensorProto::INT32)
+      if (!bias || bias->data_type() != ::onnx::TensorProto::INT32 ||
+          (gemm && bias->dims_size() != 1))
         return std::nullopt;
     }
     int consumer = onlyConsumer(node.output(0));
@@ -190,7 +213,7 @@ private:
         intAttribute(quantize, "output_dtype").has_value() ||
         intAttribute(quantize, "saturate").has_value())
       return std::nullopt;
-    // QLinearMatMul needs the output's zero point (its type).
+    // QLinearMatMul and QGemm need the output's zero point (its type).
     bool hasZero = quantize.input_size() > 2 && !quantize.input(2).empty();
     if (!conv && !hasZero)
       return std::nullopt;
@@ -255,21 +278,33 @@ private:
   }
 
   std::vector<NodeProto> build(const NodeProto &node, const Match &match,
-                               bool conv) {
+                               Kind kind) {
     NodeProto fused;
-    fused.set_op_type(conv ? "QLinearConv" : "QLinearMatMul");
+    fused.set_op_type(kind == Kind::Conv     ? "QLinearConv"
+                      : kind == Kind::MatMul ? "QLinearMatMul"
+                                             : "QGemm");
+    if (kind == Kind::Gemm)
+      fused.set_domain("com.microsoft");
     fused.set_name(node.name().empty() ? match.quantize->name()
                                        : node.name());
     for (const std::string &name :
          {input(*match.x, 0), input(*match.x, 1), input(*match.x, 2),
-          input(*match.w, 0), input(*match.w, 1), input(*match.w, 2),
-          input(*match.quantize, 1), input(*match.quantize, 2)})
+          input(*match.w, 0), input(*match.w, 1), input(*match.w, 2)})
       fused.add_input(name);
-    if (match.bias)
-      fused.add_input(match.bias->input(0));
-    if (conv)
+    // QGemm takes its bias before the output's parameters, QLinearConv
+    // after them.
+    std::string bias = match.bias ? match.bias->input(0) : std::string();
+    if (kind == Kind::Gemm)
+      fused.add_input(bias);
+    fused.add_input(input(*match.quantize, 1));
+    fused.add_input(input(*match.quantize, 2));
+    if (kind == Kind::Conv && match.bias)
+      fused.add_input(bias);
+    if (kind != Kind::MatMul)
       for (const auto &attribute : node.attribute())
-        *fused.add_attribute() = attribute;
+        if (kind == Kind::Conv || attribute.name() == "alpha" ||
+            attribute.name() == "transB")
+          *fused.add_attribute() = attribute;
     std::string output = match.quantize->output(0);
     std::string scale = input(*match.quantize, 1);
     std::string zero = input(*match.quantize, 2);

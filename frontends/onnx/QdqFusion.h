@@ -24,7 +24,8 @@ namespace mlir::tract::onnx {
 /// into a QLinearConv, then the activation on the quantized values
 /// (quantizing is monotonic: the quantized max(y, lo) is the maximum of y
 /// quantized and lo quantized; Relu's floor is the zero point),
-/// and the same around MatMul into a QLinearMatMul. A pattern is left as it
+/// the same around MatMul into a QLinearMatMul, and around Gemm (beta 1,
+/// A not transposed, an int32 bias if any) into com.microsoft's QGemm. A pattern is left as it
 /// is when a value inside it is used elsewhere or is a graph output, when
 /// the bias is not dequantized int32, when the weights' per-channel axis is
 /// not the output channel's, or when a dequantization is blocked. Returns

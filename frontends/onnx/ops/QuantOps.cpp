@@ -587,6 +587,79 @@ Value quantizeTensor(NodeContext &ctx, Value x, Value scale, Value zero,
   return saturateTo(ctx, scaled, zero, type);
 }
 
+/// com.microsoft's QGemm: `alpha * a_scale * b_scale * ((A' - a_zero)(B' -
+/// b_zero) + C)`, with C an i32 bias at the product's scale, quantized to
+/// y_scale and y_zero_point when y_scale is given (u8 without a zero
+/// point), in f32 otherwise. b_scale and b_zero_point are per tensor or
+/// per column. With constant weights, a tract.quant_matmul whose
+/// multiplier carries alpha.
+LogicalResult qgemm(NodeContext &ctx, Outputs &outputs) {
+  Value a = ctx.input(0), b = ctx.input(3), bias = ctx.input(6);
+  Value aScale = ctx.input(1), bScale = ctx.input(4), yScale = ctx.input(7),
+        yZero = ctx.input(8);
+  if (!a || !b || !aScale || !bScale)
+    return ctx.error("missing A, B or their scales");
+  if (NodeContext::rank(a) != 2 || NodeContext::rank(b) != 2)
+    return ctx.error("A and B must be matrices, got ranks " +
+                     Twine(NodeContext::rank(a)) + " and " +
+                     Twine(NodeContext::rank(b)));
+  if (ctx.getInt("transA", 0))
+    a = ctx.create<MoveAxisOp>(a, int64_t(1), int64_t(0));
+  if (ctx.getInt("transB", 0))
+    b = ctx.create<MoveAxisOp>(b, int64_t(1), int64_t(0));
+  if (!a || !b)
+    return failure();
+  float alpha = ctx.getFloat("alpha", 1.0f);
+  int64_t channels = getShape(b)[1].getConstant().value_or(-1);
+  Type outputType =
+      yZero ? NodeContext::elementType(yZero)
+            : Type(IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned));
+  Type i32 = IntegerType::get(ctx.getContext(), 32);
+  bool constantBias =
+      !bias || (constantOf(bias) && NodeContext::elementType(bias) == i32 &&
+                NodeContext::rank(bias) == 1 &&
+                getShape(bias)[0] == TDim(channels));
+  if (quantMatmulApplies(a, b) && constantBias && channels > 0) {
+    std::optional<QuantParams> params =
+        yScale ? readQuantParams(ctx, channels, 2, 5, 1u, 4, 7, 8, outputType)
+               : readQuantParams(ctx, channels, 2, 5);
+    if (params) {
+      if (params->multiplier)
+        for (float &multiplier : *params->multiplier)
+          multiplier *= alpha;
+      Value y = createQuantMatmul(ctx, a, b, bias, false, *params);
+      if (y && yScale)
+        return pushOutput(outputs, y);
+      if (y && !yScale) {
+        // The i32 sums at the product's scale, times alpha.
+        Type f32 = Float32Type::get(ctx.getContext());
+        Value scale = ctx.binary<MulOp>(ctx.castTo(aScale, f32),
+                                        ctx.castTo(bScale, f32));
+        if (alpha != 1.0f)
+          scale = ctx.binary<MulOp>(scale, ctx.scalar(f32, alpha));
+        return pushOutput(outputs,
+                          ctx.binary<MulOp>(ctx.castTo(y, f32), scale));
+      }
+    }
+  }
+  // Any other form: the i32 product, then in f32.
+  Value acc = integerMatmul(ctx, a, ctx.input(2), b, ctx.input(5));
+  if (acc && bias)
+    acc = ctx.binary<AddOp>(acc, ctx.castTo(bias, i32));
+  if (!acc)
+    return failure();
+  Type f32 = Float32Type::get(ctx.getContext());
+  Value scale =
+      ctx.binary<MulOp>(ctx.castTo(aScale, f32), ctx.castTo(bScale, f32));
+  if (alpha != 1.0f)
+    scale = ctx.binary<MulOp>(scale, ctx.scalar(f32, alpha));
+  Value real = ctx.binary<MulOp>(ctx.castTo(acc, f32), scale);
+  if (!yScale)
+    return pushOutput(outputs, real);
+  return pushOutput(outputs,
+                    quantizeTensor(ctx, real, yScale, yZero, outputType));
+}
+
 /// The per-tensor parameters these ops take: a refusal names any other.
 LogicalResult requirePerTensor(NodeContext &ctx,
                                std::initializer_list<unsigned> inputs) {
@@ -711,4 +784,5 @@ void mlir::tract::onnx::registerQuantOps(OpRegistry &registry) {
   registry.add("com.microsoft.QLinearGlobalAveragePool", 1,
                qlinearGlobalAveragePool);
   registry.add("com.microsoft.QLinearConcat", 1, qlinearConcat);
+  registry.add("com.microsoft.QGemm", 1, qgemm);
 }

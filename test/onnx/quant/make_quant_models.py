@@ -151,6 +151,7 @@ def cases(rng):
     yield from qoperator_cases(rng)
     yield qdq_pool(rng)
     yield qdq_resnet_stem(rng)
+    yield from qgemm_cases(rng)
 
 
 class Graph:
@@ -381,6 +382,64 @@ def qoperator_cases(rng):
     yield "qlinear_concat", ms_model(
         node, [("a", U8, [1, 3, 4, 4]), ("b", U8, [1, 5, 4, 4])],
         [("y", U8, None)], init), {"a": u8(1, 3, 4, 4), "b": u8(1, 5, 4, 4)}
+
+
+def qgemm_cases(rng):
+    """com.microsoft's QGemm: int8 weights transposed, per column, with a
+    bias, quantized to uint8; and uint8 weights with a zero point, alpha
+    0.5 and a float result."""
+    x = rng.integers(0, 256, size=(5, 24)).astype(np.uint8)
+    init = {"a_s": np.float32(0.03), "a_z": np.uint8(120),
+            "b": rng.integers(-127, 128, size=(16, 24)).astype(np.int8),
+            "b_s": rng.uniform(0.002, 0.01, 16).astype(np.float32),
+            "b_z": np.zeros(16, np.int8),
+            "c": rng.integers(-5000, 5000, 16).astype(np.int32),
+            "y_s": np.float32(0.05), "y_z": np.uint8(128)}
+    node = helper.make_node("QGemm", ["a", "a_s", "a_z", "b", "b_s", "b_z",
+                                      "c", "y_s", "y_z"], ["y"], transB=1,
+                            domain="com.microsoft")
+    yield "qgemm", ms_model(node, [("a", U8, [5, 24])], [("y", U8, None)],
+                            init), {"a": x}
+    x = rng.integers(0, 256, size=(3, 20)).astype(np.uint8)
+    init = {"a_s": np.float32(0.02), "a_z": np.uint8(128),
+            "b": rng.integers(0, 256, size=(20, 12)).astype(np.uint8),
+            "b_s": np.float32(0.004), "b_z": np.uint8(100),
+            "c": rng.integers(-3000, 3000, 12).astype(np.int32)}
+    node = helper.make_node("QGemm", ["a", "a_s", "a_z", "b", "b_s", "b_z",
+                                      "c"], ["y"], alpha=0.5,
+                            domain="com.microsoft")
+    yield "qgemm_float", ms_model(node, [("a", U8, [3, 20])],
+                                  [("y", F32, None)], init), {"a": x}
+    yield qdq_gemm(rng)
+
+
+def qdq_gemm(rng):
+    """A classifier head as torchvision exports it and onnxruntime's
+    quantizer writes it: x -> Q -> DQ -> Gemm(DQ w per output channel,
+    transB, DQ int32 bias) -> Relu -> Q -> DQ -> y."""
+    g = Graph()
+    nodes, init, param, dq, q = g.nodes, g.init, g.param, g.dq, g.q
+    a_scale, a_zero = param("a_scale", np.float32(0.04)), param(
+        "a_zero", np.uint8(110))
+    x = dq("x_dq", q("x_q", "x", a_scale, a_zero), a_scale, a_zero)
+    w = rng.integers(-127, 128, size=(20, 64)).astype(np.int8)
+    w_scale = (rng.uniform(0.5, 1.5, size=20) * 0.004).astype(np.float32)
+    b = rng.integers(-4000, 4000, size=20).astype(np.int32)
+    nodes.append(helper.make_node(
+        "Gemm", [x, dq("w_dq", param("w", w), param("w_scale", w_scale),
+                       param("w_zero", np.zeros(20, np.int8)), axis=0),
+                 dq("b_dq", param("b", b),
+                    param("b_scale", (np.float32(0.04) * w_scale)),
+                    param("b_zero", np.zeros(20, np.int32)), axis=0)],
+        ["m"], transB=1))
+    nodes.append(helper.make_node("Relu", ["m"], ["r"]))
+    y_scale, y_zero = param("y_scale", np.float32(0.05)), param(
+        "y_zero", np.uint8(0))
+    dq("y", q("y_q", "r", y_scale, y_zero), y_scale, y_zero)
+    model = one_node_model(nodes, [("x", F32, [4, 64])], [("y", F32, None)],
+                           init)
+    x = rng.uniform(-3, 6, size=(4, 64)).astype(np.float32)
+    return "qdq_gemm", model, {"x": x}
 
 
 if __name__ == "__main__":
