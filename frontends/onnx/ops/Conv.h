@@ -30,6 +30,10 @@ FailureOr<Window> readWindow(NodeContext &ctx, int64_t spatialRank,
 /// are invalid.
 Value buildConv(NodeContext &ctx, Value x, Value w, Value b);
 
+/// AveragePool's `tract.sum_pool` of `x` (N, C, spatial…) with the node's
+/// attributes; null (with the reason recorded) when they are invalid.
+Value buildAveragePool(NodeContext &ctx, Value x);
+
 } // namespace mlir::tract::onnx
 
 #endif // FRONTENDS_ONNX_OPS_CONV_H

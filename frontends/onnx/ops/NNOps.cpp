@@ -375,23 +375,29 @@ LogicalResult maxPoolHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
-LogicalResult averagePoolHandler(NodeContext &ctx, Outputs &outputs) {
-  Value x = ctx.input(0);
+} // namespace
+
+Value mlir::tract::onnx::buildAveragePool(NodeContext &ctx, Value x) {
   if (failed(requireRank(ctx, x, 3, "X")))
-    return failure();
+    return {};
   FailureOr<SmallVector<int64_t>> kernel = poolKernel(ctx, x);
   if (failed(kernel))
-    return failure();
+    return {};
   bool ceil = ctx.getInt("ceil_mode", 0);
   FailureOr<Window> window = readWindow(ctx, NodeContext::rank(x) - 2, ceil);
   if (failed(window))
-    return failure();
+    return {};
   bool countIncludePad = ctx.getInt("count_include_pad", 0);
-  outputs.push_back(ctx.create<SumPoolOp>(
+  return ctx.create<SumPoolOp>(
       x, ArrayRef(*kernel), ceil, /*normalize=*/true, countIncludePad,
       ArrayRef(window->strides), ArrayRef(window->dilations), window->padding,
-      ArrayRef(window->before), ArrayRef(window->after)));
-  return success();
+      ArrayRef(window->before), ArrayRef(window->after));
+}
+
+namespace {
+
+LogicalResult averagePoolHandler(NodeContext &ctx, Outputs &outputs) {
+  return pushOutput(outputs, buildAveragePool(ctx, ctx.input(0)));
 }
 
 /// The p of LpPool and GlobalLpPool: a float before opset 2, an int after.

@@ -121,13 +121,20 @@ Value reduceAll(NodeContext &ctx, Value x, Reducer reducer) {
   return reduced;
 }
 
-LogicalResult dynamicQuantizeLinear(NodeContext &ctx, Outputs &outputs) {
-  Value x = ctx.input(0);
+/// DynamicQuantizeLinear's outputs: `x` as u8 over its range (zero
+/// included), the scale and the zero point.
+struct DynamicQuantized {
+  Value q, scale, zeroPoint;
+};
+
+std::optional<DynamicQuantized> dynamicQuantize(NodeContext &ctx, Value x) {
   if (!x)
-    return failure();
-  if (!NodeContext::elementType(x).isF32())
-    return ctx.unsupported("input type " +
-                           NodeContext::typeName(NodeContext::elementType(x)));
+    return std::nullopt;
+  if (!NodeContext::elementType(x).isF32()) {
+    (void)ctx.unsupported("input type " +
+                          NodeContext::typeName(NodeContext::elementType(x)));
+    return std::nullopt;
+  }
   Type u8 = IntegerType::get(ctx.getContext(), 8, IntegerType::Unsigned);
   // The range always includes zero, so that zero is exactly representable.
   Value zero = ctx.scalar(NodeContext::elementType(x), 0.0);
@@ -138,7 +145,16 @@ LogicalResult dynamicQuantizeLinear(NodeContext &ctx, Outputs &outputs) {
   Value zeroPoint = saturateTo(
       ctx, ctx.binary<DivOp>(ctx.create<NegOp>(lo), scale), Value(), u8);
   Value y = saturateTo(ctx, ctx.binary<DivOp>(x, scale), zeroPoint, u8);
-  outputs.append({y, scale, zeroPoint});
+  if (!y || !scale || !zeroPoint)
+    return std::nullopt;
+  return DynamicQuantized{y, scale, zeroPoint};
+}
+
+LogicalResult dynamicQuantizeLinear(NodeContext &ctx, Outputs &outputs) {
+  std::optional<DynamicQuantized> q = dynamicQuantize(ctx, ctx.input(0));
+  if (!q)
+    return failure();
+  outputs.append({q->q, q->scale, q->zeroPoint});
   return success();
 }
 
@@ -399,20 +415,25 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
       params.outputSigned ? b.getUnitAttr() : UnitAttr());
 }
 
-LogicalResult matMulInteger(NodeContext &ctx, Outputs &outputs) {
-  Value a = ctx.input(0), b = ctx.input(1);
+/// MatMulInteger's (a - aZero) * (b - bZero) in i32, with b and its zero
+/// point the inputs at `bIndex` and `bZeroIndex` and a's zero point `aZero`,
+/// the input at `aZeroIndex` (or ~0u: a value computed here).
+Value integerProduct(NodeContext &ctx, Value a, Value aZero,
+                     unsigned aZeroIndex, unsigned bIndex,
+                     unsigned bZeroIndex) {
+  Value b = ctx.input(bIndex);
   if (quantMatmulApplies(a, b)) {
     int64_t channels = getShape(b)[1].getConstant().value_or(-1);
     // A zero point computed at run time (dynamic quantization): the
     // product with none, then a_zero times the weights' column sums
     // (less their zero points) taken off.
-    bool runtimeZero = ctx.input(2) && !ctx.getConstant(2);
+    bool runtimeZero =
+        aZero && (aZeroIndex == ~0u || !ctx.getConstant(aZeroIndex));
     if (std::optional<QuantParams> params = readQuantParams(
-            ctx, channels, runtimeZero ? ~0u : 2, 3)) {
+            ctx, channels, runtimeZero ? ~0u : aZeroIndex, bZeroIndex)) {
       Value y = createQuantMatmul(ctx, a, b, Value(), false, *params);
-      if (y && runtimeZero && NodeContext::rank(ctx.input(2)) <= 1 &&
-          getShape(ctx.input(2)) == Shape(NodeContext::rank(ctx.input(2)),
-                                          TDim(1))) {
+      if (y && runtimeZero && NodeContext::rank(aZero) <= 1 &&
+          getShape(aZero) == Shape(NodeContext::rank(aZero), TDim(1))) {
         DenseElementsAttr weights = constantOf(b);
         SmallVector<int32_t> sums(channels, 0);
         int64_t k = getShape(b)[0].getConstant().value_or(0);
@@ -434,20 +455,56 @@ LogicalResult matMulInteger(NodeContext &ctx, Outputs &outputs) {
         Type i32 = IntegerType::get(ctx.getContext(), 32);
         Value columnSums = ctx.constant(DenseElementsAttr::get(
             RankedTensorType::get({channels}, i32), ArrayRef(sums)));
-        Value zero = ctx.castTo(ctx.input(2), i32);
+        Value zero = ctx.castTo(aZero, i32);
         if (NodeContext::rank(zero) == 1)
           zero = ctx.create<RmAxisOp>(zero, int64_t(0));
-        return pushOutput(outputs, ctx.binary<SubOp>(
-                                       y, ctx.binary<MulOp>(columnSums, zero)));
+        return ctx.binary<SubOp>(y, ctx.binary<MulOp>(columnSums, zero));
       }
       if (y && !runtimeZero)
-        return pushOutput(outputs, y);
-      return failure();
+        return y;
+      return {};
     }
   }
-  Value result = integerMatmul(ctx, ctx.input(0), ctx.input(2), ctx.input(1),
-                               ctx.input(3));
-  return pushOutput(outputs, result);
+  return integerMatmul(ctx, a, aZero, b, ctx.input(bZeroIndex));
+}
+
+LogicalResult matMulInteger(NodeContext &ctx, Outputs &outputs) {
+  return pushOutput(outputs, integerProduct(ctx, ctx.input(0), ctx.input(2),
+                                            2, 1, 3));
+}
+
+/// The i32 product `acc` at scale aScale * bScale (b's per tensor or per
+/// column) in f32, plus a float bias along the columns, if any.
+Value productToFloat(NodeContext &ctx, Value acc, Value aScale, Value bScale,
+                     Value bias) {
+  if (!acc || !aScale || !bScale)
+    return {};
+  Type f32 = Float32Type::get(ctx.getContext());
+  Value y = ctx.binary<MulOp>(
+      ctx.castTo(acc, f32),
+      ctx.binary<MulOp>(ctx.castTo(aScale, f32), ctx.castTo(bScale, f32)));
+  return bias ? ctx.binary<AddOp>(y, ctx.castTo(bias, f32)) : y;
+}
+
+/// com.microsoft's DynamicQuantizeMatMul: A quantized at run time as
+/// DynamicQuantizeLinear does, by B (integers, b_scale and b_zero_point per
+/// tensor or per column), in f32, plus the bias.
+LogicalResult dynamicQuantizeMatMul(NodeContext &ctx, Outputs &outputs) {
+  std::optional<DynamicQuantized> a = dynamicQuantize(ctx, ctx.input(0));
+  if (!a)
+    return failure();
+  Value acc = integerProduct(ctx, a->q, a->zeroPoint, ~0u, 1, 3);
+  return pushOutput(outputs, productToFloat(ctx, acc, a->scale, ctx.input(2),
+                                            ctx.input(4)));
+}
+
+/// com.microsoft's MatMulIntegerToFloat (onnxruntime's fusion of the
+/// dynamic form): MatMulInteger(A, B, a_zero_point, b_zero_point) times
+/// a_scale * b_scale, plus the bias.
+LogicalResult matMulIntegerToFloat(NodeContext &ctx, Outputs &outputs) {
+  Value acc = integerProduct(ctx, ctx.input(0), ctx.input(4), 4, 1, 5);
+  return pushOutput(outputs, productToFloat(ctx, acc, ctx.input(2),
+                                            ctx.input(3), ctx.input(6)));
 }
 
 LogicalResult qlinearMatMul(NodeContext &ctx, Outputs &outputs) {
@@ -737,6 +794,22 @@ LogicalResult qlinearGlobalAveragePool(NodeContext &ctx, Outputs &outputs) {
   });
 }
 
+/// com.microsoft's QLinearAveragePool: AveragePool on the dequantized
+/// input, quantized; with channels_last the channels come last and the
+/// pool runs on the input with them moved after the batch.
+LogicalResult qlinearAveragePool(NodeContext &ctx, Outputs &outputs) {
+  bool channelsLast = ctx.getInt("channels_last", 0) != 0;
+  return qlinearUnary(ctx, outputs, [&](Value x) -> Value {
+    int64_t rank = NodeContext::rank(x);
+    if (channelsLast && rank >= 3)
+      x = ctx.create<MoveAxisOp>(x, rank - 1, int64_t(1));
+    Value y = x ? buildAveragePool(ctx, x) : Value();
+    if (channelsLast && y)
+      y = ctx.create<MoveAxisOp>(y, int64_t(1), rank - 1);
+    return y;
+  });
+}
+
 /// QLinearConcat: Y_scale, Y_zero, then (X, X_scale, X_zero) per input,
 /// each dequantized, concatenated along `axis` and quantized.
 LogicalResult qlinearConcat(NodeContext &ctx, Outputs &outputs) {
@@ -785,4 +858,8 @@ void mlir::tract::onnx::registerQuantOps(OpRegistry &registry) {
                qlinearGlobalAveragePool);
   registry.add("com.microsoft.QLinearConcat", 1, qlinearConcat);
   registry.add("com.microsoft.QGemm", 1, qgemm);
+  registry.add("com.microsoft.QLinearAveragePool", 1, qlinearAveragePool);
+  registry.add("com.microsoft.DynamicQuantizeMatMul", 1,
+               dynamicQuantizeMatMul);
+  registry.add("com.microsoft.MatMulIntegerToFloat", 1, matMulIntegerToFloat);
 }

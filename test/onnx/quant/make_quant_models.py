@@ -411,6 +411,56 @@ def qgemm_cases(rng):
     yield "qgemm_float", ms_model(node, [("a", U8, [3, 20])],
                                   [("y", F32, None)], init), {"a": x}
     yield qdq_gemm(rng)
+    yield from dynamic_ms_cases(rng)
+    yield from qlinear_average_pool_cases(rng)
+
+
+def qlinear_average_pool_cases(rng):
+    """com.microsoft's QLinearAveragePool: 3x3 stride 2 padded, the pads
+    not counted; and channels last, 2x2."""
+    init = {"x_s": np.float32(0.05), "x_z": np.uint8(100),
+            "y_s": np.float32(0.03), "y_z": np.uint8(90)}
+    node = helper.make_node("QLinearAveragePool",
+                            ["x", "x_s", "x_z", "y_s", "y_z"], ["y"],
+                            kernel_shape=[3, 3], strides=[2, 2],
+                            pads=[1, 1, 1, 1], domain="com.microsoft")
+    yield "qlinear_average_pool", ms_model(
+        node, [("x", U8, [1, 8, 9, 9])], [("y", U8, None)], init), {
+        "x": rng.integers(0, 256, size=(1, 8, 9, 9)).astype(np.uint8)}
+    node = helper.make_node("QLinearAveragePool",
+                            ["x", "x_s", "x_z", "y_s", "y_z"], ["y"],
+                            kernel_shape=[2, 2], strides=[2, 2],
+                            channels_last=1, domain="com.microsoft")
+    yield "qlinear_average_pool_nhwc", ms_model(
+        node, [("x", U8, [1, 6, 6, 5])], [("y", U8, None)], init), {
+        "x": rng.integers(0, 256, size=(1, 6, 6, 5)).astype(np.uint8)}
+
+
+def dynamic_ms_cases(rng):
+    """com.microsoft's dynamic products: DynamicQuantizeMatMul (int8
+    weights per column with a bias) and MatMulIntegerToFloat (onnxruntime's
+    fusion of MatMulInteger and its scales, a constant zero point)."""
+    init = {"b": rng.integers(-127, 128, size=(32, 24)).astype(np.int8),
+            "b_s": rng.uniform(0.002, 0.01, 24).astype(np.float32),
+            "b_z": np.zeros(24, np.int8),
+            "bias": rng.uniform(-1, 1, 24).astype(np.float32)}
+    node = helper.make_node("DynamicQuantizeMatMul",
+                            ["a", "b", "b_s", "b_z", "bias"], ["y"],
+                            domain="com.microsoft")
+    yield "dynamic_quantize_matmul", ms_model(
+        node, [("a", F32, [2, 5, 32])], [("y", F32, None)], init), {
+        "a": rng.uniform(-2, 3, size=(2, 5, 32)).astype(np.float32)}
+    init = {"b": rng.integers(-127, 128, size=(32, 16)).astype(np.int8),
+            "a_s": np.float32(0.02),
+            "b_s": rng.uniform(0.002, 0.01, 16).astype(np.float32),
+            "a_z": np.uint8(120),
+            "bias": rng.uniform(-1, 1, 16).astype(np.float32)}
+    node = helper.make_node("MatMulIntegerToFloat",
+                            ["a", "b", "a_s", "b_s", "a_z", "", "bias"], ["y"],
+                            domain="com.microsoft")
+    yield "matmul_integer_to_float", ms_model(
+        node, [("a", U8, [6, 32])], [("y", F32, None)], init), {
+        "a": rng.integers(0, 256, size=(6, 32)).astype(np.uint8)}
 
 
 def qdq_gemm(rng):
