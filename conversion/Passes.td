@@ -42,9 +42,15 @@ def TractLowerQuantizedTypes : Pass<"tract-lower-quantized-types",
     `tract.quant_depthwise`) on the integers: the kernel's integers are
     what its quantizing cast makes of it, the bias is counted in units of
     the input's scale times the kernel's, and the result is requantized in
-    the epilogue. This is what tract's quantized NNEF (graph.quant) comes
-    to, so that its convolutions run in integers and not in float. The CPU
-    pipeline runs this pass before `tract-channels-last`.
+    the epilogue. The same holds for a product by constant weights (an
+    einsum `…k,nk->…n` or `…k,kn->…n`, then an optional constant bias),
+    which becomes a `tract.quant_matmul`. And an op that commutes with the
+    quantization (reshapes, axis moves, slices, concatenation, tiling, max
+    pools, a maximum or minimum with a constant: relu and clip) between
+    dequantizing casts from one type and a cast back to it runs on the
+    integers. This is what tract's quantized NNEF (graph.quant) comes to,
+    so that it runs in integers and not in float. The CPU pipeline runs
+    this pass before `tract-channels-last`.
 
     ```mlir
     %x = tract.cast %q : tensor<1x8x10x10x!quant.uniform<u8:f32, 0.02:128>> to tensor<1x8x10x10xf32>

@@ -492,6 +492,100 @@ void rewriteIntegerConv(IntegerConv m) {
   m.conv.erase();
 }
 
+//===----------------------------------------------------------------------===//
+// Ops that commute with the quantization, on the integers
+//===----------------------------------------------------------------------===//
+
+/// An op between dequantizing casts from one quantized type and a cast
+/// quantizing its result back to that type, which gives the same integers
+/// computed on the integers themselves: moving data (reshapes, axes,
+/// slices, concatenation, tiling, max pools), or a maximum or minimum with
+/// a constant (relu, clip), since quantizing is monotonic and gives back
+/// the integers a value was dequantized from.
+struct IntegerPassthrough {
+  Operation *op;
+  CastOp quantize;
+  /// Per operand: NaN when it is dequantized (the integers are its cast's
+  /// input), else the value of the constant it is.
+  SmallVector<double> bounds;
+  QType type;
+};
+
+bool commutesWithQuantization(Operation *op) {
+  return isa<ReshapeOp, AddAxisOp, RmAxisOp, MoveAxisOp, SliceOp, TileOp,
+             BroadcastOp, DownsampleOp, ConcatOp, MaxOp, MinOp>(op) ||
+         (isa<MaxPoolOp>(op) && op->getNumResults() == 1);
+}
+
+std::optional<IntegerPassthrough> matchPassthrough(Operation *op) {
+  if (!commutesWithQuantization(op) || op->getNumResults() != 1 ||
+      !op->hasOneUse() || op->getNumRegions() != 0)
+    return std::nullopt;
+  IntegerPassthrough m;
+  m.op = op;
+  m.quantize = dyn_cast<CastOp>(*op->getUsers().begin());
+  if (!m.quantize)
+    return std::nullopt;
+  m.type = dyn_cast<QType>(getElementTypeOrSelf(m.quantize.getType()));
+  if (!isByteQuantized(m.type) ||
+      !getElementTypeOrSelf(op->getResult(0)).isF32())
+    return std::nullopt;
+  bool minMax = isa<MaxOp, MinOp>(op);
+  for (Value operand : op->getOperands()) {
+    if (!isa<RankedTensorType>(operand.getType()))
+      return std::nullopt; // a run-time size or index: not the data
+    if (auto dequantize = operand.getDefiningOp<CastOp>();
+        dequantize && getElementTypeOrSelf(dequantize.getInput()) == m.type) {
+      m.bounds.push_back(std::nan(""));
+      continue;
+    }
+    auto konst = operand.getDefiningOp<ConstOp>();
+    DenseElementsAttr value = konst ? denseOf(konst.getValue()) : nullptr;
+    if (!minMax || !value || !value.isSplat() ||
+        !value.getElementType().isF32())
+      return std::nullopt;
+    m.bounds.push_back(value.getSplatValue<APFloat>().convertToDouble());
+  }
+  // A min or max of two constants, or of nothing dequantized, is left.
+  if (llvm::all_of(m.bounds, [](double b) { return !std::isnan(b); }))
+    return std::nullopt;
+  return m;
+}
+
+/// The op on the integers, once they hold them.
+void rewritePassthrough(IntegerPassthrough m) {
+  OpBuilder b(m.quantize);
+  Type storage = getStorageType(Type(m.type));
+  SmallVector<Value> operands;
+  // The op's operands are read now: a fusion rewritten before this one may
+  // have replaced the integers a cast dequantizes.
+  for (auto [operand, bound] : llvm::zip(m.op->getOperands(), m.bounds)) {
+    if (std::isnan(bound)) {
+      operands.push_back(operand.getDefiningOp<CastOp>().getInput());
+      continue;
+    }
+    // The bound quantized as the cast would (round half away from zero).
+    double q = std::round(double(float(bound) / float(m.type.getScale()))) +
+               double(m.type.getZeroPoint());
+    q = std::clamp(q, double(m.type.getStorageTypeMin()),
+                   double(m.type.getStorageTypeMax()));
+    auto shape = cast<RankedTensorType>(operand.getType());
+    operands.push_back(ConstOp::create(
+        b, m.op->getLoc(),
+        DenseElementsAttr::get(
+            shape.clone(storage),
+            APInt(8, uint64_t(int64_t(q)), /*isSigned=*/true))));
+  }
+  OperationState state(m.op->getLoc(), m.op->getName(), operands,
+                       {cast<RankedTensorType>(m.op->getResult(0).getType())
+                            .clone(storage)},
+                       m.op->getAttrs());
+  Value result = b.create(state)->getResult(0);
+  m.quantize.getResult().replaceAllUsesWith(result);
+  m.quantize.erase();
+  m.op->erase();
+}
+
 } // namespace
 
 LogicalResult mlir::tract::lowerQuantizedTypes(ModuleOp module) {
@@ -511,6 +605,13 @@ LogicalResult mlir::tract::lowerQuantizedTypes(ModuleOp module) {
     if (auto m = matchIntegerMatmul(einsum)) {
       fused.insert(m->quantize);
       matmuls.push_back(std::move(*m));
+    }
+  });
+  std::vector<IntegerPassthrough> passthroughs;
+  module.walk([&](Operation *op) {
+    if (auto m = matchPassthrough(op)) {
+      fused.insert(m->quantize);
+      passthroughs.push_back(std::move(*m));
     }
   });
   SmallVector<Rewrite> work;
@@ -563,10 +664,12 @@ LogicalResult mlir::tract::lowerQuantizedTypes(ModuleOp module) {
     rewriteIntegerConv(m);
   for (const IntegerMatmul &m : matmuls)
     rewriteIntegerMatmul(m);
+  for (const IntegerPassthrough &m : passthroughs)
+    rewritePassthrough(m);
   for (const Rewrite &item : work)
     rewrite(item);
   // What only the fused products read (their operands' dequantization).
-  if (!convs.empty() || !matmuls.empty()) {
+  if (!convs.empty() || !matmuls.empty() || !passthroughs.empty()) {
     SmallVector<Operation *> ops;
     module.walk([&](Operation *op) { ops.push_back(op); });
     for (Operation *op : llvm::reverse(ops))

@@ -76,3 +76,32 @@ func.func @float_result(%q: tensor<5x3x!quant.uniform<u8:f32, 0.1>>) -> tensor<5
   %m = tract.einsum %x, %wf {expr = "mk,nk->mn"} : (tensor<5x3xf32>, tensor<2x3xf32>) -> tensor<5x2xf32>
   return %m : tensor<5x2xf32>
 }
+
+// -----
+
+// Between a dequantization and a quantization to the same type, a relu (a
+// maximum with a constant, quantized as the cast would: 0.0 is the zero
+// point), a max pool and a reshape run on the integers; an op quantizing
+// to another type does not.
+// CHECK-LABEL: func.func @passthrough(
+// CHECK-SAME:    %[[X:.*]]: tensor<1x2x4x4xui8>
+// CHECK:         %[[Z:.*]] = tract.const dense<10> : tensor<1x1x1x1xui8>
+// CHECK-NEXT:    %[[R:.*]] = tract.max %[[X]], %[[Z]] : (tensor<1x2x4x4xui8>, tensor<1x1x1x1xui8>) -> tensor<1x2x4x4xui8>
+// CHECK-NEXT:    %[[P:.*]] = tract.max_pool %[[R]] {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xui8>) -> tensor<1x2x2x2xui8>
+// CHECK-NEXT:    %[[F:.*]] = tract.reshape %[[P]] {{.*}} : tensor<1x2x2x2xui8> -> tensor<1x8xui8>
+// CHECK:         tract.sqrt
+func.func @passthrough(%q: tensor<1x2x4x4x!quant.uniform<u8:f32, 0.5:10>>) -> (tensor<1x8x!quant.uniform<u8:f32, 0.5:10>>, tensor<1x2x4x4x!quant.uniform<u8:f32, 0.5:10>>) {
+  %x = tract.cast %q : tensor<1x2x4x4x!quant.uniform<u8:f32, 0.5:10>> to tensor<1x2x4x4xf32>
+  %zero = tract.const dense<0.0> : tensor<1x1x1x1xf32>
+  %r = tract.max %x, %zero : (tensor<1x2x4x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %rq = tract.cast %r : tensor<1x2x4x4xf32> to tensor<1x2x4x4x!quant.uniform<u8:f32, 0.5:10>>
+  %rf = tract.cast %rq : tensor<1x2x4x4x!quant.uniform<u8:f32, 0.5:10>> to tensor<1x2x4x4xf32>
+  %p = tract.max_pool %rf {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %pq = tract.cast %p : tensor<1x2x2x2xf32> to tensor<1x2x2x2x!quant.uniform<u8:f32, 0.5:10>>
+  %pf = tract.cast %pq : tensor<1x2x2x2x!quant.uniform<u8:f32, 0.5:10>> to tensor<1x2x2x2xf32>
+  %f = tract.reshape %pf {at = 0 : i64, count = 4 : i64, to = #tract.shape<[1, 8]>} : tensor<1x2x2x2xf32> -> tensor<1x8xf32>
+  %fq = tract.cast %f : tensor<1x8xf32> to tensor<1x8x!quant.uniform<u8:f32, 0.5:10>>
+  %s = tract.sqrt %x : tensor<1x2x4x4xf32>
+  %sq = tract.cast %s : tensor<1x2x4x4xf32> to tensor<1x2x4x4x!quant.uniform<u8:f32, 0.5:10>>
+  return %fq, %sq : tensor<1x8x!quant.uniform<u8:f32, 0.5:10>>, tensor<1x2x4x4x!quant.uniform<u8:f32, 0.5:10>>
+}
