@@ -158,6 +158,8 @@ struct IntegerConv {
   Value input;       // the quantized input, before its dequantizing cast
   DenseElementsAttr kernel, bias; // the integers (i8/ui8, i32)
   bool depthwise = false;
+  /// A 1-D convolution, run as a 2-D one over a unit axis.
+  bool oneD = false;
   SmallVector<int64_t> strides, dilations, before, after;
   int64_t inputZero = 0, weightZero = 0, outputZero = 0;
   float multiplier = 0;
@@ -357,10 +359,24 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
   auto [real, wType] = *kernel;
   auto inputShape = dyn_cast<RankedTensorType>(m.input.getType());
   auto kernelShape = cast<RankedTensorType>(conv.getKernel().getType());
-  if (!inputShape ||
-      !inputShape.hasStaticShape() || inputShape.getRank() != 4 ||
-      !kernelShape.hasStaticShape() || kernelShape.getRank() != 4)
+  auto outShape = cast<RankedTensorType>(conv.getType());
+  if (!inputShape || !inputShape.hasStaticShape() ||
+      !kernelShape.hasStaticShape() ||
+      inputShape.getRank() != kernelShape.getRank() ||
+      (inputShape.getRank() != 4 && inputShape.getRank() != 3))
     return std::nullopt;
+  // A 1-D convolution (N, C, L by O, C, k) as a 2-D one on N, C, 1, L.
+  m.oneD = inputShape.getRank() == 3;
+  auto withUnitAxis = [&](RankedTensorType type) {
+    if (!m.oneD)
+      return type;
+    SmallVector<int64_t> shape(type.getShape());
+    shape.insert(shape.begin() + 2, 1);
+    return type.clone(shape);
+  };
+  inputShape = withUnitAxis(inputShape);
+  kernelShape = withUnitAxis(kernelShape);
+  outShape = withUnitAxis(outShape);
   int64_t channels = inputShape.getDimSize(1), outputs = kernelShape.getDimSize(0);
   int64_t group = int64_t(conv.getGroup());
   m.depthwise = group > 1 && group == channels && outputs == channels &&
@@ -398,15 +414,28 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
   if (m.depthwise && 2 * taps * 255 * 255 + largestBias >= (int64_t(1) << 24))
     return std::nullopt;
   // The window, with the padding made explicit.
+  size_t spatial = m.oneD ? 1 : 2;
   m.strides = llvm::to_vector(conv.getStrides());
   m.dilations = llvm::to_vector(conv.getDilations());
   if (m.strides.empty())
-    m.strides = {1, 1};
+    m.strides.assign(spatial, 1);
   if (m.dilations.empty())
-    m.dilations = {1, 1};
-  if (m.strides.size() != 2 || m.dilations.size() != 2)
+    m.dilations.assign(spatial, 1);
+  if (m.strides.size() != spatial || m.dilations.size() != spatial)
     return std::nullopt;
-  auto outShape = cast<RankedTensorType>(conv.getType());
+  SmallVector<int64_t> padsBefore(conv.getPadsBefore()),
+      padsAfter(conv.getPadsAfter());
+  if (conv.getPadding() == Padding::Explicit &&
+      (padsBefore.size() != spatial || padsAfter.size() != spatial))
+    return std::nullopt;
+  if (m.oneD) {
+    m.strides.insert(m.strides.begin(), 1);
+    m.dilations.insert(m.dilations.begin(), 1);
+    if (conv.getPadding() == Padding::Explicit) {
+      padsBefore.insert(padsBefore.begin(), 0);
+      padsAfter.insert(padsAfter.begin(), 0);
+    }
+  }
   for (int64_t i = 0; i < 2; ++i) {
     int64_t size = inputShape.getDimSize(2 + i),
             field = (kernelShape.getDimSize(2 + i) - 1) * m.dilations[i] + 1,
@@ -415,10 +444,8 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
     case Padding::Valid:
       break;
     case Padding::Explicit:
-      if (conv.getPadsBefore().size() != 2 || conv.getPadsAfter().size() != 2)
-        return std::nullopt;
-      before = conv.getPadsBefore()[i];
-      after = conv.getPadsAfter()[i];
+      before = padsBefore[i];
+      after = padsAfter[i];
       break;
     default: {
       if (ShapedType::isDynamic(out))
@@ -452,6 +479,8 @@ void rewriteIntegerConv(IntegerConv m) {
   OpBuilder b(m.quantize);
   Location loc = m.conv.getLoc();
   Value x = m.input;
+  if (m.oneD)
+    x = AddAxisOp::create(b, loc, x, uint64_t(2));
   if (llvm::any_of(m.before, [](int64_t p) { return p != 0; }) ||
       llvm::any_of(m.after, [](int64_t p) { return p != 0; }))
     x = PadOp::create(
@@ -487,6 +516,8 @@ void rewriteIntegerConv(IntegerConv m) {
         b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
         b.getDenseF32ArrayAttr({m.multiplier}),
         b.getI64IntegerAttr(m.outputZero), outputSigned);
+  if (m.oneD)
+    result = RmAxisOp::create(b, loc, result, uint64_t(2));
   m.quantize.getResult().replaceAllUsesWith(result);
   m.quantize.erase();
   m.conv.erase();

@@ -557,6 +557,69 @@ graph qnet(x) -> (y)
     np.savez(os.path.join(out, "io.npz"), x=x, y=y)
 
 
+def quantized_conv1d(out):
+    """torch-to-nnef's quantized conv1d and conv1d_relu (a keyword
+    spotter's front): a 1-D convolution with an i32 bias, a relu, then a
+    depthwise strided one; the reference is the integer arithmetic, as for
+    quantized_convnet."""
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    f32 = np.float32
+    rng = np.random.default_rng(6)
+    C, O, L = 4, 6, 20
+    q = {"x": (0.03, 120, False), "w1": (0.01, 0, True),
+         "c1": (0.04, 90, False), "r1": (0.04, 90, False),
+         "w2": (0.02, -2, True), "y": (0.05, 7, True)}
+    w1 = rng.integers(-127, 128, (O, C, 3)).astype(np.int8)
+    b1 = rng.integers(-3000, 3000, (O,)).astype(np.int32)
+    w2 = rng.integers(-120, 128, (O, 1, 5)).astype(np.int8)
+    for n, a in (("w1", w1), ("b1", b1), ("w2", w2)):
+        write(out, n + ".dat", dat_bytes(a))
+    write(out, "graph.nnef", f"""version 1.0;
+
+graph qconv1d(x) -> (y)
+{{
+  x = external<scalar>(shape = [1, {C}, {L}]);
+  w1 = variable<scalar>(label = 'w1', shape = [{O}, {C}, 3]);
+  b1 = variable<integer>(label = 'b1', shape = [{O}]);
+  w2 = variable<scalar>(label = 'w2', shape = [{O}, 1, 5]);
+  c1 = conv(x, w1, b1, padding = [(1, 1)], border = 'constant');
+  r1 = relu(c1);
+  y = conv(r1, w2, padding = [(2, 1)], stride = [2], groups = {O});
+}}
+""".encode())
+    write(out, "graph.quant", "".join(
+        f'"{n}": zero_point_linear_quantize(zero_point = {z}, scale = {sc}, '
+        f'bits = 8, signed = {str(sg).lower()}, symmetric = false);\n'
+        for n, (sc, z, sg) in q.items()).encode())
+
+    def requantize(acc, x, w, y):
+        m = f32(f32(q[x][0]) * f32(q[w][0])) / f32(q[y][0])
+        r = np.round(acc.astype(f32) * m) + q[y][1]
+        return np.clip(r, -128 if q[y][2] else 0, 127 if q[y][2] else 255)
+
+    def conv1d(x, w, stride, before, after, groups):
+        x = np.pad(x, ((0, 0), (0, 0), (before, after)))
+        k = w.shape[2]
+        n = (x.shape[2] - k) // stride + 1
+        acc = np.zeros((1, w.shape[0], n), np.int64)
+        per = w.shape[0] // groups
+        for o in range(w.shape[0]):
+            g = o // per
+            for ci in range(w.shape[1]):
+                c = g * w.shape[1] + ci
+                for j in range(k):
+                    acc[0, o] += w[o, ci, j] * x[0, c, j:j + stride * n:stride]
+        return acc
+
+    x = rng.integers(0, 256, (1, C, L)).astype(np.uint8)
+    acc1 = conv1d(x.astype(np.int64) - 120, w1.astype(np.int64), 1, 1, 1, 1)
+    r1 = np.maximum(requantize(acc1 + b1[None, :, None], "x", "w1", "c1"), 90)
+    acc2 = conv1d(r1.astype(np.int64) - 90, w2.astype(np.int64) + 2, 2, 2, 1, O)
+    y = requantize(acc2, "r1", "w2", "y").astype(np.int8)
+    np.savez(os.path.join(out, "io.npz"), x=x, y=y)
+
+
 def stream_table(out):
     fixture("stream_table", out)
     table = np.arange(128, dtype=np.float32).reshape(64, 2) / 8
@@ -591,4 +654,5 @@ if __name__ == "__main__":
      "tract_stft": tract_stft, "gdn": gdn,
      "stream_table": stream_table, "quantized": quantized,
      "quantized_convnet": quantized_convnet,
+     "quantized_conv1d": quantized_conv1d,
      "computed_args": computed_args, "q4_linear": q4_linear}[sys.argv[1]](sys.argv[2])
