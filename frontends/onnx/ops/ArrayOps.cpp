@@ -2152,3 +2152,9 @@ Value mlir::tract::onnx::randomLike(NodeContext &ctx, Value like,
   Operation *op = ctx.createWithTypes(state);
   return op ? ctx.castTo(op->getResult(0), elementType) : Value();
 }
+
+Value mlir::tract::onnx::axisPositions(NodeContext &ctx, Value input,
+                                       int64_t axis, int64_t at,
+                                       int64_t rank) {
+  return positions(ctx, input, axis, at, rank);
+}

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/onnx/NodeContext.h"
+#include "frontends/onnx/ops/Attention.h"
 #include "frontends/onnx/ops/Conv.h"
 
 #include "dialects/tract/TractFolding.h"
@@ -794,6 +795,26 @@ LogicalResult qlinearGlobalAveragePool(NodeContext &ctx, Outputs &outputs) {
   });
 }
 
+/// com.microsoft's QAttention: com.microsoft's Attention whose projection
+/// is 8-bit, the input (B, S, D) by the weights (D, 3 * hidden) with their
+/// scales and zero points (the weights' per column), on the integer
+/// kernels, then the float bias and the attention.
+LogicalResult qattention(NodeContext &ctx, Outputs &outputs) {
+  if (ctx.hasInput(8) || ctx.hasOutput(1))
+    return ctx.unsupported("a past or present key-value cache");
+  Value input = ctx.input(0), weights = ctx.input(1);
+  if (!input || !weights || NodeContext::rank(input) != 3 ||
+      NodeContext::rank(weights) != 2)
+    return ctx.error("input must be (batch, sequence, width) and weight a "
+                     "matrix");
+  Value acc = integerProduct(ctx, input, ctx.input(6), 6, 1, 7);
+  Value qkv = productToFloat(ctx, acc, ctx.input(3), ctx.input(4),
+                             ctx.input(2));
+  if (!qkv)
+    return failure();
+  return attendPacked(ctx, qkv, ctx.input(5), Value(), outputs);
+}
+
 /// com.microsoft's QLinearAveragePool: AveragePool on the dequantized
 /// input, quantized; with channels_last the channels come last and the
 /// pool runs on the input with them moved after the batch.
@@ -858,6 +879,7 @@ void mlir::tract::onnx::registerQuantOps(OpRegistry &registry) {
                qlinearGlobalAveragePool);
   registry.add("com.microsoft.QLinearConcat", 1, qlinearConcat);
   registry.add("com.microsoft.QGemm", 1, qgemm);
+  registry.add("com.microsoft.QAttention", 1, qattention);
   registry.add("com.microsoft.QLinearAveragePool", 1, qlinearAveragePool);
   registry.add("com.microsoft.DynamicQuantizeMatMul", 1,
                dynamicQuantizeMatMul);

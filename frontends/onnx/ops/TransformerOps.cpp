@@ -2,7 +2,8 @@
 //
 // The ops that carry attention in onnxruntime's language-model exports:
 // com.microsoft's RotaryEmbedding and GroupQueryAttention, and the ONNX
-// domain's RotaryEmbedding (opset 23). They become the ops tract's
+// domain's RotaryEmbedding (opset 23), and the encoders' packed Attention.
+// They become the ops tract's
 // transformer declutter recognizes in a decoder spelled out in elementary
 // ops: apply_rope (the interleaved rotation in element-wise ops), a concat
 // of the new keys and values onto the past ones, and a causal sdpa.
@@ -12,6 +13,8 @@
 #include "frontends/onnx/NodeContext.h"
 
 #include "frontends/onnx/GraphImporter.h"
+#include "frontends/onnx/ops/Attention.h"
+#include "frontends/onnx/ops/ValueShapes.h"
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -363,7 +366,137 @@ LogicalResult groupQueryAttentionHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// com.microsoft's Attention: the input (B, S, D) by the weights (D, Dq +
+/// Dk + Dv) plus the bias, then attendPacked.
+LogicalResult attentionHandler(NodeContext &ctx, Outputs &outputs) {
+  if (ctx.hasInput(4) || ctx.hasOutput(1))
+    return ctx.unsupported("a past or present key-value cache");
+  if (ctx.hasInput(6))
+    return ctx.unsupported("past_sequence_length");
+  Value input = ctx.input(0), weights = ctx.input(1), bias = ctx.input(2);
+  if (failed(requireFloatInput(ctx, input, "input", 3, 3)) ||
+      failed(requireFloatInput(ctx, weights, "weights", 2, 2)))
+    return failure();
+  Value qkv = ctx.create<EinsumOp>(ValueRange{input, weights},
+                                   std::string("bsi,io->bso"));
+  if (qkv && bias)
+    qkv = ctx.binary<AddOp>(qkv, bias);
+  if (!qkv)
+    return failure();
+  return attendPacked(ctx, qkv, ctx.input(3), ctx.input(5), outputs);
+}
+
 } // namespace
+
+LogicalResult mlir::tract::onnx::attendPacked(NodeContext &ctx, Value qkv,
+                                              Value maskIndex,
+                                              Value attentionBias,
+                                              Outputs &outputs) {
+  if (ctx.getInt("do_rotary", 0))
+    return ctx.unsupported("rotary embeddings inside the attention");
+  std::optional<int64_t> numHeads = ctx.getOptInt("num_heads");
+  if (!numHeads || *numHeads < 1)
+    return ctx.error("num_heads must be positive");
+  Shape shape = getShape(qkv);
+  std::optional<int64_t> width = shape[2].getConstant();
+  if (!width)
+    return ctx.unsupported("a symbolic hidden size");
+  SmallVector<int64_t> sizes(3, *width / 3);
+  if (std::optional<SmallVector<int64_t>> given =
+          ctx.getInts("qkv_hidden_sizes")) {
+    if (given->size() != 3)
+      return ctx.error("qkv_hidden_sizes needs three sizes");
+    sizes = *given;
+  }
+  if (sizes[0] + sizes[1] + sizes[2] != *width || sizes[0] != sizes[1] ||
+      llvm::any_of(sizes, [&](int64_t n) { return n <= 0 || n % *numHeads; }))
+    return ctx.error("the projection's width " + Twine(*width) +
+                     " is not queries, keys and values of whole heads (" +
+                     Twine(*numHeads) + ")");
+  // (B, S, N * h) -> (B, N, S, h).
+  auto heads = [&](int64_t begin, int64_t size) -> Value {
+    Value x = sliceOf(ctx, qkv, 2, TDim(begin), TDim(begin + size));
+    Value split =
+        reshapeAxes(ctx, x, 2, 1, {TDim(*numHeads), TDim(size / *numHeads)});
+    return ctx.create<MoveAxisOp>(split, int64_t(2), int64_t(1));
+  };
+  Value q = heads(0, sizes[0]), k = heads(sizes[0], sizes[1]),
+        v = heads(sizes[0] + sizes[1], sizes[2]);
+  if (!q || !k || !v)
+    return failure();
+
+  // The mask, additive, as (B, 1, S|1, S).
+  Type f32 = Float32Type::get(ctx.getContext());
+  float filter = ctx.getFloat("mask_filter_value", -10000.0f);
+  Value mask;
+  if (maskIndex) {
+    Shape maskShape = getShape(maskIndex);
+    if (!isa<IntegerType>(NodeContext::elementType(maskIndex)))
+      return ctx.error("mask_index must hold integers");
+    if (maskShape.size() == 1 && maskShape[0] == shape[0]) {
+      // Right padding: key j is attended when j < end[b].
+      Value keys = axisPositions(ctx, qkv, 1, 1, 2); // (1, S)
+      Value ends = ctx.create<AddAxisOp>(
+          ctx.castTo(maskIndex, ctx.getBuilder().getI64Type()), uint64_t(1));
+      Value valid = ctx.binary<LtOp>(keys, ends);
+      if (!valid)
+        return failure();
+      mask = ctx.create<SelectOp>(
+          valid, ctx.scalar(f32, 0.0, 2),
+          ctx.scalar(f32, filter, 2)); // (B, S)
+      mask = addAxes(ctx, mask, {1, 1});
+    } else if ((maskShape.size() == 2 || maskShape.size() == 3) &&
+               maskShape[0] == shape[0] && maskShape.back() == shape[1]) {
+      // A raw mask: ones attend, zeros get the filter value.
+      Value m = ctx.castTo(maskIndex, f32);
+      mask = ctx.binary<MulOp>(
+          ctx.binary<SubOp>(ctx.scalar(f32, 1.0, maskShape.size()), m),
+          ctx.scalar(f32, filter, maskShape.size()));
+      mask = addAxes(ctx, mask, maskShape.size() == 2
+                                    ? ArrayRef<int64_t>{1, 1}
+                                    : ArrayRef<int64_t>{1});
+    } else {
+      return ctx.unsupported("this form of mask_index (rank " +
+                             Twine(maskShape.size()) +
+                             "; ends and starts, or 4-D)");
+    }
+    if (!mask)
+      return failure();
+  }
+  if (attentionBias) {
+    if (NodeContext::rank(attentionBias) != 4)
+      return ctx.error("attention_bias must be (batch, heads, S, S)");
+    Value bias = ctx.castTo(attentionBias, f32);
+    mask = mask ? ctx.binary<AddOp>(mask, bias) : bias;
+  }
+  bool causal = ctx.getInt("unidirectional", 0) != 0;
+  if (causal && mask) {
+    // tract.sdpa's causal flag takes no mask: the causal part is added.
+    std::optional<int64_t> length = shape[1].getConstant();
+    if (!length)
+      return ctx.unsupported("a causal attention with a mask over a "
+                             "symbolic sequence length");
+    SmallVector<float> values;
+    for (int64_t i = 0; i < *length; ++i)
+      for (int64_t j = 0; j < *length; ++j)
+        values.push_back(j > i ? filter : 0.0f);
+    auto type = RankedTensorType::get({1, 1, *length, *length}, f32);
+    mask = ctx.binary<AddOp>(
+        mask, ctx.constant(DenseElementsAttr::get(type, ArrayRef(values))));
+    causal = false;
+  }
+  float scale = ctx.getFloat("scale", 0.0f);
+  FloatAttr scaleAttr =
+      scale != 0.0f ? ctx.getBuilder().getF64FloatAttr(scale) : FloatAttr();
+  Value attended = ctx.create<SdpaOp>(q, k, v, mask, scaleAttr,
+                                      ctx.getBuilder().getBoolAttr(causal));
+  if (!attended)
+    return failure();
+  return pushOutput(
+      outputs,
+      reshapeAxes(ctx, ctx.create<MoveAxisOp>(attended, int64_t(1), int64_t(2)),
+                  2, 2, {TDim(sizes[2])}));
+}
 
 void mlir::tract::onnx::registerTransformerOps(OpRegistry &registry) {
   registry.add("RotaryEmbedding", 23, rotaryEmbeddingHandler(false));
@@ -371,4 +504,5 @@ void mlir::tract::onnx::registerTransformerOps(OpRegistry &registry) {
                rotaryEmbeddingHandler(true));
   registry.add("com.microsoft.GroupQueryAttention", 1,
                groupQueryAttentionHandler);
+  registry.add("com.microsoft.Attention", 1, attentionHandler);
 }

@@ -16,6 +16,12 @@
 
 namespace mlir::tract::onnx {
 
+/// The positions 0, 1, ... of axis `axis` of `input` (i64), laid along
+/// axis `at` of a tensor of rank `rank` whose other dims are 1: a constant
+/// when the dim is known, a tract.range of it otherwise.
+Value axisPositions(NodeContext &ctx, Value input, int64_t axis, int64_t at,
+                    int64_t rank);
+
 /// The `rank` flags (a 1-D i1 tensor) of the axes that `axes`, a 1-D integer
 /// tensor of run-time values, names; negative axes count from the end.
 Value axisFlags(NodeContext &ctx, Value axes, int64_t rank);

@@ -13,7 +13,8 @@ RotaryEmbedding (com.microsoft's: per-token positions, a constant or a
 run-time first position, interleaved pairs, a partial rotary dim; the ONNX
 domain's of opset 23); GroupQueryAttention (with a past and rotary
 embeddings; a packed first prompt with interleaved rotary pairs and a
-scale; a decode step without rotary). The lit test
+scale; a decode step without rotary); and the encoders' Attention (raw
+and right-padding masks, causal, sizes of their own). The lit test
 frontends/onnx/contrib.test runs them.
 """
 import sys
@@ -294,6 +295,43 @@ def all_cases(rng):
     yield from gqa_cases(rng)
     # Its own generator: the cases above keep their values.
     yield from int8_nbits_cases(np.random.default_rng(SEED + 1))
+    yield from attention_cases(np.random.default_rng(SEED + 2))
+
+
+def attention_cases(rng):
+    """com.microsoft's Attention (BERT's, as onnxruntime's transformer
+    optimizer fuses it): a raw 2-D mask; right-padding ends (1-D); causal
+    without a mask and with one; query, key and value sizes of their own
+    with a scale."""
+    def attention(name, batch, length, sizes, mask, **attributes):
+        width = 24
+        init = {"w": rng.normal(size=(width, sum(sizes))).astype(np.float32)
+                * 0.3,
+                "b": rng.normal(size=(sum(sizes),)).astype(np.float32) * 0.1}
+        inputs = [("x", TensorProto.FLOAT, [batch, length, width])]
+        feeds = {"x": rng.normal(size=(batch, length, width)).astype(
+            np.float32)}
+        names = ["x", "w", "b"]
+        if mask is not None:
+            inputs.append(("m", TensorProto.INT32, list(mask.shape)))
+            feeds["m"] = mask
+            names.append("m")
+        node = helper.make_node("Attention", names, ["y"], num_heads=4,
+                                domain="com.microsoft", **attributes)
+        return name, graph_model(node, inputs,
+                                 [("y", TensorProto.FLOAT, None)], init), feeds
+
+    raw = np.ones((2, 6), np.int32)
+    raw[1, 4:] = 0
+    yield attention("attention_mask_2d", 2, 6, [32, 32, 32], raw)
+    yield attention("attention_mask_ends", 2, 6, [32, 32, 32],
+                    np.array([6, 3], np.int32))
+    yield attention("attention_causal", 1, 5, [32, 32, 32], None,
+                    unidirectional=1)
+    yield attention("attention_causal_mask", 2, 6, [32, 32, 32], raw,
+                    unidirectional=1)
+    yield attention("attention_sizes", 1, 5, [16, 16, 32], None,
+                    qkv_hidden_sizes=[16, 16, 32], scale=0.3)
 
 
 def write_inconsistent_lengths(out):

@@ -413,6 +413,33 @@ def qgemm_cases(rng):
     yield qdq_gemm(rng)
     yield from dynamic_ms_cases(rng)
     yield from qlinear_average_pool_cases(rng)
+    yield qattention(rng)
+
+
+def qattention(rng):
+    """com.microsoft's QAttention (a BERT encoder's attention after
+    onnxruntime's quantizer): a uint8 input by int8 weights, a float bias,
+    4 heads, a raw mask with padding in the second sequence."""
+    mask = np.ones((2, 6), np.int32)
+    mask[1, 4:] = 0
+    init = {"w": rng.integers(-127, 128, size=(24, 96)).astype(np.int8),
+            "b": (rng.normal(size=96) * 0.1).astype(np.float32),
+            "x_s": np.float32(0.02), "w_s": np.float32(0.005),
+            "x_z": np.uint8(128), "w_z": np.int8(0)}
+    node = helper.make_node("QAttention", ["x", "w", "b", "x_s", "w_s", "m",
+                                           "x_z", "w_z"], ["y"], num_heads=4,
+                            domain="com.microsoft")
+    graph = helper.make_graph(
+        [node], "QAttention",
+        [helper.make_tensor_value_info("x", U8, [2, 6, 24]),
+         helper.make_tensor_value_info("m", I32, [2, 6])],
+        [helper.make_tensor_value_info("y", F32, None)],
+        initializer=[tensor(n, v) for n, v in init.items()])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 13), helper.make_opsetid("com.microsoft", 1)])
+    return "qattention", model, {
+        "x": rng.integers(0, 256, size=(2, 6, 24)).astype(np.uint8),
+        "m": mask}
 
 
 def qlinear_average_pool_cases(rng):
