@@ -245,6 +245,45 @@ LogicalResult clipHandler(NodeContext &ctx, Outputs &outputs) {
   return success();
 }
 
+/// GELU: 0.5 * x * (1 + erf(x / sqrt(2))).
+Value erfGelu(NodeContext &ctx, Value x) {
+  if (!x)
+    return {};
+  Value erf =
+      ctx.create<ErfOp>(ctx.binary<MulOp>(x, ctx.scalarLike(x, M_SQRT1_2)));
+  Value half = ctx.binary<MulOp>(x, ctx.scalarLike(x, 0.5));
+  return ctx.binary<MulOp>(half, ctx.binary<AddOp>(erf, ctx.scalarLike(x, 1)));
+}
+
+/// com.microsoft's GELU family (BERT exports after onnxruntime's
+/// transformer optimizer): Gelu, BiasGelu (A + B first) and FastGelu (X
+/// plus an optional bias, in the tanh form) and QuickGelu (x times
+/// sigmoid(alpha x)).
+LogicalResult msGelu(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (Value bias = ctx.input(1))
+    x = ctx.binary<AddOp>(x, bias);
+  return pushOutput(outputs, erfGelu(ctx, x));
+}
+
+LogicalResult fastGelu(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (Value bias = ctx.input(1))
+    x = ctx.binary<AddOp>(x, bias);
+  return pushOutput(outputs, x ? ctx.create<GeluApproxOp>(x) : Value());
+}
+
+LogicalResult quickGelu(NodeContext &ctx, Outputs &outputs) {
+  Value x = ctx.input(0);
+  if (!x)
+    return failure();
+  float alpha = ctx.getFloat("alpha", 1.702f);
+  return pushOutput(
+      outputs,
+      ctx.binary<MulOp>(x, ctx.create<SigmoidOp>(ctx.binary<MulOp>(
+                               x, ctx.scalarLike(x, alpha)))));
+}
+
 LogicalResult geluHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   std::string approximate = ctx.getString("approximate", "none");
@@ -254,12 +293,7 @@ LogicalResult geluHandler(NodeContext &ctx, Outputs &outputs) {
   }
   if (approximate != "none")
     return ctx.unsupported("approximate = '" + approximate + "'");
-  // 0.5 * x * (1 + erf(x / sqrt(2)))
-  Value erf =
-      ctx.create<ErfOp>(ctx.binary<MulOp>(x, ctx.scalarLike(x, M_SQRT1_2)));
-  Value half = ctx.binary<MulOp>(x, ctx.scalarLike(x, 0.5));
-  outputs.push_back(
-      ctx.binary<MulOp>(half, ctx.binary<AddOp>(erf, ctx.scalarLike(x, 1))));
+  outputs.push_back(erfGelu(ctx, x));
   return success();
 }
 
@@ -403,6 +437,10 @@ void mlir::tract::onnx::registerElementwiseOps(OpRegistry &registry) {
     return success();
   });
   registry.add("Gelu", 20, geluHandler);
+  registry.add("com.microsoft.Gelu", 1, msGelu);
+  registry.add("com.microsoft.BiasGelu", 1, msGelu);
+  registry.add("com.microsoft.FastGelu", 1, fastGelu);
+  registry.add("com.microsoft.QuickGelu", 1, quickGelu);
   registry.add("Shrink", 9, [](NodeContext &ctx, Outputs &outputs) {
     // x < -lambd ? x + bias : x > lambd ? x - bias : 0
     Value x = ctx.input(0);

@@ -762,6 +762,65 @@ OpHandler skipLayerNormHandler(bool simplified) {
   };
 }
 
+/// com.microsoft's EmbedLayerNormalization (a BERT's embeddings after
+/// onnxruntime's transformer optimizer): the rows of word_embedding at
+/// input_ids, plus those of position_embedding at position_ids (or 0 ..
+/// S-1), plus those of segment_embedding at segment_ids (when both are
+/// given), normalized over the hidden axis, times gamma plus beta. The
+/// second output is each sequence's count of mask ones (the right-padding
+/// end the Attention's mask_index takes), the third the sum before the
+/// norm.
+LogicalResult embedLayerNormHandler(NodeContext &ctx, Outputs &outputs) {
+  Value ids = ctx.input(0), segmentIds = ctx.input(1), words = ctx.input(2),
+        positions = ctx.input(3), segments = ctx.input(4),
+        gamma = ctx.input(5), beta = ctx.input(6), mask = ctx.input(7),
+        positionIds = ctx.input(8);
+  if (!ids || !words || !positions || !gamma || !beta)
+    return ctx.error("expected input_ids, word_embedding, "
+                     "position_embedding, gamma and beta");
+  if (NodeContext::rank(ids) != 2 || NodeContext::rank(words) != 2 ||
+      NodeContext::rank(positions) != 2)
+    return ctx.error("input_ids must be (batch, sequence) and the "
+                     "embeddings matrices");
+  if (failed(requireFloat(ctx, words)))
+    return failure();
+  Value sum = ctx.create<GatherOp>(words, ids, int64_t(0));
+  Value rows;
+  if (positionIds) {
+    rows = ctx.create<GatherOp>(positions, positionIds, int64_t(0));
+  } else {
+    TDim length = getShape(ids)[1];
+    rows = ctx.create<AddAxisOp>(
+        ctx.create<SliceOp>(positions, uint64_t(0),
+                            DimAttr::get(ctx.getContext(), TDim(0)),
+                            DimAttr::get(ctx.getContext(), length)),
+        uint64_t(0));
+  }
+  sum = ctx.binary<AddOp>(sum, rows);
+  if (segmentIds && segments)
+    sum = ctx.binary<AddOp>(
+        sum, ctx.create<GatherOp>(segments, segmentIds, int64_t(0)));
+  if (!sum)
+    return failure();
+  double epsilon = ctx.getFloat("epsilon", 1e-12f);
+  Value y = standardize(ctx, sum, {2}, epsilon);
+  y = ctx.binary<AddOp>(ctx.binary<MulOp>(y, gamma), beta);
+  outputs.push_back(y);
+  Value maskIndex;
+  if (ctx.hasOutput(1)) {
+    if (!mask)
+      return ctx.unsupported("the mask_index output without a mask");
+    Type i32 = IntegerType::get(ctx.getContext(), 32);
+    maskIndex = ctx.create<ReduceOp>(ctx.castTo(mask, i32), Reducer::Sum,
+                                     ArrayRef<int64_t>{1}, false);
+    maskIndex = maskIndex ? ctx.create<RmAxisOp>(maskIndex, int64_t(1))
+                          : Value();
+  }
+  outputs.push_back(maskIndex);
+  outputs.push_back(ctx.hasOutput(2) ? sum : Value());
+  return success();
+}
+
 LogicalResult groupNormHandler(NodeContext &ctx, Outputs &outputs) {
   Value x = ctx.input(0);
   if (failed(requireRank(ctx, x, 2, "X")) || failed(requireFloat(ctx, x)))
@@ -1938,6 +1997,8 @@ void mlir::tract::onnx::registerNNOps(OpRegistry &registry) {
 void mlir::tract::onnx::registerMicrosoftOps(OpRegistry &registry) {
   registry.add("com.microsoft.SimplifiedLayerNormalization", 1,
                layerNormHandler(/*rms=*/true));
+  registry.add("com.microsoft.EmbedLayerNormalization", 1,
+               embedLayerNormHandler);
   registry.add("com.microsoft.SkipLayerNormalization", 1,
                skipLayerNormHandler(/*simplified=*/false));
   registry.add("com.microsoft.SkipSimplifiedLayerNormalization", 1,

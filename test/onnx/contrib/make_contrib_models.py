@@ -14,7 +14,10 @@ run-time first position, interleaved pairs, a partial rotary dim; the ONNX
 domain's of opset 23); GroupQueryAttention (with a past and rotary
 embeddings; a packed first prompt with interleaved rotary pairs and a
 scale; a decode step without rotary); and the encoders' Attention (raw
-and right-padding masks, causal, sizes of their own). The lit test
+and right-padding masks, causal, sizes of their own), the GELU forms, and
+a BERT layer as onnxruntime's transformer optimizer writes it
+(EmbedLayerNormalization, Attention, SkipLayerNormalization, FastGelu).
+The lit test
 frontends/onnx/contrib.test runs them.
 """
 import sys
@@ -332,6 +335,81 @@ def attention_cases(rng):
                     unidirectional=1)
     yield attention("attention_sizes", 1, 5, [16, 16, 32], None,
                     qkv_hidden_sizes=[16, 16, 32], scale=0.3)
+    yield from gelu_cases(rng)
+    yield bert_encoder(rng)
+
+
+def gelu_cases(rng):
+    """com.microsoft's Gelu, BiasGelu, FastGelu (with a bias) and
+    QuickGelu."""
+    x = rng.normal(size=(2, 3, 16)).astype(np.float32) * 2
+    bias = rng.normal(size=(16,)).astype(np.float32)
+    for name, op, with_bias, attributes in [
+            ("ms_gelu", "Gelu", False, {}),
+            ("bias_gelu", "BiasGelu", True, {}),
+            ("fast_gelu", "FastGelu", True, {}),
+            ("quick_gelu", "QuickGelu", False, {"alpha": 1.5})]:
+        node = helper.make_node(op, ["x", "b"] if with_bias else ["x"],
+                                ["y"], domain="com.microsoft", **attributes)
+        yield name, graph_model(node, [("x", TensorProto.FLOAT, [2, 3, 16])],
+                                [("y", TensorProto.FLOAT, None)],
+                                {"b": bias} if with_bias else {}), {"x": x}
+
+
+def bert_encoder(rng):
+    """A BERT layer as onnxruntime's transformer optimizer writes it:
+    EmbedLayerNormalization (words, positions, segments, a mask whose
+    counts are the mask_index), Attention, SkipLayerNormalization, the
+    feed-forward MatMul, FastGelu with its bias, MatMul and
+    SkipLayerNormalization."""
+    hidden, vocab, batch, length = 32, 50, 2, 7
+    f = np.float32
+
+    def normal(*shape, scale=0.3):
+        return (rng.normal(size=shape) * scale).astype(f)
+    init = {"words": normal(vocab, hidden), "positions": normal(16, hidden),
+            "segments": normal(2, hidden), "g0": 1 + normal(hidden),
+            "b0": normal(hidden), "wqkv": normal(hidden, 3 * hidden),
+            "bqkv": normal(3 * hidden, scale=0.1), "g1": 1 + normal(hidden),
+            "b1": normal(hidden), "w1": normal(hidden, 64),
+            "bias1": normal(64, scale=0.1), "w2": normal(64, hidden),
+            "g2": 1 + normal(hidden), "b2": normal(hidden),
+            "bias2": normal(hidden, scale=0.1)}
+    ms = {"domain": "com.microsoft"}
+    nodes = [
+        helper.make_node("EmbedLayerNormalization",
+                         ["ids", "segment_ids", "words", "positions",
+                          "segments", "g0", "b0", "mask"],
+                         ["emb", "mask_index"], epsilon=1e-12, **ms),
+        helper.make_node("Attention", ["emb", "wqkv", "bqkv", "mask_index"],
+                         ["att"], num_heads=4, **ms),
+        helper.make_node("SkipLayerNormalization", ["att", "emb", "g1", "b1"],
+                         ["h1"], epsilon=1e-12, **ms),
+        helper.make_node("MatMul", ["h1", "w1"], ["ff1"]),
+        helper.make_node("FastGelu", ["ff1", "bias1"], ["act"], **ms),
+        helper.make_node("MatMul", ["act", "w2"], ["ff2"]),
+        helper.make_node("SkipLayerNormalization",
+                         ["ff2", "h1", "g2", "b2", "bias2"], ["y"],
+                         epsilon=1e-12, **ms)]
+    i32 = TensorProto.INT32
+    graph = helper.make_graph(
+        nodes, "bert_layer",
+        [helper.make_tensor_value_info("ids", i32, [batch, length]),
+         helper.make_tensor_value_info("segment_ids", i32, [batch, length]),
+         helper.make_tensor_value_info("mask", i32, [batch, length])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        initializer=[helper.make_tensor(n, TensorProto.FLOAT, v.shape,
+                                        v.flatten().tolist())
+                     for n, v in init.items()])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
+    mask = np.ones((batch, length), np.int32)
+    mask[1, 5:] = 0
+    segment = np.zeros((batch, length), np.int32)
+    segment[:, 4:] = 1
+    return "bert_layer", model, {
+        "ids": rng.integers(0, vocab, size=(batch, length)).astype(np.int32),
+        "segment_ids": segment, "mask": mask}
 
 
 def write_inconsistent_lengths(out):
