@@ -155,9 +155,11 @@ void rewrite(const Rewrite &work) {
 struct IntegerConv {
   ConvOp conv;
   CastOp quantize;   // the conv's only use: its result to 8 bits
-  Value input;       // the quantized input, before its dequantizing cast
   DenseElementsAttr kernel, bias; // the integers (i8/ui8, i32)
   bool depthwise = false;
+  /// Groups of more than one channel: a convolution per group, on its
+  /// slice of the channels, concatenated.
+  int64_t groups = 1;
   /// A 1-D convolution, run as a 2-D one over a unit axis.
   bool oneD = false;
   SmallVector<int64_t> strides, dilations, before, after;
@@ -219,7 +221,6 @@ struct IntegerMatmul {
   EinsumOp einsum;
   AddOp addBias;     // null without a bias
   CastOp quantize;
-  Value input;
   DenseElementsAttr weights, bias; // k x n integers, n i32
   int64_t inputZero = 0, weightZero = 0, outputZero = 0;
   float multiplier = 0;
@@ -271,8 +272,8 @@ std::optional<IntegerMatmul> matchIntegerMatmul(EinsumOp einsum) {
   if (!isByteQuantized(outType) || !dequantize || !weights ||
       !getElementTypeOrSelf(einsum.getType()).isF32())
     return std::nullopt;
-  m.input = dequantize.getInput();
-  auto inType = dyn_cast<QType>(getElementTypeOrSelf(m.input));
+  Value input = dequantize.getInput();
+  auto inType = dyn_cast<QType>(getElementTypeOrSelf(input));
   auto [real, wType] = *weights;
   auto wShape = cast<RankedTensorType>(einsum.getInputs()[1].getType());
   if (!isByteQuantized(inType) || !wShape.hasStaticShape() ||
@@ -324,8 +325,10 @@ void rewriteIntegerMatmul(IntegerMatmul m) {
   SmallVector<int64_t> weightZero;
   if (m.weightZero != 0)
     weightZero.push_back(m.weightZero);
+  // The integers read now (see rewriteIntegerConv).
+  Value input = m.einsum.getInputs()[0].getDefiningOp<CastOp>().getInput();
   Value result = QuantMatmulOp::create(
-      b, loc, m.input, weights, bias, UnitAttr(),
+      b, loc, input, weights, bias, UnitAttr(),
       b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
       b.getDenseF32ArrayAttr({m.multiplier}),
       b.getI64IntegerAttr(m.outputZero),
@@ -351,13 +354,13 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
   if (!isByteQuantized(outType) || !dequantize ||
       !getElementTypeOrSelf(conv.getType()).isF32())
     return std::nullopt;
-  m.input = dequantize.getInput();
-  auto inType = dyn_cast<QType>(getElementTypeOrSelf(m.input));
+  Value input = dequantize.getInput();
+  auto inType = dyn_cast<QType>(getElementTypeOrSelf(input));
   auto kernel = requantizedConstant(conv.getKernel());
   if (!isByteQuantized(inType) || !kernel)
     return std::nullopt;
   auto [real, wType] = *kernel;
-  auto inputShape = dyn_cast<RankedTensorType>(m.input.getType());
+  auto inputShape = dyn_cast<RankedTensorType>(input.getType());
   auto kernelShape = cast<RankedTensorType>(conv.getKernel().getType());
   auto outShape = cast<RankedTensorType>(conv.getType());
   if (!inputShape || !inputShape.hasStaticShape() ||
@@ -381,12 +384,16 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
   int64_t group = int64_t(conv.getGroup());
   m.depthwise = group > 1 && group == channels && outputs == channels &&
                 kernelShape.getDimSize(1) == 1;
-  if (group != 1 && !m.depthwise)
-    return std::nullopt;
+  if (group != 1 && !m.depthwise) {
+    if (channels % group || outputs % group ||
+        kernelShape.getDimSize(1) != channels / group)
+      return std::nullopt;
+    m.groups = group;
+  }
   // Sums of at most 255 * 255 per tap; a depthwise one in f32 lanes
   // (tract.quant_depthwise) must stay exact.
   int64_t taps = kernelShape.getDimSize(2) * kernelShape.getDimSize(3);
-  int64_t perOutput = taps * (m.depthwise ? 1 : channels);
+  int64_t perOutput = taps * (m.depthwise ? 1 : channels / m.groups);
   if (perOutput > (int64_t(1) << 14))
     return std::nullopt;
   m.kernel = quantizeConstant(real, wType, kernelShape);
@@ -478,7 +485,9 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
 void rewriteIntegerConv(IntegerConv m) {
   OpBuilder b(m.quantize);
   Location loc = m.conv.getLoc();
-  Value x = m.input;
+  // Read now, not when matched: the producer of the integers (another
+  // fused product, rewritten before this one) may have been replaced.
+  Value x = m.conv.getInput().getDefiningOp<CastOp>().getInput();
   if (m.oneD)
     x = AddAxisOp::create(b, loc, x, uint64_t(2));
   if (llvm::any_of(m.before, [](int64_t p) { return p != 0; }) ||
@@ -487,6 +496,43 @@ void rewriteIntegerConv(IntegerConv m) {
         b, loc, x, ArrayRef<int64_t>{0, 0, m.before[0], m.before[1]},
         ArrayRef<int64_t>{0, 0, m.after[0], m.after[1]}, PadMode::Constant,
         IntegerAttr::get(getElementTypeOrSelf(x), m.inputZero));
+  SmallVector<int64_t> weightZero;
+  if (m.weightZero != 0)
+    weightZero.push_back(m.weightZero);
+  UnitAttr outputSigned = m.outputSigned ? b.getUnitAttr() : UnitAttr();
+  Value result;
+  if (m.groups > 1) {
+    // A tract.quant_conv per group on its channels, then the outputs
+    // side by side.
+    MLIRContext *context = b.getContext();
+    int64_t in = cast<RankedTensorType>(x.getType()).getDimSize(1) / m.groups,
+            out = m.kernel.getType().getDimSize(0) / m.groups;
+    SmallVector<Value> parts;
+    for (int64_t g = 0; g < m.groups; ++g) {
+      Value slice = SliceOp::create(b, loc, x, uint64_t(1),
+                                    DimAttr::get(context, TDim(g * in)),
+                                    DimAttr::get(context, TDim((g + 1) * in)));
+      Value kernel = ConstOp::create(
+          b, loc, sliceDense(m.kernel, 0, g * out, (g + 1) * out));
+      Value bias = m.bias ? Value(ConstOp::create(
+                                b, loc, sliceDense(m.bias, 0, g * out,
+                                                   (g + 1) * out)))
+                          : Value();
+      parts.push_back(QuantConvOp::create(
+          b, loc, slice, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
+          b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
+          b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
+          b.getDenseF32ArrayAttr({m.multiplier}),
+          b.getI64IntegerAttr(m.outputZero), outputSigned));
+    }
+    result = ConcatOp::create(b, loc, parts, int64_t(1));
+    if (m.oneD)
+      result = RmAxisOp::create(b, loc, result, uint64_t(2));
+    m.quantize.getResult().replaceAllUsesWith(result);
+    m.quantize.erase();
+    m.conv.erase();
+    return;
+  }
   Value kernel =
       ConstOp::create(b, loc,
                       m.depthwise
@@ -497,11 +543,6 @@ void rewriteIntegerConv(IntegerConv m) {
                                 m.kernel.getElementType()))
                           : m.kernel);
   Value bias = m.bias ? Value(ConstOp::create(b, loc, m.bias)) : Value();
-  SmallVector<int64_t> weightZero;
-  if (m.weightZero != 0)
-    weightZero.push_back(m.weightZero);
-  UnitAttr outputSigned = m.outputSigned ? b.getUnitAttr() : UnitAttr();
-  Value result;
   if (m.depthwise)
     result = QuantDepthwiseOp::create(
         b, loc, x, kernel, bias, b.getDenseI64ArrayAttr(m.strides),

@@ -559,9 +559,9 @@ graph qnet(x) -> (y)
 
 def quantized_conv1d(out):
     """torch-to-nnef's quantized conv1d and conv1d_relu (a keyword
-    spotter's front): a 1-D convolution with an i32 bias, a relu, then a
-    depthwise strided one; the reference is the integer arithmetic, as for
-    quantized_convnet."""
+    spotter's front): a 1-D convolution with an i32 bias, a relu, a
+    depthwise strided one, then one of 2 groups; the reference is the
+    integer arithmetic, as for quantized_convnet."""
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     f32 = np.float32
@@ -569,11 +569,14 @@ def quantized_conv1d(out):
     C, O, L = 4, 6, 20
     q = {"x": (0.03, 120, False), "w1": (0.01, 0, True),
          "c1": (0.04, 90, False), "r1": (0.04, 90, False),
-         "w2": (0.02, -2, True), "y": (0.05, 7, True)}
+         "w2": (0.02, -2, True), "c2": (0.05, 7, True),
+         "w3": (0.01, 0, True), "y": (0.08, -3, True)}
     w1 = rng.integers(-127, 128, (O, C, 3)).astype(np.int8)
     b1 = rng.integers(-3000, 3000, (O,)).astype(np.int32)
     w2 = rng.integers(-120, 128, (O, 1, 5)).astype(np.int8)
-    for n, a in (("w1", w1), ("b1", b1), ("w2", w2)):
+    w3 = rng.integers(-127, 128, (4, O // 2, 3)).astype(np.int8)
+    b3 = rng.integers(-2000, 2000, (4,)).astype(np.int32)
+    for n, a in (("w1", w1), ("b1", b1), ("w2", w2), ("w3", w3), ("b3", b3)):
         write(out, n + ".dat", dat_bytes(a))
     write(out, "graph.nnef", f"""version 1.0;
 
@@ -583,9 +586,12 @@ graph qconv1d(x) -> (y)
   w1 = variable<scalar>(label = 'w1', shape = [{O}, {C}, 3]);
   b1 = variable<integer>(label = 'b1', shape = [{O}]);
   w2 = variable<scalar>(label = 'w2', shape = [{O}, 1, 5]);
+  w3 = variable<scalar>(label = 'w3', shape = [4, {O // 2}, 3]);
+  b3 = variable<integer>(label = 'b3', shape = [4]);
   c1 = conv(x, w1, b1, padding = [(1, 1)], border = 'constant');
   r1 = relu(c1);
-  y = conv(r1, w2, padding = [(2, 1)], stride = [2], groups = {O});
+  c2 = conv(r1, w2, padding = [(2, 1)], stride = [2], groups = {O});
+  y = conv(c2, w3, b3, padding = [(1, 1)], groups = 2);
 }}
 """.encode())
     write(out, "graph.quant", "".join(
@@ -616,7 +622,9 @@ graph qconv1d(x) -> (y)
     acc1 = conv1d(x.astype(np.int64) - 120, w1.astype(np.int64), 1, 1, 1, 1)
     r1 = np.maximum(requantize(acc1 + b1[None, :, None], "x", "w1", "c1"), 90)
     acc2 = conv1d(r1.astype(np.int64) - 90, w2.astype(np.int64) + 2, 2, 2, 1, O)
-    y = requantize(acc2, "r1", "w2", "y").astype(np.int8)
+    c2 = requantize(acc2, "r1", "w2", "c2")
+    acc3 = conv1d(c2.astype(np.int64) - 7, w3.astype(np.int64), 1, 1, 1, 2)
+    y = requantize(acc3 + b3[None, :, None], "c2", "w3", "y").astype(np.int8)
     np.savez(os.path.join(out, "io.npz"), x=x, y=y)
 
 
