@@ -35,8 +35,8 @@ def TractLowerQuantizedTypes : Pass<"tract-lower-quantized-types",
     integer type holding it and rewrites the casts and the arithmetic that
     give those types their meaning into integer and f32 tract ops (which
     `tract-lower-to-linalg` otherwise does first). Before that, a 1-D or
-    2-D convolution (depthwise, or one per group of channels, concatenated)
-    whose input is a quantized value
+    2-D convolution (depthwise, or one per group of 8 channels or more,
+    concatenated) whose input is a quantized value
     dequantized, whose kernel is a constant quantized then dequantized and
     whose bias (if any) is a constant, and whose only use quantizes its
     result to 8 bits, becomes a `tract.quant_conv` (or

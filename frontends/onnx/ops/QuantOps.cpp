@@ -312,9 +312,11 @@ bool exactDepthwise(DenseElementsAttr kernel, Value bias, int64_t taps) {
 }
 
 /// A 2-D convolution of bytes `x` by constant bytes `w` as
-/// tract.quant_conv (group 1) or, depthwise (group = channels),
-/// tract.quant_depthwise, on the input padded with its zero point. Null when the node is not of that form (the caller falls
-/// back to the general integer convolution).
+/// tract.quant_conv (group 1), depthwise (group = channels) as
+/// tract.quant_depthwise, or grouped as a tract.quant_conv per group
+/// concatenated, on the input padded with its zero point. Null when the
+/// node is not of that form (the caller falls back to the general integer
+/// convolution).
 Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
                 const QuantParams &params) {
   if (!x || !w || NodeContext::rank(x) != 4 || NodeContext::rank(w) != 4 ||
@@ -344,9 +346,16 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
   };
   if (!plausible({*c, *h, *wd, out, kh, kw, group}))
     return {};
-  // Depthwise (one channel in and one out per group), or group 1.
-  bool depthwise = group == *c && out == *c && group > 1;
-  if (group != 1 && !(depthwise && exactDepthwise(kernel, bias, kh * kw)))
+  // Depthwise (one channel in and one out per group), group 1, or a
+  // convolution per group of channels.
+  bool depthwise = group == *c && out == *c && group > 1 &&
+                   exactDepthwise(kernel, bias, kh * kw);
+  bool grouped = group > 1 && !depthwise;
+  // Groups of at least 8 channels in: a convolution per group of 32 or 8
+  // channels took 0.14 and 0.34 of the general way's time, one per group
+  // of 4 (ResNeXt 32x4d's) 1.3 times it (32 tiny products).
+  constexpr int64_t kMinGroupChannels = 8;
+  if (grouped && (*c % group || out % group || *c / group < kMinGroupChannels))
     return {};
   FailureOr<Window> window = readWindow(ctx, 2);
   if (failed(window) || !plausible(window->strides) ||
@@ -392,6 +401,46 @@ Value quantConv(NodeContext &ctx, Value x, Value w, Value bias,
         IntegerAttr::get(element, params.inputZero));
   }
   OpBuilder &b = ctx.getBuilder();
+  if (grouped) {
+    // A tract.quant_conv per group on its slice of the channels (and of
+    // the per-channel parameters), side by side.
+    int64_t in = *c / group, outs = out / group;
+    auto slice = [&](ArrayRef<int64_t> values, int64_t g) {
+      return values.size() <= 1
+                 ? SmallVector<int64_t>(values)
+                 : SmallVector<int64_t>(values.slice(g * outs, outs));
+    };
+    SmallVector<Value> parts;
+    for (int64_t g = 0; g < group; ++g) {
+      Value input = ctx.create<SliceOp>(
+          padded, uint64_t(1), DimAttr::get(ctx.getContext(), TDim(g * in)),
+          DimAttr::get(ctx.getContext(), TDim((g + 1) * in)));
+      Value kernelPart =
+          ctx.constant(sliceDense(kernel, 0, g * outs, (g + 1) * outs));
+      Value biasPart =
+          bias ? ctx.constant(sliceDense(constantOf(bias), 0, g * outs,
+                                         (g + 1) * outs))
+               : Value();
+      SmallVector<float> multiplier;
+      if (params.multiplier)
+        multiplier = params.multiplier->size() <= 1
+                         ? *params.multiplier
+                         : SmallVector<float>(ArrayRef(*params.multiplier)
+                                                  .slice(g * outs, outs));
+      parts.push_back(ctx.create<QuantConvOp>(
+          input, kernelPart, biasPart, b.getDenseI64ArrayAttr(strides),
+          b.getDenseI64ArrayAttr(dilations), UnitAttr(),
+          b.getI64IntegerAttr(params.inputZero),
+          b.getDenseI64ArrayAttr(slice(params.weightZero, g)),
+          params.multiplier ? b.getDenseF32ArrayAttr(multiplier)
+                            : DenseF32ArrayAttr(),
+          b.getI64IntegerAttr(params.outputZero),
+          params.outputSigned ? b.getUnitAttr() : UnitAttr()));
+      if (!parts.back())
+        return {};
+    }
+    return ctx.create<ConcatOp>(ValueRange(parts), int64_t(1));
+  }
   if (depthwise)
     return ctx.create<QuantDepthwiseOp>(
         padded,

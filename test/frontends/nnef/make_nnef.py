@@ -566,7 +566,7 @@ def quantized_conv1d(out):
     os.makedirs(out)
     f32 = np.float32
     rng = np.random.default_rng(6)
-    C, O, L = 4, 6, 20
+    C, O, L = 4, 16, 20
     q = {"x": (0.03, 120, False), "w1": (0.01, 0, True),
          "c1": (0.04, 90, False), "r1": (0.04, 90, False),
          "w2": (0.02, -2, True), "c2": (0.05, 7, True),

@@ -414,6 +414,9 @@ def qgemm_cases(rng):
     yield from dynamic_ms_cases(rng)
     yield from qlinear_average_pool_cases(rng)
     yield qattention(rng)
+    # 4 groups of 8 channels, per-channel scales and a bias.
+    yield qlinear_conv(rng, "qlinear_conv_grouped", U8, I8, (1, 32, 9, 9),
+                       (32, 8, 3, 3), group=4, pads=[1, 1, 1, 1])
 
 
 def qattention(rng):
