@@ -150,6 +150,49 @@ void rewrite(const Rewrite &work) {
 // Convolutions of quantized values in integers
 //===----------------------------------------------------------------------===//
 
+/// The parameters of an integer product: zero points, and the
+/// requantization of its sums, x_scale * w_scale / y_scale in f32.
+struct Requantization {
+  int64_t inputZero = 0, weightZero = 0, outputZero = 0;
+  float multiplier = 0;
+  bool outputSigned = false;
+};
+
+Requantization requantizationOf(QType input, QType weights, QType output) {
+  Requantization r;
+  r.inputZero = input.getZeroPoint();
+  r.weightZero = weights.getZeroPoint();
+  r.outputZero = output.getZeroPoint();
+  r.outputSigned = output.isSigned();
+  r.multiplier = float(float(input.getScale()) * float(weights.getScale())) /
+                 float(output.getScale());
+  return r;
+}
+
+/// A float bias (`count` values) in units of the sums, input scale times
+/// weight scale: i32 integers; null when one does not fit. `largest` gets
+/// the largest magnitude.
+DenseElementsAttr accumulatorBias(DenseElementsAttr real, QType input,
+                                  QType weights, int64_t count,
+                                  int64_t *largest = nullptr) {
+  if (!real || !real.getElementType().isF32() ||
+      real.getNumElements() != count)
+    return nullptr;
+  double scale = double(float(input.getScale()) * float(weights.getScale()));
+  SmallVector<int32_t> ints;
+  for (const APFloat &value : real.getValues<APFloat>()) {
+    double q = std::round(double(value.convertToFloat()) / scale);
+    if (!(std::abs(q) < double(1 << 30)))
+      return nullptr;
+    ints.push_back(int32_t(q));
+    if (largest)
+      *largest = std::max<int64_t>(*largest, std::abs(int64_t(q)));
+  }
+  return DenseElementsAttr::get(
+      RankedTensorType::get({count}, IntegerType::get(real.getContext(), 32)),
+      ArrayRef(ints));
+}
+
 /// A convolution between a dequantizing cast and a quantizing one, with
 /// what it comes to on the integers.
 struct IntegerConv {
@@ -163,9 +206,7 @@ struct IntegerConv {
   /// A 1-D convolution, run as a 2-D one over a unit axis.
   bool oneD = false;
   SmallVector<int64_t> strides, dilations, before, after;
-  int64_t inputZero = 0, weightZero = 0, outputZero = 0;
-  float multiplier = 0;
-  bool outputSigned = false;
+  Requantization q;
 };
 
 bool isByteQuantized(QType type) {
@@ -222,9 +263,7 @@ struct IntegerMatmul {
   AddOp addBias;     // null without a bias
   CastOp quantize;
   DenseElementsAttr weights, bias; // k x n integers, n i32
-  int64_t inputZero = 0, weightZero = 0, outputZero = 0;
-  float multiplier = 0;
-  bool outputSigned = false;
+  Requantization q;
 };
 
 std::optional<IntegerMatmul> matchIntegerMatmul(EinsumOp einsum) {
@@ -293,27 +332,10 @@ std::optional<IntegerMatmul> matchIntegerMatmul(EinsumOp einsum) {
         RankedTensorType::get({cols, rows}, q.getElementType()), swapped);
   }
   m.weights = q;
-  if (m.bias) {
-    double accScale =
-        double(float(inType.getScale()) * float(wType.getScale()));
-    SmallVector<int32_t> ints;
-    for (const APFloat &value : m.bias.getValues<APFloat>()) {
-      double r = std::round(double(value.convertToFloat()) / accScale);
-      if (!(std::abs(r) < double(1 << 30)))
-        return std::nullopt;
-      ints.push_back(int32_t(r));
-    }
-    m.bias = DenseElementsAttr::get(
-        RankedTensorType::get({channels},
-                              IntegerType::get(einsum.getContext(), 32)),
-        ArrayRef(ints));
-  }
-  m.inputZero = inType.getZeroPoint();
-  m.weightZero = wType.getZeroPoint();
-  m.outputZero = outType.getZeroPoint();
-  m.outputSigned = outType.isSigned();
-  m.multiplier = float(float(inType.getScale()) * float(wType.getScale())) /
-                 float(outType.getScale());
+  if (m.bias &&
+      !(m.bias = accumulatorBias(m.bias, inType, wType, channels)))
+    return std::nullopt;
+  m.q = requantizationOf(inType, wType, outType);
   return m;
 }
 
@@ -323,16 +345,16 @@ void rewriteIntegerMatmul(IntegerMatmul m) {
   Value weights = ConstOp::create(b, loc, m.weights);
   Value bias = m.bias ? Value(ConstOp::create(b, loc, m.bias)) : Value();
   SmallVector<int64_t> weightZero;
-  if (m.weightZero != 0)
-    weightZero.push_back(m.weightZero);
+  if (m.q.weightZero != 0)
+    weightZero.push_back(m.q.weightZero);
   // The integers read now (see rewriteIntegerConv).
   Value input = m.einsum.getInputs()[0].getDefiningOp<CastOp>().getInput();
   Value result = QuantMatmulOp::create(
       b, loc, input, weights, bias, UnitAttr(),
-      b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
-      b.getDenseF32ArrayAttr({m.multiplier}),
-      b.getI64IntegerAttr(m.outputZero),
-      m.outputSigned ? b.getUnitAttr() : UnitAttr());
+      b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
+      b.getDenseF32ArrayAttr({m.q.multiplier}),
+      b.getI64IntegerAttr(m.q.outputZero),
+      m.q.outputSigned ? b.getUnitAttr() : UnitAttr());
   m.quantize.getResult().replaceAllUsesWith(result);
   m.quantize.erase();
   if (m.addBias)
@@ -403,25 +425,13 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
     return std::nullopt;
   m.kernel = quantizeConstant(real, wType, kernelShape);
   // The bias, in units of the accumulator.
-  double accScale = double(float(inType.getScale()) * float(wType.getScale()));
   int64_t largestBias = 0;
   if (Value bias = conv.getBias()) {
     auto konst = bias.getDefiningOp<ConstOp>();
-    DenseElementsAttr values = konst ? denseOf(konst.getValue()) : nullptr;
-    if (!values || !values.getElementType().isF32() ||
-        values.getNumElements() != outputs)
+    m.bias = accumulatorBias(konst ? denseOf(konst.getValue()) : nullptr,
+                             inType, wType, outputs, &largestBias);
+    if (!m.bias)
       return std::nullopt;
-    SmallVector<int32_t> ints;
-    for (const APFloat &value : values.getValues<APFloat>()) {
-      double q = std::round(double(value.convertToFloat()) / accScale);
-      if (!(std::abs(q) < double(1 << 30)))
-        return std::nullopt;
-      ints.push_back(int32_t(q));
-      largestBias = std::max<int64_t>(largestBias, std::abs(int64_t(q)));
-    }
-    m.bias = DenseElementsAttr::get(
-        RankedTensorType::get({outputs}, IntegerType::get(conv.getContext(), 32)),
-        ArrayRef(ints));
   }
   if (m.depthwise && 2 * taps * 255 * 255 + largestBias >= (int64_t(1) << 24))
     return std::nullopt;
@@ -477,12 +487,7 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
     m.before.push_back(before);
     m.after.push_back(after);
   }
-  m.inputZero = inType.getZeroPoint();
-  m.weightZero = wType.getZeroPoint();
-  m.outputZero = outType.getZeroPoint();
-  m.outputSigned = outType.isSigned();
-  m.multiplier = float(float(inType.getScale()) * float(wType.getScale())) /
-                 float(outType.getScale());
+  m.q = requantizationOf(inType, wType, outType);
   return m;
 }
 
@@ -500,11 +505,11 @@ void rewriteIntegerConv(IntegerConv m) {
     x = PadOp::create(
         b, loc, x, ArrayRef<int64_t>{0, 0, m.before[0], m.before[1]},
         ArrayRef<int64_t>{0, 0, m.after[0], m.after[1]}, PadMode::Constant,
-        IntegerAttr::get(getElementTypeOrSelf(x), m.inputZero));
+        IntegerAttr::get(getElementTypeOrSelf(x), m.q.inputZero));
   SmallVector<int64_t> weightZero;
-  if (m.weightZero != 0)
-    weightZero.push_back(m.weightZero);
-  UnitAttr outputSigned = m.outputSigned ? b.getUnitAttr() : UnitAttr();
+  if (m.q.weightZero != 0)
+    weightZero.push_back(m.q.weightZero);
+  UnitAttr outputSigned = m.q.outputSigned ? b.getUnitAttr() : UnitAttr();
   Value result;
   if (m.groups > 1) {
     // A tract.quant_conv per group on its channels, then the outputs
@@ -526,9 +531,9 @@ void rewriteIntegerConv(IntegerConv m) {
       parts.push_back(QuantConvOp::create(
           b, loc, slice, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
           b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
-          b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
-          b.getDenseF32ArrayAttr({m.multiplier}),
-          b.getI64IntegerAttr(m.outputZero), outputSigned));
+          b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
+          b.getDenseF32ArrayAttr({m.q.multiplier}),
+          b.getI64IntegerAttr(m.q.outputZero), outputSigned));
     }
     result = ConcatOp::create(b, loc, parts, int64_t(1));
     if (m.oneD)
@@ -552,16 +557,16 @@ void rewriteIntegerConv(IntegerConv m) {
     result = QuantDepthwiseOp::create(
         b, loc, x, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
         b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
-        b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
-        b.getDenseF32ArrayAttr({m.multiplier}),
-        b.getI64IntegerAttr(m.outputZero), outputSigned);
+        b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
+        b.getDenseF32ArrayAttr({m.q.multiplier}),
+        b.getI64IntegerAttr(m.q.outputZero), outputSigned);
   else
     result = QuantConvOp::create(
         b, loc, x, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
         b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
-        b.getI64IntegerAttr(m.inputZero), b.getDenseI64ArrayAttr(weightZero),
-        b.getDenseF32ArrayAttr({m.multiplier}),
-        b.getI64IntegerAttr(m.outputZero), outputSigned);
+        b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
+        b.getDenseF32ArrayAttr({m.q.multiplier}),
+        b.getI64IntegerAttr(m.q.outputZero), outputSigned);
   if (m.oneD)
     result = RmAxisOp::create(b, loc, result, uint64_t(2));
   m.quantize.getResult().replaceAllUsesWith(result);
