@@ -491,6 +491,23 @@ std::optional<IntegerConv> matchIntegerConv(ConvOp conv) {
   return m;
 }
 
+/// A tract.quant_conv or tract.quant_depthwise of `m`'s window and
+/// requantization on `input`, `kernel` and `bias`.
+template <typename OpTy>
+Value createIntegerConv(OpBuilder &b, Location loc, const IntegerConv &m,
+                        Value input, Value kernel, Value bias) {
+  SmallVector<int64_t> weightZero;
+  if (m.q.weightZero != 0)
+    weightZero.push_back(m.q.weightZero);
+  return OpTy::create(
+      b, loc, input, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
+      b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
+      b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
+      b.getDenseF32ArrayAttr({m.q.multiplier}),
+      b.getI64IntegerAttr(m.q.outputZero),
+      m.q.outputSigned ? b.getUnitAttr() : UnitAttr());
+}
+
 /// The integer op for `m`, once the input holds its integers.
 void rewriteIntegerConv(IntegerConv m) {
   OpBuilder b(m.quantize);
@@ -506,10 +523,6 @@ void rewriteIntegerConv(IntegerConv m) {
         b, loc, x, ArrayRef<int64_t>{0, 0, m.before[0], m.before[1]},
         ArrayRef<int64_t>{0, 0, m.after[0], m.after[1]}, PadMode::Constant,
         IntegerAttr::get(getElementTypeOrSelf(x), m.q.inputZero));
-  SmallVector<int64_t> weightZero;
-  if (m.q.weightZero != 0)
-    weightZero.push_back(m.q.weightZero);
-  UnitAttr outputSigned = m.q.outputSigned ? b.getUnitAttr() : UnitAttr();
   Value result;
   if (m.groups > 1) {
     // A tract.quant_conv per group on its channels, then the outputs
@@ -528,45 +541,25 @@ void rewriteIntegerConv(IntegerConv m) {
                                 b, loc, sliceDense(m.bias, 0, g * out,
                                                    (g + 1) * out)))
                           : Value();
-      parts.push_back(QuantConvOp::create(
-          b, loc, slice, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
-          b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
-          b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
-          b.getDenseF32ArrayAttr({m.q.multiplier}),
-          b.getI64IntegerAttr(m.q.outputZero), outputSigned));
+      parts.push_back(
+          createIntegerConv<QuantConvOp>(b, loc, m, slice, kernel, bias));
     }
     result = ConcatOp::create(b, loc, parts, int64_t(1));
-    if (m.oneD)
-      result = RmAxisOp::create(b, loc, result, uint64_t(2));
-    m.quantize.getResult().replaceAllUsesWith(result);
-    m.quantize.erase();
-    m.conv.erase();
-    return;
+  } else if (m.depthwise) {
+    ShapedType kernelType = m.kernel.getType();
+    Value kernel = ConstOp::create(
+        b, loc,
+        m.kernel.reshape(RankedTensorType::get(
+            {kernelType.getDimSize(0), kernelType.getDimSize(2),
+             kernelType.getDimSize(3)},
+            kernelType.getElementType())));
+    Value bias = m.bias ? Value(ConstOp::create(b, loc, m.bias)) : Value();
+    result = createIntegerConv<QuantDepthwiseOp>(b, loc, m, x, kernel, bias);
+  } else {
+    Value kernel = ConstOp::create(b, loc, m.kernel);
+    Value bias = m.bias ? Value(ConstOp::create(b, loc, m.bias)) : Value();
+    result = createIntegerConv<QuantConvOp>(b, loc, m, x, kernel, bias);
   }
-  Value kernel =
-      ConstOp::create(b, loc,
-                      m.depthwise
-                          ? m.kernel.reshape(RankedTensorType::get(
-                                {m.kernel.getType().getDimSize(0),
-                                 m.kernel.getType().getDimSize(2),
-                                 m.kernel.getType().getDimSize(3)},
-                                m.kernel.getElementType()))
-                          : m.kernel);
-  Value bias = m.bias ? Value(ConstOp::create(b, loc, m.bias)) : Value();
-  if (m.depthwise)
-    result = QuantDepthwiseOp::create(
-        b, loc, x, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
-        b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
-        b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
-        b.getDenseF32ArrayAttr({m.q.multiplier}),
-        b.getI64IntegerAttr(m.q.outputZero), outputSigned);
-  else
-    result = QuantConvOp::create(
-        b, loc, x, kernel, bias, b.getDenseI64ArrayAttr(m.strides),
-        b.getDenseI64ArrayAttr(m.dilations), UnitAttr(),
-        b.getI64IntegerAttr(m.q.inputZero), b.getDenseI64ArrayAttr(weightZero),
-        b.getDenseF32ArrayAttr({m.q.multiplier}),
-        b.getI64IntegerAttr(m.q.outputZero), outputSigned);
   if (m.oneD)
     result = RmAxisOp::create(b, loc, result, uint64_t(2));
   m.quantize.getResult().replaceAllUsesWith(result);
