@@ -14,6 +14,7 @@
 #include "frontends/onnx/OnnxImporter.h"
 #include "target/Aot.h"
 #include "conversion/LoweringUtils.h"
+#include "conversion/Passes.h"
 #include "pipelines/Pipelines.h"
 #include "passes/Passes.h"
 
@@ -619,12 +620,19 @@ llvm::Error Model::externalizeState() {
 }
 
 llvm::Error Model::lowerTo(llvm::StringRef stage, const RunOptions &options) {
-  if (stage != "linalg" && stage != "llvm")
-    return makeError("unknown stage '" + stage + "'; expected linalg or llvm");
+  if (stage != "integers" && stage != "linalg" && stage != "llvm")
+    return makeError("unknown stage '" + stage +
+                     "'; expected integers, linalg or llvm");
   bool pulsified = isPulsified();
   return runPasses("lower", [&](OpPassManager &pm) {
     if (pulsified)
       buildStepFunctionPipeline(pm);
+    if (stage == "integers") {
+      // The lowering's first step: quantized values as their integers, and
+      // the products that run on them (tract's quantized NNEF).
+      pm.addPass(createTractLowerQuantizedTypes());
+      return;
+    }
     if (stage == "linalg") {
       // As the llvm pipeline lowers it: behind its entry checks.
       buildLowerToLinalgPipeline(pm);

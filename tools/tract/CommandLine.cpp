@@ -80,9 +80,10 @@ const Flag kFlags[] = {
     {Scope::Global, "--scenario", "", true, "declare a scenario (repeatable)"},
     {Scope::Global, "--pulse", "", true, "pulsify, e.g. S=8"},
     {Scope::Global, "--pass", "", true,
-     "stop at a stage: load (as imported), declutter (the default), linalg "
-     "or llvm (for dump --mlir); tract's type, before-optimize and optimize "
-     "are load, declutter and declutter"},
+     "stop at a stage: load (as imported), declutter (the default), "
+     "integers (quantized values as their integers, the products that run "
+     "on them), linalg or llvm (the last three for dump --mlir); tract's "
+     "type, before-optimize and optimize are load, declutter and declutter"},
     {Scope::Global, "--optimize", "-O", false,
      "optimize, as tract: the model is decluttered in any case and the "
      "code generator always optimizes, so this adds nothing"},

@@ -823,6 +823,7 @@ int main(int argc, char **argv) {
       {"declutter", "declutter"},
       {"before-optimize", "declutter"},
       {"optimize", "declutter"},
+      {"integers", "integers"},
       {"linalg", "linalg"},
       {"llvm", "llvm"}};
   llvm::StringRef stage;
@@ -832,8 +833,8 @@ int main(int argc, char **argv) {
         stage = ours;
     if (stage.empty())
       return fail("unknown --pass '" + *invocation->stage +
-                  "'; expected load, declutter, linalg or llvm (or tract's "
-                  "type, before-optimize, optimize)");
+                  "'; expected load, declutter, integers, linalg or llvm (or "
+                  "tract's type, before-optimize, optimize)");
   }
   // Models run on one thread per core unless told; objects are made for
   // one thread (no thread library needed) unless told, and so is the IR
@@ -849,10 +850,13 @@ int main(int argc, char **argv) {
   if (runs && tract_set_threads(*invocation->threads) != TRACT_OK)
     return fail("--threads " + llvm::Twine(*invocation->threads) + ": " +
                 tract_last_error());
-  bool lowered = stage == "linalg" || stage == "llvm";
-  if (lowered && (invocation->subcommand != "dump" || !invocation->dumpMlir))
-    return fail("--pass " + stage +
-                " stops after lowering, where only 'dump --mlir' applies");
+  bool lowered = stage == "integers" || stage == "linalg" || stage == "llvm";
+  // The integers stage is still tract ops: dump lists it too.
+  if (lowered && (invocation->subcommand != "dump" ||
+                  (!invocation->dumpMlir && stage != "integers") ||
+                  invocation->dumpProfile))
+    return fail("--pass " + stage + " stops after lowering, where only 'dump" +
+                (stage == "integers" ? "" : " --mlir") + "' applies");
   if (invocation->subcommand == "compare" && invocation->compareStage &&
       *invocation->compareStage != "load" &&
       *invocation->compareStage != "declutter")
