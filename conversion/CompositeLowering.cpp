@@ -443,6 +443,72 @@ FailureOr<SmallVector<Value>> decomposeGdn(GdnRecurrentOp op, OpBuilder &b) {
   return SmallVector<Value>{output, finalState};
 }
 
+/// The causal convolution of a state and new frames, in f32: the frames
+/// follow the state along time, tap j of frame t reads position t + 1 + j of
+/// that sequence, SiLU follows the sum, and the next state is its last k
+/// positions.
+FailureOr<SmallVector<Value>> decomposeCausalConv(CausalConv1dUpdateOp op,
+                                                  OpBuilder &b) {
+  Location loc = op.getLoc();
+  MLIRContext *context = op.getContext();
+  Type f32 = b.getF32Type();
+  auto toF32 = [&](Value value) -> Value {
+    if (getElementTypeOrSelf(value) == f32)
+      return value;
+    return CastOp::create(b, loc, value, f32);
+  };
+  Shape input = getShape(op.getInput());
+  Shape weightShape = getShape(op.getWeight());
+  std::optional<int64_t> width = weightShape.back().getConstant();
+  if (!width)
+    return op.emitError("causal_conv1d_update needs a known kernel width");
+  TDim frames = input[2];
+  auto slice = [&](Value x, uint64_t axis, TDim start, TDim end) -> Value {
+    return SliceOp::create(b, loc, x, axis, DimAttr::get(context, start),
+                           DimAttr::get(context, end));
+  };
+  Value full = ConcatOp::create(
+      b, loc,
+      ValueRange{toF32(op.getInitialState()), toF32(op.getInput())},
+      uint64_t(2));
+  // 1, C, k: one column of weights per tap, broadcast over batch and time.
+  Value weight = ReshapeOp::create(
+      b, loc, toF32(op.getWeight()), uint64_t(0), uint64_t(weightShape.size()),
+      ShapeAttr::get(context, {TDim(1), input[1], TDim(*width)}));
+  Value sum;
+  for (int64_t tap = 0; tap < *width; ++tap) {
+    Value frame = slice(full, 2, TDim(tap + 1), frames + TDim(tap + 1));
+    Value term = MulOp::create(b, loc, frame,
+                               slice(weight, 2, TDim(tap), TDim(tap + 1)));
+    sum = sum ? Value(AddOp::create(b, loc, sum, term)) : term;
+  }
+  Value output = SiluOp::create(b, loc, sum);
+  Value finalState = slice(full, 2, frames, frames + TDim(*width));
+  if (Type type = getElementTypeOrSelf(op.getInput()); type != f32)
+    output = CastOp::create(b, loc, output, type);
+  if (Type type = getElementTypeOrSelf(op.getInitialState()); type != f32)
+    finalState = CastOp::create(b, loc, finalState, type);
+  return SmallVector<Value>{output, finalState};
+}
+
+/// Replaces every op of several results of `module` by its decomposition.
+template <typename OpTy>
+LogicalResult decomposeAllResults(
+    ModuleOp module,
+    FailureOr<SmallVector<Value>> (*decomposition)(OpTy, OpBuilder &)) {
+  SmallVector<OpTy> ops;
+  module.walk([&](OpTy op) { ops.push_back(op); });
+  for (OpTy op : ops) {
+    OpBuilder b(op);
+    FailureOr<SmallVector<Value>> results = decomposition(op, b);
+    if (failed(results))
+      return failure();
+    op->replaceAllUsesWith(*results);
+    op.erase();
+  }
+  return success();
+}
+
 /// Replaces every `OpTy` of `module` by its decomposition, where it has
 /// one (a null value keeps the op).
 template <typename OpTy>
@@ -465,16 +531,9 @@ LogicalResult decomposeAll(ModuleOp module) {
 } // namespace
 
 LogicalResult mlir::tract::decomposeCompositeOps(ModuleOp module) {
-  SmallVector<GdnRecurrentOp> recurrences;
-  module.walk([&](GdnRecurrentOp op) { recurrences.push_back(op); });
-  for (GdnRecurrentOp op : recurrences) {
-    OpBuilder b(op);
-    FailureOr<SmallVector<Value>> results = decomposeGdn(op, b);
-    if (failed(results))
-      return failure();
-    op->replaceAllUsesWith(*results);
-    op.erase();
-  }
+  if (failed(decomposeAllResults(module, decomposeGdn)) ||
+      failed(decomposeAllResults(module, decomposeCausalConv)))
+    return failure();
   return success(succeeded(decomposeAll<SdpaOp>(module)) &&
                  succeeded(decomposeAll<ApplyRopeOp>(module)) &&
                  succeeded(decomposeAll<GruEpilogueOp>(module)) &&

@@ -762,6 +762,7 @@ std::string opNameForTract(llvm::StringRef tractName, MLIRContext *context) {
        {"DynamicKeyValueCache", "dyn_kv_cache"},
        {"DynKeyValueCache", "dyn_kv_cache"},
        {"GeluApproximate", "gelu_approx"},
+       {"GatedDeltaNetRecurrent", "gdn_recurrent"},
        {"Topk", "topk"},
        {"ElementWiseOp", ""},
        {"TypedBinOp", ""}};

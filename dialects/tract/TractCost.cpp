@@ -296,6 +296,13 @@ OpCost GdnRecurrentOp::getCost() {
   return {steps * state[2] * state[3] * TDim(7), operandAndResultBytes(*this)};
 }
 
+OpCost CausalConv1dUpdateOp::getCost() {
+  // A product and a sum per tap, then the SiLU.
+  TDim width = getShape(getInitialState()).back();
+  return {elementCount(getOutput()) * (TDim(2) * width + TDim(4)),
+          operandAndResultBytes(*this)};
+}
+
 OpCost ApplyRopeOp::getCost() {
   return {TDim(3) * elementCount(getOutput()), operandAndResultBytes(*this)};
 }

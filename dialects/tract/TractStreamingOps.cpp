@@ -149,6 +149,34 @@ LogicalResult GdnRecurrentOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult CausalConv1dUpdateOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> location, Adaptor adaptor,
+    SmallVectorImpl<Type> &results) {
+  Shape input = getShape(adaptor.getInput()),
+        weight = getShape(adaptor.getWeight()),
+        state = getShape(adaptor.getInitialState());
+  if (input.size() != 3)
+    return emitOptionalError(location, "input must be b, C, S");
+  if (weight.empty())
+    return emitOptionalError(location, "weight must end with the kernel axis");
+  TDim values(1);
+  for (const TDim &dim : weight)
+    values = values * dim;
+  TDim width = weight.back();
+  if (values != input[1] * width)
+    return emitOptionalError(location, "weight must hold C x k = ",
+                             input[1].toString(), " x ", width.toString(),
+                             " values");
+  if (state.size() != 3 || state[0] != input[0] || state[1] != input[1] ||
+      state[2] != width)
+    return emitOptionalError(location, "initial_state must be b, C, k = ",
+                             input[0].toString(), ", ", input[1].toString(),
+                             ", ", width.toString());
+  results.push_back(adaptor.getInput().getType());
+  results.push_back(adaptor.getInitialState().getType());
+  return success();
+}
+
 LogicalResult ApplyRopeOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> location,
                                             Adaptor adaptor,

@@ -118,6 +118,25 @@ def Tract_GdnRecurrentOp : Tract_InferredOp<"gdn_recurrent", [DeclareOpInterface
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Tract_CausalConv1dUpdateOp : Tract_InferredOp<"causal_conv1d_update", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
+  let summary = "a causal depthwise convolution over time that carries its state, then SiLU";
+  let description = [{
+    `input` is `b, C, S`, `weight` is `C, k` (or any shape of `C * k` values
+    ending in `k`), `initial_state` is `b, C, k`: the last `k` frames seen
+    before. Over `full = concat(initial_state, input)` along time,
+    `output[t] = silu(sum over j < k of weight[c, j] * full[c, t + 1 + j])`
+    for the `S` new frames, and `final_state = full[S : S + k]`, the state
+    of the next call. The output has the input's type, the final state the
+    initial state's; the sums are computed in f32. It is tract's
+    `CausalConv1dUpdate` (Qwen3.5's linear attention front).
+  }];
+  let arguments = (ins Tract_FloatTensor:$input, Tract_FloatTensor:$weight,
+                   Tract_FloatTensor:$initial_state);
+  let results = (outs Tract_FloatTensor:$output,
+                      Tract_FloatTensor:$final_state);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 def Tract_ApplyRopeOp : Tract_InferredOp<"apply_rope", [DeclareOpInterfaceMethods<Tract_CostOpInterface>]> {
   let summary = "rotary position embedding: x * cos + rotate_half(x) * sin";
   let description = [{

@@ -848,6 +848,10 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
       args += (args.empty() ? "" : ", ") + ref(operand);
     return "tract_transformers_gdn_recurrent(" + args + ")";
   }
+  if (auto update = dyn_cast<CausalConv1dUpdateOp>(op))
+    return "tract_transformers_causal_conv1d_update(" +
+           ref(update.getInput()) + ", " + ref(update.getWeight()) + ", " +
+           ref(update.getInitialState()) + ")";
   if (auto rope = dyn_cast<ApplyRopeOp>(op))
     return "tract_transformers_apply_rope(" + ref(rope.getInput()) + ", " +
            ref(rope.getCos()) + ", " + ref(rope.getSin()) + ")";

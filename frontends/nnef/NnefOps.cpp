@@ -1974,6 +1974,24 @@ Result gdnRecurrent(Invocation &call) {
                          NValue::Kind::Tuple);
 }
 
+/// `tract_transformers_causal_conv1d_update(input, weight, initial_state)`
+/// (also `tract_qwen35_causal_conv1d_update`): the output and the final
+/// state.
+Result causalConv1dUpdate(Invocation &call) {
+  auto input = call.tensor("input");
+  auto weight = call.tensor("weight");
+  auto state = call.tensor("initial_state");
+  if (!input || !weight || !state)
+    return std::nullopt;
+  Operation *op = call.createOp<CausalConv1dUpdateOp>(Type(), Type(), *input,
+                                                      *weight, *state);
+  if (!op)
+    return call.error("invalid operands");
+  return NValue::ofArray({NValue::ofTensor(op->getResult(0)),
+                          NValue::ofTensor(op->getResult(1))},
+                         NValue::Kind::Tuple);
+}
+
 /// `tract_transformers_sdpa(q, k, v, mask, scale, is_causal, datum_type,
 /// acc_datum_type)`: a mask is given as a tensor (the declared default, the
 /// scalar 0.0, means none) and a scale of 0 means the default 1/sqrt(d).
@@ -2861,6 +2879,17 @@ void mlir::tract::nnef::registerTractOps(OpRegistry &registry) {
       -> (output: tensor<scalar>, final_state: tensor<scalar>);
   )",
                gdnRecurrent);
+  registry.add(R"(
+    fragment tract_transformers_causal_conv1d_update(
+        input: tensor<scalar>, weight: tensor<scalar>,
+        initial_state: tensor<scalar>)
+      -> (output: tensor<scalar>, final_state: tensor<scalar>);
+    fragment tract_qwen35_causal_conv1d_update(
+        input: tensor<scalar>, weight: tensor<scalar>,
+        initial_state: tensor<scalar>)
+      -> (output: tensor<scalar>, final_state: tensor<scalar>);
+  )",
+               causalConv1dUpdate);
   registry.add(R"(
     fragment tract_core_rms_norm(input: tensor<scalar>, axis: integer,
                                  eps: scalar = 1e-6) -> (output: tensor<scalar>);

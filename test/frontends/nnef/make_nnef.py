@@ -447,6 +447,29 @@ def gdn(out):
              final_state=state.astype(np.float32))
 
 
+def causal_conv(out):
+    """tract's causal_conv1d_update in float64, frame by frame: each new
+    frame shifts the state of the last 4 frames, the output is SiLU of the
+    taps' products with the state. io.npz has 5 frames, io1.npz 1."""
+    fixture("causal_conv", out)
+    rng = np.random.default_rng(12)
+    channels, taps = 6, 4
+    weight = rng.standard_normal((channels, 1, taps)).astype(np.float32)
+    write(out, "conv.weight.dat", dat_bytes(weight))
+    for name, frames in (("io.npz", 5), ("io1.npz", 1)):
+        x = rng.standard_normal((1, channels, frames)).astype(np.float32)
+        state0 = rng.standard_normal((1, channels, taps)).astype(np.float32)
+        state = state0[0].astype(np.float64)
+        output = np.zeros((1, channels, frames))
+        for t in range(frames):
+            state = np.concatenate([state[:, 1:], x[0, :, t:t + 1]], axis=1)
+            s = (weight[:, 0, :] * state).sum(axis=1)
+            output[0, :, t] = s / (1 + np.exp(-s))
+        np.savez(os.path.join(out, name), input=x, initial_state=state0,
+                 output=output.astype(np.float32),
+                 final_state=state[None].astype(np.float32))
+
+
 def quantized(out):
     """tract's quantized casts and arithmetic, in float32 as the compiled
     model computes them: q = clip(round(x / scale) + zero_point), rounding
@@ -659,7 +682,7 @@ if __name__ == "__main__":
      "tract_style": tract_style, "torch_style": torch_style,
      "tract_files": tract_files, "sdpa": sdpa, "sdpa_fused": sdpa_fused,
      "tract_gru": tract_gru,
-     "tract_stft": tract_stft, "gdn": gdn,
+     "tract_stft": tract_stft, "gdn": gdn, "causal_conv": causal_conv,
      "stream_table": stream_table, "quantized": quantized,
      "quantized_convnet": quantized_convnet,
      "quantized_conv1d": quantized_conv1d,
