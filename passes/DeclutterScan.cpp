@@ -4,7 +4,8 @@
 // greedy driver walks nested regions); these change the scan itself. Full
 // inputs become values the body captures, so that the body's rewrites see
 // constants; inputs, states and outputs nothing reads are dropped; a scan
-// of a single iteration is inlined; and an op of the body that reads a
+// of a single iteration is inlined; a loop over positions that gathers a
+// sequence's frame at each scans the sequence; and an op of the body that reads a
 // scanned chunk and loop-invariant values only moves out of the loop,
 // applied once to the whole scanned input, whose result is scanned instead:
 // S products x_t · Wᵀ of a vector by a matrix become one matrix product.
@@ -17,6 +18,7 @@
 #include "passes/DeclutterPatterns.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -472,10 +474,81 @@ struct HoistScannedInputOp : OpRewritePattern<ScanOp> {
   }
 };
 
+/// The integer of a constant of one element.
+std::optional<int64_t> constantInteger(Value value) {
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) || attr.getNumElements() != 1 ||
+      !isa<IntegerType>(attr.getElementType()))
+    return std::nullopt;
+  return (*attr.getValues<APInt>().begin()).getSExtValue();
+}
+
+/// A loop over the positions of a sequence that reads the sequence's frame
+/// at each position (a Loop from TensorFlow's while loops: `x_t =
+/// gather(X, i)` with `i` from `range(0, len(X))`) scans the sequence
+/// instead: the body reads its chunk where it gathered, the positions are
+/// dropped when nothing else reads them, and the frames become an input
+/// the other scan rewrites (hoisting x_t · W) and the pulsifier see.
+LogicalResult scanGatheredFrames(ScanOp op, PatternRewriter &rewriter) {
+  Block &body = op.getBody().front();
+  int64_t numStates = op.getNumStates();
+  int64_t numScans = op.getScanAxes().size();
+  auto outside = [&](Value value) {
+    return !op.getBody().isAncestor(value.getParentRegion());
+  };
+  for (int64_t i = 0; i < numScans; ++i) {
+    auto range = op.getInputs()[numStates + i].getDefiningOp<RangeOp>();
+    if (!range || op.getScanAxes()[i] != 0 || op.getScanChunks()[i] != 1 ||
+        constantInteger(range.getStart()) != 0 ||
+        constantInteger(range.getStep()) != 1)
+      continue;
+    TDim positions = range.getLen().getValue();
+    BlockArgument position = body.getArgument(numStates + i);
+    // The gathers of a frame at the position: of a position of one (the
+    // frame keeps its axis) or of the position itself (it loses it).
+    SmallVector<std::pair<GatherOp, bool>> gathers;
+    auto collect = [&](Value index, bool squeezed) {
+      for (Operation *user : index.getUsers())
+        if (auto gather = dyn_cast<GatherOp>(user))
+          if (gather.getIndices() == index && outside(gather.getInput()) &&
+              getShape(gather.getInput())[gather.getAxis()] == positions)
+            gathers.push_back({gather, squeezed});
+    };
+    collect(position, false);
+    for (Operation *user : position.getUsers())
+      if (auto rm = dyn_cast<RmAxisOp>(user); rm && rm.getAxis() == 0)
+        collect(rm.getResult(), true);
+    if (gathers.empty())
+      continue;
+    auto [gather, squeezed] = gathers.front();
+    Value frames = gather.getInput();
+    int64_t axis = gather.getAxis();
+    Shape chunk = getShape(frames);
+    chunk[axis] = TDim(1);
+    ScanParts parts = ScanParts::of(op);
+    parts.inputs.insert(parts.inputs.begin() + numStates + numScans, frames);
+    parts.scanAxes.push_back(axis);
+    parts.chunks.push_back(1);
+    BlockArgument argument = body.insertArgument(
+        numStates + numScans, getTensorTypeLike(frames, chunk), gather.getLoc());
+    Value replacement = argument;
+    if (squeezed) {
+      rewriter.setInsertionPoint(gather);
+      replacement = RmAxisOp::create(rewriter, gather.getLoc(), argument,
+                                     static_cast<uint64_t>(axis));
+    }
+    rewriter.replaceOp(gather, replacement);
+    replaceScan(rewriter, op, parts);
+    return success();
+  }
+  return rewriter.notifyMatchFailure(op, "no frame gathered at the position");
+}
+
 } // namespace
 
 void mlir::tract::populateDeclutterScanPatterns(RewritePatternSet &patterns) {
   patterns.add(captureScanFullInputs)
+      .add(scanGatheredFrames)
       .add(removeDeadScanValues)
       .add(inlineSingleIterationScan)
       .add<HoistScannedInputOp>(patterns.getContext());

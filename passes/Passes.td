@@ -45,7 +45,10 @@ def TractDeclutter : Pass<"tract-declutter", "ModuleOp"> {
       values only (an einsum, an element-wise, slice or axis op) runs
       before the loop on the whole scanned input, and its result is
       scanned instead: the input half `x_t·Wᵀ + b` of a recurrent layer
-      becomes one matrix product;
+      becomes one matrix product; a loop over the positions `range(0, n)`
+      of a sequence of `n` frames whose body gathers the frame at its
+      position (TensorFlow's while loops exported as ONNX Loop) scans the
+      sequence instead, and streams;
     * transformer blocks, once the rest has converged (so that attention's
       head moves become einsum letters first): `x * cos +
       rotate_half(x) * sin` is apply_rope; the einsums, scale, additive

@@ -246,3 +246,45 @@ func.func @pulsified_scan_keeps_skip(%h0: tensor<1x4xf32>, %xs: tensor<1x4xf32>,
   } : (tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
   return %r : tensor<1x4xf32>
 }
+
+// -----
+
+// A loop over positions 0..S that gathers the frame of a sequence of S
+// frames at each (keeping its axis) scans the sequence; the positions go.
+// CHECK-LABEL: func.func @gathered_frames_scanned
+// CHECK-SAME: (%[[H0:[a-z0-9]+]]: tensor<1x4xf32>, %[[XS:[a-z0-9]+]]: tensor<?x4xf32, #tract.dims<[S]>>,
+// CHECK-NOT: tract.range
+// CHECK: tract.scan %[[H0]], %[[XS]] attributes
+// CHECK-NEXT: ^bb0(%[[H:.*]]: tensor<1x4xf32>, %[[X:.*]]: tensor<1x4xf32>):
+// CHECK-NEXT: %[[N:.*]] = tract.add %[[H]], %[[X]]
+// CHECK-NEXT: tract.yield %[[N]], %[[N]]
+func.func @gathered_frames_scanned(%h0: tensor<1x4xf32>, %xs: tensor<?x4xf32, #tract.dims<[S]>>, %end: tensor<i64>) -> tensor<?x4xf32, #tract.dims<[S]>> {
+  %zero = tract.const dense<0> : tensor<i64>
+  %one = tract.const dense<1> : tensor<i64>
+  %positions = tract.range %zero, %end, %one {len = #tract.dim<S>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64, #tract.dims<[S]>>
+  %r:2 = tract.scan %h0, %positions attributes {num_states = 1 : i64, scan_axes = array<i64: 0>, scan_chunks = array<i64: 1>, output_axes = array<i64: 0>} {
+  ^bb0(%h: tensor<1x4xf32>, %i: tensor<1xi64>):
+    %x = tract.gather %xs, %i {axis = 0 : i64} : (tensor<?x4xf32, #tract.dims<[S]>>, tensor<1xi64>) -> tensor<1x4xf32>
+    %n = tract.add %h, %x : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    tract.yield %n, %n : tensor<1x4xf32>, tensor<1x4xf32>
+  } : (tensor<1x4xf32>, tensor<?xi64, #tract.dims<[S]>>) -> (tensor<1x4xf32>, tensor<?x4xf32, #tract.dims<[S]>>)
+  return %r#1 : tensor<?x4xf32, #tract.dims<[S]>>
+}
+
+// -----
+
+// Positions from 1 are not the frames' own: the gather stays.
+// CHECK-LABEL: func.func @shifted_positions_kept
+// CHECK: tract.range
+// CHECK: tract.gather
+func.func @shifted_positions_kept(%h0: tensor<1x4xf32>, %xs: tensor<?x4xf32, #tract.dims<[S]>>, %end: tensor<i64>) -> tensor<?x4xf32, #tract.dims<[S]>> {
+  %one = tract.const dense<1> : tensor<i64>
+  %positions = tract.range %one, %end, %one {len = #tract.dim<S>} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<?xi64, #tract.dims<[S]>>
+  %r:2 = tract.scan %h0, %positions attributes {num_states = 1 : i64, scan_axes = array<i64: 0>, scan_chunks = array<i64: 1>, output_axes = array<i64: 0>} {
+  ^bb0(%h: tensor<1x4xf32>, %i: tensor<1xi64>):
+    %x = tract.gather %xs, %i {axis = 0 : i64} : (tensor<?x4xf32, #tract.dims<[S]>>, tensor<1xi64>) -> tensor<1x4xf32>
+    %n = tract.add %h, %x : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+    tract.yield %n, %n : tensor<1x4xf32>, tensor<1x4xf32>
+  } : (tensor<1x4xf32>, tensor<?xi64, #tract.dims<[S]>>) -> (tensor<1x4xf32>, tensor<?x4xf32, #tract.dims<[S]>>)
+  return %r#1 : tensor<?x4xf32, #tract.dims<[S]>>
+}

@@ -3,7 +3,8 @@
 
 The Debian node tests stop at opset 17; the cases here cover later opsets
 (Resize-18/19 attributes, DFT-20's axis input) and attribute combinations
-the node tests lack. Usage: make_model.py NAME OUTPUT.onnx
+the node tests lack. Usage: make_model.py NAME OUTPUT.onnx (a model with
+reference data also writes OUTPUT.npz)
 """
 import sys
 
@@ -293,6 +294,52 @@ def lstm_state_batch():
         hidden_size=2)
 
 
+def tf_loop():
+    """A recurrence as TensorFlow's while loops export it: a Loop over
+    range(len(X)) whose body gathers X's frame at its iteration number,
+    h = tanh(x_t W + h R), and stacks h. With its inputs and outputs for 10
+    frames, computed in float64."""
+    channels, hidden, frames = 3, 4, 10
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((channels, hidden)).astype(np.float32)
+    r = (rng.standard_normal((hidden, hidden)) * 0.3).astype(np.float32)
+    body = helper.make_graph([
+        helper.make_node("Gather", ["X", "i"], ["x_t"], axis=0),
+        helper.make_node("MatMul", ["x_t", "W"], ["xw"]),
+        helper.make_node("MatMul", ["h", "R"], ["hr"]),
+        helper.make_node("Add", ["xw", "hr"], ["s"]),
+        helper.make_node("Tanh", ["s"], ["h2"]),
+        helper.make_node("Identity", ["cond"], ["cond_out"]),
+        helper.make_node("Identity", ["h2"], ["y"]),
+    ], "body",
+        [helper.make_tensor_value_info("i", I64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h", F32, [1, hidden])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h2", F32, [1, hidden]),
+         helper.make_tensor_value_info("y", F32, [1, hidden])])
+    graph = helper.make_graph([
+        helper.make_node("Shape", ["X"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["M"], axis=0),
+        helper.make_node("Loop", ["M", "", "h0"], ["hT", "ys"], body=body),
+        helper.make_node("Squeeze", ["ys", "one"], ["Y"]),
+    ], "tf_loop",
+        [helper.make_tensor_value_info("X", F32, ["S", channels])],
+        [helper.make_tensor_value_info("Y", F32, ["S", hidden])],
+        [numpy_helper.from_array(w, "W"), numpy_helper.from_array(r, "R"),
+         const("h0", np.zeros((1, hidden)), np.float32),
+         const("zero", 0, np.int64), const("one", [1], np.int64)])
+    model = helper.make_model(graph, ir_version=8,
+                              opset_imports=[helper.make_opsetid("", 17)])
+    x = rng.standard_normal((frames, channels)).astype(np.float32)
+    h, ys = np.zeros((1, hidden)), []
+    for t in range(frames):
+        h = np.tanh(x[t:t + 1].astype(np.float64) @ w + h @ r)
+        ys.append(h[0])
+    return model, {"X": x, "Y": np.array(ys, np.float32)}
+
+
+MODELS["tf_loop"] = tf_loop
 MODELS["if_dim_equal"] = if_dim_equal
 MODELS["expand_where_shape"] = expand_where_shape
 MODELS["if_branch_squeeze"] = if_branch_squeeze
@@ -305,8 +352,14 @@ MODELS["add_symbolic"] = add_symbolic
 
 def main():
     name, output = sys.argv[1], sys.argv[2]
+    made = MODELS[name]()
+    # A model with its inputs and reference outputs: those go to the npz
+    # named after the model.
+    if isinstance(made, tuple):
+        made, arrays = made
+        np.savez(output.rsplit(".", 1)[0] + ".npz", **arrays)
     with open(output, "wb") as out:
-        out.write(MODELS[name]().SerializeToString())
+        out.write(made.SerializeToString())
 
 
 if __name__ == "__main__":
