@@ -116,6 +116,31 @@ BodyBuilder extremum() {
   };
 }
 
+/// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^p))), p = 3, or 2 for
+/// tract's fast form.
+BodyBuilder geluApproxBody(bool fast) {
+  return [fast](OpBuilder &b, Location loc, ValueRange a, Type) -> Value {
+    Type type = a[0].getType();
+    Value x = a[0];
+    Value power = arith::MulFOp::create(b, loc, x, x);
+    if (!fast)
+      power = arith::MulFOp::create(b, loc, x, power);
+    Value inner = arith::AddFOp::create(
+        b, loc, x,
+        arith::MulFOp::create(b, loc, power,
+                              floatConstant(b, loc, type, 0.044715))
+            .getResult());
+    Value scaled = arith::MulFOp::create(
+        b, loc, inner, floatConstant(b, loc, type, std::sqrt(2.0 / M_PI)));
+    Value tanh = math::TanhOp::create(b, loc, scaled);
+    Value onePlus =
+        arith::AddFOp::create(b, loc, floatConstant(b, loc, type, 1.0), tanh);
+    Value half =
+        arith::MulFOp::create(b, loc, x, floatConstant(b, loc, type, 0.5));
+    return arith::MulFOp::create(b, loc, half, onePlus);
+  };
+}
+
 /// The scalar body of each element-wise op, keyed by op name.
 const llvm::StringMap<BodyBuilder> &bodyBuilders() {
   static const llvm::StringMap<BodyBuilder> table = [] {
@@ -241,26 +266,6 @@ const llvm::StringMap<BodyBuilder> &bodyBuilders() {
       return arith::DivFOp::create(b, loc, scaled,
                                    floatConstant(b, loc, type, 6.0));
     };
-    t[GeluApproxOp::getOperationName()] = [](OpBuilder &b, Location loc,
-                                             ValueRange a, Type) -> Value {
-      Type type = a[0].getType();
-      Value x = a[0];
-      Value cube = arith::MulFOp::create(
-          b, loc, x, arith::MulFOp::create(b, loc, x, x).getResult());
-      Value inner = arith::AddFOp::create(
-          b, loc, x,
-          arith::MulFOp::create(b, loc, cube,
-                                floatConstant(b, loc, type, 0.044715))
-              .getResult());
-      Value scaled = arith::MulFOp::create(
-          b, loc, inner, floatConstant(b, loc, type, std::sqrt(2.0 / M_PI)));
-      Value tanh = math::TanhOp::create(b, loc, scaled);
-      Value onePlus =
-          arith::AddFOp::create(b, loc, floatConstant(b, loc, type, 1.0), tanh);
-      Value half =
-          arith::MulFOp::create(b, loc, x, floatConstant(b, loc, type, 0.5));
-      return arith::MulFOp::create(b, loc, half, onePlus);
-    };
     t[NotOp::getOperationName()] = [](OpBuilder &b, Location loc, ValueRange a,
                                       Type) -> Value {
       return arith::XOrIOp::create(b, loc, a[0],
@@ -380,7 +385,10 @@ struct ElementwiseLowering : public ConversionPattern {
     BodyBuilder body;
     Type element = getElementTypeOrSelf(op->getOperand(0).getType());
     Type resultElement = getElementTypeOrSelf(op->getResult(0).getType());
-    if (auto found = bodyBuilders().find(name); found != bodyBuilders().end()) {
+    if (auto gelu = dyn_cast<GeluApproxOp>(op)) {
+      body = geluApproxBody(gelu.getFastImpl());
+    } else if (auto found = bodyBuilders().find(name);
+               found != bodyBuilders().end()) {
       body = found->second;
       // Select's values decide the semantics, not its condition.
       if (isa<SelectOp>(op))

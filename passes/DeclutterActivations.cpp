@@ -52,9 +52,19 @@ bool isCube(Value value, Value x) {
          });
 }
 
-/// 1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)): the x it is a function
-/// of, or null.
-Value geluTanhArgument(Value value) {
+/// x * x, x ** 2.
+bool isSquare(Value value, Value x) {
+  if (auto pow = value.getDefiningOp<PowOp>())
+    return pow.getLhs() == x && isSplatNear(pow.getRhs(), 2.0, 0);
+  if (auto square = value.getDefiningOp<SquareOp>())
+    return square.getInput() == x;
+  auto mul = value.getDefiningOp<MulOp>();
+  return mul && mul.getLhs() == x && mul.getRhs() == x;
+}
+
+/// 1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)), or x^2 in tract's fast
+/// form (`fast` says which): the x it is a function of, or null.
+Value geluTanhArgument(Value value, bool &fast) {
   auto add = value.getDefiningOp<AddOp>();
   Value x;
   if (!add)
@@ -74,8 +84,11 @@ Value geluTanhArgument(Value value) {
         auto cubic = term.getDefiningOp<MulOp>();
         if (!cubic)
           return false;
-        bool ok = eitherOrder(cubic, [&](Value k, Value cube) {
-          return isSplatNear(k, 0.044715, 1e-5) && isCube(cube, candidate);
+        bool ok = eitherOrder(cubic, [&](Value k, Value power) {
+          if (!isSplatNear(k, 0.044715, 1e-5))
+            return false;
+          fast = !isCube(power, candidate) && isSquare(power, candidate);
+          return fast || isCube(power, candidate);
         });
         if (ok)
           x = candidate;
@@ -87,17 +100,19 @@ Value geluTanhArgument(Value value) {
 }
 
 /// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), the three
-/// factors in any order and grouping -> gelu_approx(x).
+/// factors in any order and grouping -> gelu_approx(x); with x^2, tract's
+/// fast form, gelu_approx(x) {fast_impl}.
 LogicalResult recognizeGeluApprox(MulOp op, PatternRewriter &rewriter) {
   // The three factors of a product of two nested muls.
   SmallVector<Value, 3> factors;
+  bool fast = false;
   eitherOrder(op, [&](Value a, Value b) {
     auto inner = b.getDefiningOp<MulOp>();
     if (!inner || !inner->hasOneUse())
       return false;
     factors = {a, inner.getLhs(), inner.getRhs()};
     for (unsigned i = 0; i < 3; ++i) {
-      Value x = geluTanhArgument(factors[i]);
+      Value x = geluTanhArgument(factors[i], fast);
       if (!x)
         continue;
       Value p = factors[(i + 1) % 3], q = factors[(i + 2) % 3];
@@ -112,7 +127,9 @@ LogicalResult recognizeGeluApprox(MulOp op, PatternRewriter &rewriter) {
   });
   if (factors.size() != 1 || factors[0].getType() != op.getType())
     return rewriter.notifyMatchFailure(op, "not an expanded gelu_approx");
-  rewriter.replaceOpWithNewOp<GeluApproxOp>(op, factors[0]);
+  auto gelu = rewriter.replaceOpWithNewOp<GeluApproxOp>(op, factors[0]);
+  if (fast)
+    gelu.setFastImpl(true);
   return success();
 }
 

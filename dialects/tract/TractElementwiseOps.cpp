@@ -59,10 +59,12 @@ double mish(double x) {
 double hardSwish(double x) {
   return x * std::min(std::max(x + 3.0, 0.0), 6.0) / 6.0;
 }
-double geluApprox(double x) {
+double geluApproxOfPower(double x, double power) {
   const double kAlpha = std::sqrt(2.0 / M_PI);
-  return 0.5 * x * (1.0 + std::tanh(kAlpha * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1.0 + std::tanh(kAlpha * (x + 0.044715 * power)));
 }
+double geluApprox(double x) { return geluApproxOfPower(x, x * x * x); }
+double geluApproxFast(double x) { return geluApproxOfPower(x, x * x); }
 double rsqrt(double x) { return 1.0 / std::sqrt(x); }
 double recip(double x) { return 1.0 / x; }
 double roundHalfAway(double x) { return std::round(x); }
@@ -136,12 +138,16 @@ TRACT_FOLD_VIA_DOUBLE(ErfOp, ::erf)
 TRACT_FOLD_VIA_DOUBLE(SiluOp, silu)
 TRACT_FOLD_VIA_DOUBLE(HardSwishOp, hardSwish)
 TRACT_FOLD_VIA_DOUBLE(MishOp, mish)
-TRACT_FOLD_VIA_DOUBLE(GeluApproxOp, geluApprox)
 TRACT_FOLD_VIA_DOUBLE(RoundOp, roundHalfAway)
 TRACT_FOLD_VIA_DOUBLE(RoundEvenOp, roundHalfEven)
 TRACT_FOLD_VIA_DOUBLE(FloorOp, ::floor)
 TRACT_FOLD_VIA_DOUBLE(CeilOp, ::ceil)
 #undef TRACT_FOLD_VIA_DOUBLE
+
+OpFoldResult GeluApproxOp::fold(FoldAdaptor adaptor) {
+  return foldUnaryViaDouble(adaptor.getInput(), getType(),
+                            getFastImpl() ? geluApproxFast : geluApprox);
+}
 
 OpFoldResult NotOp::fold(FoldAdaptor adaptor) {
   if (auto inner = getInput().getDefiningOp<NotOp>())

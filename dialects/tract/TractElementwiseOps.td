@@ -67,6 +67,11 @@ def Tract_MishOp : Tract_UnaryOp<"mish", "x * tanh(softplus(x)), softplus(x) = l
 def Tract_GeluApproxOp : Tract_UnaryOp<"gelu_approx",
     "GELU, tanh approximation: 0.5x(1 + tanh(sqrt(2/pi)(x + 0.044715x^3)))",
     Tract_FloatTensor> {
+  let description = [{
+    Applies the operator to every element; the result has the type of the
+    input. Folds when the input is a constant. With `fast_impl` the power
+    is `x^2` instead of `x^3`, as tract's GeluApproximate computes it then.
+  }];
   let arguments = (ins Tract_FloatTensor:$input, DefaultValuedAttr<BoolAttr, "false">:$fast_impl);
 }
 def Tract_RoundOp : Tract_UnaryOp<"round", "round half away from zero", Tract_FloatTensor>;

@@ -627,8 +627,9 @@ FailureOr<std::string> GraphWriter::expression(Operation *op) {
   if (auto mish = dyn_cast<MishOp>(op))
     return "mul(" + ref(mish.getInput()) + ", tanh(softplus(" +
            ref(mish.getInput()) + ")))";
-  if (auto gelu = dyn_cast<GeluApproxOp>(op); gelu && !gelu.getFastImpl())
-    unary = "tract_core_gelu_approx";
+  if (auto gelu = dyn_cast<GeluApproxOp>(op))
+    return "tract_core_gelu_approx(" + ref(gelu.getInput()) +
+           ", fast_impl = " + (gelu.getFastImpl() ? "true" : "false") + ")";
   if (!unary.empty() && op->getNumOperands() == 1)
     return unary + "(" + ref(op->getOperand(0)) + ")";
   std::string binary =

@@ -238,8 +238,6 @@ Result unary(Invocation &call) {
           .Case("tract_core_is_nan", [&] { return call.create<IsNanOp>(v); })
           .Case("tract_core_hard_swish",
                 [&] { return call.create<HardSwishOp>(v); })
-          .Case("tract_core_gelu_approx",
-                [&] { return call.create<GeluApproxOp>(v); })
           .Cases({"erf", "tract_core_erf"},
                  [&] { return call.create<ErfOp>(v); })
           .Cases({"silu", "tract_core_silu"},
@@ -250,6 +248,108 @@ Result unary(Invocation &call) {
                       call.create<AddOp>(call.create<ExpOp>(v), like(1)));
                 })
           .Default([] { return Value(); })();
+  return tensorResult(call, y);
+}
+
+/// `tract_core_gelu_approx(input, fast_impl)` (also under its older
+/// `tract_transformers_` name): the power in the tanh is x^2 with
+/// `fast_impl`, x^3 otherwise; `tract_transformers_gelu_fast_approx` is the
+/// x^3 form despite its name, as in tract.
+Result geluApprox(Invocation &call) {
+  auto input = call.tensor("input");
+  if (!input)
+    return std::nullopt;
+  bool fast = false;
+  if (call.name != "tract_transformers_gelu_fast_approx") {
+    auto fastImpl = call.logical("fast_impl");
+    if (!fastImpl)
+      return std::nullopt;
+    fast = *fastImpl;
+  }
+  Value y = call.create<GeluApproxOp>(*input);
+  if (auto gelu = y ? y.getDefiningOp<GeluApproxOp>() : GeluApproxOp())
+    gelu.setFastImpl(fast);
+  return tensorResult(call, y);
+}
+
+/// `tract_transformers_silu(input)`, tract's older name of `silu`.
+Result transformersSilu(Invocation &call) {
+  auto input = call.tensor("input");
+  if (!input)
+    return std::nullopt;
+  return tensorResult(call, call.create<SiluOp>(*input));
+}
+
+/// `tract_transformers_scaled_masked_softmax(input, mask, scale,
+/// post_softmax_mask)`: the softmax over the last axis of `input * scale`
+/// plus a float mask, or where a boolean mask is true (-inf elsewhere); with
+/// `post_softmax_mask` the masked-out probabilities are then zeros.
+Result scaledMaskedSoftmax(Invocation &call) {
+  auto x = call.tensor("input");
+  auto mask = call.tensor("mask");
+  auto scale = call.scalar("scale");
+  auto post = call.logical("post_softmax_mask");
+  if (!x || !mask || !scale || !post)
+    return std::nullopt;
+  if (*scale == 0)
+    return call.error("scale must not be zero");
+  Type element = Invocation::elementType(*x);
+  unsigned rank = Invocation::rank(*x);
+  if (rank == 0)
+    return call.error("input must have at least one axis");
+  Value scaled =
+      call.create<MulOp>(*x, call.scalarConstant(element, *scale, rank));
+  Value condition = *mask, masked;
+  bool boolean = Invocation::elementType(*mask).isInteger(1);
+  if (boolean) {
+    if (Invocation::rank(*mask) > rank)
+      return call.error("the mask has more axes than the input");
+    while (Invocation::rank(condition) < rank)
+      condition = call.create<AddAxisOp>(condition, uint64_t(0));
+    masked = call.create<SelectOp>(
+        condition, scaled, call.scalarConstant(element, -INFINITY, rank));
+  } else {
+    if (Invocation::elementType(*mask) != element ||
+        Invocation::rank(*mask) != rank)
+      return call.error("a float mask must have the input's type and rank");
+    if (*post)
+      return call.error("post_softmax_mask needs a boolean mask");
+    masked = call.create<AddOp>(scaled, *mask);
+  }
+  Value y = call.create<SoftmaxOp>(masked, ArrayRef<int64_t>{rank - 1});
+  if (*post)
+    y = call.create<SelectOp>(condition, y,
+                              call.scalarConstant(element, 0.0, rank));
+  return tensorResult(call, y);
+}
+
+/// `tract_core_clamped_swiglu(gate, up, alpha, limit)` (GPT-OSS's expert
+/// activation): with g = min(gate, limit) and u = clamp(up, -limit, limit),
+/// (u + 1) * g * sigmoid(alpha * g), in f32.
+Result clampedSwiglu(Invocation &call) {
+  auto gate = call.tensor("gate");
+  auto up = call.tensor("up");
+  auto alpha = call.scalar("alpha");
+  auto limit = call.scalar("limit");
+  if (!gate || !up || !alpha || !limit)
+    return std::nullopt;
+  if (getShape(*gate) != getShape(*up) ||
+      Invocation::elementType(*gate) != Invocation::elementType(*up))
+    return call.error("gate and up must have the same shape and type");
+  if (!std::isfinite(*alpha) || !std::isfinite(*limit) || *limit <= 0)
+    return call.error("alpha must be finite and limit finite and positive");
+  Type f32 = Float32Type::get(call.getContext());
+  auto toF32 = [&](Value v) -> Value {
+    return Invocation::elementType(v) == f32 ? v : call.castTo(v, f32);
+  };
+  unsigned rank = Invocation::rank(*gate);
+  auto c = [&](double value) { return call.scalarConstant(f32, value, rank); };
+  Value g = call.create<MinOp>(toF32(*gate), c(*limit));
+  Value u = call.create<MaxOp>(call.create<MinOp>(toF32(*up), c(*limit)),
+                               c(-*limit));
+  Value y = call.create<MulOp>(
+      call.create<MulOp>(call.create<AddOp>(u, c(1.0)), g),
+      call.create<SigmoidOp>(call.create<MulOp>(g, c(*alpha))));
   return tensorResult(call, y);
 }
 
@@ -2223,7 +2323,6 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
                            "tract_core_bitnot",
                            "tract_core_is_nan",
                            "tract_core_hard_swish",
-                           "tract_core_gelu_approx",
                            "recip",
                            "square",
                            "tract_core_tan",
@@ -2238,6 +2337,35 @@ void mlir::tract::nnef::registerStandardOps(OpRegistry &registry) {
     unaries += std::string("fragment ") + name +
                "<?>(x: tensor<?>) -> (y: tensor<?>);\n";
   registry.add(unaries, unary);
+  registry.add(R"(
+    fragment tract_core_gelu_approx(input: tensor<scalar>,
+                                    fast_impl: logical = false)
+      -> (output: tensor<scalar>);
+    fragment tract_transformers_gelu_approx(input: tensor<scalar>,
+                                            fast_impl: logical = false)
+      -> (output: tensor<scalar>);
+    fragment tract_transformers_gelu_fast_approx(input: tensor<scalar>)
+      -> (output: tensor<scalar>);
+  )",
+               geluApprox);
+  registry.add(R"(
+    fragment tract_transformers_scaled_masked_softmax(
+        input: tensor<scalar>, mask: tensor<?>, scale: scalar,
+        post_softmax_mask: logical = false) -> (output: tensor<scalar>);
+  )",
+               scaledMaskedSoftmax);
+  registry.add(R"(
+    fragment tract_core_clamped_swiglu(gate: tensor<scalar>,
+                                       up: tensor<scalar>, alpha: scalar,
+                                       limit: scalar)
+      -> (output: tensor<scalar>);
+  )",
+               clampedSwiglu);
+  registry.add(R"(
+    fragment tract_transformers_silu(input: tensor<scalar>)
+      -> (output: tensor<scalar>);
+  )",
+               transformersSilu);
   registry.add(R"(
     fragment elu(x: tensor<scalar>, alpha: scalar = 1.0) -> (y: tensor<scalar>);
     fragment leaky_relu(x: tensor<scalar>, alpha: scalar) -> (y: tensor<scalar>);

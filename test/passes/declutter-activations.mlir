@@ -78,6 +78,31 @@ func.func @gelu_approx_regrouped(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// With x^2 in place of the cube: tract's fast form, which it recognizes
+// too (GeluApproximate { fast_impl: true }).
+// CHECK-LABEL: func.func @gelu_approx_fast
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[Y:.*]] = tract.gelu_approx %[[X]] {fast_impl = true} : tensor<4xf32>
+// CHECK-NEXT: return %[[Y]]
+func.func @gelu_approx_fast(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %half = tract.const dense<0.5> : tensor<1xf32>
+  %one = tract.const dense<1.0> : tensor<1xf32>
+  %two = tract.const dense<2.0> : tensor<1xf32>
+  %k = tract.const dense<0.044715> : tensor<1xf32>
+  %alpha = tract.const dense<0.797884583> : tensor<1xf32>
+  %sq = tract.pow %x, %two : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  %kc = tract.mul %k, %sq : (tensor<1xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %inner = tract.add %x, %kc : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %scaled = tract.mul %inner, %alpha : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  %t = tract.tanh %scaled : tensor<4xf32>
+  %onePlus = tract.add %t, %one : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  %hx = tract.mul %x, %half : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xf32>
+  %y = tract.mul %hx, %onePlus : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
 // The wrong cubic coefficient: not gelu.
 // CHECK-LABEL: func.func @not_gelu
 // CHECK-NOT: tract.gelu_approx

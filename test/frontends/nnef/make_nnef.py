@@ -470,6 +470,41 @@ def causal_conv(out):
                  final_state=state[None].astype(np.float32))
 
 
+def transformers_ops(out):
+    """tract's transformer activations and masked softmax, in float64: SiLU,
+    GELU's tanh form with x^3 and, fast, x^2 (tract's `fast_impl`; the op
+    named `gelu_fast_approx` is the x^3 form), the softmax of a scaled input
+    plus a float mask or under a boolean one (then zeroed where it is
+    false), and GPT-OSS's clamped SwiGLU."""
+    fixture("transformers_ops", out)
+    rng = np.random.default_rng(13)
+    x = rng.uniform(-3, 3, (1, 2, 3, 4)).astype(np.float32)
+    m = rng.uniform(-2, 2, (1, 2, 3, 4)).astype(np.float32)
+    b = rng.uniform(size=(3, 4)) < 0.6
+    b[:, 0] = True
+    xd, md = x.astype(np.float64), m.astype(np.float64)
+
+    def gelu(v, power):
+        return 0.5 * v * (1 + np.tanh(np.sqrt(2 / np.pi) *
+                                      (v + 0.044715 * v ** power)))
+
+    def softmax(v):
+        e = np.exp(v - v.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    silu = xd / (1 + np.exp(-xd))
+    masked = softmax(np.where(b, xd * 0.5, -np.inf))
+    g = np.minimum(xd, 0.7)
+    u = np.clip(md, -0.7, 0.7)
+    outputs = dict(silu=silu, silu_old=silu, gelu=gelu(xd, 3),
+                   gelu_fast=gelu(xd, 2), gelu_fast_named=gelu(xd, 3),
+                   softmax_add=softmax(xd * 0.5 + md), softmax_bool=masked,
+                   softmax_post=np.where(b, masked, 0.0),
+                   swiglu=(u + 1) * g / (1 + np.exp(-1.702 * g)))
+    np.savez(os.path.join(out, "io.npz"), x=x, m=m, b=b,
+             **{k: v.astype(np.float32) for k, v in outputs.items()})
+
+
 def quantized(out):
     """tract's quantized casts and arithmetic, in float32 as the compiled
     model computes them: q = clip(round(x / scale) + zero_point), rounding
@@ -683,6 +718,7 @@ if __name__ == "__main__":
      "tract_files": tract_files, "sdpa": sdpa, "sdpa_fused": sdpa_fused,
      "tract_gru": tract_gru,
      "tract_stft": tract_stft, "gdn": gdn, "causal_conv": causal_conv,
+     "transformers_ops": transformers_ops,
      "stream_table": stream_table, "quantized": quantized,
      "quantized_convnet": quantized_convnet,
      "quantized_conv1d": quantized_conv1d,
