@@ -15,7 +15,9 @@
 //   frames (tract.delay's overlap), then runs unpadded on each pulse;
 // * a pad becomes a pulse_pad, a slice a change of delay;
 // * a scan over the stream carries its states from one pulse to the next
-//   and skips the iterations before its input's delay (`pulse.skip`).
+//   and skips the iterations before its input's delay (`pulse.skip`); a
+//   scan across it (over another axis) runs whole at each pulse, the
+//   streams it reads delayed alike first.
 //
 // What cannot stream (a reduction over the streaming axis, a scan running
 // backwards) is an error naming the op and the reason. The output delays
@@ -67,26 +69,7 @@ private:
 };
 
 LogicalResult Pulsifier::pulsifyOp(Operation *op) {
-  StringRef symbol = context.getSymbol();
-  auto pulsable = dyn_cast<PulsifyOpInterface>(op);
-  if (!context.anyStreamed(op)) {
-    if (pulsable && pulsable.startsStream(context))
-      return pulsable.pulsify(context);
-    for (Value result : op->getResults())
-      if (mentionsSymbol(result.getType(), symbol))
-        return context.error(op)
-               << "it computes a value of " << result.getType()
-               << " from the stream length, not from the stream";
-    return success();
-  }
-  if (pulsable)
-    return pulsable.pulsify(context);
-  if (isElementwise(op))
-    return pulsifyElementwise(context, op);
-  if (isa<WorkAxesOpInterface>(op) && context.isStreamed(op->getOperand(0)))
-    return pulsifyWorkAxes(context, op);
-  return context.error(op) << "no pulsifier for " << op->getName()
-                           << " on a streamed operand";
+  return pulsifyOperation(context, op);
 }
 
 LogicalResult Pulsifier::run() {

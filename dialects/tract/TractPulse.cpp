@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SetVector.h"
 
 #include <numeric>
 #include <set>
@@ -59,8 +60,41 @@ bool mlir::tract::mentionsSymbol(Type type, StringRef symbol) {
 }
 
 bool PulseContext::anyStreamed(Operation *op) const {
-  return llvm::any_of(op->getOperands(),
-                      [&](Value value) { return isStreamed(value); });
+  if (llvm::any_of(op->getOperands(),
+                   [&](Value value) { return isStreamed(value); }))
+    return true;
+  // What a region reads from outside it.
+  WalkResult reads = op->walk([&](Operation *inner) {
+    for (Value value : inner->getOperands())
+      if (isStreamed(value))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return reads.wasInterrupted();
+}
+
+LogicalResult mlir::tract::pulsifyOperation(PulseContext &context,
+                                            Operation *op) {
+  StringRef symbol = context.getSymbol();
+  auto pulsable = dyn_cast<PulsifyOpInterface>(op);
+  if (!context.anyStreamed(op)) {
+    if (pulsable && pulsable.startsStream(context))
+      return pulsable.pulsify(context);
+    for (Value result : op->getResults())
+      if (mentionsSymbol(result.getType(), symbol))
+        return context.error(op)
+               << "it computes a value of " << result.getType()
+               << " from the stream length, not from the stream";
+    return success();
+  }
+  if (pulsable)
+    return pulsable.pulsify(context);
+  if (isElementwise(op))
+    return pulsifyElementwise(context, op);
+  if (isa<WorkAxesOpInterface>(op) && context.isStreamed(op->getOperand(0)))
+    return pulsifyWorkAxes(context, op);
+  return context.error(op) << "no pulsifier for " << op->getName()
+                           << " on a streamed operand";
 }
 
 int64_t PulseContext::pulseOf(Value value) const {
@@ -754,10 +788,129 @@ LogicalResult pulsifyDeconv(PulseContext &context, DeconvOp op) {
 // Scans
 //===----------------------------------------------------------------------===//
 
+/// A scan across the stream: over another axis (frequency bands, heads, a
+/// table) of values that stream, its body reading streams from outside too.
+/// Each pulse runs the whole loop on its frames, so the streams the scan
+/// reads are first delayed to the latest of them (outside the loop), the
+/// body's ops are pulsified like the model's, and nothing in the body may
+/// keep frames from one pulse to the next; the states start again at each
+/// pulse, as in the batch model they start once for all frames.
+LogicalResult pulsifyScanAcross(PulseContext &context, ScanOp op) {
+  Region &body = op.getBody();
+  Block &block = body.front();
+  int64_t numStates = op.getNumStates();
+  ArrayRef<int64_t> scanAxes = op.getScanAxes(), chunks = op.getScanChunks();
+  int64_t numScans = scanAxes.size();
+  auto inBody = [&](Operation *user) {
+    return body.isAncestor(user->getParentRegion());
+  };
+  // The streams read from outside the body, all at one delay.
+  llvm::SetVector<Value> captures;
+  body.walk([&](Operation *inner) {
+    for (Value value : inner->getOperands())
+      if (!body.isAncestor(value.getParentRegion()) && context.isStreamed(value))
+        captures.insert(value);
+  });
+  int64_t delay = 0;
+  for (Value value : op->getOperands())
+    if (context.isStreamed(value))
+      delay = std::max(delay, context.getStream(value).delay);
+  for (Value value : captures)
+    delay = std::max(delay, context.getStream(value).delay);
+  for (OpOperand &operand : op->getOpOperands())
+    if (context.isStreamed(operand.get()) &&
+        context.getStream(operand.get()).delay < delay)
+      operand.set(context.delayBy(op, operand.get(),
+                                  delay - context.getStream(operand.get()).delay));
+  for (Value value : captures)
+    if (int64_t missing = delay - context.getStream(value).delay; missing > 0) {
+      Value delayed = context.delayBy(op, value, missing);
+      value.replaceUsesWithIf(
+          delayed, [&](OpOperand &use) { return inBody(use.getOwner()); });
+    }
+
+  SmallVector<Shape> originals;
+  for (Value result : op->getResults())
+    originals.push_back(getShape(result));
+  // The body's arguments: the operands, a chunk of each scanned one.
+  for (auto [index, input] : llvm::enumerate(op.getInputs())) {
+    Type type = input.getType();
+    int64_t scanIndex = static_cast<int64_t>(index) - numStates;
+    if (scanIndex >= 0 && scanIndex < numScans) {
+      Shape shape = getShape(input);
+      shape[scanAxes[scanIndex]] = TDim(std::abs(chunks[scanIndex]));
+      type = getTensorTypeLike(input.getType(), shape);
+    }
+    block.getArgument(index).setType(type);
+    if (context.isStreamed(input))
+      context.setStream(block.getArgument(index), context.getStream(input));
+  }
+  for (Operation &inner : llvm::make_early_inc_range(block.without_terminator()))
+    if (failed(pulsifyOperation(context, &inner)))
+      return failure();
+  WalkResult keeps = body.walk([&](Operation *inner) {
+    if (inner->hasTrait<TractTrait::Stateful>() || isa<PulsePadOp>(inner) ||
+        (isa<ScanOp>(inner) && inner->hasAttr("pulse.skip")))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  if (keeps.wasInterrupted())
+    return context.error(op)
+           << "its body would keep frames from one pulse to the next (a "
+              "window or a recurrence over the stream inside a loop across "
+              "it)";
+  auto yield = cast<YieldOp>(block.getTerminator());
+  for (int64_t i = 0; i < numStates; ++i) {
+    Value next = yield.getValues()[i];
+    BlockArgument state = block.getArgument(i);
+    bool streamed = context.isStreamed(state);
+    if (streamed != context.isStreamed(next) ||
+        (streamed &&
+         (context.getStream(next).axis != context.getStream(state).axis ||
+          context.getStream(next).delay != context.getStream(state).delay)))
+      return context.error(op)
+             << "its state " << i
+             << " does not keep the stream's frames where they are from one "
+                "iteration to the next";
+  }
+  ArrayRef<int64_t> outputAxes = op.getOutputAxes();
+  for (auto [index, axis] : llvm::enumerate(outputAxes)) {
+    Value chunk = yield.getValues()[numStates + index];
+    if (context.isStreamed(chunk) && context.getStream(chunk).axis == axis)
+      return context.error(op) << "it stacks its output " << index
+                               << " along the streaming axis";
+  }
+  // A loop across the stream starts again at each pulse.
+  op->removeAttr("pulse.skip");
+  op->removeAttr(kStatefulScanAttrName);
+  if (failed(context.reinfer(op)))
+    return failure();
+  for (auto [index, result] : llvm::enumerate(op.getResults())) {
+    Value yielded = yield.getValues()[index];
+    if (!context.isStreamed(yielded))
+      continue;
+    Stream stream = context.getStream(yielded);
+    stream.dim = originals[index][stream.axis];
+    context.setStream(result, stream);
+  }
+  return success();
+}
+
 LogicalResult pulsifyScan(PulseContext &context, ScanOp op) {
   int64_t numStates = op.getNumStates();
   ArrayRef<int64_t> scanAxes = op.getScanAxes(), chunks = op.getScanChunks();
   int64_t numScans = scanAxes.size();
+  // A scan along the stream carries its states from pulse to pulse; one
+  // across it (no scanned input streams along its scanned axis) runs whole
+  // at each pulse.
+  bool along = false;
+  for (int64_t i = 0; i < numScans; ++i) {
+    Value input = op.getInputs()[numStates + i];
+    along |= context.isStreamed(input) &&
+             context.getStream(input).axis == scanAxes[i];
+  }
+  if (!along)
+    return pulsifyScanAcross(context, op);
   SmallVector<unsigned> scanned;
   std::optional<Stream> first;
   for (auto [index, input] : llvm::enumerate(op.getInputs())) {

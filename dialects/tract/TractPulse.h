@@ -57,7 +57,8 @@ public:
   int64_t getPulse() const { return pulse; }
 
   bool isStreamed(Value value) const { return streams.count(value); }
-  /// Whether any operand of `op` is streamed.
+  /// Whether any operand of `op` is streamed, or any value its regions read
+  /// from outside.
   bool anyStreamed(Operation *op) const;
   /// The stream of a streamed value.
   Stream getStream(Value value) const { return streams.lookup(value); }
@@ -112,6 +113,12 @@ private:
 /// op any axis it does not work along.
 LogicalResult pulsifyElementwise(PulseContext &context, Operation *op);
 LogicalResult pulsifyWorkAxes(PulseContext &context, Operation *op);
+
+/// Pulsifies one op: its PulsifyOpInterface, else the rules of its trait
+/// or interface (element-wise, WorkAxesOpInterface), else a refusal naming
+/// it. An op none of whose operands stream is left alone, unless it starts
+/// a stream or its result depends on the stream length.
+LogicalResult pulsifyOperation(PulseContext &context, Operation *op);
 
 } // namespace mlir::tract
 
