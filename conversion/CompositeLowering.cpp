@@ -45,6 +45,13 @@ using namespace mlir::tract;
 
 namespace {
 
+/// `value` with `type` elements: itself, or its cast.
+Value castElements(OpBuilder &b, Location loc, Value value, Type type) {
+  if (getElementTypeOrSelf(value) == type)
+    return value;
+  return CastOp::create(b, loc, value, type);
+}
+
 /// The attention of `op` from tract ops, at `op`; failure when a shape rules
 /// it out (reported on `op`).
 FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
@@ -54,11 +61,7 @@ FailureOr<Value> decompose(SdpaOp op, OpBuilder &b) {
   size_t rank = q.size();
   Type elementType = getElementTypeOrSelf(op.getQ());
   Type f32 = b.getF32Type();
-  auto toF32 = [&](Value value) -> Value {
-    if (getElementTypeOrSelf(value) == f32)
-      return value;
-    return CastOp::create(b, loc, value, f32);
-  };
+  auto toF32 = [&](Value value) { return castElements(b, loc, value, f32); };
   Value query = toF32(op.getQ()), key = toF32(op.getK()),
         value = toF32(op.getV());
   Value mask = op.getMask();
@@ -349,11 +352,7 @@ FailureOr<SmallVector<Value>> decomposeGdn(GdnRecurrentOp op, OpBuilder &b) {
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   Type f32 = b.getF32Type();
-  auto toF32 = [&](Value value) -> Value {
-    if (getElementTypeOrSelf(value) == f32)
-      return value;
-    return CastOp::create(b, loc, value, f32);
-  };
+  auto toF32 = [&](Value value) { return castElements(b, loc, value, f32); };
   auto scalar = [&](double number, size_t rank) {
     return splat(b, loc, f32, number, rank);
   };
@@ -436,10 +435,9 @@ FailureOr<SmallVector<Value>> decomposeGdn(GdnRecurrentOp op, OpBuilder &b) {
                              SmallVector<int64_t>{1});
   scan.getBody().push_back(block.release());
   Value output = scan.getResult(1), finalState = scan.getResult(0);
-  if (Type type = getElementTypeOrSelf(op.getQuery()); type != f32)
-    output = CastOp::create(b, loc, output, type);
-  if (Type type = getElementTypeOrSelf(op.getInitialState()); type != f32)
-    finalState = CastOp::create(b, loc, finalState, type);
+  output = castElements(b, loc, output, getElementTypeOrSelf(op.getQuery()));
+  finalState = castElements(b, loc, finalState,
+                            getElementTypeOrSelf(op.getInitialState()));
   return SmallVector<Value>{output, finalState};
 }
 
@@ -452,11 +450,7 @@ FailureOr<SmallVector<Value>> decomposeCausalConv(CausalConv1dUpdateOp op,
   Location loc = op.getLoc();
   MLIRContext *context = op.getContext();
   Type f32 = b.getF32Type();
-  auto toF32 = [&](Value value) -> Value {
-    if (getElementTypeOrSelf(value) == f32)
-      return value;
-    return CastOp::create(b, loc, value, f32);
-  };
+  auto toF32 = [&](Value value) { return castElements(b, loc, value, f32); };
   Shape input = getShape(op.getInput());
   Shape weightShape = getShape(op.getWeight());
   std::optional<int64_t> width = weightShape.back().getConstant();
@@ -484,10 +478,9 @@ FailureOr<SmallVector<Value>> decomposeCausalConv(CausalConv1dUpdateOp op,
   }
   Value output = SiluOp::create(b, loc, sum);
   Value finalState = slice(full, 2, frames, frames + TDim(*width));
-  if (Type type = getElementTypeOrSelf(op.getInput()); type != f32)
-    output = CastOp::create(b, loc, output, type);
-  if (Type type = getElementTypeOrSelf(op.getInitialState()); type != f32)
-    finalState = CastOp::create(b, loc, finalState, type);
+  output = castElements(b, loc, output, getElementTypeOrSelf(op.getInput()));
+  finalState = castElements(b, loc, finalState,
+                            getElementTypeOrSelf(op.getInitialState()));
   return SmallVector<Value>{output, finalState};
 }
 
