@@ -6,7 +6,10 @@ stream with no delay), and the previous band's state:
 h_b = tanh(0.8 x_b + 0.5 h_{b-1} + e). Writes NNEF folders with numpy's
 outputs (io.npz) for S = 20: across, and across_window, whose loop body
 smooths over time itself (a window inside a loop across the stream:
-refused)."""
+refused). Also frames: a scan over the positions 0..S of the stream whose
+body gathers, from the whole stream it takes as a full input, the frame at
+its position, h_t = tanh(0.8 x_t + 0.5 h_{t-1}) (declutter makes it a scan
+of the stream, which then streams)."""
 
 import os
 import sys
@@ -63,6 +66,28 @@ graph across_window(input) -> (output)
 """
 
 
+FRAMES = HEADER + """
+fragment step(i: tensor<integer>, x: tensor<scalar>, h: tensor<scalar>)
+    -> (next: tensor<scalar>)
+{
+    frame = tract_core_gather(x, i, axis = 0);
+    next = tanh(add(mul(frame, 0.8), mul(h, 0.5)));
+}
+
+graph frames(input) -> (output)
+{
+    input = external<scalar>(shape = [S, 3]);
+    n = squeeze(slice(tract_core_shape_of(input), axes = [0], begin = [0],
+                      end = [1]), axes = [0]);
+    positions = tract_core_range(0, n, 1);
+    h0 = [[0.0, 0.0, 0.0]];
+    output = tract_core_scan(body = "step", scan = [("i", positions, 0, 1)],
+        full = [("x", input)], state = [("h", h0, "next")],
+        output = [("next", "full", 0, 1)], skip = 0);
+}
+"""
+
+
 def write(out, name, text, arrays=None):
     folder = os.path.join(out, name)
     os.makedirs(folder, exist_ok=True)
@@ -88,6 +113,14 @@ def main():
     output = np.concatenate(bands, axis=1).astype(np.float32)
     write(out, "across", ACROSS, {"input": x, "output": output})
     write(out, "across_window", WINDOW)
+    frames = np.random.default_rng(22).standard_normal((S, 3))
+    frames = frames.astype(np.float32)
+    h, rows = np.zeros(3), []
+    for t in range(S):
+        h = np.tanh(0.8 * frames[t].astype(np.float64) + 0.5 * h)
+        rows.append(h)
+    write(out, "frames", FRAMES,
+          {"input": frames, "output": np.array(rows, np.float32)})
 
 
 if __name__ == "__main__":
