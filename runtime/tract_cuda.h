@@ -62,6 +62,28 @@ int32_t tract_cuda_launch(const char *ptx, int64_t size, const char *entry,
                           void *const *pointers, const int64_t *bytes,
                           const int32_t *flags);
 
+/* tract_cuda_launch without the wait: the launch joins the open batch,
+ * as tract_gpu_record's does on Vulkan (tract_gpu.h says what the host may
+ * and may not touch until the batch runs). Its kernel is launched now, on
+ * the context's stream, behind the batch's earlier launches: the buffers
+ * it reads are copied to the device (or found there, when an earlier
+ * launch of the batch had them) and stay the device's for the batch's
+ * next launches; what it writes is copied back by tract_cuda_sync. A
+ * buffer that shares bytes with one of the batch without being the same
+ * memory makes the batch run first. On failure the open batch is dropped
+ * (and the next sync says so). TRACT_CUDA_SYNC_EACH=1 (read at the first
+ * call) makes each launch a batch of its own, as tract_cuda_launch. */
+int32_t tract_cuda_record(const char *ptx, int64_t size, const char *entry,
+                          int32_t groups_x, int32_t groups_y, int32_t groups_z,
+                          int32_t block_x, int32_t num_buffers,
+                          void *const *pointers, const int64_t *bytes,
+                          const int32_t *flags);
+
+/* Waits for the open batch's kernels and copies what they wrote back to
+ * the host. Returns 0, or 1 with the failed call (a kernel's fault shows
+ * here), or when launches were dropped since the last sync. */
+int32_t tract_cuda_sync(void);
+
 /* Whether a CUDA device can run kernels. The first call opens the driver,
  * initializes it, picks the device and retains its primary context; later
  * calls give the same answer until tract_cuda_release. Returns 1, or 0 with

@@ -8,6 +8,7 @@ would: with the initial ones (mean 0, variance 1) MobileNetV2's activations
 fade through its blocks to logits of about 1e-9, which any output near zero
 would match, while calibrated they are of order 0.1 to 1. Batch norm is
 folded into the convolutions by the export, so the ops do not change."""
+import inspect
 import sys
 
 import torch
@@ -32,9 +33,14 @@ def main():
     model = getattr(torchvision.models, name)(weights=None)
     calibrate_batch_norm(model)
     example = torch.randn(1, 3, 224, 224)
-    torch.onnx.export(model, example, output, opset_version=17,
-                      input_names=["input"], output_names=["logits"],
-                      dynamic_axes={"input": {0: "B"}, "logits": {0: "B"}})
+    options = dict(opset_version=17, input_names=["input"],
+                   output_names=["logits"],
+                   dynamic_axes={"input": {0: "B"}, "logits": {0: "B"}})
+    # torch 2.9 and later export through dynamo unless told otherwise; the
+    # suite's models come from the TorchScript exporter.
+    if "dynamo" in inspect.signature(torch.onnx.export).parameters:
+        options["dynamo"] = False
+    torch.onnx.export(model, example, output, **options)
 
 
 if __name__ == "__main__":

@@ -37,7 +37,8 @@ namespace {
 
 constexpr llvm::StringLiteral kRecordName = "tract_gpu_record";
 constexpr llvm::StringLiteral kSyncName = "tract_gpu_sync";
-constexpr llvm::StringLiteral kCudaLaunchName = "tract_cuda_launch";
+constexpr llvm::StringLiteral kCudaRecordName = "tract_cuda_record";
+constexpr llvm::StringLiteral kCudaSyncName = "tract_cuda_sync";
 constexpr llvm::StringLiteral kMetalLaunchName = "tract_metal_launch";
 constexpr llvm::StringLiteral kFailName = "tract_fail";
 constexpr llvm::StringLiteral kLastErrorName = "tract_last_error";
@@ -74,7 +75,7 @@ LLVM::GlobalOp addString(ModuleOp module, const std::string &base,
                    StringAttr::get(module.getContext(), data));
 }
 
-/// Groups the Vulkan launches into batches: a batch runs (tract_gpu_sync)
+/// Groups the Vulkan and CUDA launches into batches: a batch runs (tract_gpu_sync)
 /// before the first host op that may touch memory its launches use, so
 /// that launches with only their own preparation between them (index
 /// arithmetic, views, parameter stores, allocations) run together.
@@ -215,8 +216,8 @@ struct TractGpuLaunchWithRuntimePass
       binary.erase();
     }
 
-    // Vulkan batches the launches; the other runtimes run each at once.
-    if (api == "vulkan")
+    // Vulkan and CUDA batch the launches; Metal runs each at once.
+    if (api != "metal")
       for (auto function : module.getOps<FunctionOpInterface>())
         if (!function.isExternal())
           for (Block &block : function.getFunctionBody())
@@ -464,11 +465,13 @@ struct TractGpuLaunchWithRuntimePass
     return success();
   }
 
-  /// A call of tract_gpu_sync at `b`, which fails the run when it fails.
+  /// A call of tract_gpu_sync (tract_cuda_sync) at `b`, which fails the
+  /// run when it fails.
   void addSync(OpBuilder &b, Location loc) {
     Type i32 = b.getI32Type();
-    LLVM::LLVMFuncOp syncFunction = declare(
-        getOperation(), kSyncName, LLVM::LLVMFunctionType::get(i32, {}));
+    LLVM::LLVMFuncOp syncFunction =
+        declare(getOperation(), api == "cuda" ? kCudaSyncName : kSyncName,
+                LLVM::LLVMFunctionType::get(i32, {}));
     Value status =
         LLVM::CallOp::create(b, loc, syncFunction, ValueRange{}).getResult();
     failWith(b, loc, status, "the GPU kernels failed: %s", "tract_gpu.failed");
@@ -534,7 +537,7 @@ struct TractGpuLaunchWithRuntimePass
     LLVM::LLVMFuncOp launchFunction =
         declare(module,
                 metal           ? kMetalLaunchName
-                : api == "cuda" ? kCudaLaunchName
+                : api == "cuda" ? kCudaRecordName
                                 : kRecordName,
                 LLVM::LLVMFunctionType::get(i32, parameterTypes));
     // Three arrays on the caller's stack, allocated once at its entry.

@@ -115,13 +115,14 @@ def TractGpuLaunchWithRuntime
                              const int64_t *bytes, const int32_t *flags);
     ```
 
-    (`runtime/tract_gpu.h`), or of `tract_cuda_launch`
+    (`runtime/tract_gpu.h`), or of `tract_cuda_record`
     (`runtime/tract_cuda.h`: the same with the block size after the grid),
     or of `tract_metal_launch` (`runtime/tract_metal.h`: as CUDA's, with
     the MSL and the name of its kernel function),
     with each buffer's aligned pointer, its size in bytes, and its use from
-    the launch's `buffer_uses`. For Vulkan, the launch only joins the open
-    batch: a call of `tract_gpu_sync` runs the batch before the first host
+    the launch's `buffer_uses`. For Vulkan and CUDA, the launch only joins
+    the open batch: a call of `tract_gpu_sync` (`tract_cuda_sync`) runs the
+    batch before the first host
     op that may touch memory its launches use (anything but pure ops,
     launches, stores into a launch's parameters, allocations, the freeing
     of a buffer the batch only reads, and ifs of those), and at the end of

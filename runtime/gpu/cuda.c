@@ -9,9 +9,10 @@
  * after); one module per PTX text, loaded at the first launch of one of its
  * kernels.
  *
- * A launch is a batch of its own: the kernel is launched on the device
- * buffers the core uploaded, the context waited for, and what the kernel
- * wrote copied back. */
+ * Launches join the core's open batch (tract_cuda_record), each kernel
+ * launched at once on the context's stream, which runs them in order; the
+ * batch's run waits for the context, and the core copies back what the
+ * kernels wrote. tract_cuda_launch is a batch of one launch. */
 
 /* dlopen's RTLD_NODELETE under -std=c11 too. */
 #define _GNU_SOURCE
@@ -347,7 +348,8 @@ static tract_status download(void *host, tract_gpu_buffer *buffer,
 /* Launches the kernel with, buffer after buffer, the fields of the
  * descriptor of a 1-D memref of bytes on its device buffer (none for zero
  * bytes). `bindings` holds the parameters, then the descriptors they point
- * into. A launch runs alone: it is always its batch's first. */
+ * into: cuLaunchKernel copies them before it returns. The stream orders it
+ * after the batch's earlier launches and copies. */
 static tract_status dispatch(void *kernel, const tract_gpu_launch_args *launch,
                              tract_gpu_buffer *const *bound, void *bindings,
                              int first) {
@@ -408,6 +410,26 @@ int32_t tract_cuda_launch(const char *ptx, int64_t size, const char *entry,
                                groups_z, block_x, num_buffers, pointers, bytes,
                                flags, /*run=*/1);
 }
+
+int32_t tract_cuda_record(const char *ptx, int64_t size, const char *entry,
+                          int32_t groups_x, int32_t groups_y, int32_t groups_z,
+                          int32_t block_x, int32_t num_buffers,
+                          void *const *pointers, const int64_t *bytes,
+                          const int32_t *flags) {
+  /* TRACT_CUDA_SYNC_EACH=1 runs each launch at once, as tract_cuda_launch:
+   * to tell a batch's fault from a kernel's, and to measure what batches
+   * save. */
+  static int each = -1;
+  if (each < 0) {
+    const char *value = getenv("TRACT_CUDA_SYNC_EACH");
+    each = value && !strcmp(value, "1");
+  }
+  return tract_gpu_core_launch(&runtime, ptx, size, entry, groups_x, groups_y,
+                               groups_z, block_x, num_buffers, pointers, bytes,
+                               flags, /*run=*/each);
+}
+
+int32_t tract_cuda_sync(void) { return tract_gpu_core_sync(&runtime); }
 
 int32_t tract_cuda_available(char *why, size_t size) {
   return tract_gpu_core_available(&runtime, why, size);

@@ -175,17 +175,29 @@ def ptxas():
     return found
 
 
+def ptx_target(path):
+    """The chip a PTX module is for (its `.target`): `run` makes PTX for the
+    device's chip, `compile` for sm_80 unless told."""
+    with open(path, errors="replace") as f:
+        for line in f:
+            words = line.split()
+            if len(words) >= 2 and words[0] == ".target":
+                return words[1].rstrip(",")
+    return "sm_80"
+
+
 def invalid_kernels(folder):
     """The first complaint about a kernel module in `folder` (as `tract
     --spirv-dir` or `--ptx-dir` writes them): spirv-val's for SPIR-V,
-    ptxas's (sm_80, where it is) for PTX; None when all are valid."""
+    ptxas's (for the PTX's own target, where ptxas is) for PTX; None when
+    all are valid."""
     assembler = ptxas()
     for name in sorted(os.listdir(folder)):
         path = os.path.join(folder, name)
         if name.endswith(".ptx"):
             if not assembler:
                 continue
-            checker = [assembler, "--gpu-name", "sm_80", path,
+            checker = [assembler, "--gpu-name", ptx_target(path), path,
                        "-o", os.devnull]
         else:
             checker = ["spirv-val", "--target-env", "vulkan1.1", path]

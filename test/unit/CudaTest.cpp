@@ -150,15 +150,18 @@ protected:
 
   // Runs `entry` over `count` elements, y = a * 2 + b for scale_add, in
   // blocks of 64 threads.
+  // With `record`, the launch joins the open batch (tract_cuda_record)
+  // and `count` must outlive it.
   int32_t launch(const char *entry, Buffer a, Buffer b, Buffer y,
-                 uint32_t count) {
-    Buffer n{&count, sizeof(count), TRACT_GPU_READ};
+                 const uint32_t &count, bool record = false) {
+    Buffer n{const_cast<uint32_t *>(&count), sizeof(count), TRACT_GPU_READ};
     void *pointers[] = {a.data, b.data, y.data, n.data};
     int64_t bytes[] = {a.bytes, b.bytes, y.bytes, n.bytes};
     int32_t flags[] = {a.flags, b.flags, y.flags, n.flags};
     auto blocks = static_cast<int32_t>((count + 63) / 64);
-    return tract_cuda_launch(ptx, ptxSize, entry, blocks > 0 ? blocks : 1, 1, 1,
-                             64, 4, pointers, bytes, flags);
+    return (record ? tract_cuda_record : tract_cuda_launch)(
+        ptx, ptxSize, entry, blocks > 0 ? blocks : 1, 1, 1, 64, 4, pointers,
+        bytes, flags);
   }
 
   int32_t scaleAdd(Buffer a, Buffer b, Buffer y, uint32_t count) {
@@ -243,6 +246,60 @@ TEST_F(FakeCuda, BuffersAndModulesAreKept) {
             TRACT_ERROR);
   EXPECT_EQ(fake->modules_loaded - modules, 1);
   EXPECT_EQ(fake->live_modules, 1);
+}
+
+// Recorded launches run as one batch: what the first writes stays on the
+// device for the second, which reads it there; the sync waits once and
+// copies back what the batch wrote.
+TEST_F(FakeCuda, ABatchKeepsWhatItWritesOnTheDevice) {
+  const uint32_t n = 200;
+  std::vector<float> a = ramp(n, -1.0f, 0.5f), b = ramp(n, 2.0f, 0.25f);
+  std::vector<float> y(n, -1.0f), z(n, -1.0f);
+  int64_t uploads = fake->host_to_device, downloads = fake->device_to_host;
+  int64_t launches = fake->launches;
+  ASSERT_EQ(launch("scale_add", bufferOf(a, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), bufferOf(y, TRACT_GPU_WRITE), n,
+                   /*record=*/true),
+            TRACT_OK)
+      << failure();
+  ASSERT_EQ(launch("scale_add", bufferOf(y, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), bufferOf(z, TRACT_GPU_WRITE), n,
+                   /*record=*/true),
+            TRACT_OK)
+      << failure();
+  EXPECT_EQ(fake->launches - launches, 2);
+  EXPECT_EQ(fake->device_to_host, downloads); // nothing back before the sync
+  EXPECT_EQ(y[0], -1.0f);
+  ASSERT_EQ(tract_cuda_sync(), TRACT_OK) << failure();
+  for (uint32_t i = 0; i < n; ++i) {
+    ASSERT_EQ(y[i], a[i] * 2.0f + b[i]) << "at " << i;
+    ASSERT_EQ(z[i], y[i] * 2.0f + b[i]) << "at " << i;
+  }
+  EXPECT_EQ(fake->host_to_device - uploads, 3);   // a, b, n: y never goes up
+  EXPECT_EQ(fake->device_to_host - downloads, 2); // y and z
+  EXPECT_EQ(contextDepth(), 0);
+  // An empty batch runs nothing.
+  EXPECT_EQ(tract_cuda_sync(), TRACT_OK) << failure();
+  EXPECT_EQ(fake->device_to_host - downloads, 2);
+}
+
+// A failed recording drops the open batch unrun; the next sync says so.
+TEST_F(FakeCuda, AFailedRecordingDropsTheBatch) {
+  const uint32_t n = 64;
+  std::vector<float> a(n, 1.0f), b(n, 1.0f), y(n, 7.0f);
+  ASSERT_EQ(launch("scale_add", bufferOf(a, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), bufferOf(y, TRACT_GPU_WRITE), n,
+                   /*record=*/true),
+            TRACT_OK)
+      << failure();
+  EXPECT_EQ(launch("no_such_kernel", bufferOf(a, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), bufferOf(y, TRACT_GPU_WRITE), n,
+                   /*record=*/true),
+            TRACT_ERROR);
+  EXPECT_EQ(y[0], 7.0f);
+  EXPECT_EQ(tract_cuda_sync(), TRACT_ERROR);
+  EXPECT_TRUE(contains(tract_last_error(), "dropped")) << tract_last_error();
+  EXPECT_EQ(tract_cuda_sync(), TRACT_OK) << failure();
 }
 
 // A buffer both read and written comes back whole: what the kernel leaves

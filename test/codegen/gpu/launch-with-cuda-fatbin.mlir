@@ -6,11 +6,11 @@
 // the PTX), aligned as the toolkit's compilers align them; the launch is
 // the same.
 // CHECK-DAG:   llvm.mlir.global internal constant @tract_kernels.fatbin("P\EDU\BA{{.*}}\00") {addr_space = 0 : i32, alignment = 16 : i64}
-// CHECK-DAG:   llvm.func @tract_cuda_launch(!llvm.ptr, i64, !llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK-DAG:   llvm.func @tract_cuda_record(!llvm.ptr, i64, !llvm.ptr, i32, i32, i32, i32, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
 // CHECK-NOT:   tract_kernels.ptx
 // CHECK-LABEL: func.func @scale(
 // CHECK:         %[[IMAGE:.*]] = llvm.mlir.addressof @tract_kernels.fatbin
-// CHECK:         llvm.call @tract_cuda_launch(%[[IMAGE]],
+// CHECK:         llvm.call @tract_cuda_record(%[[IMAGE]],
 func.func @scale(%x: memref<?xf32>, %y: memref<?xf32>) {
   linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : memref<?xf32>) outs(%y : memref<?xf32>) {
   ^bb0(%a: f32, %b: f32):
