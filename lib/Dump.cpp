@@ -184,6 +184,19 @@ void printText(const Listing &listing, const lib::DumpOptions &options,
        << llvm::format("%.0f", profile->instrumentationNs)
        << " ns of instrumentation (what an empty enter/exit pair measures); "
           "scan and if bodies count in their op\n";
+    if (const auto &copies = profile->transfers) {
+      auto megabytes = [](double bytes) {
+        return llvm::format("%.3g MB", bytes / 1e6);
+      };
+      os << "profile: GPU copies per run: "
+         << llvm::format("%g", copies->uploads) << " uploads ("
+         << megabytes(copies->uploadBytes) << "), "
+         << llvm::format("%g", copies->downloads) << " downloads ("
+         << megabytes(copies->downloadBytes) << "); weights: "
+         << copies->weights << " uploads (" << megabytes(copies->weightBytes)
+         << ") since the process started, "
+         << copies->weightsAfterWarmUp << " after the warm-up runs\n";
+    }
   }
 }
 
@@ -263,6 +276,17 @@ void printJson(const Listing &listing, const lib::DumpOptions &options,
         out.attribute("runs", profile->runs);
         out.attribute("bench_runs", profile->benchRuns);
         out.attribute("instrumentation_ns_per_op", profile->instrumentationNs);
+        if (const auto &copies = profile->transfers)
+          out.attributeObject("gpu_copies", [&] {
+            out.attribute("uploads_per_run", copies->uploads);
+            out.attribute("upload_bytes_per_run", copies->uploadBytes);
+            out.attribute("downloads_per_run", copies->downloads);
+            out.attribute("download_bytes_per_run", copies->downloadBytes);
+            out.attribute("weight_uploads", copies->weights);
+            out.attribute("weight_bytes", copies->weightBytes);
+            out.attribute("weight_uploads_after_warm_up",
+                          copies->weightsAfterWarmUp);
+          });
       });
   });
   os << "\n";

@@ -19,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace mlir::tract::lib {
@@ -40,6 +41,16 @@ struct ModelProfile {
   double instrumentationNs = 0;
   /// The symbols' values for the inputs the model ran on, for GF/s.
   SymbolValues symbols;
+  /// With --gpu: the copies between host and device. Per run of the plain
+  /// model after the warm-up runs: the uploads of what kernels read and the
+  /// downloads of what they wrote, and their bytes;
+  /// the weights' uploads since the process started, and those of them
+  /// that came after the warm-up runs (none when each is uploaded once).
+  struct Transfers {
+    double uploads = 0, uploadBytes = 0, downloads = 0, downloadBytes = 0;
+    int64_t weights = 0, weightBytes = 0, weightsAfterWarmUp = 0;
+  };
+  std::optional<Transfers> transfers;
 };
 
 struct DumpOptions {

@@ -655,14 +655,32 @@ Model::profile(llvm::ArrayRef<const tract_tensor *> inputs,
   if (llvm::Error error = warmUp(**instrumentedModel, runs, bench))
     return std::move(error);
   tract_profile_reset();
+  // The copies of the GPU runtimes, counted from here on.
+  auto transfers = [](tract_profile_transfer kind) {
+    std::pair<int64_t, int64_t> counted;
+    tract_profile_transfers(kind, &counted.first, &counted.second);
+    return counted;
+  };
+  // Those of the plain runs: the instrumented model's calls around each op
+  // end its batches there, so that each op's time holds its kernels.
+  auto weightsBefore = transfers(TRACT_TRANSFER_WEIGHTS);
+  int64_t uploads = 0, uploadBytes = 0, downloads = 0, downloadBytes = 0;
   // Short turns, so that a change of machine load hits both models alike,
   // until each model has run for maxTimeMs or maxLoops.
   double turnMs = std::min(20.0, bench.maxTimeMs);
   double plainMs = 0, instrumentedMs = 0;
   do {
+    auto uploadsBefore = transfers(TRACT_TRANSFER_UPLOADS);
+    auto downloadsBefore = transfers(TRACT_TRANSFER_DOWNLOADS);
     if (llvm::Error error = timeRuns(**plainModel, inputs, bench.maxLoops,
                                      turnMs, profile.benchRuns, plainMs))
       return std::move(error);
+    auto uploadsAfter = transfers(TRACT_TRANSFER_UPLOADS);
+    auto downloadsAfter = transfers(TRACT_TRANSFER_DOWNLOADS);
+    uploads += uploadsAfter.first - uploadsBefore.first;
+    uploadBytes += uploadsAfter.second - uploadsBefore.second;
+    downloads += downloadsAfter.first - downloadsBefore.first;
+    downloadBytes += downloadsAfter.second - downloadsBefore.second;
     if (llvm::Error error =
             timeRuns(**instrumentedModel, inputs, bench.maxLoops, turnMs,
                      profile.runs, instrumentedMs))
@@ -671,6 +689,19 @@ Model::profile(llvm::ArrayRef<const tract_tensor *> inputs,
            profile.benchRuns < bench.maxLoops && profile.runs < bench.maxLoops);
   profile.benchMs = plainMs / profile.benchRuns;
   profile.instrumentedMs = instrumentedMs / profile.runs;
+  if (!jit.gpu.empty()) {
+    auto weights = transfers(TRACT_TRANSFER_WEIGHTS);
+    double runs = static_cast<double>(profile.benchRuns);
+    ModelProfile::Transfers counted;
+    counted.uploads = uploads / runs;
+    counted.uploadBytes = uploadBytes / runs;
+    counted.downloads = downloads / runs;
+    counted.downloadBytes = downloadBytes / runs;
+    counted.weights = weights.first;
+    counted.weightBytes = weights.second;
+    counted.weightsAfterWarmUp = weights.first - weightsBefore.first;
+    profile.transfers = counted;
+  }
   profile.instrumentationNs = measureInstrumentation(slots);
   for (int64_t slot = 0; slot < slots; ++slot) {
     double ns =

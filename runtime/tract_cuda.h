@@ -84,6 +84,10 @@ int32_t tract_cuda_record(const char *ptx, int64_t size, const char *entry,
  * here), or when launches were dropped since the last sync. */
 int32_t tract_cuda_sync(void);
 
+/* As tract_gpu_discard (tract_gpu.h): what the open batch wrote in host ..
+ * host + bytes is not copied back. */
+void tract_cuda_discard(const void *host, int64_t bytes);
+
 /* Whether a CUDA device can run kernels. The first call opens the driver,
  * initializes it, picks the device and retains its primary context; later
  * calls give the same answer until tract_cuda_release. Returns 1, or 0 with

@@ -78,6 +78,12 @@ int32_t tract_gpu_record(const uint32_t *spirv, int64_t words,
  * launches were dropped since the last sync. */
 int32_t tract_gpu_sync(void);
 
+/* The host is about to free (or overwrite) host .. host + bytes, and what
+ * the open batch's launches write there is dead: tract_gpu_sync will not
+ * copy it back. Compiled models call it before freeing a buffer that only
+ * kernels wrote and read, so that the free does not end the batch. */
+void tract_gpu_discard(const void *host, int64_t bytes);
+
 /* Whether a Vulkan device can run kernels. The first call opens the loader
  * and makes the instance and the device (the environment variable
  * TRACT_VULKAN_DEVICE=N picks the Nth device, from 0, instead of the first

@@ -42,6 +42,28 @@ void tract_profile_count_launch(void) {
     ++slots[current].launches;
 }
 
+/* Copies by kind; atomic, as a GPU runtime copies from any thread. */
+static int64_t transfer_counts[TRACT_TRANSFER_KINDS];
+static int64_t transfer_bytes[TRACT_TRANSFER_KINDS];
+
+void tract_profile_count_transfer(tract_profile_transfer kind, int64_t bytes) {
+  if (kind < 0 || kind >= TRACT_TRANSFER_KINDS)
+    return;
+  __atomic_add_fetch(&transfer_counts[kind], 1, __ATOMIC_RELAXED);
+  __atomic_add_fetch(&transfer_bytes[kind], bytes, __ATOMIC_RELAXED);
+}
+
+void tract_profile_transfers(tract_profile_transfer kind, int64_t *count,
+                             int64_t *bytes) {
+  int valid = kind >= 0 && kind < TRACT_TRANSFER_KINDS;
+  if (count)
+    *count = valid ? __atomic_load_n(&transfer_counts[kind], __ATOMIC_RELAXED)
+                   : 0;
+  if (bytes)
+    *bytes = valid ? __atomic_load_n(&transfer_bytes[kind], __ATOMIC_RELAXED)
+                   : 0;
+}
+
 tract_status tract_profile_start(int64_t count) {
   tract_profile_stop();
   if (count < 0)

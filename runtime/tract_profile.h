@@ -26,6 +26,21 @@ void tract_profile_exit(int64_t slot);
  * device). */
 void tract_profile_count_launch(void);
 
+/* What the GPU runtimes copy between host and device. */
+typedef enum tract_profile_transfer {
+  TRACT_TRANSFER_WEIGHTS = 0, /* constants, uploaded at their first use */
+  TRACT_TRANSFER_UPLOADS,     /* the other buffers a kernel reads */
+  TRACT_TRANSFER_DOWNLOADS,   /* what kernels wrote, back to the host */
+  TRACT_TRANSFER_KINDS
+} tract_profile_transfer;
+
+/* Called by the GPU runtimes for each copy: counted whether a profile is
+ * started or not, for the life of the process. */
+void tract_profile_count_transfer(tract_profile_transfer kind, int64_t bytes);
+/* The copies of `kind` since the process started, and their bytes. */
+void tract_profile_transfers(tract_profile_transfer kind, int64_t *count,
+                             int64_t *bytes);
+
 /* Starts a table of `slots` zeroed slots (replacing any previous one).
  * Returns TRACT_ERROR (with a message) on a negative count or allocation
  * failure. */

@@ -210,6 +210,8 @@ void addRuntimeSymbols(
   add("tract_cuda_launch", address(&tract_cuda_launch));
   add("tract_cuda_record", address(&tract_cuda_record));
   add("tract_cuda_sync", address(&tract_cuda_sync));
+  add("tract_cuda_discard", address(&tract_cuda_discard));
+  add("tract_gpu_discard", address(&tract_gpu_discard));
   add("tract_memory_limit", address(&tract_memory_limit));
   // Called by models instrumented with tract-instrument-profile.
   add("tract_profile_enter", address(&tract_profile_enter));

@@ -81,6 +81,21 @@ bool isConstantData(Value value) {
          nullptr;
 }
 
+/// Whether `op` writes every element of its init `operand`'s span, reading
+/// none of them first: an operand of the identity layout (its span is its
+/// elements), whose indexing map reaches each element (a projected
+/// permutation onto all of its dims), and whose value the payload does not
+/// use.
+bool writesWholeSpan(linalg::LinalgOp op, OpOperand &operand) {
+  auto type = dyn_cast<MemRefType>(operand.get().getType());
+  if (!type || !type.getLayout().isIdentity() ||
+      op.payloadUsesValueFromOperand(&operand))
+    return false;
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  return map.isProjectedPermutation(/*allowZeroInResults=*/false) &&
+         map.getNumResults() == type.getRank();
+}
+
 /// Why `op` cannot be a kernel, or "" if it can.
 std::string whyNotAKernel(linalg::LinalgOp op, const llvm::StringSet<> &allowed,
                           int64_t minWork) {
@@ -261,15 +276,30 @@ private:
             b, loc, span, arith::MulIOp::create(b, loc, last, stride));
       }
       span = arith::MaxSIOp::create(b, loc, span, one);
+      // A view of a whole buffer (a part of a concatenation, the interior
+      // of a padded tensor) spans that buffer: its views are then one
+      // device buffer for the runtime, whichever part each launch reaches.
+      Value whole = tract::viewedBuffer(operand.get());
+      auto wholeType = dyn_cast<MemRefType>(whole.getType());
+      if (whole != operand.get() && wholeType &&
+          wholeType.getLayout().isIdentity() &&
+          wholeType.getElementType() == type.getElementType()) {
+        span = one;
+        for (int64_t d = 0; d < wholeType.getRank(); ++d)
+          span = arith::MulIOp::create(
+              b, loc, span, memref::DimOp::create(b, loc, whole, d));
+      }
       auto flatType =
           MemRefType::get({ShapedType::kDynamic}, type.getElementType());
       layout[operand.getOperandNumber()] = parameters.size();
       argumentOf[operand.getOperandNumber()] = arguments.size();
-      // A written buffer is read too: the kernel writes its operand's
-      // elements, not every element of the span, whose others must come
-      // back as they were.
+      // A written buffer is read too, unless the kernel writes every
+      // element of the span and reads none first: it writes its operand's
+      // elements, and the others of the span must come back as they were.
       bool written = op.isDpsInit(&operand);
-      uses.push_back(written ? tract::kBufferRead | tract::kBufferWritten
+      uses.push_back(written ? (writesWholeSpan(op, operand)
+                                    ? tract::kBufferWritten
+                                    : tract::kBufferRead | tract::kBufferWritten)
                      : isConstantData(operand.get())
                          ? tract::kBufferRead | tract::kBufferConstant
                          : tract::kBufferRead);
@@ -295,19 +325,45 @@ private:
     Type i32 = b.getI32Type();
     auto tableType =
         MemRefType::get({static_cast<int64_t>(parameters.size())}, i32);
-    // On the caller's stack once, not per iteration of a loop around.
-    auto caller = op->getParentOfType<FunctionOpInterface>();
-    OpBuilder entry =
-        OpBuilder::atBlockBegin(&caller.getFunctionBody().front());
-    auto table = memref::AllocaOp::create(entry, loc, tableType);
-    table->setAttr(tract::kParametersAttrName, UnitAttr::get(op.getContext()));
-    for (auto [position, value] : llvm::enumerate(parameters))
-      memref::StoreOp::create(b, loc,
-                              arith::IndexCastOp::create(b, loc, i32, value),
-                              table, ValueRange{index(b, loc, position)});
-    arguments.push_back(memref::CastOp::create(
-        b, loc, MemRefType::get({ShapedType::kDynamic}, i32), table));
-    uses.push_back(tract::kBufferRead);
+    if (llvm::all_of(known, [](std::optional<int64_t> value) {
+          return value.has_value();
+        })) {
+      // Every parameter known while compiling: a constant table, which the
+      // runtime uploads once, as it does the weights.
+      SmallVector<int32_t> values;
+      for (std::optional<int64_t> value : known)
+        values.push_back(static_cast<int32_t>(*value));
+      auto module = op->getParentOfType<ModuleOp>();
+      OpBuilder detached(op.getContext());
+      auto global = memref::GlobalOp::create(
+          detached, loc, "__tract_kernel_parameters",
+          detached.getStringAttr("private"), tableType,
+          DenseElementsAttr::get(
+              RankedTensorType::get(tableType.getShape(), i32),
+              ArrayRef<int32_t>(values)),
+          /*constant=*/true, /*alignment=*/nullptr);
+      SymbolTable(module).insert(global);
+      Value table =
+          memref::GetGlobalOp::create(b, loc, tableType, global.getSymName());
+      arguments.push_back(memref::CastOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, i32), table));
+      uses.push_back(tract::kBufferRead | tract::kBufferConstant);
+    } else {
+      // On the caller's stack once, not per iteration of a loop around.
+      auto caller = op->getParentOfType<FunctionOpInterface>();
+      OpBuilder entry =
+          OpBuilder::atBlockBegin(&caller.getFunctionBody().front());
+      auto table = memref::AllocaOp::create(entry, loc, tableType);
+      table->setAttr(tract::kParametersAttrName,
+                     UnitAttr::get(op.getContext()));
+      for (auto [position, value] : llvm::enumerate(parameters))
+        memref::StoreOp::create(b, loc,
+                                arith::IndexCastOp::create(b, loc, i32, value),
+                                table, ValueRange{index(b, loc, position)});
+      arguments.push_back(memref::CastOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, i32), table));
+      uses.push_back(tract::kBufferRead);
+    }
 
     gridZ = one;
     if (contraction) {
@@ -702,12 +758,49 @@ struct TractGpuKernelsFromLinalgPass
           TractGpuKernelsFromLinalgPass> {
   using Base::Base;
 
+  /// Replaces `copy` with the linalg.generic that copies element by
+  /// element, where that could be a kernel (ranked memrefs of the same
+  /// shape, of an element type the device has, and enough of them).
+  void asElementWise(memref::CopyOp copy, const llvm::StringSet<> &allowed) {
+    auto source = dyn_cast<MemRefType>(copy.getSource().getType());
+    auto target = dyn_cast<MemRefType>(copy.getTarget().getType());
+    if (!source || !target || source.getShape() != target.getShape() ||
+        source.getElementType() != target.getElementType())
+      return;
+    OpBuilder b(copy);
+    auto identity = b.getMultiDimIdentityMap(source.getRank());
+    SmallVector<utils::IteratorType> iterators(source.getRank(),
+                                               utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b, copy.getLoc(), ValueRange{copy.getSource()},
+        ValueRange{copy.getTarget()}, ArrayRef<AffineMap>{identity, identity},
+        iterators, [](OpBuilder &nested, Location loc, ValueRange values) {
+          linalg::YieldOp::create(nested, loc, values.front());
+        });
+    if (!whyNotAKernel(generic, allowed, minWork).empty()) {
+      generic.erase();
+      return;
+    }
+    copy.erase();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     llvm::StringSet<> allowed;
     for (StringRef type : llvm::split(StringRef(allowedTypes), ','))
       if (!type.trim().empty())
         allowed.insert(type.trim());
+    // Copies between buffers (a concatenation's parts, a padded input's
+    // interior) become element-wise ops first, so that they run on the
+    // device like the others instead of ending a batch of launches on the
+    // host's side.
+    SmallVector<memref::CopyOp> copies;
+    module.walk([&](memref::CopyOp copy) {
+      if (!copy->getParentOfType<gpu::GPUModuleOp>())
+        copies.push_back(copy);
+    });
+    for (memref::CopyOp copy : copies)
+      asElementWise(copy, allowed);
     SmallVector<linalg::LinalgOp> ops;
     module.walk([&](linalg::LinalgOp op) {
       if (whyNotAKernel(op, allowed, minWork).empty())

@@ -39,6 +39,8 @@ constexpr llvm::StringLiteral kRecordName = "tract_gpu_record";
 constexpr llvm::StringLiteral kSyncName = "tract_gpu_sync";
 constexpr llvm::StringLiteral kCudaRecordName = "tract_cuda_record";
 constexpr llvm::StringLiteral kCudaSyncName = "tract_cuda_sync";
+constexpr llvm::StringLiteral kDiscardName = "tract_gpu_discard";
+constexpr llvm::StringLiteral kCudaDiscardName = "tract_cuda_discard";
 constexpr llvm::StringLiteral kMetalLaunchName = "tract_metal_launch";
 constexpr llvm::StringLiteral kFailName = "tract_fail";
 constexpr llvm::StringLiteral kLastErrorName = "tract_last_error";
@@ -78,11 +80,16 @@ LLVM::GlobalOp addString(ModuleOp module, const std::string &base,
 /// Groups the Vulkan and CUDA launches into batches: a batch runs (tract_gpu_sync)
 /// before the first host op that may touch memory its launches use, so
 /// that launches with only their own preparation between them (index
-/// arithmetic, views, parameter stores, allocations) run together.
+/// arithmetic, views, parameter stores, allocations) run together. The
+/// host freeing a buffer the batch writes does not end it: `discard`
+/// tells the runtime, before the free, that what the batch wrote there is
+/// dead (nothing to copy back), or returns false where it cannot say which
+/// bytes those are, and the batch runs first.
 class Batcher {
 public:
-  explicit Batcher(function_ref<void(OpBuilder &, Location)> sync)
-      : sync(sync) {}
+  Batcher(function_ref<void(OpBuilder &, Location)> sync,
+          function_ref<bool(memref::DeallocOp)> discard)
+      : sync(sync), discard(discard) {}
 
   /// Places the syncs of `block`'s launches; a block ends with none open.
   void place(Block &block) {
@@ -99,14 +106,16 @@ public:
           open(launch);
         continue;
       }
-      // Freeing what the batch only reads is harmless: it was copied.
+      // Freeing what the batch only reads is harmless: it was copied. What
+      // it writes is dead once freed.
       if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-        if (!written.contains(tract::viewedBuffer(dealloc.getMemref())))
+        if (!written.contains(tract::viewedBuffer(dealloc.getMemref())) ||
+            discard(dealloc))
           continue;
       close(&op);
       for (Region &region : op.getRegions())
         for (Block &nested : region)
-          Batcher(sync).place(nested);
+          Batcher(sync, discard).place(nested);
     }
   }
 
@@ -165,6 +174,7 @@ private:
   }
 
   function_ref<void(OpBuilder &, Location)> sync;
+  function_ref<bool(memref::DeallocOp)> discard;
   bool pending = false;
   /// The buffers the open batch's launches write.
   llvm::DenseSet<Value> written;
@@ -221,9 +231,12 @@ struct TractGpuLaunchWithRuntimePass
       for (auto function : module.getOps<FunctionOpInterface>())
         if (!function.isExternal())
           for (Block &block : function.getFunctionBody())
-            Batcher([&](OpBuilder &b, Location loc) {
-              addSync(b, loc);
-            }).place(block);
+            Batcher([&](OpBuilder &b,
+                        Location loc) { addSync(b, loc); },
+                    [&](memref::DeallocOp dealloc) {
+                      return addDiscard(dealloc);
+                    })
+                .place(block);
     SmallVector<gpu::LaunchFuncOp> launches;
     module.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
     for (gpu::LaunchFuncOp launch : launches)
@@ -475,6 +488,40 @@ struct TractGpuLaunchWithRuntimePass
     Value status =
         LLVM::CallOp::create(b, loc, syncFunction, ValueRange{}).getResult();
     failWith(b, loc, status, "the GPU kernels failed: %s", "tract_gpu.failed");
+  }
+
+  /// A call of tract_gpu_discard (tract_cuda_discard) before `dealloc`,
+  /// on the bytes of its buffer: an identity-layout memref of ints or
+  /// floats, the launches' flat views of which start at its aligned
+  /// pointer. False (and nothing made) for any other.
+  bool addDiscard(memref::DeallocOp dealloc) {
+    Value buffer = dealloc.getMemref();
+    auto type = dyn_cast<MemRefType>(buffer.getType());
+    if (!type || !type.getLayout().isIdentity() ||
+        !type.getElementType().isIntOrFloat())
+      return false;
+    OpBuilder b(dealloc);
+    Location loc = dealloc.getLoc();
+    Type i64 = b.getI64Type();
+    auto pointer = LLVM::LLVMPointerType::get(&getContext());
+    int64_t elementBytes = std::max<int64_t>(
+        1, (type.getElementType().getIntOrFloatBitWidth() + 7) / 8);
+    Value bytes = arith::ConstantIntOp::create(b, loc, i64, elementBytes);
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      Value extent = arith::IndexCastOp::create(
+          b, loc, i64, memref::DimOp::create(b, loc, buffer, d));
+      bytes = arith::MulIOp::create(b, loc, bytes, extent);
+    }
+    Value address = arith::IndexCastOp::create(
+        b, loc, i64,
+        memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer));
+    Value base = LLVM::IntToPtrOp::create(b, loc, pointer, address);
+    LLVM::LLVMFuncOp function = declare(
+        getOperation(), api == "cuda" ? kCudaDiscardName : kDiscardName,
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(&getContext()),
+                                    {pointer, i64}));
+    LLVM::CallOp::create(b, loc, function, ValueRange{base, bytes});
+    return true;
   }
 
   /// When `status` is not 0, tract_fail with `format` and the runtime's

@@ -12,22 +12,31 @@ def TractGpuKernelsFromLinalg
     arith and math (plus `linalg.index`, and constants from above), becomes
     a `gpu.func` in the `gpu.module @tract_kernels` and a `gpu.launch_func`
     in its place; everything else stays on the host, and so do ops of
-    fewer static iterations than `min-work`.
+    fewer static iterations than `min-work`. A `memref.copy` between
+    memrefs of one shape (a concatenation's parts, an input into the
+    interior of its padded buffer) becomes such an op first, so that it is
+    a kernel too rather than host work between the launches.
 
     A kernel runs one invocation per iteration of the op's parallel loops
     (a 1-D workgroup of `workgroup-size`, a 2-D grid when the groups exceed
     65535 along x); the reduction loops run in the invocation, from the
     output's value (linalg's init). The operands reach the kernel as 1-D
-    buffers over their whole span (`memref.reinterpret_cast` of their base),
-    and their offsets and strides, the loop bounds and the number of
+    buffers over their whole span (`memref.reinterpret_cast` of their base;
+    for a view of a whole buffer of the identity layout, that buffer's
+    elements, so that all its views are one buffer to the runtime), and
+    their offsets and strides, the loop bounds and the number of
     invocations, as one `memref<?xi32>` of parameters, so that dynamic
     shapes and layouts need no specialization. A parameter known while
     compiling (a static bound, offset or stride) is a constant in the
     kernel instead, which the device's compiler folds (division by a
     constant, a reduction of known length); the kernel reads the others
-    once, at its start. The launch's `buffer_uses` says
+    once, at its start. When all are known, the table is a constant
+    (`memref.global` `@__tract_kernel_parameters`), which the runtime
+    uploads once. The launch's `buffer_uses` says
     how the kernel uses each buffer, as the runtimes' flags: read (1),
-    written (2, and then read too: what the kernel does not write must come
+    written (2, and read too unless the kernel writes every element of the
+    span without reading it first: an output of the identity layout that
+    the payload does not read; what the kernel does not write must come
     back as it was), constant (4: a view of a `memref.get_global`).
 
     ```
@@ -126,7 +135,10 @@ def TractGpuLaunchWithRuntime
     op that may touch memory its launches use (anything but pure ops,
     launches, stores into a launch's parameters, allocations, the freeing
     of a buffer the batch only reads, and ifs of those), and at the end of
-    each block. A failed launch or sync calls `tract_fail`
+    each block. Before the freeing of a buffer the batch writes (of the
+    identity layout), a call of `tract_gpu_discard` (`tract_cuda_discard`)
+    on its address and bytes tells the runtime that those bytes are dead,
+    so that the batch goes on and copies nothing back there. A failed launch or sync calls `tract_fail`
     with the kernel's name, so the model's entry returns an error. The
     gpu, spirv and binary modules are erased. With `spirv-dir`, each module's
     words are also written to `<dir>/<module>.spv`, for spirv-val; with

@@ -108,16 +108,20 @@ static void destroy(tract_gpu_core *core, tract_gpu_buffer *buffer) {
   free(buffer);
 }
 
+/* Copies `bytes` from `host` to the device buffer, from `offset` on. */
 static tract_status upload(tract_gpu_core *core, tract_gpu_buffer *device,
-                           const void *host, int64_t bytes) {
+                           uint64_t offset, const void *host, int64_t bytes,
+                           tract_profile_transfer kind) {
+  tract_profile_count_transfer(kind, bytes);
   if (!device->mapped)
-    return core->backend->buffers.upload(device, host, bytes);
-  memcpy(device->mapped, host, (size_t)bytes);
+    return core->backend->buffers.upload(device, offset, host, bytes);
+  memcpy((char *)device->mapped + offset, host, (size_t)bytes);
   return TRACT_OK;
 }
 
 static tract_status download(tract_gpu_core *core, void *host,
                              tract_gpu_buffer *device, int64_t bytes) {
+  tract_profile_count_transfer(TRACT_TRANSFER_DOWNLOADS, bytes);
   if (!device->mapped)
     return core->backend->buffers.download(host, device, bytes);
   memcpy(host, device->mapped, (size_t)bytes);
@@ -130,7 +134,9 @@ static tract_status make_placeholder(tract_gpu_core *core) {
   core->placeholder = allocate(core, PLACEHOLDER_BYTES);
   if (!core->placeholder)
     return TRACT_ERROR;
-  return upload(core, core->placeholder, zeroes, PLACEHOLDER_BYTES);
+  /* Counted with the weights: once per device. */
+  return upload(core, core->placeholder, 0, zeroes, PLACEHOLDER_BYTES,
+                TRACT_TRANSFER_WEIGHTS);
 }
 
 /* The device copy of constant host data, uploaded at its first use. */
@@ -150,7 +156,7 @@ static tract_gpu_buffer *constant_for(tract_gpu_core *core, const void *host,
   tract_gpu_buffer *device = allocate(core, (uint64_t)bytes);
   if (!device)
     return NULL;
-  if (upload(core, device, host, bytes)) {
+  if (upload(core, device, 0, host, bytes, TRACT_TRANSFER_WEIGHTS)) {
     destroy(core, device);
     return NULL;
   }
@@ -422,20 +428,27 @@ static tract_status check_launch(const tract_gpu_core *core,
 
 /* ---- Batches ---- */
 
-/* The resident copy of exactly host .. host + bytes, or NULL. *overlaps is
- * set when another resident shares some of those bytes. */
+/* The resident copy that holds host .. host + bytes, or NULL: the one of
+ * memory at the same address whose device buffer has room for `bytes`.
+ * Views of one buffer start at its address and span what their kernel
+ * reaches, so that one launch may bind a shorter or longer span of memory
+ * that another bound (a padded buffer, then its interior); the resident
+ * grows to the longest. *overlaps is set, and NULL returned, when another
+ * resident shares some of those bytes (the residents of a batch never
+ * share any). */
 static tract_gpu_resident *find_resident(tract_gpu_core *core, const void *host,
                                          int64_t bytes, int *overlaps) {
   const char *begin = host, *end = begin + bytes;
+  tract_gpu_resident *found = NULL;
   for (int32_t i = 0; i < core->num_residents; ++i) {
     tract_gpu_resident *r = &core->residents[i];
     const char *first = r->host, *last = first + r->bytes;
-    if (r->host == host && r->bytes == bytes)
-      return r;
-    if (begin < last && first < end)
+    if (r->host == host && (uint64_t)bytes <= r->device->capacity)
+      found = r;
+    else if (begin < last && first < end)
       *overlaps = 1;
   }
-  return NULL;
+  return *overlaps ? NULL : found;
 }
 
 /* Whether a buffer of this launch shares bytes with a resident of the
@@ -519,6 +532,15 @@ static tract_status bind_buffer(tract_gpu_core *core, int32_t i, void *host,
   }
   int overlaps = 0;
   tract_gpu_resident *r = find_resident(core, host, bytes, &overlaps);
+  if (r && bytes > r->bytes) {
+    /* A longer span of the same memory: the bytes past the resident's, as
+     * the host has them (no launch of the batch wrote there). */
+    if ((flags & TRACT_GPU_READ) &&
+        upload(core, r->device, (uint64_t)r->bytes, (const char *)host + r->bytes,
+               bytes - r->bytes, TRACT_TRANSFER_UPLOADS))
+      return TRACT_ERROR;
+    r->bytes = bytes;
+  }
   if (!r) {
     tract_gpu_resident *residents =
         tract_gpu_grow(core->residents, &core->residents_capacity,
@@ -528,7 +550,8 @@ static tract_status bind_buffer(tract_gpu_core *core, int32_t i, void *host,
     core->residents = residents;
     tract_gpu_buffer *device = take_pooled(core, bytes);
     if (!device ||
-        ((flags & TRACT_GPU_READ) && upload(core, device, host, bytes)))
+        ((flags & TRACT_GPU_READ) &&
+         upload(core, device, 0, host, bytes, TRACT_TRANSFER_UPLOADS)))
       return TRACT_ERROR;
     r = &core->residents[core->num_residents++];
     *r = (tract_gpu_resident){host, bytes, device, 0, 0};
@@ -679,6 +702,19 @@ int32_t tract_gpu_core_sync(tract_gpu_core *core) {
   }
   pthread_mutex_unlock(&core->lock);
   return status;
+}
+
+void tract_gpu_core_discard(tract_gpu_core *core, const void *host,
+                            int64_t bytes) {
+  pthread_mutex_lock(&core->lock);
+  const char *begin = host, *end = begin + (bytes > 0 ? bytes : 0);
+  for (int32_t i = 0; i < core->num_residents; ++i) {
+    tract_gpu_resident *r = &core->residents[i];
+    const char *first = r->host, *last = first + r->bytes;
+    if (begin < last && first < end)
+      r->written = 0;
+  }
+  pthread_mutex_unlock(&core->lock);
 }
 
 /* ---- Queries ---- */

@@ -102,9 +102,9 @@ typedef struct tract_gpu_backend {
     tract_status (*allocate)(tract_gpu_buffer *buffer, uint64_t capacity);
     void (*destroy)(tract_gpu_buffer *buffer);
     /* Copies to and from a buffer that is not mapped (optional when all
-     * are). */
-    tract_status (*upload)(tract_gpu_buffer *buffer, const void *host,
-                           int64_t bytes);
+     * are); upload writes from `offset` bytes into the buffer. */
+    tract_status (*upload)(tract_gpu_buffer *buffer, uint64_t offset,
+                           const void *host, int64_t bytes);
     tract_status (*download)(void *host, tract_gpu_buffer *buffer,
                              int64_t bytes);
   } buffers;
@@ -189,6 +189,9 @@ int32_t tract_gpu_core_launch(tract_gpu_core *core, const void *code,
                               const int32_t *flags, int run);
 /* Runs the open batch. */
 int32_t tract_gpu_core_sync(tract_gpu_core *core);
+/* What the open batch wrote in host .. host + bytes is not copied back. */
+void tract_gpu_core_discard(tract_gpu_core *core, const void *host,
+                            int64_t bytes);
 int32_t tract_gpu_core_available(tract_gpu_core *core, char *why, size_t size);
 /* "" when there is no device. */
 const char *tract_gpu_core_device_name(tract_gpu_core *core);

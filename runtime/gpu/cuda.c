@@ -331,9 +331,10 @@ static void free_buffer(tract_gpu_buffer *buffer) {
     cu.MemFree(pointer);
 }
 
-static tract_status upload(tract_gpu_buffer *buffer, const void *host,
-                           int64_t bytes) {
-  CU_CHECK(MemcpyHtoD, ((cuda_buffer *)buffer)->pointer, host, (size_t)bytes);
+static tract_status upload(tract_gpu_buffer *buffer, uint64_t offset,
+                           const void *host, int64_t bytes) {
+  CU_CHECK(MemcpyHtoD, ((cuda_buffer *)buffer)->pointer + offset, host,
+           (size_t)bytes);
   return TRACT_OK;
 }
 
@@ -430,6 +431,10 @@ int32_t tract_cuda_record(const char *ptx, int64_t size, const char *entry,
 }
 
 int32_t tract_cuda_sync(void) { return tract_gpu_core_sync(&runtime); }
+
+void tract_cuda_discard(const void *host, int64_t bytes) {
+  tract_gpu_core_discard(&runtime, host, bytes);
+}
 
 int32_t tract_cuda_available(char *why, size_t size) {
   return tract_gpu_core_available(&runtime, why, size);

@@ -813,6 +813,10 @@ int32_t tract_gpu_record(const uint32_t *spirv, int64_t words,
 
 int32_t tract_gpu_sync(void) { return tract_gpu_core_sync(&runtime); }
 
+void tract_gpu_discard(const void *host, int64_t bytes) {
+  tract_gpu_core_discard(&runtime, host, bytes);
+}
+
 int32_t tract_gpu_available(char *why, size_t size) {
   return tract_gpu_core_available(&runtime, why, size);
 }

@@ -283,6 +283,61 @@ TEST_F(FakeCuda, ABatchKeepsWhatItWritesOnTheDevice) {
   EXPECT_EQ(fake->device_to_host - downloads, 2);
 }
 
+// Views of one buffer start at its address and span what their kernel
+// reaches: a longer span of memory the batch holds is the same device
+// buffer (the bytes past it uploaded from the host), not a reason to run
+// the batch first.
+TEST_F(FakeCuda, ALongerSpanOfTheSameMemoryStaysInTheBatch) {
+  const uint32_t n = 100;
+  std::vector<float> a = ramp(n, 1.0f, 1.0f), b(2 * n, 0.5f);
+  std::vector<float> y = ramp(2 * n, -50.0f, 1.0f), z(2 * n, 0.0f);
+  int64_t downloads = fake->device_to_host;
+  // y's first half, written; then all of y, read (its second half as the
+  // host has it).
+  Buffer half{y.data(), static_cast<int64_t>(n * sizeof(float)),
+              TRACT_GPU_WRITE};
+  ASSERT_EQ(launch("scale_add", bufferOf(a, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), half, n, /*record=*/true),
+            TRACT_OK)
+      << failure();
+  const uint32_t all = 2 * n;
+  ASSERT_EQ(launch("scale_add", bufferOf(y, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), bufferOf(z, TRACT_GPU_WRITE),
+                   all, /*record=*/true),
+            TRACT_OK)
+      << failure();
+  EXPECT_EQ(fake->device_to_host, downloads); // the batch did not run
+  ASSERT_EQ(tract_cuda_sync(), TRACT_OK) << failure();
+  for (uint32_t i = 0; i < 2 * n; ++i) {
+    float expected_y = i < n ? a[i] * 2.0f + 0.5f : -50.0f + static_cast<float>(i);
+    ASSERT_EQ(y[i], expected_y) << "at " << i;
+    ASSERT_EQ(z[i], expected_y * 2.0f + 0.5f) << "at " << i;
+  }
+}
+
+// What the batch wrote into memory the host is about to free is not
+// copied back.
+TEST_F(FakeCuda, DiscardedBytesAreNotCopiedBack) {
+  const uint32_t n = 64;
+  std::vector<float> a(n, 1.0f), b(n, 1.0f), y(n, 7.0f), z(n, 0.0f);
+  int64_t downloads = fake->device_to_host;
+  ASSERT_EQ(launch("scale_add", bufferOf(a, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), bufferOf(y, TRACT_GPU_WRITE), n,
+                   /*record=*/true),
+            TRACT_OK)
+      << failure();
+  ASSERT_EQ(launch("scale_add", bufferOf(y, TRACT_GPU_READ),
+                   bufferOf(b, TRACT_GPU_READ), bufferOf(z, TRACT_GPU_WRITE), n,
+                   /*record=*/true),
+            TRACT_OK)
+      << failure();
+  tract_cuda_discard(y.data(), static_cast<int64_t>(n * sizeof(float)));
+  ASSERT_EQ(tract_cuda_sync(), TRACT_OK) << failure();
+  EXPECT_EQ(y[0], 7.0f);  // y stayed the device's
+  EXPECT_EQ(z[0], 7.0f);  // (1 * 2 + 1) * 2 + 1
+  EXPECT_EQ(fake->device_to_host - downloads, 1); // z only
+}
+
 // A failed recording drops the open batch unrun; the next sync says so.
 TEST_F(FakeCuda, AFailedRecordingDropsTheBatch) {
   const uint32_t n = 64;

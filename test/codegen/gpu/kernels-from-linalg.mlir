@@ -59,6 +59,31 @@
 // CHECK:         %[[ROWS:.*]] = arith.ceildivui %[[M]], %{{.*}} : index
 // CHECK:         gpu.launch_func @tract_kernels::@kernel_2 blocks in (%[[C2]], %[[ROWS]], %{{.*}}) threads in (%[[C64]], %{{.*}}, %{{.*}})
 
+// What each launch tells the runtime of its buffers (buffer_uses: 1 read,
+// 2 written, 4 constant). An output whose whole span the kernel writes,
+// reading none of it first, is written only: nothing is copied to the
+// device for it. One the kernel reads first (a sum into it) or writes in
+// part (a view inside a larger buffer) is read and written. All shapes
+// static, the parameter table is a constant, which the runtime uploads
+// once, as it does the weights.
+// CHECK-LABEL: func.func @uses(
+// CHECK:         memref.get_global @__tract_kernel_parameters_{{[0-9]+}} : memref<{{[0-9]+}}xi32>
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_3 {{.*}} {buffer_uses = array<i32: 1, 2, 5>}
+// CHECK:         memref.get_global @__tract_kernel_parameters_{{[0-9]+}} : memref<{{[0-9]+}}xi32>
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_4 {{.*}} {buffer_uses = array<i32: 1, 3, 5>}
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_5 {{.*}} {buffer_uses = array<i32: 1, 3, 5>}
+// CHECK-NOT:     memref.alloca
+
+// A copy between buffers (here into the interior of a padded one) is an
+// element-wise op like the others, so a kernel; the padded buffer's view
+// spans the whole buffer (its 100 elements), as every view of it does, so
+// that the runtime sees one buffer whichever part a launch reaches.
+// CHECK-LABEL: func.func @copy(
+// CHECK-NOT:     memref.copy
+// CHECK:         memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [100], strides: [1] : memref<8x8xf32, strided<[10, 1], offset: 11>> to memref<100xf32, strided<[1]>>
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_6 {{.*}} {buffer_uses = array<i32: 1, 3, 5>}
+// CHECK-NOT:     memref.copy
+
 // In the kernel, the parameters the host knows only at run time (the
 // number of invocations, S) are read once, at its start; the others (the
 // bound 4, the offsets and strides of the static layouts) are constants,
@@ -167,5 +192,31 @@ func.func @host_f64(%x: memref<4xf64>, %y: memref<4xf64>) {
 
 func.func @tiled(%a: memref<?x40xf32>, %b: memref<40x24xf32>, %c: memref<?x24xf32>) {
   linalg.matmul ins(%a, %b : memref<?x40xf32>, memref<40x24xf32>) outs(%c : memref<?x24xf32>)
+  return
+}
+
+func.func @uses(%x: memref<8x16xf32>, %y: memref<8x16xf32>, %s: memref<8xf32>, %big: memref<8x32xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<8x16xf32>) outs(%y : memref<8x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : memref<8x16xf32>) outs(%s : memref<8xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %sum = arith.addf %a, %acc : f32
+    linalg.yield %sum : f32
+  }
+  %v = memref.subview %big[0, 0] [8, 16] [1, 1] : memref<8x32xf32> to memref<8x16xf32, strided<[32, 1]>>
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<8x16xf32>) outs(%v : memref<8x16xf32, strided<[32, 1]>>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+func.func @copy(%x: memref<8x8xf32>, %padded: memref<10x10xf32>) {
+  %interior = memref.subview %padded[1, 1] [8, 8] [1, 1] : memref<10x10xf32> to memref<8x8xf32, strided<[10, 1], offset: 11>>
+  memref.copy %x, %interior : memref<8x8xf32> to memref<8x8xf32, strided<[10, 1], offset: 11>>
   return
 }
