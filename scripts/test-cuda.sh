@@ -156,17 +156,20 @@ bench() { # ms per run from `tract ... bench`, or "-"
   timeout 300 "$tract" "$@" bench --allow-random-input 2>&1 | sed -n 's/.*ran [0-9]* times, \([0-9.]*\) ms\/i.*/\1/p' | tail -1 | grep . || echo -
 }
 say ""
-say "| model | CPU, $threads threads (ms) | GPU (ms) | GPU/CPU | GPU, a batch per launch (ms) |"
-say "|---|--:|--:|--:|--:|"
+say "| model | CPU, $threads threads (ms) | GPU (ms) | GPU/CPU | GPU, a batch per launch (ms) | copies per run (up, down) |"
+say "|---|--:|--:|--:|--:|--:|"
 timing() { # NAME FACTS... MODEL
   local name=$1; shift
-  local cpu gpu each
+  local cpu gpu each copies
   cpu=$(bench --threads "$threads" "$@")
   gpu=$(bench --threads "$threads" --gpu cuda "$@")
   each=$(TRACT_CUDA_SYNC_EACH=1 bench --threads "$threads" --gpu cuda "$@")
   timeout 300 "$tract" --threads "$threads" --gpu cuda "$@" dump --profile \
     --allow-random-input >"$out/profile-$name.txt" 2>&1
-  say "| $name | $cpu | $gpu | $(awk -v c="$cpu" -v g="$gpu" 'BEGIN{if (c+0>0 && g+0>0) printf "%.2f", g/c; else print "-"}') | $each |"
+  # dump --profile's count of the plain runs' copies between host and device.
+  copies=$(sed -n 's/^profile: GPU copies per run: \([0-9.]*\) uploads (\([^)]*\)), \([0-9.]*\) downloads (\([^)]*\)).*/\1 (\2), \3 (\4)/p' \
+    "$out/profile-$name.txt" | tail -1)
+  say "| $name | $cpu | $gpu | $(awk -v c="$cpu" -v g="$gpu" 'BEGIN{if (c+0>0 && g+0>0) printf "%.2f", g/c; else print "-"}') | $each | ${copies:--} |"
 }
 timing silero_vad_v5 -i 1,512,f32 -i state:2,1,128,f32 -i sr:i64=16000 "$models/silero_vad_v5.onnx"
 timing ppocr_det -i 1,3,640,640,f32 "$models/ppocr_det.onnx"

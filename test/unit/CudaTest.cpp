@@ -164,6 +164,22 @@ protected:
         bytes, flags);
   }
 
+  // Records y = a * 2 + b, then z = y * 2 + b, into the open batch.
+  void recordTwo(std::vector<float> &a, std::vector<float> &b,
+                 std::vector<float> &y, std::vector<float> &z,
+                 const uint32_t &count) {
+    ASSERT_EQ(launch("scale_add", bufferOf(a, TRACT_GPU_READ),
+                     bufferOf(b, TRACT_GPU_READ), bufferOf(y, TRACT_GPU_WRITE),
+                     count, /*record=*/true),
+              TRACT_OK)
+        << failure();
+    ASSERT_EQ(launch("scale_add", bufferOf(y, TRACT_GPU_READ),
+                     bufferOf(b, TRACT_GPU_READ), bufferOf(z, TRACT_GPU_WRITE),
+                     count, /*record=*/true),
+              TRACT_OK)
+        << failure();
+  }
+
   int32_t scaleAdd(Buffer a, Buffer b, Buffer y, uint32_t count) {
     return launch("scale_add", a, b, y, count);
   }
@@ -257,16 +273,7 @@ TEST_F(FakeCuda, ABatchKeepsWhatItWritesOnTheDevice) {
   std::vector<float> y(n, -1.0f), z(n, -1.0f);
   int64_t uploads = fake->host_to_device, downloads = fake->device_to_host;
   int64_t launches = fake->launches;
-  ASSERT_EQ(launch("scale_add", bufferOf(a, TRACT_GPU_READ),
-                   bufferOf(b, TRACT_GPU_READ), bufferOf(y, TRACT_GPU_WRITE), n,
-                   /*record=*/true),
-            TRACT_OK)
-      << failure();
-  ASSERT_EQ(launch("scale_add", bufferOf(y, TRACT_GPU_READ),
-                   bufferOf(b, TRACT_GPU_READ), bufferOf(z, TRACT_GPU_WRITE), n,
-                   /*record=*/true),
-            TRACT_OK)
-      << failure();
+  recordTwo(a, b, y, z, n);
   EXPECT_EQ(fake->launches - launches, 2);
   EXPECT_EQ(fake->device_to_host, downloads); // nothing back before the sync
   EXPECT_EQ(y[0], -1.0f);
@@ -321,16 +328,7 @@ TEST_F(FakeCuda, DiscardedBytesAreNotCopiedBack) {
   const uint32_t n = 64;
   std::vector<float> a(n, 1.0f), b(n, 1.0f), y(n, 7.0f), z(n, 0.0f);
   int64_t downloads = fake->device_to_host;
-  ASSERT_EQ(launch("scale_add", bufferOf(a, TRACT_GPU_READ),
-                   bufferOf(b, TRACT_GPU_READ), bufferOf(y, TRACT_GPU_WRITE), n,
-                   /*record=*/true),
-            TRACT_OK)
-      << failure();
-  ASSERT_EQ(launch("scale_add", bufferOf(y, TRACT_GPU_READ),
-                   bufferOf(b, TRACT_GPU_READ), bufferOf(z, TRACT_GPU_WRITE), n,
-                   /*record=*/true),
-            TRACT_OK)
-      << failure();
+  recordTwo(a, b, y, z, n);
   tract_cuda_discard(y.data(), static_cast<int64_t>(n * sizeof(float)));
   ASSERT_EQ(tract_cuda_sync(), TRACT_OK) << failure();
   EXPECT_EQ(y[0], 7.0f);  // y stayed the device's
