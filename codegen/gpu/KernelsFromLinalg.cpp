@@ -281,9 +281,13 @@ private:
       // device buffer for the runtime, whichever part each launch reaches.
       Value whole = tract::viewedBuffer(operand.get());
       auto wholeType = dyn_cast<MemRefType>(whole.getType());
+      // Whether the span is the operand's elements, neither more nor fewer.
+      bool spansOperand = true;
       if (whole != operand.get() && wholeType &&
           wholeType.getLayout().isIdentity() &&
           wholeType.getElementType() == type.getElementType()) {
+        spansOperand = type.hasStaticShape() && wholeType.hasStaticShape() &&
+                       type.getNumElements() == wholeType.getNumElements();
         span = one;
         for (int64_t d = 0; d < wholeType.getRank(); ++d)
           span = arith::MulIOp::create(
@@ -297,7 +301,7 @@ private:
       // element of the span and reads none first: it writes its operand's
       // elements, and the others of the span must come back as they were.
       bool written = op.isDpsInit(&operand);
-      uses.push_back(written ? (writesWholeSpan(op, operand)
+      uses.push_back(written ? (spansOperand && writesWholeSpan(op, operand)
                                     ? tract::kBufferWritten
                                     : tract::kBufferRead | tract::kBufferWritten)
                      : isConstantData(operand.get())

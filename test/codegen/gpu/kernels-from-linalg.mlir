@@ -84,6 +84,13 @@
 // CHECK:         gpu.launch_func @tract_kernels::@kernel_6 {{.*}} {buffer_uses = array<i32: 1, 3, 5>}
 // CHECK-NOT:     memref.copy
 
+// An output that is the first part of a larger buffer spans that buffer
+// (32 elements), more than the kernel writes: it is read and written, so
+// that the rest comes back as it was.
+// CHECK-LABEL: func.func @part(
+// CHECK:         memref.reinterpret_cast %{{.*}} to offset: [0], sizes: [32], strides: [1] : memref<32xf32> to memref<32xf32, strided<[1]>>
+// CHECK:         gpu.launch_func @tract_kernels::@kernel_7 {{.*}} {buffer_uses = array<i32: 1, 3, 5>}
+
 // In the kernel, the parameters the host knows only at run time (the
 // number of invocations, S) are read once, at its start; the others (the
 // bound 4, the offsets and strides of the static layouts) are constants,
@@ -218,5 +225,15 @@ func.func @uses(%x: memref<8x16xf32>, %y: memref<8x16xf32>, %s: memref<8xf32>, %
 func.func @copy(%x: memref<8x8xf32>, %padded: memref<10x10xf32>) {
   %interior = memref.subview %padded[1, 1] [8, 8] [1, 1] : memref<10x10xf32> to memref<8x8xf32, strided<[10, 1], offset: 11>>
   memref.copy %x, %interior : memref<8x8xf32> to memref<8x8xf32, strided<[10, 1], offset: 11>>
+  return
+}
+
+func.func @part(%x: memref<16xf32>, %big: memref<32xf32>) {
+  %part = memref.reinterpret_cast %big to offset: [0], sizes: [16], strides: [1] : memref<32xf32> to memref<16xf32>
+  linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : memref<16xf32>) outs(%part : memref<16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %e = math.exp %a : f32
+    linalg.yield %e : f32
+  }
   return
 }
