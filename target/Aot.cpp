@@ -43,10 +43,22 @@ llvm::Error makeError(const llvm::Twine &message) {
 /// object links into executables and shared libraries alike.
 llvm::Expected<std::unique_ptr<llvm::TargetMachine>>
 createTargetMachine(const AotOptions &options) {
-  llvm::InitializeAllTargetInfos();
-  llvm::InitializeAllTargets();
-  llvm::InitializeAllTargetMCs();
-  llvm::InitializeAllAsmPrinters();
+  // The code generators of the CPU targets (Targets.cpp) only, not all of
+  // LLVM's: a program linked with LLVM's static libraries carries no others.
+  static const bool initialized = [] {
+#define TRACT_INITIALIZE(name)                                                 \
+  LLVMInitialize##name##TargetInfo();                                          \
+  LLVMInitialize##name##Target();                                              \
+  LLVMInitialize##name##TargetMC();                                            \
+  LLVMInitialize##name##AsmPrinter();
+    TRACT_INITIALIZE(X86)
+    TRACT_INITIALIZE(AArch64)
+    TRACT_INITIALIZE(ARM)
+    TRACT_INITIALIZE(WebAssembly)
+#undef TRACT_INITIALIZE
+    return true;
+  }();
+  (void)initialized;
   llvm::Triple triple(options.target->triple);
   std::string error;
   const llvm::Target *target =
