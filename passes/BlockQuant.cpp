@@ -20,6 +20,7 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 
@@ -84,27 +85,104 @@ constexpr int64_t kMinimumWeights = 1 << 14;
 /// The largest finite f16.
 constexpr float kMaxHalf = 65504.0f;
 
-/// The n x k matrix `nk` as f16 values.
-DenseElementsAttr toHalves(OpBuilder &b, ArrayRef<float> nk, int64_t n,
-                           int64_t k) {
-  std::vector<uint16_t> halves(nk.size());
-  for (auto [half, value] : llvm::zip_equal(halves, nk))
-    half = floatToHalf(value);
-  return DenseElementsAttr::getFromRawBuffer(
-      RankedTensorType::get({n, k}, b.getF16Type()),
-      ArrayRef<char>(reinterpret_cast<const char *>(halves.data()),
-                     halves.size() * sizeof(uint16_t)));
+/// The n x k matrix `nk` as Q4_0 blocks along k (makeWeights).
+ElementsAttr toQ4_0(OpBuilder &b, ArrayRef<float> nk, int64_t n, int64_t k) {
+  auto type = RankedTensorType::get({n, k / kQ4_0BlockValues, kQ4_0BlockBytes},
+                                    b.getI8Type());
+  return tract::makeWeights(type, "tract_q4_0_weights",
+                            [&](MutableArrayRef<char> out) {
+                              quantizeQ4_0(nk, reinterpret_cast<uint8_t *>(
+                                                   out.data()));
+                            });
 }
 
-/// The n x k matrix `nk` as Q4_0 blocks along k.
-DenseElementsAttr toQ4_0(OpBuilder &b, ArrayRef<float> nk, int64_t n,
-                         int64_t k) {
-  std::vector<uint8_t> blocks = quantizeQ4_0(nk);
-  return DenseElementsAttr::getFromRawBuffer(
-      RankedTensorType::get({n, k / kQ4_0BlockValues, kQ4_0BlockBytes},
-                            b.getI8Type()),
-      ArrayRef<char>(reinterpret_cast<const char *>(blocks.data()),
-                     blocks.size()));
+/// Calls `fn(i, j)` for every (i, j) of an n x k matrix, in tiles, so that
+/// a transposed walk of a large matrix reads and writes in cache lines.
+template <typename Fn>
+bool forEachInTiles(int64_t n, int64_t k, Fn fn) {
+  constexpr int64_t kTile = 64;
+  for (int64_t i0 = 0; i0 < n; i0 += kTile)
+    for (int64_t j0 = 0; j0 < k; j0 += kTile)
+      for (int64_t i = i0; i < std::min(n, i0 + kTile); ++i)
+        for (int64_t j = j0; j < std::min(k, j0 + kTile); ++j)
+          if (!fn(i, j))
+            return false;
+  return true;
+}
+
+/// The n x k matrix that `weights` (f32 or f16) holds at element strides
+/// `nStride` and `kStride`, stored for a block_quant_matmul: as f16
+/// (`halves`) or as Q4_0 blocks along k (makeWeights; or the weights
+/// themselves, when they are that matrix in f16 already). Null
+/// when a value is not finite or, for f16, beyond its range: such weights
+/// stay f32. Read from the bytes, not value by value: a language model's
+/// output head has hundreds of millions.
+ElementsAttr storeWeights(OpBuilder &b, ElementsAttr weights, int64_t n,
+                          int64_t k, int64_t nStride, int64_t kStride,
+                          bool halves) {
+  bool fromHalves = weights.getElementType().isF16();
+  std::vector<float> splat;
+  const char *bytes;
+  if (std::optional<ArrayRef<char>> raw = tract::constantBytes(weights)) {
+    bytes = raw->data();
+  } else {
+    // A splat: its values, as f32.
+    for (const APFloat &value : weights.getValues<APFloat>())
+      splat.push_back(value.convertToFloat());
+    bytes = reinterpret_cast<const char *>(splat.data());
+    fromHalves = false;
+  }
+  auto halfAt = [&](int64_t index) {
+    uint16_t bits;
+    std::memcpy(&bits, bytes + 2 * index, 2);
+    return bits;
+  };
+  auto valueAt = [&](int64_t index) {
+    if (fromHalves)
+      return halfToFloat(halfAt(index));
+    float value;
+    std::memcpy(&value, bytes + 4 * index, 4);
+    return value;
+  };
+  auto isFiniteHalf = [](uint16_t bits) { return (bits & 0x7c00) != 0x7c00; };
+  auto stored = RankedTensorType::get({n, k}, b.getF16Type());
+  if (halves && fromHalves && kStride == 1 && nStride == k) {
+    for (int64_t index = 0; index < n * k; ++index)
+      if (!isFiniteHalf(halfAt(index)))
+        return nullptr;
+    if (auto dense = dyn_cast<DenseElementsAttr>(weights))
+      return dense.reshape(stored);
+    return DenseResourceElementsAttr::get(
+        stored, cast<DenseResourceElementsAttr>(weights).getRawHandle());
+  }
+  if (halves) {
+    bool finite = true;
+    ElementsAttr values = tract::makeWeights(
+        stored, "tract_f16_weights", [&](MutableArrayRef<char> bytes) {
+          auto *out = reinterpret_cast<uint16_t *>(bytes.data());
+          finite = forEachInTiles(n, k, [&](int64_t i, int64_t j) {
+            int64_t index = i * nStride + j * kStride;
+            uint16_t bits;
+            if (fromHalves) {
+              bits = halfAt(index);
+            } else {
+              float value = valueAt(index);
+              if (!std::isfinite(value) || std::abs(value) > kMaxHalf)
+                return false;
+              bits = floatToHalf(value);
+            }
+            out[i * k + j] = bits;
+            return isFiniteHalf(bits);
+          });
+        });
+    return finite ? values : nullptr;
+  }
+  std::vector<float> nk(n * k);
+  bool finite = forEachInTiles(n, k, [&](int64_t i, int64_t j) {
+    nk[i * k + j] = valueAt(i * nStride + j * kStride);
+    return std::isfinite(nk[i * k + j]);
+  });
+  return finite ? toQ4_0(b, nk, n, k) : nullptr;
 }
 
 /// The axes of the weights (operand `slot` of `einsum`, of `shape`) in a
@@ -198,32 +276,7 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked,
         nSize % kColumnGroup != 0 || kSize * nSize < kMinimumWeights)
       continue;
 
-    // The matrix n x k, quantized row by row (the other axes are 1).
-    SmallVector<float> values;
-    if (auto dense = dyn_cast<DenseElementsAttr>(weights)) {
-      for (const APFloat &value : dense.getValues<APFloat>())
-        values.push_back(value.convertToFloat());
-    } else {
-      ArrayRef<char> bytes = *tract::constantBytes(weights);
-      const llvm::fltSemantics &semantics =
-          cast<FloatType>(weights.getElementType()).getFloatSemantics();
-      size_t width = weights.getElementType().getIntOrFloatBitWidth() / 8;
-      values.resize(bytes.size() / width);
-      if (width == 4) {
-        std::memcpy(values.data(), bytes.data(), bytes.size());
-      } else {
-        for (size_t i = 0; i < values.size(); ++i) {
-          uint16_t bits;
-          std::memcpy(&bits, bytes.data() + i * width, 2);
-          values[i] = APFloat(semantics, APInt(16, bits)).convertToFloat();
-        }
-      }
-    }
-    if (!llvm::all_of(values, [&](float value) {
-          return std::isfinite(value) &&
-                 (!halves || std::abs(value) <= kMaxHalf);
-        }))
-      continue;
+    // The matrix n x k (the other axes are 1).
     int64_t kStride = 1, nStride = 1;
     for (int64_t axis = type.getRank() - 1; axis >= 0; --axis) {
       if (axis > int64_t(kAxis))
@@ -231,12 +284,10 @@ void quantize(OpBuilder &b, EinsumOp einsum, bool halvesAsked,
       if (axis > int64_t(nAxis))
         nStride *= type.getDimSize(axis);
     }
-    std::vector<float> nk(values.size());
-    for (int64_t i = 0; i < nSize; ++i)
-      for (int64_t j = 0; j < kSize; ++j)
-        nk[i * kSize + j] = values[i * nStride + j * kStride];
-    DenseElementsAttr stored =
-        halves ? toHalves(b, nk, nSize, kSize) : toQ4_0(b, nk, nSize, kSize);
+    ElementsAttr stored =
+        storeWeights(b, weights, nSize, kSize, nStride, kStride, halves);
+    if (!stored)
+      continue;
     b.setInsertionPoint(einsum);
     Location weightsLoc = constant.getLoc();
     if (auto name = dyn_cast<NameLoc>(weightsLoc))
@@ -269,17 +320,16 @@ void requantizeHalves(OpBuilder &b, BlockQuantMatmulOp product) {
   auto constant = product.getWeights().getDefiningOp<ConstOp>();
   if (!constant || isOutputHead(product) || isOutputHead(constant))
     return;
-  auto halves = dyn_cast<DenseElementsAttr>(constant.getValue());
+  auto halves = dyn_cast<ElementsAttr>(constant.getValue());
   auto type = dyn_cast<RankedTensorType>(product.getWeights().getType());
   if (!halves || !type || !type.getElementType().isF16() ||
       type.getRank() != 2 || type.getDimSize(1) % kQ4_0BlockValues != 0)
     return;
-  std::vector<float> values;
-  values.reserve(halves.getNumElements());
-  for (const APFloat &value : halves.getValues<APFloat>())
-    values.push_back(value.convertToFloat());
-  DenseElementsAttr blocks =
-      toQ4_0(b, values, type.getDimSize(0), type.getDimSize(1));
+  ElementsAttr blocks =
+      storeWeights(b, halves, type.getDimSize(0), type.getDimSize(1),
+                   type.getDimSize(1), 1, /*halves=*/false);
+  if (!blocks)
+    return;
   b.setInsertionPoint(product);
   Value stored =
       ConstOp::create(b, constant.getLoc(), blocks.getType(), blocks);

@@ -37,6 +37,7 @@
 #include "conversion/LoweringUtils.h"
 
 #include "dialects/tract/BlockQuant.h"
+#include "dialects/tract/TractFolding.h"
 #include "dialects/tract/TractOps.h"
 #include "dialects/tract/TractShapes.h"
 
@@ -46,6 +47,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -53,6 +55,7 @@
 #include "mlir/Transforms/RegionUtils.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCPUBLOCKQUANTKERNELS
@@ -93,70 +96,83 @@ int64_t groupsPerTile(int64_t groups) {
 
 /// The weights as the kernel reads them: codes (tiles, blocks, octets,
 /// groups of the tile, lanes x kQuad bytes) and scales (tiles, blocks,
-/// groups of the tile, lanes) as f32.
+/// groups of the tile, lanes) as f32; a language model's are a gigabyte,
+/// in memory of their own (makeWeights).
 struct KernelWeights {
-  DenseElementsAttr codes, scales;
+  ElementsAttr codes, scales;
 };
 
 KernelWeights layOut(MLIRContext *context, ArrayRef<char> raw, int64_t n,
                      int64_t blocks) {
   int64_t groups = n / kLanes, perTile = groupsPerTile(groups);
   int64_t tiles = groups / perTile;
-  std::vector<uint8_t> codes(groups * blocks * kOctets * kLanes * kQuad);
-  std::vector<float> scales(groups * blocks * kLanes);
-  const auto *data = reinterpret_cast<const uint8_t *>(raw.data());
-  for (int64_t column = 0; column < n; ++column) {
-    int64_t group = column / kLanes, lane = column % kLanes;
-    int64_t tile = group / perTile, g = group % perTile;
-    for (int64_t block = 0; block < blocks; ++block) {
-      const uint8_t *in = data + (column * blocks + block) * kQ4_0BlockBytes;
-      int64_t at = tile * blocks + block;
-      scales[(at * perTile + g) * kLanes + lane] = q4_0Scale(in);
-      for (int64_t octet = 0; octet < kOctets; ++octet)
-        for (int64_t j = 0; j < kQuad; ++j) {
-          int64_t k = octet * kOctet + j;
-          codes[(((at * kOctets + octet) * perTile + g) * kLanes + lane) *
-                    kQuad +
-                j] = uint8_t(q4_0Code(in, k) | q4_0Code(in, k + kQuad) << 4);
-        }
-    }
-  }
   auto codeType = RankedTensorType::get(
       {tiles, blocks, kOctets, perTile, kLanes * kQuad},
       IntegerType::get(context, 8));
   auto scaleType = RankedTensorType::get({tiles, blocks, perTile, kLanes},
                                          Float32Type::get(context));
-  return {
-      DenseElementsAttr::getFromRawBuffer(
-          codeType, ArrayRef<char>(reinterpret_cast<const char *>(codes.data()),
-                                   codes.size())),
-      DenseElementsAttr::get(scaleType, ArrayRef<float>(scales))};
+  // The scales, then the codes (makeWeights), for each column.
+  const auto *data = reinterpret_cast<const uint8_t *>(raw.data());
+  auto forEachBlock = [&](auto fn) {
+    for (int64_t column = 0; column < n; ++column) {
+      int64_t group = column / kLanes, lane = column % kLanes;
+      int64_t tile = group / perTile, g = group % perTile;
+      for (int64_t block = 0; block < blocks; ++block)
+        fn(data + (column * blocks + block) * kQ4_0BlockBytes,
+           tile * blocks + block, g, lane);
+    }
+  };
+  ElementsAttr scales = tract::makeWeights(
+      scaleType, "tract_q4_0_scales", [&](MutableArrayRef<char> bytes) {
+        auto *out = reinterpret_cast<float *>(bytes.data());
+        forEachBlock([&](const uint8_t *in, int64_t at, int64_t g,
+                         int64_t lane) {
+          out[(at * perTile + g) * kLanes + lane] = q4_0Scale(in);
+        });
+      });
+  ElementsAttr codes = tract::makeWeights(
+      codeType, "tract_q4_0_codes", [&](MutableArrayRef<char> bytes) {
+        auto *out = reinterpret_cast<uint8_t *>(bytes.data());
+        forEachBlock([&](const uint8_t *in, int64_t at, int64_t g,
+                         int64_t lane) {
+          for (int64_t octet = 0; octet < kOctets; ++octet)
+            for (int64_t j = 0; j < kQuad; ++j) {
+              int64_t k = octet * kOctet + j;
+              out[(((at * kOctets + octet) * perTile + g) * kLanes + lane) *
+                      kQuad +
+                  j] = uint8_t(q4_0Code(in, k) | q4_0Code(in, k + kQuad) << 4);
+            }
+        });
+      });
+  return {codes, scales};
 }
 
-/// f16 weights n x k as the kernel reads them: (tiles, k, groups of the
-/// tile, lanes).
-DenseElementsAttr layOutHalves(DenseElementsAttr weights) {
-  auto type = cast<RankedTensorType>(weights.getType());
+/// f16 weights n x k (`raw`, their bytes) as the kernel reads them:
+/// (tiles, k, groups of the tile, lanes) (makeWeights).
+ElementsAttr layOutHalves(RankedTensorType type, ArrayRef<char> raw) {
   int64_t n = type.getDimSize(0), k = type.getDimSize(1);
   int64_t groups = n / kLanes, perTile = groupsPerTile(groups);
-  std::vector<uint16_t> halves(n * k);
-  int64_t column = 0, at = 0;
-  for (const APFloat &value : weights.getValues<APFloat>()) {
-    uint16_t bits = uint16_t(value.bitcastToAPInt().getZExtValue());
-    int64_t group = column / kLanes;
-    halves[(((group / perTile) * k + at) * perTile + group % perTile) *
-               kLanes +
-           column % kLanes] = bits;
-    if (++at == k) {
-      at = 0;
-      ++column;
-    }
-  }
-  return DenseElementsAttr::getFromRawBuffer(
-      RankedTensorType::get({groups / perTile, k, perTile, kLanes},
-                            type.getElementType()),
-      ArrayRef<char>(reinterpret_cast<const char *>(halves.data()),
-                     halves.size() * sizeof(uint16_t)));
+  auto resultType = RankedTensorType::get({groups / perTile, k, perTile, kLanes},
+                                          type.getElementType());
+  return tract::makeWeights(
+      resultType, "tract_f16_weights", [&](MutableArrayRef<char> halves) {
+        // Each run of kLanes columns at one k moves as one piece, read
+        // down the columns of a run in tiles of k.
+        constexpr int64_t kSteps = 64;
+        for (int64_t group = 0; group < groups; ++group)
+          for (int64_t at0 = 0; at0 < k; at0 += kSteps)
+            for (int64_t lane = 0; lane < kLanes; ++lane) {
+              int64_t column = group * kLanes + lane;
+              for (int64_t at = at0; at < std::min(k, at0 + kSteps); ++at)
+                std::memcpy(halves.data() +
+                                ((((group / perTile) * k + at) * perTile +
+                                  group % perTile) *
+                                     kLanes +
+                                 lane) *
+                                    2,
+                            raw.data() + (column * k + at) * 2, 2);
+            }
+      });
 }
 
 class KernelEmitter {
@@ -716,9 +732,22 @@ struct BlockQuantMatmulLowering
   LogicalResult lower(BlockQuantMatmulOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    DenseElementsAttr weights;
+    ElementsAttr weights;
     if (!matchPattern(op.getWeights(), m_Constant(&weights)))
       return rewriter.notifyMatchFailure(op, "weights are not a constant");
+    // Their bytes, in place (a resource, or a dense attribute's data).
+    std::vector<char> splat;
+    ArrayRef<char> raw;
+    if (std::optional<ArrayRef<char>> bytes = tract::constantBytes(weights))
+      raw = *bytes;
+    else if (auto dense = dyn_cast<DenseElementsAttr>(weights);
+             dense && dense.isSplat()) {
+      ArrayRef<char> element = dense.getRawData();
+      for (int64_t i = 0; i < dense.getNumElements(); ++i)
+        splat.insert(splat.end(), element.begin(), element.end());
+      raw = splat;
+    } else
+      return rewriter.notifyMatchFailure(op, "weights without their bytes");
     auto weightsType = cast<RankedTensorType>(weights.getType());
     bool halves = weightsType.getElementType().isF16();
     int64_t n = weightsType.getDimSize(0);
@@ -733,10 +762,10 @@ struct BlockQuantMatmulLowering
     Value codes, scales, halfWeights;
     if (halves) {
       halfWeights =
-          arith::ConstantOp::create(rewriter, loc, layOutHalves(weights));
+          arith::ConstantOp::create(rewriter, loc, layOutHalves(weightsType, raw));
     } else {
       KernelWeights laidOut =
-          layOut(op.getContext(), blockBytes(weights), n, k / kQ4_0BlockValues);
+          layOut(op.getContext(), raw, n, k / kQ4_0BlockValues);
       codes = arith::ConstantOp::create(rewriter, loc, laidOut.codes);
       scales = arith::ConstantOp::create(rewriter, loc, laidOut.scales);
     }

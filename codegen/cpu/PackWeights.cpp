@@ -19,12 +19,12 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/Threading.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cstring>
-#include <sys/mman.h>
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCPUPACKWEIGHTS
@@ -52,31 +52,11 @@ ElementsAttr constantOf(Value value) {
   return resource;
 }
 
-/// Zeroed memory of `size` bytes for packed weights: mapped pages, in huge
-/// pages where the system gives them (the packing writes each page once;
-/// in 4 KB pages the faults cost more than the copy), freed with the blob.
-AsmResourceBlob allocateWeights(size_t size) {
-  void *memory = mmap(nullptr, size, PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (memory == MAP_FAILED) {
-    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(size, 64);
-    std::memset(blob.getMutableData().data(), 0, size);
-    return blob;
-  }
-#ifdef MADV_HUGEPAGE
-  madvise(memory, size, MADV_HUGEPAGE);
-#endif
-  return AsmResourceBlob(
-      ArrayRef<char>(static_cast<char *>(memory), size), 64,
-      [](void *data, size_t size, size_t) { munmap(data, size); },
-      /*dataIsMutable=*/true);
-}
-
 /// `value` with its axes permuted (result axis i is source axis
 /// `permutation[i]`), (k…, n), and with `width` > 0 laid out as
 /// (ceil(n / width), k…, width) panels, the last one padded with zeros
 /// where n is not a multiple of `width`. One pass over the bytes, into
-/// memory of its own from `ownMemoryBytes` (see allocateWeights).
+/// memory of its own from `ownMemoryBytes` (see tract::allocateWeights).
 ElementsAttr layOut(ElementsAttr value, ArrayRef<int64_t> permutation,
                     int64_t width, int64_t ownMemoryBytes) {
   auto type = cast<RankedTensorType>(value.getType());
@@ -130,7 +110,7 @@ ElementsAttr layOut(ElementsAttr value, ArrayRef<int64_t> permutation,
   for (int64_t axis = rank - 2; axis >= 0; --axis)
     strides[axis] = strides[axis + 1] * type.getDimSize(axis + 1);
   int64_t step = strides[permutation.back()];
-  AsmResourceBlob blob = allocateWeights(bytes);
+  AsmResourceBlob blob = tract::allocateWeights(bytes);
   char *out = blob.getMutableData().data();
   const char *source = tract::constantBytes(value)->data();
   SmallVector<int64_t> index(rank - 1, 0);
@@ -214,12 +194,40 @@ struct TractCpuPackWeights
               .isF32())
         candidates.push_back(op);
     });
-    IRRewriter rewriter(&getContext());
+    // What each product's weights become, then their new layouts, made
+    // in parallel (a language model's are gigabytes: the time goes into
+    // the first touch of fresh pages and the copy), then the IR changes.
+    SmallVector<Packing> packings;
     for (linalg::LinalgOp op : candidates)
-      pack(rewriter, op);
+      if (std::optional<Packing> packing = plan(op))
+        packings.push_back(std::move(*packing));
+    parallelForEach(&getContext(), packings, [&](Packing &packing) {
+      ElementsAttr weights =
+          constantOf(packing.op.getDpsInputOperand(packing.input)->get());
+      packing.packed =
+          layOut(weights, packing.permutation,
+                 packing.paneled ? int64_t(panel) : 0, ownMemoryBytes);
+      // Weights read in place from the model file: their pages go back to
+      // the system now that the packed copy holds them.
+      tract::dropMappedPages(weights);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Packing &packing : packings)
+      apply(rewriter, packing);
   }
 
-  void pack(IRRewriter &rewriter, linalg::LinalgOp op) {
+  /// A product's constant operand to lay out: the axes in their new order
+  /// (the lane dim's last), in panels or not, and the result.
+  struct Packing {
+    linalg::LinalgOp op;
+    unsigned input;
+    AffineMap map;
+    SmallVector<int64_t> permutation;
+    bool paneled;
+    ElementsAttr packed;
+  };
+
+  std::optional<Packing> plan(linalg::LinalgOp op) {
     auto packable = [&](unsigned input) {
       return static_cast<bool>(
           constantOf(op.getDpsInputOperand(input)->get()));
@@ -227,12 +235,12 @@ struct TractCpuPackWeights
     std::optional<tract::LaneChoice> choice =
         tract::chooseLaneDim(op, lanes, packable);
     if (!choice)
-      return;
+      return std::nullopt;
     OpOperand *operand = op.getDpsInputOperand(choice->vectorInput);
     AffineMap map = op.getMatchingIndexingMap(operand);
     bool paneled = inPanels(op, *choice, map);
     if (!choice->needsPacking && !paneled)
-      return;
+      return std::nullopt;
     // The axis of the lane dim moves last; the others keep their order.
     SmallVector<int64_t> permutation;
     int64_t laneAxis = -1;
@@ -243,20 +251,25 @@ struct TractCpuPackWeights
         permutation.push_back(axis);
     }
     permutation.push_back(laneAxis);
-    ElementsAttr packed = layOut(constantOf(operand->get()), permutation,
-                                 paneled ? int64_t(panel) : 0, ownMemoryBytes);
+    return Packing{op, choice->vectorInput, map, permutation, paneled,
+                   nullptr};
+  }
+
+  void apply(IRRewriter &rewriter, const Packing &packing) {
+    linalg::LinalgOp op = packing.op;
+    unsigned input = packing.input;
+    AffineMap map = packing.map;
     SmallVector<AffineExpr> results;
-    for (int64_t axis : permutation)
+    for (int64_t axis : packing.permutation)
       results.push_back(map.getResult(axis));
-    if (paneled) {
+    if (packing.paneled) {
       // (k…, n) as (n / P, k…, P), read at (n floordiv P, k…, n mod P).
       AffineExpr n = results.back();
       results.pop_back();
       results.insert(results.begin(), n.floorDiv(panel));
       results.push_back(n % panel);
     }
-    Operation *constant = operand->get().getDefiningOp();
-    unsigned input = choice->vectorInput;
+    Operation *constant = op.getDpsInputOperand(input)->get().getDefiningOp();
 
     rewriter.setInsertionPoint(op);
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
@@ -268,8 +281,8 @@ struct TractCpuPackWeights
       generic = *generalized;
     }
     rewriter.setInsertionPointAfter(constant);
-    Value weights = arith::ConstantOp::create(rewriter, constant->getLoc(),
-                                              packed.getType(), packed);
+    Value weights = arith::ConstantOp::create(
+        rewriter, constant->getLoc(), packing.packed.getType(), packing.packed);
     SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
     maps[input] = AffineMap::get(map.getNumDims(), 0, results,
                                  rewriter.getContext());
@@ -277,9 +290,6 @@ struct TractCpuPackWeights
       generic.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
       generic->setOperand(input, weights);
     });
-    // Weights read in place from the model file: their pages go back to
-    // the system now that the packed copy holds them.
-    tract::dropMappedPages(cast<arith::ConstantOp>(constant).getValue());
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 using namespace mlir::tract;
 
@@ -72,13 +73,13 @@ bool encodeExactly(llvm::ArrayRef<float> in, uint8_t *out) {
 
 } // namespace
 
-std::vector<uint8_t> mlir::tract::quantizeQ4_0(llvm::ArrayRef<float> values) {
+void mlir::tract::quantizeQ4_0(llvm::ArrayRef<float> values, uint8_t *bytes) {
   size_t blocks = values.size() / kQ4_0BlockValues;
-  std::vector<uint8_t> bytes(blocks * kQ4_0BlockBytes, 0);
+  std::memset(bytes, 0, blocks * kQ4_0BlockBytes);
   for (size_t block = 0; block < blocks; ++block) {
     llvm::ArrayRef<float> in =
         values.slice(block * kQ4_0BlockValues, kQ4_0BlockValues);
-    uint8_t *out = bytes.data() + block * kQ4_0BlockBytes;
+    uint8_t *out = bytes + block * kQ4_0BlockBytes;
     if (encodeExactly(in, out))
       continue;
     float extreme = 0;
@@ -98,6 +99,12 @@ std::vector<uint8_t> mlir::tract::quantizeQ4_0(llvm::ArrayRef<float> values) {
       setCode(out, i, uint8_t(std::clamp(code, 0.0f, 15.0f)));
     }
   }
+}
+
+std::vector<uint8_t> mlir::tract::quantizeQ4_0(llvm::ArrayRef<float> values) {
+  std::vector<uint8_t> bytes(values.size() / kQ4_0BlockValues *
+                             kQ4_0BlockBytes);
+  quantizeQ4_0(values, bytes.data());
   return bytes;
 }
 

@@ -41,6 +41,8 @@ inline uint8_t q4_0Code(const uint8_t *block, int64_t i) {
 /// magnitude maps to code 0, so that the scale is that value / -8 (rounded
 /// to f16), and the others round to the nearest code.
 std::vector<uint8_t> quantizeQ4_0(llvm::ArrayRef<float> values);
+/// The same, written to `bytes` (values.size() / kQ4_0BlockValues blocks).
+void quantizeQ4_0(llvm::ArrayRef<float> values, uint8_t *bytes);
 
 /// The bytes of a block-quantized constant (i8), a splat one repeated.
 std::vector<char> blockBytes(mlir::DenseElementsAttr weights);

@@ -775,6 +775,38 @@ void mlir::tract::dropMappedPages(Attribute value) {
     madvise(reinterpret_cast<void *>(begin), end - begin, MADV_DONTNEED);
 }
 
+AsmResourceBlob mlir::tract::allocateWeights(size_t size) {
+  void *memory = size ? mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                             MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                      : MAP_FAILED;
+  if (memory == MAP_FAILED) {
+    AsmResourceBlob blob = HeapAsmResourceBlob::allocate(size, 64);
+    std::memset(blob.getMutableData().data(), 0, size);
+    return blob;
+  }
+#ifdef MADV_HUGEPAGE
+  madvise(memory, size, MADV_HUGEPAGE);
+#endif
+  return AsmResourceBlob(
+      ArrayRef<char>(static_cast<char *>(memory), size), 64,
+      [](void *data, size_t size, size_t) { munmap(data, size); },
+      /*dataIsMutable=*/true);
+}
+
+ElementsAttr
+mlir::tract::makeWeights(ShapedType type, StringRef name,
+                         function_ref<void(MutableArrayRef<char>)> fill) {
+  size_t bytes = type.getNumElements() * (type.getElementTypeBitWidth() / 8);
+  if (static_cast<int64_t>(bytes) < kOwnMemoryWeightBytes) {
+    std::vector<char> data(bytes, 0);
+    fill(data);
+    return DenseElementsAttr::getFromRawBuffer(type, data);
+  }
+  AsmResourceBlob blob = allocateWeights(bytes);
+  fill(blob.getMutableData());
+  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+}
+
 DenseElementsAttr mlir::tract::transposeDense(DenseElementsAttr value,
                                               ArrayRef<int64_t> permutation) {
   auto type = cast<RankedTensorType>(value.getType());

@@ -9,6 +9,7 @@
 #define DIALECTS_TRACT_TRACTFOLDING_H
 
 #include "dialects/tract/TractAttrs.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -52,6 +53,21 @@ constexpr const char *kMappedWeightsPrefix = "tract_mapped_";
 /// if anything reads the weights again): once a weight is packed or
 /// quantized, its source stops counting in the process's memory.
 void dropMappedPages(Attribute value);
+
+/// Zeroed memory of `size` bytes for weights made at compile time (packed,
+/// quantized, laid out for a kernel): mapped pages, in huge pages where
+/// the system gives them (such weights are written once; in 4 KB pages the
+/// faults cost more than the copy), freed with the blob.
+AsmResourceBlob allocateWeights(size_t size);
+
+/// Weights of `type` that the compiler makes, written by `fill` into their
+/// zeroed bytes: below kOwnMemoryWeightBytes a dense attribute (printed in
+/// the IR, folded like any constant), else a resource named `name` in
+/// memory of its own (allocateWeights), not a uniqued attribute, which is
+/// built from a copy and never freed.
+ElementsAttr makeWeights(ShapedType type, StringRef name,
+                         function_ref<void(MutableArrayRef<char>)> fill);
+constexpr int64_t kOwnMemoryWeightBytes = int64_t(64) << 10;
 
 using FloatUnaryFn = function_ref<APFloat(const APFloat &)>;
 /// On integers; `isUnsigned` tells the signedness. nullopt: do not fold.

@@ -7,6 +7,7 @@
 #include "mlir/IR/AsmState.h"
 #include "llvm/Support/FileSystem.h"
 
+#include <map>
 #include <sys/mman.h>
 
 namespace mlir::tract::onnx {
@@ -262,15 +263,41 @@ std::set<std::string> weightsOnlyProductsRead(const ::onnx::GraphProto &graph) {
   std::set<std::string> initializers, others;
   for (const ::onnx::TensorProto &initializer : graph.initializer())
     initializers.insert(initializer.name());
+  auto plain = [](const ::onnx::NodeProto &node) {
+    return node.domain().empty() || node.domain() == "ai.onnx";
+  };
+  auto isProductWeight = [&](const ::onnx::NodeProto &node, size_t index) {
+    return (plain(node) && index == 1 &&
+            (node.op_type() == "MatMul" || node.op_type() == "Gemm")) ||
+           (node.domain() == "com.microsoft" && (index == 1 || index == 2) &&
+            node.op_type() == "MatMulNBits");
+  };
+  // The results of casts that only products read.
+  std::map<std::string, bool> castsToWeights;
+  for (const ::onnx::NodeProto &node : graph.node())
+    if (plain(node) && node.op_type() == "Cast" && node.input_size() == 1 &&
+        node.output_size() == 1 && initializers.count(node.input(0)))
+      castsToWeights[node.output(0)] = true;
+  for (const ::onnx::NodeProto &node : graph.node())
+    for (auto [index, input] : llvm::enumerate(node.input()))
+      if (auto cast = castsToWeights.find(input);
+          cast != castsToWeights.end() && !isProductWeight(node, index))
+        cast->second = false;
+  for (const ::onnx::ValueInfoProto &output : graph.output())
+    if (auto cast = castsToWeights.find(output.name());
+        cast != castsToWeights.end())
+      cast->second = false;
   std::set<std::string> read;
   for (const ::onnx::NodeProto &node : graph.node()) {
-    bool plain = node.domain().empty() || node.domain() == "ai.onnx";
     for (auto [index, input] : llvm::enumerate(node.input())) {
       if (!initializers.count(input))
         continue;
-      bool weight = plain && ((index == 1 && (node.op_type() == "MatMul" ||
-                                              node.op_type() == "Gemm")) ||
-                              (index == 0 && node.op_type() == "Gather"));
+      bool weight =
+          isProductWeight(node, index) ||
+          (plain(node) && index == 0 && node.op_type() == "Gather") ||
+          (plain(node) && node.op_type() == "Cast" &&
+           node.output_size() == 1 && castsToWeights.count(node.output(0)) &&
+           castsToWeights.at(node.output(0)));
       (weight ? read : others).insert(input);
     }
     for (const ::onnx::AttributeProto &attribute : node.attribute()) {

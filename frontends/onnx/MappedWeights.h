@@ -69,8 +69,9 @@ std::optional<std::string> stripLargeData(const MappedFile &file);
 void dropPages(llvm::ArrayRef<char> data);
 
 /// The initializers of `graph` that only products (MatMul's and Gemm's
-/// second input) and gathers (Gather's data) read, in the graph itself:
-/// the weights nothing computes on before the kernels.
+/// second input, MatMulNBits' blocks and scales) and gathers (Gather's data) read, in
+/// the graph itself, or a Cast whose result only products read (weights
+/// stored as f16): the weights nothing computes on before the kernels.
 std::set<std::string> weightsOnlyProductsRead(const ::onnx::GraphProto &graph);
 
 /// `type`'s weight as a blob over `length` bytes at `offset` of `file`;

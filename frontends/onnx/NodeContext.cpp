@@ -57,6 +57,15 @@ DenseElementsAttr NodeContext::getConstant(unsigned i) const {
   return {};
 }
 
+ElementsAttr NodeContext::getConstantValue(unsigned i) const {
+  Value value = input(i);
+  if (!value)
+    return {};
+  if (auto op = value.getDefiningOp<ConstOp>())
+    return dyn_cast<ElementsAttr>(op.getValue());
+  return {};
+}
+
 std::optional<SmallVector<int64_t>>
 NodeContext::getConstInts(unsigned i) const {
   DenseElementsAttr constant = getConstant(i);
@@ -270,8 +279,9 @@ Operation *NodeContext::createWithTypes(OperationState &state) {
   return op;
 }
 
-Value NodeContext::constant(DenseElementsAttr value) {
-  return ConstOp::create(builder, loc, value.getType(), value);
+Value NodeContext::constant(ElementsAttr value) {
+  return ConstOp::create(builder, loc, cast<TensorType>(value.getType()),
+                         value);
 }
 
 Value NodeContext::scalar(Type elementType, double value, unsigned rank) {

@@ -73,6 +73,9 @@ public:
 
   /// The constant behind input `i` (a `tract.const`), if any.
   DenseElementsAttr getConstant(unsigned i) const;
+  /// The value of the constant behind input `i`: dense, or a resource (a
+  /// large weight mapped from the model's file); null if none.
+  ElementsAttr getConstantValue(unsigned i) const;
   /// The integer values of a constant input.
   std::optional<SmallVector<int64_t>> getConstInts(unsigned i) const;
   /// The float values of a constant input (any float or integer type).
@@ -147,7 +150,7 @@ public:
   Operation *createWithTypes(OperationState &state);
 
   /// A constant tensor.
-  Value constant(DenseElementsAttr value);
+  Value constant(ElementsAttr value);
   /// A scalar (rank 0) or rank-`rank` all-ones-shape constant of `type`.
   Value scalar(Type elementType, double value, unsigned rank = 0);
   Value intScalar(Type elementType, int64_t value, unsigned rank = 0);

@@ -298,7 +298,9 @@ Value GraphImporter::importMappedWeight(const ::onnx::TensorProto &tensor,
   std::string error;
   int64_t count;
   FailureOr<RankedTensorType> type = typeOf(tensor, count, error);
-  if (failed(type) || !isa<FloatType>(type->getElementType()))
+  // Floats, and the bytes of block-quantized weights.
+  if (failed(type) || !(isa<FloatType>(type->getElementType()) ||
+                        type->getElementType().isInteger(8)))
     return nullptr;
   int64_t bytes = count * (type->getElementTypeBitWidth() / 8);
   if (bytes < kMappedWeightBytes)

@@ -29,8 +29,9 @@ takes a few seconds. Checks:
   embeddings, an attention_mask input): the prompt and decode steps 1 and 8
   match torch's, llm-bench runs it (the mask made all ones), and the
   --contrib-q4 export's match torch's with the --q4-0 weights, its
-  MatMulNBits products (all 10 that block-quant would quantize) running as
-  block_quant_matmul;
+  MatMulNBits products (all 10 that block-quant would quantize) and its
+  output head (weights stored as f16, read from the file, not copied)
+  running as block_quant_matmul;
 * the same weights as tract NNEF in torch-to-nnef's layout
   (make-llm-model.py --nnef: in_cache_*/out_cache_* tensors, symbols S and
   P with their assertions and scenarios, tract_transformers_* ops): the
@@ -142,11 +143,13 @@ def check_stored_weights(args, work, model, prefix, flag, transform,
                     "torch's rounded weights", failures)
         dumped = run([args.tract, contrib, "dump"])
         products = dumped.stdout.count(" block_quant_matmul ")
-        if dumped.returncode != 0 or products != 10:
-            failures.append(f"MatMulNBits: {products} block_quant_matmul, "
-                            "expected 10\n" + dumped.stderr)
+        head = " block_quant_matmul logits" in dumped.stdout
+        if dumped.returncode != 0 or products != 11 or not head:
+            failures.append(f"MatMulNBits: {products} block_quant_matmul "
+                            f"(the head {'among them' if head else 'not'}), "
+                            "expected 10 and the f16 head\n" + dumped.stderr)
         else:
-            print("ok    MatMulNBits: 10 block_quant_matmul")
+            print("ok    MatMulNBits: 10 block_quant_matmul and the f16 head")
     check_steps(args, model, ["-t", transform], (0, 1, STEPS),
                 lambda step: f"{rounded}.{step}.npz", f"{label} ",
                 "torch's rounded weights", failures)

@@ -10,6 +10,7 @@
 #include "frontends/onnx/NodeContext.h"
 
 #include "dialects/tract/BlockQuant.h"
+#include "dialects/tract/TractFolding.h"
 #include "frontends/onnx/GraphImporter.h"
 #include "frontends/onnx/ops/Conv.h"
 #include "frontends/onnx/ops/Random.h"
@@ -993,7 +994,8 @@ LogicalResult matMulNBitsHandler(NodeContext &ctx, Outputs &outputs) {
     return ctx.unsupported("MatMulNBits of " + Twine(bits) + " bits");
   if (ctx.hasInput(4))
     return ctx.unsupported("g_idx (blocks in another order)");
-  DenseElementsAttr b = ctx.getConstant(1), scales = ctx.getConstant(2);
+  // B may be a resource mapped from the model's file: read in place.
+  ElementsAttr b = ctx.getConstantValue(1), scales = ctx.getConstantValue(2);
   DenseElementsAttr zeros = ctx.hasInput(3) ? ctx.getConstant(3) : nullptr;
   if (!b || !scales || (ctx.hasInput(3) && !zeros))
     return ctx.unsupported("B, scales or zero points that are not constants");
@@ -1006,14 +1008,35 @@ LogicalResult matMulNBitsHandler(NodeContext &ctx, Outputs &outputs) {
     return ctx.error("B must be " + Twine(*n) + " x " + Twine(blocks) +
                      " x " + Twine(blockBytes) + " bytes and scales " +
                      Twine(*n * blocks) + " floats");
-  std::vector<char> codes = b.isSplat()
-                                ? std::vector<char>(b.getNumElements(),
-                                                    b.getRawData()[0])
-                                : std::vector<char>(b.getRawData().begin(),
-                                                    b.getRawData().end());
-  SmallVector<float> scale;
-  for (const APFloat &value : scales.getValues<APFloat>())
-    scale.push_back(value.convertToFloat());
+  std::vector<char> splatCodes;
+  ArrayRef<char> codes;
+  if (auto dense = dyn_cast<DenseElementsAttr>(b); dense && dense.isSplat()) {
+    splatCodes.assign(dense.getNumElements(), dense.getRawData()[0]);
+    codes = splatCodes;
+  } else if (std::optional<ArrayRef<char>> bytes = tract::constantBytes(b)) {
+    codes = *bytes;
+  } else {
+    return ctx.unsupported("B whose bytes cannot be read");
+  }
+  // Scales: one per block, tens of millions in a 1B model, so read from
+  // their bytes where they are f32 or f16.
+  std::vector<float> scale(scales.getNumElements());
+  std::optional<ArrayRef<char>> scaleBytes = tract::constantBytes(scales);
+  if (scaleBytes && scales.getElementType().isF32()) {
+    std::memcpy(scale.data(), scaleBytes->data(), scale.size() * sizeof(float));
+  } else if (scaleBytes && scales.getElementType().isF16()) {
+    ArrayRef<char> raw = *scaleBytes;
+    for (size_t i = 0; i < scale.size(); ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, raw.data() + 2 * i, 2);
+      scale[i] = halfToFloat(bits);
+    }
+  } else if (DenseElementsAttr dense = tract::denseOf(scales)) {
+    llvm::transform(dense.getValues<APFloat>(), scale.begin(),
+                    [](const APFloat &value) { return value.convertToFloat(); });
+  } else {
+    return ctx.unsupported("scales whose values cannot be read");
+  }
   // Zero points: packed like B (a row of blocks per output), or floats.
   int64_t zeroRow = llvm::divideCeil(blocks * bits, 8);
   SmallVector<float> zero(*n * blocks, float(1 << (bits - 1)));
@@ -1051,19 +1074,23 @@ LogicalResult matMulNBitsHandler(NodeContext &ctx, Outputs &outputs) {
               llvm::all_of(zero, [](float z) { return z == 8; });
   if (q4_0) {
     // B's 16 bytes of codes per block are Q4_0's; the scale goes first,
-    // as an f16.
-    std::vector<char> stored(*n * blocks * kQ4_0BlockBytes);
-    for (int64_t block = 0; block < *n * blocks; ++block) {
-      char *to = stored.data() + block * kQ4_0BlockBytes;
-      uint16_t half = floatToHalf(scale[block]);
-      to[0] = static_cast<char>(half & 0xff);
-      to[1] = static_cast<char>(half >> 8);
-      std::memcpy(to + 2, codes.data() + block * blockBytes, blockBytes);
-    }
+    // as an f16. Large weights go into memory of their own (makeWeights),
+    // and B's and the scales' mapped pages can go.
     auto type = RankedTensorType::get({*n, blocks, kQ4_0BlockBytes},
                                       IntegerType::get(ctx.getContext(), 8));
-    Value weights = ctx.constant(DenseElementsAttr::getFromRawBuffer(
-        type, ArrayRef<char>(stored)));
+    Value weights = ctx.constant(tract::makeWeights(
+        type, "tract_q4_0_weights", [&](MutableArrayRef<char> out) {
+          for (int64_t block = 0; block < *n * blocks; ++block) {
+            char *to = out.data() + block * kQ4_0BlockBytes;
+            uint16_t half = floatToHalf(scale[block]);
+            to[0] = static_cast<char>(half & 0xff);
+            to[1] = static_cast<char>(half >> 8);
+            std::memcpy(to + 2, codes.data() + block * blockBytes,
+                        blockBytes);
+          }
+        }));
+    tract::dropMappedPages(b);
+    tract::dropMappedPages(scales);
     product = ctx.create<BlockQuantMatmulOp>(a, weights);
     // Accuracy level 4 lets onnxruntime round A to 8 bits per block and
     // multiply bytes; the kernel may do the same.
@@ -1078,6 +1105,8 @@ LogicalResult matMulNBitsHandler(NodeContext &ctx, Outputs &outputs) {
         values[index * *n + row] =
             (code(row, index) - zero[block]) * scale[block];
       }
+    tract::dropMappedPages(b);
+    tract::dropMappedPages(scales);
     auto type = RankedTensorType::get({*k, *n}, ctx.getBuilder().getF32Type());
     Value weights = ctx.castTo(
         ctx.constant(DenseElementsAttr::get(type, ArrayRef<float>(values))),

@@ -16,7 +16,9 @@ embeddings; a packed first prompt with interleaved rotary pairs and a
 scale; a decode step without rotary); and the encoders' Attention (raw
 and right-padding masks, causal, sizes of their own), the GELU forms, and
 a BERT layer as onnxruntime's transformer optimizer writes it
-(EmbedLayerNormalization, Attention, SkipLayerNormalization, FastGelu).
+(EmbedLayerNormalization, Attention, SkipLayerNormalization, FastGelu);
+and weights large enough to be read in place (MatMulNBits' blocks, an f16
+matrix cast to f32 and multiplied).
 The lit test
 frontends/onnx/contrib.test runs them.
 """
@@ -299,6 +301,33 @@ def all_cases(rng):
     # Its own generator: the cases above keep their values.
     yield from int8_nbits_cases(np.random.default_rng(SEED + 1))
     yield from attention_cases(np.random.default_rng(SEED + 2))
+    yield from mapped_weight_cases(np.random.default_rng(SEED + 3))
+
+
+def mapped_weight_cases(rng):
+    """Weights large enough (64 KB and more) that the import reads them in
+    place from the model's file and the compiler writes what it makes of
+    them into memory of its own: MatMulNBits' 4-bit blocks (128 KB of
+    codes, stored again as Q4_0 and laid out for the kernel), and an f16
+    matrix cast to f32 and multiplied (256 KB, a language model's output
+    head as its exports store it: transposed, then laid out)."""
+    yield "matmul_nbits_q4_0_mapped", matmul_nbits(
+        rng, 1024, 256, 4, 32, zero_points=False, f16_scales=True,
+        bias=False), {"a": rng.normal(size=(1, 4, 1024)).astype(np.float32)}
+    k, n = 256, 512
+    weights = (rng.normal(size=(k, n)) * 0.1).astype(np.float16)
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["w"], ["w32"], to=TensorProto.FLOAT),
+         helper.make_node("MatMul", ["x", "w32"], ["y"])],
+        "f16_weights",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, k])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3, n])],
+        initializer=[helper.make_tensor("w", TensorProto.FLOAT16, [k, n],
+                                        weights.tobytes(), raw=True)])
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17)])
+    yield "matmul_f16_weights_mapped", model, {
+        "x": rng.normal(size=(1, 3, k)).astype(np.float32)}
 
 
 def attention_cases(rng):
