@@ -354,8 +354,10 @@ LogicalResult absorbBlockDequant(EinsumOp einsum, PatternRewriter &rewriter) {
     auto dequant = einsum.getInputs()[slot].getDefiningOp<BlockDequantOp>();
     if (!dequant)
       continue;
-    DenseElementsAttr blocks =
-        getConstantValue(dequant.getBlocks());
+    // Dense, or a resource (blocks read in place from the model's file).
+    auto source = dequant.getBlocks().getDefiningOp<ConstOp>();
+    auto blocks = source ? dyn_cast<ElementsAttr>(source.getValue())
+                         : ElementsAttr();
     ArrayRef<int64_t> shape = dequant.getType().getShape();
     std::optional<WeightsAxes> axes = matchRowsByWeights(expr, slot, shape);
     // The blocks follow the values' row-major order: they run along k when
@@ -367,8 +369,15 @@ LogicalResult absorbBlockDequant(EinsumOp einsum, PatternRewriter &rewriter) {
     int64_t n = shape[axes->n], k = shape[axes->k];
     auto type = RankedTensorType::get(
         {n, k / kQ4_0BlockValues, kQ4_0BlockBytes}, rewriter.getI8Type());
-    Value stored = ConstOp::create(rewriter, dequant.getBlocks().getLoc(), type,
-                                   cast<ElementsAttr>(blocks.reshape(type)));
+    ElementsAttr reshaped;
+    if (auto dense = dyn_cast<DenseElementsAttr>(blocks))
+      reshaped = dense.reshape(type);
+    else if (auto resource = dyn_cast<DenseResourceElementsAttr>(blocks))
+      reshaped = DenseResourceElementsAttr::get(type, resource.getRawHandle());
+    else
+      continue;
+    Value stored =
+        ConstOp::create(rewriter, dequant.getBlocks().getLoc(), type, reshaped);
     rewriter.replaceOpWithNewOp<BlockQuantMatmulOp>(
         einsum, einsum.getType(), einsum.getInputs()[1 - slot], stored,
         /*q8_inputs=*/true);
@@ -436,18 +445,28 @@ void mlir::tract::foldBlockDequant(Operation *root) {
   SmallVector<BlockDequantOp> ops;
   root->walk([&](BlockDequantOp op) { ops.push_back(op); });
   for (BlockDequantOp op : ops) {
-    DenseElementsAttr blocks = getConstantValue(op.getBlocks());
-    if (!blocks)
-      continue;
-    std::vector<char> bytes = blockBytes(blocks);
+    // Dense, or a resource (blocks read in place from the model's file).
+    auto source = op.getBlocks().getDefiningOp<ConstOp>();
+    auto blocks =
+        source ? dyn_cast<ElementsAttr>(source.getValue()) : ElementsAttr();
+    std::vector<char> splat;
+    std::optional<ArrayRef<char>> raw =
+        blocks ? tract::constantBytes(blocks) : std::nullopt;
+    if (!raw) {
+      auto dense = blocks ? dyn_cast<DenseElementsAttr>(blocks) : nullptr;
+      if (!dense)
+        continue;
+      splat = blockBytes(dense);
+      raw = ArrayRef<char>(splat);
+    }
     std::vector<float> values = dequantizeQ4_0(ArrayRef<uint8_t>(
-        reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+        reinterpret_cast<const uint8_t *>(raw->data()), raw->size()));
     OpBuilder b(op);
-    auto dense = DenseElementsAttr::get(op.getType(), ArrayRef<float>(values));
-    Value folded = ConstOp::create(b, op.getLoc(), op.getType(),
-                                   cast<ElementsAttr>(dense));
-    op.getOutput().replaceAllUsesWith(folded);
-    Operation *source = op.getBlocks().getDefiningOp();
+    auto folded = ConstOp::create(
+        b, op.getLoc(), op.getType(),
+        cast<ElementsAttr>(
+            DenseElementsAttr::get(op.getType(), ArrayRef<float>(values))));
+    op.getOutput().replaceAllUsesWith(folded.getOutput());
     op.erase();
     if (source && source->use_empty())
       source->erase();

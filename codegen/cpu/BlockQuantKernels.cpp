@@ -769,6 +769,9 @@ struct BlockQuantMatmulLowering
       codes = arith::ConstantOp::create(rewriter, loc, laidOut.codes);
       scales = arith::ConstantOp::create(rewriter, loc, laidOut.scales);
     }
+    // Weights read in place from the model file: the kernel's layout now
+    // holds them.
+    tract::dropMappedPages(weights);
 
     // The rows: every axis of the input but the last, as one.
     Shape inputShape = getShape(op.getInput());

@@ -5,6 +5,7 @@
 #include "dialects/tract/TractFolding.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -24,9 +25,14 @@ OpFoldResult reshapeSplat(Attribute input, Type resultType) {
 
 /// Reinterprets a dense constant with a new static shape of equal volume.
 OpFoldResult reshapeDense(Attribute input, Type resultType) {
-  auto dense = dyn_cast_if_present<DenseElementsAttr>(input);
   auto type = dyn_cast<RankedTensorType>(resultType);
-  if (!dense || !type || !type.hasStaticShape())
+  if (!type || !type.hasStaticShape())
+    return {};
+  // A resource (weights read in place): the same data, of the new shape.
+  if (auto resource = dyn_cast_if_present<DenseResourceElementsAttr>(input))
+    return DenseResourceElementsAttr::get(type, resource.getRawHandle());
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(input);
+  if (!dense)
     return {};
   return dense.reshape(type);
 }

@@ -145,7 +145,7 @@ public:
     return create<OpTy>(unsqueezeTo(lhs, r), unsqueezeTo(rhs, r));
   }
   Value unsqueezeTo(Value value, int64_t rank);
-  Value constant(DenseElementsAttr value);
+  Value constant(ElementsAttr value);
   Value scalarConstant(Type elementType, double value, unsigned rank = 0);
   /// A constant tensor from an array literal such as `[[0.0, 1.0]]`, which
   /// NNEF allows wherever a tensor is expected; null (with `why` set) when
@@ -181,8 +181,14 @@ public:
 
   /// A new graph input (`external`).
   Value addInput(RankedTensorType type);
-  /// The bytes of the tensor file of a variable, by label; null if absent.
-  const std::string *tensorFile(StringRef label);
+  /// The tensor file of a variable, by label: its bytes and, when the
+  /// import reads it in place, the buffer that holds them; nullopt if
+  /// absent.
+  struct TensorFile {
+    StringRef bytes;
+    std::shared_ptr<llvm::MemoryBuffer> inPlace;
+  };
+  std::optional<TensorFile> tensorFile(StringRef label);
   /// Declares a symbol met in a shape.
   void declareSymbols(ArrayRef<TDim> dims);
   /// A new symbol, `hint` or `hint_N`, for a size known when the model

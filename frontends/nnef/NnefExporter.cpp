@@ -1477,8 +1477,11 @@ LogicalResult GraphWriter::writeOps(Block &block,
     }
     if (auto dequant = dyn_cast<BlockDequantOp>(op)) {
       // The Q4_0 file it was read from, written again.
+      ElementsAttr constant;
       DenseElementsAttr blocks;
-      if (!matchPattern(dequant.getBlocks(), mlir::m_Constant(&blocks)))
+      if (matchPattern(dequant.getBlocks(), mlir::m_Constant(&constant)))
+        blocks = tract::denseOf(constant);
+      if (!blocks)
         return unsupported(&op) << "its blocks are not a constant";
       ArrayRef<int64_t> shape = dequant.getType().getShape();
       std::string bytes;

@@ -3,7 +3,9 @@
 #include "frontends/nnef/NnefFiles.h"
 
 #include "dialects/tract/BlockQuant.h"
+#include "dialects/tract/TractFolding.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/APFloat.h"
@@ -69,8 +71,12 @@ bool mlir::tract::nnef::readModelFolder(llvm::StringRef path, ModelFiles &files,
           "cannot read '" + full.str() + "': " + buffer.getError().message();
       return false;
     }
-    files.files[llvm::sys::path::convert_to_slash(name)] =
-        (*buffer)->getBuffer().str();
+    std::string key = llvm::sys::path::convert_to_slash(name);
+    if (full.ends_with(".dat") &&
+        (*buffer)->getBufferSize() >= kLargeTensorFileBytes)
+      files.tensors[key] = std::move(*buffer); // mapped, not copied
+    else
+      files.files[key] = (*buffer)->getBuffer().str();
   }
   if (ec) {
     error = "cannot list '" + path.str() + "': " + ec.message();
@@ -154,6 +160,37 @@ bool mlir::tract::nnef::readModelArchiveBytes(llvm::StringRef bytes,
       error = what + ": claims more bytes than the archive can hold";
       return false;
     }
+    // A large tensor file whose size the entry gives goes straight into a
+    // buffer of its own, which its constant then holds.
+    if (name.ends_with(".dat") && archive_entry_size_is_set(entry) &&
+        uint64_t(archive_entry_size(entry)) >= kLargeTensorFileBytes) {
+      uint64_t size = archive_entry_size(entry);
+      total += size;
+      if (total > limit) {
+        error = what + ": expands beyond what the archive can hold";
+        return false;
+      }
+      std::unique_ptr<llvm::WritableMemoryBuffer> buffer =
+          llvm::WritableMemoryBuffer::getNewUninitMemBuffer(size, name);
+      uint64_t at = 0;
+      la_ssize_t got = 1;
+      while (at < size && got > 0) {
+        got = archive_read_data(reader.get(), buffer->getBufferStart() + at,
+                                size - at);
+        at += got > 0 ? got : 0;
+      }
+      char extra;
+      if (got < 0 ||
+          (got = archive_read_data(reader.get(), &extra, 1)) != 0 ||
+          at != size) {
+        error = what + ": " +
+                (got < 0 ? archiveMessage(reader.get())
+                         : std::string("not the size its header gives"));
+        return false;
+      }
+      files.tensors[name.str()] = std::move(buffer);
+      continue;
+    }
     std::string data;
     char chunk[1 << 16];
     la_ssize_t got;
@@ -187,14 +224,36 @@ constexpr uint16_t kTractVendor = 0x5452;
 /// tract's code for Q4_0 blocks (dialects/tract/BlockQuant.h).
 constexpr uint16_t kTractQ4_0 = 0x2040;
 
+/// `payload`, held by `buffer`, as a constant of `type` where it is: a
+/// resource that keeps the buffer alive, named for the file's pages that
+/// can be dropped (and read again) when the buffer maps the file.
+ElementsAttr inPlace(std::shared_ptr<llvm::MemoryBuffer> buffer,
+                     llvm::StringRef payload, ShapedType type,
+                     llvm::StringRef what) {
+  bool mapped =
+      buffer->getBufferKind() == llvm::MemoryBuffer::MemoryBuffer_MMap;
+  AsmResourceBlob blob(
+      ArrayRef<char>(payload.data(), payload.size()), /*dataAlignment=*/1,
+      [buffer = std::move(buffer)](void *, size_t, size_t) mutable {
+        buffer.reset();
+      },
+      /*dataIsMutable=*/false);
+  std::string name =
+      (llvm::Twine(mapped ? tract::kMappedWeightsPrefix : "tract_nnef_") +
+       what)
+          .str();
+  return DenseResourceElementsAttr::get(type, name, std::move(blob));
+}
+
 /// Block-quantized tensors: the blocks as stored (b x 18 bytes) when
-/// `keepBlocks`, else their values as f32.
+/// `keepBlocks` (in place with `buffer`), else their values as f32.
 template <typename Fail>
 bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
                          uint64_t count, uint64_t dataSize,
                          llvm::StringRef payload, MLIRContext *context,
-                         DenseElementsAttr &tensor, bool keepBlocks,
-                         Fail fail) {
+                         ElementsAttr &tensor, bool keepBlocks,
+                         std::shared_ptr<llvm::MemoryBuffer> buffer,
+                         llvm::StringRef what, Fail fail) {
   if (itemType != kTractQ4_0)
     return fail("tract item type code 0x" + llvm::utohexstr(itemType) +
                 " is not supported (Q4_0, 0x2040, is)");
@@ -215,8 +274,10 @@ bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
   if (keepBlocks) {
     auto type = RankedTensorType::get(
         {int64_t(blocks), tract::kQ4_0BlockBytes}, IntegerType::get(context, 8));
-    tensor = DenseElementsAttr::getFromRawBuffer(
-        type, ArrayRef<char>(payload.data(), expected));
+    tensor = buffer ? inPlace(std::move(buffer), payload.take_front(expected),
+                              type, what)
+                    : ElementsAttr(DenseElementsAttr::getFromRawBuffer(
+                          type, ArrayRef<char>(payload.data(), expected)));
     return true;
   }
   std::vector<float> values =
@@ -231,9 +292,11 @@ bool readTractBlockQuant(uint16_t itemType, ArrayRef<int64_t> shape,
 bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
                                       llvm::StringRef what,
                                       MLIRContext *context,
-                                      DenseElementsAttr &tensor,
+                                      ElementsAttr &tensor,
                                       std::string &error,
-                                      SmallVectorImpl<int64_t> *q4_0Shape) {
+                                      SmallVectorImpl<int64_t> *q4_0Shape,
+                                      std::shared_ptr<llvm::MemoryBuffer>
+                                          buffer) {
   using namespace llvm::support;
   auto fail = [&](const llvm::Twine &message) {
     error = (what + ": " + message).str();
@@ -270,7 +333,8 @@ bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
   if (vendor == kTractVendor) {
     if (!readTractBlockQuant(itemType, shape, count, dataSize,
                              bytes.drop_front(kHeaderSize), context, tensor,
-                             q4_0Shape != nullptr, fail))
+                             q4_0Shape != nullptr, std::move(buffer), what,
+                             fail))
       return false;
     if (q4_0Shape)
       q4_0Shape->assign(shape.begin(), shape.end());
@@ -329,6 +393,11 @@ bool mlir::tract::nnef::readDatTensor(llvm::StringRef bytes,
       values[i] = bits == 1 ? ((uint8_t(payload[i / 8]) >> (7 - i % 8)) & 1)
                             : payload[i] != 0;
     tensor = DenseElementsAttr::get(type, ArrayRef<bool>(values));
+    return true;
+  }
+  if (buffer) {
+    tensor = inPlace(std::move(buffer), llvm::StringRef(payload, expected),
+                     type, what);
     return true;
   }
   tensor = DenseElementsAttr::getFromRawBuffer(

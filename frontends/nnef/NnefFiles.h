@@ -11,8 +11,10 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace mlir::tract::nnef {
@@ -31,7 +33,16 @@ inline constexpr llvm::StringLiteral kIoNamesProperty = "tract_mlir_io_names";
 struct ModelFiles {
   std::string origin;
   std::map<std::string, std::string, std::less<>> files;
+  /// Tensor files of kLargeTensorFileBytes and more, apart from `files`:
+  /// mapped from a folder, or read from an archive into a buffer of their
+  /// own, which the constants of the import then hold (not a copy). The
+  /// writers write `files` only, as the exporter makes them.
+  std::map<std::string, std::shared_ptr<llvm::MemoryBuffer>, std::less<>>
+      tensors;
 };
+
+/// From this size on, a tensor file is kept in ModelFiles::tensors.
+constexpr uint64_t kLargeTensorFileBytes = uint64_t(64) << 10;
 
 /// Reads `graph.nnef`, `*.dat` and `*.quant` under a folder.
 bool readModelFolder(llvm::StringRef path, ModelFiles &files,
@@ -64,10 +75,16 @@ bool writeModelArchive(const ModelFiles &files, llvm::StringRef path,
 /// tract's Q4_0 block-quantized files are dequantized to f32, unless
 /// `q4_0Shape` is given: then `tensor` holds the blocks as they are (b x 18
 /// i8) and `q4_0Shape` the shape of their values.
+///
+/// With `inPlace`, the buffer that holds `bytes` (ModelFiles::tensors),
+/// the tensor is a resource over the data where the buffer holds it, which
+/// keeps the buffer alive; its pages can be dropped once the weights are
+/// packed when the buffer maps a file.
 bool readDatTensor(llvm::StringRef bytes, llvm::StringRef what,
-                   MLIRContext *context, DenseElementsAttr &tensor,
+                   MLIRContext *context, ElementsAttr &tensor,
                    std::string &error,
-                   SmallVectorImpl<int64_t> *q4_0Shape = nullptr);
+                   SmallVectorImpl<int64_t> *q4_0Shape = nullptr,
+                   std::shared_ptr<llvm::MemoryBuffer> inPlace = nullptr);
 
 /// Encodes a tensor in the NNEF tensor file format (the exporter's side and
 /// tests).

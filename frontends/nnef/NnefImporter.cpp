@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <functional>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tract;
@@ -64,13 +65,24 @@ public:
     return func.getBody().front().addArgument(type, location);
   }
   /// The `.dat` file of a variable, by its label.
-  const std::string *findTensorFile(StringRef label) {
+  std::optional<Invocation::TensorFile> findTensorFile(StringRef label) {
     std::string key = (label + ".dat").str();
-    auto it = files.files.find(key);
-    if (it == files.files.end())
-      it = files.files.find(StringRef(key).ltrim('/'));
-    return it == files.files.end() ? nullptr : &it->second;
+    auto find = [&](auto &map) {
+      auto it = map.find(key);
+      return it != map.end() ? it : map.find(StringRef(key).ltrim('/'));
+    };
+    if (auto it = find(files.files); it != files.files.end())
+      return Invocation::TensorFile{it->second, nullptr};
+    auto it = find(files.tensors);
+    if (it == files.tensors.end())
+      return std::nullopt;
+    // Read in place when only products and gathers read the variable.
+    return Invocation::TensorFile{
+        it->second->getBuffer(),
+        inPlaceLabels.count(label.str()) ? it->second : nullptr};
   }
+  /// The labels of the variables read in place (weightsReadInPlace).
+  std::set<std::string> inPlaceLabels;
 
   MLIRContext *context;
   const ModelFiles &files;
@@ -165,8 +177,9 @@ static const char *kindName(NValue::Kind kind) {
   return "a value";
 }
 
-Value Invocation::constant(DenseElementsAttr value) {
-  return ConstOp::create(getBuilder(), loc, value.getType(), value);
+Value Invocation::constant(ElementsAttr value) {
+  return ConstOp::create(getBuilder(), loc, cast<TensorType>(value.getType()),
+                         value);
 }
 
 Value Invocation::scalarConstant(Type elementType, double value,
@@ -685,7 +698,7 @@ Value Invocation::addInput(RankedTensorType type) {
   return model.addInput(type, loc);
 }
 
-const std::string *Invocation::tensorFile(StringRef label) {
+std::optional<Invocation::TensorFile> Invocation::tensorFile(StringRef label) {
   return model.findTensorFile(label);
 }
 
@@ -1903,6 +1916,97 @@ static Type quantizedTypeOf(DictionaryAttr entry, std::string &why) {
   return {};
 }
 
+/// The labels of the variables that only products and gathers read:
+/// `matmul`'s B, `linear`'s filter and `tract_core_gather`'s input, directly
+/// or through a `tract_core_cast` (weights stored as f16). Nothing computes
+/// on those before the kernels, so their tensor files are read in place
+/// (ModelFiles::tensors), not copied into the module.
+/// The variables named in `quantized` (graph.quant) are not: their files
+/// may hold the integers of another type.
+static std::set<std::string>
+weightsReadInPlace(const Document &document,
+                   const std::set<std::string> &quantized) {
+  using Kind = Expr::Kind;
+  std::map<std::string, std::string> labels; // variable → its label
+  std::map<std::string, std::string> casts;  // cast of a variable → it
+  std::set<const Expr *> castExprs;
+  for (const Assignment &assignment : document.body) {
+    const Expr &lhs = *assignment.lhs, &rhs = *assignment.rhs;
+    if (lhs.kind != Kind::Identifier || rhs.kind != Kind::Invocation)
+      continue;
+    if (rhs.text == "variable") {
+      for (const Argument &argument : rhs.args)
+        if (argument.name == "label" && argument.value->kind == Kind::String)
+          labels[lhs.text] = argument.value->text;
+    } else if (rhs.text == "tract_core_cast" && !rhs.args.empty() &&
+               rhs.args[0].value->kind == Kind::Identifier &&
+               labels.count(rhs.args[0].value->text)) {
+      casts[lhs.text] = rhs.args[0].value->text;
+      castExprs.insert(&rhs);
+    }
+  }
+  auto isWeight = [](const Expr &invocation, size_t index,
+                     const std::string &name) {
+    auto at = [&](size_t position, StringRef parameter) {
+      return name.empty() ? index == position : name == parameter;
+    };
+    return (invocation.text == "matmul" && at(1, "B")) ||
+           (invocation.text == "linear" && at(1, "filter")) ||
+           (invocation.text == "tract_core_gather" && at(0, "input"));
+  };
+  std::set<std::string> refused;
+  // Every read of a variable, or of a cast of one, anywhere but a weight's
+  // place (or a cast's own read of it) refuses the variable.
+  std::function<void(const Expr &)> walk;
+  auto read = [&](const Expr &item, bool weight, bool castInput) {
+    if (item.kind != Kind::Identifier)
+      return walk(item);
+    if (auto cast = casts.find(item.text); cast != casts.end()) {
+      if (!weight)
+        refused.insert(cast->second);
+    } else if (labels.count(item.text) && !weight && !castInput) {
+      refused.insert(item.text);
+    }
+  };
+  walk = [&](const Expr &expr) {
+    for (auto [index, argument] : llvm::enumerate(expr.args)) {
+      const Expr &value = *argument.value;
+      // An einsum's operands, an array, are all products' operands.
+      bool einsumOperands =
+          expr.text == "tract_core_einsum" && value.kind == Kind::Array &&
+          (argument.name.empty() ? index == 0 : argument.name == "inputs");
+      if (einsumOperands) {
+        for (const ExprPtr &item : value.items)
+          read(*item, /*weight=*/true, false);
+        continue;
+      }
+      read(value, isWeight(expr, index, argument.name),
+           castExprs.count(&expr) && index == 0);
+    }
+    for (const ExprPtr &item : expr.items)
+      if (item)
+        read(*item, false, false);
+    for (const Expr *part : {expr.cond.get(), expr.yield.get()})
+      if (part)
+        read(*part, false, false);
+  };
+  for (const Assignment &assignment : document.body) {
+    if (assignment.rhs->kind == Kind::Identifier)
+      refused.insert(assignment.rhs->text); // an alias: whatever it is
+    walk(*assignment.rhs);
+  }
+  for (const std::string &output : document.outputs) {
+    refused.insert(output);
+    if (auto cast = casts.find(output); cast != casts.end())
+      refused.insert(cast->second);
+  }
+  std::set<std::string> inPlace;
+  for (const auto &[name, label] : labels)
+    if (!refused.count(name) && !quantized.count(name))
+      inPlace.insert(label);
+  return inPlace;
+}
+
 OwningOpRef<ModuleOp> ModelBuilder::build() {
   Location fileLoc = FileLineColLoc::get(context, graphFile, 0, 0);
   auto graphText = files.files.find("graph.nnef");
@@ -2003,6 +2107,10 @@ OwningOpRef<ModuleOp> ModelBuilder::build() {
     }
   }
 
+  std::set<std::string> quantized;
+  for (auto &[name, attr] : quantEntries)
+    quantized.insert(name);
+  inPlaceLabels = weightsReadInPlace(document, quantized);
   if (!runBody(document.body, scope, /*namesTensors=*/true))
     return {};
 

@@ -87,14 +87,14 @@ Result variable(Invocation &call) {
   auto label = call.string("label");
   if (!shape || !label)
     return std::nullopt;
-  const std::string *bytes = call.tensorFile(*label);
-  if (!bytes)
+  std::optional<Invocation::TensorFile> file = call.tensorFile(*label);
+  if (!file)
     return call.error("no tensor file '" + *label + ".dat' in the model");
-  DenseElementsAttr value;
+  ElementsAttr value;
   std::string error;
   SmallVector<int64_t> blockShape;
-  if (!readDatTensor(*bytes, *label + ".dat", call.getContext(), value, error,
-                     &blockShape))
+  if (!readDatTensor(file->bytes, *label + ".dat", call.getContext(), value,
+                     error, &blockShape, file->inPlace))
     return call.error(error);
   if (!blockShape.empty()) {
     // tract's Q4_0 blocks stay as stored: declutter makes products read
@@ -108,11 +108,12 @@ Result variable(Invocation &call) {
                                          call.constant(value));
     return NValue::ofTensor(values.getOutput());
   }
-  if (value.getType().getShape() != ArrayRef<int64_t>(*shape)) {
+  auto valueType = cast<ShapedType>(value.getType());
+  if (valueType.getShape() != ArrayRef<int64_t>(*shape)) {
     std::string declared, stored;
     llvm::raw_string_ostream d(declared), s(stored);
     llvm::interleaveComma(*shape, d);
-    llvm::interleaveComma(value.getType().getShape(), s);
+    llvm::interleaveComma(valueType.getShape(), s);
     return call.error("'" + *label + ".dat' holds a tensor of shape [" +
                       stored + "], the graph declares [" + declared + "]");
   }

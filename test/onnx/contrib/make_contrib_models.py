@@ -308,12 +308,18 @@ def mapped_weight_cases(rng):
     """Weights large enough (64 KB and more) that the import reads them in
     place from the model's file and the compiler writes what it makes of
     them into memory of its own: MatMulNBits' 4-bit blocks (128 KB of
-    codes, stored again as Q4_0 and laid out for the kernel), and an f16
+    codes, stored again as Q4_0 and laid out for the kernel; at accuracy
+    level 4, so that its NNEF export, read back, matches too), and an f16
     matrix cast to f32 and multiplied (256 KB, a language model's output
     head as its exports store it: transposed, then laid out)."""
-    yield "matmul_nbits_q4_0_mapped", matmul_nbits(
-        rng, 1024, 256, 4, 32, zero_points=False, f16_scales=True,
-        bias=False), {"a": rng.normal(size=(1, 4, 1024)).astype(np.float32)}
+    model = matmul_nbits(rng, 1024, 256, 4, 32, zero_points=False,
+                         f16_scales=True, bias=False)
+    # As language models are exported: A may be rounded to bytes, as
+    # tract's NNEF Q4_0 products round it where the CPU sums byte products.
+    model.graph.node[0].attribute.append(
+        helper.make_attribute("accuracy_level", 4))
+    yield "matmul_nbits_q4_0_mapped", model, {
+        "a": rng.normal(size=(1, 4, 1024)).astype(np.float32)}
     k, n = 256, 512
     weights = (rng.normal(size=(k, n)) * 0.1).astype(np.float16)
     graph = helper.make_graph(
