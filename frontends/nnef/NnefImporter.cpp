@@ -1808,6 +1808,10 @@ readQuantization(ModelBuilder &model, StringRef text,
     return fail(pos, message);
   Builder b(context);
   for (auto [index, assignment] : llvm::enumerate(parsed->body)) {
+    // Each entry starts with its tensor's quoted name; an assignment of
+    // the text's own (`x = ...`) is not one.
+    if (index >= names.size())
+      return fail(assignment.pos, "expected a quoted tensor name and ':'");
     const Expr &rhs = *assignment.rhs;
     if (rhs.kind != Expr::Kind::Invocation)
       return fail(assignment.pos, "expected a quantization operation");
