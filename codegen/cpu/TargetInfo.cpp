@@ -1,6 +1,7 @@
 #include "codegen/cpu/TargetInfo.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
@@ -11,9 +12,15 @@ using namespace mlir::tract;
 
 int64_t TargetInfo::kBlock() const {
   int64_t panelRowBytes = f32Lanes * vectorsPerRow() * 4;
-  // Half of L1 for the panel, the rest for the broadcast rows and output.
-  int64_t rows = l1Bytes / 2 / panelRowBytes;
-  return std::max<int64_t>(64, rows / 64 * 64);
+  // A block's panel about the size of L1, rounded up to a power of two:
+  // the row tiles read it from L2 as fast as from L1 (two vectors per
+  // step of 16 FMAs), and each block costs every tile a pass over its
+  // partial sums. With the panel in half of L1 (192 rows with AVX-512),
+  // a 512 × 2048 × 8192 product ran at 105 GFLOP/s, and 145 in blocks
+  // of 512; Llama-3.2-1B's prompt of 512 tokens 40 → 56 tokens/s on one
+  // thread; the convolutional networks did not move.
+  return std::max<int64_t>(
+      64, static_cast<int64_t>(llvm::PowerOf2Ceil(l1Bytes / panelRowBytes)));
 }
 
 TargetInfo

@@ -67,8 +67,8 @@ struct TargetInfo {
   int64_t tileRows() const { return vectorRegisters >= 32 ? 8 : 6; }
   /// Vector registers per row of the register tile.
   int64_t vectorsPerRow() const { return 2; }
-  /// The block of a matmul's k that keeps a panel of the vector operand,
-  /// `k` rows of a tile's columns, in L1.
+  /// The block of a matmul's k: a panel of the vector operand, `k` rows
+  /// of a tile's columns, about the size of L1.
   int64_t kBlock() const;
 
   /// The target of `arch` (an LLVM triple's arch name: x86_64, aarch64,
