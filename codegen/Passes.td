@@ -164,7 +164,10 @@ def TractConcatInPlace : Pass<"tract-concat-in-place", "func::FuncOp"> {
     `tensor.insert_slice`s into one empty tensor made at the top of the
     function, and each such input's empty tensor becomes its slice of it.
     Bufferized, the producers write into the concatenation's buffer and the
-    insertions copy nothing.
+    insertions copy nothing. A concatenation whose inputs are the first
+    inputs of another (a dense block's, each layer one more) becomes the
+    slice of the longer one's buffer that holds them, taken once they are
+    inserted: each input is written once, and none is copied.
   }];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }

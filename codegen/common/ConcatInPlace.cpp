@@ -16,6 +16,13 @@
 // destination comes after its inputs, and each insertion's destination is
 // the previous insertion.
 //
+// A concatenation whose inputs begin with all the inputs of another (a
+// dense block: each layer reads the concatenation of all the earlier
+// layers' outputs, one more each time) is that slice of the longer one's
+// buffer, taken once its inputs are in: the layers' outputs are written
+// once, where the last concatenation of the block has them, and the
+// shorter ones copy nothing (a view of their leading channels).
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/Passes.h"
@@ -77,6 +84,16 @@ OpOperand *emptyRootOf(Value value, int64_t dim) {
   }
 }
 
+/// Whether the inputs of `prefix` are the first inputs of `concat`, on
+/// the same dim, and fewer.
+bool isPrefixOf(tensor::ConcatOp prefix, tensor::ConcatOp concat) {
+  if (prefix == concat || prefix.getDim() != concat.getDim() ||
+      prefix.getInputs().size() >= concat.getInputs().size())
+    return false;
+  return llvm::equal(prefix.getInputs(),
+                     concat.getInputs().take_front(prefix.getInputs().size()));
+}
+
 struct TractConcatInPlace
     : public tract::impl::TractConcatInPlaceBase<TractConcatInPlace> {
   void runOnOperation() override {
@@ -89,16 +106,38 @@ struct TractConcatInPlace
           concat->getParentRegion() == &function.getBody())
         concats.push_back(concat);
     });
-    for (tensor::ConcatOp concat : concats)
-      rewrite(concat);
+    // A concatenation that is the prefix of another goes with the longest
+    // one of its chain.
+    llvm::SmallPtrSet<Operation *, 16> done;
+    for (tensor::ConcatOp concat : concats) {
+      if (done.contains(concat) ||
+          llvm::any_of(concats, [&](tensor::ConcatOp other) {
+            return !done.contains(other) && isPrefixOf(concat, other);
+          }))
+        continue;
+      SmallVector<tensor::ConcatOp> prefixes;
+      for (tensor::ConcatOp other : concats)
+        if (!done.contains(other) && isPrefixOf(other, concat))
+          prefixes.push_back(other);
+      for (tensor::ConcatOp prefix : prefixes)
+        done.insert(prefix);
+      done.insert(concat);
+      rewrite(concat, prefixes);
+    }
   }
 
-  void rewrite(tensor::ConcatOp concat) {
+  /// Rewrites `concat`, and each of `prefixes` (concatenations of its
+  /// first inputs) as the slice of its buffer that holds them, where the
+  /// insertions of those inputs all come before it (else as on its own).
+  void rewrite(tensor::ConcatOp concat, ArrayRef<tensor::ConcatOp> prefixes) {
     // Worth it when an input at least writes in place.
     int64_t dim = concat.getDim();
     if (llvm::none_of(concat.getInputs(),
-                      [&](Value input) { return emptyRootOf(input, dim); }))
+                      [&](Value input) { return emptyRootOf(input, dim); })) {
+      for (tensor::ConcatOp prefix : prefixes)
+        rewrite(prefix, {});
       return;
+    }
     func::FuncOp function = getOperation();
     OpBuilder builder(&getContext());
     builder.setInsertionPointToStart(&function.getBody().front());
@@ -111,17 +150,21 @@ struct TractConcatInPlace
                                         type.getElementType());
     int64_t offset = 0;
     SmallVector<OpFoldResult> strides(type.getRank(), builder.getIndexAttr(1));
+    auto sizesOf = [&](RankedTensorType sliceType) {
+      return llvm::map_to_vector(
+          sliceType.getShape(), [&](int64_t size) -> OpFoldResult {
+            return builder.getIndexAttr(size);
+          });
+    };
+    // The concatenation after each insertion.
+    SmallVector<Value> after;
     for (Value input : concat.getInputs()) {
       auto inputType = cast<RankedTensorType>(input.getType());
       SmallVector<OpFoldResult> offsets(type.getRank(),
                                         builder.getIndexAttr(0));
       offsets[dim] = builder.getIndexAttr(offset);
       offset += inputType.getDimSize(dim);
-      SmallVector<OpFoldResult> sizes = llvm::map_to_vector(
-          inputType.getShape(),
-          [&](int64_t size) -> OpFoldResult {
-            return builder.getIndexAttr(size);
-          });
+      SmallVector<OpFoldResult> sizes = sizesOf(inputType);
       Operation *previous = all.getDefiningOp();
       OpOperand *root = emptyRootOf(input, dim);
       Operation *user = root ? root->getOwner() : nullptr;
@@ -137,12 +180,28 @@ struct TractConcatInPlace
           previous->isBeforeInBlock(producer))
         builder.setInsertionPointAfter(producer);
       else
-        builder.setInsertionPoint(concat);
+        builder.setInsertionPointAfter(previous);
       all = tensor::InsertSliceOp::create(builder, loc, input, all, offsets,
                                           sizes, strides);
+      after.push_back(all);
     }
     concat.getResult().replaceAllUsesWith(all);
     concat->erase();
+    for (tensor::ConcatOp prefix : prefixes) {
+      Value inserted = after[prefix.getInputs().size() - 1];
+      if (!inserted.getDefiningOp()->isBeforeInBlock(prefix)) {
+        rewrite(prefix, {});
+        continue;
+      }
+      builder.setInsertionPoint(prefix);
+      RankedTensorType prefixType = prefix.getResultType();
+      SmallVector<OpFoldResult> offsets(type.getRank(),
+                                        builder.getIndexAttr(0));
+      prefix.getResult().replaceAllUsesWith(tensor::ExtractSliceOp::create(
+          builder, prefix.getLoc(), prefixType, inserted, offsets,
+          sizesOf(prefixType), strides));
+      prefix->erase();
+    }
   }
 };
 

@@ -85,3 +85,48 @@ func.func @merged_dim(%x: tensor<2x5xf32>, %w: tensor<5x12xf32>, %y: tensor<2x3x
   %c = tensor.concat dim(2) %r, %y : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
   return %c : tensor<2x3x8xf32>
 }
+
+// -----
+
+// A dense block: the inputs of the second concatenation begin with those of
+// the first. The first is the slice of the second's buffer that holds its
+// inputs, taken once they are inserted; each producer writes once, into
+// the longest concatenation.
+// CHECK-LABEL: func.func @dense
+// CHECK-SAME:  (%[[X:.*]]: tensor<1x2x2x4xf32>)
+// CHECK-NEXT:    %[[ALL:.*]] = tensor.empty() : tensor<1x2x2x12xf32>
+// CHECK-NEXT:    %[[I0:.*]] = tensor.insert_slice %[[X]] into %[[ALL]][0, 0, 0, 0] [1, 2, 2, 4] [1, 1, 1, 1]
+// CHECK:         %[[S1:.*]] = tensor.extract_slice %[[I0]][0, 0, 0, 4] [1, 2, 2, 4] [1, 1, 1, 1]
+// CHECK-NEXT:    %[[A:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x2x2x4xf32>) outs(%[[S1]] : tensor<1x2x2x4xf32>)
+// CHECK:         %[[I1:.*]] = tensor.insert_slice %[[A]] into %[[I0]][0, 0, 0, 4] [1, 2, 2, 4] [1, 1, 1, 1]
+// CHECK:         %[[FIRST:.*]] = tensor.extract_slice %[[I1]][0, 0, 0, 0] [1, 2, 2, 8] [1, 1, 1, 1]
+// CHECK:         %[[U:.*]] = linalg.generic {{.*}} ins(%[[FIRST]] : tensor<1x2x2x8xf32>)
+// CHECK:         %[[S2:.*]] = tensor.extract_slice %[[I1]][0, 0, 0, 8] [1, 2, 2, 4] [1, 1, 1, 1]
+// CHECK-NEXT:    %[[B:.*]] = linalg.generic {{.*}} ins(%[[X]] : tensor<1x2x2x4xf32>) outs(%[[S2]] : tensor<1x2x2x4xf32>)
+// CHECK:         %[[I2:.*]] = tensor.insert_slice %[[B]] into %[[I1]][0, 0, 0, 8] [1, 2, 2, 4] [1, 1, 1, 1]
+// CHECK-NEXT:    return %[[U]], %[[I2]]
+// CHECK-NOT:   tensor.concat
+#map = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+func.func @dense(%x: tensor<1x2x2x4xf32>) -> (tensor<1x2x2x8xf32>, tensor<1x2x2x12xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x2x2x4xf32>
+  %a = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x2x2x4xf32>) outs(%e : tensor<1x2x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x2x4xf32>
+  %first = tensor.concat dim(3) %x, %a : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x8xf32>
+  %e8 = tensor.empty() : tensor<1x2x2x8xf32>
+  %u = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%first : tensor<1x2x2x8xf32>) outs(%e8 : tensor<1x2x2x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x2x8xf32>
+  %b = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x : tensor<1x2x2x4xf32>) outs(%e : tensor<1x2x2x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.minimumf %in, %cst : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x2x4xf32>
+  %all = tensor.concat dim(3) %x, %a, %b : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x12xf32>
+  return %u, %all : tensor<1x2x2x8xf32>, tensor<1x2x2x12xf32>
+}
