@@ -560,6 +560,24 @@ def TractCpuInlineAllocaScopes
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def TractCpuForkIf : Pass<"tract-cpu-fork-if", "func::FuncOp"> {
+  let summary = "A parallel region whose loop runs once stays on its thread";
+  let description = [{
+    Runs after `convert-scf-to-openmp`. A kernel whose loop sizes are known
+    only at run time shares its work only when it is large enough: its
+    chunk count is then computed (`count` or 1; the kernels' `forkPoints`).
+    Each `omp.parallel` whose worksharing loop has one dim, constant lower
+    bound and step and an upper bound computed before the region gets the
+    `if` clause "at least two iterations": with one, the OpenMP runtime
+    runs the region on the calling thread without waking the others (a
+    decoding step's element-wise ops on one token, each a fork and a join
+    before, took ten times their time on two threads).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::omp::OpenMPDialect"
+  ];
+}
+
 def TractApproximateMath : Pass<"tract-approximate-math", "func::FuncOp"> {
   let summary = "Vector exp, tanh, log and erf as polynomials";
   let description = [{

@@ -324,6 +324,7 @@ void mlir::tract::buildLowerToLLVMPipeline(OpPassManager &pm,
   // loop and needs no OpenMP runtime.
   if (target.threads > 1) {
     pm.addPass(createConvertSCFToOpenMPPass());
+    pm.addNestedPass<func::FuncOp>(createTractCpuForkIf());
     pm.addNestedPass<func::FuncOp>(createTractCpuInlineAllocaScopes());
   }
   pm.addPass(createSCFToControlFlowPass());

@@ -552,6 +552,7 @@ struct Split {
   enum Kind { None, Outer, Columns, Rows } kind = None;
   unsigned dim = 0;    ///< the outer dim, for Outer
   int64_t chunks = 1;  ///< one per thread
+  double forkPoints = 0; ///< tract::breakEvenPoints
 };
 
 /// The rows of the register tile for column tiles `cols` wide: a narrower
@@ -602,7 +603,11 @@ Split chooseSplit(const OuterProduct &plan, const TileShape &tile,
   }
   std::optional<unsigned> chosen =
       tract::chooseParallelLoop(candidates, cost);
-  return chosen ? splits[*chosen] : Split{};
+  if (!chosen)
+    return {};
+  Split split = splits[*chosen];
+  split.forkPoints = tract::breakEvenPoints(op, cost);
+  return split;
 }
 
 class KernelEmitter {
@@ -627,7 +632,8 @@ public:
         [&](OpBuilder &b, Location loc, const tract::Chunks &chunk) {
           chunks = chunk;
           emitBlocks(b, loc);
-        });
+        },
+        split.forkPoints);
     if (plan.prologue)
       rewriter.eraseOp(plan.prologue);
     if (plan.epilogue)

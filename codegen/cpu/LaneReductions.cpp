@@ -108,9 +108,10 @@ FailureOr<LaneReduction> matchLaneReduction(linalg::LinalgOp op) {
 class LaneReductionEmitter {
 public:
   LaneReductionEmitter(LaneReduction plan, int64_t width, int64_t lanes,
-                       std::optional<unsigned> chunkedDim, int64_t threads)
+                       std::optional<unsigned> chunkedDim, int64_t threads,
+                       double forkPoints)
       : plan(std::move(plan)), width(width), lanes(lanes),
-        chunkedDim(chunkedDim), threads(threads) {}
+        chunkedDim(chunkedDim), threads(threads), forkPoints(forkPoints) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
@@ -118,9 +119,11 @@ public:
     loops.emplace(rewriter, op);
     loops->nestInChunks(
         rewriter, op.getLoc(), plan.outerDims, chunkedDim ? threads : 1,
-        chunkedDim, [&](OpBuilder &b, Location loc, const tract::Chunks &) {
+        chunkedDim,
+        [&](OpBuilder &b, Location loc, const tract::Chunks &) {
           emitElement(b, loc);
-        });
+        },
+        forkPoints);
     rewriter.eraseOp(op);
   }
 
@@ -130,6 +133,7 @@ private:
   /// The outer dim whose iterations are shared among `threads` threads.
   std::optional<unsigned> chunkedDim;
   int64_t threads;
+  double forkPoints; ///< tract::breakEvenPoints
   std::optional<tract::LoopDims> loops;
   /// Whether tiles narrower than `width` fold into the scalar rest.
   bool hasRest = false;
@@ -235,6 +239,7 @@ LogicalResult tract::emitLaneReduction(RewriterBase &rewriter,
   if (failed(plan))
     return failure();
   std::optional<unsigned> chunkedDim;
+  double forkPoints = 0;
   if (threads > 1) {
     ParallelCost cost;
     cost.threads = threads;
@@ -243,12 +248,14 @@ LogicalResult tract::emitLaneReduction(RewriterBase &rewriter,
     if (std::optional<unsigned> chosen = chooseParallelLoop(
             nestCandidates(op, plan->outerDims), cost))
       chunkedDim = plan->outerDims[*chosen];
+    forkPoints = breakEvenPoints(op, cost);
   }
   // A short axis takes a narrower accumulator rather than a rest.
   int64_t length = op.getStaticLoopRanges()[plan->laneDim];
   if (!ShapedType::isDynamic(length) && length < width)
     width = std::max(lanes, length / lanes * lanes);
-  LaneReductionEmitter(std::move(*plan), width, lanes, chunkedDim, threads)
+  LaneReductionEmitter(std::move(*plan), width, lanes, chunkedDim, threads,
+                       forkPoints)
       .emit(rewriter);
   return success();
 }

@@ -77,6 +77,23 @@ double tract::iterationWork(linalg::LinalgOp op, double perElement) {
   return work;
 }
 
+double tract::breakEvenPoints(linalg::LinalgOp op, const ParallelCost &cost) {
+  if (llvm::none_of(op.getStaticLoopRanges(), ShapedType::isDynamic) ||
+      cost.threads <= 1)
+    return 0;
+  double perPoint = cost.work / std::max(iterationWork(op, 1.0), 1.0);
+  double work = cost.threshold;
+  if (work < 0) {
+    // The time of an evenly shared op with one fork against the least
+    // speed-up worth it: work / threads + forkCost <= work / minSpeedUp.
+    double gain = 1.0 / cost.minSpeedUp - 1.0 / cost.threads;
+    if (gain <= 0)
+      return std::numeric_limits<double>::infinity();
+    work = cost.forkCost / gain;
+  }
+  return work / std::max(perPoint, 1e-9);
+}
+
 double tract::memoryBoundWork(linalg::LinalgOp op) {
   return iterationWork(
       op, static_cast<double>(op.getBlock()->getOperations().size()) +

@@ -82,6 +82,13 @@ double iterationWork(linalg::LinalgOp op, double perElement);
 /// of the body.
 double memoryBoundWork(linalg::LinalgOp op);
 
+/// The iteration points of `op` from which sharing it pays, when some of
+/// its loop sizes are known only at run time: the choice took them as
+/// kUnknownTripCount, and a kernel then shares its work only when the
+/// points reach this (a decoding step's single token stays on one
+/// thread). 0 when every size is static: the choice made is exact.
+double breakEvenPoints(linalg::LinalgOp op, const ParallelCost &cost);
+
 /// The axis of `op`'s first output that loop dim `dim` walks (the rank
 /// when none does), for ParallelCandidate::preference.
 int64_t outputAxisOf(linalg::LinalgOp op, unsigned dim);

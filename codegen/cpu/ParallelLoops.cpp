@@ -11,14 +11,18 @@
 #include "codegen/Passes.h"
 #include "codegen/cpu/ParallelChoice.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::tract {
 #define GEN_PASS_DEF_TRACTCPUPARALLELLOOPS
+#define GEN_PASS_DEF_TRACTCPUFORKIF
 #include "codegen/Passes.h.inc"
 } // namespace mlir::tract
 
@@ -98,6 +102,40 @@ struct TractCpuParallelLoops
       auto loop = dyn_cast_or_null<scf::ForOp>((*loops)[dim]);
       if (loop && loop.getNumRegionIterArgs() == 0)
         makeParallel(rewriter, loop);
+    }
+  }
+};
+
+struct TractCpuForkIf
+    : public tract::impl::TractCpuForkIfBase<TractCpuForkIf> {
+  void runOnOperation() override {
+    SmallVector<omp::ParallelOp> regions;
+    getOperation().walk([&](omp::ParallelOp region) {
+      if (!region.getIfExpr())
+        regions.push_back(region);
+    });
+    for (omp::ParallelOp region : regions) {
+      SmallVector<omp::LoopNestOp> nests;
+      region.walk([&](omp::LoopNestOp nest) { nests.push_back(nest); });
+      if (nests.size() != 1 || nests[0].getLoopUpperBounds().size() != 1)
+        continue;
+      omp::LoopNestOp nest = nests[0];
+      Value upper = nest.getLoopUpperBounds()[0];
+      APInt lower, step;
+      if (!matchPattern(nest.getLoopLowerBounds()[0], m_ConstantInt(&lower)) ||
+          !matchPattern(nest.getLoopSteps()[0], m_ConstantInt(&step)) ||
+          matchPattern(upper, m_Constant()) || step.isNonPositive() ||
+          region.getRegion().isAncestor(upper.getParentRegion()) ||
+          nest.getLoopInclusive())
+        continue;
+      OpBuilder b(region);
+      Location loc = region.getLoc();
+      Value second = arith::ConstantOp::create(
+          b, loc, upper.getType(),
+          b.getIntegerAttr(upper.getType(), (lower + step).getSExtValue()));
+      Value several = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                            upper, second);
+      region.getIfExprMutable().assign(several);
     }
   }
 };

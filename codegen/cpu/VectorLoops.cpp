@@ -223,9 +223,11 @@ bool gathers(VectorLoopPlan &plan) {
 
 /// The loop of `plan`'s nest that runs on `threads` threads, if any: an
 /// outer dim, or the full vector tiles (the last value); nullopt for none
-/// (`threshold`: ParallelCost::threshold).
+/// (`threshold`: ParallelCost::threshold); `forkPoints` becomes
+/// tract::breakEvenPoints.
 std::optional<unsigned> chooseSplit(const VectorLoopPlan &plan, int64_t cols,
-                                    int64_t threads, double threshold) {
+                                    int64_t threads, double threshold,
+                                    double &forkPoints) {
   if (threads <= 1)
     return std::nullopt;
   linalg::LinalgOp op = plan.op;
@@ -244,15 +246,17 @@ std::optional<unsigned> chooseSplit(const VectorLoopPlan &plan, int64_t cols,
         size ? static_cast<double>(size / cols * cols) / size : 0.0;
   }
   candidates.push_back(columns);
+  forkPoints = tract::breakEvenPoints(op, cost);
   return tract::chooseParallelLoop(candidates, cost);
 }
 
 class VectorLoopEmitter {
 public:
   VectorLoopEmitter(VectorLoopPlan plan, int64_t cols, int64_t lanes,
-                    std::optional<unsigned> split, int64_t threads)
+                    std::optional<unsigned> split, int64_t threads,
+                    double forkPoints)
       : plan(std::move(plan)), cols(cols), lanes(lanes), split(split),
-        threads(threads) {}
+        threads(threads), forkPoints(forkPoints) {}
 
   void emit(RewriterBase &rewriter) {
     linalg::LinalgOp op = plan.op;
@@ -283,7 +287,8 @@ public:
                                  emitColumns(nested, l, columns, at, pixels);
                                });
           }
-        });
+        },
+        forkPoints);
     rewriter.eraseOp(op);
   }
 
@@ -443,6 +448,7 @@ private:
   int64_t cols, lanes;
   std::optional<unsigned> split;
   int64_t threads;
+  double forkPoints; ///< tract::breakEvenPoints
   std::optional<tract::LoopDims> loops;
 
   SmallVector<Value> indices(OpBuilder &b, Location loc, OpOperand *operand) {
@@ -554,9 +560,11 @@ struct TractCpuVectorLoops
       int64_t width = lanes * (plan.reductionDims.empty() ? 4 : 2);
       if (gathers(plan))
         width = lanes;
+      double forkPoints = 0;
       std::optional<unsigned> split =
-          chooseSplit(plan, width, threads, threadingThreshold);
-      VectorLoopEmitter(plan, width, lanes, split, threads).emit(rewriter);
+          chooseSplit(plan, width, threads, threadingThreshold, forkPoints);
+      VectorLoopEmitter(plan, width, lanes, split, threads, forkPoints)
+          .emit(rewriter);
     }
   }
 };

@@ -11,6 +11,9 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 
 std::optional<int64_t> tract::coefficientOf(AffineExpr expr, unsigned dim,
@@ -446,7 +449,8 @@ SmallVector<Value> tract::LoopDims::nest(OpBuilder &b, Location loc,
 void tract::LoopDims::nestInChunks(
     OpBuilder &b, Location loc, ArrayRef<unsigned> loops, int64_t chunkCount,
     std::optional<unsigned> chunkedDim,
-    function_ref<void(OpBuilder &, Location, const Chunks &)> body) {
+    function_ref<void(OpBuilder &, Location, const Chunks &)> body,
+    double forkPoints) {
   auto inChunk = [&](OpBuilder &builder, Location l, const Chunks &chunks) {
     auto run = [&](OpBuilder &nested, Location at, ValueRange) {
       body(nested, at, chunks);
@@ -469,11 +473,48 @@ void tract::LoopDims::nestInChunks(
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value upper = arith::ConstantIndexOp::create(b, loc, chunkCount);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value countValue;
+  if (forkPoints > 0) {
+    // The op's iteration points at run time against the break-even.
+    Value points = one;
+    bool dynamic = false;
+    int64_t fixed = 1;
+    for (const Range &range : ranges) {
+      if (std::optional<int64_t> size = getConstantIntValue(range.size)) {
+        fixed *= *size;
+        continue;
+      }
+      dynamic = true;
+      points = arith::MulIOp::create(
+          b, loc, points,
+          getValueOrCreateConstantIndexOp(b, loc, range.size));
+    }
+    if (dynamic) {
+      constexpr double kMost = 1e18;
+      int64_t least = static_cast<int64_t>(
+          std::min(kMost, std::ceil(forkPoints / std::max<int64_t>(fixed, 1))));
+      Value worth = arith::CmpIOp::create(
+          b, loc, arith::CmpIPredicate::uge, points,
+          arith::ConstantIndexOp::create(b, loc, least));
+      if (chunkedDim && !getConstantIntValue(size(*chunkedDim))) {
+        Value two = arith::ConstantIndexOp::create(b, loc, 2);
+        worth = arith::AndIOp::create(
+            b, loc, worth,
+            arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::uge,
+                getValueOrCreateConstantIndexOp(b, loc, size(*chunkedDim)),
+                two));
+      }
+      countValue = arith::SelectOp::create(b, loc, worth, upper, one);
+      upper = countValue;
+    }
+  }
   scf::ParallelOp::create(b, loc, zero, upper, one,
                           [&](OpBuilder &nested, Location l, ValueRange ivs) {
                             Chunks chunks;
                             chunks.index = ivs.front();
                             chunks.count = chunkCount;
+                            chunks.countValue = countValue;
                             inChunk(nested, l, chunks);
                           });
 }
@@ -482,9 +523,15 @@ tract::IterationRange tract::Chunks::runOf(OpBuilder &b, Location loc,
                                            OpFoldResult iterations) const {
   // Chunk c starts at ceil(c * n / count).
   Value n = getValueOrCreateConstantIndexOp(b, loc, iterations);
-  Value count = arith::ConstantIndexOp::create(b, loc, this->count);
-  Value roundUp = arith::ConstantIndexOp::create(b, loc, this->count - 1);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value count = countValue;
+  Value roundUp;
+  if (count) {
+    roundUp = arith::SubIOp::create(b, loc, count, one);
+  } else {
+    count = arith::ConstantIndexOp::create(b, loc, this->count);
+    roundUp = arith::ConstantIndexOp::create(b, loc, this->count - 1);
+  }
   auto startOf = [&](Value chunk) -> Value {
     Value scaled = arith::MulIOp::create(b, loc, chunk, n);
     Value up = arith::AddIOp::create(b, loc, scaled, roundUp);
@@ -508,7 +555,12 @@ void tract::Chunks::inLast(
     function_ref<void(OpBuilder &, Location)> body) const {
   if (!index)
     return body(b, loc);
-  Value last = arith::ConstantIndexOp::create(b, loc, count - 1);
+  Value last =
+      countValue
+          ? arith::SubIOp::create(b, loc, countValue,
+                                  arith::ConstantIndexOp::create(b, loc, 1))
+                .getResult()
+          : arith::ConstantIndexOp::create(b, loc, count - 1).getResult();
   Value isLast = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                        index, last);
   scf::IfOp::create(b, loc, isLast, [&](OpBuilder &nested, Location l) {

@@ -66,6 +66,9 @@ void forEachTile(OpBuilder &b, Location loc, const Piece &piece,
 struct Chunks {
   Value index;       ///< this chunk (null: no chunks, all iterations)
   int64_t count = 1; ///< how many
+  /// How many at run time, when the op shares its work only if it is
+  /// large enough (`count` or 1); null: `count`.
+  Value countValue;
 
   explicit operator bool() const { return static_cast<bool>(index); }
 
@@ -143,10 +146,15 @@ public:
   /// `chunkCount`, in an `scf.parallel` when there are several, the loop
   /// of `chunkedDim` (if any) over the chunk's run of its range only;
   /// `body` runs inside them with the chunk (no chunks for a count of 1).
+  /// With `forkPoints` (breakEvenPoints), the chunks are one at run time
+  /// when the op's iteration points are fewer, or when the chunked loop
+  /// has a single iteration: its parallel region then runs on the calling
+  /// thread alone (tract-cpu-fork-if).
   void nestInChunks(
       OpBuilder &b, Location loc, ArrayRef<unsigned> loops,
       int64_t chunkCount, std::optional<unsigned> chunkedDim,
-      function_ref<void(OpBuilder &, Location, const Chunks &)> body);
+      function_ref<void(OpBuilder &, Location, const Chunks &)> body,
+      double forkPoints = 0);
 
   SmallVector<Value> values; ///< the current value of every dim
 

@@ -56,3 +56,32 @@ func.func @tiny(%x: memref<8xf32>, %y: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A map whose rows are known only at run time (a decoding step's tokens):
+// the choice takes them as many and shares the column tiles, but the
+// chunks are two only when the rows at run time make the break-even:
+// 180 kflop at 2 + 16 x 2 flops an element (memoryBoundWork), 6 rows of
+// 1000. Below, the one chunk's parallel region runs on the calling thread
+// (tract-cpu-fork-if).
+// MODEL-LABEL: func.func @dynamic_map(
+// MODEL-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// MODEL-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// MODEL-DAG:     %[[C6:.*]] = arith.constant 6 : index
+// MODEL:         %[[ROWS:.*]] = memref.dim %{{.*}}, %c0
+// MODEL-NEXT:    %[[WORTH:.*]] = arith.cmpi uge, %[[ROWS]], %[[C6]] : index
+// MODEL-NEXT:    %[[COUNT:.*]] = arith.select %[[WORTH]], %[[C2]], %[[C1]] : index
+// MODEL-NEXT:    scf.parallel (%{{.*}}) = (%{{.*}}) to (%[[COUNT]]) step (%[[C1]])
+// At threshold 0 every op with a loop to share forks, whatever its size.
+// ZERO-LABEL:  func.func @dynamic_map(
+// ZERO-NOT:      arith.select
+// ZERO:          scf.parallel
+func.func @dynamic_map(%x: memref<?x1000xf32>, %y: memref<?x1000xf32>) {
+  linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : memref<?x1000xf32>) outs(%y : memref<?x1000xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %0 = arith.addf %in, %in : f32
+    linalg.yield %0 : f32
+  }
+  return
+}
