@@ -173,14 +173,22 @@ def TractConcatInPlace : Pass<"tract-concat-in-place", "func::FuncOp"> {
 }
 
 def TractPrivateFills : Pass<"tract-private-fills", "func::FuncOp"> {
-  let summary = "Each linalg op that writes into a fill gets its own";
+  let summary = "Each linalg op that writes into a fill, a broadcast or an "
+                "empty tensor gets its own";
   let description = [{
-    CSE merges identical `linalg.fill`s on tensors: the zeros that several
-    products accumulate into become one. Bufferized, each product would
-    write into a copy of that one buffer. Each use of a fill as the init of
-    a linalg op (but the first, when no other op reads it) gets its own
-    fill, on its own empty tensor, right before it: the kernels then fuse
-    the fill into their tiles.
+    CSE merges identical `linalg.fill`s and `linalg.broadcast`s on tensors:
+    the zeros or the bias that several products accumulate into become one.
+    Bufferized, each product would write into a copy of that one buffer.
+    Each use of a fill or a broadcast as the init of a linalg op (but the
+    first, when no other op reads it) gets its own, on its own empty
+    tensor, right before it: the kernels then fuse it into their tiles.
+
+    CSE merges empty tensors of one shape too, and bufferization then
+    shares their buffer among the ops that write into them: an activation
+    after a product could write into the buffer the product reads, which
+    the kernels cannot do on the product's tiles. Each op that writes into
+    a shared empty tensor (as its init, or through a reshape that only
+    inits use), but the first, gets an empty tensor of its own.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
