@@ -43,6 +43,10 @@ struct VectorLoopPlan {
   SmallVector<unsigned> outerDims;
   SmallVector<unsigned> reductionDims;
   bool readsOutput = false;
+  /// A reduction whose output a fill sets just before it (a max pool's
+  /// lowest value, a sum's zeros): its accumulators start from the fill's
+  /// value, and the fill, a pass over the whole output, goes.
+  linalg::FillOp fill;
   /// A pool: an outer dim that an input reads shifted by a reduction dim
   /// (`ow * stride + kw`), whose taps, all static and few, are unrolled
   /// around kWindowPixels neighbouring outputs along it (see windowDim).
@@ -202,6 +206,13 @@ FailureOr<VectorLoopPlan> matchVectorLoop(linalg::LinalgOp op,
   plan.readsOutput = !body->getArguments().back().use_empty();
   if (!plan.reductionDims.empty() && !plan.readsOutput)
     return failure();
+  if (!plan.reductionDims.empty()) {
+    auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+    if (fill && fill.hasPureBufferSemantics() &&
+        fill.getOutputs().front() == output->get() &&
+        fill.getInputs().front().getType() == outputType.getElementType())
+      plan.fill = fill;
+  }
   plan.windowDim = windowDim(plan);
   plan.transposeDim = transposeDim(plan, lanes);
   return plan;
@@ -290,6 +301,8 @@ public:
         },
         forkPoints);
     rewriter.eraseOp(op);
+    if (plan.fill)
+      rewriter.eraseOp(plan.fill);
   }
 
 private:
@@ -413,9 +426,7 @@ private:
     SmallVector<Value> accumulators;
     for (int64_t i = 0; i < pixels; ++i) {
       at(i);
-      accumulators.push_back(tract::readVector(b, loc, output->get(),
-                                               indices(b, loc, output),
-                                               plan.outputAxis, 1, width));
+      accumulators.push_back(initialAccumulator(b, loc, width));
     }
     SmallVector<int64_t> sizes = plan.op.getStaticLoopRanges();
     SmallVector<int64_t> tap(plan.reductionDims.size(), 0);
@@ -461,9 +472,7 @@ private:
     OpOperand *output = plan.op.getDpsInitOperand(0);
     Value accumulator;
     if (plan.readsOutput)
-      accumulator = tract::readVector(b, loc, output->get(),
-                                      indices(b, loc, output),
-                                      plan.outputAxis, 1, width);
+      accumulator = initialAccumulator(b, loc, width);
     // The reduction loops carry the accumulator, when there is one.
     SmallVector<Value> carried;
     if (accumulator)
@@ -478,6 +487,16 @@ private:
             .front();
     tract::writeVector(b, loc, result, output->get(), indices(b, loc, output),
                        plan.outputAxis);
+  }
+
+  /// What the output holds before the op, on `width` lanes at the current
+  /// indices: the fill's value, else read.
+  Value initialAccumulator(OpBuilder &b, Location loc, int64_t width) {
+    if (plan.fill)
+      return tract::splatLanes(b, loc, plan.fill.getInputs().front(), width);
+    OpOperand *output = plan.op.getDpsInitOperand(0);
+    return tract::readVector(b, loc, output->get(), indices(b, loc, output),
+                             plan.outputAxis, 1, width);
   }
 
   /// The body on vectors of `width` lanes; `accumulator` is the output's
@@ -542,6 +561,17 @@ struct TractCpuVectorLoops
         work.push_back(*plan);
       else
         others.push_back(op);
+    });
+    // A fill that a reduction starts from goes with it (VectorLoopPlan::fill).
+    llvm::SmallPtrSet<Operation *, 8> claimed;
+    for (VectorLoopPlan &plan : work)
+      if (plan.fill)
+        claimed.insert(plan.fill);
+    llvm::erase_if(work, [&](VectorLoopPlan &plan) {
+      return claimed.contains(plan.op.getOperation());
+    });
+    llvm::erase_if(others, [&](linalg::LinalgOp op) {
+      return claimed.contains(op.getOperation());
     });
     // Reductions along a contiguous last axis put it on the lanes instead,
     // four registers wide (four independent chains of adds).
