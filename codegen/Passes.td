@@ -306,6 +306,54 @@ def TractCpuPackWeights : Pass<"tract-cpu-pack-weights", "func::FuncOp"> {
   ];
 }
 
+def TractCpuWinograd : Pass<"tract-cpu-winograd", "func::FuncOp"> {
+  let summary = "3×3 convolutions of stride 1 in Winograd's F(2×2, 3×3)";
+  let description = [{
+    Works on `linalg.conv_2d_nhwc_hwcf` on tensors (the channels-last
+    convolutions), before bufferization. A 3×3 convolution of stride and
+    dilation 1 whose kernel is an f32 constant and whose output starts
+    from a fill or a per-channel bias broadcast is computed in blocks of
+    2×2 outputs with Winograd's minimal filtering algorithm F(2×2, 3×3):
+    16 multiplications per (input channel, output channel) and block,
+    where the convolution takes 36.
+
+    * The kernel's transform `U = G g Gᵀ` is computed here, once, as a
+      constant `(16, c, f)`.
+    * The input, padded with zeros to whole blocks, becomes
+      `V = Bᵀ d B` of each block's 4×4 patch, `(blocks, 16, c)`: one
+      element-wise op over (n, block row, block column, point, c) that
+      sums the patch's 16 values times their coefficients for the point.
+    * The products are one `linalg.generic` over (block, point, f, c):
+      for each point, `(blocks, c) × (c, f)`, which the contraction
+      kernels run with the blocks as rows.
+    * The output transform `Y = Aᵀ M A` is one element-wise op over the
+      2×2 positions of each block, starting from the bias; outputs past
+      an odd height or width are cut off.
+
+    The blocks are the outermost axis of all three, so that on several
+    threads each thread reads the blocks it wrote (on a machine where a
+    line written by the other core costs tens of nanoseconds to read).
+
+    Only convolutions of at least `min-tiles` blocks, of at least
+    `min-channels` input and output channels and of at least `min-work`
+    multiply-adds change: on a 5×5 map the transformed weights (16/9 of
+    the kernel's size) are read for too few blocks, and on 16 channels the
+    transforms cost more than they save.
+  }];
+  let options = [
+    Option<"minTiles", "min-tiles", "int64_t", /*default=*/"16",
+           "Fewest 2×2 output blocks (batch × blocks per image)">,
+    Option<"minChannels", "min-channels", "int64_t", /*default=*/"32",
+           "Fewest input and output channels">,
+    Option<"minWork", "min-work", "int64_t", /*default=*/"0",
+           "Fewest multiply-adds of the convolution">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect"
+  ];
+}
+
 def TractCpuContractionKernels
     : Pass<"tract-cpu-contraction-kernels", "func::FuncOp"> {
   let summary = "Register-tiled vector kernels for contractions on buffers";

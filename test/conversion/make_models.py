@@ -5,7 +5,8 @@ Usage: make_models.py OUTPUT_DIR. For each case NAME, writes NAME.onnx and
 NAME.npz (input "x" and output "y"), for the lowering tests: ConvTranspose
 against torch's conv_transpose on the same weights, Resize against onnx's
 formulas (torch's nearest interpolation for the floor case), grouped Conv
-against torch's convolutions.
+and the dense 3×3 convolutions of tract-cpu-winograd against torch's
+convolutions.
 """
 import os
 import sys
@@ -141,6 +142,17 @@ GROUPED = {
     "grouped1d": ([2, 16, 13], 16, [5], [1], [1], [2, 2], 4, True),
     "grouped3d": ([1, 8, 4, 5, 5], 8, [3, 3, 3], [1, 2, 2], [1, 1, 1],
                   [1, 1, 1, 1, 1, 1], 4, True),
+    # Dense 3×3 convolutions of stride 1 (tract-cpu-winograd): even, odd
+    # and unpadded maps, with and without a bias, batch 2, and one of the
+    # size it takes on two threads too.
+    "winograd_even": ([1, 32, 16, 16], 32, [3, 3], [1, 1], [1, 1],
+                      [1, 1, 1, 1], 1, True),
+    "winograd_odd": ([1, 32, 17, 15], 32, [3, 3], [1, 1], [1, 1],
+                     [1, 1, 1, 1], 1, False),
+    "winograd_valid": ([2, 32, 18, 20], 48, [3, 3], [1, 1], [1, 1],
+                       [0, 0, 0, 0], 1, True),
+    "winograd_large": ([1, 64, 56, 56], 64, [3, 3], [1, 1], [1, 1],
+                       [1, 1, 1, 1], 1, True),
 }
 
 
