@@ -197,6 +197,20 @@ struct TractCpuWinograd
 
 namespace {
 
+/// The Kronecker product of `matrix` (rows × 4) with itself, row-major:
+/// entry ((r, s), (a, b)) is matrix[r][a] · matrix[s][b], the coefficient
+/// of a 4×4 patch's value (a, b) in M d Mᵀ at (r, s).
+template <int64_t Rows>
+SmallVector<float> kroneckerSquare(const int (&matrix)[Rows][kAlpha]) {
+  SmallVector<float> values;
+  for (int64_t r = 0; r < Rows; ++r)
+    for (int64_t s = 0; s < Rows; ++s)
+      for (int64_t a = 0; a < kAlpha; ++a)
+        for (int64_t b = 0; b < kAlpha; ++b)
+          values.push_back(static_cast<float>(matrix[r][a] * matrix[s][b]));
+  return values;
+}
+
 /// The sum of `values` times `weights`, one by one.
 Value dot(OpBuilder &b, Location loc, ValueRange values, ValueRange weights) {
   Value sum;
@@ -253,14 +267,8 @@ LogicalResult TractCpuWinograd::rewrite(Plan &plan) {
   // 16 values of each block's patch times their coefficients for point k
   // (0 or ±1). The blocks are the outer axes of every op from here on, so
   // that on several threads each one reads the blocks it wrote.
-  SmallVector<float> inputCoefficients;
-  for (int64_t xi = 0; xi < kAlpha; ++xi)
-    for (int64_t nu = 0; nu < kAlpha; ++nu)
-      for (int64_t a = 0; a < kAlpha; ++a)
-        for (int64_t bb = 0; bb < kAlpha; ++bb)
-          inputCoefficients.push_back(
-              static_cast<float>(kBt[xi][a] * kBt[nu][bb]));
-  Value inputCoefficient = coefficients({kPoints, kPoints}, inputCoefficients);
+  Value inputCoefficient =
+      coefficients({kPoints, kPoints}, kroneckerSquare<kAlpha>(kBt));
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (int64_t a = 0; a < kAlpha; ++a)
@@ -328,15 +336,8 @@ LogicalResult TractCpuWinograd::rewrite(Plan &plan) {
 
   // Y = Aᵀ M A over (n, ty, i, tx, j, f): output (2 ty + i, 2 tx + j),
   // from the bias, each point times its coefficient for (i, j).
-  SmallVector<float> outputCoefficients;
-  for (int64_t i = 0; i < kOut; ++i)
-    for (int64_t j = 0; j < kOut; ++j)
-      for (int64_t xi = 0; xi < kAlpha; ++xi)
-        for (int64_t nu = 0; nu < kAlpha; ++nu)
-          outputCoefficients.push_back(
-              static_cast<float>(kAt[i][xi] * kAt[j][nu]));
   Value outputCoefficient =
-      coefficients({kOut, kOut, kPoints}, outputCoefficients);
+      coefficients({kOut, kOut, kPoints}, kroneckerSquare<kOut>(kAt));
   inputs.assign({plan.bias});
   maps.assign({plan.biasIsVector ? AffineMap::get(6, 0, {d(5)}, context)
                                  : AffineMap::get(6, 0, {}, context)});
